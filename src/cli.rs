@@ -1,0 +1,126 @@
+//! Command-line interface (clap derive): one subcommand per job, global verbosity, adapter and
+//! backend choice.
+
+use crate::commands;
+use crate::gpu::BackendKind;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// chromaflow: portable GPU solvers on colored unstructured meshes.
+#[derive(Parser, Debug)]
+#[command(name = "chromaflow", version, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every subcommand accepts.
+#[derive(Args, Debug, Clone, Default)]
+pub struct GlobalArgs {
+    /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// Only errors; no progress bars.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// GPU adapter to use: a case-insensitive substring of its name (see `chromaflow devices`).
+    /// Also read from CHROMAFLOW_ADAPTER.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub adapter: Option<String>,
+    /// Compute backend.
+    #[arg(long, global = true, value_enum, default_value_t = BackendKind::Wgpu)]
+    pub backend: BackendKind,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// List GPU adapters with backend, type, driver, key features and limits.
+    Devices {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Mesh tools: info, convert, plot.
+    #[command(subcommand)]
+    Mesh(MeshCommand),
+}
+
+/// A mesh argument: a .msh file, or a built-in spec (rect, rect:N, rect:N@SEED, disk:N,
+/// quad:NXxNY, cross:N).
+pub type MeshArg = String;
+
+#[derive(Subcommand, Debug)]
+pub enum MeshCommand {
+    /// Counts, element kinds, quality statistics and boundary tags.
+    Info {
+        /// Mesh file (.msh) or built-in spec (e.g. disk:5000).
+        mesh: MeshArg,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Convert a mesh: writes .msh (Gmsh 4.1 ASCII) or .vtu (ParaView) by extension.
+    Convert {
+        /// Input mesh file or built-in spec.
+        input: MeshArg,
+        /// Output file (.msh or .vtu).
+        output: PathBuf,
+    },
+    /// Plot a 2D mesh to PNG, cells colored by a field.
+    Plot {
+        /// Mesh file or built-in spec.
+        mesh: MeshArg,
+        /// Output PNG.
+        #[arg(short, long, default_value = "mesh.png")]
+        output: PathBuf,
+        /// Cell field: quality (radius ratio), area, region, none.
+        #[arg(long, default_value = "quality")]
+        field: String,
+        /// Image width and height in pixels.
+        #[arg(long, default_value_t = 1024)]
+        size: u32,
+        /// Draw the mesh edges.
+        #[arg(long)]
+        wireframe: bool,
+        /// Colormap name (viridis, magma, coolwarm, gray).
+        #[arg(long, default_value = "viridis")]
+        colormap: String,
+    },
+}
+
+/// Set up env_logger: RUST_LOG wins; else -q = error, default = warn, -v info, -vv debug.
+pub fn init_logging(g: &GlobalArgs) {
+    let level = if g.quiet {
+        "error"
+    } else {
+        match g.verbose {
+            0 => "warn",
+            1 => "info",
+            2 => "debug",
+            _ => "trace",
+        }
+    };
+    let env = env_logger::Env::default().default_filter_or(level);
+    let _ = env_logger::Builder::from_env(env)
+        .format_timestamp(None)
+        .try_init();
+}
+
+/// Exit code for an error: 2 for invalid user input, 1 otherwise.
+pub fn exit_code(e: &anyhow::Error) -> u8 {
+    match e.downcast_ref::<crate::error::Error>() {
+        Some(crate::error::Error::Invalid(_)) => 2,
+        _ => 1,
+    }
+}
+
+/// Run a parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    cli.global.backend.ensure_available()?;
+    match cli.command {
+        Command::Devices { json } => commands::devices::run(json),
+        Command::Mesh(cmd) => commands::mesh::run(cmd, &cli.global),
+    }
+}

@@ -1,0 +1,188 @@
+//! Buffer helpers: checked storage-buffer creation and read-back through a staging buffer.
+
+use crate::error::{Error, Result};
+use crate::gpu::context::GpuContext;
+use wgpu::util::DeviceExt;
+
+/// Usage of a storage buffer the host may also write and read back.
+pub const STORAGE_RW: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_SRC)
+    .union(wgpu::BufferUsages::COPY_DST);
+
+/// A storage buffer initialised from `data`; errors when it exceeds one binding.
+pub fn storage_from<T: bytemuck::Pod>(
+    ctx: &GpuContext,
+    label: &str,
+    data: &[T],
+) -> Result<wgpu::Buffer> {
+    let bytes: &[u8] = bytemuck::cast_slice(data);
+    ctx.check_binding_size(label, bytes.len() as u64)?;
+    // wgpu rejects zero-sized bindings; keep one element so empty inputs stay valid.
+    let padded;
+    let contents = if bytes.is_empty() {
+        padded = vec![0u8; 16];
+        &padded[..]
+    } else {
+        bytes
+    };
+    Ok(ctx
+        .device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents,
+            usage: STORAGE_RW,
+        }))
+}
+
+/// A zero-filled storage buffer of `count` elements of `T`.
+pub fn storage_zeroed<T: bytemuck::Pod>(
+    ctx: &GpuContext,
+    label: &str,
+    count: usize,
+) -> Result<wgpu::Buffer> {
+    let bytes = (count.max(1) * std::mem::size_of::<T>()) as u64;
+    ctx.check_binding_size(label, bytes)?;
+    Ok(ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: bytes.next_multiple_of(4),
+        usage: STORAGE_RW,
+        mapped_at_creation: false,
+    }))
+}
+
+/// Reads buffers back to the host through one staging buffer that grows as needed and is
+/// reused, so repeated read-backs allocate nothing on the device.
+pub struct Readback {
+    staging: Option<wgpu::Buffer>,
+}
+
+impl Default for Readback {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Readback {
+    pub fn new() -> Self {
+        Readback { staging: None }
+    }
+
+    /// Copy `count` elements of `T` starting at element `first` of `src` to the host.
+    pub fn read<T: bytemuck::Pod>(
+        &mut self,
+        ctx: &GpuContext,
+        src: &wgpu::Buffer,
+        first: usize,
+        count: usize,
+    ) -> Result<Vec<T>> {
+        let size = std::mem::size_of::<T>();
+        let bytes = (count * size) as u64;
+        if bytes == 0 {
+            return Ok(Vec::new());
+        }
+        let copy_bytes = bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+        let offset = (first * size) as u64;
+        if offset + copy_bytes > src.size() {
+            return Err(Error::Gpu(format!(
+                "read-back of {copy_bytes} bytes at offset {offset} exceeds buffer size {}",
+                src.size()
+            )));
+        }
+        let need_new = self.staging.as_ref().is_none_or(|b| b.size() < copy_bytes);
+        if need_new {
+            self.staging = Some(ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("readback staging"),
+                size: copy_bytes,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }));
+        }
+        let staging = self.staging.as_ref().expect("staging buffer created above");
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("readback"),
+            });
+        enc.copy_buffer_to_buffer(src, offset, staging, 0, copy_bytes);
+        ctx.queue.submit([enc.finish()]);
+        let slice = staging.slice(0..copy_bytes);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        ctx.wait()?;
+        rx.recv()
+            .map_err(|_| Error::Gpu("read-back callback dropped".into()))?
+            .map_err(|e| Error::Gpu(format!("buffer map failed: {e}")))?;
+        let data = {
+            let view = slice
+                .get_mapped_range()
+                .map_err(|e| Error::Gpu(format!("buffer map range failed: {e}")))?;
+            bytemuck::cast_slice::<u8, T>(&view[..bytes as usize]).to_vec()
+        };
+        staging.unmap();
+        Ok(data)
+    }
+
+    /// Read a whole buffer of `T`.
+    pub fn read_all<T: bytemuck::Pod>(
+        &mut self,
+        ctx: &GpuContext,
+        src: &wgpu::Buffer,
+        count: usize,
+    ) -> Result<Vec<T>> {
+        self.read(ctx, src, 0, count)
+    }
+}
+
+fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+/// Layout of `n` storage buffers at bindings 0..n; `read_only[i]` marks read-only ones.
+pub fn storage_layout(
+    device: &wgpu::Device,
+    label: &str,
+    read_only: &[bool],
+) -> wgpu::BindGroupLayout {
+    let entries: Vec<_> = read_only
+        .iter()
+        .enumerate()
+        .map(|(i, &ro)| storage_entry(i as u32, ro))
+        .collect();
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries: &entries,
+    })
+}
+
+/// Bind group of whole buffers at bindings 0..n.
+pub fn bind_buffers(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::BindGroupLayout,
+    buffers: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
+    let entries: Vec<_> = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource: b.as_entire_binding(),
+        })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout,
+        entries: &entries,
+    })
+}

@@ -1,0 +1,219 @@
+//! One persistent wgpu context: adapter choice, features and limits negotiated once.
+//!
+//! Adapter order: discrete GPU, integrated GPU, virtual GPU, software (CPU, e.g. lavapipe),
+//! other. `--adapter NAME` or the `CHROMAFLOW_ADAPTER` environment variable picks the first
+//! adapter whose name contains NAME (case-insensitive) instead. Only Vulkan, Metal and DX12 are
+//! enabled: wgpu's GL backend cannot run these compute kernels.
+
+use crate::error::{Error, Result};
+
+/// Environment variable that overrides the adapter choice (substring of the adapter name).
+pub const ADAPTER_ENV: &str = "CHROMAFLOW_ADAPTER";
+
+/// Options for creating a [`GpuContext`].
+#[derive(Clone, Debug, Default)]
+pub struct GpuOptions {
+    /// Substring of the adapter name to use; falls back to [`ADAPTER_ENV`], then the ranking.
+    pub adapter: Option<String>,
+}
+
+/// What a listing of adapters shows.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct AdapterSummary {
+    pub name: String,
+    pub backend: String,
+    pub device_type: String,
+    pub driver: String,
+    pub driver_info: String,
+    pub timestamps: bool,
+    pub float32_filterable: bool,
+    pub shader_f64: bool,
+    pub subgroups: bool,
+    pub max_storage_buffer_binding_size: u64,
+    pub max_buffer_size: u64,
+    pub max_compute_workgroups_per_dimension: u32,
+    pub max_compute_invocations_per_workgroup: u32,
+}
+
+/// The device, queue and negotiated capabilities used by every kernel.
+pub struct GpuContext {
+    pub adapter: wgpu::Adapter,
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub info: wgpu::AdapterInfo,
+    pub features: wgpu::Features,
+    pub limits: wgpu::Limits,
+}
+
+fn backends() -> wgpu::Backends {
+    wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12
+}
+
+fn instance() -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = backends();
+    wgpu::Instance::new(desc)
+}
+
+fn type_rank(t: wgpu::DeviceType) -> u8 {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Cpu => 3,
+        wgpu::DeviceType::Other => 4,
+    }
+}
+
+fn summarize(a: &wgpu::Adapter) -> AdapterSummary {
+    let info = a.get_info();
+    let f = a.features();
+    let l = a.limits();
+    AdapterSummary {
+        name: info.name,
+        backend: format!("{:?}", info.backend),
+        device_type: format!("{:?}", info.device_type),
+        driver: info.driver,
+        driver_info: info.driver_info,
+        timestamps: f.contains(wgpu::Features::TIMESTAMP_QUERY),
+        float32_filterable: f.contains(wgpu::Features::FLOAT32_FILTERABLE),
+        shader_f64: f.contains(wgpu::Features::SHADER_F64),
+        subgroups: f.contains(wgpu::Features::SUBGROUP),
+        max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
+        max_buffer_size: l.max_buffer_size,
+        max_compute_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
+        max_compute_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
+    }
+}
+
+/// All adapters of the enabled backends, best first.
+pub fn list_adapters() -> Vec<AdapterSummary> {
+    ranked_adapters(&instance()).iter().map(summarize).collect()
+}
+
+fn ranked_adapters(instance: &wgpu::Instance) -> Vec<wgpu::Adapter> {
+    let mut adapters = pollster::block_on(instance.enumerate_adapters(backends()));
+    adapters.sort_by_key(|a| type_rank(a.get_info().device_type));
+    adapters
+}
+
+/// Pick an adapter: by name when asked, else the best-ranked one.
+fn choose_adapter(adapters: Vec<wgpu::Adapter>, wanted: Option<&str>) -> Result<wgpu::Adapter> {
+    if adapters.is_empty() {
+        return Err(Error::Gpu(
+            "no GPU adapter found (Vulkan, Metal or DX12). On Linux without a GPU install a \
+             software Vulkan driver: apt-get install mesa-vulkan-drivers"
+                .into(),
+        ));
+    }
+    match wanted {
+        Some(name) => {
+            let needle = name.to_lowercase();
+            let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
+            adapters
+                .into_iter()
+                .find(|a| a.get_info().name.to_lowercase().contains(&needle))
+                .ok_or_else(|| {
+                    Error::Gpu(format!(
+                        "no adapter matches '{name}'; available: {}",
+                        names.join(", ")
+                    ))
+                })
+        }
+        None => Ok(adapters.into_iter().next().expect("non-empty")),
+    }
+}
+
+impl GpuContext {
+    /// Create the context. Requests timestamps, f32-filterable textures and subgroups when the
+    /// adapter has them, and the adapter's own storage-buffer and workgroup limits.
+    pub fn new(opts: &GpuOptions) -> Result<GpuContext> {
+        let instance = instance();
+        let env = std::env::var(ADAPTER_ENV).ok().filter(|s| !s.is_empty());
+        let wanted = opts.adapter.clone().or(env);
+        let adapter = choose_adapter(ranked_adapters(&instance), wanted.as_deref())?;
+        let info = adapter.get_info();
+        let wanted_features = wgpu::Features::TIMESTAMP_QUERY
+            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
+            | wgpu::Features::FLOAT32_FILTERABLE;
+        let features = adapter.features() & wanted_features;
+        let al = adapter.limits();
+        let limits = wgpu::Limits {
+            max_storage_buffer_binding_size: al.max_storage_buffer_binding_size,
+            max_buffer_size: al.max_buffer_size,
+            max_storage_buffers_per_shader_stage: al.max_storage_buffers_per_shader_stage,
+            max_compute_workgroups_per_dimension: al.max_compute_workgroups_per_dimension,
+            max_compute_invocations_per_workgroup: al.max_compute_invocations_per_workgroup,
+            max_compute_workgroup_size_x: al.max_compute_workgroup_size_x,
+            max_compute_workgroup_storage_size: al.max_compute_workgroup_storage_size,
+            max_bind_groups: al.max_bind_groups,
+            max_dynamic_uniform_buffers_per_pipeline_layout: al
+                .max_dynamic_uniform_buffers_per_pipeline_layout,
+            ..wgpu::Limits::default()
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("chromaflow"),
+            required_features: features,
+            required_limits: limits.clone(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|e| Error::Gpu(format!("could not open device on '{}': {e}", info.name)))?;
+        log::info!(
+            "GPU: {} ({:?}, {:?}, driver {} {})",
+            info.name,
+            info.backend,
+            info.device_type,
+            info.driver,
+            info.driver_info
+        );
+        Ok(GpuContext {
+            adapter,
+            device,
+            queue,
+            info,
+            features,
+            limits,
+        })
+    }
+
+    /// True when kernels can be timed with timestamp queries.
+    pub fn has_timestamps(&self) -> bool {
+        self.features.contains(wgpu::Features::TIMESTAMP_QUERY)
+    }
+
+    /// True when rgba32float textures can be sampled with a linear filter.
+    pub fn float32_filterable(&self) -> bool {
+        self.features.contains(wgpu::Features::FLOAT32_FILTERABLE)
+    }
+
+    /// Error unless a buffer of `bytes` fits in one storage binding.
+    pub fn check_binding_size(&self, what: &str, bytes: u64) -> Result<()> {
+        let max = self.limits.max_storage_buffer_binding_size;
+        if bytes > max {
+            return Err(Error::Gpu(format!(
+                "{what} needs {} MiB in one storage buffer but this adapter ({}) allows at most \
+                 {} MiB per binding (max_storage_buffer_binding_size); use a smaller mesh or a \
+                 GPU with a larger limit",
+                bytes.div_ceil(1 << 20),
+                self.info.name,
+                max >> 20
+            )));
+        }
+        Ok(())
+    }
+
+    /// Summary of the chosen adapter.
+    pub fn summary(&self) -> AdapterSummary {
+        summarize(&self.adapter)
+    }
+
+    /// Block until all submitted work is done.
+    pub fn wait(&self) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| Error::Gpu(format!("device poll failed: {e}")))
+    }
+}

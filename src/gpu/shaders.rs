@@ -1,0 +1,101 @@
+//! WGSL shaders embedded in the binary, with a tiny `// #include "path"` preprocessor so kernels
+//! share code from `shaders/common/` (each file is included once per kernel).
+
+use crate::error::{Error, Result};
+
+/// Every shader file under `shaders/` (kernels and shared code), embedded at build time.
+/// A test checks this list against the directory so a new file cannot be forgotten.
+pub const SHADER_FILES: &[(&str, &str)] = &[
+    (
+        "common/dispatch.wgsl",
+        include_str!("../../shaders/common/dispatch.wgsl"),
+    ),
+    (
+        "green_gauss_gradient.wgsl",
+        include_str!("../../shaders/green_gauss_gradient.wgsl"),
+    ),
+    (
+        "reduce_min.wgsl",
+        include_str!("../../shaders/reduce_min.wgsl"),
+    ),
+];
+
+/// Names of the kernel shaders (the files outside `common/`), one entry point `main` each.
+pub fn kernel_names() -> impl Iterator<Item = &'static str> {
+    SHADER_FILES
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| !n.starts_with("common/"))
+        .map(|n| n.trim_end_matches(".wgsl"))
+}
+
+fn raw_source(file: &str) -> Result<&'static str> {
+    SHADER_FILES
+        .iter()
+        .find(|(n, _)| *n == file)
+        .map(|(_, s)| *s)
+        .ok_or_else(|| Error::Gpu(format!("shader file '{file}' is not embedded")))
+}
+
+/// The full WGSL source of kernel `name` (file stem), with includes expanded.
+pub fn kernel_source(name: &str) -> Result<String> {
+    let mut out = String::new();
+    let mut seen = Vec::new();
+    expand(&format!("{name}.wgsl"), &mut out, &mut seen)?;
+    Ok(out)
+}
+
+fn expand(file: &str, out: &mut String, seen: &mut Vec<String>) -> Result<()> {
+    if seen.iter().any(|s| s == file) {
+        return Ok(());
+    }
+    seen.push(file.to_string());
+    for line in raw_source(file)?.lines() {
+        if let Some(rest) = line.trim().strip_prefix("// #include") {
+            let inc = rest.trim().trim_matches('"');
+            expand(inc, out, seen)?;
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    Ok(())
+}
+
+/// Compile kernel `name` into a compute pipeline with entry point `main` and an automatic layout
+/// from the given bind group layouts.
+pub fn compute_pipeline(
+    device: &wgpu::Device,
+    name: &str,
+    layouts: &[&wgpu::BindGroupLayout],
+    constants: &[(&str, f64)],
+) -> Result<wgpu::ComputePipeline> {
+    let source = kernel_source(name)?;
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(name),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    let opt_layouts: Vec<Option<&wgpu::BindGroupLayout>> =
+        layouts.iter().map(|l| Some(*l)).collect();
+    let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(name),
+        bind_group_layouts: &opt_layouts,
+        immediate_size: 0,
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(name),
+        layout: Some(&layout),
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants,
+            zero_initialize_workgroup_memory: false,
+        },
+        cache: None,
+    });
+    match pollster::block_on(scope.pop()) {
+        Some(e) => Err(Error::Gpu(format!("kernel shaders/{name}.wgsl: {e}"))),
+        None => Ok(pipeline),
+    }
+}

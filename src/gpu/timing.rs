@@ -1,0 +1,114 @@
+//! Kernel timing: timestamp queries around compute passes where the adapter has them
+//! (TIMESTAMP_QUERY), wall clock around submit + wait otherwise.
+
+use crate::error::Result;
+use crate::gpu::buffers::Readback;
+use crate::gpu::context::GpuContext;
+use std::time::Instant;
+
+/// Times up to `capacity` compute passes per measurement with timestamp queries.
+pub struct PassTimer {
+    queries: Option<(wgpu::QuerySet, wgpu::Buffer)>,
+    capacity: u32,
+    used: u32,
+    period_ns: f64,
+    wall_start: Option<Instant>,
+    readback: Readback,
+}
+
+impl PassTimer {
+    /// A timer for up to `capacity` timed passes between [`PassTimer::reset`] calls.
+    pub fn new(ctx: &GpuContext, capacity: u32) -> PassTimer {
+        let queries = ctx.has_timestamps().then(|| {
+            let set = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("pass timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: capacity * 2,
+            });
+            let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamp resolve"),
+                size: capacity as u64 * 16,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            (set, resolve)
+        });
+        PassTimer {
+            queries,
+            capacity,
+            used: 0,
+            period_ns: ctx.queue.get_timestamp_period() as f64,
+            wall_start: None,
+            readback: Readback::new(),
+        }
+    }
+
+    /// True when GPU timestamps are used (false: wall clock).
+    pub fn uses_timestamps(&self) -> bool {
+        self.queries.is_some()
+    }
+
+    /// Forget earlier passes; the wall clock starts now.
+    pub fn reset(&mut self) {
+        self.used = 0;
+        self.wall_start = Some(Instant::now());
+    }
+
+    /// Timestamp writes for the next pass, or `None` without timestamps or past capacity.
+    pub fn next_pass(&mut self) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        let (set, _) = self.queries.as_ref()?;
+        if self.used >= self.capacity {
+            return None;
+        }
+        let i = self.used;
+        self.used += 1;
+        Some(wgpu::ComputePassTimestampWrites {
+            query_set: set,
+            beginning_of_pass_write_index: Some(2 * i),
+            end_of_pass_write_index: Some(2 * i + 1),
+        })
+    }
+
+    /// Record the resolve of the timestamps written so far (call before submitting).
+    pub fn resolve(&self, encoder: &mut wgpu::CommandEncoder) {
+        if let Some((set, buf)) = &self.queries {
+            if self.used > 0 {
+                encoder.resolve_query_set(set, 0..2 * self.used, buf, 0);
+            }
+        }
+    }
+
+    /// Seconds spent in each timed pass (after the submit that resolved them), or the wall
+    /// time since [`PassTimer::reset`] as a single entry when timestamps are absent.
+    pub fn pass_seconds(&mut self, ctx: &GpuContext) -> Result<Vec<f64>> {
+        match &self.queries {
+            Some((_, buf)) => {
+                let ticks: Vec<u64> = self.readback.read(ctx, buf, 0, 2 * self.used as usize)?;
+                Ok(ticks
+                    .chunks_exact(2)
+                    .map(|p| p[1].saturating_sub(p[0]) as f64 * self.period_ns * 1e-9)
+                    .collect())
+            }
+            None => {
+                ctx.wait()?;
+                let start = self.wall_start.unwrap_or_else(Instant::now);
+                Ok(vec![start.elapsed().as_secs_f64()])
+            }
+        }
+    }
+}
+
+/// Median of a list of samples (0 for an empty list).
+pub fn median(samples: &[f64]) -> f64 {
+    if samples.is_empty() {
+        return 0.0;
+    }
+    let mut s = samples.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        0.5 * (s[n / 2 - 1] + s[n / 2])
+    }
+}

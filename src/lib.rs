@@ -1,0 +1,13 @@
+//! chromaflow: a portable GPU solver suite for unstructured meshes.
+//!
+//! The host builds colored, reordered edge (face) lists; the GPU runs one compute dispatch per
+//! color, so each thread owns one edge and updates both neighbouring cells with plain loads and
+//! stores (no atomics, no per-edge scatter buffers).
+
+pub mod color;
+pub mod error;
+pub mod gpu;
+pub mod mesh;
+pub mod order;
+pub mod output;
+pub mod solver;

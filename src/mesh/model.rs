@@ -1,0 +1,260 @@
+//! The mesh model: points, elements of any supported kind (mixed allowed), tagged boundary
+//! facets and physical-group names. Connectivity is stored CSR-style so mixed meshes cost
+//! nothing extra; derived topology lives in [`crate::mesh::topology`].
+
+use std::collections::BTreeMap;
+
+/// Element kinds. 2D: triangle, quadrilateral. 3D: tetrahedron, hexahedron, prism, pyramid.
+///
+/// Local vertex numbering follows Gmsh (counter-clockwise for 2D elements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub enum ElementKind {
+    Triangle,
+    Quad,
+    Tetrahedron,
+    Hexahedron,
+    Prism,
+    Pyramid,
+}
+
+impl ElementKind {
+    /// Number of vertices of the (linear) element.
+    pub const fn num_vertices(self) -> usize {
+        match self {
+            ElementKind::Triangle => 3,
+            ElementKind::Quad => 4,
+            ElementKind::Tetrahedron => 4,
+            ElementKind::Hexahedron => 8,
+            ElementKind::Prism => 6,
+            ElementKind::Pyramid => 5,
+        }
+    }
+
+    /// Topological dimension (2 or 3).
+    pub const fn dim(self) -> usize {
+        match self {
+            ElementKind::Triangle | ElementKind::Quad => 2,
+            _ => 3,
+        }
+    }
+
+    /// Faces of the element as local vertex lists (edges for 2D elements), in Gmsh numbering.
+    /// 2D edges are listed counter-clockwise so the outward normal of edge (a, b) is
+    /// (b - a) rotated by -90 degrees.
+    pub fn local_faces(self) -> &'static [&'static [usize]] {
+        match self {
+            ElementKind::Triangle => &[&[0, 1], &[1, 2], &[2, 0]],
+            ElementKind::Quad => &[&[0, 1], &[1, 2], &[2, 3], &[3, 0]],
+            ElementKind::Tetrahedron => &[&[0, 2, 1], &[0, 1, 3], &[0, 3, 2], &[1, 2, 3]],
+            ElementKind::Hexahedron => &[
+                &[0, 3, 2, 1],
+                &[0, 1, 5, 4],
+                &[0, 4, 7, 3],
+                &[1, 2, 6, 5],
+                &[2, 3, 7, 6],
+                &[4, 5, 6, 7],
+            ],
+            ElementKind::Prism => &[
+                &[0, 2, 1],
+                &[3, 4, 5],
+                &[0, 1, 4, 3],
+                &[0, 3, 5, 2],
+                &[1, 2, 5, 4],
+            ],
+            ElementKind::Pyramid => &[
+                &[0, 3, 2, 1],
+                &[0, 1, 4],
+                &[1, 2, 4],
+                &[2, 3, 4],
+                &[3, 0, 4],
+            ],
+        }
+    }
+
+    /// Number of faces (edges in 2D): the minimal number of face colors for this kind.
+    pub fn num_faces(self) -> usize {
+        self.local_faces().len()
+    }
+
+    /// Gmsh element type number of the linear element.
+    pub const fn gmsh_type(self) -> u32 {
+        match self {
+            ElementKind::Triangle => 2,
+            ElementKind::Quad => 3,
+            ElementKind::Tetrahedron => 4,
+            ElementKind::Hexahedron => 5,
+            ElementKind::Prism => 6,
+            ElementKind::Pyramid => 7,
+        }
+    }
+
+    /// VTK cell type number.
+    pub const fn vtk_type(self) -> u8 {
+        match self {
+            ElementKind::Triangle => 5,
+            ElementKind::Quad => 9,
+            ElementKind::Tetrahedron => 10,
+            ElementKind::Hexahedron => 12,
+            ElementKind::Prism => 13,
+            ElementKind::Pyramid => 14,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ElementKind::Triangle => "triangle",
+            ElementKind::Quad => "quadrilateral",
+            ElementKind::Tetrahedron => "tetrahedron",
+            ElementKind::Hexahedron => "hexahedron",
+            ElementKind::Prism => "prism",
+            ElementKind::Pyramid => "pyramid",
+        }
+    }
+}
+
+/// A boundary facet given explicitly by the mesh file (a line in 2D, a triangle or
+/// quadrilateral in 3D), carrying the physical tag of its group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoundaryFacet {
+    pub vertices: Vec<u32>,
+    pub tag: i32,
+}
+
+/// An unstructured mesh of one spatial dimension (2 or 3), possibly with mixed element kinds.
+#[derive(Clone, Debug, Default)]
+pub struct Mesh {
+    /// Spatial dimension of the elements: 2 or 3.
+    pub dim: usize,
+    /// Vertex coordinates (z = 0 for 2D meshes).
+    pub points: Vec<[f64; 3]>,
+    /// Kind of each element.
+    pub kinds: Vec<ElementKind>,
+    /// CSR offsets into `connectivity`, length `kinds.len() + 1`.
+    pub offsets: Vec<u32>,
+    /// Element vertex indices (0-based), element e is `connectivity[offsets[e]..offsets[e+1]]`.
+    pub connectivity: Vec<u32>,
+    /// Physical (region) tag of each element; 0 when the file gave none.
+    pub region_tags: Vec<i32>,
+    /// Boundary facets with physical tags, as given by the file.
+    pub boundary_facets: Vec<BoundaryFacet>,
+    /// Physical group names: (dimension, tag) -> name.
+    pub physical_names: BTreeMap<(usize, i32), String>,
+}
+
+impl Mesh {
+    /// An empty mesh of the given dimension.
+    pub fn new(dim: usize) -> Self {
+        Mesh {
+            dim,
+            offsets: vec![0],
+            ..Default::default()
+        }
+    }
+
+    /// Append an element; returns its index.
+    pub fn push_element(&mut self, kind: ElementKind, vertices: &[u32], region_tag: i32) -> usize {
+        debug_assert_eq!(vertices.len(), kind.num_vertices());
+        self.kinds.push(kind);
+        self.connectivity.extend_from_slice(vertices);
+        self.offsets.push(self.connectivity.len() as u32);
+        self.region_tags.push(region_tag);
+        self.kinds.len() - 1
+    }
+
+    pub fn num_elements(&self) -> usize {
+        self.kinds.len()
+    }
+
+    pub fn num_points(&self) -> usize {
+        self.points.len()
+    }
+
+    /// Vertices of element `e`.
+    pub fn element(&self, e: usize) -> &[u32] {
+        &self.connectivity[self.offsets[e] as usize..self.offsets[e + 1] as usize]
+    }
+
+    /// True when every element is a triangle (the solvers' mesh).
+    pub fn is_triangle_mesh(&self) -> bool {
+        self.dim == 2 && self.kinds.iter().all(|&k| k == ElementKind::Triangle)
+    }
+
+    /// Triangles as fixed arrays; `None` unless [`Mesh::is_triangle_mesh`].
+    pub fn triangles(&self) -> Option<Vec<[u32; 3]>> {
+        if !self.is_triangle_mesh() {
+            return None;
+        }
+        Some(
+            self.connectivity
+                .chunks_exact(3)
+                .map(|c| [c[0], c[1], c[2]])
+                .collect(),
+        )
+    }
+
+    /// 2D coordinates of all points.
+    pub fn points_2d(&self) -> Vec<[f64; 2]> {
+        self.points.iter().map(|p| [p[0], p[1]]).collect()
+    }
+
+    /// Sorted list of the distinct element kinds present.
+    pub fn element_kinds(&self) -> Vec<ElementKind> {
+        let mut k = self.kinds.clone();
+        k.sort();
+        k.dedup();
+        k
+    }
+
+    /// The largest number of faces over the element kinds present: the minimal face-color count.
+    pub fn max_faces_per_element(&self) -> usize {
+        self.element_kinds()
+            .iter()
+            .map(|k| k.num_faces())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Name of a boundary tag, or the tag number as text.
+    pub fn boundary_name(&self, tag: i32) -> String {
+        self.physical_names
+            .get(&(self.dim - 1, tag))
+            .cloned()
+            .unwrap_or_else(|| tag.to_string())
+    }
+
+    /// Find the tag of a named boundary group.
+    pub fn boundary_tag_by_name(&self, name: &str) -> Option<i32> {
+        self.physical_names
+            .iter()
+            .find(|((d, _), n)| *d + 1 == self.dim && n.as_str() == name)
+            .map(|((_, t), _)| *t)
+    }
+
+    /// Axis-aligned bounding box (min, max).
+    pub fn bounding_box(&self) -> ([f64; 3], [f64; 3]) {
+        let mut lo = [f64::INFINITY; 3];
+        let mut hi = [f64::NEG_INFINITY; 3];
+        for p in &self.points {
+            for d in 0..3 {
+                lo[d] = lo[d].min(p[d]);
+                hi[d] = hi[d].max(p[d]);
+            }
+        }
+        (lo, hi)
+    }
+
+    /// Renumber elements: new element `i` is old element `perm[i]`. Boundary facets and
+    /// points are untouched.
+    pub fn permute_elements(&mut self, perm: &[u32]) {
+        assert_eq!(perm.len(), self.num_elements());
+        let mut m = Mesh::new(self.dim);
+        m.points = std::mem::take(&mut self.points);
+        m.boundary_facets = std::mem::take(&mut self.boundary_facets);
+        m.physical_names = std::mem::take(&mut self.physical_names);
+        for &old in perm {
+            let old = old as usize;
+            m.push_element(self.kinds[old], self.element(old), self.region_tags[old]);
+        }
+        *self = m;
+    }
+}

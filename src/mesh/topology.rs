@@ -1,0 +1,275 @@
+//! Derived topology: faces (edges in 2D) with their left and right elements, element-to-face
+//! and vertex adjacency in CSR form.
+//!
+//! Faces are found by sorting the (sorted-vertex key, element, local face) triples of every
+//! element face, so the cost is one sort of `sum(faces per element)` entries. The left element of
+//! a face is the lowest-numbered element that has it; the face's vertices are listed in the left
+//! element's local orientation, so its normal points out of the left element into the right one.
+
+use crate::error::{Error, Result};
+use crate::mesh::model::Mesh;
+
+/// Marks "no element" on the right of a boundary face.
+pub const NO_ELEMENT: u32 = u32::MAX;
+
+/// Tag given to boundary faces that the mesh file did not tag.
+pub const UNTAGGED: i32 = 0;
+
+/// Compressed sparse rows: row `i` is `indices[offsets[i]..offsets[i+1]]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Csr {
+    pub offsets: Vec<u32>,
+    pub indices: Vec<u32>,
+}
+
+impl Csr {
+    pub fn row(&self, i: usize) -> &[u32] {
+        &self.indices[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+    pub fn num_rows(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+    /// Build from per-row lists given as (row, value) pairs; rows keep insertion order.
+    pub fn from_pairs(num_rows: usize, pairs: &[(u32, u32)]) -> Csr {
+        let mut offsets = vec![0u32; num_rows + 1];
+        for &(r, _) in pairs {
+            offsets[r as usize + 1] += 1;
+        }
+        for i in 0..num_rows {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill = offsets.clone();
+        let mut indices = vec![0u32; pairs.len()];
+        for &(r, v) in pairs {
+            indices[fill[r as usize] as usize] = v;
+            fill[r as usize] += 1;
+        }
+        Csr { offsets, indices }
+    }
+}
+
+/// Faces of a mesh and the adjacency derived from them.
+#[derive(Clone, Debug, Default)]
+pub struct Topology {
+    /// Face vertices (2 per face in 2D), oriented as seen from the left element.
+    pub face_vertices: Csr,
+    /// Left element of each face.
+    pub left: Vec<u32>,
+    /// Right element of each face, [`NO_ELEMENT`] on the boundary.
+    pub right: Vec<u32>,
+    /// Local face index of the face within its left element.
+    pub left_local: Vec<u8>,
+    /// Local face index within the right element (0 on the boundary).
+    pub right_local: Vec<u8>,
+    /// Boundary tag of each face ([`UNTAGGED`] for interior faces and untagged boundary faces).
+    pub boundary_tag: Vec<i32>,
+    /// Faces of each element, in local face order.
+    pub element_faces: Csr,
+    /// Elements touching each vertex.
+    pub vertex_elements: Csr,
+    /// Vertices joined to each vertex by an element edge (sorted).
+    pub vertex_neighbors: Csr,
+}
+
+fn face_key(verts: &[u32]) -> [u32; 4] {
+    let mut k = [u32::MAX; 4];
+    k[..verts.len()].copy_from_slice(verts);
+    k[..verts.len()].sort_unstable();
+    k
+}
+
+impl Topology {
+    /// Extract faces and adjacency. Fails on a face shared by more than two elements
+    /// (non-manifold) and on two elements with the same vertex set (duplicates).
+    pub fn build(mesh: &Mesh) -> Result<Topology> {
+        let ne = mesh.num_elements();
+        let mut entries: Vec<([u32; 4], u32, u8)> = Vec::with_capacity(ne * 4);
+        for e in 0..ne {
+            let verts = mesh.element(e);
+            for (lf, local) in mesh.kinds[e].local_faces().iter().enumerate() {
+                let fv: Vec<u32> = local.iter().map(|&i| verts[i]).collect();
+                entries.push((face_key(&fv), e as u32, lf as u8));
+            }
+        }
+        entries.sort_unstable();
+
+        let mut topo = Topology::default();
+        let mut face_pairs_ef: Vec<(u32, u32)> = Vec::with_capacity(entries.len());
+        let mut fv_offsets = vec![0u32];
+        let mut fv_indices = Vec::with_capacity(entries.len() * 2);
+        let mut i = 0;
+        while i < entries.len() {
+            let mut j = i + 1;
+            while j < entries.len() && entries[j].0 == entries[i].0 {
+                j += 1;
+            }
+            if j - i > 2 {
+                let els: Vec<String> = entries[i..j].iter().map(|t| t.1.to_string()).collect();
+                let key: Vec<String> = entries[i]
+                    .0
+                    .iter()
+                    .filter(|&&v| v != u32::MAX)
+                    .map(|v| v.to_string())
+                    .collect();
+                return Err(Error::invalid_mesh(format!(
+                    "non-manifold face with vertices [{}] is shared by {} elements ({}); at most two may share a face",
+                    key.join(", "),
+                    j - i,
+                    els.join(", ")
+                )));
+            }
+            let (_, le, llf) = entries[i];
+            let face = topo.left.len() as u32;
+            let verts = mesh.element(le as usize);
+            for &lv in mesh.kinds[le as usize].local_faces()[llf as usize] {
+                fv_indices.push(verts[lv]);
+            }
+            fv_offsets.push(fv_indices.len() as u32);
+            topo.left.push(le);
+            topo.left_local.push(llf);
+            face_pairs_ef.push((le, face));
+            if j - i == 2 {
+                let (_, re, rlf) = entries[i + 1];
+                topo.right.push(re);
+                topo.right_local.push(rlf);
+                face_pairs_ef.push((re, face));
+            } else {
+                topo.right.push(NO_ELEMENT);
+                topo.right_local.push(0);
+            }
+            i = j;
+        }
+        let nf = topo.left.len();
+        topo.face_vertices = Csr {
+            offsets: fv_offsets,
+            indices: fv_indices,
+        };
+
+        // Element -> faces in local order.
+        let mut elem_faces = Csr::from_pairs(ne, &face_pairs_ef);
+        for e in 0..ne {
+            let (a, b) = (
+                elem_faces.offsets[e] as usize,
+                elem_faces.offsets[e + 1] as usize,
+            );
+            let row = &mut elem_faces.indices[a..b];
+            row.sort_unstable_by_key(|&f| {
+                if topo.left[f as usize] == e as u32 {
+                    topo.left_local[f as usize]
+                } else {
+                    topo.right_local[f as usize]
+                }
+            });
+        }
+        topo.element_faces = elem_faces;
+        check_duplicates(mesh, &topo)?;
+
+        // Boundary tags from the file's facets.
+        topo.boundary_tag = vec![UNTAGGED; nf];
+        if !mesh.boundary_facets.is_empty() {
+            let mut facet_keys: Vec<([u32; 4], i32)> = mesh
+                .boundary_facets
+                .iter()
+                .filter(|f| f.vertices.len() <= 4)
+                .map(|f| (face_key(&f.vertices), f.tag))
+                .collect();
+            facet_keys.sort_unstable();
+            for f in 0..nf {
+                if topo.right[f] != NO_ELEMENT {
+                    continue;
+                }
+                let key = face_key(topo.face_vertices.row(f));
+                if let Ok(pos) = facet_keys.binary_search_by(|p| p.0.cmp(&key)) {
+                    topo.boundary_tag[f] = facet_keys[pos].1;
+                }
+            }
+        }
+
+        // Vertex -> elements.
+        let mut ve = Vec::with_capacity(mesh.connectivity.len());
+        for e in 0..ne {
+            for &v in mesh.element(e) {
+                ve.push((v, e as u32));
+            }
+        }
+        topo.vertex_elements = Csr::from_pairs(mesh.num_points(), &ve);
+
+        // Vertex -> vertex through face polygon edges (every element edge lies on some face
+        // polygon in 3D; in 2D the faces are the edges).
+        let mut vv: Vec<(u32, u32)> = Vec::with_capacity(nf * 4);
+        for f in 0..nf {
+            let fvs = topo.face_vertices.row(f);
+            let n = fvs.len();
+            let pairs = if n == 2 { 1 } else { n };
+            for k in 0..pairs {
+                let (a, b) = (fvs[k], fvs[(k + 1) % n]);
+                vv.push((a, b));
+                vv.push((b, a));
+            }
+        }
+        vv.sort_unstable();
+        vv.dedup();
+        topo.vertex_neighbors = Csr::from_pairs(mesh.num_points(), &vv);
+        Ok(topo)
+    }
+
+    pub fn num_faces(&self) -> usize {
+        self.left.len()
+    }
+
+    pub fn is_boundary(&self, f: usize) -> bool {
+        self.right[f] == NO_ELEMENT
+    }
+
+    pub fn num_boundary_faces(&self) -> usize {
+        self.right.iter().filter(|&&r| r == NO_ELEMENT).count()
+    }
+
+    /// Elements sharing a face with each element (the element adjacency graph, CSR).
+    pub fn element_adjacency(&self, num_elements: usize) -> Csr {
+        let mut pairs = Vec::with_capacity(self.num_faces() * 2);
+        for f in 0..self.num_faces() {
+            if self.right[f] != NO_ELEMENT {
+                pairs.push((self.left[f], self.right[f]));
+                pairs.push((self.right[f], self.left[f]));
+            }
+        }
+        pairs.sort_unstable();
+        Csr::from_pairs(num_elements, &pairs)
+    }
+
+    /// Boundary vertices: vertices on at least one boundary face.
+    pub fn boundary_vertices(&self, num_points: usize) -> Vec<bool> {
+        let mut b = vec![false; num_points];
+        for f in 0..self.num_faces() {
+            if self.is_boundary(f) {
+                for &v in self.face_vertices.row(f) {
+                    b[v as usize] = true;
+                }
+            }
+        }
+        b
+    }
+}
+
+/// Two elements with the same vertex set are duplicates. They share every face, so only
+/// elements that share a face need comparing.
+fn check_duplicates(mesh: &Mesh, topo: &Topology) -> Result<()> {
+    for f in 0..topo.num_faces() {
+        let (l, r) = (topo.left[f], topo.right[f]);
+        if r == NO_ELEMENT || mesh.kinds[l as usize] != mesh.kinds[r as usize] {
+            continue;
+        }
+        let mut a = mesh.element(l as usize).to_vec();
+        let mut b = mesh.element(r as usize).to_vec();
+        a.sort_unstable();
+        b.sort_unstable();
+        if a == b {
+            return Err(Error::invalid_mesh(format!(
+                "elements {l} and {r} are duplicates (same vertices {:?})",
+                mesh.element(l as usize)
+            )));
+        }
+    }
+    Ok(())
+}

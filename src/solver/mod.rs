@@ -1,0 +1,1 @@
+//! Solvers, one folder per workload.
