@@ -82,7 +82,7 @@ fn adapter_is_found_and_reports_limits() {
 }
 
 #[test]
-fn colored_gradient_matches_cpu_reference_and_is_exact_for_linear_fields() {
+fn colored_gradient_matches_cpu_reference_and_telescopes() {
     let ctx = ctx();
     let mesh = grid_mesh(24);
     let topo = Topology::build(&mesh).unwrap();
@@ -112,27 +112,31 @@ fn colored_gradient_matches_cpu_reference_and_is_exact_for_linear_fields() {
             );
         }
     }
-    // On a uniform-ish grid the Green-Gauss gradient of a linear field is exact only on
-    // interior cells whose neighbours are placed symmetrically; check the mean instead:
-    // sum_i G_i = sum over boundary faces of u_L n l, compare with the continuous integral.
-    let total: [f64; 2] = cpu
+    // Interior terms cancel pairwise (+ on the left cell, - on the right), so the GPU's total
+    // must equal the boundary sum  sum_{boundary f} u_L n_f l_f  computed directly.
+    let mut boundary = [0.0f64; 2];
+    for f in 0..topo.num_faces() {
+        if topo.is_boundary(f) {
+            let u = values[topo.left[f] as usize] * geom.lengths[f];
+            boundary[0] += u * geom.normals[f][0];
+            boundary[1] += u * geom.normals[f][1];
+        }
+    }
+    let total = gpu
         .iter()
-        .fold([0.0, 0.0], |s, g| [s[0] + g[0], s[1] + g[1]]);
-    let area: f64 = geom.areas.iter().sum();
-    assert!(
-        (total[0] / area - 2.0).abs() < 0.05,
-        "mean d/dx {}",
-        total[0] / area
-    );
-    assert!(
-        (total[1] / area + 3.0).abs() < 0.05,
-        "mean d/dy {}",
-        total[1] / area
-    );
+        .fold([0.0f64; 2], |s, g| [s[0] + g[0] as f64, s[1] + g[1] as f64]);
+    for d in 0..2 {
+        assert!(
+            (total[d] - boundary[d]).abs() < 1e-4 * (1.0 + boundary[d].abs()),
+            "dim {d}: sum of gradients {} vs boundary integral {}",
+            total[d],
+            boundary[d]
+        );
+    }
 }
 
 #[test]
-fn uncolored_race_would_be_visible_colored_dispatch_is_deterministic() {
+fn colored_dispatch_is_deterministic_and_offsets_are_checked() {
     let ctx = ctx();
     let mesh = grid_mesh(16);
     let topo = Topology::build(&mesh).unwrap();
@@ -152,7 +156,9 @@ fn min_reduction_spans_multiple_passes_and_2d_grids() {
     let ctx = ctx();
     // 5M values: 19532 workgroups in pass one, then 77, then 1.
     let n = 5_000_000;
-    let mut values: Vec<f32> = (0..n).map(|i| 1.0 + ((i * 7919) % 1000) as f32).collect();
+    let mut values: Vec<f32> = (0..n as u64)
+        .map(|i| 1.0 + ((i * 7919) % 1000) as f32)
+        .collect();
     values[4_321_987] = -2.5;
     assert_eq!(gpu_min(&ctx, &values).unwrap(), -2.5);
     assert_eq!(gpu_min(&ctx, &[3.0]).unwrap(), 3.0);

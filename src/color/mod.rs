@@ -1,1 +1,24 @@
-//! (module under construction)
+//! Coloring for race-free GPU dispatch.
+//!
+//! * [`faces`]: face (edge) coloring of Giuliani & Krivodonova with the minimal number of
+//!   colors, plus the plain greedy baseline; one GPU pass per color then lets each thread own
+//!   a face and write both neighbouring elements without atomics.
+//! * [`nonconforming`]: GK's 6-color mapping for triangle meshes with one level of isotropic
+//!   refinement (hanging nodes), and the coarsening that restores the parent colors.
+//! * [`vertices`]: sequential greedy vertex coloring (natural, largest-first, smallest-last)
+//!   for per-vertex-color passes such as vertex smoothing.
+
+pub mod faces;
+pub mod gpu_vertices;
+pub mod nonconforming;
+pub mod vertices;
+
+pub use faces::{
+    check_face_coloring, color_faces, face_buffer_bytes, greedy_face_coloring, ColoringStats,
+    FaceColoring, FaceColoringOptions, MAX_COLORS, UNCOLORED,
+};
+pub use nonconforming::{
+    check_nonconforming_coloring, coarsen_colors, map_child_color, refine, refine_colors,
+    NcFaceKind, NonconformingMesh,
+};
+pub use vertices::{check_vertex_coloring, color_vertices, VertexColoring, VertexOrder};

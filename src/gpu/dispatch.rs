@@ -58,7 +58,7 @@ pub struct RangeSet {
     ranges: Vec<ItemRange>,
     stride: u32,
     bind_group: wgpu::BindGroup,
-    _buffer: wgpu::Buffer,
+    buffer: wgpu::Buffer,
 }
 
 impl RangeSet {
@@ -99,17 +99,13 @@ impl RangeSet {
     ) -> Result<RangeSet> {
         let align = ctx.limits.min_uniform_buffer_offset_alignment.max(16);
         let stride = (std::mem::size_of::<ItemRange>() as u32).next_multiple_of(align);
-        let mut bytes = vec![0u8; stride as usize * ranges.len().max(1)];
-        for (i, r) in ranges.iter().enumerate() {
-            let at = i * stride as usize;
-            bytes[at..at + 16].copy_from_slice(bytemuck::bytes_of(r));
-        }
+        let bytes = Self::pack(&ranges, stride);
         let buffer = wgpu::util::DeviceExt::create_buffer_init(
             &ctx.device,
             &wgpu::util::BufferInitDescriptor {
                 label: Some("item ranges"),
                 contents: &bytes,
-                usage: wgpu::BufferUsages::UNIFORM,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             },
         );
         let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -128,8 +124,32 @@ impl RangeSet {
             ranges,
             stride,
             bind_group,
-            _buffer: buffer,
+            buffer,
         })
+    }
+
+    fn pack(ranges: &[ItemRange], stride: u32) -> Vec<u8> {
+        let mut bytes = vec![0u8; stride as usize * ranges.len().max(1)];
+        for (i, r) in ranges.iter().enumerate() {
+            let at = i * stride as usize;
+            bytes[at..at + 16].copy_from_slice(bytemuck::bytes_of(r));
+        }
+        bytes
+    }
+
+    /// Replace the ranges (same number of them) for the next submit, without reallocating.
+    pub fn update(&mut self, ctx: &GpuContext, ranges: Vec<ItemRange>) -> Result<()> {
+        if ranges.len() != self.ranges.len() {
+            return Err(Error::Invalid(format!(
+                "range set holds {} ranges, update gave {}",
+                self.ranges.len(),
+                ranges.len()
+            )));
+        }
+        ctx.queue
+            .write_buffer(&self.buffer, 0, &Self::pack(&ranges, self.stride));
+        self.ranges = ranges;
+        Ok(())
     }
 
     pub fn ranges(&self) -> &[ItemRange] {

@@ -10,6 +10,7 @@ pub mod context;
 pub mod dispatch;
 pub mod gradient;
 pub mod reduce;
+pub mod scan;
 pub mod shaders;
 pub mod timing;
 

@@ -3,21 +3,24 @@
 
 use crate::error::{Error, Result};
 
+/// Embeds `shaders/<path>` as a (path, source) pair.
+macro_rules! shader {
+    ($path:literal) => {
+        ($path, include_str!(concat!("../../shaders/", $path)))
+    };
+}
+
 /// Every shader file under `shaders/` (kernels and shared code), embedded at build time.
 /// A test checks this list against the directory so a new file cannot be forgotten.
 pub const SHADER_FILES: &[(&str, &str)] = &[
-    (
-        "common/dispatch.wgsl",
-        include_str!("../../shaders/common/dispatch.wgsl"),
-    ),
-    (
-        "green_gauss_gradient.wgsl",
-        include_str!("../../shaders/green_gauss_gradient.wgsl"),
-    ),
-    (
-        "reduce_min.wgsl",
-        include_str!("../../shaders/reduce_min.wgsl"),
-    ),
+    shader!("common/dispatch.wgsl"),
+    shader!("green_gauss_gradient.wgsl"),
+    shader!("reduce_min.wgsl"),
+    shader!("scan_add.wgsl"),
+    shader!("scan_blocks.wgsl"),
+    shader!("vcolor_assign.wgsl"),
+    shader!("vcolor_compact.wgsl"),
+    shader!("vcolor_detect.wgsl"),
 ];
 
 /// Names of the kernel shaders (the files outside `common/`), one entry point `main` each.

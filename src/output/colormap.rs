@@ -104,7 +104,11 @@ impl Colormap {
                 let k = (x.floor() as usize).min(COOLWARM_POINTS.len() - 2);
                 let f = (x - k as f64) as f32;
                 let (a, b) = (COOLWARM_POINTS[k], COOLWARM_POINTS[k + 1]);
-                let mix = |i: usize| ((a[i] + (b[i] - a[i]) * f) * 255.0).round().clamp(0.0, 255.0) as u8;
+                let mix = |i: usize| {
+                    ((a[i] + (b[i] - a[i]) * f) * 255.0)
+                        .round()
+                        .clamp(0.0, 255.0) as u8
+                };
                 [mix(0), mix(1), mix(2)]
             }
         }
@@ -204,7 +208,10 @@ mod tests {
         let lut = Colormap::Viridis.lut();
         for i in 1..256 {
             let (a, b) = (lut[i - 1], lut[i]);
-            assert!(lum([b[0], b[1], b[2]]) >= lum([a[0], a[1], a[2]]) - 0.5, "entry {i}");
+            assert!(
+                lum([b[0], b[1], b[2]]) >= lum([a[0], a[1], a[2]]) - 0.5,
+                "entry {i}"
+            );
         }
     }
 
@@ -213,12 +220,18 @@ mod tests {
         for c in Colormap::ALL {
             assert_eq!(Colormap::from_name(c.name()).ok(), Some(c));
         }
-        assert_eq!(Colormap::from_name(" Gray ").ok(), Some(Colormap::Grayscale));
+        assert_eq!(
+            Colormap::from_name(" Gray ").ok(),
+            Some(Colormap::Grayscale)
+        );
         let msg = match Colormap::from_name("jet") {
             Err(e) => e.to_string(),
             Ok(c) => format!("unexpectedly parsed as {c}"),
         };
-        assert!(msg.contains("'jet'") && msg.contains("viridis") && msg.contains("coolwarm"), "{msg}");
+        assert!(
+            msg.contains("'jet'") && msg.contains("viridis") && msg.contains("coolwarm"),
+            "{msg}"
+        );
     }
 
     #[test]

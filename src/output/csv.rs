@@ -128,7 +128,18 @@ mod tests {
 
     #[test]
     fn numbers_round_trip() {
-        for v in [0.0, -0.0, 1.0, 0.1, 1.0 / 3.0, 1e-300, 6.02e23, -2.5e-7, 123456.789, f64::MAX] {
+        for v in [
+            0.0,
+            -0.0,
+            1.0,
+            0.1,
+            1.0 / 3.0,
+            1e-300,
+            6.02e23,
+            -2.5e-7,
+            123456.789,
+            f64::MAX,
+        ] {
             let s = format_number(v);
             assert_eq!(s.parse::<f64>().ok(), Some(v), "{s}");
         }
@@ -146,9 +157,19 @@ mod tests {
         w.row(&[1.0, 0.5, 1.0 / 3.0])?;
         // Read while the writer is still open: the row must already be on disk.
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-        assert_eq!(text, "step,time,\"mass, total\"\n1,0.5,0.3333333333333333\n");
-        let msg = w.row(&[1.0]).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(msg.contains("series.csv") && msg.contains("has 1 values, expected 3"), "{msg}");
+        assert_eq!(
+            text,
+            "step,time,\"mass, total\"\n1,0.5,0.3333333333333333\n"
+        );
+        let msg = w
+            .row(&[1.0])
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            msg.contains("series.csv") && msg.contains("has 1 values, expected 3"),
+            "{msg}"
+        );
         assert_eq!(w.rows_written(), 1);
         Ok(())
     }

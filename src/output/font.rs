@@ -123,7 +123,14 @@ pub fn text_width(text: &str, scale: u32) -> u32 {
 
 /// Draw `text` with its top-left corner at (`x`, `y`), each font pixel a `scale` x `scale`
 /// block of `color`. Pixels outside the image are clipped, so any position is safe.
-pub fn draw_text(img: &mut image::RgbaImage, x: i64, y: i64, text: &str, scale: u32, color: [u8; 4]) {
+pub fn draw_text(
+    img: &mut image::RgbaImage,
+    x: i64,
+    y: i64,
+    text: &str,
+    scale: u32,
+    color: [u8; 4],
+) {
     let (w, h) = (i64::from(img.width()), i64::from(img.height()));
     let s = i64::from(scale.max(1));
     let step = i64::from(GLYPH_SIZE) * s;

@@ -18,7 +18,7 @@ pub use colormap::{categorical, Colormap, CATEGORICAL};
 pub use csv::{write_json_atomic, CsvWriter};
 pub use png::{
     render, render_edges, render_with_stats, save_edges_png, save_field_png, topology_edges,
-    write_png_atomic, Field, PlotOptions, RenderStats, NAN_COLOR,
+    write_png_atomic, Field, PixelTransform, PlotOptions, RenderStats, NAN_COLOR,
 };
 
 use std::io::Write;
@@ -37,7 +37,10 @@ where
 {
     let io_err = |e: std::io::Error| Error::io(path, e);
     let name = path.file_name().ok_or_else(|| {
-        Error::Invalid(format!("{}: not a file path (no file name)", path.display()))
+        Error::Invalid(format!(
+            "{}: not a file path (no file name)",
+            path.display()
+        ))
     })?;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -99,10 +102,18 @@ mod tests {
             Err(std::io::Error::other("encoder failed"))
         });
         let msg = res.err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(msg.contains("keep.txt") && msg.contains("encoder failed"), "{msg}");
+        assert!(
+            msg.contains("keep.txt") && msg.contains("encoder failed"),
+            "{msg}"
+        );
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
         assert_eq!(text, "old");
-        assert_eq!(std::fs::read_dir(dir.path()).map_err(|e| Error::io(dir.path(), e))?.count(), 1);
+        assert_eq!(
+            std::fs::read_dir(dir.path())
+                .map_err(|e| Error::io(dir.path(), e))?
+                .count(),
+            1
+        );
         Ok(())
     }
 }

@@ -73,7 +73,11 @@ impl Canvas<'_> {
     /// y down). `shade(l1, l2)` returns the color of a pixel whose barycentric coordinates with
     /// respect to `v[1]` and `v[2]` are `l1`, `l2` (`l0 = 1 - l1 - l2`). Degenerate triangles
     /// draw nothing. Returns the number of pixels written.
-    pub fn fill_triangle<F: FnMut(f64, f64) -> [u8; 4]>(&mut self, v: [[i64; 2]; 3], mut shade: F) -> usize {
+    pub fn fill_triangle<F: FnMut(f64, f64) -> [u8; 4]>(
+        &mut self,
+        v: [[i64; 2]; 3],
+        mut shade: F,
+    ) -> usize {
         let area = edge(v[0], v[1], v[2]);
         if area == 0 {
             return 0;
@@ -121,7 +125,11 @@ impl Canvas<'_> {
                 if (w[0] | w[1] | w[2]) >= 0 {
                     seen = true;
                     let (l1, l2) = (w[1] as f64 * inv_area, w[2] as f64 * inv_area);
-                    let c = if swapped { shade(l2, l1) } else { shade(l1, l2) };
+                    let c = if swapped {
+                        shade(l2, l1)
+                    } else {
+                        shade(l1, l2)
+                    };
                     let i = (base + x as usize) * 4;
                     self.buf[i..i + 4].copy_from_slice(&c);
                     count += 1;
@@ -157,7 +165,14 @@ impl Canvas<'_> {
 
     /// Draw segment `a`-`b` (pixel coordinates, y down) of total width `2 * half_width` with
     /// round caps and anti-aliased borders, blending `color` at opacity `alpha`.
-    pub fn draw_segment(&mut self, a: [f64; 2], b: [f64; 2], half_width: f64, color: [u8; 3], alpha: f64) {
+    pub fn draw_segment(
+        &mut self,
+        a: [f64; 2],
+        b: [f64; 2],
+        half_width: f64,
+        color: [u8; 3],
+        alpha: f64,
+    ) {
         let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
         let len2 = dx * dx + dy * dy;
         if !(len2.is_finite() && a[0].is_finite() && a[1].is_finite()) {
@@ -178,11 +193,23 @@ impl Canvas<'_> {
         // Along the major axis step one pixel at a time; across it, scan the band of pixels the
         // thick line can touch: reach / cos(angle) on either side of the centre line.
         let (major_lo, major_hi, minor_reach) = if x_major {
-            let cos = if len2 > 0.0 { dx.abs() / len2.sqrt() } else { 1.0 };
-            (a[0].min(b[0]) - reach, a[0].max(b[0]) + reach, reach / cos.max(0.5) + 1.0)
+            let cos = if len2 > 0.0 {
+                dx.abs() / len2.sqrt()
+            } else {
+                1.0
+            };
+            (
+                a[0].min(b[0]) - reach,
+                a[0].max(b[0]) + reach,
+                reach / cos.max(0.5) + 1.0,
+            )
         } else {
             let cos = dy.abs() / len2.sqrt();
-            (a[1].min(b[1]) - reach, a[1].max(b[1]) + reach, reach / cos.max(0.5) + 1.0)
+            (
+                a[1].min(b[1]) - reach,
+                a[1].max(b[1]) + reach,
+                reach / cos.max(0.5) + 1.0,
+            )
         };
         let (clip_lo, clip_hi) = if x_major {
             (self.clip.x0, self.clip.x1 - 1)
@@ -195,10 +222,18 @@ impl Canvas<'_> {
             let mc = m as f64 + 0.5;
             // Centre-line position across the major axis at this step (clamped to the segment).
             let centre = if x_major {
-                let t = if dx != 0.0 { ((mc - a[0]) / dx).clamp(0.0, 1.0) } else { 0.0 };
+                let t = if dx != 0.0 {
+                    ((mc - a[0]) / dx).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
                 a[1] + t * dy
             } else {
-                let t = if dy != 0.0 { ((mc - a[1]) / dy).clamp(0.0, 1.0) } else { 0.0 };
+                let t = if dy != 0.0 {
+                    ((mc - a[1]) / dy).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
                 a[0] + t * dx
             };
             let n0 = (centre - minor_reach).floor() as i64;
@@ -236,7 +271,12 @@ mod tests {
         Canvas {
             buf,
             width: w,
-            clip: Rect { x0: 0, y0: 0, x1: w, y1: h },
+            clip: Rect {
+                x0: 0,
+                y0: 0,
+                x1: w,
+                y1: h,
+            },
         }
     }
 
@@ -252,7 +292,13 @@ mod tests {
         let mut buf = vec![0u8; (w * h * 4) as usize];
         let mut hits = vec![0u32; (w * h) as usize];
         let c = [20.5, 20.5];
-        let ring = [[0.0, 0.0], [40.0, 0.0], [40.0, 40.0], [0.0, 40.0], [13.5, 40.0]];
+        let ring = [
+            [0.0, 0.0],
+            [40.0, 0.0],
+            [40.0, 40.0],
+            [0.0, 40.0],
+            [13.5, 40.0],
+        ];
         let order = [0, 1, 2, 4, 3, 0];
         for k in 0..5 {
             let tri = [fx(c), fx(ring[order[k]]), fx(ring[order[k + 1]])];
@@ -262,7 +308,11 @@ mod tests {
                 hits[i] += u32::from(p[3]);
             }
         }
-        assert!(hits.iter().all(|&n| n == 1), "cracks or overdraw: {:?}", hits.iter().filter(|&&n| n != 1).count());
+        assert!(
+            hits.iter().all(|&n| n == 1),
+            "cracks or overdraw: {:?}",
+            hits.iter().filter(|&&n| n != 1).count()
+        );
     }
 
     #[test]
@@ -282,7 +332,12 @@ mod tests {
         let mut cv2 = Canvas {
             buf: &mut buf2,
             width: 16,
-            clip: Rect { x0: 0, y0: 14, x1: 1, y1: 15 },
+            clip: Rect {
+                x0: 0,
+                y0: 14,
+                x1: 1,
+                y1: 15,
+            },
         };
         cv2.fill_triangle(tri, |l1, l2| {
             at = (l1, l2);

@@ -1,1 +1,3 @@
 //! Solvers, one folder per workload.
+
+pub mod swe;

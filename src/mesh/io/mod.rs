@@ -6,6 +6,8 @@
 //! then renamed over the target, so a crash never leaves a half-written file behind.
 
 mod msh;
+mod msh_write;
+mod vtu;
 
 use std::io::Write;
 use std::path::Path;
@@ -14,6 +16,8 @@ use crate::error::{Error, Result};
 use crate::mesh::model::Mesh;
 
 pub use msh::{parse_msh, read_msh};
+pub use msh_write::write_msh41;
+pub use vtu::write_vtu;
 
 /// File extensions [`read_mesh`] understands.
 pub const SUPPORTED_EXTENSIONS: &[&str] = &["msh"];

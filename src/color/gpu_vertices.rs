@@ -1,0 +1,243 @@
+//! GPU speculative greedy vertex coloring (Li et al., "High performance and scalable GPU graph
+//! coloring"), in WGSL: `vcolor_assign`, `vcolor_detect`, `vcolor_compact`, with the worklist
+//! compacted by the GPU prefix sum of [`crate::gpu::scan`] (no per-element atomics).
+//!
+//! Each round: (1) every uncolored worklist vertex takes the smallest color unused by its
+//! neighbours (speculatively, racing with its neighbours); (2) a vertex that shares its color
+//! with a lower-numbered neighbour is flagged; (3) flagged vertices are uncolored and, in the
+//! data-driven variant, compacted into the next worklist at their prefix-sum positions. The
+//! lowest-numbered vertex of every conflict keeps its color, so each round colors at least one
+//! vertex for good and the loop ends; a round cap turns a bug into an error, not a hang.
+//!
+//! Topology-driven: every round visits all vertices (colored ones return at once).
+//! Data-driven: a round visits only the vertices still uncolored.
+//!
+//! Vertex classes: neighbours of another class are ignored, and class k's colors are shifted
+//! past those of classes < k afterwards, so e.g. boundary vertices get color classes of their
+//! own. The CPU reference is the sequential greedy coloring; results are verified conflict-free.
+
+use crate::error::{Error, Result};
+use crate::gpu::buffers::{bind_buffers, storage_from, storage_layout, storage_zeroed, Readback};
+use crate::gpu::context::GpuContext;
+use crate::gpu::dispatch::{range_layout, ItemRange, RangeSet};
+use crate::gpu::scan::PrefixSum;
+use crate::gpu::shaders::compute_pipeline;
+use crate::mesh::Csr;
+use std::time::Instant;
+
+/// Which speculative variant to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub enum GpuColoringVariant {
+    /// Every round visits all vertices.
+    Topology,
+    /// Every round visits the compacted worklist of uncolored vertices.
+    Data,
+}
+
+/// Result of a GPU vertex coloring.
+#[derive(Clone, Debug)]
+pub struct GpuVertexColoring {
+    /// 0-based color of each vertex; classes occupy disjoint color ranges.
+    pub colors: Vec<u32>,
+    pub num_colors: usize,
+    /// Rounds of assign / detect / compact.
+    pub rounds: usize,
+    /// Conflicts found in each round.
+    pub conflicts_per_round: Vec<u32>,
+    /// Wall time of the rounds (uploads excluded, per-round count read-backs included).
+    pub seconds: f64,
+}
+
+/// More rounds than any graph of this size can need means a bug: stop with an error.
+fn round_cap(n: usize) -> usize {
+    n + 64
+}
+
+/// Color the graph `adj` on the GPU. `class[v]` (optional) separates vertex classes.
+pub fn color_vertices_gpu(
+    ctx: &GpuContext,
+    adj: &Csr,
+    class: Option<&[u32]>,
+    variant: GpuColoringVariant,
+) -> Result<GpuVertexColoring> {
+    let n = adj.num_rows();
+    if n == 0 {
+        return Ok(GpuVertexColoring {
+            colors: Vec::new(),
+            num_colors: 0,
+            rounds: 0,
+            conflicts_per_round: Vec::new(),
+            seconds: 0.0,
+        });
+    }
+    let classes: Vec<u32> = match class {
+        Some(c) if c.len() == n => c.to_vec(),
+        Some(c) => {
+            return Err(Error::Invalid(format!(
+                "vertex classes have {} entries but the graph has {n} vertices",
+                c.len()
+            )))
+        }
+        None => vec![0; n],
+    };
+    let n32 = n as u32;
+    let offsets_buf = storage_from(ctx, "adjacency offsets", &adj.offsets)?;
+    let adj_buf = storage_from(ctx, "adjacency", &adj.indices)?;
+    let class_buf = storage_from(ctx, "vertex classes", &classes)?;
+    let identity: Vec<u32> = (0..n32).collect();
+    let work = [
+        storage_from(ctx, "worklist a", &identity)?,
+        storage_zeroed::<u32>(ctx, "worklist b", n)?,
+    ];
+    let colors_buf = storage_zeroed::<u32>(ctx, "colors", n)?;
+    let conflict_buf = storage_zeroed::<u32>(ctx, "conflict flags", n)?;
+    let position_buf = storage_zeroed::<u32>(ctx, "worklist positions", n)?;
+
+    let assign_layout = storage_layout(
+        &ctx.device,
+        "vcolor assign",
+        &[true, true, true, true, false],
+    );
+    let detect_layout = storage_layout(
+        &ctx.device,
+        "vcolor detect",
+        &[true, true, true, true, true, false],
+    );
+    let compact_layout = storage_layout(
+        &ctx.device,
+        "vcolor compact",
+        &[true, true, true, false, false],
+    );
+    let rl = range_layout(&ctx.device);
+    let assign = compute_pipeline(&ctx.device, "vcolor_assign", &[&assign_layout, &rl], &[])?;
+    let detect = compute_pipeline(&ctx.device, "vcolor_detect", &[&detect_layout, &rl], &[])?;
+    let compact = compute_pipeline(&ctx.device, "vcolor_compact", &[&compact_layout, &rl], &[])?;
+    // Bind groups for both worklist directions: d = 0 reads work[0] and writes work[1].
+    let groups: Vec<[wgpu::BindGroup; 3]> = (0..2)
+        .map(|d| {
+            let (cur, next) = (&work[d], &work[1 - d]);
+            [
+                bind_buffers(
+                    &ctx.device,
+                    "vcolor assign",
+                    &assign_layout,
+                    &[&offsets_buf, &adj_buf, &class_buf, cur, &colors_buf],
+                ),
+                bind_buffers(
+                    &ctx.device,
+                    "vcolor detect",
+                    &detect_layout,
+                    &[
+                        &offsets_buf,
+                        &adj_buf,
+                        &class_buf,
+                        cur,
+                        &colors_buf,
+                        &conflict_buf,
+                    ],
+                ),
+                bind_buffers(
+                    &ctx.device,
+                    "vcolor compact",
+                    &compact_layout,
+                    &[cur, &conflict_buf, &position_buf, next, &colors_buf],
+                ),
+            ]
+        })
+        .collect();
+    let mut scan = PrefixSum::new(ctx, &conflict_buf, &position_buf, n32)?;
+    let mut ranges = RangeSet::single(ctx, &rl, n32)?;
+    let mut readback = Readback::new();
+
+    let start = Instant::now();
+    let mut count = n32;
+    let mut dir = 0usize;
+    let mut conflicts_per_round = Vec::new();
+    loop {
+        if conflicts_per_round.len() >= round_cap(n) {
+            return Err(Error::Gpu(format!(
+                "GPU vertex coloring did not converge in {} rounds",
+                conflicts_per_round.len()
+            )));
+        }
+        // The scan must cover exactly the current worklist: flags past `count` are stale.
+        ranges.update(
+            ctx,
+            vec![ItemRange {
+                first: 0,
+                count,
+                color: 0,
+                pad: 0,
+            }],
+        )?;
+        scan.set_count(ctx, count)?;
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("vcolor round"),
+            });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("vcolor round"),
+                timestamp_writes: None,
+            });
+            let g = &groups[dir];
+            ranges.dispatch_one(ctx, &mut pass, &assign, &g[0], 0)?;
+            ranges.dispatch_one(ctx, &mut pass, &detect, &g[1], 0)?;
+            scan.record(ctx, &mut pass)?;
+            ranges.dispatch_one(ctx, &mut pass, &compact, &g[2], 0)?;
+        }
+        ctx.queue.submit([enc.finish()]);
+        let conflicts = readback.read_all::<u32>(ctx, scan.total(), 1)?[0];
+        conflicts_per_round.push(conflicts);
+        if conflicts == 0 {
+            break;
+        }
+        if variant == GpuColoringVariant::Data {
+            count = conflicts;
+            dir = 1 - dir;
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let raw: Vec<u32> = readback.read_all(ctx, &colors_buf, n)?;
+    let (colors, num_colors) = shift_classes(&raw, &classes);
+    Ok(GpuVertexColoring {
+        colors,
+        num_colors,
+        rounds: conflicts_per_round.len(),
+        conflicts_per_round,
+        seconds,
+    })
+}
+
+/// Turn per-class 1-based colors into global 0-based colors with class k's range after the
+/// ranges of classes < k. Returns the colors and the number of colors used.
+fn shift_classes(raw: &[u32], classes: &[u32]) -> (Vec<u32>, usize) {
+    let nclass = classes.iter().copied().max().map_or(0, |m| m as usize + 1);
+    let mut max_per_class = vec![0u32; nclass];
+    for (&c, &k) in raw.iter().zip(classes) {
+        max_per_class[k as usize] = max_per_class[k as usize].max(c);
+    }
+    let mut base = vec![0u32; nclass];
+    for k in 1..nclass {
+        base[k] = base[k - 1] + max_per_class[k - 1];
+    }
+    let colors = raw
+        .iter()
+        .zip(classes)
+        .map(|(&c, &k)| base[k as usize] + c - 1)
+        .collect();
+    (colors, max_per_class.iter().sum::<u32>() as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shift_classes;
+
+    #[test]
+    fn classes_get_disjoint_color_ranges() {
+        let (c, n) = shift_classes(&[1, 2, 1, 2, 3], &[0, 0, 1, 1, 1]);
+        assert_eq!(c, vec![0, 1, 2, 3, 4]);
+        assert_eq!(n, 5);
+    }
+}

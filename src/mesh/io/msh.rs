@@ -1,0 +1,1083 @@
+//! Gmsh `.msh` reader for format versions 2.2 and 4.1, ASCII and binary, written for precise
+//! error messages: every error names the file and the line (ASCII) or the byte offset and
+//! section (binary), and no input can make it panic (every length is checked before slicing,
+//! every count from the file is bounded by the bytes that are left before memory is reserved).
+//!
+//! What is kept: nodes (tags may be sparse; they are renumbered 0-based in file order), the
+//! elements of the highest dimension present (2: triangles, quadrilaterals; 3: tetrahedra,
+//! hexahedra, prisms, pyramids) with their physical tag as region tag (0 if none), the elements
+//! one dimension lower as [`BoundaryFacet`]s with their physical tag, and `$PhysicalNames`.
+//! Points (type 15) and lower-dimensional elements are ignored, unknown sections (`$Periodic`,
+//! `$NodeData`, ...) skipped. In 4.1 files the physical tag of an element is the first physical
+//! tag of its entity in `$Entities`; in 2.2 files it is the element's first tag.
+//!
+//! Binary files: the `$MeshFormat` line is followed by the integer 1 written in the writer's byte
+//! order, which tells little- from big-endian. In 2.2 the data-size field is sizeof(double) and
+//! integers are 4 bytes; in 4.1 it is sizeof(size_t) (4 or 8), used for counts and tags.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+use crate::mesh::model::{BoundaryFacet, ElementKind, Mesh};
+
+/// Read a Gmsh `.msh` file (2.2 or 4.1, ASCII or binary). The mesh is not validated.
+pub fn read_msh(path: &Path) -> Result<Mesh> {
+    let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    parse_msh(path, &data)
+}
+
+/// Parse the bytes of a `.msh` file; `path` is only used in error messages.
+pub fn parse_msh(path: &Path, data: &[u8]) -> Result<Mesh> {
+    let mut r = Reader {
+        path,
+        data,
+        pos: 0,
+        line: 1,
+        binary: false,
+        big_endian: false,
+        size_t: 8,
+        version: Version::V2,
+        section: "$MeshFormat",
+    };
+    let mut file = RawFile::default();
+    r.read_all(&mut file)?;
+    file.into_mesh(&r)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Version {
+    V2,
+    V4,
+}
+
+/// Gmsh element type facts: (number of nodes, name, dimension). `None` for unknown types.
+fn gmsh_type_info(t: i64) -> Option<(usize, &'static str, usize)> {
+    Some(match t {
+        1 => (2, "line", 1),
+        2 => (3, "triangle", 2),
+        3 => (4, "quadrangle", 2),
+        4 => (4, "tetrahedron", 3),
+        5 => (8, "hexahedron", 3),
+        6 => (6, "prism", 3),
+        7 => (5, "pyramid", 3),
+        8 => (3, "second-order line", 1),
+        9 => (6, "second-order triangle", 2),
+        10 => (9, "second-order quadrangle", 2),
+        11 => (10, "second-order tetrahedron", 3),
+        12 => (27, "second-order hexahedron", 3),
+        13 => (18, "second-order prism", 3),
+        14 => (14, "second-order pyramid", 3),
+        15 => (1, "point", 0),
+        16 => (8, "second-order serendipity quadrangle", 2),
+        17 => (20, "second-order serendipity hexahedron", 3),
+        18 => (15, "second-order serendipity prism", 3),
+        19 => (13, "second-order serendipity pyramid", 3),
+        20 => (9, "third-order incomplete triangle", 2),
+        21 => (10, "third-order triangle", 2),
+        22 => (12, "fourth-order incomplete triangle", 2),
+        23 => (15, "fourth-order triangle", 2),
+        24 => (15, "fifth-order incomplete triangle", 2),
+        25 => (21, "fifth-order triangle", 2),
+        26 => (4, "third-order line", 1),
+        27 => (5, "fourth-order line", 1),
+        28 => (6, "fifth-order line", 1),
+        29 => (20, "third-order tetrahedron", 3),
+        30 => (35, "fourth-order tetrahedron", 3),
+        31 => (56, "fifth-order tetrahedron", 3),
+        92 => (64, "third-order hexahedron", 3),
+        93 => (125, "fourth-order hexahedron", 3),
+        _ => return None,
+    })
+}
+
+/// The element kind of a supported linear 2D/3D Gmsh type.
+fn kind_of(t: u8) -> Option<ElementKind> {
+    Some(match t {
+        2 => ElementKind::Triangle,
+        3 => ElementKind::Quad,
+        4 => ElementKind::Tetrahedron,
+        5 => ElementKind::Hexahedron,
+        6 => ElementKind::Prism,
+        7 => ElementKind::Pyramid,
+        _ => return None,
+    })
+}
+
+/// Everything read from the file before nodes are resolved.
+#[derive(Default)]
+struct RawFile {
+    version_seen: bool,
+    node_tags: Vec<u64>,
+    points: Vec<[f64; 3]>,
+    nodes_seen: bool,
+    elements_seen: bool,
+    /// Gmsh type (1..=7) of each kept element.
+    types: Vec<u8>,
+    /// Element tag from the file.
+    tags: Vec<u64>,
+    phys: Vec<i32>,
+    /// CSR offsets into `nodes`.
+    offsets: Vec<usize>,
+    nodes: Vec<u64>,
+    /// Line (ASCII) or byte offset (binary) of each element, for error messages.
+    locs: Vec<usize>,
+    /// (dim, entity tag) -> first physical tag (4.1 `$Entities`).
+    entity_phys: HashMap<(usize, i32), i32>,
+    physical_names: Vec<((usize, i32), String)>,
+}
+
+struct Reader<'a> {
+    path: &'a Path,
+    data: &'a [u8],
+    pos: usize,
+    /// 1-based line of `pos` (exact in ASCII files; binary files report byte offsets instead).
+    line: usize,
+    binary: bool,
+    big_endian: bool,
+    /// Width in bytes of size_t fields in 4.1 binary files.
+    size_t: usize,
+    version: Version,
+    section: &'static str,
+}
+
+/// A short printable rendering of a token for messages.
+fn show(tok: &[u8]) -> String {
+    let s = String::from_utf8_lossy(&tok[..tok.len().min(40)]).into_owned();
+    if tok.len() > 40 {
+        format!("{s}...")
+    } else {
+        s
+    }
+}
+
+impl<'a> Reader<'a> {
+    /// Location text: "line L" for ASCII files, "byte offset B in $Section" for binary ones.
+    fn where_at(&self, line: usize, offset: usize) -> String {
+        if self.binary {
+            format!("byte offset {offset} in {}", self.section)
+        } else {
+            format!("line {line}")
+        }
+    }
+
+    /// An error at a line (ASCII) or at the current byte offset (binary).
+    fn err(&self, line: usize, msg: impl Into<String>) -> Error {
+        if self.binary {
+            Error::parse(
+                self.path,
+                0,
+                format!(
+                    "{} (byte offset {} in {})",
+                    msg.into(),
+                    self.pos,
+                    self.section
+                ),
+            )
+        } else {
+            Error::parse(self.path, line, msg)
+        }
+    }
+
+    fn eof_err(&self, expected: &str) -> Error {
+        self.err(
+            self.line,
+            format!("unexpected end of file in {}, {expected}", self.section),
+        )
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(&c) = self.data.get(self.pos) {
+            if !c.is_ascii_whitespace() {
+                break;
+            }
+            if c == b'\n' {
+                self.line += 1;
+            }
+            self.pos += 1;
+        }
+    }
+
+    /// Next whitespace-separated token and its line, or `None` at end of file.
+    fn token(&mut self) -> Option<(&'a [u8], usize)> {
+        self.skip_ws();
+        if self.pos >= self.data.len() {
+            return None;
+        }
+        let start = self.pos;
+        while self
+            .data
+            .get(self.pos)
+            .is_some_and(|c| !c.is_ascii_whitespace())
+        {
+            self.pos += 1;
+        }
+        Some((&self.data[start..self.pos], self.line))
+    }
+
+    /// Next token, parsed as `T`. `what` names the value for "bad number" errors; `expected`
+    /// says what is still missing, for end-of-file errors.
+    fn num<T: FromStr>(&mut self, what: &str, expected: &dyn Fn() -> String) -> Result<T> {
+        let Some((tok, line)) = self.token() else {
+            return Err(self.eof_err(&expected()));
+        };
+        if tok.first() == Some(&b'$') {
+            return Err(self.err(
+                line,
+                format!(
+                    "unexpected '{}' in {}, {}",
+                    show(tok),
+                    self.section,
+                    expected()
+                ),
+            ));
+        }
+        std::str::from_utf8(tok)
+            .ok()
+            .and_then(|s| s.parse::<T>().ok())
+            .ok_or_else(|| {
+                self.err(
+                    line,
+                    format!(
+                        "bad number '{}' in {} (expected {what})",
+                        show(tok),
+                        self.section
+                    ),
+                )
+            })
+    }
+
+    /// A count from the file: parsed as usize.
+    fn count(&mut self, what: &str) -> Result<usize> {
+        let w = what.to_string();
+        self.num::<usize>(what, &move || format!("expected {w}"))
+    }
+
+    /// The rest of the current line (without the line break), consuming the line break.
+    fn rest_of_line(&mut self) -> &'a [u8] {
+        let start = self.pos;
+        while let Some(&c) = self.data.get(self.pos) {
+            self.pos += 1;
+            if c == b'\n' {
+                self.line += 1;
+                let end = if self.pos >= 2 && self.data.get(self.pos - 2) == Some(&b'\r') {
+                    self.pos - 2
+                } else {
+                    self.pos - 1
+                };
+                return &self.data[start..end.max(start)];
+            }
+        }
+        &self.data[start..]
+    }
+
+    /// Expect the `$End...` token closing the current section.
+    fn expect_end(&mut self) -> Result<()> {
+        let end = format!("$End{}", &self.section[1..]);
+        match self.token() {
+            Some((tok, _)) if tok == end.as_bytes() => Ok(()),
+            Some((tok, line)) => {
+                Err(self.err(line, format!("expected {end}, found '{}'", show(tok))))
+            }
+            None => Err(self.eof_err(&format!("expected {end}"))),
+        }
+    }
+
+    fn remaining(&self) -> usize {
+        self.data.len().saturating_sub(self.pos)
+    }
+
+    /// Take `n` raw bytes (binary sections) or fail with "unexpected end of file".
+    fn bytes(&mut self, n: usize, expected: &dyn Fn() -> String) -> Result<&'a [u8]> {
+        if self.remaining() < n {
+            return Err(self.eof_err(&expected()));
+        }
+        let b = &self.data[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(b)
+    }
+
+    fn bin_i32(&mut self, expected: &dyn Fn() -> String) -> Result<i32> {
+        let b = self.bytes(4, expected)?;
+        let a = [b[0], b[1], b[2], b[3]];
+        Ok(if self.big_endian {
+            i32::from_be_bytes(a)
+        } else {
+            i32::from_le_bytes(a)
+        })
+    }
+
+    fn bin_f64(&mut self, expected: &dyn Fn() -> String) -> Result<f64> {
+        let b = self.bytes(8, expected)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(if self.big_endian {
+            f64::from_be_bytes(a)
+        } else {
+            f64::from_le_bytes(a)
+        })
+    }
+
+    /// A size_t field of a 4.1 binary file (4 or 8 bytes).
+    fn bin_size(&mut self, expected: &dyn Fn() -> String) -> Result<u64> {
+        let n = self.size_t;
+        let b = self.bytes(n, expected)?;
+        Ok(decode_uint(b, self.big_endian))
+    }
+
+    /// A count written as size_t, converted to usize.
+    fn bin_count(&mut self, what: &str) -> Result<usize> {
+        let w = what.to_string();
+        let v = self.bin_size(&move || format!("expected {w}"))?;
+        usize::try_from(v).map_err(|_| self.err(0, format!("{what} {v} is too large")))
+    }
+
+    /// Make sure `n` records of `record` bytes are present; otherwise report how many of
+    /// `what` are missing.
+    fn need_records(&self, n: usize, record: usize, what: &str) -> Result<()> {
+        let have = self.remaining() / record.max(1);
+        if have < n {
+            return Err(self.eof_err(&format!("expected {} more {what}", n - have)));
+        }
+        Ok(())
+    }
+
+    fn read_all(&mut self, file: &mut RawFile) -> Result<()> {
+        loop {
+            let Some((tok, line)) = self.token() else {
+                break;
+            };
+            if !file.version_seen {
+                if tok != b"$MeshFormat" {
+                    return Err(self.err(
+                        line,
+                        format!(
+                            "not a Gmsh .msh file: expected $MeshFormat, found '{}'",
+                            show(tok)
+                        ),
+                    ));
+                }
+                self.section = "$MeshFormat";
+                self.read_format()?;
+                file.version_seen = true;
+                continue;
+            }
+            if tok.first() != Some(&b'$') || tok.starts_with(b"$End") {
+                return Err(self.err(
+                    line,
+                    format!(
+                        "expected a section header like $Nodes, found '{}'",
+                        show(tok)
+                    ),
+                ));
+            }
+            match tok {
+                b"$MeshFormat" => {
+                    return Err(self.err(line, "second $MeshFormat section"));
+                }
+                b"$PhysicalNames" => {
+                    self.section = "$PhysicalNames";
+                    self.read_physical_names(file)?;
+                }
+                b"$Entities" if self.version == Version::V4 => {
+                    self.section = "$Entities";
+                    if self.binary {
+                        self.read_entities_bin(file)?;
+                    } else {
+                        self.read_entities_ascii(file)?;
+                    }
+                    self.expect_end()?;
+                }
+                b"$Nodes" => {
+                    self.section = "$Nodes";
+                    if file.nodes_seen {
+                        return Err(self.err(line, "second $Nodes section"));
+                    }
+                    file.nodes_seen = true;
+                    match (self.version, self.binary) {
+                        (Version::V2, false) => self.read_nodes2_ascii(file)?,
+                        (Version::V2, true) => self.read_nodes2_bin(file)?,
+                        (Version::V4, false) => self.read_nodes4_ascii(file)?,
+                        (Version::V4, true) => self.read_nodes4_bin(file)?,
+                    }
+                    self.expect_end()?;
+                }
+                b"$Elements" => {
+                    self.section = "$Elements";
+                    if file.elements_seen {
+                        return Err(self.err(line, "second $Elements section"));
+                    }
+                    file.elements_seen = true;
+                    file.offsets.push(0);
+                    match (self.version, self.binary) {
+                        (Version::V2, false) => self.read_elements2_ascii(file)?,
+                        (Version::V2, true) => self.read_elements2_bin(file)?,
+                        (Version::V4, false) => self.read_elements4_ascii(file)?,
+                        (Version::V4, true) => self.read_elements4_bin(file)?,
+                    }
+                    self.expect_end()?;
+                }
+                _ => self.skip_section(tok, line)?,
+            }
+        }
+        if !file.version_seen {
+            return Err(self.err(1, "not a Gmsh .msh file: the file is empty"));
+        }
+        if !file.nodes_seen {
+            return Err(self.err(self.line, "no $Nodes section in the file"));
+        }
+        if !file.elements_seen {
+            return Err(self.err(self.line, "no $Elements section in the file"));
+        }
+        Ok(())
+    }
+
+    /// Skip an unknown section by searching for its `$End...` marker (works for binary data too).
+    fn skip_section(&mut self, tok: &[u8], line: usize) -> Result<()> {
+        let mut end = b"$End".to_vec();
+        end.extend_from_slice(&tok[1..]);
+        let rest = &self.data[self.pos..];
+        match rest.windows(end.len()).position(|w| w == end.as_slice()) {
+            Some(k) => {
+                if !self.binary {
+                    self.line += rest[..k].iter().filter(|&&c| c == b'\n').count();
+                }
+                self.pos += k + end.len();
+                Ok(())
+            }
+            None => Err(self.err(
+                line,
+                format!(
+                    "unexpected end of file in section {} (no {} found)",
+                    show(tok),
+                    show(&end)
+                ),
+            )),
+        }
+    }
+
+    fn read_format(&mut self) -> Result<()> {
+        let Some((ver, vline)) = self.token() else {
+            return Err(self.eof_err("expected the format version"));
+        };
+        let ver_s = show(ver);
+        self.version = match ver {
+            b"2" | b"2.0" | b"2.1" | b"2.2" => Version::V2,
+            b"4.1" => Version::V4,
+            _ => {
+                return Err(self.err(
+                    vline,
+                    format!("version {ver_s} is not supported; use 2.2 or 4.1"),
+                ))
+            }
+        };
+        let file_type: u32 = self.num("file type (0 = ASCII, 1 = binary)", &|| {
+            "expected file type and data size".into()
+        })?;
+        let data_size: usize = self.num("data size", &|| "expected the data size".into())?;
+        match file_type {
+            0 => {}
+            1 => {
+                self.binary = true;
+                let ok = match self.version {
+                    Version::V2 => data_size == 8,
+                    Version::V4 => data_size == 8 || data_size == 4,
+                };
+                if !ok {
+                    return Err(self.err(
+                        vline,
+                        format!("data size {data_size} is not supported (expected 8)"),
+                    ));
+                }
+                self.size_t = data_size;
+                self.rest_of_line();
+                let b = self.bytes(4, &|| "expected the binary endianness check integer".into())?;
+                self.big_endian = match b {
+                    [1, 0, 0, 0] => false,
+                    [0, 0, 0, 1] => true,
+                    _ => {
+                        return Err(self.err(
+                            vline,
+                            format!(
+                                "binary endianness check failed: expected the integer 1, found bytes {b:?}"
+                            ),
+                        ))
+                    }
+                };
+            }
+            _ => {
+                return Err(self.err(
+                    vline,
+                    format!("file type {file_type} is not supported (0 = ASCII, 1 = binary)"),
+                ))
+            }
+        }
+        self.expect_end()
+    }
+
+    fn read_physical_names(&mut self, file: &mut RawFile) -> Result<()> {
+        let n = self.count("the number of physical names")?;
+        for i in 0..n {
+            let more = || format!("expected {} more physical names", n - i);
+            let dim: usize = self.num("physical dimension", &more)?;
+            let tag: i32 = self.num("physical tag", &more)?;
+            let name = self.rest_of_line();
+            let name = String::from_utf8_lossy(name);
+            let name = name.trim().trim_matches('"').to_string();
+            file.physical_names.push(((dim, tag), name));
+        }
+        self.expect_end()
+    }
+
+    fn read_entities_ascii(&mut self, file: &mut RawFile) -> Result<()> {
+        let mut counts = [0usize; 4];
+        for c in &mut counts {
+            *c = self.count("entity count")?;
+        }
+        for (dim, &n) in counts.iter().enumerate() {
+            for i in 0..n {
+                let more = || format!("expected {} more entities of dimension {dim}", n - i);
+                let tag: i32 = self.num("entity tag", &more)?;
+                let ncoord = if dim == 0 { 3 } else { 6 };
+                for _ in 0..ncoord {
+                    self.num::<f64>("entity bounding box coordinate", &more)?;
+                }
+                let nphys: usize = self.num("number of physical tags", &more)?;
+                for k in 0..nphys {
+                    let p: i32 = self.num("physical tag", &more)?;
+                    if k == 0 {
+                        file.entity_phys.insert((dim, tag), p);
+                    }
+                }
+                if dim > 0 {
+                    let nb: usize = self.num("number of bounding entities", &more)?;
+                    for _ in 0..nb {
+                        self.num::<i64>("bounding entity tag", &more)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn read_entities_bin(&mut self, file: &mut RawFile) -> Result<()> {
+        // The binary header starts right after the section line.
+        self.rest_of_line();
+        let mut counts = [0usize; 4];
+        for c in &mut counts {
+            *c = self.bin_count("entity count")?;
+        }
+        for (dim, &n) in counts.iter().enumerate() {
+            for i in 0..n {
+                let more = || format!("expected {} more entities of dimension {dim}", n - i);
+                let tag = self.bin_i32(&more)?;
+                let ncoord = if dim == 0 { 3 } else { 6 };
+                self.bytes(8 * ncoord, &more)?;
+                let nphys = self.bin_size(&more)?;
+                for k in 0..nphys {
+                    let p = self.bin_i32(&more)?;
+                    if k == 0 {
+                        file.entity_phys.insert((dim, tag), p);
+                    }
+                }
+                if dim > 0 {
+                    let nb = self.bin_size(&more)?;
+                    let len = usize::try_from(nb).ok().and_then(|n| n.checked_mul(4));
+                    match len {
+                        Some(len) => {
+                            self.bytes(len, &more)?;
+                        }
+                        None => return Err(self.eof_err(&more())),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reserve room for up to `n` items, bounded by what the remaining bytes could hold.
+    fn reserve_bound(&self, n: usize, min_bytes_per_item: usize) -> usize {
+        n.min(self.remaining() / min_bytes_per_item.max(1) + 1)
+    }
+
+    fn read_nodes2_ascii(&mut self, file: &mut RawFile) -> Result<()> {
+        let n = self.count("the number of nodes")?;
+        let cap = self.reserve_bound(n, 8);
+        file.node_tags.reserve(cap);
+        file.points.reserve(cap);
+        for i in 0..n {
+            let more = || format!("expected {} more nodes", n - i);
+            let tag: u64 = self.num("node tag", &more)?;
+            let x: f64 = self.num("node x coordinate", &more)?;
+            let y: f64 = self.num("node y coordinate", &more)?;
+            let z: f64 = self.num("node z coordinate", &more)?;
+            file.node_tags.push(tag);
+            file.points.push([x, y, z]);
+        }
+        Ok(())
+    }
+
+    fn read_nodes2_bin(&mut self, file: &mut RawFile) -> Result<()> {
+        let n = self.count("the number of nodes")?;
+        self.rest_of_line();
+        self.need_records(n, 28, "nodes")?;
+        file.node_tags.reserve(n);
+        file.points.reserve(n);
+        for i in 0..n {
+            let more = || format!("expected {} more nodes", n - i);
+            let tag = self.bin_i32(&more)?;
+            let tag =
+                u64::try_from(tag).map_err(|_| self.err(0, format!("negative node tag {tag}")))?;
+            let x = self.bin_f64(&more)?;
+            let y = self.bin_f64(&more)?;
+            let z = self.bin_f64(&more)?;
+            file.node_tags.push(tag);
+            file.points.push([x, y, z]);
+        }
+        Ok(())
+    }
+
+    fn read_nodes4_ascii(&mut self, file: &mut RawFile) -> Result<()> {
+        let nblocks = self.count("the number of node blocks")?;
+        let total = self.count("the number of nodes")?;
+        self.count("the minimum node tag")?;
+        self.count("the maximum node tag")?;
+        let cap = self.reserve_bound(total, 8);
+        file.node_tags.reserve(cap);
+        file.points.reserve(cap);
+        let mut read = 0usize;
+        for b in 0..nblocks {
+            let more_blocks = || format!("expected {} more node blocks", nblocks - b);
+            let edim: usize = self.num("entity dimension", &more_blocks)?;
+            self.num::<i32>("entity tag", &more_blocks)?;
+            let parametric: u32 = self.num("parametric flag", &more_blocks)?;
+            let n: usize = self.num("number of nodes in block", &more_blocks)?;
+            let left = total.saturating_sub(read);
+            for i in 0..n {
+                let more = || format!("expected {} more nodes", left.max(n) - i);
+                let tag: u64 = self.num("node tag", &more)?;
+                file.node_tags.push(tag);
+            }
+            let extra = if parametric != 0 { edim.min(3) } else { 0 };
+            for i in 0..n {
+                let more = || format!("expected {} more nodes", left.max(n) - i);
+                let x: f64 = self.num("node x coordinate", &more)?;
+                let y: f64 = self.num("node y coordinate", &more)?;
+                let z: f64 = self.num("node z coordinate", &more)?;
+                for _ in 0..extra {
+                    self.num::<f64>("parametric node coordinate", &more)?;
+                }
+                file.points.push([x, y, z]);
+            }
+            read += n;
+        }
+        if read != total {
+            return Err(self.err(
+                self.line,
+                format!("$Nodes header announces {total} nodes but the blocks hold {read}"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn read_nodes4_bin(&mut self, file: &mut RawFile) -> Result<()> {
+        // The binary header starts right after the section line.
+        self.rest_of_line();
+        let nblocks = self.bin_count("the number of node blocks")?;
+        let total = self.bin_count("the number of nodes")?;
+        self.bin_count("the minimum node tag")?;
+        self.bin_count("the maximum node tag")?;
+        let mut read = 0usize;
+        for b in 0..nblocks {
+            let more_blocks = || format!("expected {} more node blocks", nblocks - b);
+            let edim = self.bin_i32(&more_blocks)?;
+            self.bin_i32(&more_blocks)?;
+            let parametric = self.bin_i32(&more_blocks)?;
+            let n = self.bin_count("the number of nodes in the block")?;
+            let extra = if parametric != 0 {
+                edim.clamp(0, 3) as usize
+            } else {
+                0
+            };
+            let left = total.saturating_sub(read).max(n);
+            self.need_records(n, self.size_t + 24 + 8 * extra, "nodes")
+                .map_err(|_| {
+                    let have = self.remaining() / (self.size_t + 24 + 8 * extra);
+                    self.eof_err(&format!("expected {} more nodes", left - have.min(left)))
+                })?;
+            file.node_tags.reserve(n);
+            file.points.reserve(n);
+            for i in 0..n {
+                let more = || format!("expected {} more nodes", left - i);
+                let tag = self.bin_size(&more)?;
+                file.node_tags.push(tag);
+            }
+            for i in 0..n {
+                let more = || format!("expected {} more nodes", left - i);
+                let x = self.bin_f64(&more)?;
+                let y = self.bin_f64(&more)?;
+                let z = self.bin_f64(&more)?;
+                self.bytes(8 * extra, &more)?;
+                file.points.push([x, y, z]);
+            }
+            read += n;
+        }
+        if read != total {
+            return Err(self.err(
+                0,
+                format!("$Nodes header announces {total} nodes but the blocks hold {read}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Check a Gmsh element type: returns (nodes, dim, keep) for supported types, an error for
+    /// higher-order or unknown ones. `keep` is false for points.
+    fn check_type(&self, t: i64, line: usize, offset: usize) -> Result<(usize, usize, bool)> {
+        match gmsh_type_info(t) {
+            Some((n, _, dim)) if (1..=7).contains(&t) => Ok((n, dim, true)),
+            Some((n, _, dim)) if t == 15 => Ok((n, dim, false)),
+            Some((_, name, _)) => Err(self.err(
+                line,
+                format!(
+                    "unsupported element type {t} ({name}) at {}; chromaflow needs linear elements",
+                    self.where_at(line, offset)
+                ),
+            )),
+            None => Err(self.err(
+                line,
+                format!(
+                    "unsupported element type {t} (unknown to this reader) at {}; chromaflow needs \
+                     linear elements (Gmsh types 1-7)",
+                    self.where_at(line, offset)
+                ),
+            )),
+        }
+    }
+
+    fn read_elements2_ascii(&mut self, file: &mut RawFile) -> Result<()> {
+        let n = self.count("the number of elements")?;
+        let cap = self.reserve_bound(n, 8);
+        reserve_elements(file, cap);
+        for i in 0..n {
+            let more = || format!("expected {} more elements", n - i);
+            let tag: u64 = self.num("element tag", &more)?;
+            let line = self.line;
+            let t: i64 = self.num("element type", &more)?;
+            let (nn, _, keep) = self.check_type(t, line, 0)?;
+            let ntags: usize = self.num("number of element tags", &more)?;
+            let mut phys = 0i32;
+            for k in 0..ntags {
+                let v: i32 = self.num("element tag value", &more)?;
+                if k == 0 {
+                    phys = v;
+                }
+            }
+            for _ in 0..nn {
+                let v: u64 = self.num("element node tag", &more)?;
+                if keep {
+                    file.nodes.push(v);
+                }
+            }
+            if keep {
+                push_element(file, t as u8, tag, phys, line);
+            }
+        }
+        Ok(())
+    }
+
+    fn read_elements2_bin(&mut self, file: &mut RawFile) -> Result<()> {
+        let n = self.count("the number of elements")?;
+        self.rest_of_line();
+        let cap = self.reserve_bound(n, 12);
+        reserve_elements(file, cap);
+        let mut read = 0usize;
+        while read < n {
+            let left = n - read;
+            let more = || format!("expected {left} more elements");
+            let header_at = self.pos;
+            let t = self.bin_i32(&more)?;
+            let count = self.bin_i32(&more)?;
+            let ntags = self.bin_i32(&more)?;
+            let (nn, _, keep) = self.check_type(i64::from(t), 0, header_at)?;
+            let (Ok(count), Ok(ntags)) = (usize::try_from(count), usize::try_from(ntags)) else {
+                return Err(self.err(
+                    0,
+                    format!(
+                        "negative count in element block header ({count} elements, {ntags} tags)"
+                    ),
+                ));
+            };
+            if count > left {
+                return Err(self.err(
+                    0,
+                    format!(
+                        "element block of {count} elements overruns the {n} elements announced"
+                    ),
+                ));
+            }
+            let record = 4 * (1 + ntags + nn);
+            if self.remaining() / record < count {
+                let have = self.remaining() / record;
+                return Err(self.eof_err(&format!("expected {} more elements", left - have)));
+            }
+            for _ in 0..count {
+                let at = self.pos;
+                let tag = self.bin_i32(&more)?;
+                let mut phys = 0;
+                for k in 0..ntags {
+                    let v = self.bin_i32(&more)?;
+                    if k == 0 {
+                        phys = v;
+                    }
+                }
+                for _ in 0..nn {
+                    let v = self.bin_i32(&more)?;
+                    if keep {
+                        file.nodes.push(u64::try_from(v).unwrap_or(u64::MAX));
+                    }
+                }
+                if keep {
+                    push_element(file, t as u8, u64::try_from(tag).unwrap_or(0), phys, at);
+                }
+            }
+            read += count;
+        }
+        Ok(())
+    }
+
+    fn read_elements4_ascii(&mut self, file: &mut RawFile) -> Result<()> {
+        let nblocks = self.count("the number of element blocks")?;
+        let total = self.count("the number of elements")?;
+        self.count("the minimum element tag")?;
+        self.count("the maximum element tag")?;
+        let cap = self.reserve_bound(total, 8);
+        reserve_elements(file, cap);
+        let mut read = 0usize;
+        for b in 0..nblocks {
+            let more_blocks = || format!("expected {} more element blocks", nblocks - b);
+            let edim: usize = self.num("entity dimension", &more_blocks)?;
+            let etag: i32 = self.num("entity tag", &more_blocks)?;
+            let line = self.line;
+            let t: i64 = self.num("element type", &more_blocks)?;
+            let (nn, _, keep) = self.check_type(t, line, 0)?;
+            let n: usize = self.num("number of elements in block", &more_blocks)?;
+            let phys = file.entity_phys.get(&(edim, etag)).copied().unwrap_or(0);
+            let left = total.saturating_sub(read).max(n);
+            for i in 0..n {
+                let more = || format!("expected {} more elements", left - i);
+                let tag: u64 = self.num("element tag", &more)?;
+                let line = self.line;
+                for _ in 0..nn {
+                    let v: u64 = self.num("element node tag", &more)?;
+                    if keep {
+                        file.nodes.push(v);
+                    }
+                }
+                if keep {
+                    push_element(file, t as u8, tag, phys, line);
+                }
+            }
+            read += n;
+        }
+        if read != total {
+            return Err(self.err(
+                self.line,
+                format!("$Elements header announces {total} elements but the blocks hold {read}"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn read_elements4_bin(&mut self, file: &mut RawFile) -> Result<()> {
+        // The binary header starts right after the section line.
+        self.rest_of_line();
+        let nblocks = self.bin_count("the number of element blocks")?;
+        let total = self.bin_count("the number of elements")?;
+        self.bin_count("the minimum element tag")?;
+        self.bin_count("the maximum element tag")?;
+        let mut read = 0usize;
+        for b in 0..nblocks {
+            let more_blocks = || format!("expected {} more element blocks", nblocks - b);
+            let header_at = self.pos;
+            let edim = self.bin_i32(&more_blocks)?;
+            let etag = self.bin_i32(&more_blocks)?;
+            let t = self.bin_i32(&more_blocks)?;
+            let n = self.bin_count("the number of elements in the block")?;
+            let (nn, _, keep) = self.check_type(i64::from(t), 0, header_at)?;
+            let phys = usize::try_from(edim)
+                .ok()
+                .and_then(|d| file.entity_phys.get(&(d, etag)).copied())
+                .unwrap_or(0);
+            let left = total.saturating_sub(read).max(n);
+            let record = self.size_t * (1 + nn);
+            if self.remaining() / record < n {
+                let have = self.remaining() / record;
+                return Err(self.eof_err(&format!("expected {} more elements", left - have)));
+            }
+            reserve_elements(file, if keep { n } else { 0 });
+            for i in 0..n {
+                let more = || format!("expected {} more elements", left - i);
+                let at = self.pos;
+                let tag = self.bin_size(&more)?;
+                for _ in 0..nn {
+                    let v = self.bin_size(&more)?;
+                    if keep {
+                        file.nodes.push(v);
+                    }
+                }
+                if keep {
+                    push_element(file, t as u8, tag, phys, at);
+                }
+            }
+            read += n;
+        }
+        if read != total {
+            return Err(self.err(
+                0,
+                format!("$Elements header announces {total} elements but the blocks hold {read}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn decode_uint(b: &[u8], big_endian: bool) -> u64 {
+    let mut v = 0u64;
+    if big_endian {
+        for &x in b {
+            v = (v << 8) | u64::from(x);
+        }
+    } else {
+        for &x in b.iter().rev() {
+            v = (v << 8) | u64::from(x);
+        }
+    }
+    v
+}
+
+fn reserve_elements(file: &mut RawFile, n: usize) {
+    file.types.reserve(n);
+    file.tags.reserve(n);
+    file.phys.reserve(n);
+    file.offsets.reserve(n);
+    file.locs.reserve(n);
+}
+
+/// Record an element whose node tags were just appended to `file.nodes`.
+fn push_element(file: &mut RawFile, t: u8, tag: u64, phys: i32, loc: usize) {
+    file.types.push(t);
+    file.tags.push(tag);
+    file.phys.push(phys);
+    file.offsets.push(file.nodes.len());
+    file.locs.push(loc);
+}
+
+/// Node tag -> 0-based index: a dense table when tags are compact, a hash map otherwise.
+enum NodeMap {
+    Dense(Vec<u32>),
+    Sparse(HashMap<u64, u32>),
+}
+
+impl NodeMap {
+    fn get(&self, tag: u64) -> Option<u32> {
+        match self {
+            NodeMap::Dense(v) => usize::try_from(tag)
+                .ok()
+                .and_then(|t| v.get(t))
+                .copied()
+                .filter(|&i| i != u32::MAX),
+            NodeMap::Sparse(m) => m.get(&tag).copied(),
+        }
+    }
+}
+
+impl RawFile {
+    fn node_map(&self, r: &Reader) -> Result<NodeMap> {
+        let n = self.node_tags.len();
+        if n >= u32::MAX as usize {
+            return Err(r.err(0, format!("too many nodes ({n})")));
+        }
+        let max = self.node_tags.iter().copied().max().unwrap_or(0);
+        let dup = |tag: u64| {
+            Error::parse(
+                r.path,
+                0,
+                format!("node tag {tag} is defined twice in $Nodes"),
+            )
+        };
+        if max <= 2 * n as u64 + 1024 {
+            let mut v = vec![u32::MAX; max as usize + 1];
+            for (i, &t) in self.node_tags.iter().enumerate() {
+                if v[t as usize] != u32::MAX {
+                    return Err(dup(t));
+                }
+                v[t as usize] = i as u32;
+            }
+            Ok(NodeMap::Dense(v))
+        } else {
+            let mut m = HashMap::with_capacity(n);
+            for (i, &t) in self.node_tags.iter().enumerate() {
+                if m.insert(t, i as u32).is_some() {
+                    return Err(dup(t));
+                }
+            }
+            Ok(NodeMap::Sparse(m))
+        }
+    }
+
+    fn into_mesh(self, r: &Reader) -> Result<Mesh> {
+        let map = self.node_map(r)?;
+        let dim = self
+            .types
+            .iter()
+            .filter_map(|&t| gmsh_type_info(i64::from(t)).map(|i| i.2))
+            .max()
+            .unwrap_or(0);
+        let mut mesh = Mesh::new(dim);
+        let mut verts: Vec<u32> = Vec::with_capacity(8);
+        for e in 0..self.types.len() {
+            let t = self.types[e];
+            let edim = gmsh_type_info(i64::from(t)).map_or(0, |i| i.2);
+            if dim < 2 || (edim != dim && edim + 1 != dim) {
+                continue;
+            }
+            verts.clear();
+            for &tag in &self.nodes[self.offsets[e]..self.offsets[e + 1]] {
+                match map.get(tag) {
+                    Some(i) => verts.push(i),
+                    None => {
+                        let loc = if r.binary {
+                            format!("byte offset {} in $Elements", self.locs[e])
+                        } else {
+                            format!("line {}", self.locs[e])
+                        };
+                        let line = if r.binary { 0 } else { self.locs[e] };
+                        return Err(Error::parse(
+                            r.path,
+                            line,
+                            format!(
+                                "element {} ({loc}) references node {tag} which is not defined",
+                                self.tags[e]
+                            ),
+                        ));
+                    }
+                }
+            }
+            if edim == dim {
+                if let Some(kind) = kind_of(t) {
+                    mesh.push_element(kind, &verts, self.phys[e]);
+                }
+            } else {
+                mesh.boundary_facets.push(BoundaryFacet {
+                    vertices: verts.clone(),
+                    tag: self.phys[e],
+                });
+            }
+        }
+        mesh.points = self.points;
+        mesh.physical_names = self.physical_names.into_iter().collect();
+        Ok(mesh)
+    }
+}

@@ -1,0 +1,489 @@
+//! Cases: TOML case files and the built-in cases (Test 1, Test 2 of the paper, lake at rest).
+//!
+//! A case gives the mesh, the depth H(x, y) below the reference level, the initial layers,
+//! r, g, the boundary conditions per boundary tag (name or number), the final time, the CFL
+//! number and the outputs. Fields are numbers or expressions of the cell barycentre
+//! ([`super::expr`]): H may use x, y; h1 may use x, y, H; h2 may use x, y, H, h1; the
+//! velocities u1x, u1y, u2x, u2y may use x, y, H, h1, h2. Unknown keys are errors
+//! (`deny_unknown_fields`), and every error names the file and the key.
+//!
+//! ```toml
+//! name = "test1"
+//! [mesh]
+//! builtin = "cross:50"          # or: file = "meshes/basin.msh" (relative to the case file)
+//! ordering = "rcm"              # original, rcm, ... (optional)
+//! [physics]
+//! r = 0.5
+//! g = 9.81                      # optional
+//! [initial]
+//! H = 6.0
+//! h1 = "if(sqrt(x^2 + y^2) > 1.5, 4.0, 0.5)"
+//! h2 = "H - h1"
+//! [run]
+//! scheme = "pvm-ifcp"           # pvm-ifcp, ir-roe, roe
+//! final_time = 0.1
+//! cfl = 0.9
+//! [boundary]
+//! default = "wall"              # wall or open; keys are tag names or numbers
+//! right = "open"
+//! [output]
+//! snapshot_every = 0.05
+//! fields = ["h1", "h2", "eta1", "eta2", "speed1", "speed2"]
+//! ```
+
+use super::expr::Expr;
+use super::mesh::{EdgeKind, SweMesh};
+use super::{Physics, Scheme};
+use crate::error::{Error, Result};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A number or an expression string in a case file.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum FieldSpec {
+    Number(f64),
+    Expr(String),
+}
+
+#[derive(Clone, Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct MeshSection {
+    file: Option<PathBuf>,
+    builtin: Option<String>,
+    ordering: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PhysicsSection {
+    r: f64,
+    g: Option<f64>,
+    dry_tolerance: Option<f64>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
+struct InitialSection {
+    H: FieldSpec,
+    h1: FieldSpec,
+    h2: FieldSpec,
+    u1x: Option<FieldSpec>,
+    u1y: Option<FieldSpec>,
+    u2x: Option<FieldSpec>,
+    u2y: Option<FieldSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunSection {
+    scheme: Option<String>,
+    final_time: f64,
+    cfl: Option<f64>,
+}
+
+#[derive(Clone, Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct OutputSection {
+    dir: Option<PathBuf>,
+    snapshot_every: Option<f64>,
+    fields: Option<Vec<String>>,
+    vtu: Option<bool>,
+    csv: Option<bool>,
+    image_size: Option<u32>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseFile {
+    name: Option<String>,
+    mesh: Option<MeshSection>,
+    physics: PhysicsSection,
+    initial: InitialSection,
+    run: RunSection,
+    boundary: Option<BTreeMap<String, String>>,
+    output: Option<OutputSection>,
+}
+
+/// Where the mesh comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MeshSource {
+    /// A mesh file (.msh).
+    File(PathBuf),
+    /// A built-in spec: `cross:N` is the criss-cross mesh M(N) on [−5, 5]² of spec §12.
+    Builtin(String),
+}
+
+/// Fields a snapshot can show.
+pub const FIELD_NAMES: &[&str] = &[
+    "h1", "h2", "eta1", "eta2", "speed1", "speed2", "H",
+];
+
+/// Output settings of a case.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputSpec {
+    /// Output directory (default `out/swe-<name>`).
+    pub dir: PathBuf,
+    /// Snapshot interval in simulated seconds (None: initial and final state only).
+    pub snapshot_every: Option<f64>,
+    /// Fields rendered to PNG at each snapshot.
+    pub fields: Vec<String>,
+    /// Also write a VTU file per snapshot.
+    pub vtu: bool,
+    /// Write the CSV time series.
+    pub csv: bool,
+    /// PNG width and height in pixels.
+    pub image_size: u32,
+}
+
+/// A fully resolved case.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub name: String,
+    /// The file the case came from (None for built-ins); named in error messages.
+    pub origin: Option<PathBuf>,
+    pub mesh: MeshSource,
+    /// Cell ordering name (original, rcm, or one of `crate::order`'s).
+    pub ordering: String,
+    pub physics: Physics,
+    pub scheme: Scheme,
+    pub final_time: f64,
+    pub cfl: f64,
+    /// Boundary kinds by tag name or number; `default` for the rest.
+    pub boundary: BTreeMap<String, EdgeKind>,
+    pub default_boundary: EdgeKind,
+    depth: Expr,
+    h1: Expr,
+    h2: Expr,
+    velocity: [Expr; 4],
+    pub output: OutputSpec,
+}
+
+const VARS_H: &[&str] = &["x", "y"];
+const VARS_H1: &[&str] = &["x", "y", "H"];
+const VARS_H2: &[&str] = &["x", "y", "H", "h1"];
+const VARS_U: &[&str] = &["x", "y", "H", "h1", "h2"];
+
+/// Names of the built-in cases.
+pub const BUILTINS: &[&str] = &["test1", "test2", "lake"];
+
+fn parse_kind(v: &str) -> Option<EdgeKind> {
+    match v.to_ascii_lowercase().as_str() {
+        "wall" | "reflective" | "slip" => Some(EdgeKind::Wall),
+        "open" | "transmissive" | "outflow" => Some(EdgeKind::Open),
+        _ => None,
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+impl Case {
+    /// A built-in case: `test1` (internal circular dambreak, r = 0.5), `test2` (two unstable
+    /// layers over a Gaussian bump, r = 0.98), both exactly as in the paper (domain [−5, 5]²,
+    /// walls, t = 0.1 s, CFL 0.9), or `lake` (lake at rest over the Test 2 bump, spec §13.2,
+    /// t = 5 s). All on the criss-cross mesh M(50) unless overridden.
+    pub fn builtin(name: &str) -> Result<Case> {
+        let (r, depth, h1, h2, t) = match name {
+            "test1" => (0.5, "6", "if(sqrt(x^2 + y^2) > 1.5, 4.0, 0.5)", "H - h1", 0.1),
+            "test2" => (
+                0.98,
+                "1 - 1.5*exp(-x^2 - y^2)",
+                "if(x >= 0, 4.0, 0.5)",
+                "if(x >= 0, 0.5, 4.0)",
+                0.1,
+            ),
+            "lake" => (0.98, "1 - 1.5*exp(-x^2 - y^2)", "1", "H + 1", 5.0),
+            other => {
+                return Err(Error::Invalid(format!(
+                    "unknown built-in case '{other}' (available: {})",
+                    BUILTINS.join(", ")
+                )))
+            }
+        };
+        let zero = || Expr::constant(0.0);
+        Ok(Case {
+            name: name.to_string(),
+            origin: None,
+            mesh: MeshSource::Builtin("cross:50".into()),
+            ordering: "original".into(),
+            physics: Physics {
+                r,
+                ..Physics::default()
+            },
+            scheme: Scheme::default(),
+            final_time: t,
+            cfl: 0.9,
+            boundary: BTreeMap::new(),
+            default_boundary: EdgeKind::Wall,
+            depth: Expr::parse(depth, VARS_H)?,
+            h1: Expr::parse(h1, VARS_H1)?,
+            h2: Expr::parse(h2, VARS_H2)?,
+            velocity: [zero(), zero(), zero(), zero()],
+            output: OutputSpec {
+                dir: PathBuf::from(format!("out/swe-{name}")),
+                snapshot_every: None,
+                fields: FIELD_NAMES[..6].iter().map(|s| s.to_string()).collect(),
+                vtu: false,
+                csv: true,
+                image_size: 800,
+            },
+        })
+    }
+
+    /// Read and check a TOML case file. Errors name the file and the key.
+    pub fn from_file(path: &Path) -> Result<Case> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        Self::from_toml(&text, path)
+    }
+
+    /// Parse case text; `path` is used for messages and to resolve relative mesh paths.
+    pub fn from_toml(text: &str, path: &Path) -> Result<Case> {
+        let file: CaseFile = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
+            Error::parse(path, line, e.message().trim().to_string())
+        })?;
+        let bad = |key: &str, msg: String| Error::parse(path, 0, format!("{key}: {msg}"));
+        let name = file.name.clone().unwrap_or_else(|| {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "case".into())
+        });
+        let base = path.parent().unwrap_or(Path::new(""));
+        let ms = file.mesh.clone().unwrap_or_default();
+        let mesh = match (&ms.file, &ms.builtin) {
+            (Some(_), Some(_)) => {
+                return Err(bad(
+                    "[mesh]",
+                    "give either 'file' or 'builtin', not both".into(),
+                ))
+            }
+            (Some(f), None) => {
+                let p = if f.is_absolute() { f.clone() } else { base.join(f) };
+                if !p.is_file() {
+                    return Err(bad(
+                        "[mesh] file",
+                        format!("mesh file '{}' does not exist", p.display()),
+                    ));
+                }
+                MeshSource::File(p)
+            }
+            (None, Some(b)) => MeshSource::Builtin(b.clone()),
+            (None, None) => {
+                return Err(bad(
+                    "[mesh]",
+                    "missing mesh: give 'file = \"mesh.msh\"' or 'builtin = \"cross:50\"'".into(),
+                ))
+            }
+        };
+        let physics = Physics {
+            r: file.physics.r,
+            g: file.physics.g.unwrap_or(9.81),
+            dry_tol: file.physics.dry_tolerance.unwrap_or(1e-4),
+        };
+        if !(physics.r > 0.0 && physics.r < 1.0) {
+            return Err(bad(
+                "[physics] r",
+                format!(
+                    "density ratio r = ρ1/ρ2 = {} must lie strictly between 0 and 1",
+                    physics.r
+                ),
+            ));
+        }
+        if !(physics.g > 0.0 && physics.g.is_finite()) {
+            return Err(bad("[physics] g", format!("gravity {} must be > 0", physics.g)));
+        }
+        if !(physics.dry_tol > 0.0 && physics.dry_tol.is_finite()) {
+            return Err(bad(
+                "[physics] dry_tolerance",
+                format!("{} must be > 0", physics.dry_tol),
+            ));
+        }
+        let scheme = match &file.run.scheme {
+            Some(s) => Scheme::from_name(s).map_err(|e| bad("[run] scheme", e.to_string()))?,
+            None => Scheme::default(),
+        };
+        if !(file.run.final_time > 0.0 && file.run.final_time.is_finite()) {
+            return Err(bad(
+                "[run] final_time",
+                format!("{} must be > 0", file.run.final_time),
+            ));
+        }
+        let cfl = file.run.cfl.unwrap_or(0.9);
+        if !(cfl > 0.0 && cfl <= 1.0) {
+            return Err(bad("[run] cfl", format!("{cfl} must lie in (0, 1]")));
+        }
+        let field = |key: &str, spec: &FieldSpec, vars: &[&str]| -> Result<Expr> {
+            match spec {
+                FieldSpec::Number(v) => Ok(Expr::constant(*v)),
+                FieldSpec::Expr(s) => {
+                    Expr::parse(s, vars).map_err(|e| bad(&format!("[initial] {key}"), e.to_string()))
+                }
+            }
+        };
+        let vel = |key: &str, spec: &Option<FieldSpec>| -> Result<Expr> {
+            spec.as_ref()
+                .map_or(Ok(Expr::constant(0.0)), |s| field(key, s, VARS_U))
+        };
+        let init = &file.initial;
+        let mut boundary = BTreeMap::new();
+        let mut default_boundary = EdgeKind::Wall;
+        for (k, v) in file.boundary.clone().unwrap_or_default() {
+            let kind = parse_kind(&v).ok_or_else(|| {
+                bad(
+                    &format!("[boundary] {k}"),
+                    format!("unknown boundary condition '{v}' (expected wall or open)"),
+                )
+            })?;
+            if k == "default" {
+                default_boundary = kind;
+            } else {
+                boundary.insert(k, kind);
+            }
+        }
+        let out = file.output.clone().unwrap_or_default();
+        if let Some(s) = out.snapshot_every {
+            if !(s > 0.0 && s.is_finite()) {
+                return Err(bad("[output] snapshot_every", format!("{s} must be > 0")));
+            }
+        }
+        let fields = out
+            .fields
+            .clone()
+            .unwrap_or_else(|| FIELD_NAMES[..6].iter().map(|s| s.to_string()).collect());
+        if let Some(f) = fields.iter().find(|f| !FIELD_NAMES.contains(&f.as_str())) {
+            return Err(bad(
+                "[output] fields",
+                format!("unknown field '{f}' (available: {})", FIELD_NAMES.join(", ")),
+            ));
+        }
+        let image_size = out.image_size.unwrap_or(800);
+        if !(64..=8192).contains(&image_size) {
+            return Err(bad(
+                "[output] image_size",
+                format!("{image_size} must lie in 64 ..= 8192"),
+            ));
+        }
+        Ok(Case {
+            origin: Some(path.to_path_buf()),
+            mesh,
+            ordering: ms.ordering.clone().unwrap_or_else(|| "original".into()),
+            physics,
+            scheme,
+            final_time: file.run.final_time,
+            cfl,
+            boundary,
+            default_boundary,
+            depth: field("H", &init.H, VARS_H)?,
+            h1: field("h1", &init.h1, VARS_H1)?,
+            h2: field("h2", &init.h2, VARS_H2)?,
+            velocity: [
+                vel("u1x", &init.u1x)?,
+                vel("u1y", &init.u1y)?,
+                vel("u2x", &init.u2x)?,
+                vel("u2y", &init.u2y)?,
+            ],
+            output: OutputSpec {
+                dir: out
+                    .dir
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from(format!("out/swe-{name}"))),
+                snapshot_every: out.snapshot_every,
+                fields,
+                vtu: out.vtu.unwrap_or(false),
+                csv: out.csv.unwrap_or(true),
+                image_size,
+            },
+            name,
+        })
+    }
+
+    fn err(&self, key: &str, msg: String) -> Error {
+        match &self.origin {
+            Some(p) => Error::parse(p, 0, format!("{key}: {msg}")),
+            None => Error::Invalid(format!("case '{}': {key}: {msg}", self.name)),
+        }
+    }
+
+    /// The boundary-kind function for a mesh: checks that every named boundary exists.
+    pub fn boundary_map(&self, mesh: &crate::mesh::Mesh) -> Result<BTreeMap<i32, EdgeKind>> {
+        let mut map = BTreeMap::new();
+        for (key, &kind) in &self.boundary {
+            let tag = match key.parse::<i32>() {
+                Ok(t) => t,
+                Err(_) => mesh.boundary_tag_by_name(key).ok_or_else(|| {
+                    let names: Vec<String> = mesh
+                        .physical_names
+                        .iter()
+                        .filter(|((d, _), _)| *d + 1 == mesh.dim)
+                        .map(|((_, t), n)| format!("{n} ({t})"))
+                        .collect();
+                    self.err(
+                        &format!("[boundary] {key}"),
+                        format!(
+                            "the mesh has no boundary named '{key}' (named boundaries: {})",
+                            if names.is_empty() {
+                                "none; use tag numbers".to_string()
+                            } else {
+                                names.join(", ")
+                            }
+                        ),
+                    )
+                })?,
+            };
+            map.insert(tag, kind);
+        }
+        Ok(map)
+    }
+
+    /// Cell depths H and initial states at the cell barycentres (spec §2.1). Errors when a
+    /// layer thickness is negative or a value is not finite, naming the key and the cell.
+    pub fn initial_state(&self, mesh: &SweMesh) -> Result<(Vec<f64>, Vec<[f64; 6]>)> {
+        let n = mesh.num_cells();
+        let mut depth = Vec::with_capacity(n);
+        let mut state = Vec::with_capacity(n);
+        for c in 0..n {
+            let [x, y] = mesh.geom.centroids[c];
+            let hh = self.depth.eval(&[x, y]);
+            let h1 = self.h1.eval(&[x, y, hh]);
+            let h2 = self.h2.eval(&[x, y, hh, h1]);
+            let u: Vec<f64> = self
+                .velocity
+                .iter()
+                .map(|e| e.eval(&[x, y, hh, h1, h2]))
+                .collect();
+            for (key, v) in [
+                ("H", hh),
+                ("h1", h1),
+                ("h2", h2),
+                ("u1x", u[0]),
+                ("u1y", u[1]),
+                ("u2x", u[2]),
+                ("u2y", u[3]),
+            ] {
+                if !v.is_finite() {
+                    return Err(self.err(
+                        &format!("[initial] {key}"),
+                        format!("value {v} at cell {c} ({x:.4}, {y:.4}) is not finite"),
+                    ));
+                }
+            }
+            for (key, h) in [("h1", h1), ("h2", h2)] {
+                if h < 0.0 {
+                    return Err(self.err(
+                        &format!("[initial] {key}"),
+                        format!(
+                            "negative layer thickness {h} at cell {c} ({x:.4}, {y:.4}); layer depths must be ≥ 0"
+                        ),
+                    ));
+                }
+            }
+            depth.push(hh);
+            state.push([h1, h1 * u[0], h1 * u[1], h2, h2 * u[2], h2 * u[3]]);
+        }
+        Ok((depth, state))
+    }
+}

@@ -1,0 +1,165 @@
+//! Two-layer shallow-water finite-volume solver on triangle meshes
+//! (spec `shared/specs/two-layer-shallow-water.md`).
+//!
+//! Unknowns per triangle W = (h1, q1x, q1y, h2, q2x, q2y), depth H per cell, density ratio
+//! r = ρ1/ρ2 ∈ (0, 1), gravity g. Each step is the first-order path-conservative update (2)
+//!
+//! W_i^{n+1} = W_i^n − Δt/|V_i| Σ_j |Γ_ij| F⁻_ij,   Δt = min_i 2γ|V_i| / Σ_j |Γ_ij| ‖D_ij‖∞   (3)
+//!
+//! with F⁻ the fluctuation of one of three schemes ([`Scheme`]): PVM-IFCP, IR-Roe or classical
+//! Roe. One edge computes both of its cells' contributions (F⁺_ij = F⁻_ji, spec §2.2), so the GPU
+//! runs one thread per edge, one dispatch per edge color, with no atomics.
+//!
+//! Modules: [`flux`] (the per-edge kernel, f64 CPU reference of the WGSL), [`mesh`] (cells and
+//! colored edges in GPU layout, the criss-cross test mesh M(n)), [`case`] (case files and
+//! built-in cases), [`cpu`] (f64 reference solver), [`gpu`] (wgpu driver).
+//!
+//! Decisions on the spec's open points (§14), with the evidence in `tests/swe_*.rs`:
+//! 1. Fluctuation form with mass rows in flux form (§2.2): exact conservation and exact
+//!    lake-at-rest; the flux form of the paper is equivalent in exact arithmetic.
+//! 2. CFL (3) with the *current* step's Δt (non-lagged), computed on the GPU each step; the
+//!    last step of every output interval is clamped to hit the output time exactly.
+//! 3. S_ext = sgn(λ1 + λ4) as in the paper (K-Q's sgn(λ2 + λ3) under-dissipates internal waves).
+//! 4. IFCP uses the at-rest well-balanced variant of §6.3 (the exact PVM form is singular at
+//!    internally critical edges over variable bathymetry).
+//! 5. IFCP uses the approximate eigenvalues of §4.2; IR-Roe and Roe the exact ones (EIG4).
+//! 6. Tangential momenta: Roe shear waves (§5.4) for IR-Roe, so IR-Roe ≡ classical Roe (checked
+//!    to round-off in the tests); mass-flux upwinding (§6.5) for IFCP.
+//! 7. No entropy fix. 8. g = 9.81 by default (case files may change it). 9. Tests use the
+//!    criss-cross mesh M(n) of §12, whose reference numbers the tests reproduce.
+
+pub mod case;
+pub mod cpu;
+pub mod expr;
+pub mod flux;
+pub mod mesh;
+
+use crate::error::{Error, Result};
+
+/// Numerical scheme of the edge fluctuations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scheme {
+    /// PVM-IFCP (spec §6): polynomial viscosity matrix, eigenvalue approximations only.
+    #[default]
+    PvmIfcp,
+    /// IR-Roe (spec §5): Roe scheme in the edge-rotated frame, closed-form eigenvectors.
+    IrRoe,
+    /// Classical Roe (spec §7): dense 6×6 matrices in the x-y frame.
+    Roe,
+}
+
+impl Scheme {
+    /// All schemes, default first.
+    pub const ALL: [Scheme; 3] = [Scheme::PvmIfcp, Scheme::IrRoe, Scheme::Roe];
+
+    /// The name used on the command line and in case files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheme::PvmIfcp => "pvm-ifcp",
+            Scheme::IrRoe => "ir-roe",
+            Scheme::Roe => "roe",
+        }
+    }
+
+    /// Parse a scheme name (as [`Scheme::name`] prints it; `ifcp` is accepted too).
+    pub fn from_name(s: &str) -> Result<Scheme> {
+        match s.to_ascii_lowercase().as_str() {
+            "pvm-ifcp" | "ifcp" | "pvm" => Ok(Scheme::PvmIfcp),
+            "ir-roe" | "irroe" => Ok(Scheme::IrRoe),
+            "roe" | "classical-roe" => Ok(Scheme::Roe),
+            other => Err(Error::Invalid(format!(
+                "unknown scheme '{other}' (expected pvm-ifcp, ir-roe or roe)"
+            ))),
+        }
+    }
+
+    /// The value of the WGSL override constant SCHEME.
+    pub fn shader_id(self) -> u32 {
+        match self {
+            Scheme::PvmIfcp => 0,
+            Scheme::IrRoe => 1,
+            Scheme::Roe => 2,
+        }
+    }
+}
+
+impl std::fmt::Display for Scheme {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Physical and numerical constants of a run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Physics {
+    /// Gravity g (m s⁻²).
+    pub g: f64,
+    /// Density ratio r = ρ1/ρ2 ∈ (0, 1).
+    pub r: f64,
+    /// Dry threshold ε_h = κ (m): below it a layer is dry (velocity desingularised, momentum
+    /// zeroed after the update, Roe schemes fall back to IFCP on the edge).
+    pub dry_tol: f64,
+}
+
+impl Default for Physics {
+    fn default() -> Self {
+        Physics {
+            g: 9.81,
+            r: 0.5,
+            dry_tol: 1e-4,
+        }
+    }
+}
+
+impl Physics {
+    /// Check the ranges: g > 0, 0 < r < 1, ε_h > 0.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.r > 0.0 && self.r < 1.0) {
+            return Err(Error::Invalid(format!(
+                "density ratio r = {} must lie in (0, 1)",
+                self.r
+            )));
+        }
+        if !(self.g > 0.0 && self.g.is_finite()) {
+            return Err(Error::Invalid(format!("gravity g = {} must be > 0", self.g)));
+        }
+        if !(self.dry_tol > 0.0 && self.dry_tol.is_finite()) {
+            return Err(Error::Invalid(format!(
+                "dry tolerance {} must be > 0",
+                self.dry_tol
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Event counters of a run (spec §4.5, §6.1, §10): how often edges lost hyperbolicity, a Roe
+/// scheme fell back to IFCP, IFCP clamped χ_int, or a negative depth was clipped to zero.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Counters {
+    /// Edge evaluations with complex internal eigenvalues (summed over steps).
+    pub nonhyperbolic: u64,
+    /// Edge evaluations where IR-Roe / Roe used the IFCP fluctuation (non-hyperbolic or dry).
+    pub fallback: u64,
+    /// IFCP edge evaluations that clamped χ_int into (λ1, λ4).
+    pub chi_clamped: u64,
+    /// Cell updates that clipped a negative layer depth to 0 (breaks exact conservation).
+    pub clipped: u64,
+    /// The largest number of non-hyperbolic edges in one step.
+    pub max_step_nonhyperbolic: u64,
+    /// The largest number of fallback edges in one step.
+    pub max_step_fallback: u64,
+}
+
+impl Counters {
+    /// Add one step's edge counters (its `nonhyperbolic`, `fallback`, `chi_clamped`).
+    pub fn add_step(&mut self, step: &Counters) {
+        self.nonhyperbolic += step.nonhyperbolic;
+        self.fallback += step.fallback;
+        self.chi_clamped += step.chi_clamped;
+        self.max_step_nonhyperbolic = self.max_step_nonhyperbolic.max(step.nonhyperbolic);
+        self.max_step_fallback = self.max_step_fallback.max(step.fallback);
+    }
+}
