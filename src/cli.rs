@@ -45,6 +45,18 @@ pub enum Command {
     /// Mesh tools: info, convert, plot.
     #[command(subcommand)]
     Mesh(MeshCommand),
+    /// Color the faces (Giuliani–Krivodonova) or vertices of a mesh, verify and report.
+    Color(crate::commands::color::ColorArgs),
+    /// Benchmarks on the chosen adapter (markdown tables; --json for machines).
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+/// Benchmark subcommands.
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// GPU speculative vertex coloring against the sequential greedy coloring.
+    Color(crate::commands::color::BenchColorArgs),
 }
 
 /// A mesh argument: a .msh file, or a built-in spec (rect, rect:N, rect:N@SEED, disk:N,
@@ -122,5 +134,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Devices { json } => commands::devices::run(json),
         Command::Mesh(cmd) => commands::mesh::run(cmd, &cli.global),
+        Command::Color(args) => commands::color::run(&args, &cli.global),
+        Command::Bench(BenchCommand::Color(args)) => commands::color::bench(&args, &cli.global),
     }
 }

@@ -17,7 +17,11 @@ pub fn run(json: bool) -> anyhow::Result<()> {
     }
     for (i, a) in adapters.iter().enumerate() {
         let yes = |b: bool| if b { "yes" } else { "no" };
-        println!("[{i}] {}{}", a.name, if i == 0 { "  (default)" } else { "" });
+        println!(
+            "[{i}] {}{}",
+            a.name,
+            if i == 0 { "  (default)" } else { "" }
+        );
         println!("    backend {}  type {}", a.backend, a.device_type);
         println!("    driver  {} {}", a.driver, a.driver_info);
         println!(

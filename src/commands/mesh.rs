@@ -122,7 +122,10 @@ fn info(arg: &str, json: bool, global: &GlobalArgs) -> anyhow::Result<()> {
     );
     let fmt_stats = |s: &Stats| format!("min {:.4}  mean {:.4}  max {:.4}", s.min, s.mean, s.max);
     if let Some(s) = &report.quality {
-        println!("quality     {}  (radius ratio / scaled Jacobian, 1 = ideal)", fmt_stats(s));
+        println!(
+            "quality     {}  (radius ratio / scaled Jacobian, 1 = ideal)",
+            fmt_stats(s)
+        );
     }
     if let Some(s) = &report.min_angle_deg {
         println!("min angle   {} degrees", fmt_stats(s));
@@ -191,7 +194,9 @@ fn plot(
 ) -> anyhow::Result<()> {
     let mesh = load(arg, global)?;
     if mesh.dim != 2 {
-        return Err(Error::Invalid(format!("mesh plot needs a 2D mesh; {arg} is {}D", mesh.dim)).into());
+        return Err(
+            Error::Invalid(format!("mesh plot needs a 2D mesh; {arg} is {}D", mesh.dim)).into(),
+        );
     }
     let colormap = Colormap::from_name(colormap)?;
     let values: Vec<f64>;

@@ -1,13 +1,14 @@
 //! The solver's view of a mesh: cells (area, barycentre, depth H) and edges grouped by color in
-//! the layout the GPU reads, plus the deterministic criss-cross mesh M(n) of spec §12 and a
-//! reverse Cuthill–McKee cell ordering.
+//! the layout the GPU reads, plus the deterministic criss-cross mesh M(n) of spec §12.
 //!
-//! Edge colors: no two edges of one color share a cell, so one dispatch per color can add an
-//! edge's contributions to both cells with plain read-modify-writes. A triangle mesh's dual graph
-//! has degree ≤ 3, so a greedy coloring in face order needs at most 5 colors (usually 4).
+//! Edge colors ([`crate::color`]): no two edges of one color share a cell, so one dispatch per
+//! color can add an edge's contributions to both cells with plain read-modify-writes. Cells and
+//! faces are renumbered by one [`Ordering`] ([`crate::order`]); results depend on the ordering
+//! only through f32 summation order.
 
 use crate::error::{Error, Result};
-use crate::mesh::{ElementKind, Geometry2d, Mesh, Topology, NO_ELEMENT};
+use crate::mesh::{Geometry2d, Mesh, Topology};
+use crate::order::{order_mesh, Ordering};
 
 /// Boundary behaviour of an edge (the `kind` field of [`SweEdge`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -50,12 +51,24 @@ pub struct SweMesh {
     pub color_offsets: Vec<u32>,
     /// Kind of each face (indexed by face number, not by `face_order`).
     pub face_kind: Vec<EdgeKind>,
+    /// The cell ordering applied.
+    pub ordering: Ordering,
+    /// `element_new_to_old[cell] =` the cell's number in the input mesh.
+    pub element_new_to_old: Vec<u32>,
 }
 
+/// Seed of the face coloring (fixed: runs are reproducible).
+pub const COLORING_SEED: u64 = 0;
+
 impl SweMesh {
-    /// Prepare `mesh`: it must be a 2D triangle mesh. `boundary` maps a boundary tag to the
-    /// edge kind.
-    pub fn new(mesh: Mesh, boundary: impl Fn(i32) -> EdgeKind) -> Result<SweMesh> {
+    /// Prepare `mesh` (a 2D triangle mesh): color the faces, renumber cells and faces by
+    /// `ordering` ([`crate::order::order_mesh`]), compute the geometry. `boundary` maps a
+    /// boundary tag to the edge kind.
+    pub fn new(
+        mesh: &Mesh,
+        ordering: Ordering,
+        boundary: impl Fn(i32) -> EdgeKind,
+    ) -> Result<SweMesh> {
         if !mesh.is_triangle_mesh() {
             return Err(Error::invalid_mesh(
                 "the shallow-water solver needs a 2D mesh of triangles only",
@@ -64,7 +77,9 @@ impl SweMesh {
         if mesh.num_elements() == 0 {
             return Err(Error::invalid_mesh("the mesh has no triangles"));
         }
-        let topo = Topology::build(&mesh)?;
+        let ordered = order_mesh(mesh, ordering, COLORING_SEED)?;
+        let topo = ordered.topo;
+        let mesh = ordered.mesh;
         let geom = Geometry2d::build(&mesh, &topo);
         if let Some(e) = geom.areas.iter().position(|&a| a <= 0.0) {
             return Err(Error::invalid_mesh(format!(
@@ -81,14 +96,15 @@ impl SweMesh {
                 }
             })
             .collect();
-        let (face_order, color_offsets) = greedy_face_colors(&topo, mesh.num_elements());
         Ok(SweMesh {
+            face_order: (0..topo.num_faces() as u32).collect(),
+            color_offsets: ordered.color_offsets.iter().map(|&o| o as u32).collect(),
             mesh,
             topo,
             geom,
-            face_order,
-            color_offsets,
             face_kind,
+            ordering,
+            element_new_to_old: ordered.element_new_to_old,
         })
     }
 
@@ -153,134 +169,27 @@ impl SweMesh {
     }
 }
 
-/// Greedy face coloring in face order (first color not used by either cell), grouped by color
-/// and, inside a color, sorted by left cell. Returns (face order, color offsets).
-pub fn greedy_face_colors(topo: &Topology, num_cells: usize) -> (Vec<u32>, Vec<u32>) {
-    let mut used = vec![0u32; num_cells];
-    let mut color = vec![0u32; topo.num_faces()];
-    for f in 0..topo.num_faces() {
-        let (l, r) = (topo.left[f] as usize, topo.right[f]);
-        let mut mask = used[l];
-        if r != NO_ELEMENT {
-            mask |= used[r as usize];
-        }
-        let c = (!mask).trailing_zeros();
-        color[f] = c;
-        used[l] |= 1 << c;
-        if r != NO_ELEMENT {
-            used[r as usize] |= 1 << c;
-        }
-    }
-    let nc = color.iter().max().map_or(1, |&c| c as usize + 1);
-    let mut order: Vec<u32> = (0..topo.num_faces() as u32).collect();
-    order.sort_by_key(|&f| (color[f as usize], topo.left[f as usize]));
-    let mut offsets = vec![0u32; nc + 1];
-    for &c in &color {
-        offsets[c as usize + 1] += 1;
-    }
-    for c in 0..nc {
-        offsets[c + 1] += offsets[c];
-    }
-    (order, offsets)
+/// The criss-cross mesh M(n) of spec §12: [−5, 5]² split into n × n squares, each cut into 4
+/// triangles through its centre (4n² cells, 2n(3n + 1) edges), boundary tags 1 bottom, 2 right,
+/// 3 top, 4 left.
+pub fn criss_cross(n: usize) -> Result<Mesh> {
+    crate::mesh::generate::split_square_grid(-5.0, 5.0, -5.0, 5.0, n, n)
 }
 
-/// The criss-cross mesh M(n) of spec §12 on [x0, x1] × [y0, y1]: n × n squares, each split into
-/// 4 triangles through its centre (4n² cells, 2n(3n + 1) edges). Boundary tags 1 bottom,
-/// 2 right, 3 top, 4 left, with those physical names.
-pub fn criss_cross(n: usize, x0: f64, x1: f64, y0: f64, y1: f64) -> Result<Mesh> {
-    if n == 0 || !(x1 > x0) || !(y1 > y0) {
+/// Map a mesh affinely so its bounding box becomes `[x0, x1] × [y0, y1]` (built-in meshes live
+/// on the unit square or disk).
+pub fn fit_to_domain(mesh: &mut Mesh, domain: [f64; 4]) -> Result<()> {
+    let [x0, x1, y0, y1] = domain;
+    if !(x1 > x0 && y1 > y0) {
         return Err(Error::Invalid(format!(
-            "criss-cross mesh needs n ≥ 1 and a non-empty box, got n = {n}, [{x0}, {x1}] × [{y0}, {y1}]"
+            "domain [{x0}, {x1}] × [{y0}, {y1}] is empty"
         )));
     }
-    let mut m = Mesh::new(2);
-    let (dx, dy) = ((x1 - x0) / n as f64, (y1 - y0) / n as f64);
-    for j in 0..=n {
-        for i in 0..=n {
-            m.points
-                .push([x0 + i as f64 * dx, y0 + j as f64 * dy, 0.0]);
-        }
+    let (lo, hi) = mesh.bounding_box();
+    let (sx, sy) = ((x1 - x0) / (hi[0] - lo[0]), (y1 - y0) / (hi[1] - lo[1]));
+    for p in mesh.points.iter_mut() {
+        p[0] = x0 + (p[0] - lo[0]) * sx;
+        p[1] = y0 + (p[1] - lo[1]) * sy;
     }
-    let corner = |i: usize, j: usize| (j * (n + 1) + i) as u32;
-    let centre0 = m.points.len();
-    for j in 0..n {
-        for i in 0..n {
-            m.points.push([
-                x0 + (i as f64 + 0.5) * dx,
-                y0 + (j as f64 + 0.5) * dy,
-                0.0,
-            ]);
-        }
-    }
-    for j in 0..n {
-        for i in 0..n {
-            let c = (centre0 + j * n + i) as u32;
-            let (a, b, cc, d) = (
-                corner(i, j),
-                corner(i + 1, j),
-                corner(i + 1, j + 1),
-                corner(i, j + 1),
-            );
-            m.push_element(ElementKind::Triangle, &[a, b, c], 1);
-            m.push_element(ElementKind::Triangle, &[b, cc, c], 1);
-            m.push_element(ElementKind::Triangle, &[cc, d, c], 1);
-            m.push_element(ElementKind::Triangle, &[d, a, c], 1);
-        }
-    }
-    for k in 0..n {
-        let facets = [
-            (corner(k, 0), corner(k + 1, 0), 1),
-            (corner(n, k), corner(n, k + 1), 2),
-            (corner(k + 1, n), corner(k, n), 3),
-            (corner(0, k + 1), corner(0, k), 4),
-        ];
-        for (a, b, tag) in facets {
-            m.boundary_facets.push(crate::mesh::BoundaryFacet {
-                vertices: vec![a, b],
-                tag,
-            });
-        }
-    }
-    for (tag, name) in [(1, "bottom"), (2, "right"), (3, "top"), (4, "left")] {
-        m.physical_names.insert((1, tag), name.to_string());
-    }
-    Ok(m)
-}
-
-/// Reverse Cuthill–McKee ordering of the cells (breadth-first from a minimum-degree cell,
-/// neighbours by increasing degree, reversed): `perm[new] = old`.
-pub fn rcm_permutation(mesh: &Mesh) -> Result<Vec<u32>> {
-    let topo = Topology::build(mesh)?;
-    let n = mesh.num_elements();
-    let adj = topo.element_adjacency(n);
-    let degree = |c: usize| adj.row(c).len();
-    let mut visited = vec![false; n];
-    let mut order = Vec::with_capacity(n);
-    let mut starts: Vec<usize> = (0..n).collect();
-    starts.sort_by_key(|&c| (degree(c), c));
-    for s in starts {
-        if visited[s] {
-            continue;
-        }
-        visited[s] = true;
-        let mut head = order.len();
-        order.push(s as u32);
-        while head < order.len() {
-            let c = order[head] as usize;
-            head += 1;
-            let mut nb: Vec<usize> = adj
-                .row(c)
-                .iter()
-                .map(|&x| x as usize)
-                .filter(|&x| !visited[x])
-                .collect();
-            nb.sort_by_key(|&x| (degree(x), x));
-            for x in nb {
-                visited[x] = true;
-                order.push(x as u32);
-            }
-        }
-    }
-    order.reverse();
-    Ok(order)
+    Ok(())
 }

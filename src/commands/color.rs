@@ -1,0 +1,322 @@
+//! `chromaflow color` (face or vertex coloring with verification and a GK-style table) and
+//! `chromaflow bench color` (GPU speculative vertex coloring against sequential greedy).
+
+use crate::cli::GlobalArgs;
+use crate::color::faces::{check_face_coloring, face_buffer_bytes};
+use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
+use crate::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
+use crate::commands::progress::spinner;
+use crate::error::Error;
+use crate::gpu::{GpuContext, GpuOptions};
+use crate::mesh::{generate, load_or_builtin, Topology};
+use crate::order::{bandwidth, order_mesh, Ordering};
+use crate::output::{save_edges_png, topology_edges, PlotOptions};
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Options of `chromaflow color`.
+#[derive(Args, Debug)]
+pub struct ColorArgs {
+    /// Mesh file (.msh) or built-in spec (e.g. rect:20000).
+    pub mesh: String,
+    /// Color the faces (edges in 2D); the default.
+    #[arg(long, conflicts_with = "vertices")]
+    pub faces: bool,
+    /// Color the vertices instead (for vertex smoothing).
+    #[arg(long)]
+    pub vertices: bool,
+    /// Seed of the randomized face coloring.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Element/face ordering applied after face coloring.
+    #[arg(long, value_enum, default_value_t = Ordering::Original)]
+    pub ordering: Ordering,
+    /// Vertex visit order of the sequential greedy vertex coloring.
+    #[arg(long, value_enum, default_value_t = VertexOrder::Natural)]
+    pub vertex_order: VertexOrder,
+    /// Also color vertices on the GPU with this speculative variant.
+    #[arg(long, value_enum)]
+    pub gpu: Option<GpuColoringVariant>,
+    /// Give boundary vertices color classes of their own.
+    #[arg(long)]
+    pub separate_boundary: bool,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Write a PNG of the face coloring (2D meshes).
+    #[arg(long, value_name = "FILE")]
+    pub png: Option<PathBuf>,
+    /// Write the mesh with the colors as cell data (face coloring: per element, the colors of
+    /// its faces are not a cell field, so the element's lowest face color is written) or
+    /// point data (vertex coloring).
+    #[arg(long, value_name = "FILE")]
+    pub vtu: Option<PathBuf>,
+}
+
+pub fn run(args: &ColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
+    let sp = spinner(&format!("loading {}", args.mesh), global.quiet);
+    let mesh = load_or_builtin(&args.mesh)?;
+    sp.finish_and_clear();
+    if args.vertices {
+        return run_vertices(args, &mesh, global);
+    }
+    let topo = Topology::build(&mesh)?;
+    let before = bandwidth(&topo.element_adjacency(mesh.num_elements()), None);
+    let start = Instant::now();
+    let ordered = order_mesh(&mesh, args.ordering, args.seed)?;
+    let seconds = start.elapsed().as_secs_f64();
+    let coloring = &ordered.coloring;
+    let check = check_face_coloring(&ordered.topo, &coloring.colors);
+    let after = ordered.bandwidth();
+    let nf = ordered.topo.num_faces();
+    // GK report the savings for their DG solver: Euler (4 equations), p = 1 (3 basis), f64.
+    let saved = face_buffer_bytes(3, 4, nf, 8);
+    let report = serde_json::json!({
+        "mesh": args.mesh,
+        "elements": mesh.num_elements(),
+        "faces": nf,
+        "boundary_faces": ordered.topo.num_boundary_faces(),
+        "target_colors": coloring.target_colors,
+        "colors": coloring.num_colors,
+        "fallback": coloring.fallback,
+        "faces_per_color": coloring.counts,
+        "seconds": seconds,
+        "seed": args.seed,
+        "ordering": args.ordering.name(),
+        "bandwidth_before": before,
+        "bandwidth_after": after,
+        "check": check.as_ref().map(|_| "ok".to_string()).unwrap_or_else(|e| e.clone()),
+        "scatter_buffer_bytes_saved_p1_euler_f64": saved,
+        "greedy_conflicts": coloring.stats.greedy_conflicts,
+        "swaps": coloring.stats.swaps,
+        "doubles": coloring.stats.doubles,
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("| mesh | elements | faces | colors | faces per color | time (s) | check |");
+        println!("|---|---|---|---|---|---|---|");
+        let per: Vec<String> = coloring.counts.iter().map(|c| c.to_string()).collect();
+        println!(
+            "| {} | {} | {} | {}{} | {} | {:.3} | {} |",
+            args.mesh,
+            mesh.num_elements(),
+            nf,
+            coloring.num_colors,
+            if coloring.fallback { " (fallback)" } else { "" },
+            per.join(" / "),
+            seconds,
+            if check.is_ok() { "ok" } else { "FAILED" }
+        );
+        println!(
+            "ordering {}: element adjacency bandwidth {before} -> {after}",
+            args.ordering
+        );
+        println!(
+            "per-face scatter buffers avoided (GK: 2 x 3 basis x 4 equations x faces x 8 B): {:.1} MB",
+            saved as f64 / 1e6
+        );
+    }
+    if let Some(png) = &args.png {
+        let colors: Vec<u32> = coloring.colors.iter().map(|&c| c as u32).collect();
+        let opts = PlotOptions {
+            title: format!(
+                "{}: {} faces, {} colors ({})",
+                args.mesh, nf, coloring.num_colors, args.ordering
+            ),
+            colorbar: false,
+            ..PlotOptions::default()
+        };
+        save_edges_png(
+            &ordered.mesh,
+            &topology_edges(&ordered.topo),
+            &colors,
+            &opts,
+            png,
+        )?;
+    }
+    if let Some(vtu) = &args.vtu {
+        let lowest: Vec<f64> = (0..ordered.mesh.num_elements())
+            .map(|e| {
+                ordered
+                    .topo
+                    .element_faces
+                    .row(e)
+                    .iter()
+                    .map(|&f| coloring.colors[f as usize])
+                    .min()
+                    .unwrap_or(0) as f64
+            })
+            .collect();
+        crate::mesh::io::write_vtu(&ordered.mesh, vtu, &[], &[("lowest_face_color", &lowest)])?;
+    }
+    if let Err(e) = check {
+        return Err(Error::InvalidMesh {
+            origin: None,
+            msg: format!("face coloring check failed: {e}"),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+fn run_vertices(
+    args: &ColorArgs,
+    mesh: &crate::mesh::Mesh,
+    global: &GlobalArgs,
+) -> anyhow::Result<()> {
+    let topo = Topology::build(mesh)?;
+    let graph = &topo.vertex_neighbors;
+    let boundary = topo.boundary_vertices(mesh.num_points());
+    let flags = args.separate_boundary.then_some(&boundary[..]);
+    let start = Instant::now();
+    let cpu = color_vertices(graph, args.vertex_order, flags)?;
+    let cpu_seconds = start.elapsed().as_secs_f64();
+    check_vertex_coloring(graph, &cpu.colors, flags).map_err(Error::Invalid)?;
+    let mut gpu_report = serde_json::Value::Null;
+    if let Some(variant) = args.gpu {
+        let ctx = GpuContext::new(&GpuOptions {
+            adapter: global.adapter.clone(),
+        })?;
+        let class: Vec<u32> = boundary.iter().map(|&b| b as u32).collect();
+        let res = color_vertices_gpu(
+            &ctx,
+            graph,
+            args.separate_boundary.then_some(&class[..]),
+            variant,
+        )?;
+        check_vertex_coloring(graph, &res.colors, flags).map_err(Error::Invalid)?;
+        gpu_report = serde_json::json!({
+            "adapter": ctx.info.name,
+            "variant": format!("{variant:?}"),
+            "colors": res.num_colors,
+            "rounds": res.rounds,
+            "conflicts_per_round": res.conflicts_per_round,
+            "seconds": res.seconds,
+        });
+    }
+    let report = serde_json::json!({
+        "mesh": args.mesh,
+        "vertices": mesh.num_points(),
+        "order": format!("{:?}", args.vertex_order),
+        "separate_boundary": args.separate_boundary,
+        "colors": cpu.num_colors,
+        "boundary_colors": cpu.boundary_colors,
+        "vertices_per_color": cpu.counts,
+        "seconds": cpu_seconds,
+        "check": "ok",
+        "gpu": gpu_report,
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!(
+            "{}: {} vertices, greedy ({:?}) {} colors ({} boundary) in {:.3} s, check ok",
+            args.mesh,
+            mesh.num_points(),
+            args.vertex_order,
+            cpu.num_colors,
+            cpu.boundary_colors,
+            cpu_seconds
+        );
+        if !gpu_report.is_null() {
+            println!(
+                "GPU {} ({}): {} colors in {} rounds, {:.4} s, check ok",
+                gpu_report["variant"].as_str().unwrap_or(""),
+                gpu_report["adapter"].as_str().unwrap_or(""),
+                gpu_report["colors"],
+                gpu_report["rounds"],
+                gpu_report["seconds"].as_f64().unwrap_or(0.0)
+            );
+        }
+    }
+    if let Some(vtu) = &args.vtu {
+        let c: Vec<f64> = cpu.colors.iter().map(|&c| c as f64).collect();
+        crate::mesh::io::write_vtu(mesh, vtu, &[("vertex_color", &c)], &[])?;
+    }
+    Ok(())
+}
+
+/// Options of `chromaflow bench color`.
+#[derive(Args, Debug)]
+pub struct BenchColorArgs {
+    /// Triangle counts of the built-in rectangle meshes to color (about half as many vertices).
+    #[arg(long, value_delimiter = ',', default_value = "100000,1000000,4000000")]
+    pub sizes: Vec<usize>,
+    /// Repetitions per measurement (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    /// Print JSON lines instead of a markdown table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Median of repeated timings of `f`.
+fn median_time(repeat: usize, mut f: impl FnMut() -> anyhow::Result<f64>) -> anyhow::Result<f64> {
+    let mut t = Vec::with_capacity(repeat);
+    for _ in 0..repeat.max(1) {
+        t.push(f()?);
+    }
+    Ok(crate::gpu::timing::median(&t))
+}
+
+pub fn bench(args: &BenchColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
+    let ctx = GpuContext::new(&GpuOptions {
+        adapter: global.adapter.clone(),
+    })?;
+    if !args.json {
+        println!("adapter: {} ({:?})", ctx.info.name, ctx.info.backend);
+        println!("| vertices | greedy colors | greedy s | GPU topology colors | rounds | s | speedup | GPU data colors | rounds | s | speedup |");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    }
+    for &n in &args.sizes {
+        let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, n, 1)?;
+        let topo = Topology::build(&mesh)?;
+        let graph = &topo.vertex_neighbors;
+        let mut greedy_colors = 0;
+        let greedy_s = median_time(args.repeat, || {
+            let t = Instant::now();
+            let c = color_vertices(graph, VertexOrder::Natural, None)?;
+            greedy_colors = c.num_colors;
+            Ok(t.elapsed().as_secs_f64())
+        })?;
+        let mut row = vec![
+            mesh.num_points().to_string(),
+            greedy_colors.to_string(),
+            format!("{greedy_s:.4}"),
+        ];
+        let mut json = serde_json::json!({
+            "vertices": mesh.num_points(),
+            "greedy_colors": greedy_colors,
+            "greedy_seconds": greedy_s,
+            "adapter": ctx.info.name,
+        });
+        for variant in [GpuColoringVariant::Topology, GpuColoringVariant::Data] {
+            // Warm-up run compiles pipelines and faults in memory.
+            let warm = color_vertices_gpu(&ctx, graph, None, variant)?;
+            check_vertex_coloring(graph, &warm.colors, None).map_err(Error::Invalid)?;
+            let mut last = warm;
+            let s = median_time(args.repeat, || {
+                last = color_vertices_gpu(&ctx, graph, None, variant)?;
+                Ok(last.seconds)
+            })?;
+            row.extend([
+                last.num_colors.to_string(),
+                last.rounds.to_string(),
+                format!("{s:.4}"),
+                format!("{:.1}x", greedy_s / s),
+            ]);
+            json[format!("{variant:?}").to_lowercase()] = serde_json::json!({
+                "colors": last.num_colors, "rounds": last.rounds, "seconds": s,
+                "speedup": greedy_s / s,
+            });
+        }
+        if args.json {
+            println!("{json}");
+        } else {
+            println!("| {} |", row.join(" | "));
+        }
+    }
+    Ok(())
+}
