@@ -58,7 +58,9 @@ fn speculative_coloring_is_conflict_free_in_both_variants() {
     let mesh = generate::builtin("rect:20000@3").unwrap();
     let topo = Topology::build(&mesh).unwrap();
     let adj = &topo.vertex_neighbors;
-    let greedy = color_vertices(adj, VertexOrder::Natural, None).unwrap().num_colors;
+    let greedy = color_vertices(adj, VertexOrder::Natural, None)
+        .unwrap()
+        .num_colors;
     for variant in [GpuColoringVariant::Topology, GpuColoringVariant::Data] {
         let res = color_vertices_gpu(&ctx, adj, None, variant).unwrap();
         assert_proper(adj, &res.colors, None);

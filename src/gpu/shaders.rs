@@ -21,6 +21,13 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("vcolor_assign.wgsl"),
     shader!("vcolor_compact.wgsl"),
     shader!("vcolor_detect.wgsl"),
+    shader!("common/swe_flux.wgsl"),
+    shader!("common/swe_control.wgsl"),
+    shader!("swe_edge_flux.wgsl"),
+    shader!("swe_cell_gather.wgsl"),
+    shader!("swe_local_dt.wgsl"),
+    shader!("swe_time.wgsl"),
+    shader!("swe_update.wgsl"),
 ];
 
 /// Names of the kernel shaders (the files outside `common/`), one entry point `main` each.

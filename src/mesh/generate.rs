@@ -263,6 +263,7 @@ fn unstructured(domain: Domain, target: usize, seed: u64, what: &str) -> Result<
     let area = domain.area();
     // T ~ 2V = 2 DENSITY A / r^2.
     let mut r = (2.0 * DENSITY * area / target as f64).sqrt();
+    let clock = std::time::Instant::now();
     let (mut pts, mut tags) = poisson_sample(domain, r, seed);
     for _ in 0..4 {
         let t = (2 * pts.len()).saturating_sub(tags.len() + 2);
@@ -281,8 +282,18 @@ fn unstructured(domain: Domain, target: usize, seed: u64, what: &str) -> Result<
             id: i as u32,
         })
         .collect();
+    log::debug!(
+        "{what}: {} points ({} on the boundary) sampled in {:.3} s",
+        pts.len(),
+        tags.len(),
+        clock.elapsed().as_secs_f64()
+    );
     let dt: DelaunayTriangulation<IndexedPoint> = DelaunayTriangulation::bulk_load(vertices)
         .map_err(|e| Error::Invalid(format!("{what}: Delaunay triangulation failed: {e:?}")))?;
+    log::debug!(
+        "{what}: Delaunay triangulation done at {:.3} s",
+        clock.elapsed().as_secs_f64()
+    );
     let mut mesh = Mesh::new(2);
     mesh.points = pts.iter().map(|p| [p[0], p[1], 0.0]).collect();
     mesh.kinds.reserve(dt.num_inner_faces());
@@ -304,6 +315,11 @@ fn unstructured(domain: Domain, target: usize, seed: u64, what: &str) -> Result<
         })
         .collect();
     validate(&mut mesh)?;
+    log::debug!(
+        "{what}: {} triangles, validated at {:.3} s",
+        mesh.num_elements(),
+        clock.elapsed().as_secs_f64()
+    );
     Ok(mesh)
 }
 
@@ -341,7 +357,12 @@ pub fn rectangle(
     seed: u64,
 ) -> Result<Mesh> {
     check_rect(x0, x1, y0, y1, "rectangle")?;
-    let mut mesh = unstructured(Domain::Rect { x0, x1, y0, y1 }, target_elements, seed, "rectangle")?;
+    let mut mesh = unstructured(
+        Domain::Rect { x0, x1, y0, y1 },
+        target_elements,
+        seed,
+        "rectangle",
+    )?;
     rect_names(&mut mesh);
     Ok(mesh)
 }
@@ -355,7 +376,12 @@ pub fn disk(cx: f64, cy: f64, radius: f64, target_elements: usize, seed: u64) ->
             "disk: need a finite centre and a positive radius, got ({cx}, {cy}), {radius}"
         )));
     }
-    let mut mesh = unstructured(Domain::Disk { cx, cy, radius }, target_elements, seed, "disk")?;
+    let mut mesh = unstructured(
+        Domain::Disk { cx, cy, radius },
+        target_elements,
+        seed,
+        "disk",
+    )?;
     mesh.physical_names
         .insert((1, TAG_BOUNDARY), "boundary".to_string());
     mesh.physical_names
@@ -370,9 +396,17 @@ fn lattice(x0: f64, x1: f64, y0: f64, y1: f64, nx: usize, ny: usize) -> Mesh {
     let id = |i: usize, j: usize| (j * (nx + 1) + i) as u32;
     mesh.points.reserve((nx + 1) * (ny + 1));
     for j in 0..=ny {
-        let y = if j == ny { y1 } else { y0 + (y1 - y0) * j as f64 / ny as f64 };
+        let y = if j == ny {
+            y1
+        } else {
+            y0 + (y1 - y0) * j as f64 / ny as f64
+        };
         for i in 0..=nx {
-            let x = if i == nx { x1 } else { x0 + (x1 - x0) * i as f64 / nx as f64 };
+            let x = if i == nx {
+                x1
+            } else {
+                x0 + (x1 - x0) * i as f64 / nx as f64
+            };
             mesh.points.push([x, y, 0.0]);
         }
     }
@@ -432,14 +466,7 @@ pub fn quad_grid(x0: f64, x1: f64, y0: f64, y1: f64, nx: usize, ny: usize) -> Re
 /// each split by both diagonals into 4 triangles around an added centre vertex. Square (i, j)
 /// gives elements 4 (j nx + i) + 0..4 (bottom, right, top, left triangle); the centre vertices
 /// follow the (nx + 1)(ny + 1) lattice vertices.
-pub fn split_square_grid(
-    x0: f64,
-    x1: f64,
-    y0: f64,
-    y1: f64,
-    nx: usize,
-    ny: usize,
-) -> Result<Mesh> {
+pub fn split_square_grid(x0: f64, x1: f64, y0: f64, y1: f64, nx: usize, ny: usize) -> Result<Mesh> {
     check_rect(x0, x1, y0, y1, "split_square_grid")?;
     check_grid(nx, ny, "split_square_grid")?;
     let mut mesh = lattice(x0, x1, y0, y1, nx, ny);
@@ -447,7 +474,10 @@ pub fn split_square_grid(
     let base = mesh.points.len();
     for j in 0..ny {
         for i in 0..nx {
-            let (a, c) = (mesh.points[id(i, j) as usize], mesh.points[id(i + 1, j + 1) as usize]);
+            let (a, c) = (
+                mesh.points[id(i, j) as usize],
+                mesh.points[id(i + 1, j + 1) as usize],
+            );
             mesh.points
                 .push([0.5 * (a[0] + c[0]), 0.5 * (a[1] + c[1]), 0.0]);
         }
@@ -466,7 +496,8 @@ pub fn split_square_grid(
 }
 
 /// The accepted builtin specs, for messages and `--help` texts.
-pub const BUILTIN_FORMS: &str = "rect, rect:N, rect:N@SEED (unit square, N triangles, default 2000), \
+pub const BUILTIN_FORMS: &str =
+    "rect, rect:N, rect:N@SEED (unit square, N triangles, default 2000), \
 disk, disk:N, disk:N@SEED (unit disk, default 2000), quad:NXxNY (quadrilaterals on the unit \
 square), cross:N (N x N squares split into 4 triangles each)";
 
@@ -501,7 +532,7 @@ pub fn builtin(spec: &str) -> Result<Mesh> {
             }
         }
     };
-    match name {
+    let mesh = match name {
         "rect" => {
             let (n, seed) = count_seed(arg)?;
             rectangle(0.0, 1.0, 0.0, 1.0, n, seed)
@@ -522,6 +553,197 @@ pub fn builtin(spec: &str) -> Result<Mesh> {
             let n = parse_n(a)?;
             split_square_grid(0.0, 1.0, 0.0, 1.0, n, n)
         }
-        _ => Err(bad("unknown mesh name")),
+        _ => return Err(bad("unknown mesh name")),
+    };
+    // Parameter errors from the generators (sizes out of range) get the spec and the forms too.
+    mesh.map_err(|e| match e {
+        Error::Invalid(msg) => bad(&msg),
+        other => other,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::geometry::Geometry2d;
+    use crate::mesh::topology::{Topology, NO_ELEMENT, UNTAGGED};
+
+    /// Smallest interior angle of the triangles, in degrees.
+    fn min_angle(m: &Mesh) -> f64 {
+        let mut worst: f64 = 180.0;
+        for e in 0..m.num_elements() {
+            let v = m.element(e);
+            for k in 0..3 {
+                let a = m.points[v[k] as usize];
+                let b = m.points[v[(k + 1) % 3] as usize];
+                let c = m.points[v[(k + 2) % 3] as usize];
+                let (u, w) = ([b[0] - a[0], b[1] - a[1]], [c[0] - a[0], c[1] - a[1]]);
+                let cos = (u[0] * w[0] + u[1] * w[1]) / (u[0].hypot(u[1]) * w[0].hypot(w[1]));
+                worst = worst.min(cos.clamp(-1.0, 1.0).acos().to_degrees());
+            }
+        }
+        worst
+    }
+
+    /// The checks every 2D generated mesh must pass: positive areas summing to `area`, Euler's
+    /// formula for a disk-like domain, manifold faces with normals from left to right,
+    /// closed elements (sum of length times outward normal is zero) and a fully tagged boundary.
+    fn check_2d(m: &Mesh, area: f64, area_tol: f64) -> (Topology, Geometry2d) {
+        let topo = Topology::build(m).unwrap();
+        let geo = Geometry2d::build(m, &topo);
+        assert!(geo.areas.iter().all(|&a| a > 0.0), "clockwise element");
+        let total: f64 = geo.areas.iter().sum();
+        assert!(
+            (total - area).abs() <= area_tol * area,
+            "area {total} vs {area}"
+        );
+        let (v, e, f) = (m.num_points(), topo.num_faces(), m.num_elements());
+        assert_eq!(v as i64 - e as i64 + f as i64, 1, "Euler V - E + F");
+        let mut closure = vec![[0.0f64; 2]; f];
+        for face in 0..e {
+            let (l, r) = (topo.left[face] as usize, topo.right[face]);
+            let (n, len) = (geo.normals[face], geo.lengths[face]);
+            closure[l][0] += len * n[0];
+            closure[l][1] += len * n[1];
+            if r == NO_ELEMENT {
+                assert_ne!(
+                    topo.boundary_tag[face], UNTAGGED,
+                    "untagged boundary face {face}"
+                );
+                continue;
+            }
+            let r = r as usize;
+            closure[r][0] -= len * n[0];
+            closure[r][1] -= len * n[1];
+            let (cl, cr) = (geo.centroids[l], geo.centroids[r]);
+            let dot = (cr[0] - cl[0]) * n[0] + (cr[1] - cl[1]) * n[1];
+            assert!(
+                dot > 0.0,
+                "face {face}: normal does not point from left to right"
+            );
+        }
+        // Test domains are of size ~1, so an absolute round-off bound is enough.
+        for (el, c) in closure.iter().enumerate() {
+            assert!(c[0].hypot(c[1]) < 1e-12, "element {el} not closed");
+        }
+        // Every interior face has two elements, every element its full set of faces.
+        let interior = (0..e).filter(|&k| topo.right[k] != NO_ELEMENT).count();
+        let slots: usize = m.kinds.iter().map(|k| k.num_faces()).sum();
+        assert_eq!(2 * interior + topo.num_boundary_faces(), slots);
+        (topo, geo)
+    }
+
+    #[test]
+    fn rectangle_quality_count_and_tags() {
+        for (target, seed) in [(2000, 1), (500, 7), (20_000, 3)] {
+            let m = rectangle(-1.0, 2.0, 0.5, 1.5, target, seed).unwrap();
+            let n = m.num_elements() as f64;
+            assert!((n / target as f64 - 1.0).abs() < 0.1, "{n} for {target}");
+            let (topo, geo) = check_2d(&m, 3.0, 1e-12);
+            assert!(min_angle(&m) > 20.0, "min angle {}", min_angle(&m));
+            // Boundary faces carry the tag of the side they lie on.
+            for f in 0..topo.num_faces() {
+                if topo.right[f] != NO_ELEMENT {
+                    continue;
+                }
+                let [x, y] = geo.midpoints[f];
+                let expected = if (y - 0.5).abs() < 1e-12 {
+                    TAG_BOTTOM
+                } else if (x - 2.0).abs() < 1e-12 {
+                    TAG_RIGHT
+                } else if (y - 1.5).abs() < 1e-12 {
+                    TAG_TOP
+                } else {
+                    assert!((x + 1.0).abs() < 1e-12, "boundary face off the sides");
+                    TAG_LEFT
+                };
+                assert_eq!(topo.boundary_tag[f], expected);
+            }
+            assert_eq!(m.boundary_tag_by_name("top"), Some(TAG_TOP));
+            // The mesh is unstructured: vertex degrees vary.
+            let degrees: std::collections::BTreeSet<usize> = (0..m.num_points())
+                .map(|v| topo.vertex_neighbors.row(v).len())
+                .collect();
+            assert!(degrees.len() >= 4, "degrees {degrees:?}");
+        }
+    }
+
+    #[test]
+    fn generators_are_deterministic() {
+        let a = rectangle(0.0, 1.0, 0.0, 1.0, 3000, 42).unwrap();
+        let b = rectangle(0.0, 1.0, 0.0, 1.0, 3000, 42).unwrap();
+        let c = rectangle(0.0, 1.0, 0.0, 1.0, 3000, 43).unwrap();
+        assert_eq!(a.points, b.points);
+        assert_eq!(a.connectivity, b.connectivity);
+        assert_ne!(a.points, c.points);
+        let d1 = disk(0.0, 0.0, 1.0, 1000, 5).unwrap();
+        let d2 = disk(0.0, 0.0, 1.0, 1000, 5).unwrap();
+        assert_eq!(d1.connectivity, d2.connectivity);
+    }
+
+    #[test]
+    fn disk_area_boundary_and_quality() {
+        let m = disk(1.0, -2.0, 0.5, 4000, 9).unwrap();
+        assert!((m.num_elements() as f64 / 4000.0 - 1.0).abs() < 0.1);
+        // The polygon through the boundary points is within 1 % of the circle's area.
+        let (topo, geo) = check_2d(&m, PI * 0.25, 1e-2);
+        assert!(min_angle(&m) > 20.0);
+        for f in 0..topo.num_faces() {
+            if topo.right[f] == NO_ELEMENT {
+                assert_eq!(topo.boundary_tag[f], TAG_BOUNDARY);
+                let [x, y] = geo.midpoints[f];
+                let r = (x - 1.0).hypot(y + 2.0);
+                assert!(r > 0.49 && r <= 0.5 + 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn quad_grid_structure() {
+        let m = quad_grid(0.0, 2.0, 0.0, 1.0, 8, 4).unwrap();
+        assert_eq!(m.num_elements(), 32);
+        assert_eq!(m.num_points(), 45);
+        let (topo, geo) = check_2d(&m, 2.0, 1e-14);
+        assert_eq!(topo.num_faces(), 8 * 5 + 9 * 4);
+        assert_eq!(topo.num_boundary_faces(), 24);
+        assert!(geo.areas.iter().all(|&a| (a - 1.0 / 16.0).abs() < 1e-15));
+    }
+
+    #[test]
+    fn split_square_grid_matches_spec_counts() {
+        // Criss-cross mesh M(50) on [-5, 5]^2: 4 n^2 cells, 2n(3n + 1) edges, 4n boundary edges.
+        let n = 50;
+        let m = split_square_grid(-5.0, 5.0, -5.0, 5.0, n, n).unwrap();
+        assert_eq!(m.num_elements(), 10_000);
+        let (topo, geo) = check_2d(&m, 100.0, 1e-12);
+        assert_eq!(topo.num_faces(), 15_100);
+        assert_eq!(topo.num_boundary_faces(), 200);
+        assert!(geo.areas.iter().all(|&a| (a - 0.01).abs() < 1e-14));
+        // Element 4 (j n + i) + k lies in square (i, j).
+        let c = geo.centroids[4 * (3 * n + 7) + 2];
+        assert!(c[0] > -5.0 + 0.2 * 7.0 && c[0] < -5.0 + 0.2 * 8.0);
+        assert!(c[1] > -5.0 + 0.2 * 3.0 && c[1] < -5.0 + 0.2 * 4.0);
+    }
+
+    #[test]
+    fn bad_parameters_are_errors() {
+        assert!(rectangle(1.0, 0.0, 0.0, 1.0, 100, 1).is_err());
+        assert!(rectangle(0.0, 1.0, 0.0, f64::NAN, 100, 1).is_err());
+        assert!(rectangle(0.0, 1.0, 0.0, 1.0, 0, 1).is_err());
+        assert!(disk(0.0, 0.0, -1.0, 100, 1).is_err());
+        assert!(quad_grid(0.0, 1.0, 0.0, 1.0, 0, 3).is_err());
+        assert!(split_square_grid(0.0, 1.0, 0.0, 1.0, 3, 0).is_err());
+        let err = builtin("rect:12x").unwrap_err().to_string();
+        assert!(err.contains("rect:12x") && err.contains("cross:N"), "{err}");
+    }
+
+    #[test]
+    fn small_targets_still_work() {
+        for n in [2, 3, 10, 50] {
+            let m = rectangle(0.0, 1.0, 0.0, 1.0, n, 1).unwrap();
+            check_2d(&m, 1.0, 1e-12);
+            let d = disk(0.0, 0.0, 1.0, n, 1).unwrap();
+            assert!(d.num_elements() >= 1);
+        }
     }
 }

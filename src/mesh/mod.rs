@@ -13,8 +13,8 @@ pub use geometry::Geometry2d;
 pub use model::{BoundaryFacet, ElementKind, Mesh};
 pub use topology::{Csr, Topology, NO_ELEMENT, UNTAGGED};
 
-pub use io::{read_mesh, read_msh, write_msh41, write_vtu};
 pub use generate::builtin;
+pub use io::{read_mesh, read_msh, write_msh41, write_vtu};
 pub use validate::{validate, ValidationReport};
 
 use std::path::Path;

@@ -87,8 +87,11 @@ impl Topology {
         for e in 0..ne {
             let verts = mesh.element(e);
             for (lf, local) in mesh.kinds[e].local_faces().iter().enumerate() {
-                let fv: Vec<u32> = local.iter().map(|&i| verts[i]).collect();
-                entries.push((face_key(&fv), e as u32, lf as u8));
+                let mut fv = [0u32; 4];
+                for (slot, &i) in fv.iter_mut().zip(local.iter()) {
+                    *slot = verts[i];
+                }
+                entries.push((face_key(&fv[..local.len()]), e as u32, lf as u8));
             }
         }
         entries.sort_unstable();

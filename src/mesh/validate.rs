@@ -20,6 +20,9 @@
 //!    boundary facets that then reference a dropped vertex are dropped too (both with a warning);
 //! 8. duplicate elements (same vertex set; one sort of element hashes);
 //! 9. [`Topology::build`]: non-manifold faces (one sort of faces).
+//!
+//! Element and vertex numbers in messages are 0-based positions in the mesh (for a file: the
+//! order of the top-dimension elements and of the nodes in the file), not Gmsh tags.
 
 use crate::error::{Error, Result};
 use crate::mesh::model::{ElementKind, Mesh};
@@ -310,7 +313,9 @@ fn check_measures_and_orient(mesh: &mut Mesh, report: &mut ValidationReport) -> 
         } else {
             (signed_volume(kind, p), "volume", h * h * h)
         };
-        if !(measure.abs() > DEGENERACY_TOLERANCE * scale) {
+        // NaN-safe: a NaN measure (overflowing coordinates) is degenerate too.
+        let nondegenerate = measure.abs() > DEGENERACY_TOLERANCE * scale;
+        if !nondegenerate {
             return Err(Error::invalid_mesh(format!(
                 "element {e} ({}) is degenerate: {what} {} (longest edge {h})",
                 kind.name(),

@@ -209,7 +209,10 @@ pub fn apply_ordering(
         &face_new_to_old,
         &face_old_to_new,
     );
-    let new_colors: Vec<u8> = face_new_to_old.iter().map(|&f| colors[f as usize]).collect();
+    let new_colors: Vec<u8> = face_new_to_old
+        .iter()
+        .map(|&f| colors[f as usize])
+        .collect();
     let counts = (0..k)
         .map(|c| color_offsets[c + 1] - color_offsets[c])
         .collect();

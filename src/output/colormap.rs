@@ -237,9 +237,8 @@ mod tests {
     #[test]
     fn palette_is_distinct() {
         assert!(CATEGORICAL.len() >= 12);
-        for i in 0..CATEGORICAL.len() {
-            for j in 0..i {
-                let (a, b) = (CATEGORICAL[i], CATEGORICAL[j]);
+        for (i, &a) in CATEGORICAL.iter().enumerate() {
+            for (j, &b) in CATEGORICAL[..i].iter().enumerate() {
                 let d2: i32 = (0..3).map(|k| (a[k] as i32 - b[k] as i32).pow(2)).sum();
                 assert!(d2 > 40 * 40, "palette entries {j} and {i} too close");
             }

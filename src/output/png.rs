@@ -15,8 +15,8 @@
 //! ```
 //! Mesh coordinates map to pixels by `px = ox + (x - xmin) s`, `py = oy + (ymax - y) s` with
 //! one scale `s = min(plot_w / (xmax - xmin), plot_h / (ymax - ymin))`, so circles stay round;
-//! the drawing is centred in the plot area. Text uses the embedded 8x8 font, doubled when the
-//! image is at least 480 pixels in both directions.
+//! the drawing is centred in the plot area. Text uses the embedded 8x8 font scaled 1x to 4x
+//! with the image size (2x from 480 pixels).
 //!
 //! # Shading
 //! A value `v` maps to `t = (v - lo) / (hi - lo)`, clamped to [0, 1], then to colormap entry
@@ -176,7 +176,7 @@ pub fn render_with_stats(
         (Field::CellClass(c), _) => Legend::Classes(distinct_classes(c)),
         _ => Legend::Nothing,
     };
-    let layout = Layout::new(opts, &legend, nan_count > 0)?;
+    let layout = Layout::new(opts, &legend, nan_count)?;
     let mut img = RgbaImage::from_pixel(opts.width, opts.height, image::Rgba(BACKGROUND));
     let view = View::fit(mesh, layout.plot);
     let fixed: Vec<[i64; 2]> = view
@@ -275,7 +275,7 @@ pub fn render_edges(
         )));
     }
     let legend = Legend::Classes(distinct_classes(colors));
-    let layout = Layout::new(opts, &legend, false)?;
+    let layout = Layout::new(opts, &legend, 0)?;
     let mut img = RgbaImage::from_pixel(opts.width, opts.height, image::Rgba(BACKGROUND));
     let view = View::fit(mesh, layout.plot);
     let fixed: Vec<[i64; 2]> = view
@@ -306,12 +306,16 @@ pub fn render_edges(
 }
 
 /// The edges of a 2D topology as point-index pairs, in face order: the `edges` argument of
-/// [`render_edges`] for a face coloring indexed by face.
+/// [`render_edges`] for a face coloring indexed by face. (For a 3D topology each face yields
+/// its first and last vertex, which is not meaningful to draw.)
 pub fn topology_edges(topo: &Topology) -> Vec<[u32; 2]> {
     (0..topo.face_vertices.num_rows())
         .map(|f| {
             let r = topo.face_vertices.row(f);
-            [r[0], r[r.len() - 1]]
+            match (r.first(), r.last()) {
+                (Some(&a), Some(&b)) => [a, b],
+                _ => [0, 0],
+            }
         })
         .collect()
 }
@@ -412,24 +416,23 @@ pub fn tick_labels(lo: f64, hi: f64, n: usize) -> Vec<(f64, String)> {
 }
 
 /// Label for tick value `v` on an axis with tick spacing `step` and largest magnitude `mag`:
-/// just enough digits to tell neighbouring ticks apart (three significant digits of the step),
-/// plain notation like `0.512` or `12.5` for `1e-3 <= mag < 1e5`, otherwise `1.23e-3`;
-/// trailing zeros are dropped.
+/// two digits more than the leading digit of the step, so neighbouring ticks differ (values
+/// within `1e-3 step` of zero print as `0`). Plain notation like `0.512` or `12.5` for
+/// `1e-2 <= mag < 1e5`, otherwise `1.23e-3`; trailing zeros are dropped.
 pub fn format_tick(v: f64, step: f64, mag: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return if v.is_finite() {
-            "0".into()
-        } else {
-            format!("{v}")
-        };
+    if !v.is_finite() {
+        return format!("{v}");
     }
     let step = if step > 0.0 && step.is_finite() {
         step
     } else {
-        v.abs()
+        v.abs().max(f64::MIN_POSITIVE)
     };
+    if v.abs() < 1e-3 * step {
+        return "0".into();
+    }
     let step_exp = step.log10().floor() as i32;
-    if (1e-3..1e5).contains(&mag) {
+    if (1e-2..1e5).contains(&mag) {
         let decimals = (2 - step_exp).clamp(0, 8) as usize;
         let s = trim_zeros(&format!("{v:.decimals$}"));
         if s == "-0" {
@@ -438,8 +441,8 @@ pub fn format_tick(v: f64, step: f64, mag: f64) -> String {
             s
         }
     } else {
-        let mag_exp = mag.log10().floor() as i32;
-        let digits = (mag_exp - step_exp + 2).clamp(1, 6) as usize;
+        let v_exp = v.abs().log10().floor() as i32;
+        let digits = (v_exp - step_exp + 2).clamp(0, 6) as usize;
         let s = format!("{v:.digits$e}");
         match s.split_once('e') {
             Some((m, e)) => format!("{}e{e}", trim_zeros(m)),
@@ -650,7 +653,7 @@ struct Layout {
 }
 
 impl Layout {
-    fn new(opts: &PlotOptions, legend: &Legend, has_nan: bool) -> Result<Layout> {
+    fn new(opts: &PlotOptions, legend: &Legend, nan_count: usize) -> Result<Layout> {
         let (w, h) = (i64::from(opts.width), i64::from(opts.height));
         if u64::from(opts.width) * u64::from(opts.height) > MAX_PIXELS {
             return Err(Error::Invalid(format!(
@@ -658,11 +661,7 @@ impl Layout {
                 opts.width, opts.height
             )));
         }
-        let scale = if opts.width.min(opts.height) >= 480 {
-            2
-        } else {
-            1
-        };
+        let scale = font_scale(opts.width.min(opts.height));
         let glyph = i64::from(GLYPH_SIZE * scale);
         let pad = 4 * i64::from(scale) + 4;
         let top = if opts.title.is_empty() {
@@ -686,12 +685,16 @@ impl Layout {
                         .map(|(_, t)| i64::from(text_width(t, scale)))
                         .max()
                         .unwrap_or(0);
-                    let nan_w = if has_nan {
-                        glyph + 2 * s + i64::from(text_width("NaN", scale))
+                    let nan_w = if nan_count > 0 {
+                        glyph + 2 * s + i64::from(text_width(&nan_text(nan_count), scale))
                     } else {
                         0
                     };
-                    Some((bar_width(s) + 5 * s + tick_w).max(label_w).max(nan_w))
+                    Some(
+                        (bar_width(s) + TICK_TEXT_OFFSET * s + tick_w)
+                            .max(label_w)
+                            .max(nan_w),
+                    )
                 }
                 Legend::Classes(c) => {
                     let max_label = c
@@ -743,6 +746,25 @@ impl Layout {
         })
     }
 }
+
+/// Legend text of the NaN swatch, with the number of non-finite values.
+fn nan_text(count: usize) -> String {
+    format!("NaN ({count})")
+}
+
+/// Font scale for an image whose smaller side is `m` pixels: 8 px glyphs below 480, then
+/// 16, 24 and 32 px glyphs (2 + (m - 480) / 1000, at most 4), so text stays readable on
+/// large snapshots.
+fn font_scale(m: u32) -> u32 {
+    if m < 480 {
+        1
+    } else {
+        (2 + (m - 480) / 1000).min(4)
+    }
+}
+
+/// Distance from the colorbar's right edge to its tick labels, in font pixels.
+const TICK_TEXT_OFFSET: i64 = 6;
 
 fn bar_width(s: i64) -> i64 {
     10 * s + 8
@@ -839,14 +861,20 @@ fn draw_legend(
             let n = layout.ticks.len().max(2) - 1;
             for (k, (_, text)) in layout.ticks.iter().enumerate() {
                 let y = bottom - (bottom - top) * k as i64 / n as i64;
+                // A thin short tick and a wide gap: a thick tick next to the label would read
+                // as a minus sign.
                 let tick = Rect {
                     x0: bar.x1,
-                    y0: y - (s - 1) / 2,
-                    x1: bar.x1 + 3 * s,
-                    y1: y - (s - 1) / 2 + s,
+                    y0: y,
+                    x1: bar.x1 + 2 * s,
+                    y1: y + 1,
                 };
                 canvas.fill_rect(tick, [FRAME_COLOR[0], FRAME_COLOR[1], FRAME_COLOR[2], 255]);
-                labels.push((bar.x1 + 5 * s, y - g / 2 + s / 2, text.clone()));
+                labels.push((
+                    bar.x1 + TICK_TEXT_OFFSET * s,
+                    y - g / 2 + s / 2,
+                    text.clone(),
+                ));
             }
             if nan_count > 0 {
                 let y = col.y1 - g;
@@ -857,7 +885,7 @@ fn draw_legend(
                     y1: y + g,
                 };
                 canvas.fill_rect(sw, NAN_COLOR);
-                labels.push((col.x0 + g + 2 * s, y, "NaN".to_string()));
+                labels.push((col.x0 + g + 2 * s, y, nan_text(nan_count)));
             }
             for (x, y, text) in labels {
                 let text = fit_text(&text, col.x1 - x, scale);
@@ -922,31 +950,25 @@ mod tests {
 
     #[test]
     fn tick_formatting_is_compact() {
-        let t: Vec<String> = tick_labels(0.0, 0.512, 5)
-            .into_iter()
-            .map(|(_, s)| s)
-            .collect();
-        assert_eq!(t, ["0", "0.128", "0.256", "0.384", "0.512"]);
-        let t: Vec<String> = tick_labels(0.0, 100.0, 5)
-            .into_iter()
-            .map(|(_, s)| s)
-            .collect();
-        assert_eq!(t, ["0", "25", "50", "75", "100"]);
-        let t: Vec<String> = tick_labels(-1e-3, 1e-3, 5)
-            .into_iter()
-            .map(|(_, s)| s)
-            .collect();
-        assert_eq!(t, ["-0.001", "-0.0005", "0", "0.0005", "0.001"]);
-        let t: Vec<String> = tick_labels(1.23e-5, 2.0e-5, 2)
-            .into_iter()
-            .map(|(_, s)| s)
-            .collect();
-        assert_eq!(t, ["1.23e-5", "2e-5"]);
-        let t: Vec<String> = tick_labels(0.0, 3.0e6, 3)
-            .into_iter()
-            .map(|(_, s)| s)
-            .collect();
-        assert_eq!(t, ["0", "1.5e6", "3e6"]);
+        let labels = |lo, hi, n| -> Vec<String> {
+            tick_labels(lo, hi, n).into_iter().map(|(_, s)| s).collect()
+        };
+        assert_eq!(
+            labels(0.0, 0.512, 5),
+            ["0", "0.128", "0.256", "0.384", "0.512"]
+        );
+        assert_eq!(labels(0.0, 100.0, 5), ["0", "25", "50", "75", "100"]);
+        assert_eq!(
+            labels(-1e-3, 1e-3, 5),
+            ["-1e-3", "-5e-4", "0", "5e-4", "1e-3"]
+        );
+        assert_eq!(
+            labels(-0.001697, 0.001698, 5),
+            ["-1.697e-3", "-8.48e-4", "0", "8.49e-4", "1.698e-3"]
+        );
+        assert_eq!(labels(1.23e-5, 2.0e-5, 2), ["1.23e-5", "2e-5"]);
+        assert_eq!(labels(0.0, 3.0e6, 3), ["0", "1.5e6", "3e6"]);
+        assert_eq!(labels(100.0, 100.5, 2), ["100", "100.5"]);
     }
 
     #[test]

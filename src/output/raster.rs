@@ -156,11 +156,12 @@ impl Canvas<'_> {
             return;
         }
         let i = ((y * self.width + x) * 4) as usize;
-        for k in 0..3 {
-            let old = f64::from(self.buf[i + k]);
-            self.buf[i + k] = (old + (f64::from(color[k]) - old) * a).round() as u8;
+        let px = &mut self.buf[i..i + 4];
+        for (dst, &src) in px.iter_mut().zip(&color) {
+            let old = f64::from(*dst);
+            *dst = (old + (f64::from(src) - old) * a).round() as u8;
         }
-        self.buf[i + 3] = 255;
+        px[3] = 255;
     }
 
     /// Draw segment `a`-`b` (pixel coordinates, y down) of total width `2 * half_width` with

@@ -9,7 +9,6 @@ mod msh;
 mod msh_write;
 mod vtu;
 
-use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -50,23 +49,3 @@ pub fn read_mesh(path: &Path) -> Result<Mesh> {
     }
 }
 
-/// Write a file atomically: `fill` writes into a buffered temporary file in the same directory,
-/// which is flushed, synced and renamed onto `path`.
-pub(crate) fn write_atomic(
-    path: &Path,
-    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(path, e))?;
-    {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
-        fill(&mut w).map_err(|e| Error::io(path, e))?;
-        w.flush().map_err(|e| Error::io(path, e))?;
-    }
-    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    Ok(())
-}

@@ -344,10 +344,7 @@ impl<'a> Reader<'a> {
     }
 
     fn read_all(&mut self, file: &mut RawFile) -> Result<()> {
-        loop {
-            let Some((tok, line)) = self.token() else {
-                break;
-            };
+        while let Some((tok, line)) = self.token() {
             if !file.version_seen {
                 if tok != b"$MeshFormat" {
                     return Err(self.err(

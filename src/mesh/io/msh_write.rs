@@ -1,7 +1,8 @@
 //! Gmsh 4.1 ASCII writer. Physical groups survive a write/read round trip: every distinct
 //! region tag becomes one entity of the mesh's dimension and every distinct boundary tag one
 //! entity of dimension - 1, each carrying that tag as its physical tag (tag 0 = no physical
-//! group), and `$PhysicalNames` is written from [`Mesh::physical_names`]. Coordinates are written
+//! group), and `$PhysicalNames` is written from [`Mesh::physical_names`]. Elements and boundary
+//! facets keep their order. Coordinates are written
 //! with Rust's shortest round-trip formatting, so reading the file back gives identical numbers.
 
 use std::collections::BTreeMap;
@@ -10,8 +11,18 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::mesh::model::Mesh;
 
-/// One block of elements: (entity dimension, entity tag, Gmsh type) -> element vertex lists.
-type Blocks<'a> = BTreeMap<(usize, i32, u32), Vec<&'a [u32]>>;
+/// Element blocks in file order: ((entity dimension, entity tag, Gmsh type), vertex lists).
+/// Consecutive elements with the same entity and type share a block, so element and facet
+/// order survive the round trip (4.1 allows several blocks per entity).
+type Blocks<'a> = Vec<((usize, i32, u32), Vec<&'a [u32]>)>;
+
+/// Append an element to the last block if it has the same key, else start a block.
+fn push_block<'a>(blocks: &mut Blocks<'a>, key: (usize, i32, u32), verts: &'a [u32]) {
+    match blocks.last_mut() {
+        Some((k, v)) if *k == key => v.push(verts),
+        _ => blocks.push((key, vec![verts])),
+    }
+}
 
 /// Write `mesh` as a Gmsh 4.1 ASCII file (atomically).
 pub fn write_msh41(mesh: &Mesh, path: &Path) -> Result<()> {
@@ -34,16 +45,17 @@ pub fn write_msh41(mesh: &Mesh, path: &Path) -> Result<()> {
         let next = facet_entity.len() as i32 + 1;
         facet_entity.entry(f.tag).or_insert(next);
     }
-    let mut blocks: Blocks = BTreeMap::new();
+    let mut blocks: Blocks = Vec::new();
     for e in 0..mesh.num_elements() {
         let ent = region_entity
             .get(&mesh.region_tags[e])
             .copied()
             .unwrap_or(1);
-        blocks
-            .entry((dim, ent, mesh.kinds[e].gmsh_type()))
-            .or_default()
-            .push(mesh.element(e));
+        push_block(
+            &mut blocks,
+            (dim, ent, mesh.kinds[e].gmsh_type()),
+            mesh.element(e),
+        );
     }
     for f in &mesh.boundary_facets {
         let ent = facet_entity.get(&f.tag).copied().unwrap_or(1);
@@ -58,16 +70,12 @@ pub fn write_msh41(mesh: &Mesh, path: &Path) -> Result<()> {
                 )))
             }
         };
-        blocks
-            .entry((dim - 1, ent, t))
-            .or_default()
-            .push(&f.vertices);
+        push_block(&mut blocks, (dim - 1, ent, t), &f.vertices);
     }
     let np = mesh.num_points();
     if let Some(&v) = blocks
-        .values()
-        .flatten()
-        .flat_map(|e| e.iter())
+        .iter()
+        .flat_map(|(_, els)| els.iter().flat_map(|e| e.iter()))
         .find(|&&v| v as usize >= np)
     {
         return Err(Error::Invalid(format!(
@@ -93,7 +101,7 @@ pub fn write_msh41(mesh: &Mesh, path: &Path) -> Result<()> {
         (lo, hi)
     };
 
-    super::write_atomic(path, |w| {
+    crate::output::atomic_write(path, |w| {
         writeln!(w, "$MeshFormat\n4.1 0 8\n$EndMeshFormat")?;
         if !mesh.physical_names.is_empty() {
             writeln!(w, "$PhysicalNames\n{}", mesh.physical_names.len())?;
@@ -142,7 +150,7 @@ pub fn write_msh41(mesh: &Mesh, path: &Path) -> Result<()> {
         }
         writeln!(w, "$EndNodes")?;
 
-        let ne: usize = blocks.values().map(Vec::len).sum();
+        let ne: usize = blocks.iter().map(|(_, els)| els.len()).sum();
         writeln!(w, "$Elements\n{} {ne} 1 {ne}", blocks.len())?;
         let mut tag = 1usize;
         for ((d, ent, t), els) in &blocks {

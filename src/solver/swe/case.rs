@@ -11,6 +11,7 @@
 //! name = "test1"
 //! [mesh]
 //! builtin = "cross:50"          # or: file = "meshes/basin.msh" (relative to the case file)
+//! domain = [-5.0, 5.0, -5.0, 5.0] # box a built-in mesh is mapped onto
 //! ordering = "rcm"              # original, rcm, ... (optional)
 //! [physics]
 //! r = 0.5
@@ -52,6 +53,7 @@ pub enum FieldSpec {
 struct MeshSection {
     file: Option<PathBuf>,
     builtin: Option<String>,
+    domain: Option<[f64; 4]>,
     ordering: Option<String>,
 }
 
@@ -117,9 +119,7 @@ pub enum MeshSource {
 }
 
 /// Fields a snapshot can show.
-pub const FIELD_NAMES: &[&str] = &[
-    "h1", "h2", "eta1", "eta2", "speed1", "speed2", "H",
-];
+pub const FIELD_NAMES: &[&str] = &["h1", "h2", "eta1", "eta2", "speed1", "speed2", "H"];
 
 /// Output settings of a case.
 #[derive(Clone, Debug, PartialEq)]
@@ -145,6 +145,8 @@ pub struct Case {
     /// The file the case came from (None for built-ins); named in error messages.
     pub origin: Option<PathBuf>,
     pub mesh: MeshSource,
+    /// Box [x0, x1, y0, y1] a built-in mesh is mapped onto (built-ins live on the unit square).
+    pub domain: Option<[f64; 4]>,
     /// Cell ordering name (original, rcm, or one of `crate::order`'s).
     pub ordering: String,
     pub physics: Physics,
@@ -188,7 +190,13 @@ impl Case {
     /// t = 5 s). All on the criss-cross mesh M(50) unless overridden.
     pub fn builtin(name: &str) -> Result<Case> {
         let (r, depth, h1, h2, t) = match name {
-            "test1" => (0.5, "6", "if(sqrt(x^2 + y^2) > 1.5, 4.0, 0.5)", "H - h1", 0.1),
+            "test1" => (
+                0.5,
+                "6",
+                "if(sqrt(x^2 + y^2) > 1.5, 4.0, 0.5)",
+                "H - h1",
+                0.1,
+            ),
             "test2" => (
                 0.98,
                 "1 - 1.5*exp(-x^2 - y^2)",
@@ -209,6 +217,7 @@ impl Case {
             name: name.to_string(),
             origin: None,
             mesh: MeshSource::Builtin("cross:50".into()),
+            domain: Some([-5.0, 5.0, -5.0, 5.0]),
             ordering: "original".into(),
             physics: Physics {
                 r,
@@ -262,7 +271,11 @@ impl Case {
                 ))
             }
             (Some(f), None) => {
-                let p = if f.is_absolute() { f.clone() } else { base.join(f) };
+                let p = if f.is_absolute() {
+                    f.clone()
+                } else {
+                    base.join(f)
+                };
                 if !p.is_file() {
                     return Err(bad(
                         "[mesh] file",
@@ -279,6 +292,18 @@ impl Case {
                 ))
             }
         };
+        if let Some(o) = &ms.ordering {
+            o.parse::<crate::order::Ordering>()
+                .map_err(|e| bad("[mesh] ordering", e.to_string()))?;
+        }
+        if let Some([x0, x1, y0, y1]) = ms.domain {
+            if !(x1 > x0 && y1 > y0) {
+                return Err(bad(
+                    "[mesh] domain",
+                    format!("[{x0}, {x1}, {y0}, {y1}] must satisfy x0 < x1 and y0 < y1"),
+                ));
+            }
+        }
         let physics = Physics {
             r: file.physics.r,
             g: file.physics.g.unwrap_or(9.81),
@@ -294,7 +319,10 @@ impl Case {
             ));
         }
         if !(physics.g > 0.0 && physics.g.is_finite()) {
-            return Err(bad("[physics] g", format!("gravity {} must be > 0", physics.g)));
+            return Err(bad(
+                "[physics] g",
+                format!("gravity {} must be > 0", physics.g),
+            ));
         }
         if !(physics.dry_tol > 0.0 && physics.dry_tol.is_finite()) {
             return Err(bad(
@@ -319,9 +347,8 @@ impl Case {
         let field = |key: &str, spec: &FieldSpec, vars: &[&str]| -> Result<Expr> {
             match spec {
                 FieldSpec::Number(v) => Ok(Expr::constant(*v)),
-                FieldSpec::Expr(s) => {
-                    Expr::parse(s, vars).map_err(|e| bad(&format!("[initial] {key}"), e.to_string()))
-                }
+                FieldSpec::Expr(s) => Expr::parse(s, vars)
+                    .map_err(|e| bad(&format!("[initial] {key}"), e.to_string())),
             }
         };
         let vel = |key: &str, spec: &Option<FieldSpec>| -> Result<Expr> {
@@ -357,7 +384,10 @@ impl Case {
         if let Some(f) = fields.iter().find(|f| !FIELD_NAMES.contains(&f.as_str())) {
             return Err(bad(
                 "[output] fields",
-                format!("unknown field '{f}' (available: {})", FIELD_NAMES.join(", ")),
+                format!(
+                    "unknown field '{f}' (available: {})",
+                    FIELD_NAMES.join(", ")
+                ),
             ));
         }
         let image_size = out.image_size.unwrap_or(800);
@@ -370,6 +400,7 @@ impl Case {
         Ok(Case {
             origin: Some(path.to_path_buf()),
             mesh,
+            domain: ms.domain,
             ordering: ms.ordering.clone().unwrap_or_else(|| "original".into()),
             physics,
             scheme,
@@ -485,5 +516,41 @@ impl Case {
             state.push([h1, h1 * u[0], h1 * u[1], h2, h2 * u[2], h2 * u[3]]);
         }
         Ok((depth, state))
+    }
+}
+
+/// A case made ready to run: the prepared mesh, cell depths and initial states.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    pub mesh: SweMesh,
+    pub depth: Vec<f64>,
+    pub state: Vec<[f64; 6]>,
+}
+
+impl Case {
+    /// Load or build the mesh, apply the ordering and boundary conditions, evaluate the
+    /// initial state.
+    pub fn prepare(&self) -> Result<Setup> {
+        let raw = match &self.mesh {
+            MeshSource::File(p) => crate::mesh::load(p)?,
+            MeshSource::Builtin(spec) => {
+                let mut m = crate::mesh::builtin(spec)?;
+                if let Some(d) = self.domain {
+                    super::mesh::fit_to_domain(&mut m, d)?;
+                }
+                m
+            }
+        };
+        let ordering: crate::order::Ordering = self
+            .ordering
+            .parse()
+            .map_err(|e: Error| self.err("ordering", e.to_string()))?;
+        let map = self.boundary_map(&raw)?;
+        let default = self.default_boundary;
+        let mesh = SweMesh::new(&raw, ordering, |tag| {
+            map.get(&tag).copied().unwrap_or(default)
+        })?;
+        let (depth, state) = self.initial_state(&mesh)?;
+        Ok(Setup { mesh, depth, state })
     }
 }

@@ -318,14 +318,13 @@ impl Expr {
     pub fn parse(text: &str, vars: &[&str]) -> Result<Expr> {
         let fail = |m: String| Error::Invalid(format!("expression '{text}': {m}"));
         let toks = tokenize(text).map_err(fail)?;
-        let mut p = Parser {
-            toks,
-            pos: 0,
-            vars,
-        };
+        let mut p = Parser { toks, pos: 0, vars };
         let root = p.or().map_err(fail)?;
         if p.pos != p.toks.len() {
-            return Err(fail(format!("unexpected trailing input after token {}", p.pos)));
+            return Err(fail(format!(
+                "unexpected trailing input after token {}",
+                p.pos
+            )));
         }
         Ok(Expr {
             root,
@@ -374,7 +373,12 @@ mod tests {
     #[test]
     fn errors_name_the_problem() {
         let v = ["x"];
-        let msg = |s: &str| Expr::parse(s, &v).err().map(|e| e.to_string()).unwrap_or_default();
+        let msg = |s: &str| {
+            Expr::parse(s, &v)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
         assert!(msg("z + 1").contains("unknown variable 'z'"));
         assert!(msg("foo(x)").contains("unknown function 'foo'"));
         assert!(msg("min(x)").contains("takes 2"));

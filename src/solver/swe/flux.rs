@@ -138,7 +138,10 @@ pub fn apply_a(v: &[f64; 4], a: &RoeAverages, r: f64) -> [f64; 4] {
 pub fn char_poly(l: f64, u1: f64, u2: f64, c21: f64, c22: f64, r: f64) -> (f64, f64) {
     let a = (l - u1) * (l - u1) - c21;
     let b = (l - u2) * (l - u2) - c22;
-    (a * b - r * c21 * c22, 2.0 * (l - u1) * b + 2.0 * (l - u2) * a)
+    (
+        a * b - r * c21 * c22,
+        2.0 * (l - u1) * b + 2.0 * (l - u2) * a,
+    )
 }
 
 /// Eigenvalues of A (ascending) and whether they are real and distinct.
@@ -388,7 +391,8 @@ pub fn ir_roe(wl: &Rotated, wr: &Rotated, dhb: f64, phys: &Physics) -> NormalFlu
     let mut d4m = [0.0; 4];
     for p in 0..4 {
         let l = e.l[p];
-        let beta = left[p][0] * r4[0] + left[p][1] * r4[1] + left[p][2] * r4[2] + left[p][3] * r4[3];
+        let beta =
+            left[p][0] * r4[0] + left[p][1] * r4[1] + left[p][2] * r4[2] + left[p][3] * r4[3];
         let w = 0.5 * (1.0 - sgn(l)) * beta;
         d4m[0] += w;
         d4m[1] += w * l;
@@ -458,10 +462,7 @@ pub fn classical_roe(
     let mut amat = [[0.0f64; 6]; 6];
     let mut sbar = [0.0f64; 6];
     for k in 0..2 {
-        let (u, v) = (
-            a.un[k] * nx - a.ut[k] * ny,
-            a.un[k] * ny + a.ut[k] * nx,
-        );
+        let (u, v) = (a.un[k] * nx - a.ut[k] * ny, a.un[k] * ny + a.ut[k] * nx);
         let c2 = a.c2[k];
         let o = 3 * k;
         amat[o][o + 1] = nx;

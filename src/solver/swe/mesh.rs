@@ -11,7 +11,9 @@ use crate::mesh::{Geometry2d, Mesh, Topology};
 use crate::order::{order_mesh, Ordering};
 
 /// Boundary behaviour of an edge (the `kind` field of [`SweEdge`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum EdgeKind {
     /// Interior edge between two cells.
@@ -163,7 +165,8 @@ impl SweMesh {
             let v = self.mesh.element(c);
             let p = |i: usize| self.mesh.points[v[i] as usize];
             let (a, b, cc) = (p(0), p(1), p(2));
-            let side = |p: [f64; 3], q: [f64; 3]| (q[0] - p[0]) * (y - p[1]) - (q[1] - p[1]) * (x - p[0]);
+            let side =
+                |p: [f64; 3], q: [f64; 3]| (q[0] - p[0]) * (y - p[1]) - (q[1] - p[1]) * (x - p[0]);
             side(a, b) >= 0.0 && side(b, cc) >= 0.0 && side(cc, a) >= 0.0
         })
     }

@@ -30,15 +30,27 @@
 
 pub mod case;
 pub mod cpu;
+pub mod diag;
 pub mod expr;
 pub mod flux;
+pub mod gpu;
 pub mod mesh;
 
 use crate::error::{Error, Result};
 
 /// Numerical scheme of the edge fluctuations.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[derive(clap::ValueEnum)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Scheme {
     /// PVM-IFCP (spec §6): polynomial viscosity matrix, eigenvalue approximations only.
@@ -123,7 +135,10 @@ impl Physics {
             )));
         }
         if !(self.g > 0.0 && self.g.is_finite()) {
-            return Err(Error::Invalid(format!("gravity g = {} must be > 0", self.g)));
+            return Err(Error::Invalid(format!(
+                "gravity g = {} must be > 0",
+                self.g
+            )));
         }
         if !(self.dry_tol > 0.0 && self.dry_tol.is_finite()) {
             return Err(Error::Invalid(format!(

@@ -1,0 +1,25 @@
+// #include "common/dispatch.wgsl"
+
+// Local CFL step of each cell, condition (3): dt_i = 2 CFL |V_i| / sum_j |G_ij| lam_ij (the sum
+// is acc[2i + 1].z after the flux pass); cells where nothing moves get BIG. A min-reduction
+// (reduce_min.wgsl) then gives the global step without leaving the GPU.
+
+override CFL: f32 = 0.9;
+const BIG: f32 = 3.0e38;
+
+@group(0) @binding(0) var<storage, read> cells: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> acc: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> dt_local: array<f32>;
+@group(1) @binding(0) var<uniform> range: ItemRange;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= range.count) {
+        return;
+    }
+    let c = range.first + i;
+    let s = acc[2u * c + 1u].z;
+    let area = cells[2u * c + 1u].w;
+    dt_local[c] = select(BIG, 2.0 * CFL * area / s, s > 0.0);
+}

@@ -1,0 +1,42 @@
+// #include "common/dispatch.wgsl"
+// #include "common/swe_control.wgsl"
+
+// One thread: turn the reduced CFL step into this step's dt, clamped to hit t_end exactly:
+// dt = min(dt_cfl, t_end - t), t = t_end when clamped (0 once t >= t_end, so extra steps of a
+// batch are no-ops). Folds the step's edge event counters into the run totals.
+
+@group(0) @binding(0) var<storage, read> dt_min: array<f32>;
+@group(0) @binding(1) var<storage, read_write> control: Control;
+@group(0) @binding(2) var<storage, read_write> counters: array<atomic<u32>, 8>;
+@group(1) @binding(0) var<uniform> range: ItemRange;
+
+@compute @workgroup_size(1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x != 0u || range.count == 0u) {
+        return;
+    }
+    let dt_cfl = dt_min[0];
+    let remaining = control.t_end - control.t;
+    var dt = 0.0;
+    if (remaining > 0.0) {
+        dt = min(dt_cfl, remaining);
+        if (dt_cfl >= remaining) {
+            control.t = control.t_end;
+        } else {
+            control.t = control.t + dt;
+        }
+        control.steps = control.steps + 1u;
+        let nonhyp = atomicLoad(&counters[0]);
+        let fallback = atomicLoad(&counters[1]);
+        control.nonhyperbolic = control.nonhyperbolic + nonhyp;
+        control.fallback = control.fallback + fallback;
+        control.chi_clamped = control.chi_clamped + atomicLoad(&counters[2]);
+        control.max_step_nonhyperbolic = max(control.max_step_nonhyperbolic, nonhyp);
+        control.max_step_fallback = max(control.max_step_fallback, fallback);
+    }
+    control.clipped = control.clipped + atomicLoad(&counters[3]);
+    control.dt = dt;
+    for (var k = 0; k < 4; k = k + 1) {
+        atomicStore(&counters[k], 0u);
+    }
+}
