@@ -3,7 +3,7 @@
 
 // One thread: turn the reduced CFL step into this step's dt, clamped to hit t_end exactly:
 // dt = min(dt_cfl, t_end - t), t = t_end when clamped (0 once t >= t_end, so extra steps of a
-// batch are no-ops). Folds the step's edge event counters into the run totals.
+// batch are no-ops; last_dt keeps the last positive dt). Folds the step's edge event counters into the run totals.
 
 @group(0) @binding(0) var<storage, read> dt_min: array<f32>;
 @group(0) @binding(1) var<storage, read_write> control: Control;
@@ -26,6 +26,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             control.t = control.t + dt;
         }
         control.steps = control.steps + 1u;
+        control.last_dt = dt;
         let nonhyp = atomicLoad(&counters[0]);
         let fallback = atomicLoad(&counters[1]);
         control.nonhyperbolic = control.nonhyperbolic + nonhyp;

@@ -4,6 +4,8 @@
 // the worklist takes the smallest color (1-based) not used by its neighbours of the same class,
 // reading neighbour colors as they are now (a neighbour colored in this same dispatch may be
 // missed: the conflict phase catches that). Colors are searched in windows of 32 with a bit mask.
+// Also used for iterated-greedy recoloring, one dispatch per old color class (an independent
+// set, so no races): then only neighbours already recolored hold a nonzero color.
 
 @group(0) @binding(0) var<storage, read> adjacency_offsets: array<u32>;
 @group(0) @binding(1) var<storage, read> adjacency: array<u32>;
@@ -18,7 +20,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (i >= range.count) {
         return;
     }
-    let v = worklist[i];
+    let v = worklist[range.first + i];
     if (colors[v] != 0u) {
         return;
     }

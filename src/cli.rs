@@ -50,6 +50,10 @@ pub enum Command {
     /// Benchmarks on the chosen adapter (markdown tables; --json for machines).
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Two-layer shallow water: run a case (built-in or TOML file) on the GPU.
+    Swe(crate::commands::swe::SweArgs),
+    /// Anisotropic vertex smoothing to a metric field on the GPU (PNGs, CSV, .msh, .vtu).
+    Smooth(crate::commands::smooth::SmoothArgs),
 }
 
 /// Benchmark subcommands.
@@ -57,6 +61,10 @@ pub enum Command {
 pub enum BenchCommand {
     /// GPU speculative vertex coloring against the sequential greedy coloring.
     Color(crate::commands::color::BenchColorArgs),
+    /// Two-layer shallow water, Test 1: sizes x schemes x orderings x flux layouts.
+    Swe(crate::commands::bench_swe::BenchSweArgs),
+    /// Vertex smoothing: 1000 iterations, three metric sampling paths (Rokos et al.'s table).
+    Smooth(crate::commands::smooth::BenchSmoothArgs),
 }
 
 /// A mesh argument: a .msh file, or a built-in spec (rect, rect:N, rect:N@SEED, disk:N,
@@ -136,5 +144,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Mesh(cmd) => commands::mesh::run(cmd, &cli.global),
         Command::Color(args) => commands::color::run(&args, &cli.global),
         Command::Bench(BenchCommand::Color(args)) => commands::color::bench(&args, &cli.global),
+        Command::Bench(BenchCommand::Swe(args)) => commands::bench_swe::run(&args, &cli.global),
+        Command::Swe(args) => commands::swe::run(&args, &cli.global),
+        Command::Bench(BenchCommand::Smooth(args)) => commands::smooth::bench(&args, &cli.global),
+        Command::Smooth(args) => commands::smooth::run(&args, &cli.global),
     }
 }

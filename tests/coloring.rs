@@ -280,16 +280,16 @@ fn nonconforming_refinement_uses_six_colors_and_coarsens_back() {
             assert!(max_faces > 3);
         }
         // Child colors follow GK's mapping, first child keeps the parent color.
-        for f in 0..nc.topo.num_faces() {
+        for (f, &cf) in colors.iter().enumerate() {
             let p = nc.parent_face[f] as usize;
             match nc.face_kind[f] {
                 NcFaceKind::Child(m) => {
-                    assert_eq!(colors[f], map_child_color(col.colors[p], m));
+                    assert_eq!(cf, map_child_color(col.colors[p], m));
                     if m == 1 {
-                        assert_eq!(colors[f], col.colors[p]);
+                        assert_eq!(cf, col.colors[p]);
                     }
                 }
-                _ => assert_eq!(colors[f], col.colors[p]),
+                _ => assert_eq!(cf, col.colors[p]),
             }
         }
         assert_eq!(coarsen_colors(&nc, &colors).unwrap(), col.colors);

@@ -12,6 +12,6 @@ struct Control {
     clipped: u32,
     max_step_nonhyperbolic: u32,
     max_step_fallback: u32,
-    pad0: u32,
-    pad1: u32,
+    last_dt: f32,
+    pad: u32,
 }

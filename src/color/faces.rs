@@ -388,7 +388,7 @@ fn color_packed<const N: usize>(
             "face coloring: at most {MAX_COLORS} colors are supported, {target} requested"
         )));
     }
-    if !(opts.effort >= 0.0) {
+    if opts.effort.is_nan() || opts.effort < 0.0 {
         return Err(Error::Invalid(format!(
             "face coloring: effort must be a non-negative number, got {}",
             opts.effort

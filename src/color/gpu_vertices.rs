@@ -4,10 +4,17 @@
 //!
 //! Each round: (1) every uncolored worklist vertex takes the smallest color unused by its
 //! neighbours (speculatively, racing with its neighbours); (2) a vertex that shares its color
-//! with a lower-numbered neighbour is flagged; (3) flagged vertices are uncolored and, in the
-//! data-driven variant, compacted into the next worklist at their prefix-sum positions. The
-//! lowest-numbered vertex of every conflict keeps its color, so each round colors at least one
-//! vertex for good and the loop ends; a round cap turns a bug into an error, not a hang.
+//! with a neighbour of higher priority (a hash of the vertex number, ties by number) is
+//! flagged; (3) flagged vertices are uncolored and, in the data-driven variant, compacted into
+//! the next worklist at their prefix-sum positions. The highest-priority vertex of every
+//! conflict keeps its color, so each round colors at least one vertex for good and the loop
+//! ends; a round cap turns a bug into an error, not a hang. Hashed priorities keep the number
+//! of rounds small on wide GPUs, where most of a round's vertices read stale neighbour colors.
+//!
+//! Afterwards a few iterated-greedy passes (Culberson) recolor the old color classes one by
+//! one, each class in one dispatch of `vcolor_assign` (a color class is an independent set, so
+//! there are no races); the speculative rounds typically leave one color more than sequential
+//! greedy and these passes take it back.
 //!
 //! Topology-driven: every round visits all vertices (colored ones return at once).
 //! Data-driven: a round visits only the vertices still uncolored.
@@ -47,6 +54,10 @@ pub struct GpuVertexColoring {
     /// Wall time of the rounds (uploads excluded, per-round count read-backs included).
     pub seconds: f64,
 }
+
+/// Iterated-greedy recoloring passes after the speculative coloring (each stops early when it
+/// no longer removes a color).
+const IG_PASSES: usize = 3;
 
 /// More rounds than any graph of this size can need means a bug: stop with an error.
 fn round_cap(n: usize) -> usize {
@@ -198,8 +209,16 @@ pub fn color_vertices_gpu(
             dir = 1 - dir;
         }
     }
-    let seconds = start.elapsed().as_secs_f64();
     let raw: Vec<u32> = readback.read_all(ctx, &colors_buf, n)?;
+    let parts = IgParts {
+        assign: &assign,
+        data: &groups[0][0],
+        worklist: &work[0],
+        colors: &colors_buf,
+        range_layout: &rl,
+    };
+    let raw = iterated_greedy(ctx, &parts, &mut readback, raw, &classes, IG_PASSES)?;
+    let seconds = start.elapsed().as_secs_f64();
     let (colors, num_colors) = shift_classes(&raw, &classes);
     Ok(GpuVertexColoring {
         colors,
@@ -208,6 +227,77 @@ pub fn color_vertices_gpu(
         conflicts_per_round,
         seconds,
     })
+}
+
+/// Iterated greedy (Culberson): uncolor everything, then recolor the old color classes one
+/// after another, highest first, each class in one dispatch (it is an independent set, so its
+/// vertices cannot conflict); a vertex takes the smallest color unused by the neighbours
+/// recolored before it. The result never needs more colors than the input; stop when a pass
+/// no longer removes a color or after `max_passes`.
+fn iterated_greedy(
+    ctx: &GpuContext,
+    parts: &IgParts<'_>,
+    readback: &mut Readback,
+    mut raw: Vec<u32>,
+    classes: &[u32],
+    max_passes: usize,
+) -> Result<Vec<u32>> {
+    let count_colors = |c: &[u32]| shift_classes(c, classes).1;
+    let mut best = count_colors(&raw);
+    for _ in 0..max_passes {
+        // Group vertices by (class, old color), highest color first within each class.
+        let top = raw.iter().copied().max().unwrap_or(0) as usize;
+        let nclass = classes.iter().copied().max().map_or(0, |m| m as usize + 1);
+        let key = |v: usize| classes[v] as usize * (top + 1) + (top - raw[v] as usize);
+        let mut offsets = vec![0u32; nclass * (top + 1) + 1];
+        for v in 0..raw.len() {
+            offsets[key(v) + 1] += 1;
+        }
+        for i in 1..offsets.len() {
+            offsets[i] += offsets[i - 1];
+        }
+        let mut fill = offsets.clone();
+        let mut order = vec![0u32; raw.len()];
+        for v in 0..raw.len() {
+            let k = key(v);
+            order[fill[k] as usize] = v as u32;
+            fill[k] += 1;
+        }
+        ctx.queue
+            .write_buffer(parts.worklist, 0, bytemuck::cast_slice(&order));
+        let ranges = RangeSet::from_offsets(ctx, parts.range_layout, &offsets)?;
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("vcolor iterated greedy"),
+            });
+        enc.clear_buffer(parts.colors, 0, None);
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("vcolor iterated greedy"),
+                timestamp_writes: None,
+            });
+            ranges.dispatch_all(ctx, &mut pass, parts.assign, parts.data)?;
+        }
+        ctx.queue.submit([enc.finish()]);
+        let next: Vec<u32> = readback.read_all(ctx, parts.colors, raw.len())?;
+        let colors = count_colors(&next);
+        raw = next;
+        if colors >= best {
+            break;
+        }
+        best = colors;
+    }
+    Ok(raw)
+}
+
+/// Buffers and pipeline the iterated-greedy passes reuse.
+struct IgParts<'a> {
+    assign: &'a wgpu::ComputePipeline,
+    data: &'a wgpu::BindGroup,
+    worklist: &'a wgpu::Buffer,
+    colors: &'a wgpu::Buffer,
+    range_layout: &'a wgpu::BindGroupLayout,
 }
 
 /// Turn per-class 1-based colors into global 0-based colors with class k's range after the

@@ -1,12 +1,12 @@
 //! Coloring for race-free GPU dispatch.
 //!
-//! * [`faces`]: face (edge) coloring of Giuliani & Krivodonova with the minimal number of
-//!   colors, plus the plain greedy baseline; one GPU pass per color then lets each thread own
+//! * Face (edge) coloring of Giuliani & Krivodonova with the minimal number of colors, plus
+//!   the plain greedy baseline ([`faces`]); one GPU pass per color then lets each thread own
 //!   a face and write both neighbouring elements without atomics.
-//! * [`nonconforming`]: GK's 6-color mapping for triangle meshes with one level of isotropic
-//!   refinement (hanging nodes), and the coarsening that restores the parent colors.
-//! * [`vertices`]: sequential greedy vertex coloring (natural, largest-first, smallest-last)
-//!   for per-vertex-color passes such as vertex smoothing.
+//! * GK's 6-color mapping for triangle meshes with one level of isotropic refinement (hanging
+//!   nodes), and the coarsening that restores the parent colors ([`nonconforming`]).
+//! * Sequential greedy vertex coloring, natural, largest-first and smallest-last orders
+//!   ([`vertices`]), for per-vertex-color passes such as vertex smoothing.
 
 pub mod faces;
 pub mod gpu_vertices;

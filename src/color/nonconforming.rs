@@ -102,13 +102,13 @@ pub fn refine(mesh: &Mesh, topo: &Topology, refine: &[bool]) -> Result<Nonconfor
 
     // Midpoints of split faces.
     let mut face_midpoint = vec![NONE; nf];
-    for f in 0..nf {
+    for (f, mid) in face_midpoint.iter_mut().enumerate() {
         let r = topo.right[f];
         let split = refine[topo.left[f] as usize] || (r != NO_ELEMENT && refine[r as usize]);
         if split {
             let fv = topo.face_vertices.row(f);
             let (a, b) = (mesh.points[fv[0] as usize], mesh.points[fv[1] as usize]);
-            face_midpoint[f] = out.points.len() as u32;
+            *mid = out.points.len() as u32;
             out.points.push([
                 0.5 * (a[0] + b[0]),
                 0.5 * (a[1] + b[1]),
@@ -178,12 +178,11 @@ pub fn refine(mesh: &Mesh, topo: &Topology, refine: &[bool]) -> Result<Nonconfor
             (first_new[e] + (local as u32 + 1) % 3, 2)
         }
     };
-    for f in 0..nf {
+    for (f, &m) in face_midpoint.iter().enumerate() {
         let (l, r) = (topo.left[f], topo.right[f]);
         let (ll, rl) = (topo.left_local[f], topo.right_local[f]);
         let fv = topo.face_vertices.row(f);
         let tag = topo.boundary_tag.get(f).copied().unwrap_or(UNTAGGED);
-        let m = face_midpoint[f];
         if m == NONE {
             faces.push(Face {
                 verts: [fv[0], fv[1]],

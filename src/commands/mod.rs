@@ -1,6 +1,9 @@
 //! Implementations of the CLI subcommands.
 
+pub mod bench_swe;
 pub mod color;
 pub mod devices;
 pub mod mesh;
 pub mod progress;
+pub mod smooth;
+pub mod swe;

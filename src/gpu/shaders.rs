@@ -28,6 +28,18 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("swe_local_dt.wgsl"),
     shader!("swe_time.wgsl"),
     shader!("swe_update.wgsl"),
+    shader!("common/smooth_relocate.wgsl"),
+    shader!("smooth_hardware.wgsl"),
+    shader!("smooth_texel.wgsl"),
+    shader!("smooth_buffer.wgsl"),
+    shader!("common/dg_euler.wgsl"),
+    shader!("common/dg_tables.wgsl"),
+    shader!("dg_volume.wgsl"),
+    shader!("dg_surface.wgsl"),
+    shader!("dg_stage.wgsl"),
+    shader!("dg_limit.wgsl"),
+    shader!("dg_local_dt.wgsl"),
+    shader!("dg_time.wgsl"),
 ];
 
 /// Names of the kernel shaders (the files outside `common/`), one entry point `main` each.

@@ -1016,8 +1016,8 @@ mod tests {
                         // Split into tets through the centroid of each face fan.
                         let mut c = [0.0; 3];
                         for &x in v {
-                            for d in 0..3 {
-                                c[d] += m.points[x as usize][d] / v.len() as f64;
+                            for (cd, pd) in c.iter_mut().zip(m.points[x as usize]) {
+                                *cd += pd / v.len() as f64;
                             }
                         }
                         for f in m.kinds[e].local_faces() {

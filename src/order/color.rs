@@ -86,8 +86,8 @@ pub fn color_renumbering(
 
     let mut interior: Vec<u32> = Vec::new();
     let mut boundary: Vec<u32> = Vec::new();
-    for f in 0..nf {
-        if colors[f] as usize == first {
+    for (f, &c) in colors.iter().enumerate() {
+        if c as usize == first {
             if topo.right[f] == NO_ELEMENT {
                 boundary.push(f as u32);
             } else {
@@ -128,16 +128,14 @@ pub fn color_renumbering(
     for (k, &f) in boundary.iter().enumerate() {
         assign(topo.left[f as usize], pairs.len() + k)?;
     }
-    let mut count = n1 + pairs.len();
     let mut rest: Vec<u32> = (0..num_elements as u32)
         .filter(|&e| new_id[e as usize] == NONE)
         .collect();
     if let Some(rk) = rank {
         rest.sort_by_key(|&e| rk[e as usize]);
     }
-    for e in rest {
-        new_id[e as usize] = count as u32;
-        count += 1;
+    for (i, e) in rest.into_iter().enumerate() {
+        new_id[e as usize] = (n1 + pairs.len() + i) as u32;
     }
     let mut element_new_to_old = vec![0u32; num_elements];
     for (old, &new) in new_id.iter().enumerate() {

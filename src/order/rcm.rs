@@ -160,15 +160,40 @@ fn cuthill_mckee_from(
     }
 }
 
+/// Bandwidth and profile of the reversed order `order[from..]` (positions counted from
+/// `from`), using `pos` as scratch (entries of these nodes are overwritten).
+fn reversed_quality(graph: &Csr, order: &[u32], pos: &mut [u32]) -> (u32, u64) {
+    let n = order.len() as u32;
+    for (i, &v) in order.iter().enumerate() {
+        pos[v as usize] = n - 1 - i as u32;
+    }
+    let (mut bw, mut prof) = (0u32, 0u64);
+    for &v in order {
+        let p = pos[v as usize];
+        let mut first = p;
+        for &w in graph.row(v as usize) {
+            let q = pos[w as usize];
+            bw = bw.max(p.abs_diff(q));
+            first = first.min(q);
+        }
+        prof += (p - first) as u64;
+    }
+    (bw, prof)
+}
+
 /// Reverse Cuthill–McKee order: `perm[new] = old`. Components are numbered one after the
-/// other (in order of their lowest node), each from a George–Liu pseudo-peripheral node
-/// found from the component's minimum-degree node, and the whole order is reversed.
+/// other (in order of their lowest node). In each component Cuthill–McKee is run from up to
+/// three start nodes: the minimum-degree node (the start SciPy and MATLAB use), the George–Liu
+/// pseudo-peripheral node found from it, and the other end of that search; the start giving
+/// the smallest bandwidth (then profile) after reversal is kept. The whole order is reversed.
 pub fn rcm(graph: &Csr) -> Vec<u32> {
     let n = graph.num_rows();
     let degree = degrees(graph);
     let mut bfs = Bfs::new(n);
     let mut numbered = vec![false; n];
+    let mut pos = vec![0u32; n];
     let mut order = Vec::with_capacity(n);
+    let mut trial = Vec::new();
     for s in 0..n as u32 {
         if numbered[s as usize] {
             continue;
@@ -181,8 +206,31 @@ pub fn rcm(graph: &Csr) -> Vec<u32> {
             .copied()
             .min_by_key(|&v| (degree[v as usize], v))
             .unwrap_or(s);
-        let (root, _) = pseudo_peripheral(graph, &degree, min, &mut bfs, &|_| true);
-        cuthill_mckee_from(graph, &degree, root, &mut numbered, &mut order);
+        let (root, lv) = pseudo_peripheral(graph, &degree, min, &mut bfs, &|_| true);
+        let far = lv
+            .level(lv.depth() - 1)
+            .iter()
+            .copied()
+            .min_by_key(|&v| (degree[v as usize], v))
+            .unwrap_or(root);
+        let mut starts = vec![root, min, far];
+        starts.dedup();
+        let mut best: Option<((u32, u64), u32)> = None;
+        if comp.nodes.len() > 2 && starts.len() > 1 {
+            for &st in &starts {
+                trial.clear();
+                cuthill_mckee_from(graph, &degree, st, &mut numbered, &mut trial);
+                for &v in &trial {
+                    numbered[v as usize] = false;
+                }
+                let q = reversed_quality(graph, &trial, &mut pos);
+                if best.is_none_or(|b| q < b.0) {
+                    best = Some((q, st));
+                }
+            }
+        }
+        let start = best.map_or(root, |b| b.1);
+        cuthill_mckee_from(graph, &degree, start, &mut numbered, &mut order);
     }
     order.reverse();
     order

@@ -1,3 +1,5 @@
 //! Solvers, one folder per workload.
 
+pub mod dg;
+pub mod smooth;
 pub mod swe;

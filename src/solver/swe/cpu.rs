@@ -2,6 +2,9 @@
 //! same accumulate-then-update structure and the same time-step clamp as the GPU driver, so the
 //! tests can judge the f32 GPU results against it.
 
+// Index loops over the 4 and 6 state components mirror the WGSL kernel line by line.
+#![allow(clippy::needless_range_loop)]
+
 use super::flux::{edge_contribution, Neighbor};
 use super::mesh::{EdgeKind, SweMesh};
 use super::{Counters, Physics, Scheme};

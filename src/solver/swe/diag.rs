@@ -27,35 +27,45 @@ pub fn layer_masses(areas: &[f64], state: &[[f64; 6]]) -> [f64; 2] {
     [m(0), m(3)]
 }
 
-/// A per-cell output field by name (see [`super::case::FIELD_NAMES`]); None for unknown names.
-pub fn field(name: &str, state: &[[f64; 6]], depth: &[f64], dry_tol: f64) -> Option<Vec<f64>> {
-    let speed = |w: &[f64; 6], k: usize| {
-        w[3 * k + 1].hypot(w[3 * k + 2]) / desingularised_depth(w[3 * k], dry_tol)
-    };
-    let f: Box<dyn Fn(&[f64; 6], f64) -> f64> = match name {
-        "h1" => Box::new(|w, _| w[0]),
-        "h2" => Box::new(|w, _| w[3]),
-        "eta1" => Box::new(|w, h| w[0] + w[3] - h),
-        "eta2" => Box::new(|w, h| w[3] - h),
-        "speed1" => Box::new(move |w, _| speed(w, 0)),
-        "speed2" => Box::new(move |w, _| speed(w, 1)),
-        "H" => Box::new(|_, h| h),
-        _ => return None,
-    };
-    Some(state.iter().zip(depth).map(|(w, &h)| f(w, h)).collect())
+/// A field value from a cell's state, its depth H and the dry tolerance κ.
+type FieldFn = fn(&[f64; 6], f64, f64) -> f64;
+
+fn speed(w: &[f64; 6], k: usize, kappa: f64) -> f64 {
+    w[3 * k + 1].hypot(w[3 * k + 2]) / desingularised_depth(w[3 * k], kappa)
 }
 
-/// A human-readable title for a field name.
-pub fn field_title(name: &str) -> &'static str {
+/// A per-cell output field by name (see [`super::case::FIELD_NAMES`]); None for unknown names.
+pub fn field(name: &str, state: &[[f64; 6]], depth: &[f64], dry_tol: f64) -> Option<Vec<f64>> {
+    let f: FieldFn = match name {
+        "h1" => |w, _, _| w[0],
+        "h2" => |w, _, _| w[3],
+        "eta1" => |w, h, _| w[0] + w[3] - h,
+        "eta2" => |w, h, _| w[3] - h,
+        "speed1" => |w, _, k| speed(w, 0, k),
+        "speed2" => |w, _, k| speed(w, 1, k),
+        "H" => |_, h, _| h,
+        _ => return None,
+    };
+    Some(
+        state
+            .iter()
+            .zip(depth)
+            .map(|(w, &h)| f(w, h, dry_tol))
+            .collect(),
+    )
+}
+
+/// (description, colorbar label) of a field name.
+pub fn field_title(name: &str) -> (&'static str, &'static str) {
     match name {
-        "h1" => "upper layer thickness h1 (m)",
-        "h2" => "lower layer thickness h2 (m)",
-        "eta1" => "free surface elevation h1+h2-H (m)",
-        "eta2" => "interface elevation h2-H (m)",
-        "speed1" => "upper layer speed |u1| (m/s)",
-        "speed2" => "lower layer speed |u2| (m/s)",
-        "H" => "depth H (m)",
-        _ => "field",
+        "h1" => ("upper layer h1", "h1 (m)"),
+        "h2" => ("lower layer h2", "h2 (m)"),
+        "eta1" => ("free surface h1+h2-H", "eta1 (m)"),
+        "eta2" => ("interface h2-H", "eta2 (m)"),
+        "speed1" => ("upper layer speed", "|u1| (m/s)"),
+        "speed2" => ("lower layer speed", "|u2| (m/s)"),
+        "H" => ("depth H", "H (m)"),
+        _ => ("field", ""),
     }
 }
 

@@ -13,6 +13,9 @@
 //! are desingularised (spec §10, Brodtkorb & Holm eq. 26) so dry layers give no NaN; the
 //! desingularisation is the identity for h ≥ κ, so wet results are the plain formulas.
 
+// Index loops over the 4 and 6 state components mirror the WGSL kernel line by line.
+#![allow(clippy::needless_range_loop)]
+
 use super::{Physics, Scheme};
 
 /// Index of each component in a state vector W = (h1, q1x, q1y, h2, q2x, q2y).
@@ -628,5 +631,220 @@ pub fn edge_contribution(
         nonhyperbolic: f.nonhyperbolic,
         fallback: f.fallback,
         chi_clamped: f.chi_clamped,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Spec §13.7: unit tests of the building blocks on seeded random states.
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    fn random_state(rng: &mut rand_chacha::ChaCha8Rng, r: f64) -> (Rotated, Rotated, f64) {
+        loop {
+            let mut side = || -> Rotated {
+                let (h1, h2) = (rng.random_range(0.2..5.0), rng.random_range(0.2..5.0));
+                [
+                    h1,
+                    h1 * rng.random_range(-1.0..1.0),
+                    h1 * rng.random_range(-1.0..1.0),
+                    h2,
+                    h2 * rng.random_range(-1.0..1.0),
+                    h2 * rng.random_range(-1.0..1.0),
+                ]
+            };
+            let (l, rr) = (side(), side());
+            let dh = rng.random_range(-0.5..0.5);
+            let phys = Physics {
+                r,
+                ..Physics::default()
+            };
+            let a = roe_averages(&l, &rr, &phys);
+            if eig4(a.un[0], a.un[1], a.c2[0], a.c2[1], r).hyperbolic {
+                return (l, rr, dh);
+            }
+        }
+    }
+
+    fn rng() -> rand_chacha::ChaCha8Rng {
+        rand_chacha::ChaCha8Rng::seed_from_u64(7)
+    }
+
+    #[test]
+    fn eig4_roots_are_ordered_roots_within_the_bounds() {
+        let mut g = rng();
+        for r in [0.5, 0.8, 0.98, 0.999] {
+            let phys = Physics {
+                r,
+                ..Physics::default()
+            };
+            for _ in 0..2000 {
+                let (l, rr, _) = random_state(&mut g, r);
+                let a = roe_averages(&l, &rr, &phys);
+                let (u1, u2, c21, c22) = (a.un[0], a.un[1], a.c2[0], a.c2[1]);
+                let e = eig4(u1, u2, c21, c22, r);
+                let scale = (u1.abs().max(u2.abs()) + (c21 + c22).sqrt()).powi(4);
+                for w in e.l.windows(2) {
+                    assert!(w[0] <= w[1], "{:?}", e.l);
+                }
+                for &lam in &e.l {
+                    let (p, _) = char_poly(lam, u1, u2, c21, c22, r);
+                    assert!(p.abs() <= 1e-9 * scale, "r {r}: p({lam}) = {p:e}");
+                }
+                let bound = u1.abs().max(u2.abs()) + (c21 + c22).sqrt();
+                assert!(e.l[0].abs().max(e.l[3].abs()) <= bound * (1.0 + 1e-12));
+            }
+        }
+    }
+
+    #[test]
+    fn eigenvectors_are_biorthonormal() {
+        let mut g = rng();
+        for r in [0.5, 0.98] {
+            let phys = Physics {
+                r,
+                ..Physics::default()
+            };
+            for _ in 0..500 {
+                let (l, rr, _) = random_state(&mut g, r);
+                let a = roe_averages(&l, &rr, &phys);
+                let e = eig4(a.un[0], a.un[1], a.c2[0], a.c2[1], r);
+                let (ap, left) = roe_eigenvectors(&a, &e.l, r);
+                for p in 0..4 {
+                    for q in 0..4 {
+                        let v = [1.0, e.l[q], ap[q], ap[q] * e.l[q]];
+                        let d: f64 = (0..4).map(|i| left[p][i] * v[i]).sum();
+                        let want = if p == q { 1.0 } else { 0.0 };
+                        assert!((d - want).abs() < 1e-8, "r {r}: l{p}.v{q} = {d}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fluctuations_sum_to_the_total_jump_and_vanish_for_equal_states() {
+        let mut g = rng();
+        for r in [0.5, 0.98] {
+            let phys = Physics {
+                r,
+                ..Physics::default()
+            };
+            for _ in 0..500 {
+                let (l, rr, dh) = random_state(&mut g, r);
+                let a = roe_averages(&l, &rr, &phys);
+                let r4 = total_jump(&l, &rr, dh, &a, r);
+                for f in [ifcp(&l, &rr, dh, &phys), ir_roe(&l, &rr, dh, &phys)] {
+                    for (c, row) in [0, 1, 3, 4].into_iter().enumerate() {
+                        let s = f.dm[row] + f.dp[row];
+                        assert!((s - r4[c]).abs() <= 1e-10 * (1.0 + r4[c].abs()));
+                    }
+                }
+                for f in [ifcp(&l, &l, 0.0, &phys), ir_roe(&l, &l, 0.0, &phys)] {
+                    assert!(f.dm.iter().chain(&f.dp).all(|x| x.abs() < 1e-12), "{f:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reflection_identity_gives_the_right_cell_contribution() {
+        // D⁻(M w_R, M w_L, H_R, H_L) = M D⁺(w_L, w_R, H_L, H_R), M = diag(1,−1,−1,1,−1,−1).
+        let mirror = |w: &Rotated| [w[0], -w[1], -w[2], w[3], -w[4], -w[5]];
+        let mut g = rng();
+        let phys = Physics {
+            r: 0.7,
+            ..Physics::default()
+        };
+        for _ in 0..500 {
+            let (l, rr, dh) = random_state(&mut g, phys.r);
+            for scheme in [ifcp, ir_roe] {
+                let fwd = scheme(&l, &rr, dh, &phys);
+                let rev = scheme(&mirror(&rr), &mirror(&l), -dh, &phys);
+                let m = mirror(&fwd.dp);
+                for k in 0..6 {
+                    assert!(
+                        (rev.dm[k] - m[k]).abs() <= 1e-10 * (1.0 + m[k].abs()),
+                        "{k}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ir_roe_equals_classical_roe() {
+        let mut g = rng();
+        for r in [0.5, 0.98] {
+            let phys = Physics {
+                r,
+                ..Physics::default()
+            };
+            for _ in 0..500 {
+                let (l, rr, dh) = random_state(&mut g, r);
+                let ang: f64 = g.random_range(0.0..std::f64::consts::TAU);
+                let (nx, ny) = (ang.cos(), ang.sin());
+                let (wl, wr) = (unrotate(&l, nx, ny), unrotate(&rr, nx, ny));
+                let ir = ir_roe(&l, &rr, dh, &phys);
+                let (dm, dp, _) = classical_roe(&wl, &wr, dh, nx, ny, &phys);
+                let (irm, irp) = (unrotate(&ir.dm, nx, ny), unrotate(&ir.dp, nx, ny));
+                for k in 0..6 {
+                    assert!((dm[k] - irm[k]).abs() < 1e-9 * (1.0 + irm[k].abs()));
+                    assert!((dp[k] - irp[k]).abs() < 1e-9 * (1.0 + irp[k].abs()));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dry_layers_give_finite_fluctuations_and_roe_falls_back() {
+        let phys = Physics {
+            r: 0.5,
+            ..Physics::default()
+        };
+        let l = [0.0, 0.0, 0.0, 1.0, 0.3, 0.1];
+        let rr = [1e-7, 1e-6, -1e-6, 0.8, -0.2, 0.0];
+        for scheme in Scheme::ALL {
+            let out = edge_contribution(
+                &unrotate(&l, 1.0, 0.0),
+                0.5,
+                Neighbor::Cell(&unrotate(&rr, 1.0, 0.0), 0.4),
+                1.0,
+                0.0,
+                scheme,
+                &phys,
+            );
+            assert!(
+                out.left.iter().chain(&out.right).all(|x| x.is_finite()),
+                "{scheme}"
+            );
+            assert!(out.lam_max.is_finite());
+            assert_eq!(out.fallback, scheme != Scheme::PvmIfcp, "{scheme}");
+        }
+        let dry = [0.0; 6];
+        let out = edge_contribution(
+            &dry,
+            1.0,
+            Neighbor::Cell(&dry, 1.0),
+            0.6,
+            0.8,
+            Scheme::PvmIfcp,
+            &phys,
+        );
+        assert!(out.left.iter().all(|x| *x == 0.0));
+    }
+
+    #[test]
+    fn wall_mass_flux_is_exactly_zero() {
+        let phys = Physics {
+            r: 0.5,
+            ..Physics::default()
+        };
+        let w = [1.3, 0.4, -0.2, 2.0, -0.7, 0.3];
+        for scheme in Scheme::ALL {
+            let out = edge_contribution(&w, 2.0, Neighbor::Wall, 0.6, 0.8, scheme, &phys);
+            assert_eq!(out.left[H1], 0.0);
+            assert_eq!(out.left[H2], 0.0);
+        }
     }
 }

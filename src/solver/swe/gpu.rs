@@ -2,7 +2,7 @@
 //!
 //! flux pass (one dispatch per edge color, or the cell-centred gather) → local Δt per cell →
 //! GPU min-reduction → time kernel (Δt = min(Δt_CFL, t_end − t), t advanced on the GPU) →
-//! cell update (reads Δt from the GPU) ,
+//! cell update (reads Δt from the GPU),
 //!
 //! recorded many steps per submit; the host reads back only the small control block (time,
 //! steps, counters) between batches and the state when it prints or saves.
@@ -34,7 +34,9 @@ pub struct GpuControl {
     pub clipped: u32,
     pub max_step_nonhyperbolic: u32,
     pub max_step_fallback: u32,
-    pub pad: [u32; 2],
+    /// The last positive Δt (Δt is 0 for the no-op steps past t_end).
+    pub last_dt: f32,
+    pub pad: u32,
 }
 
 impl GpuControl {
@@ -139,7 +141,11 @@ impl<'a> GpuSolver<'a> {
         }
         let dev = &ctx.device;
         let edges = storage_from(ctx, "swe edges", &mesh.gpu_edges())?;
-        let cells = storage_from(ctx, "swe cells", &pack_cells(state, depth, &mesh.geom.areas))?;
+        let cells = storage_from(
+            ctx,
+            "swe cells",
+            &pack_cells(state, depth, &mesh.geom.areas),
+        )?;
         let acc = storage_zeroed::<[f32; 4]>(ctx, "swe accumulators", 2 * n)?;
         let counters = storage_zeroed::<u32>(ctx, "swe counters", 8)?;
         let control = storage_from(
@@ -183,7 +189,8 @@ impl<'a> GpuSolver<'a> {
             }
         };
         let dt_layout = storage_layout(dev, "swe local dt", &[true, true, false]);
-        let dt_pipeline = compute_pipeline(dev, "swe_local_dt", &[&dt_layout, &rl], &[("CFL", cfl)])?;
+        let dt_pipeline =
+            compute_pipeline(dev, "swe_local_dt", &[&dt_layout, &rl], &[("CFL", cfl)])?;
         let dt_bind = bind_buffers(dev, "swe local dt", &dt_layout, &[&cells, &acc, &dt_local]);
         let reduction = MinReduction::new(ctx, &dt_local, n as u32)?;
         let time_layout = storage_layout(dev, "swe time", &[true, false, false]);
@@ -269,7 +276,9 @@ impl<'a> GpuSolver<'a> {
         let mut enc = self
             .ctx
             .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("swe steps") });
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("swe steps"),
+            });
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("swe steps"),
@@ -310,8 +319,8 @@ impl<'a> GpuSolver<'a> {
         self.set_t_end(target);
         let mut ctl = self.control()?;
         while ctl.t < target {
-            let est = if ctl.dt > 0.0 {
-                (((target - ctl.t) / ctl.dt).ceil() as u32).saturating_add(1)
+            let est = if ctl.last_dt > 0.0 {
+                (((target - ctl.t) / ctl.last_dt).ceil() as u32).saturating_add(1)
             } else {
                 1
             };
@@ -359,7 +368,9 @@ impl<'a> GpuSolver<'a> {
         let mut enc = self
             .ctx
             .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("swe timed") });
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("swe timed"),
+            });
         for _ in 0..n {
             {
                 let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {

@@ -1,0 +1,125 @@
+// 2D Euler physics for the DG kernels (f32 twin of src/solver/dg/euler.rs and case.rs).
+// U = (rho, rho u, rho v, E), p = (gamma - 1)(E - |m|^2 / (2 rho)).
+
+override GAMMA: f32 = 1.4;
+// Numerical flux: 0 Rusanov (local Lax-Friedrichs), 1 HLLC.
+override FLUX: u32 = 0u;
+// State function of the case: 0 constant, 1 isentropic vortex, 2 double Mach, 3 Kelvin-Helmholtz.
+override CASE_FN: u32 = 0u;
+
+const EDGE_INTERIOR: u32 = 0u;
+const EDGE_WALL: u32 = 1u;
+const EDGE_OUTFLOW: u32 = 2u;
+const EDGE_INFLOW: u32 = 3u;
+const EDGE_EXACT: u32 = 4u;
+const PI: f32 = 3.14159265358979;
+
+fn pressure(u: vec4<f32>) -> f32 {
+    return (GAMMA - 1.0) * (u.w - 0.5 * (u.y * u.y + u.z * u.z) / u.x);
+}
+
+fn sound_speed(u: vec4<f32>) -> f32 {
+    return sqrt(GAMMA * max(pressure(u), 0.0) / u.x);
+}
+
+fn conserved(rho: f32, vx: f32, vy: f32, p: f32) -> vec4<f32> {
+    return vec4<f32>(rho, rho * vx, rho * vy, p / (GAMMA - 1.0) + 0.5 * rho * (vx * vx + vy * vy));
+}
+
+// F n_x + G n_y.
+fn normal_flux(u: vec4<f32>, n: vec2<f32>) -> vec4<f32> {
+    let p = pressure(u);
+    let un = (u.y * n.x + u.z * n.y) / u.x;
+    return vec4<f32>(u.x * un, u.y * un + p * n.x, u.z * un + p * n.y, (u.w + p) * un);
+}
+
+// Rusanov: (F_L + F_R) . n / 2 - lambda_max (U_R - U_L) / 2, lambda = |u . n| + c.
+fn rusanov(ul: vec4<f32>, ur: vec4<f32>, n: vec2<f32>) -> vec4<f32> {
+    let ll = abs((ul.y * n.x + ul.z * n.y) / ul.x) + sound_speed(ul);
+    let lr = abs((ur.y * n.x + ur.z * n.y) / ur.x) + sound_speed(ur);
+    let lam = max(ll, lr);
+    return 0.5 * (normal_flux(ul, n) + normal_flux(ur, n)) - 0.5 * lam * (ur - ul);
+}
+
+fn hllc_star(u: vec4<f32>, p: f32, un: f32, s: f32, sm: f32, n: vec2<f32>) -> vec4<f32> {
+    let fac = u.x * (s - un) / (s - sm);
+    let vt = vec2<f32>(u.y / u.x - un * n.x, u.z / u.x - un * n.y);
+    return vec4<f32>(
+        fac,
+        fac * (sm * n.x + vt.x),
+        fac * (sm * n.y + vt.y),
+        fac * (u.w / u.x + (sm - un) * (sm + p / (u.x * (s - un)))),
+    );
+}
+
+// HLLC (Toro) with Davis wave speeds; see hllc() in euler.rs for the formulas.
+fn hllc(ul: vec4<f32>, ur: vec4<f32>, n: vec2<f32>) -> vec4<f32> {
+    let pl = pressure(ul);
+    let pr = pressure(ur);
+    let unl = (ul.y * n.x + ul.z * n.y) / ul.x;
+    let unr = (ur.y * n.x + ur.z * n.y) / ur.x;
+    let cl = sound_speed(ul);
+    let cr = sound_speed(ur);
+    let sl = min(unl - cl, unr - cr);
+    let sr = max(unl + cl, unr + cr);
+    let fl = normal_flux(ul, n);
+    let fr = normal_flux(ur, n);
+    if (sl >= 0.0) {
+        return fl;
+    }
+    if (sr <= 0.0) {
+        return fr;
+    }
+    let dl = ul.x * (sl - unl);
+    let dr = ur.x * (sr - unr);
+    let sm = (pr - pl + unl * dl - unr * dr) / (dl - dr);
+    if (sm >= 0.0) {
+        return fl + sl * (hllc_star(ul, pl, unl, sl, sm, n) - ul);
+    }
+    return fr + sr * (hllc_star(ur, pr, unr, sr, sm, n) - ur);
+}
+
+fn numerical_flux(ul: vec4<f32>, ur: vec4<f32>, n: vec2<f32>) -> vec4<f32> {
+    if (FLUX == 1u) {
+        return hllc(ul, ur, n);
+    }
+    return rusanov(ul, ur, n);
+}
+
+// Reflecting wall: m_g = m - 2 (m . n) n.
+fn wall_ghost(u: vec4<f32>, n: vec2<f32>) -> vec4<f32> {
+    let mn = u.y * n.x + u.z * n.y;
+    return vec4<f32>(u.x, u.y - 2.0 * mn * n.x, u.z - 2.0 * mn * n.y, u.w);
+}
+
+// The case's state function at (x, t) (StateFn::eval); params p0, p1 = StateFn::params.
+fn case_state(x: vec2<f32>, t: f32, p0: vec4<f32>, p1: vec4<f32>) -> vec4<f32> {
+    if (CASE_FN == 1u) {
+        let d = x - p0.xy - p0.zw * t;
+        let r2 = dot(d, d);
+        let e = exp(0.5 * (1.0 - r2));
+        let beta = p1.x;
+        let du = beta / (2.0 * PI) * e;
+        let temp = 1.0 - (GAMMA - 1.0) * beta * beta / (8.0 * GAMMA * PI * PI) * e * e;
+        let rho = pow(temp, 1.0 / (GAMMA - 1.0));
+        return conserved(rho, p0.z - du * d.y, p0.w + du * d.x, pow(rho, GAMMA));
+    }
+    if (CASE_FN == 2u) {
+        let xs = 1.0 / 6.0 + (x.y + 20.0 * t) / sqrt(3.0);
+        if (x.x < xs) {
+            return conserved(8.0, 8.25 * cos(PI / 6.0), -8.25 * sin(PI / 6.0), 116.5);
+        }
+        return conserved(1.4, 0.0, 0.0, 1.0);
+    }
+    if (CASE_FN == 3u) {
+        let w = 0.1;
+        let s = 0.05 / sqrt(2.0);
+        let v = w * sin(4.0 * PI * x.x) * (exp(-(x.y + 0.5) * (x.y + 0.5) / (2.0 * s * s))
+            + exp(-(x.y - 0.5) * (x.y - 0.5) / (2.0 * s * s)));
+        if (abs(x.y) < 0.5) {
+            return conserved(2.0, 0.5, v, 2.5);
+        }
+        return conserved(1.0, -0.5, v, 2.5);
+    }
+    return p0;
+}

@@ -1,0 +1,41 @@
+// Layout of the DG basis tables (BasisTables::packed) and of the DOF registers.
+// Tables: vol_w[NQ], vol_phi[NQ][NP], vol_dxi[NQ][NP], vol_deta[NQ][NP], edge_w[NQE],
+// edge_phi[3][NQE][NP], vertex_phi[3][NP], edge_t[NQE].
+// DOFs: register r, equation eq, mode k, element i at ((r * 4 + eq) * NP + k) * NE + i, so one
+// thread per element reads and writes consecutive addresses across a warp (coalesced).
+
+override NP: u32 = 3u;
+override NQ: u32 = 4u;
+override NQE: u32 = 2u;
+override NE: u32 = 1u;
+// Largest NP (p = 4): private arrays are sized by it, loops run to NP.
+const MAX_NP: u32 = 15u;
+
+fn t_vol_w(q: u32) -> u32 {
+    return q;
+}
+fn t_vol_phi(q: u32, k: u32) -> u32 {
+    return NQ + q * NP + k;
+}
+fn t_vol_dxi(q: u32, k: u32) -> u32 {
+    return NQ + NQ * NP + q * NP + k;
+}
+fn t_vol_deta(q: u32, k: u32) -> u32 {
+    return NQ + 2u * NQ * NP + q * NP + k;
+}
+fn t_edge_w(q: u32) -> u32 {
+    return NQ + 3u * NQ * NP + q;
+}
+fn t_edge_phi(e: u32, q: u32, k: u32) -> u32 {
+    return NQ + 3u * NQ * NP + NQE + (e * NQE + q) * NP + k;
+}
+fn t_vertex_phi(v: u32, k: u32) -> u32 {
+    return NQ + 3u * NQ * NP + NQE + 3u * NQE * NP + v * NP + k;
+}
+fn t_edge_t(q: u32) -> u32 {
+    return NQ + 3u * NQ * NP + NQE + 3u * NQE * NP + 3u * NP + q;
+}
+
+fn dof(reg: u32, eq: u32, k: u32, i: u32) -> u32 {
+    return ((reg * 4u + eq) * NP + k) * NE + i;
+}

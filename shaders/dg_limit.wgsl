@@ -1,0 +1,133 @@
+// #include "common/dispatch.wgsl"
+// #include "common/dg_euler.wgsl"
+// #include "common/dg_tables.wgsl"
+
+// Slope + positivity limiter, one thread per element (Operator::limit): reads register src,
+// writes register dst (src != dst, so neighbours' means are read unmodified).
+// 1. Vertex-based: per component, bounds [m, M] of the means of the element and its face
+//    neighbours; alpha = min over vertices of the largest factor keeping u_v in [m, M]; if
+//    alpha < 1 keep mean + alpha * linear modes, drop higher modes.
+// 2. Zhang-Shu positivity at the volume and edge nodes: scale density modes so rho_q >= eps,
+//    then all modes so p_q >= eps (p is concave in U).
+
+const EPS: f32 = 1e-10;
+const LIMITER_TOL: f32 = 1e-6;
+const SQRT2: f32 = 1.41421356237;
+
+@group(0) @binding(0) var<storage, read_write> regs: array<f32>;
+@group(0) @binding(1) var<storage, read> tables: array<f32>;
+// Face neighbours (0xffffffff: none), w unused.
+@group(0) @binding(2) var<storage, read> neighbors: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> clock: array<f32>;
+// count: elements; pad: src | dst << 8 | slope << 16.
+@group(1) @binding(0) var<uniform> range: ItemRange;
+
+fn mean_of(reg: u32, i: u32) -> vec4<f32> {
+    return vec4<f32>(regs[dof(reg, 0u, 0u, i)], regs[dof(reg, 1u, 0u, i)],
+                     regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]) / SQRT2;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= range.count || clock[1] == 0.0) {
+        return;
+    }
+    let src = range.pad & 255u;
+    let dst = (range.pad >> 8u) & 255u;
+    let slope = (range.pad >> 16u) != 0u;
+    var c: array<vec4<f32>, MAX_NP>;
+    for (var k = 0u; k < NP; k = k + 1u) {
+        c[k] = vec4<f32>(regs[dof(src, 0u, k, i)], regs[dof(src, 1u, k, i)],
+                         regs[dof(src, 2u, k, i)], regs[dof(src, 3u, k, i)]);
+    }
+    let mean = c[0] / SQRT2;
+    if (slope && NP > 1u) {
+        var lo = mean;
+        var hi = mean;
+        let nb = neighbors[i];
+        for (var f = 0u; f < 3u; f = f + 1u) {
+            if (nb[f] != 0xffffffffu) {
+                let m = mean_of(src, nb[f]);
+                lo = min(lo, m);
+                hi = max(hi, m);
+            }
+        }
+        for (var eq = 0u; eq < 4u; eq = eq + 1u) {
+            let tol = LIMITER_TOL * (max(abs(hi[eq]), abs(lo[eq])) + 1e-12);
+            var alpha = 1.0;
+            for (var v = 0u; v < 3u; v = v + 1u) {
+                var uv = 0.0;
+                for (var k = 0u; k < NP; k = k + 1u) {
+                    uv = uv + c[k][eq] * tables[t_vertex_phi(v, k)];
+                }
+                let d = uv - mean[eq];
+                if (d > tol) {
+                    alpha = min(alpha, (hi[eq] - mean[eq]) / d);
+                } else if (d < -tol) {
+                    alpha = min(alpha, (lo[eq] - mean[eq]) / d);
+                }
+            }
+            if (alpha < 1.0) {
+                let a = max(alpha, 0.0);
+                for (var k = 1u; k < NP; k = k + 1u) {
+                    if (k < 3u) {
+                        c[k][eq] = c[k][eq] * a;
+                    } else {
+                        c[k][eq] = 0.0;
+                    }
+                }
+            }
+        }
+    }
+    if (NP > 1u) {
+        // Density: volume nodes then edge nodes.
+        var rho_min = 1e30;
+        for (var q = 0u; q < NQ + 3u * NQE; q = q + 1u) {
+            var r = 0.0;
+            for (var k = 0u; k < NP; k = k + 1u) {
+                r = r + c[k].x * tables[node_phi(q, k)];
+            }
+            rho_min = min(rho_min, r);
+        }
+        if (rho_min < EPS) {
+            let theta = clamp((mean.x - EPS) / (mean.x - rho_min), 0.0, 1.0);
+            for (var k = 1u; k < NP; k = k + 1u) {
+                c[k].x = c[k].x * theta;
+            }
+        }
+        let p_mean = pressure(mean);
+        var theta = 1.0;
+        for (var q = 0u; q < NQ + 3u * NQE; q = q + 1u) {
+            var u = vec4<f32>(0.0);
+            for (var k = 0u; k < NP; k = k + 1u) {
+                u = u + c[k] * tables[node_phi(q, k)];
+            }
+            let p = pressure(u);
+            if (p < EPS) {
+                theta = min(theta, (p_mean - EPS) / (p_mean - p));
+            }
+        }
+        if (theta < 1.0) {
+            let th = max(theta, 0.0);
+            for (var k = 1u; k < NP; k = k + 1u) {
+                c[k] = c[k] * th;
+            }
+        }
+    }
+    for (var k = 0u; k < NP; k = k + 1u) {
+        regs[dof(dst, 0u, k, i)] = c[k].x;
+        regs[dof(dst, 1u, k, i)] = c[k].y;
+        regs[dof(dst, 2u, k, i)] = c[k].z;
+        regs[dof(dst, 3u, k, i)] = c[k].w;
+    }
+}
+
+// Basis value of mode k at positivity node q: volume nodes 0..NQ, then the edge nodes.
+fn node_phi(q: u32, k: u32) -> u32 {
+    if (q < NQ) {
+        return t_vol_phi(q, k);
+    }
+    let qe = q - NQ;
+    return t_edge_phi(qe / NQE, qe % NQE, k);
+}

@@ -1,0 +1,57 @@
+// #include "common/dispatch.wgsl"
+// #include "common/dg_euler.wgsl"
+// #include "common/dg_tables.wgsl"
+
+// DG volume term, one thread per element (Operator::rhs, first loop):
+//   rhs_k = sum_q w_q F(U_q) . (J^{-T} grad_ref phi_k)(x_q)
+// The thread reads the element's coefficients of register range.pad (coalesced) and
+// overwrites rhs; the surface kernel adds the edge terms afterwards.
+
+@group(0) @binding(0) var<storage, read> regs: array<f32>;
+@group(0) @binding(1) var<storage, read_write> rhs: array<f32>;
+@group(0) @binding(2) var<storage, read> tables: array<f32>;
+// (xi_x, xi_y, eta_x, eta_y) per element.
+@group(0) @binding(3) var<storage, read> inv_jac: array<vec4<f32>>;
+@group(1) @binding(0) var<uniform> range: ItemRange;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= range.count) {
+        return;
+    }
+    let reg = range.pad;
+    var c: array<vec4<f32>, MAX_NP>;
+    var r: array<vec4<f32>, MAX_NP>;
+    for (var k = 0u; k < NP; k = k + 1u) {
+        c[k] = vec4<f32>(regs[dof(reg, 0u, k, i)], regs[dof(reg, 1u, k, i)],
+                         regs[dof(reg, 2u, k, i)], regs[dof(reg, 3u, k, i)]);
+        r[k] = vec4<f32>(0.0);
+    }
+    let g = inv_jac[i];
+    for (var q = 0u; q < NQ; q = q + 1u) {
+        var u = vec4<f32>(0.0);
+        for (var k = 0u; k < NP; k = k + 1u) {
+            u = u + c[k] * tables[t_vol_phi(q, k)];
+        }
+        let p = pressure(u);
+        let vx = u.y / u.x;
+        let vy = u.z / u.x;
+        let f = vec4<f32>(u.y, u.y * vx + p, u.z * vx, (u.w + p) * vx);
+        let h = vec4<f32>(u.z, u.y * vy, u.z * vy + p, (u.w + p) * vy);
+        let w = tables[t_vol_w(q)];
+        for (var k = 0u; k < NP; k = k + 1u) {
+            let dxi = tables[t_vol_dxi(q, k)];
+            let deta = tables[t_vol_deta(q, k)];
+            let gx = dxi * g.x + deta * g.z;
+            let gy = dxi * g.y + deta * g.w;
+            r[k] = r[k] + w * (f * gx + h * gy);
+        }
+    }
+    for (var k = 0u; k < NP; k = k + 1u) {
+        rhs[dof(0u, 0u, k, i)] = r[k].x;
+        rhs[dof(0u, 1u, k, i)] = r[k].y;
+        rhs[dof(0u, 2u, k, i)] = r[k].z;
+        rhs[dof(0u, 3u, k, i)] = r[k].w;
+    }
+}

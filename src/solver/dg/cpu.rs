@@ -1,0 +1,355 @@
+//! f64 CPU reference of the DG operator, read side by side with the kernels
+//! (`dg_volume`, `dg_surface`, `dg_limit`, `dg_local_dt`).
+//!
+//! Coefficients are stored c[eq][k][i] (index `(eq * np + k) * ne + i`), as on the GPU. With
+//! the orthonormal basis the semi-discrete scheme of element i is
+//!
+//!   dc_k/dt = sum_q w_q F(U(x_q)) . (J^{-T} grad_ref phi_k)(x_q)
+//!           - (1 / det J_i) sum_{edges} L_e sum_q w^e_q phi_k(x_q) F*(U_i, U_ghost or U_j) . n,
+//!
+//! with the volume rule weights w_q summing to 1/2 and edge weights w^e_q summing to 1.
+
+use super::basis::{BasisTables, PHI0};
+use super::case::StateFn;
+use super::euler::{self, NumericalFlux, State};
+use super::mesh::{
+    DgMesh, EdgeInfo, EDGE_EXACT, EDGE_INFLOW, EDGE_INTERIOR, EDGE_OUTFLOW, EDGE_WALL,
+};
+use super::quadrature::TriangleRule;
+
+/// Density and pressure floor of the positivity limiter.
+pub const POSITIVITY_EPS: f64 = 1e-10;
+/// Relative tolerance of the slope limiter's bound test (cells within it are left alone).
+pub const LIMITER_TOL: f64 = 1e-6;
+
+/// The DG operator on one mesh.
+#[derive(Clone, Debug)]
+pub struct Operator<'a> {
+    pub mesh: &'a DgMesh,
+    pub tables: &'a BasisTables,
+    pub flux: NumericalFlux,
+    pub state_fn: StateFn,
+    pub states: Vec<State>,
+}
+
+impl<'a> Operator<'a> {
+    pub fn ndof(&self) -> usize {
+        4 * self.tables.np * self.mesh.num_elements
+    }
+
+    #[inline]
+    fn idx(&self, eq: usize, k: usize, i: usize) -> usize {
+        (eq * self.tables.np + k) * self.mesh.num_elements + i
+    }
+
+    /// Coefficients of element i as [k][eq].
+    pub fn element(&self, c: &[f64], i: usize) -> Vec<State> {
+        (0..self.tables.np)
+            .map(|k| std::array::from_fn(|eq| c[self.idx(eq, k, i)]))
+            .collect()
+    }
+
+    /// U = sum_k c_k phi_k at a node with basis values `phi`.
+    pub fn eval(coef: &[State], phi: &[f64]) -> State {
+        let mut u = [0.0; 4];
+        for (ck, p) in coef.iter().zip(phi) {
+            for eq in 0..4 {
+                u[eq] += ck[eq] * p;
+            }
+        }
+        u
+    }
+
+    /// Ghost state of a boundary edge at point x, time t.
+    pub fn ghost(&self, e: &EdgeInfo, ul: &State, x: [f64; 2], t: f64) -> State {
+        match e.kind {
+            EDGE_WALL => euler::wall_ghost(ul, e.normal),
+            EDGE_OUTFLOW => *ul,
+            EDGE_INFLOW => self.states[e.state],
+            EDGE_EXACT => self.state_fn.eval(x[0], x[1], t),
+            _ => *ul,
+        }
+    }
+
+    /// The right-hand side at time t (volume + surface terms).
+    pub fn rhs(&self, c: &[f64], t: f64, out: &mut [f64]) {
+        let tb = self.tables;
+        let (np, nq, nqe) = (tb.np, tb.nq(), tb.nqe());
+        let ne = self.mesh.num_elements;
+        out.iter_mut().for_each(|v| *v = 0.0);
+        for i in 0..ne {
+            let coef = self.element(c, i);
+            let g = self.mesh.inv_jacobian[i];
+            let mut res = vec![[0.0; 4]; np];
+            for q in 0..nq {
+                let u = Self::eval(&coef, &tb.vol_phi[q * np..(q + 1) * np]);
+                let (f, gf) = euler::flux(&u);
+                let w = tb.vol.weights[q];
+                for (k, r) in res.iter_mut().enumerate() {
+                    let (dxi, deta) = (tb.vol_dxi[q * np + k], tb.vol_deta[q * np + k]);
+                    let gx = dxi * g[0] + deta * g[2];
+                    let gy = dxi * g[1] + deta * g[3];
+                    for eq in 0..4 {
+                        r[eq] += w * (f[eq] * gx + gf[eq] * gy);
+                    }
+                }
+            }
+            for (k, r) in res.iter().enumerate() {
+                for eq in 0..4 {
+                    out[self.idx(eq, k, i)] = r[eq];
+                }
+            }
+        }
+        for e in &self.mesh.edges {
+            let cl = self.element(c, e.left);
+            let cr = e.right.map(|r| self.element(c, r));
+            let mut rl = vec![[0.0; 4]; np];
+            let mut rr = vec![[0.0; 4]; np];
+            for q in 0..nqe {
+                let phil = &tb.edge_phi[(e.left_local * nqe + q) * np..][..np];
+                let qr = nqe - 1 - q;
+                let phir = &tb.edge_phi[(e.right_local * nqe + qr) * np..][..np];
+                let ul = Self::eval(&cl, phil);
+                let ur = match &cr {
+                    Some(cr) => Self::eval(cr, phir),
+                    None => self.ghost(e, &ul, e.point(tb.edge_t[q]), t),
+                };
+                let fnum = euler::numerical_flux(self.flux, &ul, &ur, e.normal);
+                let w = tb.edge_w[q] * e.length;
+                for k in 0..np {
+                    for eq in 0..4 {
+                        rl[k][eq] -= w * phil[k] * fnum[eq];
+                        rr[k][eq] += w * phir[k] * fnum[eq];
+                    }
+                }
+            }
+            let dl = 1.0 / self.mesh.det[e.left];
+            for k in 0..np {
+                for eq in 0..4 {
+                    out[self.idx(eq, k, e.left)] += rl[k][eq] * dl;
+                }
+            }
+            if let Some(r) = e.right {
+                let dr = 1.0 / self.mesh.det[r];
+                for k in 0..np {
+                    for eq in 0..4 {
+                        out[self.idx(eq, k, r)] += rr[k][eq] * dr;
+                    }
+                }
+            }
+        }
+        debug_assert!(self
+            .mesh
+            .edges
+            .iter()
+            .all(|e| e.right.is_some() == (e.kind == EDGE_INTERIOR)));
+    }
+
+    /// Element means U_i = c_0 / sqrt(2).
+    pub fn mean(&self, c: &[f64], i: usize) -> State {
+        std::array::from_fn(|eq| c[self.idx(eq, 0, i)] / PHI0)
+    }
+
+    /// The CFL time step dt = cfl min_i h_i / ((2p + 1)(|v_i| + c_i)) from element means.
+    pub fn cfl_dt(&self, c: &[f64], cfl: f64) -> f64 {
+        let p = self.tables.p as f64;
+        (0..self.mesh.num_elements)
+            .map(|i| {
+                let u = self.mean(c, i);
+                let speed = (u[1] * u[1] + u[2] * u[2]).sqrt() / u[0] + euler::sound_speed(&u);
+                cfl * self.mesh.min_height[i] / ((2.0 * p + 1.0) * speed)
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// Slope limiter and positivity limiter, `input` -> `out` (mirrors `dg_limit.wgsl`).
+    ///
+    /// 1. Vertex-based (Barth–Jespersen type) limiter per conserved component: with the mean
+    ///    u_i and the bounds [m, M] of the means of i and its face neighbours, the value at each
+    ///    vertex v must satisfy m <= u_v <= M; alpha = min_v min(1, (M - u_i)/(u_v - u_i) or
+    ///    (m - u_i)/(u_v - u_i)). If alpha < 1 the element is reduced to its mean plus alpha
+    ///    times its linear modes (modes of degree >= 2 dropped).
+    /// 2. Zhang–Shu positivity: theta_rho = min(1, (rho_i - eps)/(rho_i - min_q rho_q)) scales
+    ///    the non-constant density modes; then, p being concave in U,
+    ///    theta_p = min_q (p_i - eps)/(p_i - p_q) over nodes with p_q < eps scales all
+    ///    non-constant modes. Nodes: volume and edge quadrature points.
+    pub fn limit(&self, input: &[f64], out: &mut [f64], slope: bool) {
+        let tb = self.tables;
+        let np = tb.np;
+        let ne = self.mesh.num_elements;
+        out.copy_from_slice(input);
+        if np == 1 {
+            return;
+        }
+        for i in 0..ne {
+            let mut coef = self.element(input, i);
+            let mean = self.mean(input, i);
+            if slope {
+                let mut lo = mean;
+                let mut hi = mean;
+                for nb in self.mesh.neighbors[i].iter().flatten() {
+                    let m = self.mean(input, *nb);
+                    for eq in 0..4 {
+                        lo[eq] = lo[eq].min(m[eq]);
+                        hi[eq] = hi[eq].max(m[eq]);
+                    }
+                }
+                for eq in 0..4 {
+                    let tol = LIMITER_TOL * (hi[eq].abs().max(lo[eq].abs()) + 1e-12);
+                    let mut alpha: f64 = 1.0;
+                    for v in 0..3 {
+                        let phi = &tb.vertex_phi[v * np..(v + 1) * np];
+                        let uv: f64 = (0..np).map(|k| coef[k][eq] * phi[k]).sum();
+                        let d = uv - mean[eq];
+                        if d > tol {
+                            alpha = alpha.min((hi[eq] - mean[eq]) / d);
+                        } else if d < -tol {
+                            alpha = alpha.min((lo[eq] - mean[eq]) / d);
+                        }
+                    }
+                    if alpha < 1.0 {
+                        let alpha = alpha.max(0.0);
+                        for (k, ck) in coef.iter_mut().enumerate().skip(1) {
+                            ck[eq] = if k < 3 { ck[eq] * alpha } else { 0.0 };
+                        }
+                    }
+                }
+            }
+            self.positivity(&mut coef, &mean);
+            for (k, ck) in coef.iter().enumerate() {
+                for eq in 0..4 {
+                    out[self.idx(eq, k, i)] = ck[eq];
+                }
+            }
+        }
+    }
+
+    /// Zhang–Shu scaling of one element's coefficients (see [`Operator::limit`]).
+    pub fn positivity(&self, coef: &mut [State], mean: &State) {
+        let tb = self.tables;
+        let np = tb.np;
+        let nodes = tb.vol_phi.chunks(np).chain(tb.edge_phi.chunks(np));
+        let mut rho_min = f64::INFINITY;
+        for phi in nodes.clone() {
+            let r: f64 = (0..np).map(|k| coef[k][0] * phi[k]).sum();
+            rho_min = rho_min.min(r);
+        }
+        if rho_min < POSITIVITY_EPS {
+            let theta = ((mean[0] - POSITIVITY_EPS) / (mean[0] - rho_min)).clamp(0.0, 1.0);
+            for ck in coef.iter_mut().skip(1) {
+                ck[0] *= theta;
+            }
+        }
+        let p_mean = euler::pressure(mean);
+        let mut theta: f64 = 1.0;
+        for phi in nodes {
+            let u = Self::eval(coef, phi);
+            let p = euler::pressure(&u);
+            if p < POSITIVITY_EPS {
+                theta = theta.min((p_mean - POSITIVITY_EPS) / (p_mean - p));
+            }
+        }
+        if theta < 1.0 {
+            let theta = theta.max(0.0);
+            for ck in coef.iter_mut().skip(1) {
+                for v in ck.iter_mut() {
+                    *v *= theta;
+                }
+            }
+        }
+    }
+
+    /// L2 projection of `f(x, y)` onto the basis (rule exact to degree 2p + 6, so smooth data
+    /// is projected to well below the discretisation error).
+    pub fn project(&self, f: &dyn Fn(f64, f64) -> State) -> Vec<f64> {
+        let tb = self.tables;
+        let np = tb.np;
+        let rule = TriangleRule::exact_to(2 * tb.p + 6);
+        let phis: Vec<Vec<f64>> = rule.points.iter().map(|x| tb.eval(x[0], x[1])).collect();
+        let mut c = vec![0.0; self.ndof()];
+        for i in 0..self.mesh.num_elements {
+            for (q, x) in rule.points.iter().enumerate() {
+                let [px, py] = self.mesh.map(i, x[0], x[1]);
+                let u = f(px, py);
+                for k in 0..np {
+                    for eq in 0..4 {
+                        c[self.idx(eq, k, i)] += rule.weights[q] * u[eq] * phis[q][k];
+                    }
+                }
+            }
+        }
+        c
+    }
+
+    /// L2 norm over the domain of the density error against the state function at time t.
+    pub fn l2_density_error(&self, c: &[f64], t: f64) -> f64 {
+        let tb = self.tables;
+        let rule = TriangleRule::exact_to(2 * tb.p + 6);
+        let phis: Vec<Vec<f64>> = rule.points.iter().map(|x| tb.eval(x[0], x[1])).collect();
+        let mut sum = 0.0;
+        for i in 0..self.mesh.num_elements {
+            let coef = self.element(c, i);
+            for (q, x) in rule.points.iter().enumerate() {
+                let [px, py] = self.mesh.map(i, x[0], x[1]);
+                let exact = self.state_fn.eval(px, py, t);
+                let u = Self::eval(&coef, &phis[q]);
+                sum += rule.weights[q] * self.mesh.det[i] * (u[0] - exact[0]).powi(2);
+            }
+        }
+        sum.sqrt()
+    }
+
+    /// Domain integrals of (rho, rho u, rho v, E): sum_i det J_i c_0 / sqrt(2).
+    pub fn totals(&self, c: &[f64]) -> State {
+        let mut t = [0.0; 4];
+        for i in 0..self.mesh.num_elements {
+            let m = self.mean(c, i);
+            for eq in 0..4 {
+                t[eq] += 0.5 * self.mesh.det[i] * m[eq];
+            }
+        }
+        t
+    }
+}
+
+/// Run a CPU simulation to `t_end` with CFL time steps (or a fixed dt) and the SSP scheme of
+/// order p; returns the number of steps.
+pub fn run(
+    op: &Operator,
+    c: &mut Vec<f64>,
+    t_end: f64,
+    cfl: f64,
+    fixed_dt: Option<f64>,
+    limiter: bool,
+) -> usize {
+    let n = op.ndof();
+    let stages = super::rk::scheme(op.tables.p);
+    let mut regs = vec![0.0; super::rk::REGISTERS * n];
+    regs[..n].copy_from_slice(c);
+    let mut t = 0.0;
+    let mut steps = 0;
+    let mut scratch = vec![0.0; n];
+    while t < t_end * (1.0 - 1e-12) {
+        let dt = fixed_dt
+            .unwrap_or_else(|| op.cfl_dt(&regs[..n], cfl))
+            .min(t_end - t);
+        super::rk::step(
+            &stages,
+            &mut regs,
+            n,
+            t,
+            dt,
+            &mut |u, time, out| op.rhs(u, time, out),
+            &mut |r| {
+                if limiter {
+                    op.limit(r, &mut scratch, limiter);
+                    r.copy_from_slice(&scratch);
+                }
+            },
+        );
+        t += dt;
+        steps += 1;
+    }
+    c.copy_from_slice(&regs[..n]);
+    steps
+}

@@ -1,0 +1,200 @@
+//! DG f64 CPU reference: isentropic-vortex convergence at order p + 1, free-stream
+//! preservation on a distorted mesh, conservation with periodic boundaries, case-file errors.
+
+use chromaflow::mesh::generate::{rectangle, split_square_grid};
+use chromaflow::order::{order_mesh, Ordering};
+use chromaflow::solver::dg::cpu::{run, Operator};
+use chromaflow::solver::dg::euler::conserved;
+use chromaflow::solver::dg::{BasisTables, BoundaryKind, Case, DgMesh, NumericalFlux, StateFn};
+use std::path::Path;
+
+fn vortex() -> StateFn {
+    StateFn::Vortex {
+        x0: 0.0,
+        y0: 0.0,
+        u_inf: 1.0,
+        v_inf: 1.0,
+        beta: 5.0,
+    }
+}
+
+fn dg_mesh(mesh: &chromaflow::mesh::Mesh, bc: &dyn Fn(i32) -> BoundaryKind) -> DgMesh {
+    let om = order_mesh(mesh, Ordering::ColorRenumbered, 1).expect("ordering");
+    DgMesh::build(&om, &|t| Ok(bc(t))).expect("dg mesh")
+}
+
+#[test]
+fn vortex_converges_at_order_p_plus_one() {
+    let t_end = 0.5;
+    for (p, grids) in [
+        (1usize, [8usize, 16, 32]),
+        (2, [14, 28, 56]),
+        (3, [6, 12, 24]),
+    ] {
+        let tables = BasisTables::new(p);
+        let mut errors = Vec::new();
+        for n in grids {
+            let mesh = split_square_grid(-4.0, 4.0, -4.0, 4.0, n, n).expect("mesh");
+            let dm = dg_mesh(&mesh, &|_| BoundaryKind::Exact);
+            let op = Operator {
+                mesh: &dm,
+                tables: &tables,
+                flux: NumericalFlux::Rusanov,
+                state_fn: vortex(),
+                states: vec![],
+            };
+            let f = vortex();
+            let mut c = op.project(&|x, y| f.eval(x, y, 0.0));
+            run(&op, &mut c, t_end, 0.3, None, false);
+            errors.push(op.l2_density_error(&c, t_end));
+        }
+        let rates: Vec<f64> = errors.windows(2).map(|w| (w[0] / w[1]).log2()).collect();
+        let overall = (errors[0] / errors[2]).log2() / 2.0;
+        println!("p={p}: L2 density errors {errors:?}, rates {rates:?}, overall {overall:.2}");
+        assert!(
+            (overall - (p as f64 + 1.0)).abs() < 0.3,
+            "p={p}: rate {overall:.2} (errors {errors:?})"
+        );
+    }
+}
+
+#[test]
+fn free_stream_is_preserved_on_a_distorted_mesh() {
+    let mesh = rectangle(0.0, 1.0, 0.0, 1.0, 300, 7).expect("mesh");
+    let u0 = conserved(1.2, 0.7, -0.4, 1.5);
+    let dm = dg_mesh(&mesh, &|t| match t {
+        1 => BoundaryKind::Exact,
+        2 => BoundaryKind::Outflow,
+        3 => BoundaryKind::Inflow(0),
+        _ => BoundaryKind::Exact,
+    });
+    for p in 0..=4 {
+        let tables = BasisTables::new(p);
+        for flux in [NumericalFlux::Rusanov, NumericalFlux::Hllc] {
+            let op = Operator {
+                mesh: &dm,
+                tables: &tables,
+                flux,
+                state_fn: StateFn::Constant(u0),
+                states: vec![u0],
+            };
+            let c0 = op.project(&|_, _| u0);
+            let mut c = c0.clone();
+            run(&op, &mut c, 0.05, 0.3, None, true);
+            let err = c
+                .iter()
+                .zip(&c0)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            assert!(err < 1e-11, "p={p} {flux:?}: free-stream drift {err:e}");
+        }
+    }
+}
+
+#[test]
+fn periodic_boundaries_conserve_mass_momentum_energy() {
+    let mesh = split_square_grid(-5.0, 5.0, -5.0, 5.0, 6, 6).expect("mesh");
+    let dm = dg_mesh(&mesh, &|t| match t {
+        1 => BoundaryKind::Periodic(3),
+        3 => BoundaryKind::Periodic(1),
+        2 => BoundaryKind::Periodic(4),
+        _ => BoundaryKind::Periodic(2),
+    });
+    assert!(dm.edges.iter().all(|e| e.right.is_some()), "fully periodic");
+    for p in [1usize, 2] {
+        let tables = BasisTables::new(p);
+        let op = Operator {
+            mesh: &dm,
+            tables: &tables,
+            flux: NumericalFlux::Hllc,
+            state_fn: vortex(),
+            states: vec![],
+        };
+        let f = vortex();
+        let mut c = op.project(&|x, y| f.eval(x, y, 0.0));
+        let before = op.totals(&c);
+        run(&op, &mut c, 0.3, 0.3, None, true);
+        let after = op.totals(&c);
+        for eq in 0..4 {
+            let rel = (after[eq] - before[eq]).abs() / before[eq].abs().max(1.0);
+            assert!(
+                rel < 1e-12,
+                "p={p} eq {eq}: {} -> {}",
+                before[eq],
+                after[eq]
+            );
+        }
+    }
+}
+
+#[test]
+fn case_files_parse_and_errors_name_file_and_key() {
+    let path = Path::new("cases/channel.toml");
+    let ok = r#"
+        name = "channel"
+        mesh = "rect:200"
+        t_end = 0.1
+        order = 1
+        [initial]
+        kind = "constant"
+        rho = 1.0
+        u = 0.5
+        v = 0.0
+        p = 1.0
+        [[boundary]]
+        tag = 4
+        kind = "inflow"
+        rho = 1.0
+        u = 0.5
+        v = 0.0
+        p = 1.0
+        [[boundary]]
+        name = "right"
+        kind = "outflow"
+    "#;
+    let case = Case::from_toml(ok, path).expect("valid case");
+    assert_eq!(case.order, 1);
+    assert_eq!(case.states.len(), 1);
+    let bad_kind = ok.replace("kind = \"outflow\"", "kind = \"slip\"");
+    let e = Case::from_toml(&bad_kind, path).unwrap_err().to_string();
+    assert!(
+        e.contains("channel.toml") && e.contains("boundary[1].kind"),
+        "{e}"
+    );
+    let bad_key = ok.replace("t_end = 0.1", "t_end = 0.1\ncfl_number = 3");
+    let e = Case::from_toml(&bad_key, path).unwrap_err().to_string();
+    assert!(
+        e.contains("channel.toml") && e.contains("cfl_number"),
+        "{e}"
+    );
+    let bad_state = ok.replace("rho = 1.0\n        u = 0.5\n        v = 0.0\n        p = 1.0\n        [[boundary]]\n        tag = 4", "rho = -1.0\n        u = 0.5\n        v = 0.0\n        p = 1.0\n        [[boundary]]\n        tag = 4");
+    let e = Case::from_toml(&bad_state, path).unwrap_err().to_string();
+    assert!(e.contains("initial") && e.contains("positive"), "{e}");
+}
+
+#[test]
+fn double_mach_cpu_steps_stay_positive() {
+    let case = Case::double_mach(400);
+    let mesh = case.build_mesh(1).expect("mesh");
+    let om = order_mesh(&mesh, Ordering::Rcm, 1).expect("order");
+    let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t)).expect("dg mesh");
+    let tables = BasisTables::new(1);
+    let op = Operator {
+        mesh: &dm,
+        tables: &tables,
+        flux: case.flux,
+        state_fn: case.initial,
+        states: vec![],
+    };
+    let c0 = op.project(&|x, y| case.initial.eval(x, y, 0.0));
+    let mut c = vec![0.0; c0.len()];
+    op.limit(&c0, &mut c, true);
+    run(&op, &mut c, 0.02, case.cfl, None, true);
+    for i in 0..dm.num_elements {
+        let u = op.mean(&c, i);
+        assert!(
+            u[0] > 0.0 && chromaflow::solver::dg::euler::pressure(&u) > 0.0,
+            "element {i}: {u:?}"
+        );
+    }
+}

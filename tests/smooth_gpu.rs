@@ -1,0 +1,259 @@
+//! Vertex smoothing on the GPU against the f64 CPU reference, race freedom, and the mesh
+//! guarantees (validity, boundary, topology, quality) on every analytic metric.
+
+use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
+use chromaflow::gpu::{GpuContext, GpuOptions};
+use chromaflow::mesh::{generate, Mesh};
+use chromaflow::solver::smooth::cpu::{min_shape, positions};
+use chromaflow::solver::smooth::gpu::texture_format;
+use chromaflow::solver::smooth::{
+    metric_normalization, metric_quality, sweep_cpu, GpuSmoother, MetricSpec, MetricTexture,
+    QualitySummary, Sampling, Schedule, SmoothParams, SmoothTopology, TextureSampler, VertexKind,
+    WeightMode,
+};
+
+fn ctx() -> GpuContext {
+    GpuContext::new(&GpuOptions::default()).expect("a GPU adapter is required (CI: lavapipe)")
+}
+
+struct Case {
+    mesh: Mesh,
+    topo: SmoothTopology,
+    schedule: Schedule,
+    tex: MetricTexture,
+    start: Vec<[f64; 2]>,
+}
+
+/// Mesh, cavities, the GPU speculative coloring with boundary classes, the metric texture,
+/// and the starting positions rounded to f32 (what the GPU starts from).
+fn case(ctx: &GpuContext, spec: &str, metric: &str, size: u32) -> Case {
+    let mesh = generate::builtin(spec).unwrap();
+    let topo = SmoothTopology::build(&mesh).unwrap();
+    let classes = topo.classes();
+    let col = color_vertices_gpu(
+        ctx,
+        &topo.neighbors,
+        Some(&classes),
+        GpuColoringVariant::Data,
+    )
+    .unwrap();
+    let schedule = Schedule::from_colors(&topo, &col.colors).unwrap();
+    let spec = MetricSpec::resolve(Some(metric), None, &mesh).unwrap();
+    let tex = MetricTexture::from_spec(&spec, &mesh, size, 2).unwrap();
+    let start = positions(&mesh)
+        .iter()
+        .map(|p| [p[0] as f32 as f64, p[1] as f32 as f64])
+        .collect();
+    Case {
+        mesh,
+        topo,
+        schedule,
+        tex,
+        start,
+    }
+}
+
+fn max_diff(a: &[[f64; 2]], b: &[[f64; 2]]) -> (usize, f64) {
+    a.iter()
+        .zip(b)
+        .map(|(p, q)| (p[0] - q[0]).abs().max((p[1] - q[1]).abs()))
+        .enumerate()
+        .fold((0, 0.0), |m, (i, d)| if d > m.1 { (i, d) } else { m })
+}
+
+/// One GPU sweep per sampling path against one CPU f64 sweep from the same f32 positions.
+/// Shader and buffer paths compute the bilinear weights in f32 like the reference does in
+/// f64: they must agree to f32 rounding, 2e-6 of the unit box (positions are O(1), one sweep
+/// moves a vertex by O(h); f32 has 6e-8 relative precision, the step's sums of ~10 terms
+/// lose a few bits more). The hardware filter may round its weights: on NVIDIA to 1/256. Its
+/// tolerance is 2e-6 plus twice the largest change that rounding the reference's weights to
+/// 1/256 makes (computed here), so the test holds on lavapipe (exact weights) and on NVIDIA.
+#[test]
+fn gpu_sweep_matches_cpu_reference_on_all_three_paths() {
+    let ctx = ctx();
+    let c = case(&ctx, "rect:700@5", "shock", 48);
+    let params = SmoothParams::default();
+    let (_, precision) = texture_format(&ctx);
+    let reference = |weights, prec| {
+        let smp = TextureSampler::new(&c.tex, weights, prec);
+        let mut pos = c.start.clone();
+        sweep_cpu(&mut pos, &c.topo, &c.schedule, &|x| smp.sample(x), &params);
+        pos
+    };
+    let exact32 = reference(
+        WeightMode::Exact,
+        chromaflow::solver::smooth::TexelPrecision::F32,
+    );
+    let exact_tex = reference(WeightMode::Exact, precision);
+    let quant_tex = reference(WeightMode::Quantized8, precision);
+    let (_, moved) = max_diff(&exact32, &c.start);
+    assert!(
+        moved > 1e-3,
+        "the sweep should move vertices, moved {moved}"
+    );
+    let (_, quant_effect) = max_diff(&exact_tex, &quant_tex);
+    assert!(
+        quant_effect > 0.0,
+        "1/256 weights should change the reference"
+    );
+    for sampling in Sampling::ALL {
+        let mut g = GpuSmoother::new(
+            &ctx,
+            &c.topo,
+            &c.schedule,
+            &c.tex,
+            sampling,
+            &params,
+            &c.start,
+        )
+        .unwrap();
+        g.run(&ctx, 1).unwrap();
+        let got = g.positions_f64(&ctx).unwrap();
+        let (want, tol) = match sampling {
+            Sampling::Buffer => (&exact32, 2e-6),
+            Sampling::Shader => (&exact_tex, 2e-6),
+            Sampling::Hardware => (&exact_tex, 2e-6 + 2.0 * quant_effect),
+        };
+        let (i, d) = max_diff(&got, want);
+        assert!(
+            d <= tol,
+            "{sampling}: vertex {i} differs by {d:e} > {tol:e}: gpu {:?} cpu {:?} start {:?}",
+            got[i],
+            want[i],
+            c.start[i]
+        );
+        eprintln!("{sampling}: max |gpu - cpu| = {d:.2e} (tolerance {tol:.2e}, 1/256 effect {quant_effect:.2e})");
+    }
+}
+
+/// The parallel sweep (one dispatch per color) equals the sequential one (one dispatch per
+/// vertex, same order) bit for bit over several iterations: no two vertices of a dispatch
+/// read each other's positions.
+#[test]
+fn parallel_sweep_equals_sequential_color_by_color_sweep() {
+    let ctx = ctx();
+    let c = case(&ctx, "rect:400@2", "boundary-layer", 32);
+    let params = SmoothParams::default();
+    for sampling in [Sampling::Buffer, Sampling::Hardware] {
+        let mut par = GpuSmoother::new(
+            &ctx,
+            &c.topo,
+            &c.schedule,
+            &c.tex,
+            sampling,
+            &params,
+            &c.start,
+        )
+        .unwrap();
+        let mut seq = GpuSmoother::new(
+            &ctx,
+            &c.topo,
+            &c.schedule,
+            &c.tex,
+            sampling,
+            &params,
+            &c.start,
+        )
+        .unwrap();
+        par.run(&ctx, 3).unwrap();
+        for _ in 0..3 {
+            seq.run_sequential(&ctx).unwrap();
+        }
+        let (a, b) = (par.positions(&ctx).unwrap(), seq.positions(&ctx).unwrap());
+        assert_ne!(
+            a,
+            c.start
+                .iter()
+                .map(|p| [p[0] as f32, p[1] as f32])
+                .collect::<Vec<_>>()
+        );
+        for (v, (p, q)) in a.iter().zip(&b).enumerate() {
+            assert!(
+                p[0].to_bits() == q[0].to_bits() && p[1].to_bits() == q[1].to_bits(),
+                "{sampling}: vertex {v}: parallel {p:?} sequential {q:?}"
+            );
+        }
+    }
+}
+
+/// Minimum VL quality floor: smoothing may lower the worst element a little while it
+/// improves the rest (the relocation equalises edge lengths, it does not maximise the
+/// minimum), but never below this fraction of the starting minimum.
+const MIN_QUALITY_FLOOR: f64 = 0.5;
+
+/// On every analytic metric: each sweep leaves every triangle valid (positive
+/// `2 area / sum l^2`, the kernel's rejection test), boundary vertices on their boundary
+/// line, fixed vertices fixed, the connectivity untouched; after the run the mean metric
+/// quality is higher and the minimum above the floor.
+#[test]
+fn smoothing_keeps_mesh_valid_and_improves_quality_on_every_metric() {
+    let ctx = ctx();
+    let params = SmoothParams::default();
+    for metric in ["uniform", "boundary-layer", "shock", "hessian"] {
+        let c = case(&ctx, "rect:900@3", metric, 64);
+        let smp = TextureSampler::new(
+            &c.tex,
+            WeightMode::Exact,
+            chromaflow::solver::smooth::TexelPrecision::F32,
+        );
+        let f = |x: [f64; 2]| smp.sample(x);
+        let norm = metric_normalization(&c.start, &c.topo.triangles, &f);
+        let before = QualitySummary::of(&metric_quality(&c.start, &c.topo.triangles, &f, norm));
+        let mut g = GpuSmoother::new(
+            &ctx,
+            &c.topo,
+            &c.schedule,
+            &c.tex,
+            Sampling::Shader,
+            &params,
+            &c.start,
+        )
+        .unwrap();
+        let triangles_before = c.mesh.connectivity.clone();
+        let mut pos = c.start.clone();
+        for it in 0..60 {
+            g.run(&ctx, 1).unwrap();
+            pos = g.positions_f64(&ctx).unwrap();
+            let shape = min_shape(&pos, &c.topo.triangles);
+            assert!(
+                shape > 0.0,
+                "{metric}: a triangle inverted or collapsed at iteration {it}: {shape}"
+            );
+            for (v, k) in c.topo.kind.iter().enumerate() {
+                let (p, s) = (pos[v], c.start[v]);
+                match k {
+                    VertexKind::Fixed => assert_eq!(p, s, "{metric}: fixed vertex {v} moved"),
+                    VertexKind::Sliding { .. } => {
+                        let on_side = (s[0] == 0.0 || s[0] == 1.0) && p[0] == s[0]
+                            || (s[1] == 0.0 || s[1] == 1.0) && p[1] == s[1];
+                        assert!(
+                            on_side,
+                            "{metric}: boundary vertex {v} left its side: {s:?} -> {p:?}"
+                        );
+                        assert!((0.0..=1.0).contains(&p[0]) && (0.0..=1.0).contains(&p[1]));
+                    }
+                    VertexKind::Interior => {
+                        assert!(
+                            p[0] > 0.0 && p[0] < 1.0 && p[1] > 0.0 && p[1] < 1.0,
+                            "{metric}: vertex {v} left the domain: {p:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(c.mesh.connectivity, triangles_before);
+        let after = QualitySummary::of(&metric_quality(&pos, &c.topo.triangles, &f, norm));
+        eprintln!(
+            "{metric}: quality min {:.3} -> {:.3}, mean {:.3} -> {:.3}",
+            before.min, after.min, before.mean, after.mean
+        );
+        assert!(
+            after.mean > before.mean,
+            "{metric}: mean quality did not improve: {before:?} -> {after:?}"
+        );
+        assert!(
+            after.min >= MIN_QUALITY_FLOOR * before.min,
+            "{metric}: minimum quality fell below the floor: {before:?} -> {after:?}"
+        );
+    }
+}

@@ -1,0 +1,129 @@
+//! Case files: the shipped cases load and match the built-ins, and bad case files give clear
+//! errors naming the file and the key (unknown keys, negative depths, a missing mesh, r outside
+//! (0, 1), bad expressions, unknown boundary names).
+
+use chromaflow::solver::swe::case::Case;
+use std::path::{Path, PathBuf};
+
+fn cases_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("cases")
+}
+
+const GOOD: &str = r#"
+name = "t"
+[mesh]
+builtin = "cross:4"
+domain = [-5.0, 5.0, -5.0, 5.0]
+[physics]
+r = 0.5
+[initial]
+H = 6.0
+h1 = "if(sqrt(x^2 + y^2) > 1.5, 4.0, 0.5)"
+h2 = "H - h1"
+[run]
+final_time = 0.1
+"#;
+
+/// Error text of loading `text` as `bad.toml` and preparing it.
+fn error_of(text: &str) -> String {
+    let path = Path::new("cases/bad.toml");
+    match Case::from_toml(text, path).and_then(|c| c.prepare().map(|_| ())) {
+        Ok(()) => panic!("case should have been rejected:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn shipped_case_files_load_and_match_builtins() {
+    for name in ["swe_test1", "swe_test2", "swe_lake", "swe_channel_open"] {
+        let case = Case::from_file(&cases_dir().join(format!("{name}.toml"))).unwrap();
+        let setup = case.prepare().unwrap();
+        assert!(setup.mesh.num_cells() > 1000, "{name}");
+    }
+    for b in ["test1", "test2", "lake"] {
+        let file = Case::from_file(&cases_dir().join(format!("swe_{b}.toml"))).unwrap();
+        let builtin = Case::builtin(b).unwrap();
+        let (f, g) = (file.prepare().unwrap(), builtin.prepare().unwrap());
+        assert_eq!(f.depth, g.depth, "{b}: H");
+        assert_eq!(f.state, g.state, "{b}: initial state");
+        assert_eq!(file.physics, builtin.physics, "{b}");
+        assert_eq!(file.final_time, builtin.final_time, "{b}");
+    }
+}
+
+#[test]
+fn good_minimal_case_parses() {
+    let c = Case::from_toml(GOOD, Path::new("x.toml")).unwrap();
+    let s = c.prepare().unwrap();
+    assert_eq!(s.mesh.num_cells(), 64);
+}
+
+#[test]
+fn unknown_key_names_file_line_and_key() {
+    let e = error_of(&GOOD.replace("r = 0.5", "r = 0.5\ndensity = 3"));
+    assert!(e.contains("cases/bad.toml") && e.contains("density"), "{e}");
+    assert!(e.contains("cases/bad.toml:8"), "line number: {e}");
+    let e = error_of(&format!("{GOOD}\n[extra]\nx = 1\n"));
+    assert!(e.contains("extra"), "{e}");
+}
+
+#[test]
+fn negative_depth_names_key_and_cell() {
+    let e = error_of(&GOOD.replace("h2 = \"H - h1\"", "h2 = \"2 - h1\""));
+    assert!(
+        e.contains("cases/bad.toml") && e.contains("[initial] h2"),
+        "{e}"
+    );
+    assert!(e.contains("negative layer thickness"), "{e}");
+}
+
+#[test]
+fn missing_mesh_is_reported() {
+    let e = error_of(&GOOD.replace("builtin = \"cross:4\"", "file = \"does_not_exist.msh\""));
+    assert!(
+        e.contains("[mesh] file") && e.contains("does_not_exist.msh"),
+        "{e}"
+    );
+    let no_mesh = GOOD
+        .replace("builtin = \"cross:4\"\n", "")
+        .replace("domain = [-5.0, 5.0, -5.0, 5.0]\n", "");
+    let e = error_of(&no_mesh);
+    assert!(e.contains("[mesh]") && e.contains("missing mesh"), "{e}");
+}
+
+#[test]
+fn density_ratio_outside_unit_interval_is_rejected() {
+    for r in ["1.0", "1.2", "0.0", "-0.5"] {
+        let e = error_of(&GOOD.replace("r = 0.5", &format!("r = {r}")));
+        assert!(
+            e.contains("cases/bad.toml") && e.contains("[physics] r"),
+            "{e}"
+        );
+        assert!(e.contains("between 0 and 1"), "{e}");
+    }
+}
+
+#[test]
+fn other_mistakes_are_named() {
+    let e = error_of(&GOOD.replace("h2 = \"H - h1\"", "h2 = \"H - h3\""));
+    assert!(
+        e.contains("[initial] h2") && e.contains("unknown variable 'h3'"),
+        "{e}"
+    );
+    let e = error_of(&format!("{GOOD}\n[boundary]\nnorth = \"wall\"\n"));
+    assert!(
+        e.contains("[boundary] north") && e.contains("bottom"),
+        "{e}"
+    );
+    let e = error_of(&format!("{GOOD}\n[boundary]\ndefault = \"sticky\"\n"));
+    assert!(
+        e.contains("[boundary] default") && e.contains("sticky"),
+        "{e}"
+    );
+    let e = error_of(&GOOD.replace("final_time = 0.1", "final_time = 0.1\nscheme = \"godunov\""));
+    assert!(e.contains("[run] scheme") && e.contains("godunov"), "{e}");
+    let e = error_of(&GOOD.replace("final_time = 0.1", "final_time = -1"));
+    assert!(e.contains("[run] final_time"), "{e}");
+    let e = error_of(&GOOD.replace("r = 0.5", "r = \"half\""));
+    assert!(e.contains("cases/bad.toml") && e.contains("r"), "{e}");
+}
