@@ -52,6 +52,8 @@ pub enum Command {
     Bench(BenchCommand),
     /// Two-layer shallow water: run a case (built-in or TOML file) on the GPU.
     Swe(crate::commands::swe::SweArgs),
+    /// Discontinuous Galerkin 2D Euler: vortex, double Mach reflection, Kelvin-Helmholtz, case files.
+    Dg(crate::commands::dg::DgArgs),
     /// Anisotropic vertex smoothing to a metric field on the GPU (PNGs, CSV, .msh, .vtu).
     Smooth(crate::commands::smooth::SmoothArgs),
 }
@@ -63,6 +65,8 @@ pub enum BenchCommand {
     Color(crate::commands::color::BenchColorArgs),
     /// Two-layer shallow water, Test 1: sizes x schemes x orderings x flux layouts.
     Swe(crate::commands::bench_swe::BenchSweArgs),
+    /// DG double Mach reflection: 5-color greedy vs 3-color GK, renumbering, p = 1..4.
+    Dg(crate::commands::dg::BenchDgArgs),
     /// Vertex smoothing: 1000 iterations, three metric sampling paths (Rokos et al.'s table).
     Smooth(crate::commands::smooth::BenchSmoothArgs),
 }
@@ -146,6 +150,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Bench(BenchCommand::Color(args)) => commands::color::bench(&args, &cli.global),
         Command::Bench(BenchCommand::Swe(args)) => commands::bench_swe::run(&args, &cli.global),
         Command::Swe(args) => commands::swe::run(&args, &cli.global),
+        Command::Dg(args) => commands::dg::run(&args, &cli.global),
+        Command::Bench(BenchCommand::Dg(args)) => commands::dg::bench(&args, &cli.global),
         Command::Bench(BenchCommand::Smooth(args)) => commands::smooth::bench(&args, &cli.global),
         Command::Smooth(args) => commands::smooth::run(&args, &cli.global),
     }

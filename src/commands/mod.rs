@@ -2,6 +2,7 @@
 
 pub mod bench_swe;
 pub mod color;
+pub mod dg;
 pub mod devices;
 pub mod mesh;
 pub mod progress;

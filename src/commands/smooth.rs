@@ -195,7 +195,7 @@ pub fn run(args: &SmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         done += k;
         pos = gpu.positions_f64(&ctx)?;
         let shape = min_shape(&pos, &topo.triangles);
-        if !(shape > 0.0) {
+        if crate::solver::smooth::cpu::not_above(shape, 0.0) {
             return Err(Error::Gpu(format!(
                 "iteration {done}: a triangle inverted or collapsed (min 2 area / sum l^2 = \
                  {shape:e}); this is a bug"

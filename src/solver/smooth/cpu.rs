@@ -227,6 +227,12 @@ impl Schedule {
     }
 }
 
+/// True unless `a > b` (so NaN on either side counts as "not above"): the guards below must
+/// reject NaN steps exactly like the kernel's `!(a > b)`.
+pub fn not_above(a: f64, b: f64) -> bool {
+    !matches!(a.partial_cmp(&b), Some(std::cmp::Ordering::Greater))
+}
+
 /// Twice the signed area of (a, b, c), evaluated as `(b - a) x (c - a)`.
 fn cross3(a: [f64; 2], b: [f64; 2], c: [f64; 2]) -> f64 {
     (b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1])
@@ -272,7 +278,7 @@ pub fn cavity_ok(
         } else {
             0.0
         };
-        if !(new * sgn > min_shape * sum_l2) {
+        if not_above(new * sgn, min_shape * sum_l2) {
             return false;
         }
         let m12 = metric_sq(a, o1, o2);
@@ -317,7 +323,7 @@ pub fn relocate(
             let b22 = a[2].max(off) + a[2];
             let b12 = a[1];
             let det = b11 * b22 - b12 * b12;
-            if !(det > 0.0) {
+            if not_above(det, 0.0) {
                 return p;
             }
             [
@@ -329,12 +335,12 @@ pub fn relocate(
             let (ya, yb) = (pos[ia as usize], pos[ib as usize]);
             let e = [yb[0] - ya[0], yb[1] - ya[1]];
             let len = e[0].hypot(e[1]);
-            if !(len > 0.0) {
+            if not_above(len, 0.0) {
                 return p;
             }
             let t = [e[0] / len, e[1] / len];
             let mh = t[0] * (a[0] * t[0] + a[1] * t[1]) + t[1] * (a[1] * t[0] + a[2] * t[1]);
-            if !(mh > 0.0) {
+            if not_above(mh, 0.0) {
                 return p;
             }
             let s = w * (t[0] * r[0] + t[1] * r[1]) / (2.0 * mh);
