@@ -23,23 +23,26 @@ fn dg_mesh(mesh: &chromaflow::mesh::Mesh, bc: &dyn Fn(i32) -> BoundaryKind) -> D
     DgMesh::build(&om, &|t| Ok(bc(t))).expect("dg mesh")
 }
 
+/// L2 density error at t = 1 of the vortex on [-3, 3]^2 (exact boundary states) on criss-cross
+/// meshes halved twice, HLLC flux, CFL 0.3. Rusanov converges at the same order but is more
+/// dissipative, so it reaches the asymptotic rate only on finer (slower) meshes.
 #[test]
 fn vortex_converges_at_order_p_plus_one() {
-    let t_end = 0.25;
+    let t_end = 1.0;
     for (p, grids) in [
-        (1usize, [8usize, 16, 32]),
-        (2, [14, 28, 56]),
+        (1usize, [10usize, 20, 40]),
+        (2, [6, 12, 24]),
         (3, [6, 12, 24]),
     ] {
         let tables = BasisTables::new(p);
         let mut errors = Vec::new();
         for n in grids {
-            let mesh = split_square_grid(-4.0, 4.0, -4.0, 4.0, n, n).expect("mesh");
+            let mesh = split_square_grid(-3.0, 3.0, -3.0, 3.0, n, n).expect("mesh");
             let dm = dg_mesh(&mesh, &|_| BoundaryKind::Exact);
             let op = Operator {
                 mesh: &dm,
                 tables: &tables,
-                flux: NumericalFlux::Rusanov,
+                flux: NumericalFlux::Hllc,
                 state_fn: vortex(),
                 states: vec![],
             };
@@ -51,11 +54,8 @@ fn vortex_converges_at_order_p_plus_one() {
         let rates: Vec<f64> = errors.windows(2).map(|w| (w[0] / w[1]).log2()).collect();
         let overall = (errors[0] / errors[2]).log2() / 2.0;
         println!("p={p}: L2 density errors {errors:?}, rates {rates:?}, overall {overall:.2}");
-        // p = 3 measures 3.6-3.7 on these criss-cross meshes (rates 3.77 then 3.57), so its
-        // band is 0.4; p = 1, 2 meet the 0.3.
-        let band = if p == 3 { 0.4 } else { 0.3 };
         assert!(
-            (overall - (p as f64 + 1.0)).abs() < band,
+            (overall - (p as f64 + 1.0)).abs() < 0.3,
             "p={p}: rate {overall:.2} (errors {errors:?})"
         );
     }

@@ -11,10 +11,11 @@
 //! ends; a round cap turns a bug into an error, not a hang. Hashed priorities keep the number
 //! of rounds small on wide GPUs, where most of a round's vertices read stale neighbour colors.
 //!
-//! Afterwards a few iterated-greedy passes (Culberson) recolor the old color classes one by
-//! one, each class in one dispatch of `vcolor_assign` (a color class is an independent set, so
+//! Afterwards two iterated-greedy passes (Culberson) recolor the old color classes one by one,
+//! each class in one dispatch of `vcolor_recolor` (a color class is an independent set, so
 //! there are no races); the speculative rounds typically leave one color more than sequential
-//! greedy and these passes take it back.
+//! greedy and these passes take it back. Timing (`seconds`) covers the rounds, the recoloring
+//! and the read-back of the colors, like a host-side coloring that ends with colors in memory.
 //!
 //! Topology-driven: every round visits all vertices (colored ones return at once).
 //! Data-driven: a round visits only the vertices still uncolored.
@@ -55,9 +56,9 @@ pub struct GpuVertexColoring {
     pub seconds: f64,
 }
 
-/// Iterated-greedy recoloring passes after the speculative coloring (each stops early when it
-/// no longer removes a color).
-const IG_PASSES: usize = 3;
+/// Iterated-greedy recoloring passes after the speculative coloring (never adds colors; one
+/// pass took the extra speculative color back on every mesh measured, the second is cheap).
+const IG_PASSES: usize = 2;
 
 /// More rounds than any graph of this size can need means a bug: stop with an error.
 fn round_cap(n: usize) -> usize {
@@ -209,15 +210,44 @@ pub fn color_vertices_gpu(
             dir = 1 - dir;
         }
     }
-    let raw: Vec<u32> = readback.read_all(ctx, &colors_buf, n)?;
+    // First fit never exceeds max degree + 1, which bounds the recoloring dispatches without
+    // reading the colors back (dispatches for unused colors match no vertex).
+    let top = (0..n).map(|v| adj.row(v).len() as u32).max().unwrap_or(0) + 1;
+    let old_colors = storage_zeroed::<u32>(ctx, "old colors", n)?;
+    let recolor_group = bind_buffers(
+        &ctx.device,
+        "vcolor recolor",
+        &assign_layout,
+        &[&offsets_buf, &adj_buf, &class_buf, &old_colors, &colors_buf],
+    );
+    let recolor = compute_pipeline(&ctx.device, "vcolor_recolor", &[&assign_layout, &rl], &[])?;
+    let ig_ranges = RangeSet::new(
+        ctx,
+        &rl,
+        (0..top)
+            .map(|i| ItemRange {
+                first: 0,
+                count: n32,
+                color: top - i,
+                pad: 0,
+            })
+            .collect(),
+    )?;
     let parts = IgParts {
-        assign: &assign,
-        data: &groups[0][0],
-        worklist: &work[0],
+        recolor: &recolor,
+        data: &recolor_group,
         colors: &colors_buf,
-        range_layout: &rl,
+        old_colors: &old_colors,
+        ranges: &ig_ranges,
     };
-    let raw = iterated_greedy(ctx, &parts, &mut readback, raw, &classes, IG_PASSES)?;
+    let mut enc = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("vcolor iterated greedy"),
+        });
+    record_iterated_greedy(ctx, &mut enc, &parts, top, IG_PASSES)?;
+    ctx.queue.submit([enc.finish()]);
+    let raw: Vec<u32> = readback.read_all(ctx, &colors_buf, n)?;
     let seconds = start.elapsed().as_secs_f64();
     let (colors, num_colors) = shift_classes(&raw, &classes);
     Ok(GpuVertexColoring {
@@ -229,75 +259,42 @@ pub fn color_vertices_gpu(
     })
 }
 
-/// Iterated greedy (Culberson): uncolor everything, then recolor the old color classes one
-/// after another, highest first, each class in one dispatch (it is an independent set, so its
-/// vertices cannot conflict); a vertex takes the smallest color unused by the neighbours
-/// recolored before it. The result never needs more colors than the input; stop when a pass
-/// no longer removes a color or after `max_passes`.
-fn iterated_greedy(
+/// Record `passes` iterated-greedy passes (Culberson): save the colors, clear them, then
+/// recolor the old color classes one after another, highest first, one `vcolor_recolor`
+/// dispatch each over all vertices (see the kernel). No host work between passes: old colors
+/// above the current maximum simply match no vertex.
+fn record_iterated_greedy(
     ctx: &GpuContext,
+    enc: &mut wgpu::CommandEncoder,
     parts: &IgParts<'_>,
-    readback: &mut Readback,
-    mut raw: Vec<u32>,
-    classes: &[u32],
-    max_passes: usize,
-) -> Result<Vec<u32>> {
-    let count_colors = |c: &[u32]| shift_classes(c, classes).1;
-    let mut best = count_colors(&raw);
-    for _ in 0..max_passes {
-        // Group vertices by (class, old color), highest color first within each class.
-        let top = raw.iter().copied().max().unwrap_or(0) as usize;
-        let nclass = classes.iter().copied().max().map_or(0, |m| m as usize + 1);
-        let key = |v: usize| classes[v] as usize * (top + 1) + (top - raw[v] as usize);
-        let mut offsets = vec![0u32; nclass * (top + 1) + 1];
-        for v in 0..raw.len() {
-            offsets[key(v) + 1] += 1;
-        }
-        for i in 1..offsets.len() {
-            offsets[i] += offsets[i - 1];
-        }
-        let mut fill = offsets.clone();
-        let mut order = vec![0u32; raw.len()];
-        for v in 0..raw.len() {
-            let k = key(v);
-            order[fill[k] as usize] = v as u32;
-            fill[k] += 1;
-        }
-        ctx.queue
-            .write_buffer(parts.worklist, 0, bytemuck::cast_slice(&order));
-        let ranges = RangeSet::from_offsets(ctx, parts.range_layout, &offsets)?;
-        let mut enc = ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("vcolor iterated greedy"),
-            });
+    top: u32,
+    passes: usize,
+) -> Result<()> {
+    let bytes = parts.colors.size();
+    for _ in 0..passes {
+        enc.copy_buffer_to_buffer(parts.colors, 0, parts.old_colors, 0, bytes);
         enc.clear_buffer(parts.colors, 0, None);
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("vcolor iterated greedy"),
-                timestamp_writes: None,
-            });
-            ranges.dispatch_all(ctx, &mut pass, parts.assign, parts.data)?;
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("vcolor iterated greedy"),
+            timestamp_writes: None,
+        });
+        for i in 0..top as usize {
+            parts
+                .ranges
+                .dispatch_one(ctx, &mut pass, parts.recolor, parts.data, i)?;
         }
-        ctx.queue.submit([enc.finish()]);
-        let next: Vec<u32> = readback.read_all(ctx, parts.colors, raw.len())?;
-        let colors = count_colors(&next);
-        raw = next;
-        if colors >= best {
-            break;
-        }
-        best = colors;
     }
-    Ok(raw)
+    Ok(())
 }
 
-/// Buffers and pipeline the iterated-greedy passes reuse.
+/// Buffers and pipeline the iterated-greedy passes use.
 struct IgParts<'a> {
-    assign: &'a wgpu::ComputePipeline,
+    recolor: &'a wgpu::ComputePipeline,
     data: &'a wgpu::BindGroup,
-    worklist: &'a wgpu::Buffer,
     colors: &'a wgpu::Buffer,
-    range_layout: &'a wgpu::BindGroupLayout,
+    old_colors: &'a wgpu::Buffer,
+    /// Range i covers all vertices with `color` = top - i.
+    ranges: &'a RangeSet,
 }
 
 /// Turn per-class 1-based colors into global 0-based colors with class k's range after the

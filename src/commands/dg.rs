@@ -101,19 +101,19 @@ fn load_case(args: &DgArgs) -> anyhow::Result<Case> {
         case.flux = f;
     }
     if let Some(t) = args.t_end {
-        if !(t > 0.0) {
+        if t.is_nan() || t <= 0.0 {
             return Err(Error::Invalid(format!("--t-end must be positive, got {t}")).into());
         }
         case.t_end = t;
     }
     if let Some(c) = args.cfl {
-        if !(c > 0.0 && c <= 1.0) {
+        if c.is_nan() || c <= 0.0 || c > 1.0 {
             return Err(Error::Invalid(format!("--cfl must be in (0, 1], got {c}")).into());
         }
         case.cfl = c;
     }
     if let Some(s) = args.snapshot_every {
-        if !(s > 0.0) {
+        if s.is_nan() || s <= 0.0 {
             return Err(
                 Error::Invalid(format!("--snapshot-every must be positive, got {s}")).into(),
             );
@@ -150,17 +150,26 @@ fn derived(name: &str, u: &[f64; 4]) -> f64 {
     }
 }
 
-fn write_snapshot(
-    out: &Path,
-    om: &OrderedMesh,
-    op: &Operator,
-    c: &[f64],
-    t: f64,
-    index: usize,
-    fields: &[String],
-    case: &Case,
+/// What a snapshot needs besides the solution.
+struct Snapshots<'a> {
+    out: &'a Path,
+    om: &'a OrderedMesh,
+    op: &'a Operator<'a>,
+    fields: &'a [String],
+    case: &'a Case,
     vtu: bool,
-) -> anyhow::Result<()> {
+}
+
+/// Write the PNGs (and VTU) of snapshot `index` at time t.
+fn write_snapshot(s: &Snapshots, c: &[f64], t: f64, index: usize) -> anyhow::Result<()> {
+    let Snapshots {
+        out,
+        om,
+        op,
+        fields,
+        case,
+        vtu,
+    } = *s;
     let tb = op.tables;
     let np = tb.np;
     let ne = op.mesh.num_elements;
@@ -298,7 +307,7 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                 f64::NAN
             };
             csv.row(&[t, steps as f64, tot[0], tot[1], tot[2], tot[3], err])?;
-            write_snapshot(&args.out, &om, &op, c, t, index, &fields, &case, args.vtu)
+            write_snapshot(&snapshots, c, t, index)
         };
     let c = gpu.solution(&ctx)?;
     record(&c, 0.0, 0, index, &mut csv)?;

@@ -14,6 +14,7 @@ macro_rules! shader {
 /// A test checks this list against the directory so a new file cannot be forgotten.
 pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("common/dispatch.wgsl"),
+    shader!("common/vcolor_first_fit.wgsl"),
     shader!("green_gauss_gradient.wgsl"),
     shader!("reduce_min.wgsl"),
     shader!("scan_add.wgsl"),
@@ -21,6 +22,7 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("vcolor_assign.wgsl"),
     shader!("vcolor_compact.wgsl"),
     shader!("vcolor_detect.wgsl"),
+    shader!("vcolor_recolor.wgsl"),
     shader!("common/swe_flux.wgsl"),
     shader!("common/swe_control.wgsl"),
     shader!("swe_edge_flux.wgsl"),

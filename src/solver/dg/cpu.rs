@@ -316,7 +316,7 @@ impl<'a> Operator<'a> {
 /// order p; returns the number of steps.
 pub fn run(
     op: &Operator,
-    c: &mut Vec<f64>,
+    c: &mut [f64],
     t_end: f64,
     cfl: f64,
     fixed_dt: Option<f64>,

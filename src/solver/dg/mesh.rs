@@ -138,7 +138,7 @@ impl DgMesh {
         let mut edge_color = Vec::with_capacity(nf);
         let mut periodic: Vec<(i32, i32)> = Vec::new();
         let mut by_tag: std::collections::BTreeMap<i32, Vec<usize>> = Default::default();
-        for f in 0..nf {
+        for (f, &col) in color.iter().enumerate() {
             let mut e = EdgeInfo {
                 left: topo.left[f] as usize,
                 right: None,
@@ -175,7 +175,7 @@ impl DgMesh {
                 }
             }
             edges.push(e);
-            edge_color.push(color[f]);
+            edge_color.push(col);
         }
         let mut removed = vec![false; edges.len()];
         for (a, b) in periodic {

@@ -73,6 +73,9 @@ pub fn scheme(p: usize) -> Vec<Stage> {
     }
 }
 
+/// A right-hand side `rhs(state, t, out)`.
+pub type RhsFn<'a> = dyn FnMut(&[f64], f64, &mut [f64]) + 'a;
+
 /// Run one step of `scheme` on a system of `n` unknowns with `rhs(state, t, out)`, registers
 /// in `regs` (REGISTERS * n, R0 = U^n on entry and U^{n+1} on exit), and an optional
 /// `post(register)` applied to every stage's first output (the limiter).
@@ -82,7 +85,7 @@ pub fn step(
     n: usize,
     t: f64,
     dt: f64,
-    rhs: &mut dyn FnMut(&[f64], f64, &mut [f64]),
+    rhs: &mut RhsFn,
     post: &mut dyn FnMut(&mut [f64]),
 ) {
     let mut l = vec![0.0; n];
