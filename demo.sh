@@ -10,4 +10,7 @@ if ! { ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null
 fi
-cargo run --release -- "${@:-demo}"
+if [ "$#" -eq 0 ]; then
+    set -- swe --builtin test1 --out out/swe --snapshot-every 0.025
+fi
+cargo run --release -- "$@"

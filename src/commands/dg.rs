@@ -77,11 +77,7 @@ fn load_case(args: &DgArgs) -> anyhow::Result<Case> {
     let mut case = match (&args.case, &args.builtin) {
         (Some(path), _) => Case::from_file(path)?,
         (None, Some(name)) => Case::builtin(name, args.cells)?,
-        (None, None) => {
-            let mut c = Case::builtin("dmr", Some(args.cells.unwrap_or(3000)))?;
-            c.t_end = 0.2;
-            c
-        }
+        (None, None) => Case::builtin("dmr", args.cells)?,
     };
     if let Some(n) = args.cells {
         if let MeshSource::Rectangle { n: cells, .. } = &mut case.mesh {
@@ -140,6 +136,76 @@ fn vertex_field(mesh: &Mesh, per_elem_vertex: &[[f64; 3]]) -> Vec<f64> {
         .collect()
 }
 
+/// A plotting mesh: every element split into m^2 sub-triangles on the lattice (i/m, j/m) of
+/// its reference triangle (m = 2p for p >= 2, else 1), points not shared between elements, so
+/// each element's polynomial is drawn sub-sampled and smooth inside, discontinuous across edges.
+struct PlotMesh {
+    mesh: Mesh,
+    /// Basis values at each lattice point, `[point][mode]`.
+    phi: Vec<f64>,
+    points_per_element: usize,
+}
+
+impl PlotMesh {
+    fn new(dm: &DgMesh, tables: &BasisTables) -> PlotMesh {
+        let m = if tables.p >= 2 { 2 * tables.p } else { 1 };
+        let mut lattice = Vec::new();
+        for j in 0..=m {
+            for i in 0..=m - j {
+                lattice.push([i as f64 / m as f64, j as f64 / m as f64]);
+            }
+        }
+        let row_start = |j: usize| -> usize { (0..j).map(|r| m + 1 - r).sum() };
+        let at = |i: usize, j: usize| -> u32 { (row_start(j) + i) as u32 };
+        let mut mesh = Mesh::new(2);
+        let npe = lattice.len();
+        for e in 0..dm.num_elements {
+            let base = (e * npe) as u32;
+            for x in &lattice {
+                let [px, py] = dm.map(e, x[0], x[1]);
+                mesh.points.push([px, py, 0.0]);
+            }
+            for j in 0..m {
+                for i in 0..m - j {
+                    let up = [at(i, j), at(i + 1, j), at(i, j + 1)].map(|v| base + v);
+                    mesh.push_element(crate::mesh::ElementKind::Triangle, &up, 1);
+                    if i + j + 1 < m {
+                        let down = [at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)].map(|v| base + v);
+                        mesh.push_element(crate::mesh::ElementKind::Triangle, &down, 1);
+                    }
+                }
+            }
+        }
+        let phi = lattice
+            .iter()
+            .flat_map(|x| tables.eval(x[0], x[1]))
+            .collect();
+        PlotMesh {
+            mesh,
+            phi,
+            points_per_element: npe,
+        }
+    }
+
+    /// Values of a derived quantity at every plotting point.
+    fn values(&self, op: &Operator, c: &[f64], name: &str) -> Vec<f64> {
+        let np = op.tables.np;
+        (0..op.mesh.num_elements)
+            .flat_map(|e| {
+                let coef = op.element(c, e);
+                (0..self.points_per_element)
+                    .map(|q| {
+                        derived(
+                            name,
+                            &Operator::eval(&coef, &self.phi[q * np..(q + 1) * np]),
+                        )
+                    })
+                    .collect::<Vec<f64>>()
+            })
+            .collect()
+    }
+}
+
 /// Derived quantity of a state by name.
 fn derived(name: &str, u: &[f64; 4]) -> f64 {
     match name {
@@ -158,6 +224,7 @@ struct Snapshots<'a> {
     fields: &'a [String],
     case: &'a Case,
     vtu: bool,
+    plot: &'a PlotMesh,
 }
 
 /// Write the PNGs (and VTU) of snapshot `index` at time t.
@@ -169,6 +236,7 @@ fn write_snapshot(s: &Snapshots, c: &[f64], t: f64, index: usize) -> anyhow::Res
         fields,
         case,
         vtu,
+        plot,
     } = *s;
     let tb = op.tables;
     let np = tb.np;
@@ -201,7 +269,8 @@ fn write_snapshot(s: &Snapshots, c: &[f64], t: f64, index: usize) -> anyhow::Res
             ..PlotOptions::default()
         };
         let path = out.join(format!("{name}_{index:04}.png"));
-        save_field_png(&om.mesh, Field::Vertex(&values), &opts, &path)?;
+        let sampled = plot.values(op, c, name);
+        save_field_png(&plot.mesh, Field::Vertex(&sampled), &opts, &path)?;
         point_fields.push((name.clone(), values));
         cell_fields.push((format!("{name}_mean"), means));
     }
@@ -298,6 +367,16 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let mut index = 0;
     let started = Instant::now();
     let pb = bar(1000, "time", global.quiet);
+    let plot = PlotMesh::new(&dm, &tables);
+    let snapshots = Snapshots {
+        out: &args.out,
+        om: &om,
+        op: &op,
+        fields: &fields,
+        case: &case,
+        vtu: args.vtu,
+        plot: &plot,
+    };
     let record =
         |c: &[f64], t: f64, steps: u64, index: usize, csv: &mut CsvWriter| -> anyhow::Result<()> {
             let tot = op.totals(c);
