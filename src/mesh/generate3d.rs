@@ -14,6 +14,7 @@
 //! orientation (counter-clockwise 2D elements, positive-volume 3D elements); surface triangles
 //! are oriented with outward normals.
 
+use crate::mesh::validate::{cross, dot, sub};
 use std::collections::{HashMap, HashSet};
 
 use rand::seq::SliceRandom;
@@ -60,22 +61,6 @@ fn check_size(what: &str, dims: &[usize], min: usize, points: u128, elements: u1
         )));
     }
     Ok(())
-}
-
-fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
-
-fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
 fn normalize(a: [f64; 3]) -> [f64; 3] {
