@@ -24,7 +24,7 @@ const SQRT2: f32 = 1.41421356237;
 
 fn mean_of(reg: u32, i: u32) -> vec4<f32> {
     return vec4<f32>(regs[dof(reg, 0u, 0u, i)], regs[dof(reg, 1u, 0u, i)],
-                     regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]) / SQRT2;
+                     regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]) * SQRT2;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -41,7 +41,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         c[k] = vec4<f32>(regs[dof(src, 0u, k, i)], regs[dof(src, 1u, k, i)],
                          regs[dof(src, 2u, k, i)], regs[dof(src, 3u, k, i)]);
     }
-    let mean = c[0] / SQRT2;
+    let mean = c[0] * SQRT2;
     if (slope && NP > 1u) {
         var lo = mean;
         var hi = mean;

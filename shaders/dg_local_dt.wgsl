@@ -20,7 +20,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let u = vec4<f32>(regs[dof(0u, 0u, 0u, i)], regs[dof(0u, 1u, 0u, i)],
-                      regs[dof(0u, 2u, 0u, i)], regs[dof(0u, 3u, 0u, i)]) / SQRT2;
+                      regs[dof(0u, 2u, 0u, i)], regs[dof(0u, 3u, 0u, i)]) * SQRT2;
     let speed = length(u.yz) / u.x + sound_speed(u);
     local_dt[i] = min_height[i] / ((2.0 * ORDER + 1.0) * speed);
 }

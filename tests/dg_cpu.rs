@@ -82,6 +82,11 @@ fn free_stream_is_preserved_on_a_distorted_mesh() {
                 states: vec![u0],
             };
             let c0 = op.project(&|_, _| u0);
+            let m = op.mean(&c0, 0);
+            assert!(
+                (0..4).all(|eq| (m[eq] - u0[eq]).abs() < 1e-12),
+                "mean {m:?}"
+            );
             let mut c = c0.clone();
             run(&op, &mut c, 0.05, 0.3, None, true);
             let err = c

@@ -5,6 +5,7 @@
 use chromaflow::gpu::{GpuContext, GpuOptions};
 use chromaflow::mesh::generate::{rectangle, split_square_grid};
 use chromaflow::order::{order_mesh, Ordering};
+use chromaflow::output::{save_field_png, Field, PlotOptions};
 use chromaflow::solver::dg::cpu::{run, Operator};
 use chromaflow::solver::dg::euler::conserved;
 use chromaflow::solver::dg::gpu::{GpuConfig, GpuDg};
@@ -226,16 +227,30 @@ fn double_mach_reflection_runs_positive_on_a_coarse_mesh() {
     .expect("gpu solver");
     // The projected shock overshoots: limit the initial state too (writes register 0).
     gpu.limit_once(&ctx, &c0).expect("initial limiting");
-    let t_end = 0.05;
+    let t_end = 0.2;
     gpu.set_clock(&ctx, 0.0, t_end);
     let mut clock = gpu.clock(&ctx).expect("clock");
     while clock.t < t_end {
-        gpu.advance(&ctx, 100).expect("advance");
+        gpu.advance(&ctx, 200).expect("advance");
         clock = gpu.clock(&ctx).expect("clock");
         assert!(clock.dt > 0.0 || clock.t >= t_end, "{clock:?}");
     }
     let c = gpu.solution(&ctx).expect("download");
     assert!(c.iter().all(|v| v.is_finite()), "NaN in the solution");
+    let density: Vec<f64> = (0..dm.num_elements).map(|i| op.mean(&c, i)[0]).collect();
+    // Behind the reflected shock the gas is compressed well beyond the incident post-shock 8.
+    let max = density.iter().cloned().fold(0.0, f64::max);
+    assert!(max > 10.0 && max < 30.0, "max density {max}");
+    let png = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("dg_dmr_density.png");
+    let opts = PlotOptions {
+        title: "double Mach reflection, p = 1, t = 0.2".into(),
+        label: "density".into(),
+        width: 1400,
+        height: 520,
+        ..PlotOptions::default()
+    };
+    save_field_png(&om.mesh, Field::Cell(&density), &opts, &png).expect("png");
+    println!("density snapshot: {}", png.display());
     for i in 0..dm.num_elements {
         let u = op.mean(&c, i);
         assert!(u[0] > 0.0, "element {i}: density {}", u[0]);

@@ -2,8 +2,8 @@
 
 pub mod bench_swe;
 pub mod color;
-pub mod dg;
 pub mod devices;
+pub mod dg;
 pub mod mesh;
 pub mod progress;
 pub mod smooth;

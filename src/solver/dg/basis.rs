@@ -23,7 +23,7 @@ pub const fn num_basis(p: usize) -> usize {
 }
 
 /// Value of the constant mode: phi_0 = sqrt(2), so the element mean of a component is
-/// `c_0 / sqrt(2)`.
+/// `c_0 phi_0 = sqrt(2) c_0` (the other modes are orthogonal to constants).
 pub const PHI0: f64 = std::f64::consts::SQRT_2;
 
 /// The (i, j) index pairs of the modes, ordered by total degree.

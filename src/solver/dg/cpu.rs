@@ -145,9 +145,9 @@ impl<'a> Operator<'a> {
             .all(|e| e.right.is_some() == (e.kind == EDGE_INTERIOR)));
     }
 
-    /// Element means U_i = c_0 / sqrt(2).
+    /// Element means U_i = c_0 phi_0 = sqrt(2) c_0 (the higher modes integrate to zero).
     pub fn mean(&self, c: &[f64], i: usize) -> State {
-        std::array::from_fn(|eq| c[self.idx(eq, 0, i)] / PHI0)
+        std::array::from_fn(|eq| c[self.idx(eq, 0, i)] * PHI0)
     }
 
     /// The CFL time step dt = cfl min_i h_i / ((2p + 1)(|v_i| + c_i)) from element means.
@@ -299,7 +299,7 @@ impl<'a> Operator<'a> {
         sum.sqrt()
     }
 
-    /// Domain integrals of (rho, rho u, rho v, E): sum_i det J_i c_0 / sqrt(2).
+    /// Domain integrals of (rho, rho u, rho v, E): sum_i |Omega_i| U_i = sum_i det J_i c_0 / sqrt(2).
     pub fn totals(&self, c: &[f64]) -> State {
         let mut t = [0.0; 4];
         for i in 0..self.mesh.num_elements {

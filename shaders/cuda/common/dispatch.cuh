@@ -1,0 +1,63 @@
+// CUDA twin of shaders/common/dispatch.wgsl, shared by every per-item kernel: the thread index
+// of a 1D launch spread over a 2D grid of blocks (the host launches the same grids as wgpu), the
+// ItemRange every kernel takes as its last parameter (by value instead of a uniform), and the
+// small float2/float4 arithmetic WGSL has built in.
+
+#define WORKGROUP_SIZE 64u
+
+typedef unsigned int u32;
+
+/// The range of items (edges of one color, or all cells) a launch works on: items
+/// first .. first + count. Passed by value per color (mirrors ItemRange in src/gpu/dispatch.rs).
+struct ItemRange {
+    u32 first;
+    u32 count;
+    u32 color;
+    u32 pad;
+};
+
+/// WGSL: gid.x + gid.y * nwg.x * WORKGROUP_SIZE with gid the global invocation id.
+__device__ __forceinline__ u32 linear_index() {
+    return (blockIdx.x * WORKGROUP_SIZE + threadIdx.x) + blockIdx.y * gridDim.x * WORKGROUP_SIZE;
+}
+
+__device__ __forceinline__ float4 operator+(float4 a, float4 b) {
+    return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+}
+__device__ __forceinline__ float4 operator-(float4 a, float4 b) {
+    return make_float4(a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w);
+}
+__device__ __forceinline__ float4 operator*(float s, float4 a) {
+    return make_float4(s * a.x, s * a.y, s * a.z, s * a.w);
+}
+__device__ __forceinline__ float4 operator/(float4 a, float s) {
+    return make_float4(a.x / s, a.y / s, a.z / s, a.w / s);
+}
+__device__ __forceinline__ float2 operator+(float2 a, float2 b) {
+    return make_float2(a.x + b.x, a.y + b.y);
+}
+__device__ __forceinline__ float2 operator-(float2 a, float2 b) {
+    return make_float2(a.x - b.x, a.y - b.y);
+}
+__device__ __forceinline__ float2 operator*(float2 a, float2 b) {
+    return make_float2(a.x * b.x, a.y * b.y);
+}
+__device__ __forceinline__ float2 operator/(float2 a, float2 b) {
+    return make_float2(a.x / b.x, a.y / b.y);
+}
+__device__ __forceinline__ float2 operator*(float s, float2 a) {
+    return make_float2(s * a.x, s * a.y);
+}
+
+/// Component k of a vector, as WGSL's v[k] (read and write).
+__device__ __forceinline__ float& at(float2& v, int k) {
+    return k == 0 ? v.x : v.y;
+}
+__device__ __forceinline__ float& at(float4& v, int k) {
+    return k == 0 ? v.x : (k == 1 ? v.y : (k == 2 ? v.z : v.w));
+}
+
+/// WGSL sign(): -1, 0 or 1.
+__device__ __forceinline__ float sign(float x) {
+    return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f);
+}

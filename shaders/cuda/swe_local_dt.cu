@@ -1,0 +1,26 @@
+// #include "common/dispatch.cuh"
+
+// CUDA twin of shaders/swe_local_dt.wgsl. Local CFL step of each cell, condition (3):
+// dt_i = 2 CFL |V_i| / sum_j |G_ij| lam_ij (the sum is acc[2i + 1].z after the flux pass); cells
+// where nothing moves get BIG. A min-reduction (reduce_min.cu) then gives the global step
+// without leaving the GPU.
+
+#ifndef CFL
+#define CFL 0.9f
+#endif
+#define BIG 3.0e38f
+
+extern "C" __global__ void swe_local_dt(
+    const float4* __restrict__ cells,
+    const float4* __restrict__ acc,
+    float* __restrict__ dt_local,
+    ItemRange range) {
+    u32 i = linear_index();
+    if (i >= range.count) {
+        return;
+    }
+    u32 c = range.first + i;
+    float s = acc[2u * c + 1u].z;
+    float area = cells[2u * c + 1u].w;
+    dt_local[c] = s > 0.0f ? 2.0f * CFL * area / s : BIG;
+}

@@ -1,0 +1,44 @@
+// #include "common/dispatch.cuh"
+// #include "common/swe_control.cuh"
+
+// CUDA twin of shaders/swe_time.wgsl. One thread: turn the reduced CFL step into this step's
+// dt, clamped to hit t_end exactly: dt = min(dt_cfl, t_end - t), t = t_end when clamped (0 once
+// t >= t_end, so extra steps of a batch are no-ops; last_dt keeps the last positive dt). Folds
+// the step's edge event counters into the run totals. The counters were written by earlier
+// launches of the stream, so plain loads and stores stand in for atomicLoad / atomicStore.
+
+extern "C" __global__ void swe_time(
+    const float* __restrict__ dt_min,
+    Control* __restrict__ control,
+    u32* __restrict__ counters,
+    ItemRange range) {
+    u32 gid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (gid != 0u || range.count == 0u) {
+        return;
+    }
+    float dt_cfl = dt_min[0];
+    float remaining = control->t_end - control->t;
+    float dt = 0.0f;
+    if (remaining > 0.0f) {
+        dt = fminf(dt_cfl, remaining);
+        if (dt_cfl >= remaining) {
+            control->t = control->t_end;
+        } else {
+            control->t = control->t + dt;
+        }
+        control->steps = control->steps + 1u;
+        control->last_dt = dt;
+        u32 nonhyp = counters[0];
+        u32 fallback = counters[1];
+        control->nonhyperbolic = control->nonhyperbolic + nonhyp;
+        control->fallback = control->fallback + fallback;
+        control->chi_clamped = control->chi_clamped + counters[2];
+        control->max_step_nonhyperbolic = max(control->max_step_nonhyperbolic, nonhyp);
+        control->max_step_fallback = max(control->max_step_fallback, fallback);
+    }
+    control->clipped = control->clipped + counters[3];
+    control->dt = dt;
+    for (int k = 0; k < 4; k = k + 1) {
+        counters[k] = 0u;
+    }
+}

@@ -1,0 +1,23 @@
+// #include "common/dispatch.cuh"
+
+// CUDA twin of shaders/vcolor_compact.wgsl. Speculative greedy vertex coloring, recolor phase:
+// flagged vertices lose their color and are scattered to the next worklist at their
+// exclusive-prefix-sum position (no atomics).
+
+extern "C" __global__ void vcolor_compact(
+    const u32* __restrict__ worklist,
+    const u32* __restrict__ conflict,
+    const u32* __restrict__ position,
+    u32* __restrict__ next_worklist,
+    u32* __restrict__ colors,
+    ItemRange range) {
+    u32 i = linear_index();
+    if (i >= range.count) {
+        return;
+    }
+    if (conflict[i] != 0u) {
+        u32 v = worklist[i];
+        colors[v] = 0u;
+        next_worklist[position[i]] = v;
+    }
+}
