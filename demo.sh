@@ -11,6 +11,6 @@ if ! { ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null
 fi
 if [ "$#" -eq 0 ]; then
-    set -- swe --builtin test1 --out out/swe --snapshot-every 0.025
+    set -- dg --builtin dmr --out out/dg
 fi
 cargo run --release -- "$@"

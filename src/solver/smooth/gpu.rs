@@ -1,25 +1,36 @@
-//! The wgpu driver: positions, cavities and the color schedule on the device, the metric as a
+//! The wgpu driver: positions and cavity walks on the device in the slot numbering of
+//! [`DeviceLayout`] (free vertices color by color, Morton order inside a color), the metric as a
 //! texture (hardware filter or textureLoad) or a storage buffer, one dispatch per color per
 //! iteration (`shaders/smooth_{hardware,texel,buffer}.wgsl` with
-//! `shaders/common/smooth_relocate.wgsl`; CPU reference in [`super::cpu`]).
+//! `shaders/common/smooth_relocate.wgsl`; CPU reference in [`super::cpu`]). Positions go in and
+//! come out in the caller's numbering.
 //!
-//! Many iterations are recorded per submit, one compute pass per iteration, each timed with
-//! timestamp queries when the adapter has them.
+//! [`ITERATIONS_PER_SUBMIT`] iterations are recorded into one compute pass per submit: pipeline
+//! and the data and metric bind groups are set once per pass, each dispatch only rebinds its
+//! color's range (a dynamic uniform offset); wgpu puts a barrier between consecutive dispatches
+//! of a pass, so color c + 1 sees the moves of color c. Submits are not waited for one by one:
+//! the CPU records the next batch while the GPU runs the previous one. Each pass is timed with
+//! one pair of timestamp queries when the adapter has them.
 
-use super::cpu::{Schedule, SmoothTopology, VertexKind};
+use super::cpu::{Schedule, SmoothTopology};
+use super::layout::DeviceLayout;
 use super::texture::{MetricTexture, TexelPrecision};
 use super::{Sampling, SmoothParams};
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{bind_buffers, storage_from, storage_layout, Readback};
 use crate::gpu::context::GpuContext;
-use crate::gpu::dispatch::{range_layout, ItemRange, RangeSet};
+use crate::gpu::dispatch::{grid_for, range_layout, ItemRange, RangeSet, WORKGROUP_SIZE};
 use crate::gpu::shaders::compute_pipeline;
 use crate::gpu::timing::PassTimer;
 use std::time::Instant;
 use wgpu::util::DeviceExt;
 
-/// Iterations recorded per submit.
-const ITERATIONS_PER_SUBMIT: usize = 50;
+/// Iterations recorded per submit (one compute pass, one timestamp pair).
+pub const ITERATIONS_PER_SUBMIT: usize = 100;
+
+/// Submits whose timestamps are read back together (2 queries each, within wgpu's 4096 per
+/// query set); longer runs read them back in groups.
+const TIMED_SUBMITS: usize = 1000;
 
 /// Mirrors `SmoothParams` in shaders/common/smooth_relocate.wgsl.
 #[repr(C)]
@@ -30,25 +41,25 @@ struct GpuParams {
     size: u32,
     first_boundary_color: u32,
     max_halvings: u32,
-    nbr_offsets: u32,
+    first_boundary_slot: u32,
     sigma: f32,
     relax: f32,
     min_shape: f32,
-    nbr: u32,
-    ve_offsets: u32,
-    ve: u32,
-    tris: u32,
-    bpairs: u32,
     shape_floor: f32,
-    pad: [u32; 3],
+    lens: u32,
+    chunk_base: u32,
+    entries: u32,
+    bpairs: u32,
 }
 
 /// Timing of [`GpuSmoother::run`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct RunTiming {
-    /// Wall time from the first submit to the end of the last one.
+    /// Wall time from the start of recording the first batch until the GPU finished the last
+    /// one (recording overlaps the GPU work of the previous batch).
     pub wall_seconds: f64,
-    /// Sum of the per-iteration pass times from timestamp queries (None without them).
+    /// Sum over the submits of the GPU time of their compute pass (all dispatches and the
+    /// barriers between them), from timestamp queries (None without them).
     pub kernel_seconds: Option<f64>,
 }
 
@@ -64,8 +75,12 @@ pub struct GpuSmoother {
     metric_group: wgpu::BindGroup,
     range_layout: wgpu::BindGroupLayout,
     ranges: RangeSet,
-    order: Vec<u32>,
-    colors_of_order: Vec<u32>,
+    /// (range index, workgroups x, workgroups y) of each non-empty color.
+    grids: Vec<(usize, u32, u32)>,
+    /// Caller's vertex of each slot.
+    vertex_of: Vec<u32>,
+    /// Color of each free slot.
+    colors_of_slots: Vec<u32>,
     readback: Readback,
 }
 
@@ -78,34 +93,25 @@ pub fn texture_format(ctx: &GpuContext) -> (wgpu::TextureFormat, TexelPrecision)
     }
 }
 
-fn cavity_array(topo: &SmoothTopology) -> Result<(Vec<u32>, [u32; 6])> {
-    let n = topo.num_vertices();
-    let mut data: Vec<u32> = Vec::new();
-    let mut bases = [0u32; 6];
-    let mut push = |data: &mut Vec<u32>, slot: usize, part: &[u32]| {
-        bases[slot] = data.len() as u32;
-        data.extend_from_slice(part);
-    };
-    push(&mut data, 0, &topo.neighbors.offsets);
-    push(&mut data, 1, &topo.neighbors.indices);
-    push(&mut data, 2, &topo.vertex_elements.offsets);
-    push(&mut data, 3, &topo.vertex_elements.indices);
-    let tris: Vec<u32> = topo.triangles.iter().flatten().copied().collect();
-    push(&mut data, 4, &tris);
-    let pairs: Vec<u32> = topo
-        .kind
-        .iter()
-        .flat_map(|k| match k {
-            VertexKind::Sliding { a, b } => [*a, *b],
-            _ => [0, 0],
-        })
-        .collect();
-    push(&mut data, 5, &pairs);
-    if data.len() > u32::MAX as usize || n > u32::MAX as usize / 2 {
+/// The cavity buffer (lens, chunk bases, walk entries, boundary pairs) and its section offsets.
+fn cavity_array(layout: &DeviceLayout) -> Result<(Vec<u32>, [u32; 4])> {
+    let parts: [&[u32]; 4] = [
+        &layout.lens,
+        &layout.chunk_base,
+        &layout.entries,
+        &layout.bpairs,
+    ];
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    if total > u32::MAX as usize {
         return Err(Error::Invalid(format!(
-            "mesh too large for 32-bit cavity indices ({} entries)",
-            data.len()
+            "mesh too large for 32-bit cavity indices ({total} entries)"
         )));
+    }
+    let mut data: Vec<u32> = Vec::with_capacity(total);
+    let mut bases = [0u32; 4];
+    for (base, part) in bases.iter_mut().zip(parts) {
+        *base = data.len() as u32;
+        data.extend_from_slice(part);
     }
     Ok((data, bases))
 }
@@ -137,28 +143,26 @@ impl GpuSmoother {
                 tex.size
             )));
         }
-        let (cavity, b) = cavity_array(topo)?;
+        let layout = DeviceLayout::build(topo, schedule, pos)?;
+        let (cavity, b) = cavity_array(&layout)?;
         let gp = GpuParams {
             lo: [tex.lo[0] as f32, tex.lo[1] as f32],
             inv_extent: [(1.0 / tex.extent[0]) as f32, (1.0 / tex.extent[1]) as f32],
             size: tex.size,
             first_boundary_color: schedule.first_boundary_color as u32,
             max_halvings: params.max_halvings,
-            nbr_offsets: b[0],
+            first_boundary_slot: layout.first_boundary_slot,
             sigma: params.sigma as f32,
             relax: params.relax as f32,
             min_shape: params.min_shape as f32,
-            nbr: b[1],
-            ve_offsets: b[2],
-            ve: b[3],
-            tris: b[4],
-            bpairs: b[5],
             shape_floor: params.shape_floor as f32,
-            pad: [0; 3],
+            lens: b[0],
+            chunk_base: b[1],
+            entries: b[2],
+            bpairs: b[3],
         };
-        let pos32: Vec<[f32; 2]> = pos.iter().map(|p| [p[0] as f32, p[1] as f32]).collect();
+        let pos32 = slot_positions(&layout.vertex_of, pos);
         let positions = storage_from(ctx, "smooth positions", &pos32)?;
-        let order_buf = storage_from(ctx, "smooth order", &schedule.order)?;
         let cavity_buf = storage_from(ctx, "smooth cavities", &cavity)?;
         let params_buf = ctx
             .device
@@ -167,12 +171,12 @@ impl GpuSmoother {
                 contents: bytemuck::bytes_of(&gp),
                 usage: wgpu::BufferUsages::UNIFORM,
             });
-        let data_layout = storage_layout(&ctx.device, "smooth data", &[false, true, true]);
+        let data_layout = storage_layout(&ctx.device, "smooth data", &[false, true]);
         let data_group = bind_buffers(
             &ctx.device,
             "smooth data",
             &data_layout,
-            &[&positions, &order_buf, &cavity_buf],
+            &[&positions, &cavity_buf],
         );
         let (format, tex_precision) = texture_format(ctx);
         let precision = match sampling {
@@ -353,22 +357,24 @@ impl GpuSmoother {
             &[],
         )?;
         let ranges = RangeSet::from_offsets(ctx, &rl, &schedule.offsets)?;
-        let colors_of_order = (0..schedule.num_colors())
+        let grids = grids(ctx, &ranges)?;
+        let colors_of_slots = (0..schedule.num_colors())
             .flat_map(|c| std::iter::repeat_n(c as u32, schedule.color(c).len()))
             .collect();
         Ok(GpuSmoother {
             sampling,
             precision,
             n,
-            free: schedule.order.len(),
+            free: layout.free(),
             positions,
             pipeline,
             data_group,
             metric_group,
             range_layout: rl,
             ranges,
-            order: schedule.order.clone(),
-            colors_of_order,
+            grids,
+            vertex_of: layout.vertex_of,
+            colors_of_slots,
             readback: Readback::new(),
         })
     }
@@ -388,66 +394,78 @@ impl GpuSmoother {
         self.free
     }
 
+    /// Record `iterations` sweeps over `grids` (ranges of `ranges`) into `pass`.
     fn record(
         &self,
-        ctx: &GpuContext,
         pass: &mut wgpu::ComputePass<'_>,
         ranges: &RangeSet,
-    ) -> Result<()> {
+        grids: &[(usize, u32, u32)],
+        iterations: usize,
+    ) {
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.data_group, &[]);
         pass.set_bind_group(2, &self.metric_group, &[]);
-        for i in 0..ranges.len() {
-            if ranges.ranges()[i].count == 0 {
-                continue;
+        for _ in 0..iterations {
+            for &(i, x, y) in grids {
+                ranges.bind(pass, i);
+                pass.dispatch_workgroups(x, y, 1);
             }
-            ranges.dispatch_one(ctx, pass, &self.pipeline, &self.data_group, i)?;
-            pass.set_bind_group(2, &self.metric_group, &[]);
         }
-        Ok(())
     }
 
     /// Run `iterations` sweeps (one dispatch per color each).
     pub fn run(&mut self, ctx: &GpuContext, iterations: usize) -> Result<RunTiming> {
-        let batch = iterations.clamp(1, ITERATIONS_PER_SUBMIT);
-        let mut timer = PassTimer::new(ctx, batch as u32);
+        let submits = iterations.div_ceil(ITERATIONS_PER_SUBMIT);
+        let mut timer = PassTimer::new(ctx, submits.clamp(1, TIMED_SUBMITS) as u32);
         let start = Instant::now();
         let mut kernel = 0.0;
+        let mut wall_seconds = 0.0;
         let mut done = 0;
-        while done < iterations {
-            let k = (iterations - done).min(batch);
+        loop {
             timer.reset();
-            let mut enc = ctx
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("smooth iterations"),
-                });
-            for _ in 0..k {
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("smooth sweep"),
-                    timestamp_writes: timer.next_pass(),
-                });
-                self.record(ctx, &mut pass, &self.ranges)?;
+            let group_end = iterations.min(done + TIMED_SUBMITS * ITERATIONS_PER_SUBMIT);
+            while done < group_end {
+                let k = (group_end - done).min(ITERATIONS_PER_SUBMIT);
+                done += k;
+                let mut enc = ctx
+                    .device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                        label: Some("smooth iterations"),
+                    });
+                {
+                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("smooth sweeps"),
+                        timestamp_writes: timer.next_pass(),
+                    });
+                    self.record(&mut pass, &self.ranges, &self.grids, k);
+                }
+                if done == group_end {
+                    timer.resolve(&mut enc);
+                }
+                ctx.queue.submit([enc.finish()]);
             }
-            timer.resolve(&mut enc);
-            ctx.queue.submit([enc.finish()]);
-            if timer.uses_timestamps() {
-                kernel += timer.pass_seconds(ctx)?.iter().sum::<f64>();
-            } else {
+            if done == iterations {
                 ctx.wait()?;
+                wall_seconds = start.elapsed().as_secs_f64();
             }
-            done += k;
+            if timer.uses_timestamps() && group_end > 0 {
+                kernel += timer.pass_seconds(ctx)?.iter().sum::<f64>();
+            }
+            if done == iterations {
+                break;
+            }
         }
-        ctx.wait()?;
         Ok(RunTiming {
-            wall_seconds: start.elapsed().as_secs_f64(),
+            wall_seconds,
             kernel_seconds: timer.uses_timestamps().then_some(kernel),
         })
     }
 
-    /// One sweep with one dispatch per vertex, in schedule order: the sequential
-    /// color-by-color sweep the parallel one must equal (a race-freedom check for tests).
+    /// One sweep with one dispatch per vertex, in slot order: the sequential color-by-color
+    /// sweep the parallel one must equal (a race-freedom check for tests).
     pub fn run_sequential(&mut self, ctx: &GpuContext) -> Result<()> {
         let ranges: Vec<ItemRange> = self
-            .colors_of_order
+            .colors_of_slots
             .iter()
             .enumerate()
             .map(|(k, &c)| ItemRange {
@@ -458,6 +476,7 @@ impl GpuSmoother {
             })
             .collect();
         let one_by_one = RangeSet::new(ctx, &self.range_layout, ranges)?;
+        let grids = grids(ctx, &one_by_one)?;
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -468,15 +487,20 @@ impl GpuSmoother {
                 label: Some("smooth sequential sweep"),
                 timestamp_writes: None,
             });
-            self.record(ctx, &mut pass, &one_by_one)?;
+            self.record(&mut pass, &one_by_one, &grids, 1);
         }
         ctx.queue.submit([enc.finish()]);
         ctx.wait()
     }
 
-    /// Current positions (f32, as the kernel holds them).
+    /// Current positions in the caller's numbering (f32, as the kernel holds them).
     pub fn positions(&mut self, ctx: &GpuContext) -> Result<Vec<[f32; 2]>> {
-        self.readback.read_all(ctx, &self.positions, self.n)
+        let by_slot: Vec<[f32; 2]> = self.readback.read_all(ctx, &self.positions, self.n)?;
+        let mut out = vec![[0.0f32; 2]; self.n];
+        for (&v, p) in self.vertex_of.iter().zip(by_slot) {
+            out[v as usize] = p;
+        }
+        Ok(out)
     }
 
     /// Current positions widened to f64.
@@ -488,7 +512,7 @@ impl GpuSmoother {
             .collect())
     }
 
-    /// Replace the positions (rounded to f32).
+    /// Replace the positions (caller's numbering, rounded to f32).
     pub fn set_positions(&self, ctx: &GpuContext, pos: &[[f64; 2]]) -> Result<()> {
         if pos.len() != self.n {
             return Err(Error::Invalid(format!(
@@ -497,14 +521,44 @@ impl GpuSmoother {
                 self.n
             )));
         }
-        let p32: Vec<[f32; 2]> = pos.iter().map(|p| [p[0] as f32, p[1] as f32]).collect();
+        let p32 = slot_positions(&self.vertex_of, pos);
         ctx.queue
             .write_buffer(&self.positions, 0, bytemuck::cast_slice(&p32));
         Ok(())
     }
 
-    /// The free vertices in schedule order.
+    /// The free vertices (caller's numbering) in the order the kernels see them: schedule
+    /// colors in order, each sorted by the Morton key of its starting position.
     pub fn order(&self) -> &[u32] {
-        &self.order
+        &self.vertex_of[..self.free]
     }
+}
+
+/// Positions rounded to f32 in slot order.
+fn slot_positions(vertex_of: &[u32], pos: &[[f64; 2]]) -> Vec<[f32; 2]> {
+    vertex_of
+        .iter()
+        .map(|&v| {
+            let p = pos[v as usize];
+            [p[0] as f32, p[1] as f32]
+        })
+        .collect()
+}
+
+/// The workgroup grid of each non-empty range.
+fn grids(ctx: &GpuContext, ranges: &RangeSet) -> Result<Vec<(usize, u32, u32)>> {
+    ranges
+        .ranges()
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.count > 0)
+        .map(|(i, r)| {
+            let (x, y) = grid_for(
+                r.count,
+                WORKGROUP_SIZE,
+                ctx.limits.max_compute_workgroups_per_dimension,
+            )?;
+            Ok((i, x, y))
+        })
+        .collect()
 }

@@ -30,6 +30,7 @@
 
 pub mod cpu;
 pub mod gpu;
+pub mod layout;
 pub mod metric;
 pub mod quality;
 pub mod texture;
