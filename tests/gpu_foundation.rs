@@ -201,3 +201,17 @@ fn unknown_adapter_name_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn invalid_gpu_use_is_an_error_not_a_panic() {
+    let ctx = ctx();
+    // A query set beyond wgpu's limit is a validation error outside any error scope.
+    let _set = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+        label: Some("too many"),
+        ty: wgpu::QueryType::Occlusion,
+        count: wgpu::QUERY_SET_MAX_QUERIES + 1,
+    });
+    let err = ctx.wait().unwrap_err().to_string();
+    assert!(err.contains("QuerySet") || err.contains("queries"), "{err}");
+    assert!(ctx.wait().is_ok(), "the error is reported once");
+}

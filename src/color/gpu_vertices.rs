@@ -11,10 +11,10 @@
 //! ends; a round cap turns a bug into an error, not a hang. Hashed priorities keep the number
 //! of rounds small on wide GPUs, where most of a round's vertices read stale neighbour colors.
 //!
-//! Afterwards two iterated-greedy passes (Culberson) recolor the old color classes one by one,
+//! Afterwards an iterated-greedy pass (Culberson) recolors the old color classes one by one,
 //! each class in one dispatch of `vcolor_recolor` (a color class is an independent set, so
 //! there are no races); the speculative rounds typically leave one color more than sequential
-//! greedy and these passes take it back. Timing (`seconds`) covers the rounds, the recoloring
+//! greedy and this pass takes it back. Timing (`seconds`) covers the rounds, the recoloring
 //! and the read-back of the colors, like a host-side coloring that ends with colors in memory.
 //!
 //! Topology-driven: every round visits all vertices (colored ones return at once).
@@ -30,6 +30,7 @@ use crate::gpu::context::GpuContext;
 use crate::gpu::dispatch::{range_layout, ItemRange, RangeSet};
 use crate::gpu::scan::PrefixSum;
 use crate::gpu::shaders::compute_pipeline;
+use crate::gpu::Backend;
 use crate::mesh::Csr;
 use std::time::Instant;
 
@@ -58,11 +59,27 @@ pub struct GpuVertexColoring {
 
 /// Iterated-greedy recoloring passes after the speculative coloring (never adds colors; one
 /// pass took the extra speculative color back on every mesh measured, the second is cheap).
-const IG_PASSES: usize = 2;
+pub(crate) const IG_PASSES: usize = 2;
 
 /// More rounds than any graph of this size can need means a bug: stop with an error.
-fn round_cap(n: usize) -> usize {
+pub(crate) fn round_cap(n: usize) -> usize {
     n + 64
+}
+
+/// Color the graph `adj` on `backend`: the wgpu kernels of [`color_vertices_gpu`] or their
+/// CUDA twins (`crate::cuda::vcolor`, feature `cuda`). `class[v]` (optional) separates vertex
+/// classes.
+pub fn color_vertices_on(
+    backend: &Backend,
+    adj: &Csr,
+    class: Option<&[u32]>,
+    variant: GpuColoringVariant,
+) -> Result<GpuVertexColoring> {
+    match backend {
+        Backend::Wgpu(ctx) => color_vertices_gpu(ctx, adj, class, variant),
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(dev) => crate::cuda::vcolor::color_vertices_cuda(dev, adj, class, variant),
+    }
 }
 
 /// Color the graph `adj` on the GPU. `class[v]` (optional) separates vertex classes.
@@ -299,7 +316,7 @@ struct IgParts<'a> {
 
 /// Turn per-class 1-based colors into global 0-based colors with class k's range after the
 /// ranges of classes < k. Returns the colors and the number of colors used.
-fn shift_classes(raw: &[u32], classes: &[u32]) -> (Vec<u32>, usize) {
+pub(crate) fn shift_classes(raw: &[u32], classes: &[u32]) -> (Vec<u32>, usize) {
     let nclass = classes.iter().copied().max().map_or(0, |m| m as usize + 1);
     let mut max_per_class = vec![0u32; nclass];
     for (&c, &k) in raw.iter().zip(classes) {

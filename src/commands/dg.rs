@@ -486,7 +486,7 @@ fn bench_one(
     let c0 = op.project(&|x, y| case.initial.eval(x, y, 0.0));
     let mut samples = Vec::new();
     let mut kernel_times: std::collections::HashMap<Kernel, Vec<f64>> = Default::default();
-    let mut timer = PassTimer::new(ctx, (args.steps * 32) as u32);
+    let mut timer = PassTimer::new(ctx, (args.steps.min(8) * 32) as u32);
     for rep in 0..args.repeats.max(1) + 1 {
         gpu.limit_once(ctx, &c0)?;
         gpu.set_clock(ctx, 0.0, 1e9);

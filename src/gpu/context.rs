@@ -37,6 +37,9 @@ pub struct AdapterSummary {
 
 /// The device, queue and negotiated capabilities used by every kernel.
 pub struct GpuContext {
+    /// wgpu errors no error scope caught, surfaced by [`GpuContext::wait`] instead of the
+    /// default handler's panic.
+    uncaptured: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     pub adapter: wgpu::Adapter,
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
@@ -160,6 +163,14 @@ impl GpuContext {
             trace: wgpu::Trace::Off,
         }))
         .map_err(|e| Error::Gpu(format!("could not open device on '{}': {e}", info.name)))?;
+        let uncaptured = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = uncaptured.clone();
+        device.on_uncaptured_error(std::sync::Arc::new(move |e: wgpu::Error| {
+            log::error!("wgpu: {e}");
+            if let Ok(mut v) = sink.lock() {
+                v.push(e.to_string());
+            }
+        }));
         log::info!(
             "GPU: {} ({:?}, {:?}, driver {} {})",
             info.name,
@@ -169,6 +180,7 @@ impl GpuContext {
             info.driver_info
         );
         Ok(GpuContext {
+            uncaptured,
             adapter,
             device,
             queue,
@@ -209,11 +221,31 @@ impl GpuContext {
         summarize(&self.adapter)
     }
 
-    /// Block until all submitted work is done.
+    /// Block until all submitted work is done; fails with the first wgpu error that no error
+    /// scope caught since the last call.
     pub fn wait(&self) -> Result<()> {
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
-            .map(|_| ())
-            .map_err(|e| Error::Gpu(format!("device poll failed: {e}")))
+            .map_err(|e| Error::Gpu(format!("device poll failed: {e}")))?;
+        self.take_uncaptured_error()
+    }
+
+    /// The first uncaptured wgpu error since the last call, as an error.
+    pub fn take_uncaptured_error(&self) -> Result<()> {
+        let mut errors = self
+            .uncaptured
+            .lock()
+            .map_err(|_| Error::Gpu("error log poisoned".into()))?;
+        if errors.is_empty() {
+            return Ok(());
+        }
+        let first = errors.remove(0);
+        let more = errors.len();
+        errors.clear();
+        Err(Error::Gpu(if more > 0 {
+            format!("{first} (and {more} more errors)")
+        } else {
+            first
+        }))
     }
 }

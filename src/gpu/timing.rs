@@ -17,8 +17,15 @@ pub struct PassTimer {
 }
 
 impl PassTimer {
-    /// A timer for up to `capacity` timed passes between [`PassTimer::reset`] calls.
+    /// A timer for up to `capacity` timed passes between [`PassTimer::reset`] calls. One query
+    /// set holds at most [`wgpu::QUERY_SET_MAX_QUERIES`] timestamps (two per pass), so larger
+    /// requests are capped; passes past the cap are simply not timed.
     pub fn new(ctx: &GpuContext, capacity: u32) -> PassTimer {
+        let max_passes = wgpu::QUERY_SET_MAX_QUERIES / 2;
+        if capacity > max_passes {
+            log::warn!("timing only the first {max_passes} of {capacity} passes (query set limit)");
+        }
+        let capacity = capacity.clamp(1, max_passes);
         let queries = ctx.has_timestamps().then(|| {
             let set = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("pass timestamps"),
