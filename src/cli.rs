@@ -56,6 +56,9 @@ pub enum Command {
     Dg(crate::commands::dg::DgArgs),
     /// Anisotropic vertex smoothing to a metric field on the GPU (PNGs, CSV, .msh, .vtu).
     Smooth(crate::commands::smooth::SmoothArgs),
+    /// Backend parity: shallow water and vertex coloring on every available backend (wgpu,
+    /// CUDA) against the CPU reference; a PASS/FAIL table, nonzero exit on failure.
+    Parity(crate::commands::parity::ParityArgs),
 }
 
 /// Benchmark subcommands.
@@ -69,6 +72,17 @@ pub enum BenchCommand {
     Dg(crate::commands::dg::BenchDgArgs),
     /// Vertex smoothing: 1000 iterations, three metric sampling paths (Rokos et al.'s table).
     Smooth(crate::commands::smooth::BenchSmoothArgs),
+}
+
+/// Commands that have no CUDA implementation yet refuse `--backend cuda`.
+fn wgpu_only(g: &GlobalArgs, what: &str) -> anyhow::Result<()> {
+    match g.backend {
+        crate::gpu::BackendKind::Wgpu => Ok(()),
+        crate::gpu::BackendKind::Cuda => Err(crate::error::Error::Invalid(format!(
+            "{what} has no CUDA backend yet: use --backend wgpu"
+        ))
+        .into()),
+    }
 }
 
 /// A mesh argument: a .msh file, or a built-in spec (rect, rect:N, rect:N@SEED, disk:N,
@@ -142,7 +156,7 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
 
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
-    let crate::gpu::BackendKind::Wgpu = cli.global.backend;
+    cli.global.backend.ensure_compiled()?;
     match cli.command {
         Command::Devices { json } => commands::devices::run(json),
         Command::Mesh(cmd) => commands::mesh::run(cmd, &cli.global),
@@ -150,9 +164,22 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Bench(BenchCommand::Color(args)) => commands::color::bench(&args, &cli.global),
         Command::Bench(BenchCommand::Swe(args)) => commands::bench_swe::run(&args, &cli.global),
         Command::Swe(args) => commands::swe::run(&args, &cli.global),
-        Command::Dg(args) => commands::dg::run(&args, &cli.global),
-        Command::Bench(BenchCommand::Dg(args)) => commands::dg::bench(&args, &cli.global),
-        Command::Bench(BenchCommand::Smooth(args)) => commands::smooth::bench(&args, &cli.global),
-        Command::Smooth(args) => commands::smooth::run(&args, &cli.global),
+        Command::Dg(args) => {
+            wgpu_only(&cli.global, "dg")?;
+            commands::dg::run(&args, &cli.global)
+        }
+        Command::Bench(BenchCommand::Dg(args)) => {
+            wgpu_only(&cli.global, "bench dg")?;
+            commands::dg::bench(&args, &cli.global)
+        }
+        Command::Bench(BenchCommand::Smooth(args)) => {
+            wgpu_only(&cli.global, "bench smooth")?;
+            commands::smooth::bench(&args, &cli.global)
+        }
+        Command::Smooth(args) => {
+            wgpu_only(&cli.global, "smooth")?;
+            commands::smooth::run(&args, &cli.global)
+        }
+        Command::Parity(args) => commands::parity::run(&args, &cli.global),
     }
 }

@@ -23,7 +23,10 @@
 // the walk is its neighbour cycle with the first neighbour repeated at the end, for a boundary
 // vertex the path between its boundary neighbours. Walks are stored sliced-ELL: the free slots
 // in chunks of LANES, entry j of slot s at entries + chunk_base[s / LANES] + j * LANES +
-// s % LANES, so a warp's j-th loads are one contiguous run.
+// s % LANES, so a warp's j-th loads are one contiguous run. Walks are read UNROLL entries at a
+// time, their neighbour positions and metric samples all issued before they are summed (the
+// sums are masked, not branched), so a thread waits for a few memory round trips per cavity
+// instead of a few per neighbour.
 
 struct SmoothParams {
     lo: vec2<f32>,
@@ -43,6 +46,7 @@ struct SmoothParams {
 }
 
 const LANES: u32 = 32u;
+const UNROLL: u32 = 4u;
 const COUNT_BIT: u32 = 0x80000000u;
 const LINK_BIT: u32 = 0x40000000u;
 const SLOT_MASK: u32 = 0x3fffffffu;
@@ -91,7 +95,9 @@ fn metric_sq(m: vec3<f32>, a: vec2<f32>, b: vec2<f32>) -> f32 {
     return e.x * (m.x * e.x + m.y * e.y) + e.y * (m.y * e.x + m.z * e.y);
 }
 
-// Where a slot's walk lives: entry j is cavity[first + j * LANES].
+// Where a slot's walk lives: entry j is cavity[first + j * LANES]. Entries from len up to a
+// multiple of UNROLL are the slot itself without flags, so a walk is read UNROLL entries at a
+// time without bounds tests: the loads of a group are independent and in flight together.
 struct Walk {
     first: u32,
     len: u32,
@@ -102,51 +108,105 @@ fn walk_of(s: u32) -> Walk {
     return Walk(base + s % LANES, cavity[params.lens + s]);
 }
 
+fn entry(w: Walk, j: u32) -> u32 {
+    return cavity[w.first + j * LANES];
+}
+
+fn at(e: u32) -> vec2<f32> {
+    return positions[e & SLOT_MASK];
+}
+
+// A = sum M_l and r = sum M_l (y_l - p) so far.
+struct Sums {
+    a: vec3<f32>,
+    r: vec2<f32>,
+}
+
+// Add neighbour y with edge metric m when entry e counts (branch-free).
+fn add_neighbour(s: Sums, e: u32, p: vec2<f32>, y: vec2<f32>, m: vec3<f32>) -> Sums {
+    let d = y - p;
+    let c = (e & COUNT_BIT) != 0u;
+    let r = s.r + vec2<f32>(m.x * d.x + m.y * d.y, m.y * d.x + m.z * d.y);
+    return Sums(select(s.a, s.a + m, c), select(s.r, r, c));
+}
+
+// The cavity test so far: all triangles acceptable, worst metric shape before and after.
+struct Worst {
+    ok: bool,
+    before: f32,
+    after: f32,
+}
+
+// Fold in cavity triangle (p, y1, y2) when entry e (the one at y2) closes one (branch-free).
+fn add_triangle(w: Worst, e: u32, p: vec2<f32>, x: vec2<f32>, a: vec3<f32>, y1: vec2<f32>, y2: vec2<f32>) -> Worst {
+    let link = (e & LINK_BIT) != 0u;
+    let old_area = cross3(p, y1, y2);
+    let new_area = cross3(x, y1, y2);
+    let sum_l2 = sq(y1, x) + sq(y2, x) + sq(y1, y2);
+    let sgn = sign(old_area);
+    let fine = new_area * sgn > params.min_shape * sum_l2;
+    let m12 = metric_sq(a, y1, y2);
+    let q_old = old_area * sgn / (metric_sq(a, p, y1) + metric_sq(a, p, y2) + m12);
+    let q_new = new_area * sgn / (metric_sq(a, x, y1) + metric_sq(a, x, y2) + m12);
+    return Worst(w.ok & (fine | !link), select(w.before, min(w.before, q_old), link),
+        select(w.after, min(w.after, q_new), link));
+}
+
 // Acceptable move (cpu.rs cavity_ok): every cavity triangle keeps its orientation with
 // 2 area > min_shape * sum l^2, and the worst metric shape of the cavity does not drop below
 // min(its old value, shape_floor). A triangle's corners may come in either order: the
 // orientation sign compensates exactly.
 fn cavity_ok(w: Walk, p: vec2<f32>, x: vec2<f32>, a: vec3<f32>) -> bool {
-    var worst_old = 3.0e38;
-    var worst_new = 3.0e38;
-    var y1 = positions[cavity[w.first] & SLOT_MASK];
-    for (var j = 1u; j < w.len; j = j + 1u) {
-        let e = cavity[w.first + j * LANES];
-        let y2 = positions[e & SLOT_MASK];
-        if ((e & LINK_BIT) != 0u) {
-            let old_area = cross3(p, y1, y2);
-            let new_area = cross3(x, y1, y2);
-            let sum_l2 = sq(y1, x) + sq(y2, x) + sq(y1, y2);
-            let sgn = sign(old_area);
-            if (!(new_area * sgn > params.min_shape * sum_l2)) {
-                return false;
-            }
-            let m12 = metric_sq(a, y1, y2);
-            worst_old = min(worst_old, old_area * sgn / (metric_sq(a, p, y1) + metric_sq(a, p, y2) + m12));
-            worst_new = min(worst_new, new_area * sgn / (metric_sq(a, x, y1) + metric_sq(a, x, y2) + m12));
+    var acc = Worst(true, 3.0e38, 3.0e38);
+    // The first entry of a walk never closes a triangle, so `prev` starts anywhere.
+    var prev = p;
+    for (var j = 0u; j < w.len; j = j + UNROLL) {
+        let e0 = entry(w, j);
+        let e1 = entry(w, j + 1u);
+        let e2 = entry(w, j + 2u);
+        let e3 = entry(w, j + 3u);
+        let y0 = at(e0);
+        let y1 = at(e1);
+        let y2 = at(e2);
+        let y3 = at(e3);
+        acc = add_triangle(acc, e0, p, x, a, prev, y0);
+        acc = add_triangle(acc, e1, p, x, a, y0, y1);
+        acc = add_triangle(acc, e2, p, x, a, y1, y2);
+        acc = add_triangle(acc, e3, p, x, a, y2, y3);
+        if (!acc.ok) {
+            return false;
         }
-        y1 = y2;
+        prev = y3;
     }
     // Normalised metric shape q = 2 sqrt(3) sqrt(det A) s (1 for an equilateral triangle of A).
     let norm = 2.0 * sqrt(3.0) * sqrt(max(a.x * a.z - a.y * a.y, 0.0));
-    return norm * worst_new >= min(norm * worst_old, params.shape_floor);
+    return norm * acc.after >= min(norm * acc.before, params.shape_floor);
 }
 
 fn relocate(s: u32, boundary: bool) {
     let p = positions[s];
     let w = walk_of(s);
-    var a = vec3<f32>(0.0);
-    var r = vec2<f32>(0.0);
-    for (var j = 0u; j < w.len; j = j + 1u) {
-        let e = cavity[w.first + j * LANES];
-        if ((e & COUNT_BIT) != 0u) {
-            let y = positions[e & SLOT_MASK];
-            let m = metric_at(0.5 * (p + y));
-            let d = y - p;
-            a = a + m;
-            r = r + vec2<f32>(m.x * d.x + m.y * d.y, m.y * d.x + m.z * d.y);
-        }
+    var sums = Sums(vec3<f32>(0.0), vec2<f32>(0.0));
+    for (var j = 0u; j < w.len; j = j + UNROLL) {
+        let e0 = entry(w, j);
+        let e1 = entry(w, j + 1u);
+        let e2 = entry(w, j + 2u);
+        let e3 = entry(w, j + 3u);
+        let y0 = at(e0);
+        let y1 = at(e1);
+        let y2 = at(e2);
+        let y3 = at(e3);
+        let m0 = metric_at(0.5 * (p + y0));
+        let m1 = metric_at(0.5 * (p + y1));
+        let m2 = metric_at(0.5 * (p + y2));
+        let m3 = metric_at(0.5 * (p + y3));
+        sums = add_neighbour(sums, e0, p, y0, m0);
+        sums = add_neighbour(sums, e1, p, y1, m1);
+        sums = add_neighbour(sums, e2, p, y2, m2);
+        sums = add_neighbour(sums, e3, p, y3, m3);
     }
+    let a = sums.a;
+    let r = sums.r;
     let relax = params.relax;
     var step = vec2<f32>(0.0);
     if (boundary) {

@@ -7,6 +7,11 @@
 // the step's edge event counters into the run totals. The counters were written by earlier
 // launches of the stream, so plain loads and stores stand in for atomicLoad / atomicStore.
 
+/// WGSL max() on u32.
+__device__ __forceinline__ u32 max_u32(u32 a, u32 b) {
+    return a > b ? a : b;
+}
+
 extern "C" __global__ void swe_time(
     const float* __restrict__ dt_min,
     Control* __restrict__ control,
@@ -33,8 +38,8 @@ extern "C" __global__ void swe_time(
         control->nonhyperbolic = control->nonhyperbolic + nonhyp;
         control->fallback = control->fallback + fallback;
         control->chi_clamped = control->chi_clamped + counters[2];
-        control->max_step_nonhyperbolic = max(control->max_step_nonhyperbolic, nonhyp);
-        control->max_step_fallback = max(control->max_step_fallback, fallback);
+        control->max_step_nonhyperbolic = max_u32(control->max_step_nonhyperbolic, nonhyp);
+        control->max_step_fallback = max_u32(control->max_step_fallback, fallback);
     }
     control->clipped = control->clipped + counters[3];
     control->dt = dt;

@@ -17,10 +17,10 @@
 use crate::cli::GlobalArgs;
 use crate::commands::progress::bar;
 use crate::error::Error;
-use crate::gpu::{GpuContext, GpuOptions};
+use crate::gpu::{Backend, BackendKind, GpuOptions};
 use crate::order::Ordering;
 use crate::solver::swe::case::Case;
-use crate::solver::swe::gpu::{FluxLayout, GpuSolver};
+use crate::solver::swe::gpu::{new_swe_device, FluxLayout};
 use crate::solver::swe::mesh::{fit_to_domain, EdgeKind, SweMesh};
 use crate::solver::swe::Scheme;
 use clap::Args;
@@ -47,7 +47,8 @@ pub struct BenchSweArgs {
         default_value = "original,rcm,gps,color"
     )]
     pub orderings: Vec<Ordering>,
-    /// Flux layouts: scatter (colored edges), gather (cell-centred), or both.
+    /// Flux layouts: scatter (colored edges), gather (cell-centred), atomic (one atomicAdd
+    /// launch over all edges; CUDA only), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "scatter,gather")]
     pub layouts: Vec<String>,
     /// Mesh family: rect (Delaunay of the square, as unstructured as the paper's) or cross
@@ -91,7 +92,7 @@ pub fn flux_bytes(mesh: &SweMesh, layout: FluxLayout) -> f64 {
     let nb = mesh.topo.num_boundary_faces() as f64;
     let ni = mesh.num_faces() as f64 - nb;
     match layout {
-        FluxLayout::ColoredScatter => 224.0 * ni + 128.0 * nb,
+        FluxLayout::ColoredScatter | FluxLayout::AtomicScatter => 224.0 * ni + 128.0 * nb,
         FluxLayout::CellGather => 48.0 * mesh.num_cells() as f64 + 2.0 * 96.0 * ni + 64.0 * nb,
     }
 }
@@ -105,17 +106,22 @@ fn parse_layout(s: &str) -> anyhow::Result<FluxLayout> {
     match s.trim() {
         "scatter" | "edge-scatter" => Ok(FluxLayout::ColoredScatter),
         "gather" | "cell-gather" => Ok(FluxLayout::CellGather),
-        o => {
-            Err(Error::Invalid(format!("unknown layout '{o}' (expected scatter or gather)")).into())
-        }
+        "atomic" | "atomic-scatter" => Ok(FluxLayout::AtomicScatter),
+        o => Err(Error::Invalid(format!(
+            "unknown layout '{o}' (expected scatter, gather or atomic)"
+        ))
+        .into()),
     }
 }
 
 /// Run `chromaflow bench swe`.
 pub fn run(args: &BenchSweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
-    let ctx = GpuContext::new(&GpuOptions {
-        adapter: global.adapter.clone(),
-    })?;
+    let backend = Backend::new(
+        global.backend,
+        &GpuOptions {
+            adapter: global.adapter.clone(),
+        },
+    )?;
     let schemes = if args.schemes.is_empty() {
         Scheme::ALL.to_vec()
     } else {
@@ -151,8 +157,8 @@ pub fn run(args: &BenchSweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                         mesh.num_cells(),
                         layout.name()
                     ));
-                    let mut g = GpuSolver::new(
-                        &ctx,
+                    let mut g = new_swe_device(
+                        &backend,
                         &mesh,
                         &depth,
                         &state,
@@ -162,10 +168,10 @@ pub fn run(args: &BenchSweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                         layout,
                     )?;
                     let start = Instant::now();
-                    let ctl = g.advance_to(case.final_time, args.batch, |_| {})?;
+                    let ctl = g.advance(case.final_time, args.batch, &mut |_| {})?;
                     let seconds = start.elapsed().as_secs_f64();
                     let k = args.kernel_steps.max(1);
-                    let times = g.timed_steps(k)?;
+                    let times = g.time_steps(k)?;
                     let fb = flux_bytes(&mesh, layout);
                     let ub = update_bytes(mesh.num_cells());
                     let per_step = |s: f64| s / k as f64;
@@ -207,7 +213,8 @@ pub fn run(args: &BenchSweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         println!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
-                "adapter": ctx.info.name,
+                "adapter": backend.name(),
+                "backend": backend.kind(),
                 "case": "test1",
                 "final_time": case.final_time,
                 "bytes_model": "scatter: 224 B per interior edge, 128 B per boundary edge; gather: 48 B per cell + 192 B per interior edge + 64 B per boundary edge; update: 168 B per cell (per step)",
@@ -219,10 +226,12 @@ pub fn run(args: &BenchSweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     println!(
         "Test 1 (t = {} s) on {} ({} mesh); kernel times over {} timed steps ({})",
         case.final_time,
-        ctx.info.name,
+        backend.name(),
         args.mesh,
         args.kernel_steps.max(1),
-        if rows.first().is_some_and(|r| r.timestamps) {
+        if backend.kind() == BackendKind::Cuda {
+            "CUDA events"
+        } else if rows.first().is_some_and(|r| r.timestamps) {
             "timestamp queries"
         } else {
             "wall clock, no timestamps"

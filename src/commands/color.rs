@@ -3,11 +3,11 @@
 
 use crate::cli::GlobalArgs;
 use crate::color::faces::{check_face_coloring, face_buffer_bytes};
-use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
+use crate::color::gpu_vertices::{color_vertices_on, GpuColoringVariant};
 use crate::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
 use crate::commands::progress::spinner;
 use crate::error::Error;
-use crate::gpu::{GpuContext, GpuOptions};
+use crate::gpu::{Backend, GpuOptions};
 use crate::mesh::{generate, load_or_builtin, Topology};
 use crate::order::{bandwidth, order_mesh, Ordering};
 use crate::output::{save_edges_png, topology_edges, PlotOptions};
@@ -176,19 +176,23 @@ fn run_vertices(
     check_vertex_coloring(graph, &cpu.colors, flags).map_err(Error::Invalid)?;
     let mut gpu_report = serde_json::Value::Null;
     if let Some(variant) = args.gpu {
-        let ctx = GpuContext::new(&GpuOptions {
-            adapter: global.adapter.clone(),
-        })?;
+        let backend = Backend::new(
+            global.backend,
+            &GpuOptions {
+                adapter: global.adapter.clone(),
+            },
+        )?;
         let class: Vec<u32> = boundary.iter().map(|&b| b as u32).collect();
-        let res = color_vertices_gpu(
-            &ctx,
+        let res = color_vertices_on(
+            &backend,
             graph,
             args.separate_boundary.then_some(&class[..]),
             variant,
         )?;
         check_vertex_coloring(graph, &res.colors, flags).map_err(Error::Invalid)?;
         gpu_report = serde_json::json!({
-            "adapter": ctx.info.name,
+            "adapter": backend.name(),
+            "backend": backend.kind(),
             "variant": format!("{variant:?}"),
             "colors": res.num_colors,
             "rounds": res.rounds,
@@ -262,11 +266,14 @@ fn median_time(repeat: usize, mut f: impl FnMut() -> anyhow::Result<f64>) -> any
 }
 
 pub fn bench(args: &BenchColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
-    let ctx = GpuContext::new(&GpuOptions {
-        adapter: global.adapter.clone(),
-    })?;
+    let backend = Backend::new(
+        global.backend,
+        &GpuOptions {
+            adapter: global.adapter.clone(),
+        },
+    )?;
     if !args.json {
-        println!("adapter: {} ({:?})", ctx.info.name, ctx.info.backend);
+        println!("device: {} [backend {}]", backend.name(), backend.kind());
         println!("| vertices | greedy colors | greedy s | GPU topology colors | rounds | s | speedup | GPU data colors | rounds | s | speedup |");
         println!("|---|---|---|---|---|---|---|---|---|---|---|");
     }
@@ -290,15 +297,16 @@ pub fn bench(args: &BenchColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             "vertices": mesh.num_points(),
             "greedy_colors": greedy_colors,
             "greedy_seconds": greedy_s,
-            "adapter": ctx.info.name,
+            "adapter": backend.name(),
+            "backend": backend.kind(),
         });
         for variant in [GpuColoringVariant::Topology, GpuColoringVariant::Data] {
             // Warm-up run compiles pipelines and faults in memory.
-            let warm = color_vertices_gpu(&ctx, graph, None, variant)?;
+            let warm = color_vertices_on(&backend, graph, None, variant)?;
             check_vertex_coloring(graph, &warm.colors, None).map_err(Error::Invalid)?;
             let mut last = warm;
             let s = median_time(args.repeat, || {
-                last = color_vertices_gpu(&ctx, graph, None, variant)?;
+                last = color_vertices_on(&backend, graph, None, variant)?;
                 Ok(last.seconds)
             })?;
             row.extend([

@@ -5,6 +5,7 @@ pub mod color;
 pub mod devices;
 pub mod dg;
 pub mod mesh;
+pub mod parity;
 pub mod progress;
 pub mod smooth;
 pub mod swe;

@@ -11,7 +11,7 @@ use crate::gpu::{GpuContext, GpuOptions};
 use crate::mesh::{generate, load_or_builtin, write_msh41, write_vtu, Mesh};
 use crate::output::{save_field_png, write_json_atomic, CsvWriter, Field, PlotOptions};
 use crate::solver::smooth::cpu::{min_shape, positions, set_positions};
-use crate::solver::smooth::gpu::texture_format;
+use crate::solver::smooth::gpu::{texture_format, ITERATIONS_PER_SUBMIT};
 use crate::solver::smooth::quality::HISTOGRAM_BINS;
 use crate::solver::smooth::texture::check_size;
 use crate::solver::smooth::{
@@ -363,8 +363,11 @@ pub fn bench(args: &BenchSmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> 
         let (_, prec) = texture_format(&ctx);
         println!(
             "adapter: {} ({:?}); metric {}, {}x{} texture ({prec:?} texels for the texture \
-             paths), {} iterations; seconds = wall time of all iterations, kernel = sum of \
-             timestamp-query pass times",
+             paths), {} iterations; seconds = wall time from recording the first iteration to \
+             the GPU finishing the last (host-side recording included, overlapped with the GPU \
+             after the first submit), kernel = sum of the GPU times of the compute passes \
+             (timestamp queries, one pass of {ITERATIONS_PER_SUBMIT} iterations per submit, \
+             barriers between dispatches included)",
             ctx.info.name,
             ctx.info.backend,
             args.metric,

@@ -3,11 +3,11 @@
 use crate::cli::GlobalArgs;
 use crate::commands::progress::bar;
 use crate::error::Error;
-use crate::gpu::{GpuContext, GpuOptions};
+use crate::gpu::{Backend, GpuOptions};
 use crate::order::Ordering;
 use crate::solver::swe::case::{Case, MeshSource, BUILTINS};
 use crate::solver::swe::driver::run_case;
-use crate::solver::swe::gpu::FluxLayout;
+use crate::solver::swe::gpu::{new_swe_device, FluxLayout};
 use crate::solver::swe::Scheme;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -52,8 +52,11 @@ pub struct SweArgs {
     #[arg(long)]
     pub vtu: bool,
     /// Use the cell-centred gather kernel instead of the colored edge scatter.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "atomic")]
     pub gather: bool,
+    /// Use one atomicAdd launch over all edges instead of the colored edge scatter (CUDA only).
+    #[arg(long)]
+    pub atomic: bool,
     /// Most steps recorded in one submit.
     #[arg(long, default_value_t = 256)]
     pub batch: u32,
@@ -131,18 +134,33 @@ pub fn case_from_args(args: &SweArgs) -> anyhow::Result<Case> {
 pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let case = case_from_args(args)?;
     let setup = case.prepare()?;
-    let ctx = GpuContext::new(&GpuOptions {
-        adapter: global.adapter.clone(),
-    })?;
+    let backend = Backend::new(
+        global.backend,
+        &GpuOptions {
+            adapter: global.adapter.clone(),
+        },
+    )?;
     let layout = if args.gather {
         FluxLayout::CellGather
+    } else if args.atomic {
+        FluxLayout::AtomicScatter
     } else {
         FluxLayout::ColoredScatter
     };
+    let mut solver = new_swe_device(
+        &backend,
+        &setup.mesh,
+        &setup.depth,
+        &setup.state,
+        case.scheme,
+        case.physics,
+        case.cfl,
+        layout,
+    )?;
     let pb = bar(1000, &case.name, global.quiet || args.json);
     let start = Instant::now();
     let final_time = case.final_time;
-    let summary = run_case(&ctx, &case, &setup, layout, args.batch, |t, steps| {
+    let summary = run_case(solver.as_mut(), &case, &setup, args.batch, |t, steps| {
         let secs = start.elapsed().as_secs_f64().max(1e-9);
         pb.set_position((t / final_time * 1000.0).round() as u64);
         pb.set_message(format!(
@@ -165,7 +183,7 @@ pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         summary.colors,
         summary.ordering,
         layout.name(),
-        ctx.info.name
+        summary.device
     );
     println!(
         "t = {:.6} s in {} steps, {:.3} s wall ({:.3e} cell updates/s)",

@@ -4,7 +4,6 @@
 
 use super::{driver_err, item_range, launch_blocks, launch_for, CudaDevice};
 use crate::error::Result;
-use crate::gpu::dispatch::WORKGROUP_SIZE;
 use crate::gpu::reduce::ITEMS_PER_GROUP;
 use crate::gpu::scan::SCAN_BLOCK;
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
@@ -168,11 +167,7 @@ impl CudaPrefixSum {
                 .map_err(driver_err("launch scan_blocks"))?;
         }
         for k in (0..sizes.len().saturating_sub(1)).rev() {
-            let dst = if k == 0 {
-                output
-            } else {
-                &self.scanned[k - 1]
-            };
+            let dst = if k == 0 { output } else { &self.scanned[k - 1] };
             let range = item_range(0, sizes[k]);
             let mut b = dev.stream().launch_builder(&self.add);
             b.arg(&self.scanned[k]).arg(dst).arg(&range);
@@ -193,7 +188,9 @@ pub fn cuda_exclusive_scan(dev: &CudaDevice, values: &[u32]) -> Result<(Vec<u32>
         .map_err(driver_err("alloc"))?;
     let scan = CudaPrefixSum::new(dev, values.len() as u32)?;
     scan.launch(dev, &input, &output, values.len() as u32)?;
-    let mut out = stream.clone_dtoh(&output).map_err(driver_err("read back"))?;
+    let mut out = stream
+        .clone_dtoh(&output)
+        .map_err(driver_err("read back"))?;
     let total = stream
         .clone_dtoh(scan.total())
         .map_err(driver_err("read back"))?;
@@ -201,6 +198,3 @@ pub fn cuda_exclusive_scan(dev: &CudaDevice, values: &[u32]) -> Result<(Vec<u32>
     out.truncate(values.len());
     Ok((out, total[0]))
 }
-
-/// Threads per block of every kernel (WORKGROUP_SIZE of the WGSL kernels).
-pub const BLOCK: u32 = WORKGROUP_SIZE;

@@ -139,13 +139,16 @@ pub(crate) fn driver_err(what: &str) -> impl FnOnce(cudarc::driver::DriverError)
     move |e| Error::Gpu(format!("CUDA {what}: {e}"))
 }
 
+/// Compiled modules by (file stem, defines).
+type ModuleCache = HashMap<(String, Vec<String>), Arc<CudaModule>>;
+
 /// The CUDA device the solvers run on: device 0 of the driver, one stream.
 pub struct CudaDevice {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     name: String,
     capability: (i32, i32),
-    modules: Mutex<HashMap<(String, Vec<String>), Arc<CudaModule>>>,
+    modules: Mutex<ModuleCache>,
 }
 
 impl CudaDevice {
@@ -249,7 +252,11 @@ impl CudaDevice {
     pub fn function(&self, stem: &str, entry: &str, defines: &[String]) -> Result<CudaFunction> {
         self.module(stem, defines)?
             .load_function(entry)
-            .map_err(|e| Error::Gpu(format!("CUDA kernel {entry} of shaders/cuda/{stem}.cu: {e}")))
+            .map_err(|e| {
+                Error::Gpu(format!(
+                    "CUDA kernel {entry} of shaders/cuda/{stem}.cu: {e}"
+                ))
+            })
     }
 }
 

@@ -73,7 +73,7 @@ impl std::fmt::Display for BackendKind {
 /// An opened compute backend: what the per-workload device traits are created from.
 pub enum Backend {
     /// A wgpu adapter and device.
-    Wgpu(GpuContext),
+    Wgpu(Box<GpuContext>),
     /// CUDA device 0.
     #[cfg(feature = "cuda")]
     Cuda(crate::cuda::CudaDevice),
@@ -84,7 +84,7 @@ impl Backend {
     /// when the binary lacks CUDA support or the machine has no NVIDIA driver.
     pub fn new(kind: BackendKind, opts: &GpuOptions) -> crate::error::Result<Backend> {
         match kind {
-            BackendKind::Wgpu => Ok(Backend::Wgpu(GpuContext::new(opts)?)),
+            BackendKind::Wgpu => Ok(Backend::Wgpu(Box::new(GpuContext::new(opts)?))),
             #[cfg(feature = "cuda")]
             BackendKind::Cuda => Ok(Backend::Cuda(crate::cuda::CudaDevice::new()?)),
             #[cfg(not(feature = "cuda"))]

@@ -48,4 +48,3 @@ pub fn read_mesh(path: &Path) -> Result<Mesh> {
         )),
     }
 }
-

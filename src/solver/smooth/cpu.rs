@@ -1,5 +1,8 @@
 //! Cavities, the color schedule and the f64 reference of one smoothing sweep, written to be
-//! read side by side with `shaders/common/smooth_relocate.wgsl`.
+//! read side by side with `shaders/common/smooth_relocate.wgsl`: the same arithmetic per
+//! neighbour and per cavity triangle. The kernel visits them along the vertex's link in its own
+//! numbering ([`super::layout`]); neighbour sums may thus add in another order (f32 rounding
+//! only), the triangle tests give identical results in any order and corner order.
 //!
 //! [`relocate`] computes, for a free vertex `p` with cavity neighbours `y_l`,
 //! `A = sum M_l`, `r = q - A p = sum M_l (y_l - p)` (`M_l` at the edge midpoint), then the step

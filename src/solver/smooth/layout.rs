@@ -18,7 +18,9 @@
 //!   per pass over the cavity.
 //! * Walks are stored sliced-ELL: the free slots in chunks of [`LANES`], entry `j` of slot `s`
 //!   at `chunk_base[s / LANES] + j * LANES + s % LANES`, so the `j`-th loads of a warp are one
-//!   contiguous run of 128 bytes.
+//!   contiguous run of 128 bytes. The kernel reads [`UNROLL`] entries at a time with no bounds
+//!   test, so each walk is padded to a multiple of it with entries that point at the slot
+//!   itself (a position and a texel the thread reads anyway) and carry no flag.
 //!
 //! The CPU reference ([`super::cpu`]) keeps the caller's numbering; [`DeviceLayout::slot_of`]
 //! and [`DeviceLayout::vertex_of`] map between the two.
@@ -28,6 +30,8 @@ use crate::error::{Error, Result};
 
 /// Slots per sliced-ELL chunk (LANES in smooth_relocate.wgsl).
 pub const LANES: usize = 32;
+/// Walk entries the kernel reads at a time (UNROLL): chunk widths are multiples of it.
+pub const UNROLL: usize = 4;
 /// Walk entry flag: a neighbour, summed into `A` and `r` (COUNT_BIT in the kernel).
 pub const COUNT_BIT: u32 = 1 << 31;
 /// Walk entry flag: closes a cavity triangle with the previous entry (LINK_BIT).
@@ -46,7 +50,9 @@ pub struct DeviceLayout {
     pub lens: Vec<u32>,
     /// First entry of each chunk of [`LANES`] free slots in `entries`.
     pub chunk_base: Vec<u32>,
-    /// The walks, sliced-ELL (padding entries are 0 and never read).
+    /// The walks, sliced-ELL. Past its length a walk is padded up to a multiple of [`UNROLL`]
+    /// with its own slot, without flags (read, then masked out, by the kernel); the rest of a
+    /// chunk's width is 0 and never read.
     pub entries: Vec<u32>,
     /// The slots of the two boundary neighbours of each boundary slot, from
     /// `first_boundary_slot` on.
@@ -81,7 +87,7 @@ pub fn morton_keys(pos: &[[f64; 2]]) -> Vec<u32> {
     }
     let cell = |v: f64, k: usize| {
         let ext = hi[k] - lo[k];
-        if !(ext > 0.0) || !v.is_finite() {
+        if ext.is_nan() || ext <= 0.0 || !v.is_finite() {
             return 0;
         }
         // `as` saturates, so rounding at the top edge stays in range.
@@ -195,7 +201,9 @@ fn check_schedule(topo: &SmoothTopology, schedule: &Schedule) -> Result<()> {
                 VertexKind::Fixed => false,
             };
             if !fits {
-                return bad(format!("vertex {v} ({kind:?}) does not belong in color {c}"));
+                return bad(format!(
+                    "vertex {v} ({kind:?}) does not belong in color {c}"
+                ));
             }
         }
     }
@@ -257,7 +265,9 @@ impl DeviceLayout {
         let mut total = 0usize;
         for chunk in lens.chunks(LANES) {
             chunk_base.push(total);
-            total += chunk.iter().copied().max().unwrap_or(0) as usize * LANES;
+            let width =
+                (chunk.iter().copied().max().unwrap_or(0) as usize).next_multiple_of(UNROLL);
+            total += width * LANES;
         }
         if total > u32::MAX as usize / 2 {
             return Err(Error::Invalid(format!(
@@ -267,8 +277,10 @@ impl DeviceLayout {
         let mut entries = vec![0u32; total];
         for s in 0..free {
             let base = chunk_base[s / LANES] + s % LANES;
-            for (j, &e) in walks[starts[s]..starts[s + 1]].iter().enumerate() {
-                entries[base + j * LANES] = e;
+            let walk = &walks[starts[s]..starts[s + 1]];
+            let padded = walk.len().next_multiple_of(UNROLL);
+            for j in 0..padded {
+                entries[base + j * LANES] = walk.get(j).copied().unwrap_or(s as u32);
             }
         }
         let first_boundary_slot = schedule.offsets[schedule.first_boundary_color];
@@ -320,7 +332,10 @@ mod tests {
                 assert_eq!(l.slot_of[v as usize] as usize, s);
             }
             for c in 0..schedule.num_colors() {
-                let (a, b) = (schedule.offsets[c] as usize, schedule.offsets[c + 1] as usize);
+                let (a, b) = (
+                    schedule.offsets[c] as usize,
+                    schedule.offsets[c + 1] as usize,
+                );
                 let mut got = l.vertex_of[a..b].to_vec();
                 let mut want = schedule.color(c).to_vec();
                 got.sort_unstable();
@@ -363,6 +378,10 @@ mod tests {
                     _ => nb.len(),
                 };
                 assert_eq!(w.len(), manifold_len, "{spec}: walk of vertex {v}");
+                let base = l.chunk_base[s / LANES] as usize + s % LANES;
+                for j in w.len()..w.len().next_multiple_of(UNROLL) {
+                    assert_eq!(l.entries[base + j * LANES], s as u32, "{spec}: padding");
+                }
             }
         }
         Ok(())
@@ -382,6 +401,21 @@ mod tests {
             assert!(DeviceLayout::build(&topo, &s, &pos).is_err());
         }
         assert!(DeviceLayout::build(&topo, &good, &pos[1..]).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn kernel_constants_match() -> Result<()> {
+        let src = crate::gpu::shaders::kernel_source("smooth_buffer")?;
+        for want in [
+            format!("const LANES: u32 = {LANES}u;"),
+            format!("const UNROLL: u32 = {UNROLL}u;"),
+            format!("const COUNT_BIT: u32 = {COUNT_BIT:#010x}u;"),
+            format!("const LINK_BIT: u32 = {LINK_BIT:#010x}u;"),
+            format!("const SLOT_MASK: u32 = {SLOT_MASK:#010x}u;"),
+        ] {
+            assert!(src.contains(&want), "smooth_relocate.wgsl lacks `{want}`");
+        }
         Ok(())
     }
 

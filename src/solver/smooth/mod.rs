@@ -25,8 +25,9 @@
 //! ([`texture::MetricTexture`]) and sampled in the kernel three ways ([`Sampling`]).
 //!
 //! Modules: [`metric`] (analytic and per-vertex metric fields), [`texture`] (resampling and the
-//! CPU bilinear sampler), [`cpu`] (cavities, schedule, the f64 reference sweep), [`gpu`] (the
-//! wgpu driver), [`quality`] (Vasilevskii–Lipnikov element quality in metric space).
+//! CPU bilinear sampler), [`cpu`] (cavities, schedule, the f64 reference sweep), [`layout`]
+//! (the device numbering and cavity walks, for memory locality), [`gpu`] (the wgpu driver),
+//! [`quality`] (Vasilevskii–Lipnikov element quality in metric space).
 
 pub mod cpu;
 pub mod gpu;

@@ -6,11 +6,10 @@
 
 use super::case::{Case, Setup};
 use super::diag::{field, field_title, layer_masses, min_max};
-use super::gpu::{FluxLayout, GpuControl, GpuSolver};
+use super::gpu::{GpuControl, SweDevice};
 use super::mesh::SweMesh;
 use super::Counters;
 use crate::error::Result;
-use crate::gpu::GpuContext;
 use crate::output::{save_field_png, Colormap, CsvWriter, Field, PlotOptions};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -27,6 +26,8 @@ pub struct RunSummary {
     pub cells: usize,
     pub edges: usize,
     pub colors: usize,
+    /// The compute device (and backend) that ran it.
+    pub device: String,
     pub steps: u64,
     pub t: f64,
     pub wall_seconds: f64,
@@ -161,27 +162,16 @@ fn csv_row(
     row
 }
 
-/// Run `case` (already prepared as `setup`) on the GPU with its outputs. `progress(t, steps)`
-/// is called after every batch of steps.
+/// Run `case` (already prepared as `setup`, uploaded to `solver`, a wgpu or CUDA
+/// [`SweDevice`]) with its outputs. `progress(t, steps)` is called after every batch of steps.
 pub fn run_case(
-    ctx: &GpuContext,
+    solver: &mut dyn SweDevice,
     case: &Case,
     setup: &Setup,
-    layout: FluxLayout,
     max_batch: u32,
     mut progress: impl FnMut(f64, u64),
 ) -> Result<RunSummary> {
     let mesh = &setup.mesh;
-    let mut solver = GpuSolver::new(
-        ctx,
-        mesh,
-        &setup.depth,
-        &setup.state,
-        case.scheme,
-        case.physics,
-        case.cfl,
-        layout,
-    )?;
     let m0 = layer_masses(&mesh.geom.areas, &setup.state);
     let mut files = Vec::new();
     let mut csv = if case.output.csv {
@@ -193,7 +183,7 @@ pub fn run_case(
     } else {
         None
     };
-    let mut ctl = solver.control()?;
+    let mut ctl = solver.read_control()?;
     if let Some(w) = csv.as_mut() {
         w.row(&csv_row(
             0.0,
@@ -219,8 +209,10 @@ pub fn run_case(
         .iter()
         .enumerate()
     {
-        ctl = solver.advance_to(t_out, max_batch, |c| progress(c.t as f64, c.steps as u64))?;
-        state = solver.state()?;
+        ctl = solver.advance(t_out, max_batch, &mut |c| {
+            progress(c.t as f64, c.steps as u64)
+        })?;
+        state = solver.read_state()?;
         if let Some(w) = csv.as_mut() {
             w.row(&csv_row(t_out, case, mesh, &setup.depth, &state, &ctl, m0))?;
         }
@@ -242,6 +234,7 @@ pub fn run_case(
         cells: mesh.num_cells(),
         edges: mesh.num_faces(),
         colors: mesh.num_colors(),
+        device: solver.device_name(),
         steps: ctl.steps as u64,
         t: ctl.t as f64,
         wall_seconds: wall,

@@ -19,6 +19,7 @@ use crate::gpu::dispatch::{range_layout, RangeSet};
 use crate::gpu::reduce::MinReduction;
 use crate::gpu::shaders::compute_pipeline;
 use crate::gpu::timing::PassTimer;
+use crate::gpu::Backend;
 
 /// Mirrors `Control` in shaders/common/swe_control.wgsl.
 #[repr(C)]
@@ -61,6 +62,9 @@ pub enum FluxLayout {
     ColoredScatter,
     /// One thread per cell computing its own three edges (each edge twice), no coloring.
     CellGather,
+    /// One thread per edge in one launch over all edges, contributions added with float
+    /// atomics (CUDA only: WGSL has no float atomics); for comparison with the coloring.
+    AtomicScatter,
 }
 
 impl FluxLayout {
@@ -68,7 +72,123 @@ impl FluxLayout {
         match self {
             FluxLayout::ColoredScatter => "edge-scatter",
             FluxLayout::CellGather => "cell-gather",
+            FluxLayout::AtomicScatter => "atomic-scatter",
         }
+    }
+}
+
+/// A two-layer shallow-water solver on a compute device: the backend boundary of this
+/// workload. Implemented by [`GpuSolver`] (wgpu) and, with feature `cuda`, by
+/// `crate::cuda::swe::CudaSolver`; the driver and the benchmark only use this trait.
+pub trait SweDevice {
+    /// The device the solver runs on (adapter or CUDA device name).
+    fn device_name(&self) -> String;
+    /// The flux layout in use.
+    fn flux_layout(&self) -> FluxLayout;
+    /// Set the time the next steps stop at (the last step is clamped to hit it exactly).
+    fn set_end_time(&mut self, t_end: f32) -> Result<()>;
+    /// Queue `n` steps (steps past t_end are no-ops) without waiting for them.
+    fn queue_steps(&mut self, n: u32) -> Result<()>;
+    /// Take exactly `n` steps without a time clamp and wait for them.
+    fn steps(&mut self, n: u32) -> Result<()>;
+    /// Read the control block (time, last Δt, steps, counters).
+    fn read_control(&mut self) -> Result<GpuControl>;
+    /// The state, converted to f64 W = (h1, q1x, q1y, h2, q2x, q2y) per cell.
+    fn read_state(&mut self) -> Result<Vec<[f64; 6]>>;
+    /// Take `n` steps (no clamp), timing the flux pass and the rest of each step separately.
+    fn time_steps(&mut self, n: u32) -> Result<KernelTimes>;
+    /// Advance to `t_end` in batches of at most `max_batch` steps (see [`advance_device`]).
+    fn advance(
+        &mut self,
+        t_end: f64,
+        max_batch: u32,
+        progress: &mut dyn FnMut(&GpuControl),
+    ) -> Result<GpuControl> {
+        advance_device(self, t_end, max_batch, progress)
+    }
+}
+
+/// Advance `dev` to `t_end`, queueing batches of at most `max_batch` steps sized from the last
+/// Δt; `progress(control)` is called after each batch. Errors when the time stops advancing or
+/// becomes NaN (a blown-up solution).
+pub fn advance_device<D: SweDevice + ?Sized>(
+    dev: &mut D,
+    t_end: f64,
+    max_batch: u32,
+    progress: &mut dyn FnMut(&GpuControl),
+) -> Result<GpuControl> {
+    let target = t_end as f32;
+    dev.set_end_time(target)?;
+    let mut ctl = dev.read_control()?;
+    while ctl.t < target {
+        let est = if ctl.last_dt > 0.0 {
+            (((target - ctl.t) / ctl.last_dt).ceil() as u32).saturating_add(1)
+        } else {
+            1
+        };
+        dev.queue_steps(est.clamp(1, max_batch.max(1)))?;
+        let next = dev.read_control()?;
+        if !next.t.is_finite() || !next.dt.is_finite() || (next.t <= ctl.t && next.t < target) {
+            return Err(Error::Gpu(format!(
+                "the solution stopped advancing at t = {} after {} steps (dt = {}): \
+                 it probably blew up (NaN); try a smaller CFL number",
+                next.t, next.steps, next.dt
+            )));
+        }
+        ctl = next;
+        progress(&ctl);
+    }
+    Ok(ctl)
+}
+
+/// A solver for `mesh` on `backend` (wgpu or CUDA), behind [`SweDevice`].
+#[allow(clippy::too_many_arguments)]
+pub fn new_swe_device<'a>(
+    backend: &'a Backend,
+    mesh: &SweMesh,
+    depth: &[f64],
+    state: &[[f64; 6]],
+    scheme: Scheme,
+    phys: Physics,
+    cfl: f64,
+    layout: FluxLayout,
+) -> Result<Box<dyn SweDevice + 'a>> {
+    match backend {
+        Backend::Wgpu(ctx) => Ok(Box::new(GpuSolver::new(
+            ctx, mesh, depth, state, scheme, phys, cfl, layout,
+        )?)),
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(dev) => Ok(Box::new(crate::cuda::swe::CudaSolver::new(
+            dev, mesh, depth, state, scheme, phys, cfl, layout,
+        )?)),
+    }
+}
+
+impl SweDevice for GpuSolver<'_> {
+    fn device_name(&self) -> String {
+        self.ctx.info.name.clone()
+    }
+    fn flux_layout(&self) -> FluxLayout {
+        self.layout
+    }
+    fn set_end_time(&mut self, t_end: f32) -> Result<()> {
+        self.set_t_end(t_end);
+        Ok(())
+    }
+    fn queue_steps(&mut self, n: u32) -> Result<()> {
+        self.submit_steps(n)
+    }
+    fn steps(&mut self, n: u32) -> Result<()> {
+        self.run_steps(n)
+    }
+    fn read_control(&mut self) -> Result<GpuControl> {
+        self.control()
+    }
+    fn read_state(&mut self) -> Result<Vec<[f64; 6]>> {
+        self.state()
+    }
+    fn time_steps(&mut self, n: u32) -> Result<KernelTimes> {
+        self.timed_steps(n)
     }
 }
 
@@ -166,6 +286,13 @@ impl<'a> GpuSolver<'a> {
         ];
         let mut extra = Vec::new();
         let (flux_pipeline, flux_bind, flux_ranges) = match layout {
+            FluxLayout::AtomicScatter => {
+                return Err(Error::Invalid(
+                    "the atomic-scatter flux layout needs float atomics: CUDA backend only \
+                     (--backend cuda)"
+                        .into(),
+                ))
+            }
             FluxLayout::ColoredScatter => {
                 let l = storage_layout(dev, "swe edge flux", &[true, true, false, false]);
                 let p = compute_pipeline(dev, "swe_edge_flux", &[&l, &rl], &flux_consts)?;
@@ -315,28 +442,7 @@ impl<'a> GpuSolver<'a> {
         max_batch: u32,
         mut progress: impl FnMut(&GpuControl),
     ) -> Result<GpuControl> {
-        let target = t_end as f32;
-        self.set_t_end(target);
-        let mut ctl = self.control()?;
-        while ctl.t < target {
-            let est = if ctl.last_dt > 0.0 {
-                (((target - ctl.t) / ctl.last_dt).ceil() as u32).saturating_add(1)
-            } else {
-                1
-            };
-            self.submit_steps(est.clamp(1, max_batch.max(1)))?;
-            let next = self.control()?;
-            if !next.t.is_finite() || !next.dt.is_finite() || (next.t <= ctl.t && next.t < target) {
-                return Err(Error::Gpu(format!(
-                    "the solution stopped advancing at t = {} after {} steps (dt = {}): \
-                     it probably blew up (NaN); try a smaller CFL number",
-                    next.t, next.steps, next.dt
-                )));
-            }
-            ctl = next;
-            progress(&ctl);
-        }
-        Ok(ctl)
+        advance_device(self, t_end, max_batch, &mut progress)
     }
 
     /// The state, converted to f64 W = (h1, q1x, q1y, h2, q2x, q2y) per cell.

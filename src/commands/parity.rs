@@ -1,0 +1,621 @@
+//! `chromaflow parity`: run the cases of the GPU test suites (tests/swe_gpu.rs,
+//! tests/gpu_coloring.rs) on every available backend (wgpu, and CUDA when built with
+//! `--features cuda` on a machine with an NVIDIA driver) and compare each with the CPU
+//! reference under the tests' tolerances. Prints a table (max differences, PASS / FAIL / SKIP);
+//! any FAIL gives a nonzero exit. This is how the CUDA backend is checked on the GPU machine
+//! (CI has no NVIDIA GPU).
+
+use crate::cli::GlobalArgs;
+use crate::color::gpu_vertices::{color_vertices_on, GpuColoringVariant};
+use crate::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
+use crate::error::{Error, Result};
+use crate::gpu::scan::exclusive_scan_cpu;
+use crate::gpu::{Backend, BackendKind, GpuOptions};
+use crate::mesh::{generate, Csr, Mesh, Topology};
+use crate::order::Ordering;
+use crate::solver::swe::case::Case;
+use crate::solver::swe::cpu::CpuSolver;
+use crate::solver::swe::diag::layer_masses;
+use crate::solver::swe::gpu::{new_swe_device, FluxLayout, SweDevice};
+use crate::solver::swe::mesh::{criss_cross, EdgeKind, SweMesh};
+use crate::solver::swe::Scheme;
+use clap::Args;
+
+/// Options of `chromaflow parity`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ParityArgs {
+    /// Backends to check (comma-separated). Default: every backend compiled in; one that
+    /// cannot start is then reported as SKIP, while a backend named here that cannot start
+    /// is a FAIL.
+    #[arg(long, value_delimiter = ',', value_enum)]
+    pub backends: Vec<BackendKind>,
+    /// Skip the long runs (spec table on M(50) to t = 0.1 s, lake at rest to t = 5 s).
+    #[arg(long)]
+    pub quick: bool,
+    /// Print JSON instead of a markdown table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+enum Status {
+    Pass,
+    Fail,
+    Skip,
+}
+
+/// One line of the report.
+#[derive(Clone, Debug, serde::Serialize)]
+struct Row {
+    check: String,
+    backend: String,
+    result: String,
+    tolerance: String,
+    status: Status,
+}
+
+#[derive(Default)]
+struct Report {
+    rows: Vec<Row>,
+}
+
+impl Report {
+    /// Run `f` (returning the measured result and whether it is within tolerance) and record
+    /// it; an error is a FAIL with the error as the result.
+    fn check(
+        &mut self,
+        check: &str,
+        backend: BackendKind,
+        tolerance: &str,
+        f: impl FnOnce() -> Result<(String, bool)>,
+    ) {
+        let (result, status) = match f() {
+            Ok((r, true)) => (r, Status::Pass),
+            Ok((r, false)) => (r, Status::Fail),
+            Err(e) => (format!("error: {e}"), Status::Fail),
+        };
+        self.rows.push(Row {
+            check: check.to_string(),
+            backend: backend.name().to_string(),
+            result,
+            tolerance: tolerance.to_string(),
+            status,
+        });
+    }
+
+    fn failures(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| r.status == Status::Fail)
+            .count()
+    }
+}
+
+/// Run `chromaflow parity`.
+pub fn run(args: &ParityArgs, global: &GlobalArgs) -> anyhow::Result<()> {
+    let explicit = !args.backends.is_empty();
+    for kind in &args.backends {
+        kind.ensure_compiled()?;
+    }
+    let kinds = if explicit {
+        args.backends.clone()
+    } else {
+        BackendKind::compiled()
+    };
+    let opts = GpuOptions {
+        adapter: global.adapter.clone(),
+    };
+    let mut report = Report::default();
+    let mut devices = Vec::new();
+    for kind in kinds {
+        match Backend::new(kind, &opts) {
+            Ok(b) => {
+                devices.push(b.name());
+                if !args.json && !global.quiet {
+                    eprintln!("parity: running on {} [{kind}]", b.name());
+                }
+                swe_checks(&mut report, &b, args.quick);
+                coloring_checks(&mut report, &b);
+            }
+            Err(e) => report.rows.push(Row {
+                check: "open backend".into(),
+                backend: kind.name().into(),
+                result: e.to_string(),
+                tolerance: "-".into(),
+                status: if explicit { Status::Fail } else { Status::Skip },
+            }),
+        }
+    }
+    let failures = report.failures();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "devices": devices,
+                "failures": failures,
+                "rows": report.rows,
+            }))?
+        );
+    } else {
+        println!("| check | backend | result | tolerance | status |");
+        println!("|---|---|---|---|---|");
+        for r in &report.rows {
+            println!(
+                "| {} | {} | {} | {} | {} |",
+                r.check,
+                r.backend,
+                r.result.replace('|', "/").replace('\n', " "),
+                r.tolerance,
+                match r.status {
+                    Status::Pass => "PASS",
+                    Status::Fail => "FAIL",
+                    Status::Skip => "SKIP",
+                }
+            );
+        }
+        let pass = report
+            .rows
+            .iter()
+            .filter(|r| r.status == Status::Pass)
+            .count();
+        println!();
+        println!(
+            "{pass} passed, {failures} failed, {} skipped",
+            report.rows.len() - pass - failures
+        );
+    }
+    if failures > 0 {
+        return Err(Error::Gpu(format!("{failures} parity checks failed")).into());
+    }
+    Ok(())
+}
+
+/// A prepared shallow-water problem (as in tests/swe_gpu.rs).
+struct Run {
+    case: Case,
+    mesh: SweMesh,
+    depth: Vec<f64>,
+    state: Vec<[f64; 6]>,
+}
+
+fn prepare(case: &str, mesh: &Mesh, ordering: Ordering) -> Result<Run> {
+    let case = Case::builtin(case)?;
+    let sm = SweMesh::new(mesh, ordering, |_| EdgeKind::Wall)?;
+    let (depth, state) = case.initial_state(&sm)?;
+    Ok(Run {
+        case,
+        mesh: sm,
+        depth,
+        state,
+    })
+}
+
+fn device<'a>(
+    b: &'a Backend,
+    r: &Run,
+    scheme: Scheme,
+    layout: FluxLayout,
+) -> Result<Box<dyn SweDevice + 'a>> {
+    new_swe_device(
+        b,
+        &r.mesh,
+        &r.depth,
+        &r.state,
+        scheme,
+        r.case.physics,
+        r.case.cfl,
+        layout,
+    )
+}
+
+fn cpu(r: &Run, scheme: Scheme, steps: u64) -> Result<CpuSolver> {
+    let mut c = CpuSolver::new(
+        &r.mesh,
+        r.depth.clone(),
+        r.state.clone(),
+        scheme,
+        r.case.physics,
+        r.case.cfl,
+    )?;
+    c.run_steps(steps);
+    Ok(c)
+}
+
+/// Largest |a − b| over cells, for depth rows (h1, h2) and momentum rows separately.
+fn max_diff(a: &[[f64; 6]], b: &[[f64; 6]]) -> (f64, f64) {
+    let mut dh: f64 = 0.0;
+    let mut dq: f64 = 0.0;
+    for (x, y) in a.iter().zip(b) {
+        for k in 0..6 {
+            let d = (x[k] - y[k]).abs();
+            if !d.is_finite() {
+                return (f64::INFINITY, f64::INFINITY);
+            }
+            if k % 3 == 0 {
+                dh = dh.max(d);
+            } else {
+                dq = dq.max(d);
+            }
+        }
+    }
+    (dh, dq)
+}
+
+/// The flux layouts a backend runs (the atomic scatter is CUDA only).
+fn layouts(b: &Backend) -> Vec<FluxLayout> {
+    let mut l = vec![FluxLayout::ColoredScatter, FluxLayout::CellGather];
+    if b.kind() == BackendKind::Cuda {
+        l.push(FluxLayout::AtomicScatter);
+    }
+    l
+}
+
+fn swe_checks(report: &mut Report, b: &Backend, quick: bool) {
+    let kind = b.kind();
+    let m16 = criss_cross(16);
+    // GPU ≡ CPU after 10 steps of Tests 1 and 2 on M(16), every scheme and flux layout.
+    for case in ["test1", "test2"] {
+        for scheme in Scheme::ALL {
+            for layout in layouts(b) {
+                let name = format!("swe {case} {scheme} {} M(16) 10 steps", layout.name());
+                report.check(&name, kind, "dh 5e-5, dq 2e-4, same counters", || {
+                    let m = m16.as_ref().map_err(|e| Error::Invalid(e.to_string()))?;
+                    let r = prepare(case, m, Ordering::Original)?;
+                    let mut g = device(b, &r, scheme, layout)?;
+                    g.steps(10)?;
+                    let c = cpu(&r, scheme, 10)?;
+                    let (dh, dq) = max_diff(&g.read_state()?, &c.state);
+                    let ctl = g.read_control()?;
+                    let counters_ok = ctl.counters() == c.counters;
+                    let t_ok = ((ctl.t as f64) - c.t).abs() <= 1e-6 * c.t;
+                    Ok((
+                        format!(
+                            "dh {dh:.2e} dq {dq:.2e} steps {} counters {}",
+                            ctl.steps,
+                            if counters_ok { "equal" } else { "DIFFER" }
+                        ),
+                        dh <= 5e-5 && dq <= 2e-4 && ctl.steps == 10 && counters_ok && t_ok,
+                    ))
+                });
+            }
+        }
+    }
+    // Independence of the ordering and layout: 15 steps of Test 1 mapped back to the input
+    // numbering agree with the colored scatter in the original ordering.
+    report.check(
+        "swe test1 orderings x layouts M(16) 15 steps",
+        kind,
+        "dh 2e-5, dq 1e-4",
+        || {
+            let m = m16.as_ref().map_err(|e| Error::Invalid(e.to_string()))?;
+            let base = prepare("test1", m, Ordering::Original)?;
+            let mut g = device(b, &base, Scheme::PvmIfcp, FluxLayout::ColoredScatter)?;
+            g.steps(15)?;
+            let reference = g.read_state()?;
+            let (mut dh_max, mut dq_max) = (0.0f64, 0.0f64);
+            for ordering in [
+                Ordering::Original,
+                Ordering::Rcm,
+                Ordering::Gps,
+                Ordering::ColorRenumbered,
+            ] {
+                for layout in layouts(b) {
+                    let r = prepare("test1", m, ordering)?;
+                    let mut g = device(b, &r, Scheme::PvmIfcp, layout)?;
+                    g.steps(15)?;
+                    let s = g.read_state()?;
+                    let mut back = vec![[0.0; 6]; s.len()];
+                    for (new, &old) in r.mesh.element_new_to_old.iter().enumerate() {
+                        back[old as usize] = s[new];
+                    }
+                    let (dh, dq) = max_diff(&back, &reference);
+                    dh_max = dh_max.max(dh);
+                    dq_max = dq_max.max(dq);
+                }
+            }
+            Ok((
+                format!("dh {dh_max:.2e} dq {dq_max:.2e}"),
+                dh_max <= 2e-5 && dq_max <= 1e-4,
+            ))
+        },
+    );
+    dry_check(report, b);
+    if quick {
+        return;
+    }
+    spec_table_checks(report, b);
+    lake_checks(report, b);
+}
+
+/// Dry upper layer (spec §10): no NaN, Roe schemes fall back to IFCP, GPU ≈ CPU.
+fn dry_check(report: &mut Report, b: &Backend) {
+    let text = r#"
+[mesh]
+builtin = "cross:12"
+domain = [-5.0, 5.0, -5.0, 5.0]
+[physics]
+r = 0.9
+[initial]
+H = 2.0
+h1 = "if(x < 0, 1.0, 0.0)"
+h2 = "H - 1"
+[run]
+final_time = 1.0
+"#;
+    for scheme in Scheme::ALL {
+        let name = format!("swe dry upper layer {scheme} 40 steps");
+        report.check(&name, b.kind(), "finite, fallbacks, dh 1e-3", || {
+            let case = Case::from_toml(text, std::path::Path::new("dry.toml"))?;
+            let setup = case.prepare()?;
+            let r = Run {
+                case,
+                mesh: setup.mesh,
+                depth: setup.depth,
+                state: setup.state,
+            };
+            let mut g = device(b, &r, scheme, FluxLayout::ColoredScatter)?;
+            g.steps(40)?;
+            let s = g.read_state()?;
+            let c = cpu(&r, scheme, 40)?;
+            let finite = s.iter().flatten().all(|v| v.is_finite());
+            let ctl = g.read_control()?;
+            let fallbacks_ok =
+                scheme == Scheme::PvmIfcp || (ctl.fallback > 0 && c.counters.fallback > 0);
+            let (dh, _) = max_diff(&s, &c.state);
+            Ok((
+                format!(
+                    "dh {dh:.2e} finite {finite} fallbacks {} (cpu {})",
+                    ctl.fallback, c.counters.fallback
+                ),
+                finite && fallbacks_ok && dh <= 1e-3,
+            ))
+        });
+    }
+}
+
+/// Spec §12 table on M(50) to t = 0.1 and per-layer mass conservation.
+fn spec_table_checks(report: &mut Report, b: &Backend) {
+    let m50 = criss_cross(50);
+    let rows = [
+        (
+            "test1",
+            Scheme::PvmIfcp,
+            23,
+            [0.44021, 4.36851, 2.00000, 5.49991],
+        ),
+        (
+            "test1",
+            Scheme::IrRoe,
+            22,
+            [0.43756, 4.37654, 2.00000, 5.49996],
+        ),
+        (
+            "test2",
+            Scheme::PvmIfcp,
+            19,
+            [0.40601, 4.14141, 0.39617, 4.12630],
+        ),
+        (
+            "test2",
+            Scheme::IrRoe,
+            19,
+            [0.40238, 4.14212, 0.40178, 4.12612],
+        ),
+    ];
+    for (case, scheme, steps, extrema) in rows {
+        for layout in layouts(b) {
+            let name = format!("swe spec table {case} {scheme} {} M(50)", layout.name());
+            report.check(
+                &name,
+                b.kind(),
+                "steps +0/+1, extrema 3e-5, mass 1e-6",
+                || {
+                    let m = m50.as_ref().map_err(|e| Error::Invalid(e.to_string()))?;
+                    let r = prepare(case, m, Ordering::Original)?;
+                    let m0 = layer_masses(&r.mesh.geom.areas, &r.state);
+                    let mut g = device(b, &r, scheme, layout)?;
+                    let ctl = g.advance(0.1, 64, &mut |_| {})?;
+                    let s = g.read_state()?;
+                    let ext = |k: usize| {
+                        s.iter()
+                            .map(|w| w[k])
+                            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                                (a.min(x), b.max(x))
+                            })
+                    };
+                    let (h1, h2) = (ext(0), ext(3));
+                    let dext = [h1.0, h1.1, h2.0, h2.1]
+                        .into_iter()
+                        .zip(extrema)
+                        .map(|(g, w)| (g - w).abs())
+                        .fold(0.0f64, f64::max);
+                    let m1 = layer_masses(&r.mesh.geom.areas, &s);
+                    let drift = (0..2)
+                        .map(|k| (m1[k] - m0[k]).abs() / m0[k])
+                        .fold(0.0f64, f64::max);
+                    let ok = ctl.t == 0.1f32
+                        && (ctl.steps == steps || ctl.steps == steps + 1)
+                        && ctl.nonhyperbolic == 0
+                        && dext <= 3e-5
+                        && drift <= 1e-6;
+                    Ok((
+                        format!(
+                            "steps {} (spec {steps}) extrema {dext:.2e} mass {drift:.2e}",
+                            ctl.steps
+                        ),
+                        ok,
+                    ))
+                },
+            );
+        }
+    }
+}
+
+/// Spec §13.2: the lake at rest stays at rest on M(50) to t = 5 s.
+fn lake_checks(report: &mut Report, b: &Backend) {
+    for scheme in [Scheme::PvmIfcp, Scheme::IrRoe] {
+        let name = format!("swe lake at rest {scheme} M(50) t=5");
+        report.check(&name, b.kind(), "|u| 1e-5, elevation 1e-6", || {
+            let m = criss_cross(50)?;
+            let r = prepare("lake", &m, Ordering::Original)?;
+            let mut g = device(b, &r, scheme, FluxLayout::ColoredScatter)?;
+            let ctl = g.advance(5.0, 128, &mut |_| {})?;
+            let s = g.read_state()?;
+            let mut umax: f64 = 0.0;
+            let mut drift: f64 = 0.0;
+            for (i, w) in s.iter().enumerate() {
+                umax = umax
+                    .max(w[1].hypot(w[2]) / w[0])
+                    .max(w[4].hypot(w[5]) / w[3]);
+                let w0 = r.state[i];
+                drift = drift
+                    .max(((w[0] + w[3]) - (w0[0] + w0[3])).abs())
+                    .max((w[3] - w0[3]).abs());
+            }
+            Ok((
+                format!("steps {} |u| {umax:.2e} drift {drift:.2e}", ctl.steps),
+                (700..760).contains(&ctl.steps) && umax <= 1e-5 && drift <= 1e-6,
+            ))
+        });
+    }
+}
+
+/// Exclusive scan and min-reduction on the backend.
+fn backend_scan(b: &Backend, values: &[u32]) -> Result<(Vec<u32>, u32)> {
+    match b {
+        Backend::Wgpu(ctx) => crate::gpu::scan::gpu_exclusive_scan(ctx, values),
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(dev) => crate::cuda::kernels::cuda_exclusive_scan(dev, values),
+    }
+}
+
+fn backend_min(b: &Backend, values: &[f32]) -> Result<f32> {
+    match b {
+        Backend::Wgpu(ctx) => crate::gpu::reduce::gpu_min(ctx, values),
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(dev) => crate::cuda::kernels::cuda_min(dev, values),
+    }
+}
+
+/// No edge joins two vertices of one color; classes use disjoint colors.
+fn proper(adj: &Csr, colors: &[u32], class: Option<&[u32]>) -> bool {
+    let edges_ok =
+        (0..adj.num_rows()).all(|v| adj.row(v).iter().all(|&u| colors[v] != colors[u as usize]));
+    let classes_ok = class.is_none_or(|class| {
+        let mut owner = std::collections::HashMap::new();
+        colors
+            .iter()
+            .zip(class)
+            .all(|(&c, &k)| *owner.entry(c).or_insert(k) == k)
+    });
+    edges_ok && classes_ok
+}
+
+fn coloring_checks(report: &mut Report, b: &Backend) {
+    let kind = b.kind();
+    report.check(
+        "prefix sum n = 1 .. 1000003 (7 sizes)",
+        kind,
+        "exact",
+        || {
+            let mut bad = Vec::new();
+            for n in [1usize, 5, 256, 257, 65_536, 65_537, 1_000_003] {
+                let values: Vec<u32> = (0..n)
+                    .map(|i| ((i * 2_654_435_761) >> 7) as u32 % 3)
+                    .collect();
+                let (gpu, total) = backend_scan(b, &values)?;
+                if gpu != exclusive_scan_cpu(&values) || total != values.iter().sum::<u32>() {
+                    bad.push(n);
+                }
+            }
+            Ok((
+                if bad.is_empty() {
+                    "all equal".to_string()
+                } else {
+                    format!("mismatch at n = {bad:?}")
+                },
+                bad.is_empty(),
+            ))
+        },
+    );
+    report.check("min-reduction n = 1 .. 1000003", kind, "exact", || {
+        let mut bad = Vec::new();
+        for n in [1usize, 255, 256, 257, 65_537, 1_000_003] {
+            let values: Vec<f32> = (0..n)
+                .map(|i| 1.0 + (((i * 2_654_435_761) >> 5) % 100_000) as f32)
+                .collect();
+            let want = values.iter().copied().fold(f32::INFINITY, f32::min);
+            if backend_min(b, &values)? != want {
+                bad.push(n);
+            }
+        }
+        Ok((
+            if bad.is_empty() {
+                "all equal".to_string()
+            } else {
+                format!("mismatch at n = {bad:?}")
+            },
+            bad.is_empty(),
+        ))
+    });
+    for variant in [GpuColoringVariant::Topology, GpuColoringVariant::Data] {
+        let name = format!("vertex coloring {variant:?} rect:20000@3");
+        report.check(&name, kind, "proper, colors <= 1.1 greedy + 1", || {
+            let mesh = generate::builtin("rect:20000@3")?;
+            let topo = Topology::build(&mesh)?;
+            let adj = &topo.vertex_neighbors;
+            let greedy = color_vertices(adj, VertexOrder::Natural, None)?.num_colors;
+            let res = color_vertices_on(b, adj, None, variant)?;
+            let ok = proper(adj, &res.colors, None)
+                && check_vertex_coloring(adj, &res.colors, None).is_ok()
+                && res.conflicts_per_round.last() == Some(&0)
+                && res.num_colors as f64 <= 1.1 * greedy as f64 + 1.0;
+            Ok((
+                format!(
+                    "{} colors (greedy {greedy}), {} rounds",
+                    res.num_colors, res.rounds
+                ),
+                ok,
+            ))
+        });
+    }
+    report.check(
+        "vertex coloring boundary classes disk:3000@1",
+        kind,
+        "proper, disjoint classes, no gaps",
+        || {
+            let mesh = generate::builtin("disk:3000@1")?;
+            let topo = Topology::build(&mesh)?;
+            let class: Vec<u32> = topo
+                .boundary_vertices(mesh.num_points())
+                .iter()
+                .map(|&x| x as u32)
+                .collect();
+            let res = color_vertices_on(
+                b,
+                &topo.vertex_neighbors,
+                Some(&class),
+                GpuColoringVariant::Data,
+            )?;
+            let used: std::collections::BTreeSet<u32> = res.colors.iter().copied().collect();
+            let ok = proper(&topo.vertex_neighbors, &res.colors, Some(&class))
+                && used.len() == res.num_colors;
+            Ok((format!("{} colors", res.num_colors), ok))
+        },
+    );
+    report.check(
+        "vertex coloring path of 3, bad class length",
+        kind,
+        "2 colors, error",
+        || {
+            let adj = Csr::from_pairs(3, &[(0, 1), (1, 0), (1, 2), (2, 1)]);
+            let rejected =
+                color_vertices_on(b, &adj, Some(&[0, 1]), GpuColoringVariant::Data).is_err();
+            let res = color_vertices_on(b, &adj, None, GpuColoringVariant::Topology)?;
+            Ok((
+                format!("{} colors, bad classes rejected {rejected}", res.num_colors),
+                rejected && res.num_colors == 2 && proper(&adj, &res.colors, None),
+            ))
+        },
+    );
+}
