@@ -8,12 +8,13 @@
 @group(0) @binding(2) var<storage, read> position: array<u32>;
 @group(0) @binding(3) var<storage, read_write> next_worklist: array<u32>;
 @group(0) @binding(4) var<storage, read_write> colors: array<u32>;
+@group(0) @binding(5) var<storage, read> live_count: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
-    if (i >= range.count) {
+    if (i >= min(range.count, live_count[0])) {
         return;
     }
     if (conflict[i] != 0u) {

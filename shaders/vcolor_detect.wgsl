@@ -14,6 +14,7 @@
 @group(0) @binding(3) var<storage, read> worklist: array<u32>;
 @group(0) @binding(4) var<storage, read> colors: array<u32>;
 @group(0) @binding(5) var<storage, read_write> conflict: array<u32>;
+@group(0) @binding(6) var<storage, read> live_count: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 /// lowbias32 integer hash (Chris Wellons): a cheap bijection with good avalanche.
@@ -38,6 +39,12 @@ fn wins(u: u32, v: u32) -> bool {
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
     if (i >= range.count) {
+        return;
+    }
+    // Entries past the live worklist are cleared so the prefix sum over the whole dispatched
+    // range counts only this round's conflicts.
+    if (i >= live_count[0]) {
+        conflict[i] = 0u;
         return;
     }
     let v = worklist[i];

@@ -12,9 +12,10 @@ extern "C" __global__ void vcolor_assign(
     const u32* __restrict__ vertex_class,
     const u32* __restrict__ worklist,
     u32* colors,
+    const u32* __restrict__ live_count,
     ItemRange range) {
     u32 i = linear_index();
-    if (i >= range.count) {
+    if (i >= min(range.count, live_count[0])) {
         return;
     }
     u32 v = worklist[range.first + i];

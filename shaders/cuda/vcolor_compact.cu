@@ -10,9 +10,10 @@ extern "C" __global__ void vcolor_compact(
     const u32* __restrict__ position,
     u32* __restrict__ next_worklist,
     u32* __restrict__ colors,
+    const u32* __restrict__ live_count,
     ItemRange range) {
     u32 i = linear_index();
-    if (i >= range.count) {
+    if (i >= min(range.count, live_count[0])) {
         return;
     }
     if (conflict[i] != 0u) {

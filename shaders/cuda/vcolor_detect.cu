@@ -31,9 +31,14 @@ extern "C" __global__ void vcolor_detect(
     const u32* __restrict__ worklist,
     const u32* __restrict__ colors,
     u32* __restrict__ conflict,
+    const u32* __restrict__ live_count,
     ItemRange range) {
     u32 i = linear_index();
     if (i >= range.count) {
+        return;
+    }
+    if (i >= live_count[0]) {
+        conflict[i] = 0u;
         return;
     }
     u32 v = worklist[i];

@@ -61,6 +61,11 @@ pub struct GpuVertexColoring {
 /// pass took the extra speculative color back on every mesh measured, the second is cheap).
 pub(crate) const IG_PASSES: usize = 2;
 
+/// Speculative rounds recorded per submit: the host reads the conflict counts once per submit
+/// (rounds after the last conflict find nothing to do). A read-back per round cost more than
+/// the rounds themselves on Vulkan.
+const ROUNDS_PER_SUBMIT: usize = 4;
+
 /// More rounds than any graph of this size can need means a bug: stop with an error.
 pub(crate) fn round_cap(n: usize) -> usize {
     n + 64
@@ -121,21 +126,30 @@ pub fn color_vertices_gpu(
     let colors_buf = storage_zeroed::<u32>(ctx, "colors", n)?;
     let conflict_buf = storage_zeroed::<u32>(ctx, "conflict flags", n)?;
     let position_buf = storage_zeroed::<u32>(ctx, "worklist positions", n)?;
+    // Current worklist length, kept on the GPU between the rounds of one submit, and the
+    // conflict count of each round of a submit, read back once per submit.
+    let live_buf = storage_from(ctx, "live worklist length", &[n32])?;
+    let log_buf = storage_zeroed::<u32>(ctx, "conflicts per round", ROUNDS_PER_SUBMIT)?;
 
     let assign_layout = storage_layout(
         &ctx.device,
         "vcolor assign",
-        &[true, true, true, true, false],
+        &[true, true, true, true, false, true],
     );
     let detect_layout = storage_layout(
         &ctx.device,
         "vcolor detect",
-        &[true, true, true, true, true, false],
+        &[true, true, true, true, true, false, true],
     );
     let compact_layout = storage_layout(
         &ctx.device,
         "vcolor compact",
-        &[true, true, true, false, false],
+        &[true, true, true, false, false, true],
+    );
+    let recolor_layout = storage_layout(
+        &ctx.device,
+        "vcolor recolor",
+        &[true, true, true, true, false],
     );
     let rl = range_layout(&ctx.device);
     let assign = compute_pipeline(&ctx.device, "vcolor_assign", &[&assign_layout, &rl], &[])?;
@@ -150,7 +164,14 @@ pub fn color_vertices_gpu(
                     &ctx.device,
                     "vcolor assign",
                     &assign_layout,
-                    &[&offsets_buf, &adj_buf, &class_buf, cur, &colors_buf],
+                    &[
+                        &offsets_buf,
+                        &adj_buf,
+                        &class_buf,
+                        cur,
+                        &colors_buf,
+                        &live_buf,
+                    ],
                 ),
                 bind_buffers(
                     &ctx.device,
@@ -163,13 +184,21 @@ pub fn color_vertices_gpu(
                         cur,
                         &colors_buf,
                         &conflict_buf,
+                        &live_buf,
                     ],
                 ),
                 bind_buffers(
                     &ctx.device,
                     "vcolor compact",
                     &compact_layout,
-                    &[cur, &conflict_buf, &position_buf, next, &colors_buf],
+                    &[
+                        cur,
+                        &conflict_buf,
+                        &position_buf,
+                        next,
+                        &colors_buf,
+                        &live_buf,
+                    ],
                 ),
             ]
         })
@@ -179,17 +208,18 @@ pub fn color_vertices_gpu(
     let mut readback = Readback::new();
 
     let start = Instant::now();
+    // Threads dispatched per round: the worklist length the host last saw (the GPU-side
+    // length can only be smaller; the kernels stop at it).
     let mut count = n32;
     let mut dir = 0usize;
     let mut conflicts_per_round = Vec::new();
-    loop {
+    'batches: loop {
         if conflicts_per_round.len() >= round_cap(n) {
             return Err(Error::Gpu(format!(
                 "GPU vertex coloring did not converge in {} rounds",
                 conflicts_per_round.len()
             )));
         }
-        // The scan must cover exactly the current worklist: flags past `count` are stale.
         ranges.update(
             ctx,
             vec![ItemRange {
@@ -203,28 +233,36 @@ pub fn color_vertices_gpu(
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("vcolor round"),
+                label: Some("vcolor rounds"),
             });
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("vcolor round"),
-                timestamp_writes: None,
-            });
-            let g = &groups[dir];
-            ranges.dispatch_one(ctx, &mut pass, &assign, &g[0], 0)?;
-            ranges.dispatch_one(ctx, &mut pass, &detect, &g[1], 0)?;
-            scan.record(ctx, &mut pass)?;
-            ranges.dispatch_one(ctx, &mut pass, &compact, &g[2], 0)?;
+        for r in 0..ROUNDS_PER_SUBMIT {
+            {
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("vcolor round"),
+                    timestamp_writes: None,
+                });
+                let g = &groups[(dir + r) % 2];
+                ranges.dispatch_one(ctx, &mut pass, &assign, &g[0], 0)?;
+                ranges.dispatch_one(ctx, &mut pass, &detect, &g[1], 0)?;
+                scan.record(ctx, &mut pass)?;
+                ranges.dispatch_one(ctx, &mut pass, &compact, &g[2], 0)?;
+            }
+            enc.copy_buffer_to_buffer(scan.total(), 0, &log_buf, 4 * r as u64, 4);
+            if variant == GpuColoringVariant::Data {
+                enc.copy_buffer_to_buffer(scan.total(), 0, &live_buf, 0, 4);
+            }
         }
         ctx.queue.submit([enc.finish()]);
-        let conflicts = readback.read_all::<u32>(ctx, scan.total(), 1)?[0];
-        conflicts_per_round.push(conflicts);
-        if conflicts == 0 {
-            break;
+        let log: Vec<u32> = readback.read_all(ctx, &log_buf, ROUNDS_PER_SUBMIT)?;
+        for &conflicts in &log {
+            conflicts_per_round.push(conflicts);
+            if conflicts == 0 {
+                break 'batches;
+            }
         }
         if variant == GpuColoringVariant::Data {
-            count = conflicts;
-            dir = 1 - dir;
+            count = *log.last().expect("rounds per submit > 0");
+            dir = (dir + ROUNDS_PER_SUBMIT) % 2;
         }
     }
     // First fit never exceeds max degree + 1, which bounds the recoloring dispatches without
@@ -234,10 +272,10 @@ pub fn color_vertices_gpu(
     let recolor_group = bind_buffers(
         &ctx.device,
         "vcolor recolor",
-        &assign_layout,
+        &recolor_layout,
         &[&offsets_buf, &adj_buf, &class_buf, &old_colors, &colors_buf],
     );
-    let recolor = compute_pipeline(&ctx.device, "vcolor_recolor", &[&assign_layout, &rl], &[])?;
+    let recolor = compute_pipeline(&ctx.device, "vcolor_recolor", &[&recolor_layout, &rl], &[])?;
     let ig_ranges = RangeSet::new(
         ctx,
         &rl,

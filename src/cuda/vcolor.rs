@@ -76,6 +76,9 @@ pub fn color_vertices_cuda(
     let conflict = stream.alloc_zeros::<u32>(n).map_err(up("alloc"))?;
     let position = stream.alloc_zeros::<u32>(n).map_err(up("alloc"))?;
     let scan = CudaPrefixSum::new(dev, n32)?;
+    // Worklist length on the device, as the kernels read it (the twin of the wgpu version's
+    // GPU-side length; here the host still syncs once per round, which costs little on CUDA).
+    let mut live = stream.clone_htod(&[n32]).map_err(up("upload"))?;
 
     let start = Instant::now();
     let mut count = n32;
@@ -97,9 +100,10 @@ pub fn color_vertices_cuda(
             .arg(&class_buf)
             .arg(cur)
             .arg(&colors)
+            .arg(&live)
             .arg(&range);
-        // SAFETY: vcolor_assign(offsets, adjacency, class, worklist, colors, ItemRange); the
-        // worklist holds `count` vertex numbers < n.
+        // SAFETY: vcolor_assign(offsets, adjacency, class, worklist, colors, live, ItemRange);
+        // the worklist holds `count` vertex numbers < n.
         unsafe { b.launch(cfg) }.map_err(up("launch vcolor_assign"))?;
         let mut b = stream.launch_builder(&k.detect);
         b.arg(&offsets)
@@ -108,8 +112,10 @@ pub fn color_vertices_cuda(
             .arg(cur)
             .arg(&colors)
             .arg(&conflict)
+            .arg(&live)
             .arg(&range);
-        // SAFETY: vcolor_detect(offsets, adjacency, class, worklist, colors, conflict, range).
+        // SAFETY: vcolor_detect(offsets, adjacency, class, worklist, colors, conflict, live,
+        // range).
         unsafe { b.launch(cfg) }.map_err(up("launch vcolor_detect"))?;
         // The scan must cover exactly the current worklist: flags past `count` are stale.
         scan.launch(dev, &conflict, &position, count)?;
@@ -119,8 +125,10 @@ pub fn color_vertices_cuda(
             .arg(&position)
             .arg(next)
             .arg(&colors)
+            .arg(&live)
             .arg(&range);
-        // SAFETY: vcolor_compact(worklist, conflict, position, next_worklist, colors, range).
+        // SAFETY: vcolor_compact(worklist, conflict, position, next_worklist, colors, live,
+        // range).
         unsafe { b.launch(cfg) }.map_err(up("launch vcolor_compact"))?;
         let total = stream
             .clone_dtoh(scan.total())
@@ -134,6 +142,9 @@ pub fn color_vertices_cuda(
         if variant == GpuColoringVariant::Data {
             count = conflicts;
             dir = 1 - dir;
+            stream
+                .memcpy_dtod(scan.total(), &mut live)
+                .map_err(up("copy worklist length"))?;
         }
     }
     // First fit never exceeds max degree + 1, which bounds the recoloring launches without
