@@ -29,6 +29,10 @@ pub struct GlobalArgs {
     /// Also read from CHROMAFLOW_ADAPTER.
     #[arg(long, global = true, value_name = "NAME")]
     pub adapter: Option<String>,
+    /// Build WGSL kernels without wgpu's runtime bounds checks and loop bounding (faster; a
+    /// kernel bug could then corrupt GPU memory instead of reading zeros).
+    #[arg(long, global = true)]
+    pub trusted_kernels: bool,
     /// Compute backend.
     #[arg(long, global = true, value_enum, default_value_t = BackendKind::Wgpu)]
     pub backend: BackendKind,
@@ -157,6 +161,7 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     cli.global.backend.ensure_compiled()?;
+    crate::gpu::shaders::set_trusted_kernels(cli.global.trusted_kernels);
     match cli.command {
         Command::Devices { json } => commands::devices::run(json),
         Command::Mesh(cmd) => commands::mesh::run(cmd, &cli.global),

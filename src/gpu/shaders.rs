@@ -2,6 +2,24 @@
 //! share code from `shaders/common/` (each file is included once per kernel).
 
 use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// When set, kernels are built without wgpu's runtime checks (index clamping on every buffer
+/// and array access, and a counter bounding every loop). Off by default: the checks keep a
+/// kernel bug from corrupting memory. Turned on by `--trusted-kernels` (or the environment
+/// variable CHROMAFLOW_TRUSTED_KERNELS=1) for speed, on kernels the test suite has verified.
+static TRUSTED_KERNELS: AtomicBool = AtomicBool::new(false);
+
+/// Build later pipelines without runtime checks (see [`TRUSTED_KERNELS`]).
+pub fn set_trusted_kernels(on: bool) {
+    TRUSTED_KERNELS.store(on, Ordering::Relaxed);
+}
+
+/// Whether pipelines are built without runtime checks.
+pub fn trusted_kernels() -> bool {
+    TRUSTED_KERNELS.load(Ordering::Relaxed)
+        || std::env::var("CHROMAFLOW_TRUSTED_KERNELS").is_ok_and(|v| v == "1")
+}
 
 /// Embeds `shaders/<path>` as a (path, source) pair.
 macro_rules! shader {
@@ -96,10 +114,18 @@ pub fn compute_pipeline(
 ) -> Result<wgpu::ComputePipeline> {
     let source = kernel_source(name)?;
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+    let desc = wgpu::ShaderModuleDescriptor {
         label: Some(name),
         source: wgpu::ShaderSource::Wgsl(source.into()),
-    });
+    };
+    let module = if trusted_kernels() {
+        // SAFETY: every kernel guards its indices by the item range and by mesh connectivity
+        // validated on the host; the GPU-vs-CPU tests exercise each one with the checks on.
+        // Loops are bounded by degree or level counts. The user opts in explicitly.
+        unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
+    } else {
+        device.create_shader_module(desc)
+    };
     let opt_layouts: Vec<Option<&wgpu::BindGroupLayout>> =
         layouts.iter().map(|l| Some(*l)).collect();
     let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
