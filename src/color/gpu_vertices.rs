@@ -300,10 +300,19 @@ pub fn color_vertices_gpu(
         .create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("vcolor iterated greedy"),
         });
+    let rounds_done = start.elapsed().as_secs_f64();
     record_iterated_greedy(ctx, &mut enc, &parts, top, IG_PASSES)?;
     ctx.queue.submit([enc.finish()]);
+    ctx.wait()?;
+    let recolored = start.elapsed().as_secs_f64();
     let raw: Vec<u32> = readback.read_all(ctx, &colors_buf, n)?;
     let seconds = start.elapsed().as_secs_f64();
+    log::debug!(
+        "GPU vertex coloring: rounds {:.2} ms, recoloring {:.2} ms, read-back {:.2} ms",
+        rounds_done * 1e3,
+        (recolored - rounds_done) * 1e3,
+        (seconds - recolored) * 1e3
+    );
     let (colors, num_colors) = shift_classes(&raw, &classes);
     Ok(GpuVertexColoring {
         colors,
