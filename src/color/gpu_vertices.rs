@@ -66,6 +66,35 @@ pub(crate) const IG_PASSES: usize = 2;
 /// the rounds themselves on Vulkan.
 const ROUNDS_PER_SUBMIT: usize = 4;
 
+impl GpuVertexColoring {
+    /// The coloring of a graph without vertices.
+    pub fn empty() -> Self {
+        GpuVertexColoring {
+            colors: Vec::new(),
+            num_colors: 0,
+            rounds: 0,
+            conflicts_per_round: Vec::new(),
+            seconds: 0.0,
+        }
+    }
+}
+
+/// Per-vertex classes (all 0 when none are given), checked against the vertex count; `None`
+/// for an empty graph. Shared by the wgpu and CUDA versions.
+pub(crate) fn vertex_classes(n: usize, class: Option<&[u32]>) -> Result<Option<Vec<u32>>> {
+    if n == 0 {
+        return Ok(None);
+    }
+    match class {
+        Some(c) if c.len() == n => Ok(Some(c.to_vec())),
+        Some(c) => Err(Error::Invalid(format!(
+            "vertex classes have {} entries but the graph has {n} vertices",
+            c.len()
+        ))),
+        None => Ok(Some(vec![0; n])),
+    }
+}
+
 /// More rounds than any graph of this size can need means a bug: stop with an error.
 pub(crate) fn round_cap(n: usize) -> usize {
     n + 64
@@ -95,24 +124,8 @@ pub fn color_vertices_gpu(
     variant: GpuColoringVariant,
 ) -> Result<GpuVertexColoring> {
     let n = adj.num_rows();
-    if n == 0 {
-        return Ok(GpuVertexColoring {
-            colors: Vec::new(),
-            num_colors: 0,
-            rounds: 0,
-            conflicts_per_round: Vec::new(),
-            seconds: 0.0,
-        });
-    }
-    let classes: Vec<u32> = match class {
-        Some(c) if c.len() == n => c.to_vec(),
-        Some(c) => {
-            return Err(Error::Invalid(format!(
-                "vertex classes have {} entries but the graph has {n} vertices",
-                c.len()
-            )))
-        }
-        None => vec![0; n],
+    let Some(classes) = vertex_classes(n, class)? else {
+        return Ok(GpuVertexColoring::empty());
     };
     let n32 = n as u32;
     let offsets_buf = storage_from(ctx, "adjacency offsets", &adj.offsets)?;

@@ -66,37 +66,12 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("vcolor_recolor.cu"),
 ];
 
-fn raw_source(file: &str) -> Result<&'static str> {
-    CUDA_FILES
-        .iter()
-        .find(|(n, _)| *n == file)
-        .map(|(_, s)| *s)
-        .ok_or_else(|| Error::Gpu(format!("CUDA source '{file}' is not embedded")))
-}
-
 /// The full CUDA source of kernel file `stem` (`shaders/cuda/<stem>.cu`) with its
 /// `// #include "common/..."` lines expanded, as for the WGSL kernels.
 pub fn kernel_source(stem: &str) -> Result<String> {
-    let mut out = String::new();
-    let mut seen = Vec::new();
-    expand(&format!("{stem}.cu"), &mut out, &mut seen)?;
-    Ok(out)
-}
-
-fn expand(file: &str, out: &mut String, seen: &mut Vec<String>) -> Result<()> {
-    if seen.iter().any(|s| s == file) {
-        return Ok(());
-    }
-    seen.push(file.to_string());
-    for line in raw_source(file)?.lines() {
-        if let Some(rest) = line.trim().strip_prefix("// #include") {
-            expand(rest.trim().trim_matches('"'), out, seen)?;
-        } else {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    Ok(())
+    crate::gpu::shaders::expand_includes(&format!("{stem}.cu"), &|f| {
+        crate::gpu::shaders::embedded(CUDA_FILES, f)
+    })
 }
 
 /// A `-D` define for an f32 constant (the WGSL override constants): shortest round-trip form

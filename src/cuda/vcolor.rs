@@ -6,7 +6,7 @@
 use super::kernels::CudaPrefixSum;
 use super::{driver_err, item_range, launch_for, CudaDevice};
 use crate::color::gpu_vertices::{
-    round_cap, shift_classes, GpuColoringVariant, GpuVertexColoring, IG_PASSES,
+    round_cap, shift_classes, vertex_classes, GpuColoringVariant, GpuVertexColoring, IG_PASSES,
 };
 use crate::error::{Error, Result};
 use crate::gpu::dispatch::ItemRange;
@@ -31,24 +31,8 @@ pub fn color_vertices_cuda(
     variant: GpuColoringVariant,
 ) -> Result<GpuVertexColoring> {
     let n = adj.num_rows();
-    if n == 0 {
-        return Ok(GpuVertexColoring {
-            colors: Vec::new(),
-            num_colors: 0,
-            rounds: 0,
-            conflicts_per_round: Vec::new(),
-            seconds: 0.0,
-        });
-    }
-    let classes: Vec<u32> = match class {
-        Some(c) if c.len() == n => c.to_vec(),
-        Some(c) => {
-            return Err(Error::Invalid(format!(
-                "vertex classes have {} entries but the graph has {n} vertices",
-                c.len()
-            )))
-        }
-        None => vec![0; n],
+    let Some(classes) = vertex_classes(n, class)? else {
+        return Ok(GpuVertexColoring::empty());
     };
     let k = Kernels {
         assign: dev.function("vcolor_assign", "vcolor_assign", &[])?,

@@ -72,7 +72,12 @@ pub fn kernel_names() -> impl Iterator<Item = &'static str> {
 }
 
 fn raw_source(file: &str) -> Result<&'static str> {
-    SHADER_FILES
+    embedded(SHADER_FILES, file)
+}
+
+/// The source of `file` in an embedded (path, source) list.
+pub fn embedded(files: &'static [(&str, &str)], file: &str) -> Result<&'static str> {
+    files
         .iter()
         .find(|(n, _)| *n == file)
         .map(|(_, s)| *s)
@@ -81,27 +86,35 @@ fn raw_source(file: &str) -> Result<&'static str> {
 
 /// The full WGSL source of kernel `name` (file stem), with includes expanded.
 pub fn kernel_source(name: &str) -> Result<String> {
-    let mut out = String::new();
-    let mut seen = Vec::new();
-    expand(&format!("{name}.wgsl"), &mut out, &mut seen)?;
-    Ok(out)
+    expand_includes(&format!("{name}.wgsl"), &raw_source)
 }
 
-fn expand(file: &str, out: &mut String, seen: &mut Vec<String>) -> Result<()> {
-    if seen.iter().any(|s| s == file) {
-        return Ok(());
-    }
-    seen.push(file.to_string());
-    for line in raw_source(file)?.lines() {
-        if let Some(rest) = line.trim().strip_prefix("// #include") {
-            let inc = rest.trim().trim_matches('"');
-            expand(inc, out, seen)?;
-        } else {
-            out.push_str(line);
-            out.push('\n');
+/// Expand `// #include "path"` lines recursively (each file once), reading files with `read`.
+/// Shared by the WGSL kernels and their CUDA twins.
+pub fn expand_includes(file: &str, read: &dyn Fn(&str) -> Result<&'static str>) -> Result<String> {
+    fn go(
+        file: &str,
+        read: &dyn Fn(&str) -> Result<&'static str>,
+        out: &mut String,
+        seen: &mut Vec<String>,
+    ) -> Result<()> {
+        if seen.iter().any(|s| s == file) {
+            return Ok(());
         }
+        seen.push(file.to_string());
+        for line in read(file)?.lines() {
+            if let Some(rest) = line.trim().strip_prefix("// #include") {
+                go(rest.trim().trim_matches('"'), read, out, seen)?;
+            } else {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        Ok(())
     }
-    Ok(())
+    let mut out = String::new();
+    go(file, read, &mut out, &mut Vec::new())?;
+    Ok(out)
 }
 
 /// Compile kernel `name` into a compute pipeline with entry point `main` and an automatic layout
