@@ -150,6 +150,23 @@ pub fn init_logging(g: &GlobalArgs) {
         .try_init();
 }
 
+/// The error and its causes joined by ": ", skipping a cause whose text the message already
+/// contains (our errors often embed their source).
+pub fn error_message(e: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if msg.contains(&text) {
+            continue;
+        }
+        if !msg.is_empty() {
+            msg.push_str(": ");
+        }
+        msg.push_str(&text);
+    }
+    msg
+}
+
 /// Exit code for an error: 2 for invalid user input, 1 otherwise.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
     match e.downcast_ref::<crate::error::Error>() {

@@ -10,7 +10,7 @@ fn main() -> ExitCode {
     match chromaflow::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", chromaflow::cli::error_message(&e));
             ExitCode::from(chromaflow::cli::exit_code(&e))
         }
     }
