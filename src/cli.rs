@@ -138,7 +138,9 @@ pub fn init_logging(g: &GlobalArgs) {
         "error"
     } else {
         match g.verbose {
-            0 => "warn",
+            // The Vulkan loader's own chatter (wgpu_hal) only with -v: without a driver it
+            // prints several errors before our one clear message.
+            0 => "warn,wgpu_hal=off",
             1 => "info",
             2 => "debug",
             _ => "trace",
