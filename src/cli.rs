@@ -78,17 +78,6 @@ pub enum BenchCommand {
     Smooth(crate::commands::smooth::BenchSmoothArgs),
 }
 
-/// Commands that have no CUDA implementation yet refuse `--backend cuda`.
-fn wgpu_only(g: &GlobalArgs, what: &str) -> anyhow::Result<()> {
-    match g.backend {
-        crate::gpu::BackendKind::Wgpu => Ok(()),
-        crate::gpu::BackendKind::Cuda => Err(crate::error::Error::Invalid(format!(
-            "{what} has no CUDA backend yet: use --backend wgpu"
-        ))
-        .into()),
-    }
-}
-
 /// A mesh argument: a .msh file, or a built-in spec (rect, rect:N, rect:N@SEED, disk:N,
 /// quad:NXxNY, cross:N).
 pub type MeshArg = String;
@@ -188,22 +177,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Bench(BenchCommand::Color(args)) => commands::color::bench(&args, &cli.global),
         Command::Bench(BenchCommand::Swe(args)) => commands::bench_swe::run(&args, &cli.global),
         Command::Swe(args) => commands::swe::run(&args, &cli.global),
-        Command::Dg(args) => {
-            wgpu_only(&cli.global, "dg")?;
-            commands::dg::run(&args, &cli.global)
-        }
-        Command::Bench(BenchCommand::Dg(args)) => {
-            wgpu_only(&cli.global, "bench dg")?;
-            commands::dg::bench(&args, &cli.global)
-        }
-        Command::Bench(BenchCommand::Smooth(args)) => {
-            wgpu_only(&cli.global, "bench smooth")?;
-            commands::smooth::bench(&args, &cli.global)
-        }
-        Command::Smooth(args) => {
-            wgpu_only(&cli.global, "smooth")?;
-            commands::smooth::run(&args, &cli.global)
-        }
+        Command::Dg(args) => commands::dg::run(&args, &cli.global),
+        Command::Bench(BenchCommand::Dg(args)) => commands::dg::bench(&args, &cli.global),
+        Command::Bench(BenchCommand::Smooth(args)) => commands::smooth::bench(&args, &cli.global),
+        Command::Smooth(args) => commands::smooth::run(&args, &cli.global),
         Command::Parity(args) => commands::parity::run(&args, &cli.global),
     }
 }

@@ -7,14 +7,14 @@ use crate::cli::GlobalArgs;
 use crate::color::faces::greedy_face_coloring;
 use crate::commands::progress::bar;
 use crate::error::Error;
-use crate::gpu::timing::{median, PassTimer};
-use crate::gpu::{GpuContext, GpuOptions};
+use crate::gpu::timing::median;
+use crate::gpu::{Backend, GpuOptions};
 use crate::mesh::{Mesh, Topology};
 use crate::order::{apply_ordering, order_mesh, OrderedMesh, Ordering};
 use crate::output::{save_field_png, write_json_atomic, CsvWriter, Field, PlotOptions};
 use crate::solver::dg::cpu::Operator;
 use crate::solver::dg::euler::{pressure, sound_speed};
-use crate::solver::dg::gpu::{GpuConfig, GpuDg, Kernel};
+use crate::solver::dg::gpu::{new_dg_device, GpuConfig, Kernel};
 use crate::solver::dg::{BasisTables, Case, DgMesh, MeshSource, NumericalFlux};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -311,11 +311,14 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         state_fn: case.initial,
         states: case.states.clone(),
     };
-    let ctx = GpuContext::new(&GpuOptions {
-        adapter: global.adapter.clone(),
-    })?;
-    let mut gpu = GpuDg::new(
-        &ctx,
+    let backend = Backend::new(
+        global.backend,
+        &GpuOptions {
+            adapter: global.adapter.clone(),
+        },
+    )?;
+    let mut gpu = new_dg_device(
+        &backend,
         &dm,
         &tables,
         &GpuConfig {
@@ -329,9 +332,9 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     )?;
     let c0 = op.project(&|x, y| case.initial.eval(x, y, 0.0));
     if case.limiter {
-        gpu.limit_once(&ctx, &c0)?;
+        gpu.limit_once(&c0)?;
     } else {
-        gpu.set_solution(&ctx, &c0)?;
+        gpu.set_solution(&c0)?;
     }
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
     let csv_path = args.out.join("dg_totals.csv");
@@ -358,7 +361,7 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             case.order,
             case.flux.name(),
             if case.limiter { "on" } else { "off" },
-            ctx.info.name
+            gpu.device_name()
         );
     }
     let every = case.snapshot_every.unwrap_or(case.t_end);
@@ -388,14 +391,14 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             csv.row(&[t, steps as f64, tot[0], tot[1], tot[2], tot[3], err])?;
             write_snapshot(&snapshots, c, t, index)
         };
-    let c = gpu.solution(&ctx)?;
+    let c = gpu.solution()?;
     record(&c, 0.0, 0, index, &mut csv)?;
     while t < case.t_end * (1.0 - 1e-9) {
         let target = (t + every).min(case.t_end);
-        gpu.set_clock(&ctx, t, target);
+        gpu.set_clock(t, target)?;
         loop {
-            gpu.advance(&ctx, args.batch.max(1))?;
-            let clock = gpu.clock(&ctx)?;
+            gpu.advance(args.batch.max(1))?;
+            let clock = gpu.clock()?;
             pb.set_position((1000.0 * clock.t / case.t_end) as u64);
             if clock.t >= target as f32 as f64 || clock.dt == 0.0 {
                 steps += clock.steps;
@@ -403,7 +406,7 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                 break;
             }
         }
-        let c = gpu.solution(&ctx)?;
+        let c = gpu.solution()?;
         if c.iter().any(|v| !v.is_finite()) {
             return Err(Error::Gpu(format!("the solution has NaN or Inf at t = {t}")).into());
         }
@@ -454,7 +457,7 @@ struct BenchRow {
 }
 
 fn bench_one(
-    ctx: &GpuContext,
+    backend: &Backend,
     om: &OrderedMesh,
     case: &Case,
     p: usize,
@@ -470,8 +473,8 @@ fn bench_one(
         state_fn: case.initial,
         states: vec![],
     };
-    let mut gpu = GpuDg::new(
-        ctx,
+    let mut gpu = new_dg_device(
+        backend,
         &dm,
         &tables,
         &GpuConfig {
@@ -486,25 +489,23 @@ fn bench_one(
     let c0 = op.project(&|x, y| case.initial.eval(x, y, 0.0));
     let mut samples = Vec::new();
     let mut kernel_times: std::collections::HashMap<Kernel, Vec<f64>> = Default::default();
-    let mut timer = PassTimer::new(ctx, (args.steps.min(8) * 32) as u32);
     for rep in 0..args.repeats.max(1) + 1 {
-        gpu.limit_once(ctx, &c0)?;
-        gpu.set_clock(ctx, 0.0, 1e9);
-        ctx.wait()?;
+        gpu.limit_once(&c0)?;
+        gpu.set_clock(0.0, 1e9)?;
+        gpu.wait()?;
         let start = Instant::now();
-        gpu.advance(ctx, args.steps)?;
-        ctx.wait()?;
+        gpu.advance(args.steps)?;
+        gpu.wait()?;
         let secs = start.elapsed().as_secs_f64();
         if rep > 0 {
             samples.push(secs / args.steps as f64);
         }
-        if timer.uses_timestamps() && rep == 1 {
-            timer.reset();
-            let kinds = gpu.advance_timed(ctx, args.steps.min(8), &mut timer)?;
-            let times = timer.pass_seconds(ctx)?;
-            let n = args.steps.min(8) as f64;
-            for (k, s) in kinds.iter().zip(times) {
-                kernel_times.entry(*k).or_default().push(s / n);
+        if rep == 1 {
+            let n = args.steps.min(8);
+            if let Some(passes) = gpu.time_kernels(n)? {
+                for (k, s) in passes {
+                    kernel_times.entry(k).or_default().push(s / n as f64);
+                }
             }
         }
     }
@@ -532,9 +533,12 @@ fn bench_one(
 }
 
 pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
-    let ctx = GpuContext::new(&GpuOptions {
-        adapter: global.adapter.clone(),
-    })?;
+    let backend = Backend::new(
+        global.backend,
+        &GpuOptions {
+            adapter: global.adapter.clone(),
+        },
+    )?;
     let case = Case::double_mach(args.cells);
     let mesh = case.build_mesh(1)?;
     let topo = Topology::build(&mesh)?;
@@ -559,12 +563,12 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         ),
     ];
     for (label, om) in &variants {
-        rows.push(bench_one(&ctx, om, &case, 1, args, label)?);
+        rows.push(bench_one(&backend, om, &case, 1, args, label)?);
     }
     let best = &variants[3].1;
     for p in 2..=4 {
         rows.push(bench_one(
-            &ctx,
+            &backend,
             best,
             &case,
             p,
@@ -573,7 +577,8 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         )?);
     }
     let json = serde_json::json!({
-        "adapter": ctx.info.name,
+        "adapter": backend.name(),
+        "backend": backend.kind().name(),
         "case": "double Mach reflection",
         "elements": mesh.num_elements(),
         "steps": args.steps,
@@ -600,7 +605,7 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         "DG Euler, double Mach reflection, {} triangles, {} steps, {}\n",
         mesh.num_elements(),
         args.steps,
-        ctx.info.name
+        backend.name()
     );
     println!("| variant | p | colors | ms/step | DOF updates/s | eff. GB/s | kernels (ms/step) |");
     println!("|---|---|---|---|---|---|---|");

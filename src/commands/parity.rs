@@ -1,5 +1,5 @@
 //! `chromaflow parity`: run the cases of the GPU test suites (tests/swe_gpu.rs,
-//! tests/gpu_coloring.rs) on every available backend (wgpu, and CUDA when built with
+//! tests/dg_gpu.rs, tests/gpu_coloring.rs) on every available backend (wgpu, and CUDA when built with
 //! `--features cuda` on a machine with an NVIDIA driver) and compare each with the CPU
 //! reference under the tests' tolerances. Prints a table (max differences, PASS / FAIL / SKIP);
 //! any FAIL gives a nonzero exit. This is how the CUDA backend is checked on the GPU machine
@@ -115,7 +115,9 @@ pub fn run(args: &ParityArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     eprintln!("parity: running on {} [{kind}]", b.name());
                 }
                 swe_checks(&mut report, &b, args.quick);
+                dg_checks(&mut report, &b);
                 coloring_checks(&mut report, &b);
+                smooth_checks(&mut report, &b);
             }
             Err(e) => report.rows.push(Row {
                 check: "open backend".into(),
@@ -618,4 +620,285 @@ fn coloring_checks(report: &mut Report, b: &Backend) {
             ))
         },
     );
+}
+
+/// Largest |a - b| over the coordinates of positions.
+fn max_position_diff(a: &[[f64; 2]], b: &[[f64; 2]]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(p, q)| (p[0] - q[0]).abs().max((p[1] - q[1]).abs()))
+        .fold(0.0, f64::max)
+}
+
+/// Metric-field vertex smoothing (tests/smooth_gpu.rs): each sampling path on rect:700@5 with
+/// the shock metric on a 48x48 texture, after one sweep and after 20, against the f64 CPU
+/// reference from the same f32 starting positions and schedule (the backend's coloring). One
+/// sweep: the test's tolerances, 2e-6 for the shader and buffer paths (exact f32 weights) and
+/// 2e-6 + twice the change that 1/256 filter weights make to the reference for the hardware
+/// filter. k sweeps: the f32 part scaled by k (differences of successive sweeps add at most
+/// linearly) and the quantization effect measured after the same k sweeps.
+fn smooth_checks(report: &mut Report, b: &Backend) {
+    use crate::solver::smooth::cpu::positions;
+    use crate::solver::smooth::gpu::new_smooth_device;
+    use crate::solver::smooth::{
+        sweep_cpu, MetricSpec, MetricTexture, Sampling, SmoothParams, SmoothTopology,
+        TexelPrecision, TextureSampler, WeightMode,
+    };
+    let spec = "rect:700@5";
+    let prepared = (|| -> Result<_> {
+        let mesh = generate::builtin(spec)?;
+        let topo = SmoothTopology::build(&mesh)?;
+        let schedule = crate::commands::smooth::schedule_gpu(b, &topo)?;
+        let metric = MetricSpec::resolve(Some("shock"), None, &mesh)?;
+        let tex = MetricTexture::from_spec(&metric, &mesh, 48, 2)?;
+        let start: Vec<[f64; 2]> = positions(&mesh)
+            .iter()
+            .map(|p| [p[0] as f32 as f64, p[1] as f32 as f64])
+            .collect();
+        Ok((topo, schedule, tex, start))
+    })();
+    let params = SmoothParams::default();
+    for sweeps in [1usize, 20] {
+        for sampling in Sampling::ALL {
+            let name = format!("smooth {sampling} {spec} shock {sweeps} sweep(s)");
+            let tolerance = match sampling {
+                Sampling::Hardware => {
+                    format!("{:.0e} + 2 x 1/256-weight effect", 2e-6 * sweeps as f64)
+                }
+                _ => format!("{:.0e}", 2e-6 * sweeps as f64),
+            };
+            report.check(&name, b.kind(), &tolerance, || {
+                let (topo, schedule, tex, start) = prepared
+                    .as_ref()
+                    .map_err(|e| Error::Invalid(e.to_string()))?;
+                let mut g =
+                    new_smooth_device(b, topo, schedule, tex, sampling, &params, start)?;
+                g.run(sweeps)?;
+                let got = g.positions_f64()?;
+                let reference = |weights, precision| {
+                    let smp = TextureSampler::new(tex, weights, precision);
+                    let mut pos = start.clone();
+                    for _ in 0..sweeps {
+                        sweep_cpu(&mut pos, topo, schedule, &|x| smp.sample(x), &params);
+                    }
+                    pos
+                };
+                let base = 2e-6 * sweeps as f64;
+                let (want, tol, quant) = match sampling {
+                    Sampling::Buffer => (reference(WeightMode::Exact, TexelPrecision::F32), base, None),
+                    Sampling::Shader => (reference(WeightMode::Exact, g.precision()), base, None),
+                    Sampling::Hardware => {
+                        let exact = reference(WeightMode::Exact, g.precision());
+                        let quant =
+                            max_position_diff(&exact, &reference(WeightMode::Quantized8, g.precision()));
+                        (exact, base + 2.0 * quant, Some(quant))
+                    }
+                };
+                let moved = max_position_diff(&want, start);
+                let d = max_position_diff(&got, &want);
+                let finite = got.iter().flatten().all(|v| v.is_finite());
+                Ok((
+                    match quant {
+                        Some(q) => format!(
+                            "max diff {d:.2e} (tolerance {tol:.2e}, 1/256 effect {q:.2e}), moved {moved:.2e}"
+                        ),
+                        None => format!("max diff {d:.2e}, moved {moved:.2e}"),
+                    },
+                    finite && moved > 1e-3 && d <= tol,
+                ))
+            });
+        }
+    }
+}
+
+/// Largest |a − b| relative to max |b|, as in tests/dg_gpu.rs (infinite on NaN or a length
+/// mismatch).
+fn max_rel(a: &[f64], b: &[f64]) -> f64 {
+    if a.len() != b.len() {
+        return f64::INFINITY;
+    }
+    let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-30);
+    let mut worst = 0.0f64;
+    for (x, y) in a.iter().zip(b) {
+        let d = (x - y).abs() / scale;
+        if !d.is_finite() {
+            return f64::INFINITY;
+        }
+        worst = worst.max(d);
+    }
+    worst
+}
+
+/// The DG test mesh with every boundary kind (tests/dg_gpu.rs `all_boundaries`).
+fn dg_all_boundaries(ordering: Ordering) -> Result<crate::solver::dg::DgMesh> {
+    use crate::solver::dg::BoundaryKind;
+    let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, 160, 3)?;
+    let om = crate::order::order_mesh(&mesh, ordering, 2)?;
+    crate::solver::dg::DgMesh::build(&om, &|t| {
+        Ok(match t {
+            1 => BoundaryKind::Wall,
+            2 => BoundaryKind::Outflow,
+            3 => BoundaryKind::Inflow(0),
+            _ => BoundaryKind::Exact,
+        })
+    })
+}
+
+/// The periodic DG test mesh (tests/dg_gpu.rs `periodic_mesh`).
+fn dg_periodic() -> Result<crate::solver::dg::DgMesh> {
+    use crate::solver::dg::BoundaryKind;
+    let mesh = generate::split_square_grid(0.0, 1.0, 0.0, 1.0, 5, 5)?;
+    let om = crate::order::order_mesh(&mesh, Ordering::ColorRenumbered, 1)?;
+    crate::solver::dg::DgMesh::build(&om, &|t| {
+        Ok(match t {
+            1 => BoundaryKind::Periodic(3),
+            3 => BoundaryKind::Periodic(1),
+            2 => BoundaryKind::Periodic(4),
+            _ => BoundaryKind::Periodic(2),
+        })
+    })
+}
+
+/// The DG run configuration of tests/dg_gpu.rs.
+fn dg_config(
+    flux: crate::solver::dg::NumericalFlux,
+    limiter: bool,
+    state_fn: crate::solver::dg::StateFn,
+) -> crate::solver::dg::gpu::GpuConfig {
+    crate::solver::dg::gpu::GpuConfig {
+        flux,
+        state_fn,
+        states: vec![crate::solver::dg::euler::conserved(1.1, 0.3, -0.2, 0.9)],
+        cfl: 0.3,
+        fixed_dt: None,
+        limiter,
+    }
+}
+
+/// DG Euler (tests/dg_gpu.rs): the rhs for p = 0..4 on a mesh with every boundary kind, the
+/// limiter on a shock, and 10 limited steps for p = 1..3 with periodic boundaries, against the
+/// f64 CPU operator.
+fn dg_checks(report: &mut Report, b: &Backend) {
+    use crate::solver::dg::gpu::new_dg_device;
+    use crate::solver::dg::{BasisTables, NumericalFlux, Operator, StateFn};
+    let kind = b.kind();
+    let vortex = StateFn::Vortex {
+        x0: 0.4,
+        y0: 0.6,
+        u_inf: 0.5,
+        v_inf: 0.3,
+        beta: 1.0,
+    };
+    for (ordering, flux) in [
+        (Ordering::Original, NumericalFlux::Rusanov),
+        (Ordering::ColorRenumbered, NumericalFlux::Hllc),
+    ] {
+        let dm = dg_all_boundaries(ordering);
+        for p in 0..=4 {
+            let name = format!("dg rhs {ordering} {} p={p} all boundary kinds", flux.name());
+            report.check(&name, kind, "rel 2e-5", || {
+                let dm = dm.as_ref().map_err(|e| Error::Invalid(e.to_string()))?;
+                let tables = BasisTables::new(p);
+                let cfg = dg_config(flux, false, vortex);
+                let op = Operator {
+                    mesh: dm,
+                    tables: &tables,
+                    flux,
+                    state_fn: cfg.state_fn,
+                    states: cfg.states.clone(),
+                };
+                // Round the input to f32 so both sides see the same coefficients.
+                let c: Vec<f64> = op
+                    .project(&|x, y| vortex.eval(x, y, 0.0))
+                    .iter()
+                    .map(|&v| v as f32 as f64)
+                    .collect();
+                let mut cpu = vec![0.0; op.ndof()];
+                op.rhs(&c, 0.25, &mut cpu);
+                let mut gpu = new_dg_device(b, dm, &tables, &cfg)?;
+                let g = gpu.eval_rhs(&c, 0.25)?;
+                let err = max_rel(&g, &cpu);
+                Ok((format!("rel {err:.2e}"), err < 2e-5))
+            });
+        }
+    }
+    let rcm = dg_all_boundaries(Ordering::Rcm);
+    for p in [1usize, 2] {
+        let name = format!("dg limiter rcm p={p} shock");
+        report.check(&name, kind, "rel 1e-5, limits", || {
+            let dm = rcm.as_ref().map_err(|e| Error::Invalid(e.to_string()))?;
+            let dmr = StateFn::DoubleMach;
+            let tables = BasisTables::new(p);
+            let cfg = dg_config(NumericalFlux::Rusanov, true, dmr);
+            let op = Operator {
+                mesh: dm,
+                tables: &tables,
+                flux: cfg.flux,
+                state_fn: dmr,
+                states: cfg.states.clone(),
+            };
+            // A shock through the unit square: many cells are limited.
+            let c: Vec<f64> = op
+                .project(&|x, y| dmr.eval(x + 0.2, y, 0.0))
+                .iter()
+                .map(|&v| v as f32 as f64)
+                .collect();
+            let mut cpu = vec![0.0; c.len()];
+            op.limit(&c, &mut cpu, true);
+            let mut gpu = new_dg_device(b, dm, &tables, &cfg)?;
+            let g = gpu.limit_once(&c)?;
+            let err = max_rel(&g, &cpu);
+            let limited = c.iter().zip(&cpu).any(|(a, b)| (a - b).abs() > 1e-3);
+            Ok((
+                format!("rel {err:.2e} limited {limited}"),
+                err < 1e-5 && limited,
+            ))
+        });
+    }
+    let periodic = dg_periodic();
+    for p in [1usize, 2, 3] {
+        let name = format!("dg 10 steps p={p} limiter periodic 5x5");
+        report.check(&name, kind, "rel 1e-4, 10 steps, totals 2e-6", || {
+            let dm = periodic
+                .as_ref()
+                .map_err(|e| Error::Invalid(e.to_string()))?;
+            let tables = BasisTables::new(p);
+            let cfg = dg_config(NumericalFlux::Rusanov, true, vortex);
+            let op = Operator {
+                mesh: dm,
+                tables: &tables,
+                flux: cfg.flux,
+                state_fn: cfg.state_fn,
+                states: cfg.states.clone(),
+            };
+            let c0: Vec<f64> = op
+                .project(&|x, y| vortex.eval(x, y, 0.0))
+                .iter()
+                .map(|&v| v as f32 as f64)
+                .collect();
+            let dt = 0.5 * op.cfl_dt(&c0, 0.3);
+            let steps = 10;
+            let mut cpu = c0.clone();
+            crate::solver::dg::cpu::run(&op, &mut cpu, dt * steps as f64, 0.3, Some(dt), true);
+            let cfg = crate::solver::dg::gpu::GpuConfig {
+                fixed_dt: Some(dt),
+                ..cfg
+            };
+            let mut gpu = new_dg_device(b, dm, &tables, &cfg)?;
+            gpu.set_solution(&c0)?;
+            gpu.set_clock(0.0, dt * steps as f64)?;
+            gpu.advance(steps + 2)?;
+            let clock = gpu.clock()?;
+            let g = gpu.solution()?;
+            let err = max_rel(&g, &cpu);
+            let (t0, t1) = (op.totals(&c0), op.totals(&g));
+            let drift = (0..4)
+                .map(|eq| (t1[eq] - t0[eq]).abs() / t0[eq].abs().max(1.0))
+                .fold(0.0f64, f64::max);
+            Ok((
+                format!("rel {err:.2e} steps {} totals {drift:.2e}", clock.steps),
+                err < 1e-4 && clock.steps == steps as u64 && drift < 2e-6,
+            ))
+        });
+    }
 }

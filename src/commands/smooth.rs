@@ -4,19 +4,19 @@
 //! paths).
 
 use crate::cli::GlobalArgs;
-use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
+use crate::color::gpu_vertices::{color_vertices_on, GpuColoringVariant};
 use crate::commands::progress::{bar, spinner};
 use crate::error::Error;
-use crate::gpu::{GpuContext, GpuOptions};
+use crate::gpu::{Backend, GpuOptions};
 use crate::mesh::{generate, load_or_builtin, write_msh41, write_vtu, Mesh};
 use crate::output::{save_field_png, write_json_atomic, CsvWriter, Field, PlotOptions};
 use crate::solver::smooth::cpu::{min_shape, positions, set_positions};
-use crate::solver::smooth::gpu::{texture_format, ITERATIONS_PER_SUBMIT};
+use crate::solver::smooth::gpu::{new_smooth_device, texture_format, ITERATIONS_PER_SUBMIT};
 use crate::solver::smooth::quality::HISTOGRAM_BINS;
 use crate::solver::smooth::texture::check_size;
 use crate::solver::smooth::{
-    metric_normalization, metric_quality, sweep_cpu, GpuSmoother, MetricSpec, MetricTexture,
-    QualitySummary, Sampling, Schedule, SmoothParams, SmoothTopology, TextureSampler, WeightMode,
+    metric_normalization, metric_quality, sweep_cpu, MetricSpec, MetricTexture, QualitySummary,
+    Sampling, Schedule, SmoothParams, SmoothTopology, TextureSampler, WeightMode,
 };
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -75,22 +75,37 @@ pub struct SmoothArgs {
     pub json: bool,
 }
 
-fn gpu_context(global: &GlobalArgs) -> anyhow::Result<GpuContext> {
-    Ok(GpuContext::new(&GpuOptions {
-        adapter: global.adapter.clone(),
-    })?)
+/// The backend `--backend` names (wgpu: the adapter `--adapter` picks; CUDA: device 0).
+fn open_backend(global: &GlobalArgs) -> anyhow::Result<Backend> {
+    Ok(Backend::new(
+        global.backend,
+        &GpuOptions {
+            adapter: global.adapter.clone(),
+        },
+    )?)
 }
 
-/// Color with the GPU speculative coloring, boundary vertices in classes of their own.
-fn schedule_gpu(ctx: &GpuContext, topo: &SmoothTopology) -> anyhow::Result<Schedule> {
+/// The device name as the reports give it (wgpu: the adapter name, CUDA: name and compute
+/// capability).
+fn adapter_name(backend: &Backend) -> String {
+    match backend {
+        Backend::Wgpu(ctx) => ctx.info.name.clone(),
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(dev) => dev.description(),
+    }
+}
+
+/// Color with the GPU speculative coloring on `backend`, boundary vertices in classes of their
+/// own.
+pub fn schedule_gpu(backend: &Backend, topo: &SmoothTopology) -> crate::error::Result<Schedule> {
     let classes = topo.classes();
-    let col = color_vertices_gpu(
-        ctx,
+    let col = color_vertices_on(
+        backend,
         &topo.neighbors,
         Some(&classes),
         GpuColoringVariant::Data,
     )?;
-    Ok(Schedule::from_colors(topo, &col.colors)?)
+    Schedule::from_colors(topo, &col.colors)
 }
 
 fn histogram_text(s: &QualitySummary) -> String {
@@ -131,12 +146,20 @@ pub fn run(args: &SmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let spec = MetricSpec::resolve(args.metric.as_deref(), args.metric_file.as_deref(), &mesh)?;
     sp.set_message(format!("resampling metric {}", spec.name()));
     let tex = MetricTexture::from_spec(&spec, &mesh, args.texture_size, args.supersample)?;
-    let ctx = gpu_context(global)?;
-    let schedule = schedule_gpu(&ctx, &topo)?;
+    let backend = open_backend(global)?;
+    let schedule = schedule_gpu(&backend, &topo)?;
     sp.finish_and_clear();
 
     let start = positions(&mesh);
-    let mut gpu = GpuSmoother::new(&ctx, &topo, &schedule, &tex, args.sampling, &params, &start)?;
+    let mut gpu = new_smooth_device(
+        &backend,
+        &topo,
+        &schedule,
+        &tex,
+        args.sampling,
+        &params,
+        &start,
+    )?;
     // Quality is judged with the exact bilinear metric at the texel precision the kernel reads.
     let sampler = TextureSampler::new(&tex, WeightMode::Exact, gpu.precision());
     let metric = |x: [f64; 2]| sampler.sample(x);
@@ -187,13 +210,13 @@ pub fn run(args: &SmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let mut pos = start.clone();
     while done < args.iterations {
         let k = every.min(args.iterations - done);
-        let t = gpu.run(&ctx, k)?;
+        let t = gpu.run(k)?;
         gpu_seconds += t.wall_seconds;
         if let Some(ks) = t.kernel_seconds {
             *kernel_seconds.get_or_insert(0.0) += ks;
         }
         done += k;
-        pos = gpu.positions_f64(&ctx)?;
+        pos = gpu.positions_f64()?;
         let shape = min_shape(&pos, &topo.triangles);
         if crate::solver::smooth::cpu::not_above(shape, 0.0) {
             return Err(Error::Gpu(format!(
@@ -264,7 +287,8 @@ pub fn run(args: &SmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         "sampling": args.sampling,
         "iterations": args.iterations,
         "params": params,
-        "adapter": ctx.info.name,
+        "adapter": gpu.device_name(),
+        "backend": backend.kind(),
         "metric_normalization": norm,
         "quality_before": before,
         "quality_after": after,
@@ -291,7 +315,7 @@ pub fn run(args: &SmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         gpu.precision(),
         args.sampling,
         args.iterations,
-        ctx.info.name,
+        gpu.device_name(),
         gpu_seconds
     );
     let bins: Vec<String> = (0..HISTOGRAM_BINS)
@@ -357,19 +381,34 @@ pub fn bench(args: &BenchSmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> 
     if args.sampling.is_empty() {
         return Err(Error::Invalid("--sampling needs at least one path".into()).into());
     }
-    let ctx = gpu_context(global)?;
+    let backend = open_backend(global)?;
     let params = SmoothParams::default();
     if !args.json {
-        let (_, prec) = texture_format(&ctx);
+        let (prec, timing) = match &backend {
+            Backend::Wgpu(ctx) => (
+                texture_format(ctx).1,
+                format!(
+                    "seconds = wall time from recording the first iteration to the GPU \
+                     finishing the last (host-side recording included, overlapped with the GPU \
+                     after the first submit), kernel = sum of the GPU times of the compute \
+                     passes (timestamp queries, one pass of {ITERATIONS_PER_SUBMIT} iterations \
+                     per submit, barriers between dispatches included)"
+                ),
+            ),
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(_) => (
+                crate::solver::smooth::TexelPrecision::F32,
+                "seconds = wall time from queuing the first launch to the GPU finishing the \
+                 last (host-side launch overhead included, overlapped with the GPU), kernel = \
+                 GPU time between CUDA events recorded before the first and after the last \
+                 launch (one launch per color per iteration)"
+                    .to_string(),
+            ),
+        };
         println!(
-            "adapter: {} ({:?}); metric {}, {}x{} texture ({prec:?} texels for the texture \
-             paths), {} iterations; seconds = wall time from recording the first iteration to \
-             the GPU finishing the last (host-side recording included, overlapped with the GPU \
-             after the first submit), kernel = sum of the GPU times of the compute passes \
-             (timestamp queries, one pass of {ITERATIONS_PER_SUBMIT} iterations per submit, \
-             barriers between dispatches included)",
-            ctx.info.name,
-            ctx.info.backend,
+            "adapter: {}; metric {}, {}x{} texture ({prec:?} texels for the texture paths), {} \
+             iterations; {timing}",
+            backend.name(),
             args.metric,
             args.texture_size,
             args.texture_size,
@@ -396,7 +435,7 @@ pub fn bench(args: &BenchSmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> 
         let topo = SmoothTopology::build(&mesh)?;
         let spec = MetricSpec::resolve(Some(&args.metric), None, &mesh)?;
         let tex = MetricTexture::from_spec(&spec, &mesh, args.texture_size, 1)?;
-        let schedule = schedule_gpu(&ctx, &topo)?;
+        let schedule = schedule_gpu(&backend, &topo)?;
         sp.finish_and_clear();
         let start = positions(&mesh);
         let mut row = vec![
@@ -410,14 +449,16 @@ pub fn bench(args: &BenchSmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> 
             "iterations": args.iterations,
             "metric": args.metric,
             "texture_size": args.texture_size,
-            "adapter": ctx.info.name,
+            "adapter": adapter_name(&backend),
+            "backend": backend.kind(),
         });
         for &sampling in &args.sampling {
-            let mut g = GpuSmoother::new(&ctx, &topo, &schedule, &tex, sampling, &params, &start)?;
+            let mut g =
+                new_smooth_device(&backend, &topo, &schedule, &tex, sampling, &params, &start)?;
             // Warm-up: pipeline compilation and first-touch costs stay out of the timing.
-            g.run(&ctx, 1)?;
-            g.set_positions(&ctx, &start)?;
-            let t = g.run(&ctx, args.iterations)?;
+            g.run(1)?;
+            g.set_positions(&start)?;
+            let t = g.run(args.iterations)?;
             let updates = (g.free_vertices() * args.iterations) as f64 / t.wall_seconds;
             row.extend([
                 format!("{:.3}", t.wall_seconds),

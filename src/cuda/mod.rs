@@ -9,14 +9,21 @@
 //! * [`swe`]: [`swe::CudaSolver`], the two-layer shallow-water solver (implements
 //!   [`crate::solver::swe::gpu::SweDevice`]), plus an atomicAdd scatter variant of the edge
 //!   kernel for comparison with the colored launches.
+//! * [`dg`]: [`dg::CudaDg`], the discontinuous Galerkin Euler solver (implements
+//!   [`crate::solver::dg::gpu::DgDevice`]).
 //! * [`kernels`]: prefix sum and min-reduction (twins of `scan_*.wgsl`, `reduce_min.wgsl`).
+//! * [`smooth`]: [`smooth::CudaSmoother`], metric-field vertex smoothing (implements
+//!   [`crate::solver::smooth::gpu::SmoothDevice`]), the metric read through a filtered CUDA
+//!   texture object or from global memory.
 //! * [`vcolor`]: the speculative GPU vertex coloring (twin of
 //!   [`crate::color::gpu_vertices`]).
 //!
 //! libcuda and libnvrtc are loaded at run time: a build with `--features cuda` runs anywhere and
 //! says clearly when there is no NVIDIA driver.
 
+pub mod dg;
 pub mod kernels;
+pub mod smooth;
 pub mod swe;
 pub mod vcolor;
 
@@ -35,6 +42,9 @@ use std::sync::{Arc, Mutex};
 unsafe impl DeviceRepr for ItemRange {}
 unsafe impl DeviceRepr for SweEdge {}
 unsafe impl DeviceRepr for GpuControl {}
+// SAFETY: #[repr(C)] Pod struct of 16 u32/f32 words, laid out as SmoothParams in
+// shaders/cuda/common/smooth_relocate.cuh (its float2 fields sit at offsets 0 and 8).
+unsafe impl DeviceRepr for crate::solver::smooth::gpu::GpuParams {}
 // SAFETY: all-zero bytes are a valid value of these Pod structs.
 unsafe impl ValidAsZeroBits for GpuControl {}
 
@@ -48,13 +58,25 @@ macro_rules! cuda_source {
 /// Every CUDA source under `shaders/cuda/`, embedded at build time (kernels `*.cu`, shared code
 /// `common/*.cuh`). A test checks this list against the directory and the WGSL twins.
 pub const CUDA_FILES: &[(&str, &str)] = &[
+    cuda_source!("common/dg_euler.cuh"),
+    cuda_source!("common/dg_tables.cuh"),
     cuda_source!("common/dispatch.cuh"),
+    cuda_source!("common/smooth_relocate.cuh"),
     cuda_source!("common/swe_control.cuh"),
     cuda_source!("common/swe_flux.cuh"),
     cuda_source!("common/vcolor_first_fit.cuh"),
+    cuda_source!("dg_limit.cu"),
+    cuda_source!("dg_local_dt.cu"),
+    cuda_source!("dg_stage.cu"),
+    cuda_source!("dg_surface.cu"),
+    cuda_source!("dg_time.cu"),
+    cuda_source!("dg_volume.cu"),
     cuda_source!("reduce_min.cu"),
     cuda_source!("scan_add.cu"),
     cuda_source!("scan_blocks.cu"),
+    cuda_source!("smooth_buffer.cu"),
+    cuda_source!("smooth_hardware.cu"),
+    cuda_source!("smooth_texel.cu"),
     cuda_source!("swe_cell_gather.cu"),
     cuda_source!("swe_edge_flux.cu"),
     cuda_source!("swe_local_dt.cu"),

@@ -11,7 +11,7 @@
 use super::basis::BasisTables;
 use super::case::StateFn;
 use super::euler::{NumericalFlux, State};
-use super::mesh::DgMesh;
+use super::mesh::{DgEdge, DgMesh};
 use super::rk::{self, Stage};
 use crate::error::{Error, Result};
 use crate::gpu::buffers::{bind_buffers, storage_from, storage_layout, storage_zeroed, Readback};
@@ -20,16 +20,17 @@ use crate::gpu::dispatch::{range_layout, ItemRange, RangeSet};
 use crate::gpu::reduce::MinReduction;
 use crate::gpu::shaders::compute_pipeline;
 use crate::gpu::timing::PassTimer;
+use crate::gpu::Backend;
 use crate::mesh::NO_ELEMENT;
 
 /// Registers on the GPU: the scheme's four plus the limiter's scratch.
-const GPU_REGISTERS: usize = rk::REGISTERS + 1;
-const SCRATCH: u32 = rk::REGISTERS as u32;
+pub(crate) const GPU_REGISTERS: usize = rk::REGISTERS + 1;
+pub(crate) const SCRATCH: u32 = rk::REGISTERS as u32;
 
-/// Mirrors `Stage` in shaders/dg_stage.wgsl (48 bytes).
+/// Mirrors `Stage` in shaders/dg_stage.wgsl and shaders/cuda/dg_stage.cu (48 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-struct GpuStage {
+pub(crate) struct GpuStage {
     a: [f32; 4],
     a2: [f32; 4],
     b: f32,
@@ -59,6 +60,173 @@ pub struct Clock {
     pub t: f64,
     pub dt: f64,
     pub steps: u64,
+}
+
+/// The host-side data of the DG kernels for one mesh, order and configuration, shared by the
+/// wgpu driver ([`GpuDg`]) and the CUDA one (`crate::cuda::dg::CudaDg`): the same buffers and
+/// the same launch ranges on both backends.
+pub(crate) struct DgInputs {
+    /// [`BasisTables::packed`].
+    pub tables: Vec<f32>,
+    /// (xi_x, xi_y, eta_x, eta_y) per element.
+    pub inv_jac: Vec<[f32; 4]>,
+    /// 1 / det J per element.
+    pub inv_det: Vec<f32>,
+    /// Smallest height per element (CFL).
+    pub heights: Vec<f32>,
+    /// Face neighbours ([`NO_ELEMENT`]: none), w unused.
+    pub neighbors: Vec<[u32; 4]>,
+    pub edges: Vec<DgEdge>,
+    /// The case function's parameters (two vec4), then the inflow states, then a zero.
+    pub case_data: Vec<[f32; 4]>,
+    /// The scheme's stages in GPU form.
+    pub stages: Vec<GpuStage>,
+    /// Volume: one range per stage (pad = source register).
+    pub volume_ranges: Vec<ItemRange>,
+    /// Surface: per stage, one range per color (color = bits of the stage time fraction,
+    /// pad = source register); index `stage * colors + color`.
+    pub surface_ranges: Vec<ItemRange>,
+    /// Stage update: one range per stage (count = DOFs per register, color = stage index).
+    pub stage_ranges: Vec<ItemRange>,
+    /// Limiter: one range per stage, plus a last one (R4 -> R0, slope on) for `limit_once`.
+    pub limit_ranges: Vec<ItemRange>,
+    /// Time kernel: phase 0 (step start), phase 1 (step end).
+    pub time_ranges: Vec<ItemRange>,
+}
+
+impl DgInputs {
+    pub(crate) fn new(mesh: &DgMesh, tables: &BasisTables, cfg: &GpuConfig) -> Result<DgInputs> {
+        let ne = mesh.num_elements;
+        let ndof = 4 * tables.np * ne;
+        if ne == 0 {
+            return Err(Error::Invalid("the DG mesh has no elements".into()));
+        }
+        if cfg.states.len() > 255 {
+            return Err(Error::Invalid("at most 255 inflow states".into()));
+        }
+        let inv_jac: Vec<[f32; 4]> = mesh
+            .inv_jacobian
+            .iter()
+            .map(|g| g.map(|v| v as f32))
+            .collect();
+        let inv_det: Vec<f32> = mesh.det.iter().map(|d| (1.0 / d) as f32).collect();
+        let heights: Vec<f32> = mesh.min_height.iter().map(|&h| h as f32).collect();
+        let neighbors: Vec<[u32; 4]> = mesh
+            .neighbors
+            .iter()
+            .map(|n| {
+                let f = |o: Option<usize>| o.map_or(NO_ELEMENT, |v| v as u32);
+                [f(n[0]), f(n[1]), f(n[2]), NO_ELEMENT]
+            })
+            .collect();
+        let prm = cfg.state_fn.params();
+        let mut case_data: Vec<[f32; 4]> = vec![
+            [prm[0], prm[1], prm[2], prm[3]],
+            [prm[4], prm[5], prm[6], prm[7]],
+        ];
+        case_data.extend(cfg.states.iter().map(|s| s.map(|v| v as f32)));
+        case_data.push([0.0; 4]);
+        let stages = rk::scheme(tables.p);
+        let gpu_stages: Vec<GpuStage> = stages.iter().map(|s| gpu_stage(s, cfg.limiter)).collect();
+        let ne32 = ne as u32;
+        let volume_ranges = stages
+            .iter()
+            .map(|s| ItemRange {
+                first: 0,
+                count: ne32,
+                color: 0,
+                pad: s.src as u32,
+            })
+            .collect();
+        let nc = mesh.num_colors();
+        let mut surface_ranges = Vec::with_capacity(stages.len() * nc);
+        for s in &stages {
+            for c in 0..nc {
+                surface_ranges.push(ItemRange {
+                    first: mesh.color_offsets[c] as u32,
+                    count: (mesh.color_offsets[c + 1] - mesh.color_offsets[c]) as u32,
+                    color: (s.c as f32).to_bits(),
+                    pad: s.src as u32,
+                });
+            }
+        }
+        let stage_ranges = (0..stages.len())
+            .map(|i| ItemRange {
+                first: 0,
+                count: ndof as u32,
+                color: i as u32,
+                pad: 0,
+            })
+            .collect();
+        let mut limit_ranges: Vec<ItemRange> = stages
+            .iter()
+            .map(|s| ItemRange {
+                first: 0,
+                count: ne32,
+                color: 0,
+                pad: SCRATCH | (s.dst as u32) << 8 | 1 << 16,
+            })
+            .collect();
+        limit_ranges.push(ItemRange {
+            first: 0,
+            count: ne32,
+            color: 0,
+            pad: SCRATCH | 1 << 16,
+        });
+        let time_ranges = (0..2)
+            .map(|c| ItemRange {
+                first: 0,
+                count: 1,
+                color: c,
+                pad: 0,
+            })
+            .collect();
+        Ok(DgInputs {
+            tables: tables.packed(),
+            inv_jac,
+            inv_det,
+            heights,
+            neighbors,
+            edges: mesh.gpu_edges(),
+            case_data,
+            stages: gpu_stages,
+            volume_ranges,
+            surface_ranges,
+            stage_ranges,
+            limit_ranges,
+            time_ranges,
+        })
+    }
+}
+
+/// The clock words the host writes: [t, dt, t_end, fixed_dt, cfl, steps, 0, 0].
+pub(crate) fn clock_words(t: f64, t_end: f64, fixed_dt: f64, cfl: f64) -> [f32; 8] {
+    [
+        t as f32,
+        0.0,
+        t_end as f32,
+        fixed_dt as f32,
+        cfl as f32,
+        0.0,
+        0.0,
+        0.0,
+    ]
+}
+
+/// The clock words `limit_once` writes: the limiter skips work when dt = 0 (a finished run),
+/// so give it a nonzero dt.
+pub(crate) const LIMIT_CLOCK: [f32; 8] = [0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+
+/// The clock read back from its words.
+pub(crate) fn clock_from_words(c: &[f32]) -> Result<Clock> {
+    if c.len() < 6 {
+        return Err(Error::Gpu(format!("clock of {} words", c.len())));
+    }
+    Ok(Clock {
+        t: c[0] as f64,
+        dt: c[1] as f64,
+        steps: c[5] as u64,
+    })
 }
 
 /// The DG solver's buffers and pipelines for one mesh and order.
@@ -114,15 +282,10 @@ impl GpuDg {
         tables: &BasisTables,
         cfg: &GpuConfig,
     ) -> Result<GpuDg> {
+        let inputs = DgInputs::new(mesh, tables, cfg)?;
         let ne = mesh.num_elements;
         let np = tables.np;
         let ndof = 4 * np * ne;
-        if ne == 0 {
-            return Err(Error::Invalid("the DG mesh has no elements".into()));
-        }
-        if cfg.states.len() > 255 {
-            return Err(Error::Invalid("at most 255 inflow states".into()));
-        }
         let dev = &ctx.device;
         let rl = range_layout(dev);
         let constants: Vec<(&str, f64)> = vec![
@@ -140,35 +303,13 @@ impl GpuDg {
         let regs = storage_zeroed::<f32>(ctx, "dg registers", GPU_REGISTERS * ndof)?;
         let rhs = storage_zeroed::<f32>(ctx, "dg rhs", ndof)?;
         let clock = storage_zeroed::<f32>(ctx, "dg clock", 8)?;
-        let table_buf = storage_from(ctx, "dg basis tables", &tables.packed())?;
-        let inv_jac: Vec<[f32; 4]> = mesh
-            .inv_jacobian
-            .iter()
-            .map(|g| g.map(|v| v as f32))
-            .collect();
-        let inv_jac = storage_from(ctx, "dg inverse jacobians", &inv_jac)?;
-        let inv_det: Vec<f32> = mesh.det.iter().map(|d| (1.0 / d) as f32).collect();
-        let inv_det = storage_from(ctx, "dg 1/det J", &inv_det)?;
-        let heights: Vec<f32> = mesh.min_height.iter().map(|&h| h as f32).collect();
-        let heights = storage_from(ctx, "dg min heights", &heights)?;
-        let neighbors: Vec<[u32; 4]> = mesh
-            .neighbors
-            .iter()
-            .map(|n| {
-                let f = |o: Option<usize>| o.map_or(NO_ELEMENT, |v| v as u32);
-                [f(n[0]), f(n[1]), f(n[2]), NO_ELEMENT]
-            })
-            .collect();
-        let neighbors = storage_from(ctx, "dg neighbours", &neighbors)?;
-        let edges = storage_from(ctx, "dg edges", &mesh.gpu_edges())?;
-        let prm = cfg.state_fn.params();
-        let mut case_data: Vec<[f32; 4]> = vec![
-            [prm[0], prm[1], prm[2], prm[3]],
-            [prm[4], prm[5], prm[6], prm[7]],
-        ];
-        case_data.extend(cfg.states.iter().map(|s| s.map(|v| v as f32)));
-        case_data.push([0.0; 4]);
-        let case_buf = storage_from(ctx, "dg case data", &case_data)?;
+        let table_buf = storage_from(ctx, "dg basis tables", &inputs.tables)?;
+        let inv_jac = storage_from(ctx, "dg inverse jacobians", &inputs.inv_jac)?;
+        let inv_det = storage_from(ctx, "dg 1/det J", &inputs.inv_det)?;
+        let heights = storage_from(ctx, "dg min heights", &inputs.heights)?;
+        let neighbors = storage_from(ctx, "dg neighbours", &inputs.neighbors)?;
+        let edges = storage_from(ctx, "dg edges", &inputs.edges)?;
+        let case_buf = storage_from(ctx, "dg case data", &inputs.case_data)?;
         let local_dt_buf = storage_zeroed::<f32>(ctx, "dg local dt", ne)?;
         let reduction = MinReduction::new(ctx, &local_dt_buf, ne as u32)?;
 
@@ -189,9 +330,7 @@ impl GpuDg {
         let local_dt = compute_pipeline(dev, "dg_local_dt", &[&dt_l, &rl], &dt_constants)?;
         let time = compute_pipeline(dev, "dg_time", &[&time_l, &rl], &[])?;
 
-        let stages = rk::scheme(tables.p);
-        let gpu_stages: Vec<GpuStage> = stages.iter().map(|s| gpu_stage(s, cfg.limiter)).collect();
-        let stage_buf = storage_from(ctx, "dg stages", &gpu_stages)?;
+        let stage_buf = storage_from(ctx, "dg stages", &inputs.stages)?;
 
         let volume_bg = bind_buffers(
             dev,
@@ -221,81 +360,20 @@ impl GpuDg {
             bind_buffers(dev, "dg local dt", &dt_l, &[&regs, &heights, &local_dt_buf]);
         let time_bg = bind_buffers(dev, "dg time", &time_l, &[reduction.result(), &clock]);
 
-        let ne32 = ne as u32;
-        let volume_ranges = RangeSet::new(
-            ctx,
-            &rl,
-            stages
-                .iter()
-                .map(|s| ItemRange {
-                    first: 0,
-                    count: ne32,
-                    color: 0,
-                    pad: s.src as u32,
-                })
-                .collect(),
-        )?;
         let nc = mesh.num_colors();
-        let mut surf = Vec::with_capacity(stages.len() * nc);
-        for s in &stages {
-            for c in 0..nc {
-                surf.push(ItemRange {
-                    first: mesh.color_offsets[c] as u32,
-                    count: (mesh.color_offsets[c + 1] - mesh.color_offsets[c]) as u32,
-                    color: (s.c as f32).to_bits(),
-                    pad: s.src as u32,
-                });
-            }
-        }
-        let surface_ranges = RangeSet::new(ctx, &rl, surf)?;
-        let stage_ranges = RangeSet::new(
-            ctx,
-            &rl,
-            (0..stages.len())
-                .map(|i| ItemRange {
-                    first: 0,
-                    count: ndof as u32,
-                    color: i as u32,
-                    pad: 0,
-                })
-                .collect(),
-        )?;
-        // One range per stage, plus a last one (R4 -> R0, slope on) for `limit_once`.
-        let mut lim: Vec<ItemRange> = stages
-            .iter()
-            .map(|s| ItemRange {
-                first: 0,
-                count: ne32,
-                color: 0,
-                pad: SCRATCH | (s.dst as u32) << 8 | 1 << 16,
-            })
-            .collect();
-        lim.push(ItemRange {
-            first: 0,
-            count: ne32,
-            color: 0,
-            pad: SCRATCH | 1 << 16,
-        });
-        let limit_ranges = RangeSet::new(ctx, &rl, lim)?;
-        let element_range = RangeSet::single(ctx, &rl, ne32)?;
-        let time_ranges = RangeSet::new(
-            ctx,
-            &rl,
-            (0..2)
-                .map(|c| ItemRange {
-                    first: 0,
-                    count: 1,
-                    color: c,
-                    pad: 0,
-                })
-                .collect(),
-        )?;
+        let num_stages = inputs.stages.len();
+        let volume_ranges = RangeSet::new(ctx, &rl, inputs.volume_ranges)?;
+        let surface_ranges = RangeSet::new(ctx, &rl, inputs.surface_ranges)?;
+        let stage_ranges = RangeSet::new(ctx, &rl, inputs.stage_ranges)?;
+        let limit_ranges = RangeSet::new(ctx, &rl, inputs.limit_ranges)?;
+        let element_range = RangeSet::single(ctx, &rl, ne as u32)?;
+        let time_ranges = RangeSet::new(ctx, &rl, inputs.time_ranges)?;
         Ok(GpuDg {
             num_elements: ne,
             np,
             ndof,
             num_colors: nc,
-            num_stages: stages.len(),
+            num_stages,
             limiter: cfg.limiter,
             cfl: cfg.cfl,
             fixed_dt: cfg.fixed_dt.unwrap_or(0.0),
@@ -354,16 +432,7 @@ impl GpuDg {
 
     /// Reset the clock: time t, run end t_end, no steps taken.
     pub fn set_clock(&self, ctx: &GpuContext, t: f64, t_end: f64) {
-        let c = [
-            t as f32,
-            0.0,
-            t_end as f32,
-            self.fixed_dt as f32,
-            self.cfl as f32,
-            0.0,
-            0.0,
-            0.0,
-        ];
+        let c = clock_words(t, t_end, self.fixed_dt, self.cfl);
         ctx.queue
             .write_buffer(&self.clock, 0, bytemuck::cast_slice(&c));
     }
@@ -371,11 +440,7 @@ impl GpuDg {
     /// Read the clock.
     pub fn clock(&mut self, ctx: &GpuContext) -> Result<Clock> {
         let c: Vec<f32> = self.readback.read(ctx, &self.clock, 0, 8)?;
-        Ok(Clock {
-            t: c[0] as f64,
-            dt: c[1] as f64,
-            steps: c[5] as u64,
-        })
+        clock_from_words(&c)
     }
 
     fn record_rhs(
@@ -453,10 +518,8 @@ impl GpuDg {
     /// Apply the slope + positivity limiter once to `c` (for the comparison with the CPU).
     pub fn limit_once(&mut self, ctx: &GpuContext, c: &[f64]) -> Result<Vec<f64>> {
         self.write_register(ctx, SCRATCH, c)?;
-        // The limiter skips work when dt = 0 (a finished run); give it a nonzero dt.
-        let clock = [0.0f32, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0];
         ctx.queue
-            .write_buffer(&self.clock, 0, bytemuck::cast_slice(&clock));
+            .write_buffer(&self.clock, 0, bytemuck::cast_slice(&LIMIT_CLOCK));
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -612,5 +675,112 @@ fn gpu_stage(s: &Stage, limiter: bool) -> GpuStage {
         b2: b2 as f32,
         dst: if limiter { SCRATCH } else { s.dst as u32 },
         dst2,
+    }
+}
+
+/// A DG solver on a compute device: the backend boundary of this workload. Implemented by
+/// [`WgpuDg`] (a [`GpuDg`] with its context) and, with feature `cuda`, by
+/// `crate::cuda::dg::CudaDg`; the `dg` command, its benchmark and the parity checks only use
+/// this trait.
+pub trait DgDevice {
+    /// The device the solver runs on (adapter or CUDA device name).
+    fn device_name(&self) -> String;
+    /// Set the solution U^n (register 0), coefficients c[eq][k][i].
+    fn set_solution(&mut self, c: &[f64]) -> Result<()>;
+    /// Read the solution U^n (waits for queued work).
+    fn solution(&mut self) -> Result<Vec<f64>>;
+    /// Reset the clock: time t, run end t_end, no steps taken.
+    fn set_clock(&mut self, t: f64, t_end: f64) -> Result<()>;
+    /// Read the clock (waits for queued work).
+    fn clock(&mut self) -> Result<Clock>;
+    /// Queue `steps` full time steps (steps past t_end do nothing); does not wait.
+    fn advance(&mut self, steps: usize) -> Result<()>;
+    /// Wait for all queued work.
+    fn wait(&mut self) -> Result<()>;
+    /// The right-hand side of `c` at time t (for the comparison with the CPU reference).
+    fn eval_rhs(&mut self, c: &[f64], t: f64) -> Result<Vec<f64>>;
+    /// Apply the slope + positivity limiter once to `c`, writing the result into register 0,
+    /// and return it.
+    fn limit_once(&mut self, c: &[f64]) -> Result<Vec<f64>>;
+    /// Take `steps` steps timing each kernel group on the device: (kernel, seconds) per timed
+    /// pass in order, or `None` when the device cannot time kernels.
+    fn time_kernels(&mut self, steps: usize) -> Result<Option<Vec<(Kernel, f64)>>>;
+}
+
+/// A [`GpuDg`] with the wgpu context it runs on, behind [`DgDevice`].
+pub struct WgpuDg<'a> {
+    pub ctx: &'a GpuContext,
+    pub dg: GpuDg,
+}
+
+impl<'a> WgpuDg<'a> {
+    pub fn new(
+        ctx: &'a GpuContext,
+        mesh: &DgMesh,
+        tables: &BasisTables,
+        cfg: &GpuConfig,
+    ) -> Result<WgpuDg<'a>> {
+        Ok(WgpuDg {
+            ctx,
+            dg: GpuDg::new(ctx, mesh, tables, cfg)?,
+        })
+    }
+}
+
+impl DgDevice for WgpuDg<'_> {
+    fn device_name(&self) -> String {
+        self.ctx.info.name.clone()
+    }
+    fn set_solution(&mut self, c: &[f64]) -> Result<()> {
+        self.dg.set_solution(self.ctx, c)
+    }
+    fn solution(&mut self) -> Result<Vec<f64>> {
+        self.dg.solution(self.ctx)
+    }
+    fn set_clock(&mut self, t: f64, t_end: f64) -> Result<()> {
+        self.dg.set_clock(self.ctx, t, t_end);
+        Ok(())
+    }
+    fn clock(&mut self) -> Result<Clock> {
+        self.dg.clock(self.ctx)
+    }
+    fn advance(&mut self, steps: usize) -> Result<()> {
+        self.dg.advance(self.ctx, steps)
+    }
+    fn wait(&mut self) -> Result<()> {
+        self.ctx.wait()
+    }
+    fn eval_rhs(&mut self, c: &[f64], t: f64) -> Result<Vec<f64>> {
+        self.dg.eval_rhs(self.ctx, c, t)
+    }
+    fn limit_once(&mut self, c: &[f64]) -> Result<Vec<f64>> {
+        self.dg.limit_once(self.ctx, c)
+    }
+    fn time_kernels(&mut self, steps: usize) -> Result<Option<Vec<(Kernel, f64)>>> {
+        let passes = steps * (2 + 4 * self.dg.num_stages);
+        let mut timer = PassTimer::new(self.ctx, passes as u32);
+        if !timer.uses_timestamps() {
+            return Ok(None);
+        }
+        timer.reset();
+        let kinds = self.dg.advance_timed(self.ctx, steps, &mut timer)?;
+        let times = timer.pass_seconds(self.ctx)?;
+        Ok(Some(kinds.into_iter().zip(times).collect()))
+    }
+}
+
+/// A DG solver for `mesh` on `backend` (wgpu or CUDA), behind [`DgDevice`].
+pub fn new_dg_device<'a>(
+    backend: &'a Backend,
+    mesh: &DgMesh,
+    tables: &BasisTables,
+    cfg: &GpuConfig,
+) -> Result<Box<dyn DgDevice + 'a>> {
+    match backend {
+        Backend::Wgpu(ctx) => Ok(Box::new(WgpuDg::new(ctx, mesh, tables, cfg)?)),
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(dev) => Ok(Box::new(crate::cuda::dg::CudaDg::new(
+            dev, mesh, tables, cfg,
+        )?)),
     }
 }

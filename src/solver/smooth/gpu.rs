@@ -22,6 +22,7 @@ use crate::gpu::context::GpuContext;
 use crate::gpu::dispatch::{grid_for, range_layout, ItemRange, RangeSet, WORKGROUP_SIZE};
 use crate::gpu::shaders::compute_pipeline;
 use crate::gpu::timing::PassTimer;
+use crate::gpu::Backend;
 use std::time::Instant;
 use wgpu::util::DeviceExt;
 
@@ -32,10 +33,11 @@ pub const ITERATIONS_PER_SUBMIT: usize = 100;
 /// query set); longer runs read them back in groups.
 const TIMED_SUBMITS: usize = 1000;
 
-/// Mirrors `SmoothParams` in shaders/common/smooth_relocate.wgsl.
+/// Mirrors `SmoothParams` in shaders/common/smooth_relocate.wgsl (and its CUDA twin in
+/// shaders/cuda/common/smooth_relocate.cuh, passed by value).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-struct GpuParams {
+pub(crate) struct GpuParams {
     lo: [f32; 2],
     inv_extent: [f32; 2],
     size: u32,
@@ -94,7 +96,7 @@ pub fn texture_format(ctx: &GpuContext) -> (wgpu::TextureFormat, TexelPrecision)
 }
 
 /// The cavity buffer (lens, chunk bases, walk entries, boundary pairs) and its section offsets.
-fn cavity_array(layout: &DeviceLayout) -> Result<(Vec<u32>, [u32; 4])> {
+pub(crate) fn cavity_array(layout: &DeviceLayout) -> Result<(Vec<u32>, [u32; 4])> {
     let parts: [&[u32]; 4] = [
         &layout.lens,
         &layout.chunk_base,
@@ -114,6 +116,32 @@ fn cavity_array(layout: &DeviceLayout) -> Result<(Vec<u32>, [u32; 4])> {
         data.extend_from_slice(part);
     }
     Ok((data, bases))
+}
+
+/// The kernel parameters for `layout` with cavity section offsets `b` (from [`cavity_array`]).
+pub(crate) fn device_params(
+    tex: &MetricTexture,
+    schedule: &Schedule,
+    layout: &DeviceLayout,
+    params: &SmoothParams,
+    b: [u32; 4],
+) -> GpuParams {
+    GpuParams {
+        lo: [tex.lo[0] as f32, tex.lo[1] as f32],
+        inv_extent: [(1.0 / tex.extent[0]) as f32, (1.0 / tex.extent[1]) as f32],
+        size: tex.size,
+        first_boundary_color: schedule.first_boundary_color as u32,
+        max_halvings: params.max_halvings,
+        first_boundary_slot: layout.first_boundary_slot,
+        sigma: params.sigma as f32,
+        relax: params.relax as f32,
+        min_shape: params.min_shape as f32,
+        shape_floor: params.shape_floor as f32,
+        lens: b[0],
+        chunk_base: b[1],
+        entries: b[2],
+        bpairs: b[3],
+    }
 }
 
 impl GpuSmoother {
@@ -145,22 +173,7 @@ impl GpuSmoother {
         }
         let layout = DeviceLayout::build(topo, schedule, pos)?;
         let (cavity, b) = cavity_array(&layout)?;
-        let gp = GpuParams {
-            lo: [tex.lo[0] as f32, tex.lo[1] as f32],
-            inv_extent: [(1.0 / tex.extent[0]) as f32, (1.0 / tex.extent[1]) as f32],
-            size: tex.size,
-            first_boundary_color: schedule.first_boundary_color as u32,
-            max_halvings: params.max_halvings,
-            first_boundary_slot: layout.first_boundary_slot,
-            sigma: params.sigma as f32,
-            relax: params.relax as f32,
-            min_shape: params.min_shape as f32,
-            shape_floor: params.shape_floor as f32,
-            lens: b[0],
-            chunk_base: b[1],
-            entries: b[2],
-            bpairs: b[3],
-        };
+        let gp = device_params(tex, schedule, &layout, params, b);
         let pos32 = slot_positions(&layout.vertex_of, pos);
         let positions = storage_from(ctx, "smooth positions", &pos32)?;
         let cavity_buf = storage_from(ctx, "smooth cavities", &cavity)?;
@@ -535,7 +548,7 @@ impl GpuSmoother {
 }
 
 /// Positions rounded to f32 in slot order.
-fn slot_positions(vertex_of: &[u32], pos: &[[f64; 2]]) -> Vec<[f32; 2]> {
+pub(crate) fn slot_positions(vertex_of: &[u32], pos: &[[f64; 2]]) -> Vec<[f32; 2]> {
     vertex_of
         .iter()
         .map(|&v| {
@@ -561,4 +574,70 @@ fn grids(ctx: &GpuContext, ranges: &RangeSet) -> Result<Vec<(usize, u32, u32)>> 
             Ok((i, x, y))
         })
         .collect()
+}
+
+/// A smoother on an opened backend (wgpu or CUDA): what `chromaflow smooth`, `bench smooth`
+/// and `parity` drive. Positions go in and come out in the caller's numbering.
+pub trait SmoothDevice {
+    /// The device the kernels run on.
+    fn device_name(&self) -> String;
+    /// Precision of the texels the kernel reads.
+    fn precision(&self) -> TexelPrecision;
+    /// Number of vertices moved per iteration.
+    fn free_vertices(&self) -> usize;
+    /// Run `iterations` sweeps (one launch per color each) and wait for them.
+    fn run(&mut self, iterations: usize) -> Result<RunTiming>;
+    /// Current positions widened to f64.
+    fn positions_f64(&mut self) -> Result<Vec<[f64; 2]>>;
+    /// Replace the positions (rounded to f32).
+    fn set_positions(&mut self, pos: &[[f64; 2]]) -> Result<()>;
+}
+
+/// A [`GpuSmoother`] with the context it runs on.
+pub struct WgpuSmoothDevice<'a> {
+    ctx: &'a GpuContext,
+    smoother: GpuSmoother,
+}
+
+impl SmoothDevice for WgpuSmoothDevice<'_> {
+    fn device_name(&self) -> String {
+        self.ctx.info.name.clone()
+    }
+    fn precision(&self) -> TexelPrecision {
+        self.smoother.precision()
+    }
+    fn free_vertices(&self) -> usize {
+        self.smoother.free_vertices()
+    }
+    fn run(&mut self, iterations: usize) -> Result<RunTiming> {
+        self.smoother.run(self.ctx, iterations)
+    }
+    fn positions_f64(&mut self) -> Result<Vec<[f64; 2]>> {
+        self.smoother.positions_f64(self.ctx)
+    }
+    fn set_positions(&mut self, pos: &[[f64; 2]]) -> Result<()> {
+        self.smoother.set_positions(self.ctx, pos)
+    }
+}
+
+/// A smoother for `topo` on `backend` (wgpu or CUDA), behind [`SmoothDevice`].
+pub fn new_smooth_device<'a>(
+    backend: &'a Backend,
+    topo: &SmoothTopology,
+    schedule: &Schedule,
+    tex: &MetricTexture,
+    sampling: Sampling,
+    params: &SmoothParams,
+    pos: &[[f64; 2]],
+) -> Result<Box<dyn SmoothDevice + 'a>> {
+    match backend {
+        Backend::Wgpu(ctx) => Ok(Box::new(WgpuSmoothDevice {
+            ctx,
+            smoother: GpuSmoother::new(ctx, topo, schedule, tex, sampling, params, pos)?,
+        })),
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(dev) => Ok(Box::new(crate::cuda::smooth::CudaSmoother::new(
+            dev, topo, schedule, tex, sampling, params, pos,
+        )?)),
+    }
 }

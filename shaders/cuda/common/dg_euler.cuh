@@ -1,0 +1,132 @@
+// CUDA twin of shaders/common/dg_euler.wgsl: 2D Euler physics for the DG kernels (f32 twin of
+// src/solver/dg/euler.rs and case.rs). U = (rho, rho u, rho v, E), p = (gamma - 1)(E - |m|^2 / (2 rho)).
+//
+// The WGSL override constants are preprocessor defines here (the host passes -D values).
+
+#ifndef GAMMA
+#define GAMMA 1.4f
+#endif
+// Numerical flux: 0 Rusanov (local Lax-Friedrichs), 1 HLLC.
+#ifndef FLUX
+#define FLUX 0u
+#endif
+// State function of the case: 0 constant, 1 isentropic vortex, 2 double Mach, 3 Kelvin-Helmholtz.
+#ifndef CASE_FN
+#define CASE_FN 0u
+#endif
+
+#define EDGE_INTERIOR 0u
+#define EDGE_WALL 1u
+#define EDGE_OUTFLOW 2u
+#define EDGE_INFLOW 3u
+#define EDGE_EXACT 4u
+#define PI 3.14159265358979f
+
+__device__ __forceinline__ float pressure(float4 u) {
+    return (GAMMA - 1.0f) * (u.w - 0.5f * (u.y * u.y + u.z * u.z) / u.x);
+}
+
+__device__ __forceinline__ float sound_speed(float4 u) {
+    return sqrtf(GAMMA * fmaxf(pressure(u), 0.0f) / u.x);
+}
+
+__device__ __forceinline__ float4 conserved(float rho, float vx, float vy, float p) {
+    return make_float4(rho, rho * vx, rho * vy, p / (GAMMA - 1.0f) + 0.5f * rho * (vx * vx + vy * vy));
+}
+
+// F n_x + G n_y.
+__device__ __forceinline__ float4 normal_flux(float4 u, float2 n) {
+    float p = pressure(u);
+    float un = (u.y * n.x + u.z * n.y) / u.x;
+    return make_float4(u.x * un, u.y * un + p * n.x, u.z * un + p * n.y, (u.w + p) * un);
+}
+
+// Rusanov: (F_L + F_R) . n / 2 - lambda_max (U_R - U_L) / 2, lambda = |u . n| + c.
+__device__ __forceinline__ float4 rusanov(float4 ul, float4 ur, float2 n) {
+    float ll = fabsf((ul.y * n.x + ul.z * n.y) / ul.x) + sound_speed(ul);
+    float lr = fabsf((ur.y * n.x + ur.z * n.y) / ur.x) + sound_speed(ur);
+    float lam = fmaxf(ll, lr);
+    return 0.5f * (normal_flux(ul, n) + normal_flux(ur, n)) - 0.5f * lam * (ur - ul);
+}
+
+__device__ __forceinline__ float4 hllc_star(float4 u, float p, float un, float s, float sm, float2 n) {
+    float fac = u.x * (s - un) / (s - sm);
+    float2 vt = make_float2(u.y / u.x - un * n.x, u.z / u.x - un * n.y);
+    return make_float4(
+        fac,
+        fac * (sm * n.x + vt.x),
+        fac * (sm * n.y + vt.y),
+        fac * (u.w / u.x + (sm - un) * (sm + p / (u.x * (s - un)))));
+}
+
+// HLLC (Toro) with Davis wave speeds; see hllc() in euler.rs for the formulas.
+__device__ __forceinline__ float4 hllc(float4 ul, float4 ur, float2 n) {
+    float pl = pressure(ul);
+    float pr = pressure(ur);
+    float unl = (ul.y * n.x + ul.z * n.y) / ul.x;
+    float unr = (ur.y * n.x + ur.z * n.y) / ur.x;
+    float cl = sound_speed(ul);
+    float cr = sound_speed(ur);
+    float sl = fminf(unl - cl, unr - cr);
+    float sr = fmaxf(unl + cl, unr + cr);
+    float4 fl = normal_flux(ul, n);
+    float4 fr = normal_flux(ur, n);
+    if (sl >= 0.0f) {
+        return fl;
+    }
+    if (sr <= 0.0f) {
+        return fr;
+    }
+    float dl = ul.x * (sl - unl);
+    float dr = ur.x * (sr - unr);
+    float sm = (pr - pl + unl * dl - unr * dr) / (dl - dr);
+    if (sm >= 0.0f) {
+        return fl + sl * (hllc_star(ul, pl, unl, sl, sm, n) - ul);
+    }
+    return fr + sr * (hllc_star(ur, pr, unr, sr, sm, n) - ur);
+}
+
+__device__ __forceinline__ float4 numerical_flux(float4 ul, float4 ur, float2 n) {
+    if (FLUX == 1u) {
+        return hllc(ul, ur, n);
+    }
+    return rusanov(ul, ur, n);
+}
+
+// Reflecting wall: m_g = m - 2 (m . n) n.
+__device__ __forceinline__ float4 wall_ghost(float4 u, float2 n) {
+    float mn = u.y * n.x + u.z * n.y;
+    return make_float4(u.x, u.y - 2.0f * mn * n.x, u.z - 2.0f * mn * n.y, u.w);
+}
+
+// The case's state function at (x, t) (StateFn::eval); params p0, p1 = StateFn::params.
+__device__ __forceinline__ float4 case_state(float2 x, float t, float4 p0, float4 p1) {
+    if (CASE_FN == 1u) {
+        float2 d = x - make_float2(p0.x, p0.y) - t * make_float2(p0.z, p0.w);
+        float r2 = d.x * d.x + d.y * d.y;
+        float e = expf(0.5f * (1.0f - r2));
+        float beta = p1.x;
+        float du = beta / (2.0f * PI) * e;
+        float temp = 1.0f - (GAMMA - 1.0f) * beta * beta / (8.0f * GAMMA * PI * PI) * e * e;
+        float rho = powf(temp, 1.0f / (GAMMA - 1.0f));
+        return conserved(rho, p0.z - du * d.y, p0.w + du * d.x, powf(rho, GAMMA));
+    }
+    if (CASE_FN == 2u) {
+        float xs = 1.0f / 6.0f + (x.y + 20.0f * t) / sqrtf(3.0f);
+        if (x.x < xs) {
+            return conserved(8.0f, 8.25f * cosf(PI / 6.0f), -8.25f * sinf(PI / 6.0f), 116.5f);
+        }
+        return conserved(1.4f, 0.0f, 0.0f, 1.0f);
+    }
+    if (CASE_FN == 3u) {
+        float w = 0.1f;
+        float s = 0.05f / sqrtf(2.0f);
+        float v = w * sinf(4.0f * PI * x.x) * (expf(-(x.y + 0.5f) * (x.y + 0.5f) / (2.0f * s * s))
+            + expf(-(x.y - 0.5f) * (x.y - 0.5f) / (2.0f * s * s)));
+        if (fabsf(x.y) < 0.5f) {
+            return conserved(2.0f, 0.5f, v, 2.5f);
+        }
+        return conserved(1.0f, -0.5f, v, 2.5f);
+    }
+    return p0;
+}

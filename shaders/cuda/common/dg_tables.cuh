@@ -1,0 +1,52 @@
+// CUDA twin of shaders/common/dg_tables.wgsl: layout of the DG basis tables
+// (BasisTables::packed) and of the DOF registers.
+// Tables: vol_w[NQ], vol_phi[NQ][NP], vol_dxi[NQ][NP], vol_deta[NQ][NP], edge_w[NQE],
+// edge_phi[3][NQE][NP], vertex_phi[3][NP], edge_t[NQE].
+// DOFs: register r, equation eq, mode k, element i at ((r * 4 + eq) * NP + k) * NE + i, so one
+// thread per element reads and writes consecutive addresses across a warp (coalesced).
+//
+// The WGSL override constants are preprocessor defines here (the host passes -D values).
+
+#ifndef NP
+#define NP 3u
+#endif
+#ifndef NQ
+#define NQ 4u
+#endif
+#ifndef NQE
+#define NQE 2u
+#endif
+#ifndef NE
+#define NE 1u
+#endif
+// Largest NP (p = 4): private arrays are sized by it, loops run to NP.
+#define MAX_NP 15u
+
+__device__ __forceinline__ u32 t_vol_w(u32 q) {
+    return q;
+}
+__device__ __forceinline__ u32 t_vol_phi(u32 q, u32 k) {
+    return NQ + q * NP + k;
+}
+__device__ __forceinline__ u32 t_vol_dxi(u32 q, u32 k) {
+    return NQ + NQ * NP + q * NP + k;
+}
+__device__ __forceinline__ u32 t_vol_deta(u32 q, u32 k) {
+    return NQ + 2u * NQ * NP + q * NP + k;
+}
+__device__ __forceinline__ u32 t_edge_w(u32 q) {
+    return NQ + 3u * NQ * NP + q;
+}
+__device__ __forceinline__ u32 t_edge_phi(u32 e, u32 q, u32 k) {
+    return NQ + 3u * NQ * NP + NQE + (e * NQE + q) * NP + k;
+}
+__device__ __forceinline__ u32 t_vertex_phi(u32 v, u32 k) {
+    return NQ + 3u * NQ * NP + NQE + 3u * NQE * NP + v * NP + k;
+}
+__device__ __forceinline__ u32 t_edge_t(u32 q) {
+    return NQ + 3u * NQ * NP + NQE + 3u * NQE * NP + 3u * NP + q;
+}
+
+__device__ __forceinline__ u32 dof(u32 reg, u32 eq, u32 k, u32 i) {
+    return ((reg * 4u + eq) * NP + k) * NE + i;
+}

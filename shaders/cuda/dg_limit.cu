@@ -1,0 +1,146 @@
+// #include "common/dispatch.cuh"
+// #include "common/dg_euler.cuh"
+// #include "common/dg_tables.cuh"
+
+// CUDA twin of shaders/dg_limit.wgsl. Slope + positivity limiter, one thread per element
+// (Operator::limit): reads register src, writes register dst (src != dst, so neighbours' means
+// are read unmodified).
+// 1. Vertex-based: per component, bounds [m, M] of the means of the element and its face
+//    neighbours; alpha = min over vertices of the largest factor keeping u_v in [m, M]; if
+//    alpha < 1 keep mean + alpha * linear modes, drop higher modes.
+// 2. Zhang-Shu positivity at the volume and edge nodes: scale density modes so rho_q >= eps,
+//    then all modes so p_q >= eps (p is concave in U).
+//
+// neighbors: face neighbours (0xffffffff: none), w unused. range: count the elements, pad
+// src | dst << 8 | slope << 16.
+
+#define EPS 1e-10f
+#define LIMITER_TOL 1e-6f
+#define SQRT2 1.41421356237f
+
+/// WGSL min() / max() on vec4<f32>.
+__device__ __forceinline__ float4 min4(float4 a, float4 b) {
+    return make_float4(fminf(a.x, b.x), fminf(a.y, b.y), fminf(a.z, b.z), fminf(a.w, b.w));
+}
+__device__ __forceinline__ float4 max4(float4 a, float4 b) {
+    return make_float4(fmaxf(a.x, b.x), fmaxf(a.y, b.y), fmaxf(a.z, b.z), fmaxf(a.w, b.w));
+}
+
+/// Component f of a vec4<u32>, as WGSL's nb[f].
+__device__ __forceinline__ u32 at_u(uint4 v, u32 f) {
+    return f == 0u ? v.x : (f == 1u ? v.y : (f == 2u ? v.z : v.w));
+}
+
+__device__ __forceinline__ float4 mean_of(const float* regs, u32 reg, u32 i) {
+    return SQRT2 * make_float4(regs[dof(reg, 0u, 0u, i)], regs[dof(reg, 1u, 0u, i)],
+                               regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]);
+}
+
+// Basis value of mode k at positivity node q: volume nodes 0..NQ, then the edge nodes.
+__device__ __forceinline__ u32 node_phi(u32 q, u32 k) {
+    if (q < NQ) {
+        return t_vol_phi(q, k);
+    }
+    u32 qe = q - NQ;
+    return t_edge_phi(qe / NQE, qe % NQE, k);
+}
+
+extern "C" __global__ void dg_limit(
+    float* regs,
+    const float* __restrict__ tables,
+    const uint4* __restrict__ neighbors,
+    const float* __restrict__ clock,
+    ItemRange range) {
+    u32 i = linear_index();
+    if (i >= range.count || clock[1] == 0.0f) {
+        return;
+    }
+    u32 src = range.pad & 255u;
+    u32 dst = (range.pad >> 8u) & 255u;
+    bool slope = (range.pad >> 16u) != 0u;
+    float4 c[MAX_NP];
+    for (u32 k = 0u; k < NP; k = k + 1u) {
+        c[k] = make_float4(regs[dof(src, 0u, k, i)], regs[dof(src, 1u, k, i)],
+                           regs[dof(src, 2u, k, i)], regs[dof(src, 3u, k, i)]);
+    }
+    float4 mean = SQRT2 * c[0];
+    if (slope && NP > 1u) {
+        float4 lo = mean;
+        float4 hi = mean;
+        uint4 nb = neighbors[i];
+        for (u32 f = 0u; f < 3u; f = f + 1u) {
+            if (at_u(nb, f) != 0xffffffffu) {
+                float4 m = mean_of(regs, src, at_u(nb, f));
+                lo = min4(lo, m);
+                hi = max4(hi, m);
+            }
+        }
+        for (u32 eq = 0u; eq < 4u; eq = eq + 1u) {
+            float tol = LIMITER_TOL * (fmaxf(fabsf(at(hi, eq)), fabsf(at(lo, eq))) + 1e-12f);
+            float alpha = 1.0f;
+            for (u32 v = 0u; v < 3u; v = v + 1u) {
+                float uv = 0.0f;
+                for (u32 k = 0u; k < NP; k = k + 1u) {
+                    uv = uv + at(c[k], eq) * tables[t_vertex_phi(v, k)];
+                }
+                float d = uv - at(mean, eq);
+                if (d > tol) {
+                    alpha = fminf(alpha, (at(hi, eq) - at(mean, eq)) / d);
+                } else if (d < -tol) {
+                    alpha = fminf(alpha, (at(lo, eq) - at(mean, eq)) / d);
+                }
+            }
+            if (alpha < 1.0f) {
+                float a = fmaxf(alpha, 0.0f);
+                for (u32 k = 1u; k < NP; k = k + 1u) {
+                    if (k < 3u) {
+                        at(c[k], eq) = at(c[k], eq) * a;
+                    } else {
+                        at(c[k], eq) = 0.0f;
+                    }
+                }
+            }
+        }
+    }
+    if (NP > 1u) {
+        // Density: volume nodes then edge nodes.
+        float rho_min = 1e30f;
+        for (u32 q = 0u; q < NQ + 3u * NQE; q = q + 1u) {
+            float r = 0.0f;
+            for (u32 k = 0u; k < NP; k = k + 1u) {
+                r = r + c[k].x * tables[node_phi(q, k)];
+            }
+            rho_min = fminf(rho_min, r);
+        }
+        if (rho_min < EPS) {
+            float theta = fminf(fmaxf((mean.x - EPS) / (mean.x - rho_min), 0.0f), 1.0f);
+            for (u32 k = 1u; k < NP; k = k + 1u) {
+                c[k].x = c[k].x * theta;
+            }
+        }
+        float p_mean = pressure(mean);
+        float theta = 1.0f;
+        for (u32 q = 0u; q < NQ + 3u * NQE; q = q + 1u) {
+            float4 u = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            for (u32 k = 0u; k < NP; k = k + 1u) {
+                u = u + tables[node_phi(q, k)] * c[k];
+            }
+            float p = pressure(u);
+            if (p < EPS) {
+                theta = fminf(theta, (p_mean - EPS) / (p_mean - p));
+            }
+        }
+        if (theta < 1.0f) {
+            float th = fmaxf(theta, 0.0f);
+            for (u32 k = 1u; k < NP; k = k + 1u) {
+                c[k] = th * c[k];
+            }
+        }
+    }
+    for (u32 k = 0u; k < NP; k = k + 1u) {
+        regs[dof(dst, 0u, k, i)] = c[k].x;
+        regs[dof(dst, 1u, k, i)] = c[k].y;
+        regs[dof(dst, 2u, k, i)] = c[k].z;
+        regs[dof(dst, 3u, k, i)] = c[k].w;
+    }
+}

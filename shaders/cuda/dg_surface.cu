@@ -1,0 +1,109 @@
+// #include "common/dispatch.cuh"
+// #include "common/dg_euler.cuh"
+// #include "common/dg_tables.cuh"
+
+// CUDA twin of shaders/dg_surface.wgsl. DG surface term, one thread per edge, one launch per
+// edge color (Operator::rhs, second loop). With F* the numerical flux at edge node q (left
+// parameter t_q, right 1 - t_q):
+//   rhs_k(L) -= L_e / det J_L sum_q w_q phi_k(x_q) F*(U_L, U_R) . n
+//   rhs_k(R) += L_e / det J_R sum_q w_q phi_k(x_q) F*(U_L, U_R) . n
+// U_R is a ghost state on boundary edges. No two edges of one color share an element, so the
+// read-modify-write of rhs needs no atomics; launches of one stream run in order, so color
+// c + 1 sees the writes of color c.
+//
+// inv_det: 1 / det J per element. case_data: [0], [1] the case function's parameters,
+// [2 + s] inflow state s (conserved). clock: t, dt, ... range: first/count the color's edges,
+// color the bits of the stage time fraction c, pad the register.
+
+/// Mirrors DgEdge in src/solver/dg/mesh.rs (32 bytes).
+struct DgEdge {
+    u32 left;
+    u32 right;
+    u32 info;   // left_local | right_local << 2 | kind << 4 | state << 8
+    float nx;
+    float ny;
+    float length;
+    float mx;
+    float my;
+};
+
+extern "C" __global__ void dg_surface(
+    const float* __restrict__ regs,
+    float* __restrict__ rhs,
+    const float* __restrict__ tables,
+    const DgEdge* __restrict__ edges,
+    const float* __restrict__ inv_det,
+    const float4* __restrict__ case_data,
+    const float* __restrict__ clock,
+    ItemRange range) {
+    u32 s = linear_index();
+    if (s >= range.count) {
+        return;
+    }
+    DgEdge e = edges[range.first + s];
+    u32 reg = range.pad;
+    u32 ll = e.info & 3u;
+    u32 rl = (e.info >> 2u) & 3u;
+    u32 kind = (e.info >> 4u) & 15u;
+    u32 state = e.info >> 8u;
+    bool interior = e.right != 0xffffffffu;
+    float2 n = make_float2(e.nx, e.ny);
+    float2 tau = make_float2(-e.ny, e.nx);
+    float t = clock[0] + __uint_as_float(range.color) * clock[1];
+    float4 cl[MAX_NP];
+    float4 cr[MAX_NP];
+    float4 al[MAX_NP];
+    float4 ar[MAX_NP];
+    for (u32 k = 0u; k < NP; k = k + 1u) {
+        cl[k] = make_float4(regs[dof(reg, 0u, k, e.left)], regs[dof(reg, 1u, k, e.left)],
+                            regs[dof(reg, 2u, k, e.left)], regs[dof(reg, 3u, k, e.left)]);
+        if (interior) {
+            cr[k] = make_float4(regs[dof(reg, 0u, k, e.right)], regs[dof(reg, 1u, k, e.right)],
+                                regs[dof(reg, 2u, k, e.right)], regs[dof(reg, 3u, k, e.right)]);
+        }
+        al[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        ar[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    for (u32 q = 0u; q < NQE; q = q + 1u) {
+        u32 qr = NQE - 1u - q;
+        float4 ul = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        for (u32 k = 0u; k < NP; k = k + 1u) {
+            ul = ul + tables[t_edge_phi(ll, q, k)] * cl[k];
+        }
+        float4 ur = ul;
+        if (interior) {
+            ur = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            for (u32 k = 0u; k < NP; k = k + 1u) {
+                ur = ur + tables[t_edge_phi(rl, qr, k)] * cr[k];
+            }
+        } else if (kind == EDGE_WALL) {
+            ur = wall_ghost(ul, n);
+        } else if (kind == EDGE_INFLOW) {
+            ur = case_data[2u + state];
+        } else if (kind == EDGE_EXACT) {
+            float2 x = make_float2(e.mx, e.my) + ((tables[t_edge_t(q)] - 0.5f) * e.length) * tau;
+            ur = case_state(x, t, case_data[0], case_data[1]);
+        }
+        float4 f = (tables[t_edge_w(q)] * e.length) * numerical_flux(ul, ur, n);
+        for (u32 k = 0u; k < NP; k = k + 1u) {
+            al[k] = al[k] - tables[t_edge_phi(ll, q, k)] * f;
+            ar[k] = ar[k] + tables[t_edge_phi(rl, qr, k)] * f;
+        }
+    }
+    float dl = inv_det[e.left];
+    for (u32 k = 0u; k < NP; k = k + 1u) {
+        for (u32 eq = 0u; eq < 4u; eq = eq + 1u) {
+            u32 j = dof(0u, eq, k, e.left);
+            rhs[j] = rhs[j] + at(al[k], eq) * dl;
+        }
+    }
+    if (interior) {
+        float dr = inv_det[e.right];
+        for (u32 k = 0u; k < NP; k = k + 1u) {
+            for (u32 eq = 0u; eq < 4u; eq = eq + 1u) {
+                u32 j = dof(0u, eq, k, e.right);
+                rhs[j] = rhs[j] + at(ar[k], eq) * dr;
+            }
+        }
+    }
+}
