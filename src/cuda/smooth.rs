@@ -73,28 +73,40 @@ impl MetricTextureObject {
             texture: 0,
         };
         let row_bytes = size * std::mem::size_of::<[f32; 4]>();
-        // SAFETY: all-zero bytes are valid for this plain C struct (integers, null pointers and
-        // enums whose zero is a variant).
-        let mut copy: sys::CUDA_MEMCPY2D = unsafe { std::mem::zeroed() };
-        copy.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
-        copy.srcHost = tex.texels.as_ptr().cast();
-        copy.srcPitch = row_bytes;
-        copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_ARRAY;
-        copy.dstArray = obj.array;
-        copy.WidthInBytes = row_bytes;
-        copy.Height = size;
+        // Every field spelled out: CUmemorytype has no zero variant, so a zeroed struct would
+        // be invalid.
+        let copy = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            srcHost: tex.texels.as_ptr().cast(),
+            srcDevice: 0,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: row_bytes,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_ARRAY,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: 0,
+            dstArray: obj.array,
+            dstPitch: 0,
+            WidthInBytes: row_bytes,
+            Height: size,
+        };
         // SAFETY: the source is `size` rows of `row_bytes` bytes in `tex.texels` (length checked
         // above), alive for this synchronous copy; the destination array has the same extent.
         unsafe { sys::cuMemcpy2D_v2(&copy) }
             .result()
             .map_err(driver_err("upload metric array"))?;
-        // SAFETY: zero bytes are valid for these plain C structs (see above); the union member
-        // set below is the one `resType` selects.
+        // SAFETY: zero bytes are valid for this plain C struct (integers, a union of handles
+        // and integers, and CUresourcetype whose zero is CU_RESOURCE_TYPE_ARRAY); the union
+        // member set below is the one `resType` selects.
         let mut res: sys::CUDA_RESOURCE_DESC = unsafe { std::mem::zeroed() };
         res.resType = sys::CUresourcetype::CU_RESOURCE_TYPE_ARRAY;
         res.res.array =
             sys::CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_1 { hArray: obj.array };
-        // SAFETY: as above.
+        // SAFETY: zero bytes are valid here: integers, floats, and CUaddress_mode /
+        // CUfilter_mode whose zero values are WRAP and POINT.
         let mut tdesc: sys::CUDA_TEXTURE_DESC = unsafe { std::mem::zeroed() };
         tdesc.addressMode = [sys::CUaddress_mode::CU_TR_ADDRESS_MODE_CLAMP; 3];
         tdesc.filterMode = sys::CUfilter_mode::CU_TR_FILTER_MODE_LINEAR;
