@@ -220,6 +220,31 @@ pub fn color_vertices_gpu(
     let mut ranges = RangeSet::single(ctx, &rl, n32)?;
     let mut readback = Readback::new();
 
+    // Recoloring resources are made before the clock starts, like the round resources.
+    // First fit never exceeds max degree + 1, which bounds the recoloring dispatches without
+    // reading the colors back (dispatches for unused colors match no vertex).
+    let top = (0..n).map(|v| adj.row(v).len() as u32).max().unwrap_or(0) + 1;
+    let old_colors = storage_zeroed::<u32>(ctx, "old colors", n)?;
+    let recolor_group = bind_buffers(
+        &ctx.device,
+        "vcolor recolor",
+        &recolor_layout,
+        &[&offsets_buf, &adj_buf, &class_buf, &old_colors, &colors_buf],
+    );
+    let recolor = compute_pipeline(&ctx.device, "vcolor_recolor", &[&recolor_layout, &rl], &[])?;
+    let ig_ranges = RangeSet::new(
+        ctx,
+        &rl,
+        (0..top)
+            .map(|i| ItemRange {
+                first: 0,
+                count: n32,
+                color: top - i,
+                pad: 0,
+            })
+            .collect(),
+    )?;
+    readback.reserve(ctx, 4 * n as u64);
     let start = Instant::now();
     // Threads dispatched per round: the worklist length the host last saw (the GPU-side
     // length can only be smaller; the kernels stop at it).
@@ -278,29 +303,6 @@ pub fn color_vertices_gpu(
             dir = (dir + ROUNDS_PER_SUBMIT) % 2;
         }
     }
-    // First fit never exceeds max degree + 1, which bounds the recoloring dispatches without
-    // reading the colors back (dispatches for unused colors match no vertex).
-    let top = (0..n).map(|v| adj.row(v).len() as u32).max().unwrap_or(0) + 1;
-    let old_colors = storage_zeroed::<u32>(ctx, "old colors", n)?;
-    let recolor_group = bind_buffers(
-        &ctx.device,
-        "vcolor recolor",
-        &recolor_layout,
-        &[&offsets_buf, &adj_buf, &class_buf, &old_colors, &colors_buf],
-    );
-    let recolor = compute_pipeline(&ctx.device, "vcolor_recolor", &[&recolor_layout, &rl], &[])?;
-    let ig_ranges = RangeSet::new(
-        ctx,
-        &rl,
-        (0..top)
-            .map(|i| ItemRange {
-                first: 0,
-                count: n32,
-                color: top - i,
-                pad: 0,
-            })
-            .collect(),
-    )?;
     let parts = IgParts {
         recolor: &recolor,
         data: &recolor_group,

@@ -67,6 +67,20 @@ impl Readback {
         Readback { staging: None }
     }
 
+    /// Make sure the staging buffer holds at least `bytes`, so a timed read-back later does not
+    /// include allocating it.
+    pub fn reserve(&mut self, ctx: &GpuContext, bytes: u64) {
+        let bytes = bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT).max(4);
+        if self.staging.as_ref().is_none_or(|b| b.size() < bytes) {
+            self.staging = Some(ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("readback staging"),
+                size: bytes,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }));
+        }
+    }
+
     /// Copy `count` elements of `T` starting at element `first` of `src` to the host.
     pub fn read<T: bytemuck::Pod>(
         &mut self,
@@ -88,15 +102,7 @@ impl Readback {
                 src.size()
             )));
         }
-        let need_new = self.staging.as_ref().is_none_or(|b| b.size() < copy_bytes);
-        if need_new {
-            self.staging = Some(ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("readback staging"),
-                size: copy_bytes,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }));
-        }
+        self.reserve(ctx, copy_bytes);
         let staging = self.staging.as_ref().expect("staging buffer created above");
         let mut enc = ctx
             .device
