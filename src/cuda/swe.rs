@@ -255,19 +255,7 @@ impl<'a> CudaSolver<'a> {
             .clone_dtoh(&self.cells)
             .map_err(driver_err("read state (a kernel failed?)"))?;
         self.dev.synchronize()?;
-        Ok(raw
-            .chunks_exact(2)
-            .map(|c| {
-                [
-                    c[0][0] as f64,
-                    c[0][1] as f64,
-                    c[0][2] as f64,
-                    c[0][3] as f64,
-                    c[1][0] as f64,
-                    c[1][1] as f64,
-                ]
-            })
-            .collect())
+        Ok(crate::solver::swe::gpu::unpack_cells(&raw))
     }
 
     /// Take `n` steps (no clamp), timing the flux pass and the rest of each step with CUDA

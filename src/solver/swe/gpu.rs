@@ -236,6 +236,22 @@ pub fn pack_cells(state: &[[f64; 6]], depth: &[f64], areas: &[f64]) -> Vec<[f32;
     out
 }
 
+/// The inverse of [`pack_cells`] for the state: W = (h1, q1x, q1y, h2, q2x, q2y) per cell.
+pub fn unpack_cells(raw: &[[f32; 4]]) -> Vec<[f64; 6]> {
+    raw.chunks_exact(2)
+        .map(|c| {
+            [
+                c[0][0] as f64,
+                c[0][1] as f64,
+                c[0][2] as f64,
+                c[0][3] as f64,
+                c[1][0] as f64,
+                c[1][1] as f64,
+            ]
+        })
+        .collect()
+}
+
 impl<'a> GpuSolver<'a> {
     /// Upload the mesh and initial state and build the pipelines (physical constants are baked
     /// in as WGSL override constants).
@@ -450,19 +466,7 @@ impl<'a> GpuSolver<'a> {
         let raw: Vec<[f32; 4]> =
             self.readback
                 .read_all(self.ctx, &self.cells, 2 * self.n_cells as usize)?;
-        Ok(raw
-            .chunks_exact(2)
-            .map(|c| {
-                [
-                    c[0][0] as f64,
-                    c[0][1] as f64,
-                    c[0][2] as f64,
-                    c[0][3] as f64,
-                    c[1][0] as f64,
-                    c[1][1] as f64,
-                ]
-            })
-            .collect())
+        Ok(unpack_cells(&raw))
     }
 
     /// Take `n` steps (no clamp), timing the flux pass and the rest of each step separately
