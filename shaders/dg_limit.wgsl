@@ -37,6 +37,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let dst = (range.pad >> 8u) & 255u;
     let slope = (range.pad >> 16u) != 0u;
     var c: array<vec4<f32>, MAX_NP>;
+    // #unroll
     for (var k = 0u; k < NP; k = k + 1u) {
         c[k] = vec4<f32>(regs[dof(src, 0u, k, i)], regs[dof(src, 1u, k, i)],
                          regs[dof(src, 2u, k, i)], regs[dof(src, 3u, k, i)]);
@@ -46,6 +47,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         var lo = mean;
         var hi = mean;
         let nb = neighbors[i];
+        // #unroll
         for (var f = 0u; f < 3u; f = f + 1u) {
             if (nb[f] != 0xffffffffu) {
                 let m = mean_of(src, nb[f]);
@@ -53,11 +55,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 hi = max(hi, m);
             }
         }
+        // #unroll
         for (var eq = 0u; eq < 4u; eq = eq + 1u) {
             let tol = LIMITER_TOL * (max(abs(hi[eq]), abs(lo[eq])) + 1e-12);
             var alpha = 1.0;
+            // #unroll
             for (var v = 0u; v < 3u; v = v + 1u) {
                 var uv = 0.0;
+                // #unroll
                 for (var k = 0u; k < NP; k = k + 1u) {
                     uv = uv + c[k][eq] * tables[t_vertex_phi(v, k)];
                 }
@@ -70,6 +75,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
             if (alpha < 1.0) {
                 let a = max(alpha, 0.0);
+                // #unroll
                 for (var k = 1u; k < NP; k = k + 1u) {
                     if (k < 3u) {
                         c[k][eq] = c[k][eq] * a;
@@ -83,8 +89,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (NP > 1u) {
         // Density: volume nodes then edge nodes.
         var rho_min = 1e30;
+        // #unroll
         for (var q = 0u; q < NQ + 3u * NQE; q = q + 1u) {
             var r = 0.0;
+            // #unroll
             for (var k = 0u; k < NP; k = k + 1u) {
                 r = r + c[k].x * tables[node_phi(q, k)];
             }
@@ -92,14 +100,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
         if (rho_min < EPS) {
             let theta = clamp((mean.x - EPS) / (mean.x - rho_min), 0.0, 1.0);
+            // #unroll
             for (var k = 1u; k < NP; k = k + 1u) {
                 c[k].x = c[k].x * theta;
             }
         }
         let p_mean = pressure(mean);
         var theta = 1.0;
+        // #unroll
         for (var q = 0u; q < NQ + 3u * NQE; q = q + 1u) {
             var u = vec4<f32>(0.0);
+            // #unroll
             for (var k = 0u; k < NP; k = k + 1u) {
                 u = u + c[k] * tables[node_phi(q, k)];
             }
@@ -110,11 +121,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
         if (theta < 1.0) {
             let th = max(theta, 0.0);
+            // #unroll
             for (var k = 1u; k < NP; k = k + 1u) {
                 c[k] = c[k] * th;
             }
         }
     }
+    // #unroll
     for (var k = 0u; k < NP; k = k + 1u) {
         regs[dof(dst, 0u, k, i)] = c[k].x;
         regs[dof(dst, 1u, k, i)] = c[k].y;

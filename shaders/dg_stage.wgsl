@@ -23,6 +23,7 @@ struct Stage {
 
 fn combine(a: vec4<f32>, b: f32, dt: f32, j: u32, n: u32) -> f32 {
     var v = b * dt * rhs[j];
+    // #unroll
     for (var r = 0u; r < 4u; r = r + 1u) {
         if (a[r] != 0.0) {
             v = v + a[r] * regs[r * n + j];

@@ -53,6 +53,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var cr: array<vec4<f32>, MAX_NP>;
     var al: array<vec4<f32>, MAX_NP>;
     var ar: array<vec4<f32>, MAX_NP>;
+    // #unroll
     for (var k = 0u; k < NP; k = k + 1u) {
         cl[k] = vec4<f32>(regs[dof(reg, 0u, k, e.left)], regs[dof(reg, 1u, k, e.left)],
                           regs[dof(reg, 2u, k, e.left)], regs[dof(reg, 3u, k, e.left)]);
@@ -63,15 +64,18 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         al[k] = vec4<f32>(0.0);
         ar[k] = vec4<f32>(0.0);
     }
+    // #unroll
     for (var q = 0u; q < NQE; q = q + 1u) {
         let qr = NQE - 1u - q;
         var ul = vec4<f32>(0.0);
+        // #unroll
         for (var k = 0u; k < NP; k = k + 1u) {
             ul = ul + cl[k] * tables[t_edge_phi(ll, q, k)];
         }
         var ur = ul;
         if (interior) {
             ur = vec4<f32>(0.0);
+            // #unroll
             for (var k = 0u; k < NP; k = k + 1u) {
                 ur = ur + cr[k] * tables[t_edge_phi(rl, qr, k)];
             }
@@ -84,13 +88,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             ur = case_state(x, t, case_data[0], case_data[1]);
         }
         let f = numerical_flux(ul, ur, n) * (tables[t_edge_w(q)] * e.length);
+        // #unroll
         for (var k = 0u; k < NP; k = k + 1u) {
             al[k] = al[k] - tables[t_edge_phi(ll, q, k)] * f;
             ar[k] = ar[k] + tables[t_edge_phi(rl, qr, k)] * f;
         }
     }
     let dl = inv_det[e.left];
+    // #unroll
     for (var k = 0u; k < NP; k = k + 1u) {
+        // #unroll
         for (var eq = 0u; eq < 4u; eq = eq + 1u) {
             let j = dof(0u, eq, k, e.left);
             rhs[j] = rhs[j] + al[k][eq] * dl;
@@ -98,7 +105,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     if (interior) {
         let dr = inv_det[e.right];
+        // #unroll
         for (var k = 0u; k < NP; k = k + 1u) {
+            // #unroll
             for (var eq = 0u; eq < 4u; eq = eq + 1u) {
                 let j = dof(0u, eq, k, e.right);
                 rhs[j] = rhs[j] + ar[k][eq] * dr;

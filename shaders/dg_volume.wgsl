@@ -23,14 +23,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let reg = range.pad;
     var c: array<vec4<f32>, MAX_NP>;
     var r: array<vec4<f32>, MAX_NP>;
+    // #unroll
     for (var k = 0u; k < NP; k = k + 1u) {
         c[k] = vec4<f32>(regs[dof(reg, 0u, k, i)], regs[dof(reg, 1u, k, i)],
                          regs[dof(reg, 2u, k, i)], regs[dof(reg, 3u, k, i)]);
         r[k] = vec4<f32>(0.0);
     }
     let g = inv_jac[i];
+    // #unroll
     for (var q = 0u; q < NQ; q = q + 1u) {
         var u = vec4<f32>(0.0);
+        // #unroll
         for (var k = 0u; k < NP; k = k + 1u) {
             u = u + c[k] * tables[t_vol_phi(q, k)];
         }
@@ -40,6 +43,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let f = vec4<f32>(u.y, u.y * vx + p, u.z * vx, (u.w + p) * vx);
         let h = vec4<f32>(u.z, u.y * vy, u.z * vy + p, (u.w + p) * vy);
         let w = tables[t_vol_w(q)];
+        // #unroll
         for (var k = 0u; k < NP; k = k + 1u) {
             let dxi = tables[t_vol_dxi(q, k)];
             let deta = tables[t_vol_deta(q, k)];
@@ -48,6 +52,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             r[k] = r[k] + w * (f * gx + h * gy);
         }
     }
+    // #unroll
     for (var k = 0u; k < NP; k = k + 1u) {
         rhs[dof(0u, 0u, k, i)] = r[k].x;
         rhs[dof(0u, 1u, k, i)] = r[k].y;

@@ -107,6 +107,7 @@ fn roe_averages(l: Rot, r: Rot) -> RoeAverages {
     let s = sl + sr;
     var un = vec2<f32>(0.0);
     var ut = vec2<f32>(0.0);
+    // #unroll
     for (var k = 0; k < 2; k = k + 1) {
         if (s[k] > 0.0) {
             un[k] = (unl[k] * sl[k] + unr[k] * sr[k]) / s[k];
@@ -165,6 +166,7 @@ fn eig4(u1: f32, u2: f32, c21: f32, c22: f32) -> Eig {
     var lo1 = min(u1, u2) - ce;
     var hi1 = min(u1 - c1, u2 - c2);
     var l1 = min(max(um - cp, lo1), hi1);
+    // #unroll
     for (var it = 0; it < EIG4_ITERATIONS; it = it + 1) {
         var fd = char_poly(l4, u1, u2, c21, c22);
         if (fd.x > 0.0) {
@@ -292,6 +294,7 @@ fn roe_eigenvectors(a: RoeAverages, lam: vec4<f32>) -> RoeVectors {
     let c21 = a.c2.x;
     let c22 = a.c2.y;
     var out: RoeVectors;
+    // #unroll
     for (var p = 0; p < 4; p = p + 1) {
         let l = lam[p];
         let ap = ((l - u1) * (l - u1) - c21) / c21;
@@ -320,6 +323,7 @@ fn ir_roe(l: Rot, r: Rot, dhb: f32) -> Fluct {
     let r4 = total_jump(l, r, dhb, a);
     let vecs = roe_eigenvectors(a, e.l);
     var dm = vec4<f32>(0.0);
+    // #unroll
     for (var p = 0; p < 4; p = p + 1) {
         let lp = e.l[p];
         let w = 0.5 * (1.0 - sign(lp)) * dot(vecs.left[p], r4);
@@ -364,21 +368,21 @@ fn classical_roe(l: Rot, r: Rot, dhb: f32, nx: f32, ny: f32) -> Fluct {
     }
     var amat: array<array<f32, 6>, 6>;
     var sbar: array<f32, 6>;
+    // #unroll
     for (var k = 0; k < 2; k = k + 1) {
         let u = a.un[k] * nx - a.ut[k] * ny;
         let v = a.un[k] * ny + a.ut[k] * nx;
         let c2 = a.c2[k];
-        let o = 3 * k;
-        amat[o][o + 1] = nx;
-        amat[o][o + 2] = ny;
-        amat[o + 1][o] = (c2 - u * u) * nx - u * v * ny;
-        amat[o + 1][o + 1] = 2.0 * u * nx + v * ny;
-        amat[o + 1][o + 2] = u * ny;
-        amat[o + 2][o] = -u * v * nx + (c2 - v * v) * ny;
-        amat[o + 2][o + 1] = v * nx;
-        amat[o + 2][o + 2] = u * nx + 2.0 * v * ny;
-        sbar[o + 1] = GRAVITY * a.hb[k] * nx;
-        sbar[o + 2] = GRAVITY * a.hb[k] * ny;
+        amat[3 * k][3 * k + 1] = nx;
+        amat[3 * k][3 * k + 2] = ny;
+        amat[3 * k + 1][3 * k] = (c2 - u * u) * nx - u * v * ny;
+        amat[3 * k + 1][3 * k + 1] = 2.0 * u * nx + v * ny;
+        amat[3 * k + 1][3 * k + 2] = u * ny;
+        amat[3 * k + 2][3 * k] = -u * v * nx + (c2 - v * v) * ny;
+        amat[3 * k + 2][3 * k + 1] = v * nx;
+        amat[3 * k + 2][3 * k + 2] = u * nx + 2.0 * v * ny;
+        sbar[3 * k + 1] = GRAVITY * a.hb[k] * nx;
+        sbar[3 * k + 2] = GRAVITY * a.hb[k] * ny;
     }
     amat[1][3] = amat[1][3] + GRAVITY * a.hb.x * nx;
     amat[2][3] = amat[2][3] + GRAVITY * a.hb.x * ny;
@@ -388,8 +392,10 @@ fn classical_roe(l: Rot, r: Rot, dhb: f32, nx: f32, ny: f32) -> Fluct {
     let wl = unrotate6(array<f32, 6>(l.c.x, l.c.y, l.t.x, l.c.z, l.c.w, l.t.y), nx, ny);
     let wr = unrotate6(array<f32, 6>(r.c.x, r.c.y, r.t.x, r.c.z, r.c.w, r.t.y), nx, ny);
     var res: array<f32, 6>;
+    // #unroll
     for (var row = 0; row < 6; row = row + 1) {
         var s = 0.0;
+        // #unroll
         for (var c = 0; c < 6; c = c + 1) {
             s = s + amat[row][c] * (wr[c] - wl[c]);
         }
@@ -400,10 +406,12 @@ fn classical_roe(l: Rot, r: Rot, dhb: f32, nx: f32, ny: f32) -> Fluct {
     var kmat: array<array<f32, 6>, 6>;
     var kinv: array<array<f32, 6>, 6>;
     var half: array<f32, 6>;
+    // #unroll
     for (var p = 0; p < 4; p = p + 1) {
         let lp = e.l[p];
         let ap = vecs.ap[p];
         let col = unrotate6(array<f32, 6>(1.0, lp, a.ut.x, ap, ap * lp, ap * a.ut.y), nx, ny);
+        // #unroll
         for (var row = 0; row < 6; row = row + 1) {
             kmat[row][p] = col[row];
         }
@@ -413,6 +421,7 @@ fn classical_roe(l: Rot, r: Rot, dhb: f32, nx: f32, ny: f32) -> Fluct {
     }
     let sh1 = unrotate6(array<f32, 6>(0.0, 0.0, 1.0, 0.0, 0.0, 0.0), nx, ny);
     let sh2 = unrotate6(array<f32, 6>(0.0, 0.0, 0.0, 0.0, 0.0, 1.0), nx, ny);
+    // #unroll
     for (var row = 0; row < 6; row = row + 1) {
         kmat[row][4] = sh1[row];
         kmat[row][5] = sh2[row];
@@ -423,10 +432,13 @@ fn classical_roe(l: Rot, r: Rot, dhb: f32, nx: f32, ny: f32) -> Fluct {
     half[5] = 0.5 * (1.0 - sign(a.un.y));
 
     var dm: array<f32, 6>;
+    // #unroll
     for (var row = 0; row < 6; row = row + 1) {
         var s = 0.0;
+        // #unroll
         for (var c = 0; c < 6; c = c + 1) {
             var pm = 0.0;
+            // #unroll
             for (var p = 0; p < 6; p = p + 1) {
                 pm = pm + kmat[row][p] * half[p] * kinv[p][c];
             }

@@ -59,6 +59,7 @@ extern "C" __global__ void dg_limit(
     u32 dst = (range.pad >> 8u) & 255u;
     bool slope = (range.pad >> 16u) != 0u;
     float4 c[MAX_NP];
+    #pragma unroll
     for (u32 k = 0u; k < NP; k = k + 1u) {
         c[k] = make_float4(regs[dof(src, 0u, k, i)], regs[dof(src, 1u, k, i)],
                            regs[dof(src, 2u, k, i)], regs[dof(src, 3u, k, i)]);
@@ -68,6 +69,7 @@ extern "C" __global__ void dg_limit(
         float4 lo = mean;
         float4 hi = mean;
         uint4 nb = neighbors[i];
+        #pragma unroll
         for (u32 f = 0u; f < 3u; f = f + 1u) {
             if (at_u(nb, f) != 0xffffffffu) {
                 float4 m = mean_of(regs, src, at_u(nb, f));
@@ -75,11 +77,14 @@ extern "C" __global__ void dg_limit(
                 hi = max4(hi, m);
             }
         }
+        #pragma unroll
         for (u32 eq = 0u; eq < 4u; eq = eq + 1u) {
             float tol = LIMITER_TOL * (fmaxf(fabsf(at(hi, eq)), fabsf(at(lo, eq))) + 1e-12f);
             float alpha = 1.0f;
+            #pragma unroll
             for (u32 v = 0u; v < 3u; v = v + 1u) {
                 float uv = 0.0f;
+                #pragma unroll
                 for (u32 k = 0u; k < NP; k = k + 1u) {
                     uv = uv + at(c[k], eq) * tables[t_vertex_phi(v, k)];
                 }
@@ -92,6 +97,7 @@ extern "C" __global__ void dg_limit(
             }
             if (alpha < 1.0f) {
                 float a = fmaxf(alpha, 0.0f);
+                #pragma unroll
                 for (u32 k = 1u; k < NP; k = k + 1u) {
                     if (k < 3u) {
                         at(c[k], eq) = at(c[k], eq) * a;
@@ -105,8 +111,10 @@ extern "C" __global__ void dg_limit(
     if (NP > 1u) {
         // Density: volume nodes then edge nodes.
         float rho_min = 1e30f;
+        #pragma unroll
         for (u32 q = 0u; q < NQ + 3u * NQE; q = q + 1u) {
             float r = 0.0f;
+            #pragma unroll
             for (u32 k = 0u; k < NP; k = k + 1u) {
                 r = r + c[k].x * tables[node_phi(q, k)];
             }
@@ -114,14 +122,17 @@ extern "C" __global__ void dg_limit(
         }
         if (rho_min < EPS) {
             float theta = fminf(fmaxf((mean.x - EPS) / (mean.x - rho_min), 0.0f), 1.0f);
+            #pragma unroll
             for (u32 k = 1u; k < NP; k = k + 1u) {
                 c[k].x = c[k].x * theta;
             }
         }
         float p_mean = pressure(mean);
         float theta = 1.0f;
+        #pragma unroll
         for (u32 q = 0u; q < NQ + 3u * NQE; q = q + 1u) {
             float4 u = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            #pragma unroll
             for (u32 k = 0u; k < NP; k = k + 1u) {
                 u = u + tables[node_phi(q, k)] * c[k];
             }
@@ -132,11 +143,13 @@ extern "C" __global__ void dg_limit(
         }
         if (theta < 1.0f) {
             float th = fmaxf(theta, 0.0f);
+            #pragma unroll
             for (u32 k = 1u; k < NP; k = k + 1u) {
                 c[k] = th * c[k];
             }
         }
     }
+    #pragma unroll
     for (u32 k = 0u; k < NP; k = k + 1u) {
         regs[dof(dst, 0u, k, i)] = c[k].x;
         regs[dof(dst, 1u, k, i)] = c[k].y;

@@ -20,6 +20,7 @@ struct Stage {
 __device__ __forceinline__ float combine(
     const float* regs, const float* __restrict__ rhs, float4 a, float b, float dt, u32 j, u32 n) {
     float v = b * dt * rhs[j];
+    #pragma unroll
     for (int r = 0; r < 4; r = r + 1) {
         if (at(a, r) != 0.0f) {
             v = v + at(a, r) * regs[(u32)r * n + j];

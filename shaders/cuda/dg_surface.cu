@@ -54,6 +54,7 @@ extern "C" __global__ void dg_surface(
     float4 cr[MAX_NP];
     float4 al[MAX_NP];
     float4 ar[MAX_NP];
+    #pragma unroll
     for (u32 k = 0u; k < NP; k = k + 1u) {
         cl[k] = make_float4(regs[dof(reg, 0u, k, e.left)], regs[dof(reg, 1u, k, e.left)],
                             regs[dof(reg, 2u, k, e.left)], regs[dof(reg, 3u, k, e.left)]);
@@ -64,15 +65,18 @@ extern "C" __global__ void dg_surface(
         al[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         ar[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
+    #pragma unroll
     for (u32 q = 0u; q < NQE; q = q + 1u) {
         u32 qr = NQE - 1u - q;
         float4 ul = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        #pragma unroll
         for (u32 k = 0u; k < NP; k = k + 1u) {
             ul = ul + tables[t_edge_phi(ll, q, k)] * cl[k];
         }
         float4 ur = ul;
         if (interior) {
             ur = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            #pragma unroll
             for (u32 k = 0u; k < NP; k = k + 1u) {
                 ur = ur + tables[t_edge_phi(rl, qr, k)] * cr[k];
             }
@@ -85,13 +89,16 @@ extern "C" __global__ void dg_surface(
             ur = case_state(x, t, case_data[0], case_data[1]);
         }
         float4 f = (tables[t_edge_w(q)] * e.length) * numerical_flux(ul, ur, n);
+        #pragma unroll
         for (u32 k = 0u; k < NP; k = k + 1u) {
             al[k] = al[k] - tables[t_edge_phi(ll, q, k)] * f;
             ar[k] = ar[k] + tables[t_edge_phi(rl, qr, k)] * f;
         }
     }
     float dl = inv_det[e.left];
+    #pragma unroll
     for (u32 k = 0u; k < NP; k = k + 1u) {
+        #pragma unroll
         for (u32 eq = 0u; eq < 4u; eq = eq + 1u) {
             u32 j = dof(0u, eq, k, e.left);
             rhs[j] = rhs[j] + at(al[k], eq) * dl;
@@ -99,7 +106,9 @@ extern "C" __global__ void dg_surface(
     }
     if (interior) {
         float dr = inv_det[e.right];
+        #pragma unroll
         for (u32 k = 0u; k < NP; k = k + 1u) {
+            #pragma unroll
             for (u32 eq = 0u; eq < 4u; eq = eq + 1u) {
                 u32 j = dof(0u, eq, k, e.right);
                 rhs[j] = rhs[j] + at(ar[k], eq) * dr;

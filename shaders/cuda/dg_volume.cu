@@ -23,14 +23,17 @@ extern "C" __global__ void dg_volume(
     u32 reg = range.pad;
     float4 c[MAX_NP];
     float4 r[MAX_NP];
+    #pragma unroll
     for (u32 k = 0u; k < NP; k = k + 1u) {
         c[k] = make_float4(regs[dof(reg, 0u, k, i)], regs[dof(reg, 1u, k, i)],
                            regs[dof(reg, 2u, k, i)], regs[dof(reg, 3u, k, i)]);
         r[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
     float4 g = inv_jac[i];
+    #pragma unroll
     for (u32 q = 0u; q < NQ; q = q + 1u) {
         float4 u = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        #pragma unroll
         for (u32 k = 0u; k < NP; k = k + 1u) {
             u = u + tables[t_vol_phi(q, k)] * c[k];
         }
@@ -40,6 +43,7 @@ extern "C" __global__ void dg_volume(
         float4 f = make_float4(u.y, u.y * vx + p, u.z * vx, (u.w + p) * vx);
         float4 h = make_float4(u.z, u.y * vy, u.z * vy + p, (u.w + p) * vy);
         float w = tables[t_vol_w(q)];
+        #pragma unroll
         for (u32 k = 0u; k < NP; k = k + 1u) {
             float dxi = tables[t_vol_dxi(q, k)];
             float deta = tables[t_vol_deta(q, k)];
@@ -48,6 +52,7 @@ extern "C" __global__ void dg_volume(
             r[k] = r[k] + w * (gx * f + gy * h);
         }
     }
+    #pragma unroll
     for (u32 k = 0u; k < NP; k = k + 1u) {
         rhs[dof(0u, 0u, k, i)] = r[k].x;
         rhs[dof(0u, 1u, k, i)] = r[k].y;

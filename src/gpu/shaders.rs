@@ -125,7 +125,8 @@ pub fn compute_pipeline(
     layouts: &[&wgpu::BindGroupLayout],
     constants: &[(&str, f64)],
 ) -> Result<wgpu::ComputePipeline> {
-    let source = kernel_source(name)?;
+    let source = unroll_loops(&kernel_source(name)?, constants)
+        .map_err(|e| Error::Gpu(format!("kernel shaders/{name}.wgsl: {e}")))?;
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let desc = wgpu::ShaderModuleDescriptor {
         label: Some(name),
@@ -161,4 +162,178 @@ pub fn compute_pipeline(
         Some(e) => Err(Error::Gpu(format!("kernel shaders/{name}.wgsl: {e}"))),
         None => Ok(pipeline),
     }
+}
+
+/// Expand every loop marked `// #unroll` (the comment on the line before a
+/// `for (var k = A; k < B; k = k + 1u) {` header) into B - A blocks `{ const k = <i>u; body }`.
+/// Why: wgpu's runtime checks clamp dynamic indices into private arrays and add a counter to
+/// every loop; both keep drivers from promoting the DG and Roe tables to registers (2-4x). With
+/// a literal index naga needs no clamp and there is no loop to bound, so the checked kernels
+/// run as fast as unchecked ones. A and B are sums of products of u32/i32 literals and names
+/// given in `constants` (pipeline constants) or declared `override`/`const` in the source.
+pub fn unroll_loops(source: &str, constants: &[(&str, f64)]) -> Result<String> {
+    let mut values: Vec<(String, i64)> = constants
+        .iter()
+        .map(|(n, v)| (n.to_string(), *v as i64))
+        .collect();
+    for line in source.lines() {
+        if let Some((name, value)) = declared_integer(line) {
+            if !values.iter().any(|(n, _)| *n == name) {
+                values.push((name, value));
+            }
+        }
+    }
+    let lines: Vec<&str> = source.lines().collect();
+    let mut out = String::new();
+    unroll_block(&lines, 0, &values, &mut out)?;
+    Ok(out)
+}
+
+/// `override NAME: u32 = 3u;` or `const NAME: i32 = 4;` -> (NAME, value).
+fn declared_integer(line: &str) -> Option<(String, i64)> {
+    let rest = line
+        .trim()
+        .strip_prefix("override ")
+        .or_else(|| line.trim().strip_prefix("const "))?;
+    let (lhs, rhs) = rest.split_once('=')?;
+    let name = lhs.split(':').next()?.trim().to_string();
+    let value = parse_literal(rhs.trim().trim_end_matches(';').trim())?;
+    Some((name, value.0))
+}
+
+/// An integer literal with its WGSL suffix ("u", "i" or "").
+fn parse_literal(s: &str) -> Option<(i64, &'static str)> {
+    let (digits, suffix) = if let Some(d) = s.strip_suffix('u') {
+        (d, "u")
+    } else if let Some(d) = s.strip_suffix('i') {
+        (d, "i")
+    } else {
+        (s, "")
+    };
+    digits.parse::<i64>().ok().map(|v| (v, suffix))
+}
+
+fn eval_bound(expr: &str, values: &[(String, i64)]) -> std::result::Result<i64, String> {
+    let mut sum = 0;
+    for term in expr.split('+') {
+        let mut product = 1;
+        for atom in term.split('*') {
+            let atom = atom.trim();
+            let v = match parse_literal(atom) {
+                Some((v, _)) => v,
+                None => values
+                    .iter()
+                    .find(|(n, _)| n == atom)
+                    .map(|(_, v)| *v)
+                    .ok_or_else(|| format!("unknown constant '{atom}' in loop bound '{expr}'"))?,
+            };
+            product *= v;
+        }
+        sum += product;
+    }
+    Ok(sum)
+}
+
+/// Net `{` minus `}` on a line, ignoring a trailing `//` comment.
+fn brace_balance(line: &str) -> i64 {
+    let code = line.split("//").next().unwrap_or("");
+    code.matches('{').count() as i64 - code.matches('}').count() as i64
+}
+
+fn has_word(text: &str, word: &str) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|w| w == word)
+}
+
+/// Parse `for (var k = A; k < B; k = k + 1u) {` -> (k, A, B).
+fn parse_for_header(line: &str) -> Option<(&str, &str, &str)> {
+    let inner = line.trim().strip_prefix("for (")?.strip_suffix(") {")?;
+    let mut parts = inner.split(';');
+    let (var, init) = parts.next()?.trim().strip_prefix("var ")?.split_once('=')?;
+    let var = var.trim();
+    let (lhs, bound) = parts.next()?.split_once('<')?;
+    let step: String = parts
+        .next()?
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let unit_step = [
+        format!("{var}={var}+1u"),
+        format!("{var}={var}+1"),
+        format!("{var}+=1u"),
+        format!("{var}++"),
+    ];
+    (lhs.trim() == var && unit_step.contains(&step) && parts.next().is_none()).then_some((
+        var,
+        init.trim(),
+        bound.trim(),
+    ))
+}
+
+/// Copy `lines` to `out`, expanding marked loops; `first` is the 1-based number of lines[0].
+fn unroll_block(
+    lines: &[&str],
+    first: usize,
+    values: &[(String, i64)],
+    out: &mut String,
+) -> Result<()> {
+    let fail =
+        |line: usize, msg: String| Error::Gpu(format!("#unroll at line {}: {msg}", line + 1));
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].trim() != "// #unroll" {
+            out.push_str(lines[i]);
+            out.push('\n');
+            i += 1;
+            continue;
+        }
+        let at = first + i;
+        let header = lines.get(i + 1).copied().unwrap_or("");
+        let (var, init, bound) = parse_for_header(header).ok_or_else(|| {
+            fail(
+                at,
+                format!(
+                    "expected 'for (var k = A; k < B; k = k + 1u) {{', found '{}'",
+                    header.trim()
+                ),
+            )
+        })?;
+        let (start, suffix) = parse_literal(init)
+            .ok_or_else(|| fail(at, format!("loop start '{init}' is not a literal")))?;
+        let end = eval_bound(bound, values).map_err(|m| fail(at, m))?;
+        let mut depth = 1;
+        let mut close = i + 2;
+        while close < lines.len() {
+            depth += brace_balance(lines[close]);
+            if depth == 0 {
+                break;
+            }
+            close += 1;
+        }
+        if close == lines.len() || lines[close].trim() != "}" {
+            return Err(fail(
+                at,
+                "the loop body's closing '}' must stand on its own line".into(),
+            ));
+        }
+        let body_lines = &lines[i + 2..close];
+        if body_lines.iter().any(|l| {
+            has_word(l.split("//").next().unwrap_or(""), "break") || has_word(l, "continue")
+        }) {
+            return Err(fail(
+                at,
+                "a loop with break or continue cannot be unrolled".into(),
+            ));
+        }
+        let mut body = String::new();
+        unroll_block(body_lines, first + i + 2, values, &mut body)?;
+        let indent = &header[..header.len() - header.trim_start().len()];
+        for value in start..end {
+            out.push_str(&format!("{indent}{{ const {var} = {value}{suffix};\n"));
+            out.push_str(&body);
+            out.push_str(&format!("{indent}}}\n"));
+        }
+        i = close + 1;
+    }
+    Ok(())
 }

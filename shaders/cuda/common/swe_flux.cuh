@@ -120,6 +120,7 @@ __device__ RoeAverages roe_averages(Rot l, Rot r) {
     float2 s = sl + sr;
     float2 un = make_float2(0.0f, 0.0f);
     float2 ut = make_float2(0.0f, 0.0f);
+    #pragma unroll
     for (int k = 0; k < 2; k = k + 1) {
         if (at(s, k) > 0.0f) {
             at(un, k) = (at(unl, k) * at(sl, k) + at(unr, k) * at(sr, k)) / at(s, k);
@@ -181,6 +182,7 @@ __device__ Eig eig4(float u1, float u2, float c21, float c22) {
     float lo1 = fminf(u1, u2) - ce;
     float hi1 = fminf(u1 - c1, u2 - c2);
     float l1 = fminf(fmaxf(um - cp, lo1), hi1);
+    #pragma unroll
     for (int it = 0; it < EIG4_ITERATIONS; it = it + 1) {
         float2 fd = char_poly(l4, u1, u2, c21, c22);
         if (fd.x > 0.0f) {
@@ -318,6 +320,7 @@ __device__ RoeVectors roe_eigenvectors(RoeAverages a, float4 lam) {
     float c21 = a.c2.x;
     float c22 = a.c2.y;
     RoeVectors out;
+    #pragma unroll
     for (int p = 0; p < 4; p = p + 1) {
         float l = at(lam, p);
         float ap = ((l - u1) * (l - u1) - c21) / c21;
@@ -350,6 +353,7 @@ __device__ Fluct ir_roe(Rot l, Rot r, float dhb) {
     float4 r4 = total_jump(l, r, dhb, a);
     RoeVectors vecs = roe_eigenvectors(a, e.l);
     float4 dm = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    #pragma unroll
     for (int p = 0; p < 4; p = p + 1) {
         float lp = at(e.l, p);
         float w = 0.5f * (1.0f - sign(lp)) * dot4(vecs.left[p], r4);
@@ -419,21 +423,21 @@ __device__ Fluct classical_roe(Rot l, Rot r, float dhb, float nx, float ny) {
     // WGSL function-scope variables are zero-initialised.
     float amat[6][6] = {};
     float sbar[6] = {};
+    #pragma unroll
     for (int k = 0; k < 2; k = k + 1) {
         float u = at(a.un, k) * nx - at(a.ut, k) * ny;
         float v = at(a.un, k) * ny + at(a.ut, k) * nx;
         float c2 = at(a.c2, k);
-        int o = 3 * k;
-        amat[o][o + 1] = nx;
-        amat[o][o + 2] = ny;
-        amat[o + 1][o] = (c2 - u * u) * nx - u * v * ny;
-        amat[o + 1][o + 1] = 2.0f * u * nx + v * ny;
-        amat[o + 1][o + 2] = u * ny;
-        amat[o + 2][o] = -u * v * nx + (c2 - v * v) * ny;
-        amat[o + 2][o + 1] = v * nx;
-        amat[o + 2][o + 2] = u * nx + 2.0f * v * ny;
-        sbar[o + 1] = GRAVITY * at(a.hb, k) * nx;
-        sbar[o + 2] = GRAVITY * at(a.hb, k) * ny;
+        amat[3 * k][3 * k + 1] = nx;
+        amat[3 * k][3 * k + 2] = ny;
+        amat[3 * k + 1][3 * k] = (c2 - u * u) * nx - u * v * ny;
+        amat[3 * k + 1][3 * k + 1] = 2.0f * u * nx + v * ny;
+        amat[3 * k + 1][3 * k + 2] = u * ny;
+        amat[3 * k + 2][3 * k] = -u * v * nx + (c2 - v * v) * ny;
+        amat[3 * k + 2][3 * k + 1] = v * nx;
+        amat[3 * k + 2][3 * k + 2] = u * nx + 2.0f * v * ny;
+        sbar[3 * k + 1] = GRAVITY * at(a.hb, k) * nx;
+        sbar[3 * k + 2] = GRAVITY * at(a.hb, k) * ny;
     }
     amat[1][3] = amat[1][3] + GRAVITY * a.hb.x * nx;
     amat[2][3] = amat[2][3] + GRAVITY * a.hb.x * ny;
@@ -443,8 +447,10 @@ __device__ Fluct classical_roe(Rot l, Rot r, float dhb, float nx, float ny) {
     Vec6 wl = unrotate6(vec6(l.c.x, l.c.y, l.t.x, l.c.z, l.c.w, l.t.y), nx, ny);
     Vec6 wr = unrotate6(vec6(r.c.x, r.c.y, r.t.x, r.c.z, r.c.w, r.t.y), nx, ny);
     float res[6];
+    #pragma unroll
     for (int row = 0; row < 6; row = row + 1) {
         float s = 0.0f;
+        #pragma unroll
         for (int c = 0; c < 6; c = c + 1) {
             s = s + amat[row][c] * (wr.v[c] - wl.v[c]);
         }
@@ -455,10 +461,12 @@ __device__ Fluct classical_roe(Rot l, Rot r, float dhb, float nx, float ny) {
     float kmat[6][6] = {};
     Vec6 kinv[6];
     float halves[6] = {};
+    #pragma unroll
     for (int p = 0; p < 4; p = p + 1) {
         float lp = at(e.l, p);
         float ap = at(vecs.ap, p);
         Vec6 col = unrotate6(vec6(1.0f, lp, a.ut.x, ap, ap * lp, ap * a.ut.y), nx, ny);
+        #pragma unroll
         for (int row = 0; row < 6; row = row + 1) {
             kmat[row][p] = col.v[row];
         }
@@ -468,6 +476,7 @@ __device__ Fluct classical_roe(Rot l, Rot r, float dhb, float nx, float ny) {
     }
     Vec6 sh1 = unrotate6(vec6(0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f), nx, ny);
     Vec6 sh2 = unrotate6(vec6(0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f), nx, ny);
+    #pragma unroll
     for (int row = 0; row < 6; row = row + 1) {
         kmat[row][4] = sh1.v[row];
         kmat[row][5] = sh2.v[row];
@@ -478,10 +487,13 @@ __device__ Fluct classical_roe(Rot l, Rot r, float dhb, float nx, float ny) {
     halves[5] = 0.5f * (1.0f - sign(a.un.y));
 
     float dm[6];
+    #pragma unroll
     for (int row = 0; row < 6; row = row + 1) {
         float s = 0.0f;
+        #pragma unroll
         for (int c = 0; c < 6; c = c + 1) {
             float pm = 0.0f;
+            #pragma unroll
             for (int p = 0; p < 6; p = p + 1) {
                 pm = pm + kmat[row][p] * halves[p] * kinv[p].v[c];
             }
