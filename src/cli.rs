@@ -76,6 +76,13 @@ pub enum BenchCommand {
     Dg(crate::commands::dg::BenchDgArgs),
     /// Vertex smoothing: 1000 iterations, three metric sampling paths (Rokos et al.'s table).
     Smooth(crate::commands::smooth::BenchSmoothArgs),
+    /// wgpu (runtime checks on and off) against CUDA, kernel by kernel, in one run.
+    ///
+    /// DG, shallow water, smoothing and vertex coloring at ~1M cells, each on CUDA, on wgpu
+    /// with the default runtime checks and on wgpu as with --trusted-kernels. Ignores the
+    /// global --backend and --trusted-kernels (it runs every column itself); --adapter picks
+    /// the wgpu adapter. Without CUDA the column says why and wgpu runs alone.
+    Backends(crate::commands::bench_backends::BenchBackendsArgs),
 }
 
 /// A mesh argument: a .msh file, or a built-in spec (rect, rect:N, rect:N@SEED, disk:N,
@@ -168,7 +175,16 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
 
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
-    cli.global.backend.ensure_compiled()?;
+    // `bench backends` opens every backend itself and measures both kernel-check settings.
+    if let Command::Bench(BenchCommand::Backends(_)) = &cli.command {
+        if cli.global.backend != BackendKind::Wgpu || cli.global.trusted_kernels {
+            log::warn!(
+                "bench backends ignores --backend and --trusted-kernels: it runs every column"
+            );
+        }
+    } else {
+        cli.global.backend.ensure_compiled()?;
+    }
     crate::gpu::shaders::set_trusted_kernels(cli.global.trusted_kernels);
     match cli.command {
         Command::Devices { json } => commands::devices::run(json),
@@ -180,6 +196,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Dg(args) => commands::dg::run(&args, &cli.global),
         Command::Bench(BenchCommand::Dg(args)) => commands::dg::bench(&args, &cli.global),
         Command::Bench(BenchCommand::Smooth(args)) => commands::smooth::bench(&args, &cli.global),
+        Command::Bench(BenchCommand::Backends(args)) => {
+            commands::bench_backends::run(&args, &cli.global)
+        }
         Command::Smooth(args) => commands::smooth::run(&args, &cli.global),
         Command::Parity(args) => commands::parity::run(&args, &cli.global),
     }

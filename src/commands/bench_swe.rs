@@ -17,10 +17,11 @@
 use crate::cli::GlobalArgs;
 use crate::commands::progress::bar;
 use crate::error::Error;
+use crate::gpu::timing::median;
 use crate::gpu::{Backend, BackendKind, GpuOptions};
 use crate::order::Ordering;
 use crate::solver::swe::case::Case;
-use crate::solver::swe::gpu::{new_swe_device, FluxLayout};
+use crate::solver::swe::gpu::{new_swe_device, FluxLayout, KernelTimes};
 use crate::solver::swe::mesh::{fit_to_domain, EdgeKind, SweMesh};
 use crate::solver::swe::Scheme;
 use clap::Args;
@@ -102,7 +103,112 @@ pub fn update_bytes(cells: usize) -> f64 {
     168.0 * cells as f64
 }
 
-fn parse_layout(s: &str) -> anyhow::Result<FluxLayout> {
+/// The benchmark mesh of about `size` triangles of family `family` (rect: Delaunay of the
+/// square; cross: criss-cross M(n)), fitted to Test 1's domain [-5, 5]^2.
+pub(crate) fn bench_mesh(family: &str, size: usize) -> anyhow::Result<crate::mesh::Mesh> {
+    let mut raw = match family {
+        "rect" => crate::mesh::builtin(&format!("rect:{size}"))?,
+        "cross" => crate::mesh::builtin(&format!("cross:{}", super::swe::cross_side(size)))?,
+        o => {
+            return Err(Error::Invalid(format!("unknown mesh family '{o}' (rect or cross)")).into())
+        }
+    };
+    fit_to_domain(&mut raw, [-5.0, 5.0, -5.0, 5.0])?;
+    Ok(raw)
+}
+
+/// One mesh of `bench swe` with its initial state, shared by every configuration and backend
+/// run on it.
+pub(crate) struct SweBenchInput<'a> {
+    pub mesh: &'a SweMesh,
+    pub depth: &'a [f64],
+    pub state: &'a [[f64; 6]],
+    pub case: &'a Case,
+    /// The ordering `mesh` was built with (for the report).
+    pub ordering: Ordering,
+}
+
+/// Run one configuration on `backend`: the whole case to its final time (wall clock, batches
+/// of at most `batch` steps), then `kernel_steps` unclamped steps timed per kernel group,
+/// `kernel_repeats` times (median per group).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn bench_config(
+    backend: &Backend,
+    input: &SweBenchInput,
+    scheme: Scheme,
+    layout: FluxLayout,
+    kernel_steps: u32,
+    kernel_repeats: usize,
+    batch: u32,
+) -> anyhow::Result<BenchRow> {
+    let SweBenchInput {
+        mesh,
+        depth,
+        state,
+        case,
+        ordering,
+    } = *input;
+    let mut g = new_swe_device(
+        backend,
+        mesh,
+        depth,
+        state,
+        scheme,
+        case.physics,
+        case.cfl,
+        layout,
+    )?;
+    let start = Instant::now();
+    let ctl = g.advance(case.final_time, batch, &mut |_| {})?;
+    let seconds = start.elapsed().as_secs_f64();
+    let k = kernel_steps.max(1);
+    let mut flux = Vec::new();
+    let mut update = Vec::new();
+    let mut timestamps = true;
+    for _ in 0..kernel_repeats.max(1) {
+        let t = g.time_steps(k)?;
+        flux.push(t.flux);
+        update.push(t.update);
+        timestamps &= t.timestamps;
+    }
+    let times = KernelTimes {
+        flux: median(&flux),
+        update: median(&update),
+        timestamps,
+    };
+    let fb = flux_bytes(mesh, layout);
+    let ub = update_bytes(mesh.num_cells());
+    let per_step = |s: f64| s / k as f64;
+    let step_time = if times.timestamps {
+        per_step(times.flux + times.update)
+    } else {
+        per_step(times.flux)
+    };
+    Ok(BenchRow {
+        cells: mesh.num_cells(),
+        edges: mesh.num_faces(),
+        colors: mesh.num_colors(),
+        scheme: scheme.to_string(),
+        ordering: ordering.to_string(),
+        layout: layout.name().to_string(),
+        steps: ctl.steps,
+        seconds,
+        cell_updates_per_second: mesh.num_cells() as f64 * ctl.steps as f64 / seconds.max(1e-12),
+        flux_ms_per_step: per_step(times.flux) * 1e3,
+        update_ms_per_step: per_step(times.update) * 1e3,
+        timestamps: times.timestamps,
+        flux_bytes_per_step: fb,
+        update_bytes_per_step: ub,
+        flux_gb_per_s: if times.timestamps {
+            fb / per_step(times.flux).max(1e-12) / 1e9
+        } else {
+            f64::NAN
+        },
+        total_gb_per_s: (fb + ub) / step_time.max(1e-12) / 1e9,
+    })
+}
+
+pub(crate) fn parse_layout(s: &str) -> anyhow::Result<FluxLayout> {
     match s.trim() {
         "scatter" | "edge-scatter" => Ok(FluxLayout::ColoredScatter),
         "gather" | "cell-gather" => Ok(FluxLayout::CellGather),
@@ -137,16 +243,7 @@ pub fn run(args: &BenchSweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let pb = bar(total as u64, "bench swe", global.quiet || args.json);
     let mut rows = Vec::new();
     for &size in &args.sizes {
-        let mut raw = match args.mesh.as_str() {
-            "rect" => crate::mesh::builtin(&format!("rect:{size}"))?,
-            "cross" => crate::mesh::builtin(&format!("cross:{}", super::swe::cross_side(size)))?,
-            o => {
-                return Err(
-                    Error::Invalid(format!("unknown mesh family '{o}' (rect or cross)")).into(),
-                )
-            }
-        };
-        fit_to_domain(&mut raw, [-5.0, 5.0, -5.0, 5.0])?;
+        let raw = bench_mesh(&args.mesh, size)?;
         for &ordering in &args.orderings {
             let mesh = SweMesh::new(&raw, ordering, |_| EdgeKind::Wall)?;
             let (depth, state) = case.initial_state(&mesh)?;
@@ -157,52 +254,21 @@ pub fn run(args: &BenchSweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                         mesh.num_cells(),
                         layout.name()
                     ));
-                    let mut g = new_swe_device(
+                    rows.push(bench_config(
                         &backend,
-                        &mesh,
-                        &depth,
-                        &state,
-                        scheme,
-                        case.physics,
-                        case.cfl,
-                        layout,
-                    )?;
-                    let start = Instant::now();
-                    let ctl = g.advance(case.final_time, args.batch, &mut |_| {})?;
-                    let seconds = start.elapsed().as_secs_f64();
-                    let k = args.kernel_steps.max(1);
-                    let times = g.time_steps(k)?;
-                    let fb = flux_bytes(&mesh, layout);
-                    let ub = update_bytes(mesh.num_cells());
-                    let per_step = |s: f64| s / k as f64;
-                    let step_time = if times.timestamps {
-                        per_step(times.flux + times.update)
-                    } else {
-                        per_step(times.flux)
-                    };
-                    rows.push(BenchRow {
-                        cells: mesh.num_cells(),
-                        edges: mesh.num_faces(),
-                        colors: mesh.num_colors(),
-                        scheme: scheme.to_string(),
-                        ordering: ordering.to_string(),
-                        layout: layout.name().to_string(),
-                        steps: ctl.steps,
-                        seconds,
-                        cell_updates_per_second: mesh.num_cells() as f64 * ctl.steps as f64
-                            / seconds.max(1e-12),
-                        flux_ms_per_step: per_step(times.flux) * 1e3,
-                        update_ms_per_step: per_step(times.update) * 1e3,
-                        timestamps: times.timestamps,
-                        flux_bytes_per_step: fb,
-                        update_bytes_per_step: ub,
-                        flux_gb_per_s: if times.timestamps {
-                            fb / per_step(times.flux).max(1e-12) / 1e9
-                        } else {
-                            f64::NAN
+                        &SweBenchInput {
+                            mesh: &mesh,
+                            depth: &depth,
+                            state: &state,
+                            case: &case,
+                            ordering,
                         },
-                        total_gb_per_s: (fb + ub) / step_time.max(1e-12) / 1e9,
-                    });
+                        scheme,
+                        layout,
+                        args.kernel_steps,
+                        1,
+                        args.batch,
+                    )?);
                     pb.inc(1);
                 }
             }

@@ -3,12 +3,12 @@
 
 use crate::cli::GlobalArgs;
 use crate::color::faces::{check_face_coloring, face_buffer_bytes};
-use crate::color::gpu_vertices::{color_vertices_on, GpuColoringVariant};
+use crate::color::gpu_vertices::{color_vertices_on, GpuColoringVariant, GpuVertexColoring};
 use crate::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
 use crate::commands::progress::spinner;
 use crate::error::Error;
 use crate::gpu::{Backend, GpuOptions};
-use crate::mesh::{generate, load_or_builtin, Topology};
+use crate::mesh::{generate, load_or_builtin, Csr, Topology};
 use crate::order::{bandwidth, order_mesh, Ordering};
 use crate::output::{save_edges_png, topology_edges, PlotOptions};
 use clap::Args;
@@ -265,6 +265,24 @@ fn median_time(repeat: usize, mut f: impl FnMut() -> anyhow::Result<f64>) -> any
     Ok(crate::gpu::timing::median(&t))
 }
 
+/// Color `graph` on `backend` with `variant`: a checked warm-up run (pipeline compilation,
+/// first-touch), then the median seconds of `repeat` runs, with the last run's coloring.
+pub(crate) fn time_gpu_coloring(
+    backend: &Backend,
+    graph: &Csr,
+    variant: GpuColoringVariant,
+    repeat: usize,
+) -> anyhow::Result<(GpuVertexColoring, f64)> {
+    let warm = color_vertices_on(backend, graph, None, variant)?;
+    check_vertex_coloring(graph, &warm.colors, None).map_err(Error::Invalid)?;
+    let mut last = warm;
+    let s = median_time(repeat, || {
+        last = color_vertices_on(backend, graph, None, variant)?;
+        Ok(last.seconds)
+    })?;
+    Ok((last, s))
+}
+
 pub fn bench(args: &BenchColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let backend = Backend::new(
         global.backend,
@@ -301,14 +319,7 @@ pub fn bench(args: &BenchColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             "backend": backend.kind(),
         });
         for variant in [GpuColoringVariant::Topology, GpuColoringVariant::Data] {
-            // Warm-up run compiles pipelines and faults in memory.
-            let warm = color_vertices_on(&backend, graph, None, variant)?;
-            check_vertex_coloring(graph, &warm.colors, None).map_err(Error::Invalid)?;
-            let mut last = warm;
-            let s = median_time(args.repeat, || {
-                last = color_vertices_on(&backend, graph, None, variant)?;
-                Ok(last.seconds)
-            })?;
+            let (last, s) = time_gpu_coloring(&backend, graph, variant, args.repeat)?;
             row.extend([
                 last.num_colors.to_string(),
                 last.rounds.to_string(),

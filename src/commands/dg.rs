@@ -1,7 +1,8 @@
 //! `chromaflow dg`: run the DG Euler solver on a builtin case (vortex, dmr, kh) or a TOML case
 //! file, writing density (and optionally pressure, Mach, speed) PNG snapshots, VTU files and a
 //! CSV of conserved totals and errors. `chromaflow bench dg`: time per step of DMR p = 1 under
-//! 5-color greedy vs 3-color GK coloring, with and without renumbering, and p = 1..4 throughput.
+//! 5-color greedy vs 3-color GK coloring, with and without renumbering, and p = 1..4 throughput,
+//! with the surface kernel's modelled GB/s against the device's measured copy bandwidth.
 
 use crate::cli::GlobalArgs;
 use crate::color::faces::greedy_face_coloring;
@@ -438,6 +439,9 @@ pub struct BenchDgArgs {
     /// Repetitions (the median is reported).
     #[arg(long, default_value_t = 3)]
     pub repeats: usize,
+    /// MiB per buffer of the device copy-bandwidth measurement (0 skips it).
+    #[arg(long, default_value_t = 512)]
+    pub copy_mib: u64,
     /// Print JSON instead of a markdown table.
     #[arg(long)]
     pub json: bool,
@@ -446,37 +450,77 @@ pub struct BenchDgArgs {
     pub out: Option<PathBuf>,
 }
 
-struct BenchRow {
-    label: String,
-    p: usize,
-    colors: usize,
-    seconds_per_step: f64,
-    dof_per_s: f64,
-    gbytes_per_s: f64,
-    kernels: Vec<(Kernel, f64)>,
+/// One row of `bench dg` (also what `bench backends` reads per DG order).
+pub(crate) struct BenchRow {
+    pub label: String,
+    pub p: usize,
+    pub colors: usize,
+    /// Runge-Kutta stages per step.
+    pub stages: usize,
+    pub seconds_per_step: f64,
+    pub dof_per_s: f64,
+    pub gbytes_per_s: f64,
+    /// Seconds per step of each kernel group, sorted by name; empty without device timers.
+    pub kernels: Vec<(Kernel, f64)>,
 }
 
-fn bench_one(
+impl BenchRow {
+    /// Seconds per step of kernel `k`, when it was timed.
+    pub fn kernel_seconds(&self, k: Kernel) -> Option<f64> {
+        self.kernels.iter().find(|(x, _)| *x == k).map(|(_, s)| *s)
+    }
+}
+
+/// What one DG benchmark row needs besides the device, prepared once so that every backend
+/// runs the same mesh, basis tables and initial state (the projection is slow at 1M cells).
+pub(crate) struct DgBenchSetup<'a> {
+    pub dm: &'a DgMesh,
+    pub case: &'a Case,
+    pub tables: BasisTables,
+    pub c0: Vec<f64>,
+}
+
+impl<'a> DgBenchSetup<'a> {
+    pub fn new(dm: &'a DgMesh, case: &'a Case, p: usize) -> DgBenchSetup<'a> {
+        let tables = BasisTables::new(p);
+        let c0 = Operator {
+            mesh: dm,
+            tables: &tables,
+            flux: case.flux,
+            state_fn: case.initial,
+            states: vec![],
+        }
+        .project(&|x, y| case.initial.eval(x, y, 0.0));
+        DgBenchSetup {
+            dm,
+            case,
+            tables,
+            c0,
+        }
+    }
+}
+
+/// Time `steps` steps of `setup` on `backend`: a warm-up run, then the median of `repeats`
+/// wall-clock runs, and per-kernel times from the device's timers over min(steps, 8) steps.
+pub(crate) fn bench_one(
     backend: &Backend,
-    om: &OrderedMesh,
-    case: &Case,
-    p: usize,
-    args: &BenchDgArgs,
+    setup: &DgBenchSetup,
+    steps: usize,
+    repeats: usize,
     label: &str,
 ) -> anyhow::Result<BenchRow> {
-    let dm = DgMesh::build(om, &|t| case.boundary(&om.mesh, t))?;
-    let tables = BasisTables::new(p);
-    let op = Operator {
-        mesh: &dm,
-        tables: &tables,
-        flux: case.flux,
-        state_fn: case.initial,
-        states: vec![],
-    };
+    let DgBenchSetup {
+        dm,
+        case,
+        tables,
+        c0,
+    } = setup;
+    let steps = steps.max(1);
+    let p = tables.p;
     let mut gpu = new_dg_device(
         backend,
-        &dm,
-        &tables,
+        dm,
+        tables,
         &GpuConfig {
             flux: case.flux,
             state_fn: case.initial,
@@ -486,22 +530,21 @@ fn bench_one(
             limiter: true,
         },
     )?;
-    let c0 = op.project(&|x, y| case.initial.eval(x, y, 0.0));
     let mut samples = Vec::new();
     let mut kernel_times: std::collections::HashMap<Kernel, Vec<f64>> = Default::default();
-    for rep in 0..args.repeats.max(1) + 1 {
-        gpu.limit_once(&c0)?;
+    for rep in 0..repeats.max(1) + 1 {
+        gpu.limit_once(c0)?;
         gpu.set_clock(0.0, 1e9)?;
         gpu.wait()?;
         let start = Instant::now();
-        gpu.advance(args.steps)?;
+        gpu.advance(steps)?;
         gpu.wait()?;
         let secs = start.elapsed().as_secs_f64();
         if rep > 0 {
-            samples.push(secs / args.steps as f64);
+            samples.push(secs / steps as f64);
         }
         if rep == 1 {
-            let n = args.steps.min(8);
+            let n = steps.min(8);
             if let Some(passes) = gpu.time_kernels(n)? {
                 for (k, s) in passes {
                     kernel_times.entry(k).or_default().push(s / n as f64);
@@ -525,10 +568,140 @@ fn bench_one(
         label: label.to_string(),
         p,
         colors: dm.num_colors(),
+        stages,
         seconds_per_step: per_step,
         dof_per_s: ndof as f64 * stages as f64 / per_step,
         gbytes_per_s: bytes / per_step / 1e9,
         kernels,
+    })
+}
+
+/// Modelled DRAM bytes the surface kernel (`shaders/dg_surface.wgsl`) moves in one RK stage,
+/// f32, every load a miss: per side of an edge, the element's coefficients read
+/// (4 equations x NP modes x 4 B), its rhs read and written (2 x 4 x NP x 4 B) and its 1/det J
+/// (4 B); per edge, the `DgEdge` record (32 B). Boundary edges have one side; periodic
+/// partners count as interior. Basis tables, case data and the clock are left out (small and
+/// cached). The number behind `bench dg`'s surface GB/s, so the figure can be recomputed.
+pub fn surface_bytes_per_stage(dm: &DgMesh, np: usize) -> f64 {
+    let side = (4 * np * 4 + 2 * 4 * np * 4 + 4) as f64;
+    let record = std::mem::size_of::<crate::solver::dg::mesh::DgEdge>() as f64;
+    let interior = dm.edges.iter().filter(|e| e.right.is_some()).count() as f64;
+    let boundary = dm.edges.len() as f64 - interior;
+    interior * (record + 2.0 * side) + boundary * (record + side)
+}
+
+/// A measured device-to-device copy bandwidth.
+#[derive(Clone, Debug, serde::Serialize)]
+pub(crate) struct CopyBandwidth {
+    /// Bytes read plus bytes written per second, in GB/s (the convention of the cards' copy
+    /// figures in BENCHMARKS.md).
+    pub gb_per_s: f64,
+    /// Bytes per copied buffer.
+    pub buffer_bytes: u64,
+    pub method: String,
+}
+
+/// Copies recorded per submit, so submit and wait overhead is amortised.
+const COPIES_PER_SUBMIT: usize = 8;
+/// Timed submits (the median is reported), after one warm-up submit.
+const COPY_SAMPLES: usize = 5;
+
+/// Device copy bandwidth: [`COPIES_PER_SUBMIT`] buffer-to-buffer copies of `bytes` (capped by
+/// the device's buffer limit) back and forth, median of [`COPY_SAMPLES`] after a warm-up
+/// (first-touch and lazy zeroing excluded). The yardstick for the kernels' effective GB/s.
+pub(crate) fn copy_bandwidth(backend: &Backend, bytes: u64) -> anyhow::Result<CopyBandwidth> {
+    match backend {
+        Backend::Wgpu(ctx) => wgpu_copy_bandwidth(ctx, bytes),
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(dev) => cuda_copy_bandwidth(dev, bytes),
+    }
+}
+
+fn wgpu_copy_bandwidth(ctx: &crate::gpu::GpuContext, bytes: u64) -> anyhow::Result<CopyBandwidth> {
+    let align = wgpu::COPY_BUFFER_ALIGNMENT;
+    let size = bytes.min(ctx.limits.max_buffer_size) / align * align;
+    if size == 0 {
+        return Err(Error::Invalid("copy bandwidth: buffer size is 0".into()).into());
+    }
+    let buffer = |label| {
+        ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size,
+            usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    };
+    let (a, b) = (buffer("copy a"), buffer("copy b"));
+    let submit = || -> anyhow::Result<f64> {
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("copy bandwidth"),
+            });
+        for i in 0..COPIES_PER_SUBMIT {
+            let (src, dst) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
+            enc.copy_buffer_to_buffer(src, 0, dst, 0, size);
+        }
+        let start = Instant::now();
+        ctx.queue.submit([enc.finish()]);
+        ctx.wait()?;
+        Ok(start.elapsed().as_secs_f64())
+    };
+    submit()?;
+    let samples = (0..COPY_SAMPLES)
+        .map(|_| submit())
+        .collect::<anyhow::Result<Vec<f64>>>()?;
+    Ok(CopyBandwidth {
+        gb_per_s: 2.0 * size as f64 * COPIES_PER_SUBMIT as f64 / median(&samples) / 1e9,
+        buffer_bytes: size,
+        method: format!(
+            "wgpu copy_buffer_to_buffer, {COPIES_PER_SUBMIT} copies per submit, wall clock \
+             of submit + wait, median of {COPY_SAMPLES}"
+        ),
+    })
+}
+
+#[cfg(feature = "cuda")]
+fn cuda_copy_bandwidth(dev: &crate::cuda::CudaDevice, bytes: u64) -> anyhow::Result<CopyBandwidth> {
+    use cudarc::driver::sys::CUevent_flags;
+    let err =
+        |what: &'static str| move |e| Error::Gpu(format!("CUDA copy bandwidth, {what}: {e:?}"));
+    let stream = dev.stream();
+    let n = (bytes / 4) as usize;
+    if n == 0 {
+        return Err(Error::Invalid("copy bandwidth: buffer size is 0".into()).into());
+    }
+    let mut a = stream.alloc_zeros::<u32>(n).map_err(err("alloc"))?;
+    let mut b = stream.alloc_zeros::<u32>(n).map_err(err("alloc"))?;
+    let mut submit = || -> anyhow::Result<f64> {
+        let start = stream
+            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(err("event"))?;
+        for i in 0..COPIES_PER_SUBMIT {
+            if i % 2 == 0 {
+                stream.memcpy_dtod(&a, &mut b).map_err(err("memcpy"))?;
+            } else {
+                stream.memcpy_dtod(&b, &mut a).map_err(err("memcpy"))?;
+            }
+        }
+        let end = stream
+            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(err("event"))?;
+        dev.synchronize()?;
+        Ok(start.elapsed_ms(&end).map_err(err("event time"))? as f64 * 1e-3)
+    };
+    submit()?;
+    let samples = (0..COPY_SAMPLES)
+        .map(|_| submit())
+        .collect::<anyhow::Result<Vec<f64>>>()?;
+    let size = 4 * n as u64;
+    Ok(CopyBandwidth {
+        gb_per_s: 2.0 * size as f64 * COPIES_PER_SUBMIT as f64 / median(&samples) / 1e9,
+        buffer_bytes: size,
+        method: format!(
+            "cuMemcpyDtoD on the solver stream, {COPIES_PER_SUBMIT} copies between CUDA \
+             events, median of {COPY_SAMPLES}"
+        ),
     })
 }
 
@@ -539,11 +712,21 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             adapter: global.adapter.clone(),
         },
     )?;
+    let copy = if args.copy_mib == 0 {
+        None
+    } else {
+        match copy_bandwidth(&backend, args.copy_mib << 20) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                log::warn!("copy bandwidth not measured: {e}");
+                None
+            }
+        }
+    };
     let case = Case::double_mach(args.cells);
     let mesh = case.build_mesh(1)?;
     let topo = Topology::build(&mesh)?;
     let greedy = greedy_face_coloring(&mesh, &topo)?;
-    let mut rows = Vec::new();
     let variants: Vec<(String, OrderedMesh)> = vec![
         (
             "5-color greedy, original".into(),
@@ -562,37 +745,57 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             order_mesh(&mesh, Ordering::ColorRenumbered, 1)?,
         ),
     ];
-    for (label, om) in &variants {
-        rows.push(bench_one(&backend, om, &case, 1, args, label)?);
+    // (row, modelled surface bytes per step)
+    let mut rows: Vec<(BenchRow, f64)> = Vec::new();
+    let mut run = |dm: &DgMesh, p: usize, label: &str| -> anyhow::Result<()> {
+        let setup = DgBenchSetup::new(dm, &case, p);
+        let row = bench_one(&backend, &setup, args.steps, args.repeats, label)?;
+        let surface_bytes = row.stages as f64 * surface_bytes_per_stage(dm, setup.tables.np);
+        rows.push((row, surface_bytes));
+        Ok(())
+    };
+    let last = variants.len() - 1;
+    for (i, (label, om)) in variants.iter().enumerate() {
+        let dm = DgMesh::build(om, &|t| case.boundary(&om.mesh, t))?;
+        let orders = if i == last { 1..=4 } else { 1..=1 };
+        for p in orders {
+            run(&dm, p, label)?;
+        }
     }
-    let best = &variants[3].1;
-    for p in 2..=4 {
-        rows.push(bench_one(
-            &backend,
-            best,
-            &case,
-            p,
-            args,
-            "3-color GK, Algorithm 5",
-        )?);
-    }
+    // Surface GB/s and its share of the copy bandwidth, when the surface kernel was timed.
+    let surface = |r: &BenchRow, bytes: f64| -> (Option<f64>, Option<f64>) {
+        let gbs = r
+            .kernel_seconds(Kernel::Surface)
+            .filter(|s| *s > 0.0)
+            .map(|s| bytes / s / 1e9);
+        let pct = gbs.zip(copy.as_ref()).map(|(g, c)| 100.0 * g / c.gb_per_s);
+        (gbs, pct)
+    };
     let json = serde_json::json!({
         "adapter": backend.name(),
         "backend": backend.kind().name(),
         "case": "double Mach reflection",
         "elements": mesh.num_elements(),
         "steps": args.steps,
-        "rows": rows.iter().map(|r| serde_json::json!({
-            "variant": r.label,
-            "p": r.p,
-            "colors": r.colors,
-            "ms_per_step": r.seconds_per_step * 1e3,
-            "dof_updates_per_s": r.dof_per_s,
-            "effective_gb_per_s": r.gbytes_per_s,
-            "kernel_ms_per_step": r.kernels.iter()
-                .map(|(k, s)| (format!("{k:?}").to_lowercase(), serde_json::json!(s * 1e3)))
-                .collect::<serde_json::Map<_, _>>(),
-        })).collect::<Vec<_>>(),
+        "copy_bandwidth": copy,
+        "surface_bytes_model": "per edge and RK stage: per side 4*NP*4 B coefficients read + 2*4*NP*4 B rhs read-modify-write + 4 B 1/detJ; per edge the 32 B DgEdge record; boundary edges one side",
+        "rows": rows.iter().map(|(r, bytes)| {
+            let (gbs, pct) = surface(r, *bytes);
+            serde_json::json!({
+                "variant": r.label,
+                "p": r.p,
+                "colors": r.colors,
+                "ms_per_step": r.seconds_per_step * 1e3,
+                "dof_updates_per_s": r.dof_per_s,
+                "effective_gb_per_s": r.gbytes_per_s,
+                "surface_bytes_per_step": bytes,
+                "surface_gb_per_s": gbs,
+                "surface_percent_of_copy": pct,
+                "kernel_ms_per_step": r.kernels.iter()
+                    .map(|(k, s)| (format!("{k:?}").to_lowercase(), serde_json::json!(s * 1e3)))
+                    .collect::<serde_json::Map<_, _>>(),
+            })
+        }).collect::<Vec<_>>(),
     });
     if let Some(path) = &args.out {
         write_json_atomic(path, &json)?;
@@ -602,27 +805,42 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "DG Euler, double Mach reflection, {} triangles, {} steps, {}\n",
+        "DG Euler, double Mach reflection, {} triangles, {} steps, {}",
         mesh.num_elements(),
         args.steps,
         backend.name()
     );
-    println!("| variant | p | colors | ms/step | DOF updates/s | eff. GB/s | kernels (ms/step) |");
-    println!("|---|---|---|---|---|---|---|");
-    for r in &rows {
+    match &copy {
+        Some(c) => println!(
+            "copy bandwidth: {:.1} GB/s (read + write, {} MiB buffers; {})\n",
+            c.gb_per_s,
+            c.buffer_bytes >> 20,
+            c.method
+        ),
+        None => println!("copy bandwidth: n/a\n"),
+    }
+    println!("| variant | p | colors | ms/step | DOF updates/s | eff. GB/s | surface GB/s | surface % of copy | kernels (ms/step) |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let or_na = |v: Option<f64>, digits: usize| {
+        v.map_or_else(|| "n/a".to_string(), |v| format!("{v:.digits$}"))
+    };
+    for (r, bytes) in &rows {
         let k: Vec<String> = r
             .kernels
             .iter()
             .map(|(k, s)| format!("{k:?} {:.3}", s * 1e3))
             .collect();
+        let (gbs, pct) = surface(r, *bytes);
         println!(
-            "| {} | {} | {} | {:.3} | {:.3e} | {:.2} | {} |",
+            "| {} | {} | {} | {:.3} | {:.3e} | {:.2} | {} | {} | {} |",
             r.label,
             r.p,
             r.colors,
             r.seconds_per_step * 1e3,
             r.dof_per_s,
             r.gbytes_per_s,
+            or_na(gbs, 1),
+            or_na(pct, 1),
             if k.is_empty() {
                 "n/a (no timestamps)".to_string()
             } else {
@@ -630,5 +848,11 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             }
         );
     }
+    println!();
+    println!(
+        "Surface bytes per edge and RK stage: per side 4*NP*4 B coefficients + 2*4*NP*4 B rhs \
+         read-modify-write + 4 B 1/detJ, plus the 32 B edge record; boundary edges one side \
+         (surface_bytes_per_stage in src/commands/dg.rs)."
+    );
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! Implementations of the CLI subcommands.
 
+pub mod bench_backends;
 pub mod bench_swe;
 pub mod color;
 pub mod devices;

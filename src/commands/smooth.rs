@@ -11,12 +11,14 @@ use crate::gpu::{Backend, GpuOptions};
 use crate::mesh::{generate, load_or_builtin, write_msh41, write_vtu, Mesh};
 use crate::output::{save_field_png, write_json_atomic, CsvWriter, Field, PlotOptions};
 use crate::solver::smooth::cpu::{min_shape, positions, set_positions};
-use crate::solver::smooth::gpu::{new_smooth_device, texture_format, ITERATIONS_PER_SUBMIT};
+use crate::solver::smooth::gpu::{
+    new_smooth_device, texture_format, RunTiming, ITERATIONS_PER_SUBMIT,
+};
 use crate::solver::smooth::quality::HISTOGRAM_BINS;
 use crate::solver::smooth::texture::check_size;
 use crate::solver::smooth::{
     metric_normalization, metric_quality, sweep_cpu, MetricSpec, MetricTexture, QualitySummary,
-    Sampling, Schedule, SmoothParams, SmoothTopology, TextureSampler, WeightMode,
+    Sampling, Schedule, SmoothParams, SmoothTopology, TexelPrecision, TextureSampler, WeightMode,
 };
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -376,6 +378,55 @@ pub struct BenchSmoothArgs {
     pub json: bool,
 }
 
+/// The smoothing benchmark's input for about `n` vertices: a Delaunay mesh of the unit square
+/// (about 2 triangles per vertex), its topology, and metric `metric` resampled on a
+/// `texture_size` texture.
+pub(crate) fn bench_input(
+    n: usize,
+    metric: &str,
+    texture_size: u32,
+) -> anyhow::Result<(Mesh, SmoothTopology, MetricTexture)> {
+    if n < 3 {
+        return Err(Error::Invalid(format!("mesh size {n} is too small")).into());
+    }
+    let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, 2 * n, 1)?;
+    let topo = SmoothTopology::build(&mesh)?;
+    let spec = MetricSpec::resolve(Some(metric), None, &mesh)?;
+    let tex = MetricTexture::from_spec(&spec, &mesh, texture_size, 1)?;
+    Ok((mesh, topo, tex))
+}
+
+/// What [`time_sampling`] measured.
+pub(crate) struct SamplingTiming {
+    pub timing: RunTiming,
+    pub free_vertices: usize,
+    pub precision: TexelPrecision,
+}
+
+/// Time `iterations` sweeps of one sampling path on `backend`, from `start`, after one warm-up
+/// sweep (pipeline compilation and first-touch costs stay out of the timing).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn time_sampling(
+    backend: &Backend,
+    topo: &SmoothTopology,
+    schedule: &Schedule,
+    tex: &MetricTexture,
+    sampling: Sampling,
+    params: &SmoothParams,
+    start: &[[f64; 2]],
+    iterations: usize,
+) -> anyhow::Result<SamplingTiming> {
+    let mut g = new_smooth_device(backend, topo, schedule, tex, sampling, params, start)?;
+    g.run(1)?;
+    g.set_positions(start)?;
+    let timing = g.run(iterations)?;
+    Ok(SamplingTiming {
+        timing,
+        free_vertices: g.free_vertices(),
+        precision: g.precision(),
+    })
+}
+
 pub fn bench(args: &BenchSmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     check_size(args.texture_size, 1)?;
     if args.sampling.is_empty() {
@@ -397,7 +448,7 @@ pub fn bench(args: &BenchSmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> 
             ),
             #[cfg(feature = "cuda")]
             Backend::Cuda(_) => (
-                crate::solver::smooth::TexelPrecision::F32,
+                TexelPrecision::F32,
                 "seconds = wall time from queuing the first launch to the GPU finishing the \
                  last (host-side launch overhead included, overlapped with the GPU), kernel = \
                  GPU time between CUDA events recorded before the first and after the last \
@@ -426,15 +477,8 @@ pub fn bench(args: &BenchSmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> 
         println!("|{}", "---|".repeat(head.len()));
     }
     for &n in &args.sizes {
-        if n < 3 {
-            return Err(Error::Invalid(format!("mesh size {n} is too small")).into());
-        }
         let sp = spinner(&format!("mesh with {n} vertices"), global.quiet);
-        // A Delaunay triangulation of the square has about 2 triangles per vertex.
-        let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, 2 * n, 1)?;
-        let topo = SmoothTopology::build(&mesh)?;
-        let spec = MetricSpec::resolve(Some(&args.metric), None, &mesh)?;
-        let tex = MetricTexture::from_spec(&spec, &mesh, args.texture_size, 1)?;
+        let (mesh, topo, tex) = bench_input(n, &args.metric, args.texture_size)?;
         let schedule = schedule_gpu(&backend, &topo)?;
         sp.finish_and_clear();
         let start = positions(&mesh);
@@ -453,13 +497,21 @@ pub fn bench(args: &BenchSmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> 
             "backend": backend.kind(),
         });
         for &sampling in &args.sampling {
-            let mut g =
-                new_smooth_device(&backend, &topo, &schedule, &tex, sampling, &params, &start)?;
-            // Warm-up: pipeline compilation and first-touch costs stay out of the timing.
-            g.run(1)?;
-            g.set_positions(&start)?;
-            let t = g.run(args.iterations)?;
-            let updates = (g.free_vertices() * args.iterations) as f64 / t.wall_seconds;
+            let SamplingTiming {
+                timing: t,
+                free_vertices,
+                precision,
+            } = time_sampling(
+                &backend,
+                &topo,
+                &schedule,
+                &tex,
+                sampling,
+                &params,
+                &start,
+                args.iterations,
+            )?;
+            let updates = (free_vertices * args.iterations) as f64 / t.wall_seconds;
             row.extend([
                 format!("{:.3}", t.wall_seconds),
                 t.kernel_seconds
@@ -471,7 +523,7 @@ pub fn bench(args: &BenchSmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> 
                 "seconds": t.wall_seconds,
                 "kernel_seconds": t.kernel_seconds,
                 "vertex_updates_per_second": updates,
-                "texel_precision": format!("{:?}", g.precision()),
+                "texel_precision": format!("{precision:?}"),
             });
         }
         if args.json {
