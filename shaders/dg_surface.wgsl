@@ -49,69 +49,78 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let n = vec2<f32>(e.nx, e.ny);
     let tau = vec2<f32>(-e.ny, e.nx);
     let t = clock[0] + bitcast<f32>(range.color) * clock[1];
-    var cl: array<vec4<f32>, MAX_NP>;
-    var cr: array<vec4<f32>, MAX_NP>;
-    var al: array<vec4<f32>, MAX_NP>;
-    var ar: array<vec4<f32>, MAX_NP>;
+    // Traces first (k outer, so one element's coefficients are read once and dropped), then
+    // the fluxes in place of the left traces, then rhs_k += phi_k(x_q) F*_q: the thread holds
+    // 2 NQE vec4s instead of 4 NP, which keeps p = 3, 4 in registers.
+    var ul: array<vec4<f32>, MAX_NQE>;
+    var ur: array<vec4<f32>, MAX_NQE>;
+    // #unroll
+    for (var q = 0u; q < NQE; q = q + 1u) {
+        ul[q] = vec4<f32>(0.0);
+        ur[q] = vec4<f32>(0.0);
+    }
     // #unroll
     for (var k = 0u; k < NP; k = k + 1u) {
-        cl[k] = vec4<f32>(regs[dof(reg, 0u, k, e.left)], regs[dof(reg, 1u, k, e.left)],
-                          regs[dof(reg, 2u, k, e.left)], regs[dof(reg, 3u, k, e.left)]);
-        if (interior) {
-            cr[k] = vec4<f32>(regs[dof(reg, 0u, k, e.right)], regs[dof(reg, 1u, k, e.right)],
-                              regs[dof(reg, 2u, k, e.right)], regs[dof(reg, 3u, k, e.right)]);
+        let cl = vec4<f32>(regs[dof(reg, 0u, k, e.left)], regs[dof(reg, 1u, k, e.left)],
+                           regs[dof(reg, 2u, k, e.left)], regs[dof(reg, 3u, k, e.left)]);
+        // #unroll
+        for (var q = 0u; q < NQE; q = q + 1u) {
+            ul[q] = ul[q] + cl * tables[t_edge_phi(ll, q, k)];
         }
-        al[k] = vec4<f32>(0.0);
-        ar[k] = vec4<f32>(0.0);
+        if (interior) {
+            let cr = vec4<f32>(regs[dof(reg, 0u, k, e.right)], regs[dof(reg, 1u, k, e.right)],
+                               regs[dof(reg, 2u, k, e.right)], regs[dof(reg, 3u, k, e.right)]);
+            // #unroll
+            for (var q = 0u; q < NQE; q = q + 1u) {
+                ur[q] = ur[q] + cr * tables[t_edge_phi(rl, NQE - 1u - q, k)];
+            }
+        }
     }
     // #unroll
     for (var q = 0u; q < NQE; q = q + 1u) {
-        let qr = NQE - 1u - q;
-        var ul = vec4<f32>(0.0);
-        // #unroll
-        for (var k = 0u; k < NP; k = k + 1u) {
-            ul = ul + cl[k] * tables[t_edge_phi(ll, q, k)];
-        }
-        var ur = ul;
-        if (interior) {
-            ur = vec4<f32>(0.0);
-            // #unroll
-            for (var k = 0u; k < NP; k = k + 1u) {
-                ur = ur + cr[k] * tables[t_edge_phi(rl, qr, k)];
+        var u_ghost = ur[q];
+        if (!interior) {
+            if (kind == EDGE_WALL) {
+                u_ghost = wall_ghost(ul[q], n);
+            } else if (kind == EDGE_INFLOW) {
+                u_ghost = case_data[2u + state];
+            } else if (kind == EDGE_EXACT) {
+                let x = vec2<f32>(e.mx, e.my) + (tables[t_edge_t(q)] - 0.5) * e.length * tau;
+                u_ghost = case_state(x, t, case_data[0], case_data[1]);
+            } else {
+                u_ghost = ul[q];
             }
-        } else if (kind == EDGE_WALL) {
-            ur = wall_ghost(ul, n);
-        } else if (kind == EDGE_INFLOW) {
-            ur = case_data[2u + state];
-        } else if (kind == EDGE_EXACT) {
-            let x = vec2<f32>(e.mx, e.my) + (tables[t_edge_t(q)] - 0.5) * e.length * tau;
-            ur = case_state(x, t, case_data[0], case_data[1]);
         }
-        let f = numerical_flux(ul, ur, n) * (tables[t_edge_w(q)] * e.length);
-        // #unroll
-        for (var k = 0u; k < NP; k = k + 1u) {
-            al[k] = al[k] - tables[t_edge_phi(ll, q, k)] * f;
-            ar[k] = ar[k] + tables[t_edge_phi(rl, qr, k)] * f;
-        }
+        ul[q] = numerical_flux(ul[q], u_ghost, n) * (tables[t_edge_w(q)] * e.length);
     }
     let dl = inv_det[e.left];
     // #unroll
     for (var k = 0u; k < NP; k = k + 1u) {
+        var a = vec4<f32>(0.0);
         // #unroll
-        for (var eq = 0u; eq < 4u; eq = eq + 1u) {
-            let j = dof(0u, eq, k, e.left);
-            rhs[j] = rhs[j] + al[k][eq] * dl;
+        for (var q = 0u; q < NQE; q = q + 1u) {
+            a = a + tables[t_edge_phi(ll, q, k)] * ul[q];
         }
+        a = a * dl;
+        rhs[dof(0u, 0u, k, e.left)] = rhs[dof(0u, 0u, k, e.left)] - a.x;
+        rhs[dof(0u, 1u, k, e.left)] = rhs[dof(0u, 1u, k, e.left)] - a.y;
+        rhs[dof(0u, 2u, k, e.left)] = rhs[dof(0u, 2u, k, e.left)] - a.z;
+        rhs[dof(0u, 3u, k, e.left)] = rhs[dof(0u, 3u, k, e.left)] - a.w;
     }
     if (interior) {
         let dr = inv_det[e.right];
         // #unroll
         for (var k = 0u; k < NP; k = k + 1u) {
+            var a = vec4<f32>(0.0);
             // #unroll
-            for (var eq = 0u; eq < 4u; eq = eq + 1u) {
-                let j = dof(0u, eq, k, e.right);
-                rhs[j] = rhs[j] + ar[k][eq] * dr;
+            for (var q = 0u; q < NQE; q = q + 1u) {
+                a = a + tables[t_edge_phi(rl, NQE - 1u - q, k)] * ul[q];
             }
+            a = a * dr;
+            rhs[dof(0u, 0u, k, e.right)] = rhs[dof(0u, 0u, k, e.right)] + a.x;
+            rhs[dof(0u, 1u, k, e.right)] = rhs[dof(0u, 1u, k, e.right)] + a.y;
+            rhs[dof(0u, 2u, k, e.right)] = rhs[dof(0u, 2u, k, e.right)] + a.z;
+            rhs[dof(0u, 3u, k, e.right)] = rhs[dof(0u, 3u, k, e.right)] + a.w;
         }
     }
 }

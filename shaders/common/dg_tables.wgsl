@@ -10,6 +10,8 @@ override NQE: u32 = 2u;
 override NE: u32 = 1u;
 // Largest NP (p = 4): private arrays are sized by it, loops run to NP.
 const MAX_NP: u32 = 15u;
+// Most edge quadrature nodes (p + 1 Gauss points, p <= 4); arrays of edge traces are sized by it.
+const MAX_NQE: u32 = 5u;
 
 fn t_vol_w(q: u32) -> u32 {
     return q;

@@ -50,69 +50,78 @@ extern "C" __global__ void dg_surface(
     float2 n = make_float2(e.nx, e.ny);
     float2 tau = make_float2(-e.ny, e.nx);
     float t = clock[0] + __uint_as_float(range.color) * clock[1];
-    float4 cl[MAX_NP];
-    float4 cr[MAX_NP];
-    float4 al[MAX_NP];
-    float4 ar[MAX_NP];
+    // Traces first (k outer, so one element's coefficients are read once and dropped), then
+    // the fluxes in place of the left traces, then rhs_k += phi_k(x_q) F*_q: the thread holds
+    // 2 NQE float4s instead of 4 NP, which keeps p = 3, 4 in registers.
+    float4 ul[MAX_NQE];
+    float4 ur[MAX_NQE];
+    #pragma unroll
+    for (u32 q = 0u; q < NQE; q = q + 1u) {
+        ul[q] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        ur[q] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
     #pragma unroll
     for (u32 k = 0u; k < NP; k = k + 1u) {
-        cl[k] = make_float4(regs[dof(reg, 0u, k, e.left)], regs[dof(reg, 1u, k, e.left)],
-                            regs[dof(reg, 2u, k, e.left)], regs[dof(reg, 3u, k, e.left)]);
-        if (interior) {
-            cr[k] = make_float4(regs[dof(reg, 0u, k, e.right)], regs[dof(reg, 1u, k, e.right)],
-                                regs[dof(reg, 2u, k, e.right)], regs[dof(reg, 3u, k, e.right)]);
+        float4 cl = make_float4(regs[dof(reg, 0u, k, e.left)], regs[dof(reg, 1u, k, e.left)],
+                                regs[dof(reg, 2u, k, e.left)], regs[dof(reg, 3u, k, e.left)]);
+        #pragma unroll
+        for (u32 q = 0u; q < NQE; q = q + 1u) {
+            ul[q] = ul[q] + tables[t_edge_phi(ll, q, k)] * cl;
         }
-        al[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        ar[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (interior) {
+            float4 cr = make_float4(regs[dof(reg, 0u, k, e.right)], regs[dof(reg, 1u, k, e.right)],
+                                    regs[dof(reg, 2u, k, e.right)], regs[dof(reg, 3u, k, e.right)]);
+            #pragma unroll
+            for (u32 q = 0u; q < NQE; q = q + 1u) {
+                ur[q] = ur[q] + tables[t_edge_phi(rl, NQE - 1u - q, k)] * cr;
+            }
+        }
     }
     #pragma unroll
     for (u32 q = 0u; q < NQE; q = q + 1u) {
-        u32 qr = NQE - 1u - q;
-        float4 ul = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        #pragma unroll
-        for (u32 k = 0u; k < NP; k = k + 1u) {
-            ul = ul + tables[t_edge_phi(ll, q, k)] * cl[k];
-        }
-        float4 ur = ul;
-        if (interior) {
-            ur = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            #pragma unroll
-            for (u32 k = 0u; k < NP; k = k + 1u) {
-                ur = ur + tables[t_edge_phi(rl, qr, k)] * cr[k];
+        float4 u_ghost = ur[q];
+        if (!interior) {
+            if (kind == EDGE_WALL) {
+                u_ghost = wall_ghost(ul[q], n);
+            } else if (kind == EDGE_INFLOW) {
+                u_ghost = case_data[2u + state];
+            } else if (kind == EDGE_EXACT) {
+                float2 x = make_float2(e.mx, e.my) + ((tables[t_edge_t(q)] - 0.5f) * e.length) * tau;
+                u_ghost = case_state(x, t, case_data[0], case_data[1]);
+            } else {
+                u_ghost = ul[q];
             }
-        } else if (kind == EDGE_WALL) {
-            ur = wall_ghost(ul, n);
-        } else if (kind == EDGE_INFLOW) {
-            ur = case_data[2u + state];
-        } else if (kind == EDGE_EXACT) {
-            float2 x = make_float2(e.mx, e.my) + ((tables[t_edge_t(q)] - 0.5f) * e.length) * tau;
-            ur = case_state(x, t, case_data[0], case_data[1]);
         }
-        float4 f = (tables[t_edge_w(q)] * e.length) * numerical_flux(ul, ur, n);
-        #pragma unroll
-        for (u32 k = 0u; k < NP; k = k + 1u) {
-            al[k] = al[k] - tables[t_edge_phi(ll, q, k)] * f;
-            ar[k] = ar[k] + tables[t_edge_phi(rl, qr, k)] * f;
-        }
+        ul[q] = (tables[t_edge_w(q)] * e.length) * numerical_flux(ul[q], u_ghost, n);
     }
     float dl = inv_det[e.left];
     #pragma unroll
     for (u32 k = 0u; k < NP; k = k + 1u) {
+        float4 a = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         #pragma unroll
-        for (u32 eq = 0u; eq < 4u; eq = eq + 1u) {
-            u32 j = dof(0u, eq, k, e.left);
-            rhs[j] = rhs[j] + at(al[k], eq) * dl;
+        for (u32 q = 0u; q < NQE; q = q + 1u) {
+            a = a + tables[t_edge_phi(ll, q, k)] * ul[q];
         }
+        a = dl * a;
+        rhs[dof(0u, 0u, k, e.left)] = rhs[dof(0u, 0u, k, e.left)] - a.x;
+        rhs[dof(0u, 1u, k, e.left)] = rhs[dof(0u, 1u, k, e.left)] - a.y;
+        rhs[dof(0u, 2u, k, e.left)] = rhs[dof(0u, 2u, k, e.left)] - a.z;
+        rhs[dof(0u, 3u, k, e.left)] = rhs[dof(0u, 3u, k, e.left)] - a.w;
     }
     if (interior) {
         float dr = inv_det[e.right];
         #pragma unroll
         for (u32 k = 0u; k < NP; k = k + 1u) {
+            float4 a = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             #pragma unroll
-            for (u32 eq = 0u; eq < 4u; eq = eq + 1u) {
-                u32 j = dof(0u, eq, k, e.right);
-                rhs[j] = rhs[j] + at(ar[k], eq) * dr;
+            for (u32 q = 0u; q < NQE; q = q + 1u) {
+                a = a + tables[t_edge_phi(rl, NQE - 1u - q, k)] * ul[q];
             }
+            a = dr * a;
+            rhs[dof(0u, 0u, k, e.right)] = rhs[dof(0u, 0u, k, e.right)] + a.x;
+            rhs[dof(0u, 1u, k, e.right)] = rhs[dof(0u, 1u, k, e.right)] + a.y;
+            rhs[dof(0u, 2u, k, e.right)] = rhs[dof(0u, 2u, k, e.right)] + a.z;
+            rhs[dof(0u, 3u, k, e.right)] = rhs[dof(0u, 3u, k, e.right)] + a.w;
         }
     }
 }

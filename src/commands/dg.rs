@@ -462,6 +462,9 @@ pub(crate) struct BenchRow {
     pub gbytes_per_s: f64,
     /// Seconds per step of each kernel group, sorted by name; empty without device timers.
     pub kernels: Vec<(Kernel, f64)>,
+    /// "ok", or why the timed run is not a physical one (a stalled clock, non-finite values):
+    /// a benchmark of a run that stopped advancing would time kernels on frozen data.
+    pub run_check: String,
 }
 
 impl BenchRow {
@@ -531,6 +534,7 @@ pub(crate) fn bench_one(
         },
     )?;
     let mut samples = Vec::new();
+    let mut run_check = String::new();
     let mut kernel_times: std::collections::HashMap<Kernel, Vec<f64>> = Default::default();
     for rep in 0..repeats.max(1) + 1 {
         gpu.limit_once(c0)?;
@@ -542,6 +546,9 @@ pub(crate) fn bench_one(
         let secs = start.elapsed().as_secs_f64();
         if rep > 0 {
             samples.push(secs / steps as f64);
+        }
+        if rep == 0 {
+            run_check = check_bench_run(gpu.as_mut(), steps)?;
         }
         if rep == 1 {
             let n = steps.min(8);
@@ -573,6 +580,24 @@ pub(crate) fn bench_one(
         dof_per_s: ndof as f64 * stages as f64 / per_step,
         gbytes_per_s: bytes / per_step / 1e9,
         kernels,
+        run_check,
+    })
+}
+
+/// After `steps` steps from t = 0 the clock must count them all with t > 0 and finite, and
+/// every coefficient must be finite.
+fn check_bench_run(gpu: &mut dyn crate::solver::dg::gpu::DgDevice, steps: usize) -> anyhow::Result<String> {
+    let clock = gpu.clock()?;
+    if clock.steps != steps as u64 || !(clock.t > 0.0 && clock.t.is_finite()) {
+        return Ok(format!(
+            "stalled: {} of {steps} steps, t = {:e}, dt = {:e}",
+            clock.steps, clock.t, clock.dt
+        ));
+    }
+    let c = gpu.solution()?;
+    Ok(match c.iter().position(|v| !v.is_finite()) {
+        Some(i) => format!("non-finite coefficient {i} after {steps} steps"),
+        None => "ok".to_string(),
     })
 }
 
@@ -618,29 +643,40 @@ pub(crate) fn copy_bandwidth(backend: &Backend, bytes: u64) -> anyhow::Result<Co
 }
 
 fn wgpu_copy_bandwidth(ctx: &crate::gpu::GpuContext, bytes: u64) -> anyhow::Result<CopyBandwidth> {
-    let align = wgpu::COPY_BUFFER_ALIGNMENT;
-    let size = bytes.min(ctx.limits.max_buffer_size) / align * align;
-    if size == 0 {
+    use crate::gpu::buffers::{bind_buffers, storage_layout, storage_zeroed};
+    use crate::gpu::shaders::compute_pipeline;
+    use crate::gpu::dispatch::{range_layout, RangeSet};
+    let limit = ctx
+        .limits
+        .max_storage_buffer_binding_size
+        .min(ctx.limits.max_buffer_size);
+    let vec4s = (bytes.min(limit) / 16).min(u32::MAX as u64) as usize;
+    if vec4s == 0 {
         return Err(Error::Invalid("copy bandwidth: buffer size is 0".into()).into());
     }
-    let buffer = |label| {
-        ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size,
-            usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        })
-    };
-    let (a, b) = (buffer("copy a"), buffer("copy b"));
+    let a = storage_zeroed::<[f32; 4]>(ctx, "copy a", vec4s)?;
+    let b = storage_zeroed::<[f32; 4]>(ctx, "copy b", vec4s)?;
+    let layout = storage_layout(&ctx.device, "stream copy", &[true, false]);
+    let rl = range_layout(&ctx.device);
+    let pipeline = compute_pipeline(&ctx.device, "stream_copy", &[&layout, &rl], &[])?;
+    let ab = bind_buffers(&ctx.device, "copy a -> b", &layout, &[&a, &b]);
+    let ba = bind_buffers(&ctx.device, "copy b -> a", &layout, &[&b, &a]);
+    let range = RangeSet::single(ctx, &rl, vec4s as u32)?;
     let submit = || -> anyhow::Result<f64> {
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("copy bandwidth"),
             });
-        for i in 0..COPIES_PER_SUBMIT {
-            let (src, dst) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
-            enc.copy_buffer_to_buffer(src, 0, dst, 0, size);
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("stream copy"),
+                timestamp_writes: None,
+            });
+            for i in 0..COPIES_PER_SUBMIT {
+                let group = if i % 2 == 0 { &ab } else { &ba };
+                range.dispatch_one(ctx, &mut pass, &pipeline, group, 0)?;
+            }
         }
         let start = Instant::now();
         ctx.queue.submit([enc.finish()]);
@@ -651,11 +687,12 @@ fn wgpu_copy_bandwidth(ctx: &crate::gpu::GpuContext, bytes: u64) -> anyhow::Resu
     let samples = (0..COPY_SAMPLES)
         .map(|_| submit())
         .collect::<anyhow::Result<Vec<f64>>>()?;
+    let size = 16 * vec4s as u64;
     Ok(CopyBandwidth {
         gb_per_s: 2.0 * size as f64 * COPIES_PER_SUBMIT as f64 / median(&samples) / 1e9,
         buffer_bytes: size,
         method: format!(
-            "wgpu copy_buffer_to_buffer, {COPIES_PER_SUBMIT} copies per submit, wall clock \
+            "shaders/stream_copy.wgsl, {COPIES_PER_SUBMIT} copies per submit, wall clock \
              of submit + wait, median of {COPY_SAMPLES}"
         ),
     })
@@ -664,6 +701,7 @@ fn wgpu_copy_bandwidth(ctx: &crate::gpu::GpuContext, bytes: u64) -> anyhow::Resu
 #[cfg(feature = "cuda")]
 fn cuda_copy_bandwidth(dev: &crate::cuda::CudaDevice, bytes: u64) -> anyhow::Result<CopyBandwidth> {
     use cudarc::driver::sys::CUevent_flags;
+    use cudarc::driver::PushKernelArg;
     let err =
         |what: &'static str| move |e| Error::Gpu(format!("CUDA copy bandwidth, {what}: {e:?}"));
     let stream = dev.stream();
@@ -671,18 +709,23 @@ fn cuda_copy_bandwidth(dev: &crate::cuda::CudaDevice, bytes: u64) -> anyhow::Res
     if n == 0 {
         return Err(Error::Invalid("copy bandwidth: buffer size is 0".into()).into());
     }
-    let mut a = stream.alloc_zeros::<u32>(n).map_err(err("alloc"))?;
-    let mut b = stream.alloc_zeros::<u32>(n).map_err(err("alloc"))?;
-    let mut submit = || -> anyhow::Result<f64> {
+    let vec4s = n / 4;
+    let copy = dev.function("stream_copy", "stream_copy", &[])?;
+    let a = stream.alloc_zeros::<f32>(4 * vec4s).map_err(err("alloc"))?;
+    let b = stream.alloc_zeros::<f32>(4 * vec4s).map_err(err("alloc"))?;
+    let range = crate::cuda::item_range(0, vec4s as u32);
+    let submit = || -> anyhow::Result<f64> {
         let start = stream
             .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
             .map_err(err("event"))?;
         for i in 0..COPIES_PER_SUBMIT {
-            if i % 2 == 0 {
-                stream.memcpy_dtod(&a, &mut b).map_err(err("memcpy"))?;
-            } else {
-                stream.memcpy_dtod(&b, &mut a).map_err(err("memcpy"))?;
-            }
+            let (src, dst) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
+            let mut launch = stream.launch_builder(&copy);
+            launch.arg(src).arg(dst).arg(&range);
+            // SAFETY: stream_copy(const float4*, float4*, ItemRange) reads and writes
+            // elements first .. first + count of buffers holding 4 * count floats.
+            unsafe { launch.launch(crate::cuda::launch_for(range.count)) }
+                .map_err(err("launch stream_copy"))?;
         }
         let end = stream
             .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
@@ -694,13 +737,13 @@ fn cuda_copy_bandwidth(dev: &crate::cuda::CudaDevice, bytes: u64) -> anyhow::Res
     let samples = (0..COPY_SAMPLES)
         .map(|_| submit())
         .collect::<anyhow::Result<Vec<f64>>>()?;
-    let size = 4 * n as u64;
+    let size = 16 * vec4s as u64;
     Ok(CopyBandwidth {
         gb_per_s: 2.0 * size as f64 * COPIES_PER_SUBMIT as f64 / median(&samples) / 1e9,
         buffer_bytes: size,
         method: format!(
-            "cuMemcpyDtoD on the solver stream, {COPIES_PER_SUBMIT} copies between CUDA \
-             events, median of {COPY_SAMPLES}"
+            "shaders/cuda/stream_copy.cu, {COPIES_PER_SUBMIT} copies between CUDA events, \
+             median of {COPY_SAMPLES}"
         ),
     })
 }
@@ -791,6 +834,7 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                 "surface_bytes_per_step": bytes,
                 "surface_gb_per_s": gbs,
                 "surface_percent_of_copy": pct,
+                "run_check": r.run_check,
                 "kernel_ms_per_step": r.kernels.iter()
                     .map(|(k, s)| (format!("{k:?}").to_lowercase(), serde_json::json!(s * 1e3)))
                     .collect::<serde_json::Map<_, _>>(),
@@ -819,8 +863,8 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         ),
         None => println!("copy bandwidth: n/a\n"),
     }
-    println!("| variant | p | colors | ms/step | DOF updates/s | eff. GB/s | surface GB/s | surface % of copy | kernels (ms/step) |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| variant | p | colors | ms/step | DOF updates/s | eff. GB/s | surface GB/s | surface % of copy | kernels (ms/step) | run check |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let or_na = |v: Option<f64>, digits: usize| {
         v.map_or_else(|| "n/a".to_string(), |v| format!("{v:.digits$}"))
     };
@@ -832,7 +876,7 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             .collect();
         let (gbs, pct) = surface(r, *bytes);
         println!(
-            "| {} | {} | {} | {:.3} | {:.3e} | {:.2} | {} | {} | {} |",
+            "| {} | {} | {} | {:.3} | {:.3e} | {:.2} | {} | {} | {} | {} |",
             r.label,
             r.p,
             r.colors,
@@ -845,7 +889,8 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                 "n/a (no timestamps)".to_string()
             } else {
                 k.join(", ")
-            }
+            },
+            r.run_check
         );
     }
     println!();

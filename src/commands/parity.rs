@@ -1,9 +1,9 @@
 //! `chromaflow parity`: run the cases of the GPU test suites (tests/swe_gpu.rs,
 //! tests/dg_gpu.rs, tests/gpu_coloring.rs) on every available backend (wgpu, and CUDA when built with
 //! `--features cuda` on a machine with an NVIDIA driver) and compare each with the CPU
-//! reference under the tests' tolerances. Prints a table (max differences, PASS / FAIL / SKIP);
-//! any FAIL gives a nonzero exit. This is how the CUDA backend is checked on the GPU machine
-//! (CI has no NVIDIA GPU).
+//! reference under the tests' tolerances. Prints a table (max differences, PASS / FAIL / SKIP,
+//! and INFO for diagnostic rows without a criterion); any FAIL gives a nonzero exit. This is
+//! how the CUDA backend is checked on the GPU machine (CI has no NVIDIA GPU).
 
 use crate::cli::GlobalArgs;
 use crate::color::gpu_vertices::{color_vertices_on, GpuColoringVariant};
@@ -42,6 +42,8 @@ enum Status {
     Pass,
     Fail,
     Skip,
+    /// A diagnostic measurement without a pass/fail criterion.
+    Info,
 }
 
 /// One line of the report.
@@ -83,11 +85,27 @@ impl Report {
         });
     }
 
+    /// Run `f` and record its result as a diagnostic row (INFO); an error is a FAIL.
+    fn info(&mut self, check: &str, backend: &str, f: impl FnOnce() -> Result<String>) {
+        let (result, status) = match f() {
+            Ok(r) => (r, Status::Info),
+            Err(e) => (format!("error: {e}"), Status::Fail),
+        };
+        self.rows.push(Row {
+            check: check.to_string(),
+            backend: backend.to_string(),
+            result,
+            tolerance: "-".into(),
+            status,
+        });
+    }
+
+    fn count(&self, status: Status) -> usize {
+        self.rows.iter().filter(|r| r.status == status).count()
+    }
+
     fn failures(&self) -> usize {
-        self.rows
-            .iter()
-            .filter(|r| r.status == Status::Fail)
-            .count()
+        self.count(Status::Fail)
     }
 }
 
@@ -107,6 +125,7 @@ pub fn run(args: &ParityArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     };
     let mut report = Report::default();
     let mut devices = Vec::new();
+    let mut probes = Vec::new();
     for kind in kinds {
         match Backend::new(kind, &opts) {
             Ok(b) => {
@@ -118,6 +137,7 @@ pub fn run(args: &ParityArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                 dg_checks(&mut report, &b);
                 coloring_checks(&mut report, &b);
                 smooth_checks(&mut report, &b);
+                smooth_probe(&mut report, &b, &mut probes);
             }
             Err(e) => report.rows.push(Row {
                 check: "open backend".into(),
@@ -128,6 +148,7 @@ pub fn run(args: &ParityArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             }),
         }
     }
+    smooth_probe_across(&mut report, &probes);
     let failures = report.failures();
     if args.json {
         println!(
@@ -152,18 +173,16 @@ pub fn run(args: &ParityArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     Status::Pass => "PASS",
                     Status::Fail => "FAIL",
                     Status::Skip => "SKIP",
+                    Status::Info => "INFO",
                 }
             );
         }
-        let pass = report
-            .rows
-            .iter()
-            .filter(|r| r.status == Status::Pass)
-            .count();
         println!();
         println!(
-            "{pass} passed, {failures} failed, {} skipped",
-            report.rows.len() - pass - failures
+            "{} passed, {failures} failed, {} skipped, {} info",
+            report.count(Status::Pass),
+            report.count(Status::Skip),
+            report.count(Status::Info)
         );
     }
     if failures > 0 {
@@ -705,6 +724,141 @@ fn smooth_checks(report: &mut Report, b: &Backend) {
                         None => format!("max diff {d:.2e}, moved {moved:.2e}"),
                     },
                     finite && moved > 1e-3 && d <= tol,
+                ))
+            });
+        }
+    }
+}
+
+/// The hardware-filter probe of one backend (see [`smooth_probe`]): positions after one sweep
+/// of the hardware and shader paths from the same start on the same schedule.
+struct HwProbe {
+    backend: BackendKind,
+    precision: crate::solver::smooth::TexelPrecision,
+    hardware: Vec<[f64; 2]>,
+    shader: Vec<[f64; 2]>,
+    /// The vertices of the first color: their moves see only starting positions, so their
+    /// differences come from the metric samples alone (no propagation through later colors).
+    first: Vec<u32>,
+}
+
+/// Largest |a - b| over the coordinates of the vertices `on` (all when None), and how many of
+/// them differ by more than 1e-6 (NaN included).
+fn diff_on(a: &[[f64; 2]], b: &[[f64; 2]], on: Option<&[u32]>) -> (f64, usize) {
+    let d = |v: usize| (a[v][0] - b[v][0]).abs().max((a[v][1] - b[v][1]).abs());
+    let ds: Vec<f64> = match on {
+        Some(vs) => vs.iter().map(|&v| d(v as usize)).collect(),
+        None => (0..a.len().min(b.len())).map(d).collect(),
+    };
+    // NaN counts as a difference (and stays the maximum once met).
+    let max = ds
+        .iter()
+        .fold(0.0f64, |m, &d| if d.is_nan() || d > m { d } else { m });
+    (max, ds.iter().filter(|&&x| x.is_nan() || x > 1e-6).count())
+}
+
+/// Diagnostic (INFO) for the hardware filter: one sweep on rect:700@5 with the shock metric on
+/// a 48x48 texture, on the deterministic sequential greedy schedule (the same on every backend,
+/// unlike the backend's own speculative GPU coloring the checks above use, which may differ
+/// between backends and runs: on the H200 the wgpu and CUDA 20-sweep references differed). The hardware sweep is compared with the CPU reference under three models of the
+/// filter weights: exact, rounded to 1/256 (the checks' model) and truncated to 1/256, first
+/// over the first color's vertices (no propagation: a model that matches the hardware gives
+/// f32 noise, ~1e-7, with no vertex above 1e-6) and then over all vertices; and with the
+/// shader path (exact bilinear in the kernel) of the same backend. The positions are kept for
+/// [`smooth_probe_across`].
+fn smooth_probe(report: &mut Report, b: &Backend, probes: &mut Vec<HwProbe>) {
+    use crate::solver::smooth::cpu::positions;
+    use crate::solver::smooth::gpu::new_smooth_device;
+    use crate::solver::smooth::{
+        sweep_cpu, MetricSpec, MetricTexture, Sampling, Schedule, SmoothParams, SmoothTopology,
+        TextureSampler, WeightMode,
+    };
+    let spec = "rect:700@5";
+    let name = format!("smooth hw-filter probe {spec} shock greedy 1 sweep");
+    let kind = b.kind();
+    report.info(&name, kind.name(), || {
+        let mesh = generate::builtin(spec)?;
+        let topo = SmoothTopology::build(&mesh)?;
+        let schedule = Schedule::greedy(&topo)?;
+        let metric = MetricSpec::resolve(Some("shock"), None, &mesh)?;
+        let tex = MetricTexture::from_spec(&metric, &mesh, 48, 2)?;
+        let start: Vec<[f64; 2]> = positions(&mesh)
+            .iter()
+            .map(|p| [p[0] as f32 as f64, p[1] as f32 as f64])
+            .collect();
+        let params = SmoothParams::default();
+        let sweep = |sampling| -> Result<_> {
+            let mut g = new_smooth_device(b, &topo, &schedule, &tex, sampling, &params, &start)?;
+            g.run(1)?;
+            Ok((g.positions_f64()?, g.precision()))
+        };
+        let (hardware, precision) = sweep(Sampling::Hardware)?;
+        let (shader, _) = sweep(Sampling::Shader)?;
+        let cpu = |weights| {
+            let smp = TextureSampler::new(&tex, weights, precision);
+            let mut pos = start.clone();
+            sweep_cpu(&mut pos, &topo, &schedule, &|x| smp.sample(x), &params);
+            pos
+        };
+        let exact = cpu(WeightMode::Exact);
+        let round = cpu(WeightMode::Quantized8);
+        let trunc = cpu(WeightMode::Truncated8);
+        let first = schedule.color(0).to_vec();
+        let c0 = Some(first.as_slice());
+        let f = |(d, n): (f64, usize)| format!("{d:.1e} ({n})");
+        let text = format!(
+            "hw - cpu, max (vertices > 1e-6): first color, {} v: round {}, trunc {}, exact {}; \
+             all {} v: round {}, trunc {}, exact {}; cpu effect: round {:.1e}, trunc {:.1e}; \
+             hw - shader {:.1e}",
+            first.len(),
+            f(diff_on(&hardware, &round, c0)),
+            f(diff_on(&hardware, &trunc, c0)),
+            f(diff_on(&hardware, &exact, c0)),
+            hardware.len(),
+            f(diff_on(&hardware, &round, None)),
+            f(diff_on(&hardware, &trunc, None)),
+            f(diff_on(&hardware, &exact, None)),
+            diff_on(&round, &exact, None).0,
+            diff_on(&trunc, &exact, None).0,
+            diff_on(&hardware, &shader, None).0,
+        );
+        probes.push(HwProbe {
+            backend: kind,
+            precision,
+            hardware,
+            shader,
+            first,
+        });
+        Ok(text)
+    });
+}
+
+/// Diagnostic (INFO) across backends: the hardware sweeps of [`smooth_probe`] (same start,
+/// schedule and texture) against each other, with the shader sweeps' difference as the f32
+/// noise floor. Equal hardware sweeps (differences at the shader's level) mean CUDA's texture
+/// object filters like Vulkan's sampler on this GPU; a first-color difference well above it
+/// means the two texture paths sample differently.
+fn smooth_probe_across(report: &mut Report, probes: &[HwProbe]) {
+    for (i, a) in probes.iter().enumerate() {
+        for b in &probes[i + 1..] {
+            let pair = format!("{} vs {}", b.backend.name(), a.backend.name());
+            report.info("smooth hw-filter probe across backends", &pair, || {
+                let c0 = Some(a.first.as_slice());
+                let (h0, n0) = diff_on(&b.hardware, &a.hardware, c0);
+                let (h, n) = diff_on(&b.hardware, &a.hardware, None);
+                let s0 = diff_on(&b.shader, &a.shader, c0).0;
+                let s = diff_on(&b.shader, &a.shader, None).0;
+                let texels = if a.precision == b.precision {
+                    String::new()
+                } else {
+                    format!(
+                        " (texels {:?} vs {:?}: not comparable)",
+                        b.precision, a.precision
+                    )
+                };
+                Ok(format!(
+                    "hw: first color {h0:.1e} ({n0} v > 1e-6), all {h:.1e} ({n}); \
+                         shader: first color {s0:.1e}, all {s:.1e}{texels}"
                 ))
             });
         }

@@ -70,6 +70,7 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("dg_stage.cu"),
     cuda_source!("dg_surface.cu"),
     cuda_source!("dg_time.cu"),
+    cuda_source!("stream_copy.cu"),
     cuda_source!("dg_volume.cu"),
     cuda_source!("reduce_min.cu"),
     cuda_source!("scan_add.cu"),

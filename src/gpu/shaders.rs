@@ -60,6 +60,7 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("dg_limit.wgsl"),
     shader!("dg_local_dt.wgsl"),
     shader!("dg_time.wgsl"),
+    shader!("stream_copy.wgsl"),
 ];
 
 /// Names of the kernel shaders (the files outside `common/`), one entry point `main` each.

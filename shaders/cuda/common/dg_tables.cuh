@@ -21,6 +21,8 @@
 #endif
 // Largest NP (p = 4): private arrays are sized by it, loops run to NP.
 #define MAX_NP 15u
+// Most edge quadrature nodes (p + 1 Gauss points, p <= 4); arrays of edge traces are sized by it.
+#define MAX_NQE 5u
 
 __device__ __forceinline__ u32 t_vol_w(u32 q) {
     return q;

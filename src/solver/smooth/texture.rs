@@ -291,6 +291,10 @@ pub enum WeightMode {
     Exact,
     /// Fractions rounded to multiples of 1/256, like NVIDIA's texture filter.
     Quantized8,
+    /// Fractions rounded down to multiples of 1/256: a filter that truncates its fixed-point
+    /// coordinate instead of rounding it (NVIDIA documents 8 fractional bits for the weights,
+    /// not how they are rounded). Used by `parity` to tell the two apart.
+    Truncated8,
 }
 
 /// The precision of the texels as the GPU stores them.
@@ -340,8 +344,10 @@ impl TextureSampler {
             let t = (x[d] - self.lo[d]) * self.inv_extent[d] * s - 0.5;
             let f = t.floor();
             let mut a = t - f;
-            if self.weights == WeightMode::Quantized8 {
-                a = (a * 256.0).round() / 256.0;
+            match self.weights {
+                WeightMode::Exact => {}
+                WeightMode::Quantized8 => a = (a * 256.0).round() / 256.0,
+                WeightMode::Truncated8 => a = (a * 256.0).floor() / 256.0,
             }
             let i = f as i64;
             let top = self.size as i64 - 1;
@@ -464,6 +470,10 @@ mod tests {
         let q = TextureSampler::new(&tex, WeightMode::Quantized8, TexelPrecision::F32);
         let mq = q.sample(x);
         assert!((mq[0] - m[0]).abs() <= 0.5 / 256.0 / tex.scale + 1e-6);
+        // Truncated weights move each axis by less than 1/256 of a texel, towards lower indices.
+        let tr = TextureSampler::new(&tex, WeightMode::Truncated8, TexelPrecision::F32);
+        let mt = tr.sample(x);
+        assert!(mt[0] <= m[0] + 1e-12 && m[0] - mt[0] < 1.0 / 256.0 / tex.scale + 1e-6);
         // A constant metric given at the vertices resamples to the same constant.
         let c = [4.0, 1.0, 2.0];
         let vm = VertexMetric {
