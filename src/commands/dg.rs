@@ -586,7 +586,10 @@ pub(crate) fn bench_one(
 
 /// After `steps` steps from t = 0 the clock must count them all with t > 0 and finite, and
 /// every coefficient must be finite.
-fn check_bench_run(gpu: &mut dyn crate::solver::dg::gpu::DgDevice, steps: usize) -> anyhow::Result<String> {
+fn check_bench_run(
+    gpu: &mut dyn crate::solver::dg::gpu::DgDevice,
+    steps: usize,
+) -> anyhow::Result<String> {
     let clock = gpu.clock()?;
     if clock.steps != steps as u64 || !(clock.t > 0.0 && clock.t.is_finite()) {
         return Ok(format!(
@@ -644,8 +647,8 @@ pub(crate) fn copy_bandwidth(backend: &Backend, bytes: u64) -> anyhow::Result<Co
 
 fn wgpu_copy_bandwidth(ctx: &crate::gpu::GpuContext, bytes: u64) -> anyhow::Result<CopyBandwidth> {
     use crate::gpu::buffers::{bind_buffers, storage_layout, storage_zeroed};
-    use crate::gpu::shaders::compute_pipeline;
     use crate::gpu::dispatch::{range_layout, RangeSet};
+    use crate::gpu::shaders::compute_pipeline;
     let limit = ctx
         .limits
         .max_storage_buffer_binding_size
