@@ -72,7 +72,8 @@ pub enum BenchCommand {
     Color(crate::commands::color::BenchColorArgs),
     /// Two-layer shallow water, Test 1: sizes x schemes x orderings x flux layouts.
     Swe(crate::commands::bench_swe::BenchSweArgs),
-    /// DG double Mach reflection: 5-color greedy vs 3-color GK, renumbering, p = 1..4.
+    /// DG double Mach reflection: 5-color greedy vs 3-color GK, Algorithm 5 and chain
+    /// renumbering, p = 1..4.
     Dg(crate::commands::dg::BenchDgArgs),
     /// Vertex smoothing: 1000 iterations, three metric sampling paths (Rokos et al.'s table).
     Smooth(crate::commands::smooth::BenchSmoothArgs),

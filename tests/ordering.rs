@@ -1,14 +1,16 @@
 //! Orderings: permutations, consistency of the permuted mesh/topology/coloring, bandwidth,
 //! and the GK Algorithm 5 layout.
 
-use chromaflow::color::{check_face_coloring, color_faces, FaceColoringOptions};
+use chromaflow::color::{
+    check_face_coloring, color_faces, greedy_face_coloring, FaceColoring, FaceColoringOptions,
+};
 use chromaflow::mesh::generate3d::{
     hybrid_box, quad_grid, sphere, tet_box, tri_grid, Diagonals, TetSplit,
 };
 use chromaflow::mesh::{Mesh, Topology, NO_ELEMENT};
 use chromaflow::order::{
-    apply_ordering, bandwidth, coalesced_fraction, gps, invert_permutation, is_permutation,
-    order_mesh, profile, rcm, Ordering,
+    apply_ordering, bandwidth, coalesced_fraction, color_locality, gps, invert_permutation,
+    is_permutation, order_mesh, profile, rcm, ColorLocality, OrderedMesh, Ordering,
 };
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -142,6 +144,14 @@ fn every_ordering_is_consistent() {
 /// GK Algorithm 5 layout: color-0 face k has left element k and (if interior) right element
 /// N1 + k; the other color groups are sorted by ascending left element.
 fn check_algorithm5_layout(o: &chromaflow::order::OrderedMesh) {
+    let interior = check_first_group(o);
+    // Minimal coloring of a single-kind mesh: color 0 numbers every element.
+    assert_eq!(o.faces_of_color(0).len() + interior, o.mesh.num_elements());
+}
+
+/// Color-0 face k is (k, N1 + k) (interior faces first), the other groups are sorted by
+/// ascending left element. Returns the interior faces of color 0.
+fn check_first_group(o: &OrderedMesh) -> usize {
     let n1 = o.faces_of_color(0).len();
     let mut interior = 0;
     for k in o.faces_of_color(0) {
@@ -153,13 +163,12 @@ fn check_algorithm5_layout(o: &chromaflow::order::OrderedMesh) {
             assert!(k >= interior, "boundary faces come after interior ones");
         }
     }
-    // Minimal coloring of a single-kind mesh: color 0 numbers every element.
-    assert_eq!(n1 + interior, o.mesh.num_elements());
     for c in 1..o.coloring.num_colors {
         let r = o.faces_of_color(c);
         let lefts: Vec<u32> = r.map(|f| o.topo.left[f]).collect();
         assert!(lefts.windows(2).all(|w| w[0] < w[1]));
     }
+    interior
 }
 
 #[test]
@@ -172,6 +181,7 @@ fn algorithm5_layout_holds() {
             Ordering::ColorRenumbered,
             Ordering::RcmColorGrouped,
             Ordering::GpsColorGrouped,
+            Ordering::ColorChains,
         ] {
             let o = order_mesh(mesh, ordering, 3).unwrap();
             check_algorithm5_layout(&o);
@@ -239,6 +249,10 @@ fn ordering_names_round_trip() {
         "RCM_color".parse::<Ordering>().unwrap(),
         Ordering::RcmColorGrouped
     );
+    assert_eq!(
+        "chain-color".parse::<Ordering>().unwrap(),
+        Ordering::ColorChains
+    );
     assert!("metis".parse::<Ordering>().is_err());
 }
 
@@ -282,7 +296,12 @@ fn timing_large_mesh() {
         t.elapsed().as_secs_f64()
     );
     assert!(is_permutation(&r.element_new_to_old));
-    for ordering in [Ordering::ColorRenumbered, Ordering::Rcm, Ordering::Gps] {
+    for ordering in [
+        Ordering::ColorRenumbered,
+        Ordering::ColorChains,
+        Ordering::Rcm,
+        Ordering::Gps,
+    ] {
         let t = Instant::now();
         let o = apply_ordering(&mesh, &topo, &col, ordering).unwrap();
         let (l, rr) = coalesced_fraction(&o.topo, &o.color_offsets);
@@ -318,5 +337,246 @@ fn timing_large_mesh() {
         write("offsets.u32", &adj.offsets);
         write("indices.u32", &adj.indices);
         println!("  exported the element graph to {dir}");
+    }
+}
+
+/// `mesh` without the elements whose centroid lies in one of three disks (interior holes,
+/// and one cut into the boundary), with the remaining elements shuffled.
+fn with_holes(mesh: &Mesh) -> Mesh {
+    let holes = [([0.3, 0.3], 0.12), ([0.7, 0.6], 0.15), ([1.0, 0.2], 0.1)];
+    let mut m = Mesh::new(mesh.dim);
+    m.points = mesh.points.clone();
+    for e in 0..mesh.num_elements() {
+        let v = mesh.element(e);
+        let c = v.iter().fold([0.0, 0.0], |a, &i| {
+            let p = mesh.points[i as usize];
+            [a[0] + p[0] / v.len() as f64, a[1] + p[1] / v.len() as f64]
+        });
+        let inside = holes
+            .iter()
+            .any(|(o, r)| (c[0] - o[0]).hypot(c[1] - o[1]) < *r);
+        if !inside {
+            m.push_element(mesh.kinds[e], v, 1);
+        }
+    }
+    shuffled(&m, 11)
+}
+
+/// Meshes for the chain layout: (name, mesh).
+fn chain_meshes() -> Vec<(&'static str, Mesh)> {
+    vec![
+        (
+            "rect:20000@1",
+            chromaflow::mesh::builtin("rect:20000@1").unwrap(),
+        ),
+        ("disk:5000", chromaflow::mesh::builtin("disk:5000").unwrap()),
+        (
+            "dmr 20000",
+            chromaflow::solver::dg::Case::double_mach(20000)
+                .build_mesh(1)
+                .unwrap(),
+        ),
+        (
+            "rect:20000@1 with holes",
+            with_holes(&chromaflow::mesh::builtin("rect:20000@1").unwrap()),
+        ),
+        (
+            "shuffled tri_grid 60x40",
+            shuffled(&tri_grid(60, 40, Diagonals::Random { seed: 3 }).unwrap(), 5),
+        ),
+    ]
+}
+
+fn locality(o: &OrderedMesh) -> Vec<ColorLocality> {
+    color_locality(&o.topo, &o.color_offsets)
+}
+
+fn report(name: &str, coloring: &str, o: &OrderedMesh) -> String {
+    let per: Vec<String> = locality(o)
+        .iter()
+        .enumerate()
+        .map(|(c, l)| {
+            format!(
+                "c{c}: coalesced {:.3} sectors/warp {:.1} misses {:.3} bw {}",
+                l.coalesced, l.sectors_per_warp, l.sector_misses, l.bandwidth
+            )
+        })
+        .collect();
+    format!("{name} [{coloring}] {}: {}", o.ordering, per.join(" | "))
+}
+
+/// The chain layout on a 3-colored triangle mesh: Algorithm 5's color-0 layout and every
+/// consistency property, plus a coalesced second color group (Algorithm 5 leaves it
+/// scattered).
+#[test]
+fn chain_ordering_coalesces_the_second_color() {
+    for (name, mesh) in chain_meshes() {
+        let topo = Topology::build(&mesh).unwrap();
+        let col = color_faces(&mesh, &topo, &FaceColoringOptions::with_seed(1)).unwrap();
+        assert_eq!(col.num_colors, 3, "{name}: GK 3-coloring");
+        let alg5 = apply_ordering(&mesh, &topo, &col, Ordering::ColorRenumbered).unwrap();
+        let chains = apply_ordering(&mesh, &topo, &col, Ordering::ColorChains).unwrap();
+        check_consistent(&mesh, &chains);
+        let interior = check_first_group(&chains);
+        // Every element is in a color-0 face (the meshes' triangles all have 3 faces).
+        assert_eq!(
+            chains.faces_of_color(0).len() + interior,
+            mesh.num_elements()
+        );
+        let (a, c) = (locality(&alg5), locality(&chains));
+        println!("{}", report(name, "GK 3", &alg5));
+        println!("{}", report(name, "GK 3", &chains));
+        // Color 0 keeps Algorithm 5's layout: pairs, then its boundary faces.
+        assert!(
+            c[0].coalesced > 0.95 && c[0].coalesced == a[0].coalesced,
+            "{name}"
+        );
+        // Measured 0.85..0.88 on these meshes (0.896 on the 626K-triangle DMR mesh); with
+        // 3 pairs in 7 oriented the wrong way it drops to ~0.2, Algorithm 5 gives 0.05..0.1.
+        assert!(
+            c[1].coalesced > 0.8,
+            "{name}: color 1 coalesced {:.3}",
+            c[1].coalesced
+        );
+        assert!(c[1].coalesced > a[1].coalesced + 0.5, "{name}");
+        // Measured ~0.4x.
+        assert!(
+            c[1].sectors_per_warp < 0.6 * a[1].sectors_per_warp,
+            "{name}"
+        );
+        // Color-1 faces along a chain are (k + 1, N1 + k): the right element is N1 + left - 1
+        // (measured: 91..93 % of the group; every pair flipped would give N1 + left + 1).
+        let n1 = chains.faces_of_color(0).len() as u32;
+        let along = chains
+            .faces_of_color(1)
+            .filter(|&f| chains.topo.right[f] == n1 + chains.topo.left[f] - 1)
+            .count();
+        assert!(
+            along as f64 > 0.85 * chains.faces_of_color(1).len() as f64,
+            "{name}"
+        );
+    }
+}
+
+/// Fallback colorings (4 colors requested, 5-color greedy) and 3D meshes: still a valid,
+/// consistent ordering with Algorithm 5's color-0 layout; the second group gains what the
+/// pairs allow.
+#[test]
+fn chain_ordering_with_more_colors() {
+    let rect = chromaflow::mesh::builtin("rect:5000@2").unwrap();
+    let holes = with_holes(&rect);
+    let tet = shuffled(&tet_box(4, 4, 3, TetSplit::Six).unwrap(), 2);
+    for (name, mesh) in [("rect:5000@2", &rect), ("holes", &holes), ("tet box", &tet)] {
+        let topo = Topology::build(mesh).unwrap();
+        let four = FaceColoringOptions {
+            num_colors: Some(mesh.max_faces_per_element() + 1),
+            ..FaceColoringOptions::with_seed(3)
+        };
+        let colorings: Vec<(&str, FaceColoring)> = vec![
+            ("minimal + 1", color_faces(mesh, &topo, &four).unwrap()),
+            ("greedy", greedy_face_coloring(mesh, &topo).unwrap()),
+        ];
+        for (cname, col) in &colorings {
+            let alg5 = apply_ordering(mesh, &topo, col, Ordering::ColorRenumbered).unwrap();
+            let chains = apply_ordering(mesh, &topo, col, Ordering::ColorChains).unwrap();
+            check_consistent(mesh, &chains);
+            check_first_group(&chains);
+            println!("{}", report(name, cname, &alg5));
+            println!("{}", report(name, cname, &chains));
+            let (a, c) = (locality(&alg5), locality(&chains));
+            assert!(c[0].coalesced >= a[0].coalesced - 0.05, "{name} {cname}");
+            assert!(c[1].coalesced >= a[1].coalesced, "{name} {cname}");
+        }
+    }
+}
+
+/// Chain ordering of a disconnected mesh and of a mesh with one element.
+#[test]
+fn chain_ordering_degenerate_meshes() {
+    let single = tri_grid(1, 1, Diagonals::Uniform).unwrap();
+    let mut one = Mesh::new(2);
+    one.points = single.points.clone();
+    one.push_element(single.kinds[0], single.element(0), 1);
+    for mesh in [&single, &one] {
+        let o = order_mesh(mesh, Ordering::ColorChains, 1).unwrap();
+        check_consistent(mesh, &o);
+    }
+}
+
+/// `color_locality` on hand-made groups: a coalesced one, a reversed one, a boundary face.
+#[test]
+fn color_locality_of_known_layouts() {
+    let mut t = Topology::default();
+    // Color 0: (k, 64 + k) for k < 64, fully coalesced. Color 1: (k, 64 + 63 - k), right side
+    // reversed. Color 2: one boundary face.
+    for k in 0..64u32 {
+        t.left.push(k);
+        t.right.push(64 + k);
+    }
+    for k in 0..64u32 {
+        t.left.push(k);
+        t.right.push(127 - k);
+    }
+    t.left.push(5);
+    t.right.push(NO_ELEMENT);
+    let l = color_locality(&t, &[0, 64, 128, 129]);
+    assert_eq!(l[0].faces, 64);
+    assert_eq!(l[0].coalesced, 1.0);
+    assert_eq!(l[0].bandwidth, 64);
+    // A warp of 32 faces reads 4 sectors per side.
+    assert_eq!(l[0].sectors_per_warp, 8.0);
+    // Every sector (8 elements) fetched once: 16 sectors for 64 faces.
+    assert_eq!(l[0].sector_misses, 0.25);
+    assert_eq!(l[1].coalesced, 0.0);
+    assert_eq!(l[1].bandwidth, 127);
+    assert_eq!(l[1].sectors_per_warp, 8.0);
+    assert_eq!(l[1].sector_misses, 0.25);
+    assert_eq!((l[2].faces, l[2].coalesced, l[2].bandwidth), (1, 0.0, 0));
+    assert_eq!((l[2].sectors_per_warp, l[2].sector_misses), (1.0, 1.0));
+    // Consistent with the weaker left/right metric on the coalesced group.
+    assert_eq!(coalesced_fraction(&t, &[0, 64]), (1.0, 1.0));
+}
+
+/// Locality per color of Algorithm 5 and the chain ordering on the `bench dg` DMR mesh and on
+/// meshes of about 1M triangles, with the ordering times. Run with
+/// `cargo test --release --test ordering -- --ignored --nocapture chain_locality_large`.
+#[test]
+#[ignore]
+fn chain_locality_large() {
+    let meshes = [
+        (
+            "dmr 627326",
+            chromaflow::solver::dg::Case::double_mach(627_326)
+                .build_mesh(1)
+                .unwrap(),
+        ),
+        (
+            "rect:1000000@1",
+            chromaflow::mesh::builtin("rect:1000000@1").unwrap(),
+        ),
+        (
+            "disk:1000000",
+            chromaflow::mesh::builtin("disk:1000000").unwrap(),
+        ),
+    ];
+    for (name, mesh) in meshes {
+        let topo = Topology::build(&mesh).unwrap();
+        let col = color_faces(&mesh, &topo, &FaceColoringOptions::with_seed(1)).unwrap();
+        println!(
+            "{name}: {} elements, {} faces, {} colors",
+            mesh.num_elements(),
+            topo.num_faces(),
+            col.num_colors
+        );
+        for ordering in [
+            Ordering::ColorRenumbered,
+            Ordering::RcmColorGrouped,
+            Ordering::ColorChains,
+        ] {
+            let t = Instant::now();
+            let o = apply_ordering(&mesh, &topo, &col, ordering).unwrap();
+            let dt = t.elapsed().as_secs_f64();
+            println!("  {:.3} s  {}", dt, report(name, "GK 3", &o));
+        }
     }
 }

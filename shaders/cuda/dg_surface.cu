@@ -27,7 +27,19 @@ struct DgEdge {
     float my;
 };
 
-extern "C" __global__ void dg_surface(
+/// rhs[j] += v: a plain read-modify-write for the colored launches (no two edges of a color
+/// share an element), atomicAdd for the one-launch variant over all edges.
+template <bool ATOMIC>
+__device__ __forceinline__ void add_rhs(float* rhs, u32 j, float v) {
+    if (ATOMIC) {
+        atomicAdd(&rhs[j], v);
+    } else {
+        rhs[j] = rhs[j] + v;
+    }
+}
+
+template <bool ATOMIC>
+__device__ __forceinline__ void surface_edge(
     const float* __restrict__ regs,
     float* __restrict__ rhs,
     const float* __restrict__ tables,
@@ -103,10 +115,10 @@ extern "C" __global__ void dg_surface(
             a = a + tables[t_edge_phi(ll, q, k)] * ul[q];
         }
         a = dl * a;
-        rhs[dof(0u, 0u, k, e.left)] = rhs[dof(0u, 0u, k, e.left)] - a.x;
-        rhs[dof(0u, 1u, k, e.left)] = rhs[dof(0u, 1u, k, e.left)] - a.y;
-        rhs[dof(0u, 2u, k, e.left)] = rhs[dof(0u, 2u, k, e.left)] - a.z;
-        rhs[dof(0u, 3u, k, e.left)] = rhs[dof(0u, 3u, k, e.left)] - a.w;
+        add_rhs<ATOMIC>(rhs, dof(0u, 0u, k, e.left), -a.x);
+        add_rhs<ATOMIC>(rhs, dof(0u, 1u, k, e.left), -a.y);
+        add_rhs<ATOMIC>(rhs, dof(0u, 2u, k, e.left), -a.z);
+        add_rhs<ATOMIC>(rhs, dof(0u, 3u, k, e.left), -a.w);
     }
     if (interior) {
         float dr = inv_det[e.right];
@@ -118,10 +130,36 @@ extern "C" __global__ void dg_surface(
                 a = a + tables[t_edge_phi(rl, NQE - 1u - q, k)] * ul[q];
             }
             a = dr * a;
-            rhs[dof(0u, 0u, k, e.right)] = rhs[dof(0u, 0u, k, e.right)] + a.x;
-            rhs[dof(0u, 1u, k, e.right)] = rhs[dof(0u, 1u, k, e.right)] + a.y;
-            rhs[dof(0u, 2u, k, e.right)] = rhs[dof(0u, 2u, k, e.right)] + a.z;
-            rhs[dof(0u, 3u, k, e.right)] = rhs[dof(0u, 3u, k, e.right)] + a.w;
+            add_rhs<ATOMIC>(rhs, dof(0u, 0u, k, e.right), a.x);
+            add_rhs<ATOMIC>(rhs, dof(0u, 1u, k, e.right), a.y);
+            add_rhs<ATOMIC>(rhs, dof(0u, 2u, k, e.right), a.z);
+            add_rhs<ATOMIC>(rhs, dof(0u, 3u, k, e.right), a.w);
         }
     }
+}
+
+extern "C" __global__ void dg_surface(
+    const float* __restrict__ regs,
+    float* __restrict__ rhs,
+    const float* __restrict__ tables,
+    const DgEdge* __restrict__ edges,
+    const float* __restrict__ inv_det,
+    const float4* __restrict__ case_data,
+    const float* __restrict__ clock,
+    ItemRange range) {
+    surface_edge<false>(regs, rhs, tables, edges, inv_det, case_data, clock, range);
+}
+
+// CUDA only (WGSL has no float atomics): one launch over the edges of every color, rhs
+// accumulated with atomicAdd; the variant the colored launches are measured against.
+extern "C" __global__ void dg_surface_atomic(
+    const float* __restrict__ regs,
+    float* __restrict__ rhs,
+    const float* __restrict__ tables,
+    const DgEdge* __restrict__ edges,
+    const float* __restrict__ inv_det,
+    const float4* __restrict__ case_data,
+    const float* __restrict__ clock,
+    ItemRange range) {
+    surface_edge<true>(regs, rhs, tables, edges, inv_det, case_data, clock, range);
 }

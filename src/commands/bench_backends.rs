@@ -325,7 +325,7 @@ fn dg(args: &BenchBackendsArgs, dev: &Devices) -> anyhow::Result<Table> {
         table.each_column(
             dev,
             &format!("dg p = {p}"),
-            |b| bench_one(b, &setup, args.steps, args.repeats, label),
+            |b| bench_one(b, &setup, args.steps, args.repeats, label, false),
             |t, col, row| {
                 for (k, name) in DG_KERNELS {
                     let ms = row.kernel_seconds(k).map(|s| s * 1e3);

@@ -1,7 +1,8 @@
 //! `chromaflow dg`: run the DG Euler solver on a builtin case (vortex, dmr, kh) or a TOML case
 //! file, writing density (and optionally pressure, Mach, speed) PNG snapshots, VTU files and a
 //! CSV of conserved totals and errors. `chromaflow bench dg`: time per step of DMR p = 1 under
-//! 5-color greedy vs 3-color GK coloring, with and without renumbering, and p = 1..4 throughput,
+//! 5-color greedy vs 3-color GK coloring, with and without renumbering (Algorithm 5, and for
+//! 3 colors also its chain variant coalescing the second color), and p = 1..4 throughput,
 //! with the surface kernel's modelled GB/s against the device's measured copy bandwidth.
 
 use crate::cli::GlobalArgs;
@@ -511,6 +512,7 @@ pub(crate) fn bench_one(
     steps: usize,
     repeats: usize,
     label: &str,
+    atomic_surface: bool,
 ) -> anyhow::Result<BenchRow> {
     let DgBenchSetup {
         dm,
@@ -533,6 +535,7 @@ pub(crate) fn bench_one(
             limiter: true,
         },
     )?;
+    gpu.set_atomic_surface(atomic_surface)?;
     let mut samples = Vec::new();
     let mut run_check = String::new();
     let mut kernel_times: std::collections::HashMap<Kernel, Vec<f64>> = Default::default();
@@ -787,25 +790,35 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             order_mesh(&mesh, Ordering::Original, 1)?,
         ),
         (
+            "3-color GK, chains".into(),
+            order_mesh(&mesh, Ordering::ColorChains, 1)?,
+        ),
+        (
             "3-color GK, Algorithm 5".into(),
             order_mesh(&mesh, Ordering::ColorRenumbered, 1)?,
         ),
     ];
     // (row, modelled surface bytes per step)
     let mut rows: Vec<(BenchRow, f64)> = Vec::new();
-    let mut run = |dm: &DgMesh, p: usize, label: &str| -> anyhow::Result<()> {
+    let mut run = |dm: &DgMesh, p: usize, label: &str, atomic: bool| -> anyhow::Result<()> {
         let setup = DgBenchSetup::new(dm, &case, p);
-        let row = bench_one(&backend, &setup, args.steps, args.repeats, label)?;
+        let row = bench_one(&backend, &setup, args.steps, args.repeats, label, atomic)?;
         let surface_bytes = row.stages as f64 * surface_bytes_per_stage(dm, setup.tables.np);
         rows.push((row, surface_bytes));
         Ok(())
     };
+    // p = 1 for every variant; p = 2..4 for the last one (Algorithm 5) only, and on CUDA the
+    // same again with one atomicAdd surface launch instead of one launch per color.
     let last = variants.len() - 1;
+    let cuda = backend.kind() == crate::gpu::BackendKind::Cuda;
     for (i, (label, om)) in variants.iter().enumerate() {
         let dm = DgMesh::build(om, &|t| case.boundary(&om.mesh, t))?;
         let orders = if i == last { 1..=4 } else { 1..=1 };
         for p in orders {
-            run(&dm, p, label)?;
+            run(&dm, p, label, false)?;
+            if cuda && i == last {
+                run(&dm, p, &format!("{label}, atomicAdd surface"), true)?;
+            }
         }
     }
     // Surface GB/s and its share of the copy bandwidth, when the surface kernel was timed.

@@ -59,6 +59,10 @@ pub struct CudaDg<'a> {
     local_dt_buf: CudaSlice<f32>,
     volume: CudaFunction,
     surface: CudaFunction,
+    /// `dg_surface_atomic`: one launch over all edges with atomicAdd (for the comparison).
+    surface_atomic: CudaFunction,
+    /// Use `surface_atomic` instead of the per-color launches.
+    atomic_surface: bool,
     stage: CudaFunction,
     limit: CudaFunction,
     local_dt: CudaFunction,
@@ -118,6 +122,7 @@ impl<'a> CudaDg<'a> {
         let stages = stream.clone_htod(&inputs.stages).map_err(up())?;
         let volume = dev.function("dg_volume", "dg_volume", &constants)?;
         let surface = dev.function("dg_surface", "dg_surface", &constants)?;
+        let surface_atomic = dev.function("dg_surface", "dg_surface_atomic", &constants)?;
         let stage = dev.function("dg_stage", "dg_stage", &[])?;
         let limit = dev.function("dg_limit", "dg_limit", &constants)?;
         let local_dt = dev.function("dg_local_dt", "dg_local_dt", &dt_constants)?;
@@ -150,6 +155,8 @@ impl<'a> CudaDg<'a> {
             limit,
             local_dt,
             time,
+            surface_atomic,
+            atomic_surface: false,
             volume_ranges: inputs.volume_ranges,
             surface_ranges: inputs.surface_ranges,
             stage_ranges: inputs.stage_ranges,
@@ -212,15 +219,28 @@ impl<'a> CudaDg<'a> {
         Ok(())
     }
 
-    /// Queue the surface kernel of stage `s`, one launch per edge color.
+    /// Queue the surface kernel of stage `s`, one launch per edge color (or, with the atomic
+    /// variant, one launch over the colors' contiguous edge ranges).
     fn launch_surface(&self, s: usize) -> Result<()> {
         let stream = self.dev.stream();
-        for c in 0..self.num_colors {
-            let r = &self.surface_ranges[s * self.num_colors + c];
+        let colors = &self.surface_ranges[s * self.num_colors..(s + 1) * self.num_colors];
+        if colors.is_empty() {
+            return Ok(());
+        }
+        let all = [ItemRange {
+            count: colors.iter().map(|r| r.count).sum(),
+            ..colors[0]
+        }];
+        let (kernel, ranges) = if self.atomic_surface {
+            (&self.surface_atomic, &all[..])
+        } else {
+            (&self.surface, colors)
+        };
+        for r in ranges {
             if r.count == 0 {
                 continue;
             }
-            let mut b = stream.launch_builder(&self.surface);
+            let mut b = stream.launch_builder(kernel);
             b.arg(&self.regs)
                 .arg(&self.rhs)
                 .arg(&self.tables)
@@ -371,6 +391,10 @@ impl<'a> CudaDg<'a> {
 }
 
 impl DgDevice for CudaDg<'_> {
+    fn set_atomic_surface(&mut self, on: bool) -> Result<()> {
+        self.atomic_surface = on;
+        Ok(())
+    }
     fn device_name(&self) -> String {
         self.dev.description()
     }

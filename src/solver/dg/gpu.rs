@@ -705,6 +705,17 @@ pub trait DgDevice {
     /// Take `steps` steps timing each kernel group on the device: (kernel, seconds) per timed
     /// pass in order, or `None` when the device cannot time kernels.
     fn time_kernels(&mut self, steps: usize) -> Result<Option<Vec<(Kernel, f64)>>>;
+    /// Accumulate the surface term with one atomicAdd launch over all edges instead of one
+    /// launch per color (CUDA only: WGSL has no float atomics).
+    fn set_atomic_surface(&mut self, on: bool) -> Result<()> {
+        if on {
+            return Err(Error::Invalid(
+                "the atomicAdd surface variant needs --backend cuda (WGSL has no float atomics)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// A [`GpuDg`] with the wgpu context it runs on, behind [`DgDevice`].
