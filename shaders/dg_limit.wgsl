@@ -11,6 +11,9 @@
 //    then all modes so p_q >= eps (p is concave in U).
 
 const EPS: f32 = 1e-10;
+// Floor relative to the mean, eps = max(EPS, EPS_REL * mean): a node pressure limited to
+// 1e-10 comes out negative in another f32 kernel (FMA, summation order), NaN sound speed.
+const EPS_REL: f32 = 1e-4;
 const LIMITER_TOL: f32 = 1e-6;
 const SQRT2: f32 = 1.41421356237;
 
@@ -98,14 +101,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
             rho_min = min(rho_min, r);
         }
-        if (rho_min < EPS) {
-            let theta = clamp((mean.x - EPS) / (mean.x - rho_min), 0.0, 1.0);
+        let eps_rho = max(EPS, EPS_REL * mean.x);
+        if (rho_min < eps_rho) {
+            let theta = clamp((mean.x - eps_rho) / (mean.x - rho_min), 0.0, 1.0);
             // #unroll
             for (var k = 1u; k < NP; k = k + 1u) {
                 c[k].x = c[k].x * theta;
             }
         }
         let p_mean = pressure(mean);
+        let eps_p = max(EPS, EPS_REL * p_mean);
         var theta = 1.0;
         // #unroll
         for (var q = 0u; q < NQ + 3u * NQE; q = q + 1u) {
@@ -115,8 +120,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 u = u + c[k] * tables[node_phi(q, k)];
             }
             let p = pressure(u);
-            if (p < EPS) {
-                theta = min(theta, (p_mean - EPS) / (p_mean - p));
+            if (p < eps_p) {
+                theta = min(theta, (p_mean - eps_p) / (p_mean - p));
             }
         }
         if (theta < 1.0) {

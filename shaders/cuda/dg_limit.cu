@@ -15,6 +15,9 @@
 // src | dst << 8 | slope << 16.
 
 #define EPS 1e-10f
+// Floor relative to the mean, eps = max(EPS, EPS_REL * mean): a node pressure limited to
+// 1e-10 comes out negative in another f32 kernel (FMA, summation order), NaN sound speed.
+#define EPS_REL 1e-4f
 #define LIMITER_TOL 1e-6f
 #define SQRT2 1.41421356237f
 
@@ -120,14 +123,16 @@ extern "C" __global__ void dg_limit(
             }
             rho_min = fminf(rho_min, r);
         }
-        if (rho_min < EPS) {
-            float theta = fminf(fmaxf((mean.x - EPS) / (mean.x - rho_min), 0.0f), 1.0f);
+        float eps_rho = fmaxf(EPS, EPS_REL * mean.x);
+        if (rho_min < eps_rho) {
+            float theta = fminf(fmaxf((mean.x - eps_rho) / (mean.x - rho_min), 0.0f), 1.0f);
             #pragma unroll
             for (u32 k = 1u; k < NP; k = k + 1u) {
                 c[k].x = c[k].x * theta;
             }
         }
         float p_mean = pressure(mean);
+        float eps_p = fmaxf(EPS, EPS_REL * p_mean);
         float theta = 1.0f;
         #pragma unroll
         for (u32 q = 0u; q < NQ + 3u * NQE; q = q + 1u) {
@@ -137,8 +142,8 @@ extern "C" __global__ void dg_limit(
                 u = u + tables[node_phi(q, k)] * c[k];
             }
             float p = pressure(u);
-            if (p < EPS) {
-                theta = fminf(theta, (p_mean - EPS) / (p_mean - p));
+            if (p < eps_p) {
+                theta = fminf(theta, (p_mean - eps_p) / (p_mean - p));
             }
         }
         if (theta < 1.0f) {

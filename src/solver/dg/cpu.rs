@@ -17,8 +17,13 @@ use super::mesh::{
 };
 use super::quadrature::TriangleRule;
 
-/// Density and pressure floor of the positivity limiter.
+/// Absolute density and pressure floor of the positivity limiter.
 pub const POSITIVITY_EPS: f64 = 1e-10;
+/// Floor relative to the element's mean: eps = max(POSITIVITY_EPS, POSITIVITY_REL * mean). The
+/// GPU solvers run in f32, where a node pressure limited to 1e-10 by one kernel comes out
+/// negative in another (FMA contraction, another summation order): NaN sound speed. 1e-4 of
+/// the mean is many f32 ulps of the energy even where kinetic energy dominates.
+pub const POSITIVITY_REL: f64 = 1e-4;
 /// Relative tolerance of the slope limiter's bound test (cells within it are left alone).
 pub const LIMITER_TOL: f64 = 1e-6;
 
@@ -172,6 +177,7 @@ impl<'a> Operator<'a> {
     /// 2. Zhang–Shu positivity: theta_rho = min(1, (rho_i - eps)/(rho_i - min_q rho_q)) scales
     ///    the non-constant density modes; then, p being concave in U,
     ///    theta_p = min_q (p_i - eps)/(p_i - p_q) over nodes with p_q < eps scales all
+    ///    (eps = max(1e-10, 1e-4 x the element's mean density or pressure))
     ///    non-constant modes. Nodes: volume and edge quadrature points.
     pub fn limit(&self, input: &[f64], out: &mut [f64], slope: bool) {
         let tb = self.tables;
@@ -234,19 +240,21 @@ impl<'a> Operator<'a> {
             let r: f64 = (0..np).map(|k| coef[k][0] * phi[k]).sum();
             rho_min = rho_min.min(r);
         }
-        if rho_min < POSITIVITY_EPS {
-            let theta = ((mean[0] - POSITIVITY_EPS) / (mean[0] - rho_min)).clamp(0.0, 1.0);
+        let eps_rho = POSITIVITY_EPS.max(POSITIVITY_REL * mean[0]);
+        if rho_min < eps_rho {
+            let theta = ((mean[0] - eps_rho) / (mean[0] - rho_min)).clamp(0.0, 1.0);
             for ck in coef.iter_mut().skip(1) {
                 ck[0] *= theta;
             }
         }
         let p_mean = euler::pressure(mean);
+        let eps_p = POSITIVITY_EPS.max(POSITIVITY_REL * p_mean);
         let mut theta: f64 = 1.0;
         for phi in nodes {
             let u = Self::eval(coef, phi);
             let p = euler::pressure(&u);
-            if p < POSITIVITY_EPS {
-                theta = theta.min((p_mean - POSITIVITY_EPS) / (p_mean - p));
+            if p < eps_p {
+                theta = theta.min((p_mean - eps_p) / (p_mean - p));
             }
         }
         if theta < 1.0 {
