@@ -251,10 +251,17 @@ fn positivity_floor_leaves_an_f32_margin_at_every_node() {
         }
         for phi in &nodes {
             let u = Operator::eval(&coef, phi);
-            assert!(u[0] >= rho_floor, "element {i}: node density {} < {rho_floor}", u[0]);
+            assert!(
+                u[0] >= rho_floor,
+                "element {i}: node density {} < {rho_floor}",
+                u[0]
+            );
             let p = pressure(&u);
             assert!(p >= p_floor, "element {i}: node pressure {p} < {p_floor}");
         }
     }
-    assert!(limited > 0, "the projected shock must need the pressure limiter somewhere");
+    assert!(
+        limited > 0,
+        "the projected shock must need the pressure limiter somewhere"
+    );
 }
