@@ -102,10 +102,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             a = a + tables[t_edge_phi(ll, q, k)] * ul[q];
         }
         a = a * dl;
-        rhs[dof(0u, 0u, k, e.left)] = rhs[dof(0u, 0u, k, e.left)] - a.x;
-        rhs[dof(0u, 1u, k, e.left)] = rhs[dof(0u, 1u, k, e.left)] - a.y;
-        rhs[dof(0u, 2u, k, e.left)] = rhs[dof(0u, 2u, k, e.left)] - a.z;
-        rhs[dof(0u, 3u, k, e.left)] = rhs[dof(0u, 3u, k, e.left)] - a.w;
+        add_rhs(k, e.left, -a);
     }
     if (interior) {
         let dr = inv_det[e.right];
@@ -117,10 +114,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 a = a + tables[t_edge_phi(rl, NQE - 1u - q, k)] * ul[q];
             }
             a = a * dr;
-            rhs[dof(0u, 0u, k, e.right)] = rhs[dof(0u, 0u, k, e.right)] + a.x;
-            rhs[dof(0u, 1u, k, e.right)] = rhs[dof(0u, 1u, k, e.right)] + a.y;
-            rhs[dof(0u, 2u, k, e.right)] = rhs[dof(0u, 2u, k, e.right)] + a.z;
-            rhs[dof(0u, 3u, k, e.right)] = rhs[dof(0u, 3u, k, e.right)] + a.w;
+            add_rhs(k, e.right, a);
         }
     }
+}
+
+// rhs_k(i) += a, the four equations of mode k of element i. A plain read-modify-write: no two
+// edges of one color share an element.
+fn add_rhs(k: u32, i: u32, a: vec4<f32>) {
+    rhs[dof(0u, 0u, k, i)] = rhs[dof(0u, 0u, k, i)] + a.x;
+    rhs[dof(0u, 1u, k, i)] = rhs[dof(0u, 1u, k, i)] + a.y;
+    rhs[dof(0u, 2u, k, i)] = rhs[dof(0u, 2u, k, i)] + a.z;
+    rhs[dof(0u, 3u, k, i)] = rhs[dof(0u, 3u, k, i)] + a.w;
 }

@@ -27,14 +27,20 @@ struct DgEdge {
     float my;
 };
 
-/// rhs[j] += v: a plain read-modify-write for the colored launches (no two edges of a color
-/// share an element), atomicAdd for the one-launch variant over all edges.
+/// rhs_k(i) += a, the four equations of mode k of element i: a plain read-modify-write for the
+/// colored launches (no two edges of a color share an element), atomicAdd for the one-launch
+/// variant over all edges.
 template <bool ATOMIC>
-__device__ __forceinline__ void add_rhs(float* rhs, u32 j, float v) {
-    if (ATOMIC) {
-        atomicAdd(&rhs[j], v);
-    } else {
-        rhs[j] = rhs[j] + v;
+__device__ __forceinline__ void add_rhs(float* rhs, u32 k, u32 i, float4 a) {
+    float v[4] = {a.x, a.y, a.z, a.w};
+    #pragma unroll
+    for (u32 eq = 0u; eq < 4u; eq = eq + 1u) {
+        u32 j = dof(0u, eq, k, i);
+        if (ATOMIC) {
+            atomicAdd(&rhs[j], v[eq]);
+        } else {
+            rhs[j] = rhs[j] + v[eq];
+        }
     }
 }
 
@@ -115,10 +121,7 @@ __device__ __forceinline__ void surface_edge(
             a = a + tables[t_edge_phi(ll, q, k)] * ul[q];
         }
         a = dl * a;
-        add_rhs<ATOMIC>(rhs, dof(0u, 0u, k, e.left), -a.x);
-        add_rhs<ATOMIC>(rhs, dof(0u, 1u, k, e.left), -a.y);
-        add_rhs<ATOMIC>(rhs, dof(0u, 2u, k, e.left), -a.z);
-        add_rhs<ATOMIC>(rhs, dof(0u, 3u, k, e.left), -a.w);
+        add_rhs<ATOMIC>(rhs, k, e.left, -1.0f * a);
     }
     if (interior) {
         float dr = inv_det[e.right];
@@ -130,10 +133,7 @@ __device__ __forceinline__ void surface_edge(
                 a = a + tables[t_edge_phi(rl, NQE - 1u - q, k)] * ul[q];
             }
             a = dr * a;
-            add_rhs<ATOMIC>(rhs, dof(0u, 0u, k, e.right), a.x);
-            add_rhs<ATOMIC>(rhs, dof(0u, 1u, k, e.right), a.y);
-            add_rhs<ATOMIC>(rhs, dof(0u, 2u, k, e.right), a.z);
-            add_rhs<ATOMIC>(rhs, dof(0u, 3u, k, e.right), a.w);
+            add_rhs<ATOMIC>(rhs, k, e.right, a);
         }
     }
 }
