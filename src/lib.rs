@@ -14,4 +14,5 @@ pub mod gpu;
 pub mod mesh;
 pub mod order;
 pub mod output;
+pub mod runtime;
 pub mod solver;

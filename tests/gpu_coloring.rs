@@ -34,12 +34,12 @@ fn assert_proper(adj: &Csr, colors: &[u32], class: Option<&[u32]>) {
 
 #[test]
 fn prefix_sum_matches_cpu_at_every_level_count() {
-    let ctx = ctx();
+    let rt = chromaflow::runtime::Runtime::wgpu().expect("a GPU adapter is required");
     for n in [1usize, 5, 256, 257, 65_536, 65_537, 1_000_003] {
         let values: Vec<u32> = (0..n)
             .map(|i| ((i * 2_654_435_761) >> 7) as u32 % 3)
             .collect();
-        let (gpu, total) = gpu_exclusive_scan(&ctx, &values).unwrap();
+        let (gpu, total) = gpu_exclusive_scan(&rt, &values).unwrap();
         let cpu = exclusive_scan_cpu(&values);
         assert_eq!(gpu.len(), n);
         if let Some(i) = (0..n).find(|&i| gpu[i] != cpu[i]) {

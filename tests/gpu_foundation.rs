@@ -7,6 +7,11 @@ use chromaflow::gpu::gradient::{gpu_edges, weighted_gradient_cpu, GradientKernel
 use chromaflow::gpu::reduce::gpu_min;
 use chromaflow::gpu::{GpuContext, GpuOptions};
 use chromaflow::mesh::{ElementKind, Geometry2d, Mesh, Topology};
+use chromaflow::runtime::Runtime;
+
+fn rt() -> Runtime {
+    Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)")
+}
 
 fn ctx() -> GpuContext {
     GpuContext::new(&GpuOptions::default()).expect("a GPU adapter is required (CI: lavapipe)")
@@ -83,7 +88,7 @@ fn adapter_is_found_and_reports_limits() {
 
 #[test]
 fn colored_gradient_matches_cpu_reference_and_telescopes() {
-    let ctx = ctx();
+    let rt = rt();
     let mesh = grid_mesh(24);
     let topo = Topology::build(&mesh).unwrap();
     let geom = Geometry2d::build(&mesh, &topo);
@@ -96,9 +101,9 @@ fn colored_gradient_matches_cpu_reference_and_telescopes() {
         .collect();
     let cpu = weighted_gradient_cpu(&topo, &geom, &values);
     let values32: Vec<f32> = values.iter().map(|&v| v as f32).collect();
-    let kernel = GradientKernel::new(&ctx).unwrap();
+    let kernel = GradientKernel::new(&rt).unwrap();
     let gpu = kernel
-        .run(&ctx, &gpu_edges(&topo, &geom, &order), &offsets, &values32)
+        .run(&rt, &gpu_edges(&topo, &geom, &order), &offsets, &values32)
         .unwrap();
     // Each entry sums at most 3 terms of size ~|u| * h; f32 rounding gives ~1e-7 relative.
     for (i, (g, c)) in gpu.iter().zip(&cpu).enumerate() {
@@ -137,32 +142,32 @@ fn colored_gradient_matches_cpu_reference_and_telescopes() {
 
 #[test]
 fn colored_dispatch_is_deterministic_and_offsets_are_checked() {
-    let ctx = ctx();
+    let rt = rt();
     let mesh = grid_mesh(16);
     let topo = Topology::build(&mesh).unwrap();
     let geom = Geometry2d::build(&mesh, &topo);
     let (order, offsets) = greedy_colored_faces(&topo, mesh.num_elements());
     let values: Vec<f32> = (0..mesh.num_elements()).map(|i| (i % 7) as f32).collect();
-    let kernel = GradientKernel::new(&ctx).unwrap();
+    let kernel = GradientKernel::new(&rt).unwrap();
     let edges = gpu_edges(&topo, &geom, &order);
-    let a = kernel.run(&ctx, &edges, &offsets, &values).unwrap();
-    let b = kernel.run(&ctx, &edges, &offsets, &values).unwrap();
+    let a = kernel.run(&rt, &edges, &offsets, &values).unwrap();
+    let b = kernel.run(&rt, &edges, &offsets, &values).unwrap();
     assert_eq!(a, b);
-    assert!(kernel.run(&ctx, &edges, &[0, 3], &values).is_err());
+    assert!(kernel.run(&rt, &edges, &[0, 3], &values).is_err());
 }
 
 #[test]
 fn min_reduction_spans_multiple_passes_and_2d_grids() {
-    let ctx = ctx();
+    let rt = rt();
     // 5M values: 19532 workgroups in pass one, then 77, then 1.
     let n = 5_000_000;
     let mut values: Vec<f32> = (0..n as u64)
         .map(|i| 1.0 + ((i * 7919) % 1000) as f32)
         .collect();
     values[4_321_987] = -2.5;
-    assert_eq!(gpu_min(&ctx, &values).unwrap(), -2.5);
-    assert_eq!(gpu_min(&ctx, &[3.0]).unwrap(), 3.0);
-    assert_eq!(gpu_min(&ctx, &[3.0, 1.0, 2.0]).unwrap(), 1.0);
+    assert_eq!(gpu_min(&rt, &values).unwrap(), -2.5);
+    assert_eq!(gpu_min(&rt, &[3.0]).unwrap(), 3.0);
+    assert_eq!(gpu_min(&rt, &[3.0, 1.0, 2.0]).unwrap(), 1.0);
 }
 
 #[test]

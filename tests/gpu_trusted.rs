@@ -6,13 +6,14 @@ use chromaflow::color::vertices::check_vertex_coloring;
 use chromaflow::gpu::gradient::{gpu_edges, GradientKernel};
 use chromaflow::gpu::scan::{exclusive_scan_cpu, gpu_exclusive_scan};
 use chromaflow::gpu::shaders::{set_trusted_kernels, trusted_kernels};
-use chromaflow::gpu::{GpuContext, GpuOptions};
 use chromaflow::mesh::{generate, Geometry2d, Topology};
 use chromaflow::order::{order_mesh, Ordering};
+use chromaflow::runtime::Runtime;
 
 #[test]
 fn unchecked_kernels_match_checked_kernels() {
-    let ctx = GpuContext::new(&GpuOptions::default()).expect("a GPU adapter is required");
+    let rt = Runtime::wgpu().expect("a GPU adapter is required");
+    let ctx = rt.wgpu_context().expect("a wgpu runtime");
     let mesh = generate::builtin("rect:3000@2").unwrap();
     let ordered = order_mesh(&mesh, Ordering::Rcm, 0).unwrap();
     let geom = Geometry2d::build(&ordered.mesh, &ordered.topo);
@@ -31,15 +32,15 @@ fn unchecked_kernels_match_checked_kernels() {
     for trusted in [false, true] {
         set_trusted_kernels(trusted);
         assert_eq!(trusted_kernels(), trusted);
-        let grad = GradientKernel::new(&ctx)
+        let grad = GradientKernel::new(&rt)
             .unwrap()
-            .run(&ctx, &edges, &offsets, &values)
+            .run(&rt, &edges, &offsets, &values)
             .unwrap();
-        let (scan, total) = gpu_exclusive_scan(&ctx, &scan_input).unwrap();
+        let (scan, total) = gpu_exclusive_scan(&rt, &scan_input).unwrap();
         assert_eq!(scan, exclusive_scan_cpu(&scan_input), "trusted = {trusted}");
         assert_eq!(total, scan_input.iter().sum::<u32>());
         let coloring =
-            color_vertices_gpu(&ctx, &topo.vertex_neighbors, None, GpuColoringVariant::Data)
+            color_vertices_gpu(ctx, &topo.vertex_neighbors, None, GpuColoringVariant::Data)
                 .unwrap();
         check_vertex_coloring(&topo.vertex_neighbors, &coloring.colors, None).unwrap();
         ctx.wait().unwrap();

@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::gpu::buffers::{bind_buffers, storage_from, storage_layout, storage_zeroed, Readback};
 use crate::gpu::context::GpuContext;
 use crate::gpu::dispatch::{range_layout, ItemRange, RangeSet};
-use crate::gpu::scan::PrefixSum;
+use crate::gpu::legacy_scan::PrefixSum;
 use crate::gpu::shaders::compute_pipeline;
 use crate::gpu::Backend;
 use crate::mesh::Csr;
@@ -109,10 +109,12 @@ pub fn color_vertices_on(
     class: Option<&[u32]>,
     variant: GpuColoringVariant,
 ) -> Result<GpuVertexColoring> {
-    match backend {
-        Backend::Wgpu(ctx) => color_vertices_gpu(ctx, adj, class, variant),
+    match crate::gpu::legacy(backend) {
+        crate::gpu::Device::Wgpu(ctx) => color_vertices_gpu(ctx, adj, class, variant),
         #[cfg(feature = "cuda")]
-        Backend::Cuda(dev) => crate::cuda::vcolor::color_vertices_cuda(dev, adj, class, variant),
+        crate::gpu::Device::Cuda(dev) => {
+            crate::cuda::vcolor::color_vertices_cuda(dev, adj, class, variant)
+        }
     }
 }
 

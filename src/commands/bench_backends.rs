@@ -605,7 +605,7 @@ pub fn run(args: &BenchBackendsArgs, global: &GlobalArgs) -> anyhow::Result<()> 
     };
     let cuda_name = dev.cuda.as_ref().ok().map(|b| b.name());
     let wgpu_name = dev.wgpu.name();
-    let timestamps = matches!(&dev.wgpu, Backend::Wgpu(ctx) if ctx.has_timestamps());
+    let timestamps = dev.wgpu.has_timestamps();
     let mut tables = Vec::new();
     for w in [
         Workload::Dg,

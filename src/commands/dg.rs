@@ -641,10 +641,10 @@ const COPY_SAMPLES: usize = 5;
 /// the device's buffer limit) back and forth, median of [`COPY_SAMPLES`] after a warm-up
 /// (first-touch and lazy zeroing excluded). The yardstick for the kernels' effective GB/s.
 pub(crate) fn copy_bandwidth(backend: &Backend, bytes: u64) -> anyhow::Result<CopyBandwidth> {
-    match backend {
-        Backend::Wgpu(ctx) => wgpu_copy_bandwidth(ctx, bytes),
+    match crate::gpu::legacy(backend) {
+        crate::gpu::Device::Wgpu(ctx) => wgpu_copy_bandwidth(ctx, bytes),
         #[cfg(feature = "cuda")]
-        Backend::Cuda(dev) => cuda_copy_bandwidth(dev, bytes),
+        crate::gpu::Device::Cuda(dev) => cuda_copy_bandwidth(dev, bytes),
     }
 }
 

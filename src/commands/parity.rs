@@ -503,18 +503,18 @@ fn lake_checks(report: &mut Report, b: &Backend) {
 
 /// Exclusive scan and min-reduction on the backend.
 fn backend_scan(b: &Backend, values: &[u32]) -> Result<(Vec<u32>, u32)> {
-    match b {
-        Backend::Wgpu(ctx) => crate::gpu::scan::gpu_exclusive_scan(ctx, values),
+    match crate::gpu::legacy(b) {
+        crate::gpu::Device::Wgpu(_) => crate::gpu::scan::gpu_exclusive_scan(b, values),
         #[cfg(feature = "cuda")]
-        Backend::Cuda(dev) => crate::cuda::kernels::cuda_exclusive_scan(dev, values),
+        crate::gpu::Device::Cuda(dev) => crate::cuda::kernels::cuda_exclusive_scan(dev, values),
     }
 }
 
 fn backend_min(b: &Backend, values: &[f32]) -> Result<f32> {
-    match b {
-        Backend::Wgpu(ctx) => crate::gpu::reduce::gpu_min(ctx, values),
+    match crate::gpu::legacy(b) {
+        crate::gpu::Device::Wgpu(_) => crate::gpu::reduce::gpu_min(b, values),
         #[cfg(feature = "cuda")]
-        Backend::Cuda(dev) => crate::cuda::kernels::cuda_min(dev, values),
+        crate::gpu::Device::Cuda(dev) => crate::cuda::kernels::cuda_min(dev, values),
     }
 }
 

@@ -90,10 +90,10 @@ fn open_backend(global: &GlobalArgs) -> anyhow::Result<Backend> {
 /// The device name as the reports give it (wgpu: the adapter name, CUDA: name and compute
 /// capability).
 fn adapter_name(backend: &Backend) -> String {
-    match backend {
-        Backend::Wgpu(ctx) => ctx.info.name.clone(),
+    match crate::gpu::legacy(backend) {
+        crate::gpu::Device::Wgpu(ctx) => ctx.info.name.clone(),
         #[cfg(feature = "cuda")]
-        Backend::Cuda(dev) => dev.description(),
+        crate::gpu::Device::Cuda(dev) => dev.description(),
     }
 }
 
@@ -435,8 +435,8 @@ pub fn bench(args: &BenchSmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> 
     let backend = open_backend(global)?;
     let params = SmoothParams::default();
     if !args.json {
-        let (prec, timing) = match &backend {
-            Backend::Wgpu(ctx) => (
+        let (prec, timing) = match crate::gpu::legacy(&backend) {
+            crate::gpu::Device::Wgpu(ctx) => (
                 texture_format(ctx).1,
                 format!(
                     "seconds = wall time from recording the first iteration to the GPU \
@@ -447,7 +447,7 @@ pub fn bench(args: &BenchSmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> 
                 ),
             ),
             #[cfg(feature = "cuda")]
-            Backend::Cuda(_) => (
+            crate::gpu::Device::Cuda(_) => (
                 TexelPrecision::F32,
                 "seconds = wall time from queuing the first launch to the GPU finishing the \
                  last (host-side launch overhead included, overlapped with the GPU), kernel = \

@@ -5,12 +5,10 @@
 //! u_f = (u_L + u_R) / 2 on interior faces and u_f = u_L on boundary faces, n_f the unit normal
 //! pointing out of i; grad u_i = G_i / A_i. Exact for linear u on cells with no boundary face.
 
+use crate::args;
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{bind_buffers, storage_from, storage_layout, storage_zeroed, Readback};
-use crate::gpu::context::GpuContext;
-use crate::gpu::dispatch::{range_layout, RangeSet};
-use crate::gpu::shaders::compute_pipeline;
 use crate::mesh::{Geometry2d, Topology, NO_ELEMENT};
+use crate::runtime::{ItemRange, Kernel, PlanBuilder, Runtime};
 
 /// One edge as the edge kernels read it (mirrors `Edge` in the WGSL kernel).
 #[repr(C)]
@@ -64,27 +62,16 @@ pub fn weighted_gradient_cpu(topo: &Topology, geom: &Geometry2d, values: &[f64])
     g
 }
 
-/// The compiled gradient kernel.
+/// The compiled gradient kernel (WGSL only: it has no CUDA twin, being the smallest test of
+/// the per-color machinery rather than a solver kernel).
 pub struct GradientKernel {
-    pipeline: wgpu::ComputePipeline,
-    data_layout: wgpu::BindGroupLayout,
-    range_layout: wgpu::BindGroupLayout,
+    kernel: Kernel,
 }
 
 impl GradientKernel {
-    pub fn new(ctx: &GpuContext) -> Result<GradientKernel> {
-        let data_layout = storage_layout(&ctx.device, "gradient data", &[true, true, false]);
-        let range_layout = range_layout(&ctx.device);
-        let pipeline = compute_pipeline(
-            &ctx.device,
-            "green_gauss_gradient",
-            &[&data_layout, &range_layout],
-            &[],
-        )?;
+    pub fn new(rt: &Runtime) -> Result<GradientKernel> {
         Ok(GradientKernel {
-            pipeline,
-            data_layout,
-            range_layout,
+            kernel: rt.kernel("green_gauss_gradient", &[])?,
         })
     }
 
@@ -92,7 +79,7 @@ impl GradientKernel {
     /// `color_offsets[c] .. color_offsets[c + 1]` have color c and share no cell.
     pub fn run(
         &self,
-        ctx: &GpuContext,
+        rt: &Runtime,
         edges: &[GpuEdge],
         color_offsets: &[u32],
         values: &[f32],
@@ -104,29 +91,16 @@ impl GradientKernel {
                 edges.len()
             )));
         }
-        let edge_buf = storage_from(ctx, "edges", edges)?;
-        let value_buf = storage_from(ctx, "cell values", values)?;
-        let grad_buf = storage_zeroed::<[f32; 2]>(ctx, "weighted gradient", values.len())?;
-        let data = bind_buffers(
-            &ctx.device,
-            "gradient data",
-            &self.data_layout,
-            &[&edge_buf, &value_buf, &grad_buf],
+        let edge_buf = rt.upload("edges", edges)?;
+        let value_buf = rt.upload("cell values", values)?;
+        let grad_buf = rt.zeroed::<[f32; 2]>("weighted gradient", values.len())?;
+        let mut plan = PlanBuilder::new();
+        plan.launch_ranges(
+            &self.kernel,
+            &args![edge_buf, value_buf, grad_buf],
+            &ItemRange::per_color(color_offsets)?,
         );
-        let ranges = RangeSet::from_offsets(ctx, &self.range_layout, color_offsets)?;
-        let mut enc = ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("gradient"),
-            });
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("gradient"),
-                timestamp_writes: None,
-            });
-            ranges.dispatch_all(ctx, &mut pass, &self.pipeline, &data)?;
-        }
-        ctx.queue.submit([enc.finish()]);
-        Readback::new().read_all(ctx, &grad_buf, values.len())
+        rt.run(&rt.prepare(&plan)?, 1)?;
+        rt.read(&grad_buf, 0, values.len())
     }
 }

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::gpu::buffers::{bind_buffers, storage_from, storage_layout, storage_zeroed, Readback};
 use crate::gpu::context::GpuContext;
 use crate::gpu::dispatch::{range_layout, ItemRange, RangeSet};
-use crate::gpu::reduce::MinReduction;
+use crate::gpu::legacy_reduce::MinReduction;
 use crate::gpu::shaders::compute_pipeline;
 use crate::gpu::timing::PassTimer;
 use crate::gpu::Backend;
@@ -787,10 +787,10 @@ pub fn new_dg_device<'a>(
     tables: &BasisTables,
     cfg: &GpuConfig,
 ) -> Result<Box<dyn DgDevice + 'a>> {
-    match backend {
-        Backend::Wgpu(ctx) => Ok(Box::new(WgpuDg::new(ctx, mesh, tables, cfg)?)),
+    match crate::gpu::legacy(backend) {
+        crate::gpu::Device::Wgpu(ctx) => Ok(Box::new(WgpuDg::new(ctx, mesh, tables, cfg)?)),
         #[cfg(feature = "cuda")]
-        Backend::Cuda(dev) => Ok(Box::new(crate::cuda::dg::CudaDg::new(
+        crate::gpu::Device::Cuda(dev) => Ok(Box::new(crate::cuda::dg::CudaDg::new(
             dev, mesh, tables, cfg,
         )?)),
     }

@@ -630,13 +630,13 @@ pub fn new_smooth_device<'a>(
     params: &SmoothParams,
     pos: &[[f64; 2]],
 ) -> Result<Box<dyn SmoothDevice + 'a>> {
-    match backend {
-        Backend::Wgpu(ctx) => Ok(Box::new(WgpuSmoothDevice {
+    match crate::gpu::legacy(backend) {
+        crate::gpu::Device::Wgpu(ctx) => Ok(Box::new(WgpuSmoothDevice {
             ctx,
             smoother: GpuSmoother::new(ctx, topo, schedule, tex, sampling, params, pos)?,
         })),
         #[cfg(feature = "cuda")]
-        Backend::Cuda(dev) => Ok(Box::new(crate::cuda::smooth::CudaSmoother::new(
+        crate::gpu::Device::Cuda(dev) => Ok(Box::new(crate::cuda::smooth::CudaSmoother::new(
             dev, topo, schedule, tex, sampling, params, pos,
         )?)),
     }

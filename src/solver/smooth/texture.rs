@@ -21,6 +21,7 @@
 use super::metric::{box_frame, AnalyticMetric, MetricSpec, Sym2, VertexMetric};
 use crate::error::{Error, Result};
 use crate::mesh::Mesh;
+pub use crate::runtime::half::{f16_bits_to_f32, f32_to_f16_bits};
 
 /// Largest accepted texture side: wgpu's default `max_texture_dimension_2d` (8192 texels,
 /// 1 GiB of rgba32float).
@@ -297,14 +298,7 @@ pub enum WeightMode {
     Truncated8,
 }
 
-/// The precision of the texels as the GPU stores them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub enum TexelPrecision {
-    /// rgba32float (and the storage buffer).
-    F32,
-    /// rgba16float: each texel rounded to half precision.
-    F16,
-}
+pub use crate::runtime::TexelPrecision;
 
 /// Bilinear sampling of a [`MetricTexture`] in f64 (see the module doc).
 pub struct TextureSampler {
@@ -366,54 +360,6 @@ impl TextureSampler {
         }
         m
     }
-}
-
-/// IEEE half-precision bits of `x`, rounded to nearest even (overflow gives infinity).
-pub fn f32_to_f16_bits(x: f32) -> u16 {
-    let b = x.to_bits();
-    let sign = ((b >> 16) & 0x8000) as u16;
-    let exp = ((b >> 23) & 0xff) as i32;
-    let man = b & 0x7f_ffff;
-    if exp == 0xff {
-        return sign | 0x7c00 | if man != 0 { 0x200 } else { 0 };
-    }
-    let e = exp - 127 + 15;
-    if e >= 0x1f {
-        return sign | 0x7c00;
-    }
-    let round = |kept: u32, rem: u32, half: u32| {
-        if rem > half || (rem == half && kept & 1 == 1) {
-            kept + 1
-        } else {
-            kept
-        }
-    };
-    if e <= 0 {
-        if e < -10 {
-            return sign;
-        }
-        let m = man | 0x80_0000;
-        let shift = (14 - e) as u32;
-        let kept = m >> shift;
-        return sign | round(kept, m & ((1 << shift) - 1), 1 << (shift - 1)) as u16;
-    }
-    // A carry out of the mantissa correctly bumps the exponent.
-    sign | round(((e as u32) << 10) | (man >> 13), man & 0x1fff, 0x1000) as u16
-}
-
-/// The f32 value of IEEE half-precision bits.
-pub fn f16_bits_to_f32(h: u16) -> f32 {
-    let sign = ((h & 0x8000) as u32) << 16;
-    let exp = ((h >> 10) & 0x1f) as u32;
-    let man = (h & 0x3ff) as u32;
-    if exp == 0 {
-        let v = man as f32 * 2f32.powi(-24);
-        return if sign != 0 { -v } else { v };
-    }
-    if exp == 0x1f {
-        return f32::from_bits(sign | 0x7f80_0000 | (man << 13));
-    }
-    f32::from_bits(sign | ((exp + 112) << 23) | (man << 13))
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::gpu::buffers::{bind_buffers, storage_from, storage_layout, storage_zeroed, Readback};
 use crate::gpu::context::GpuContext;
 use crate::gpu::dispatch::{range_layout, RangeSet};
-use crate::gpu::reduce::MinReduction;
+use crate::gpu::legacy_reduce::MinReduction;
 use crate::gpu::shaders::compute_pipeline;
 use crate::gpu::timing::PassTimer;
 use crate::gpu::Backend;
@@ -153,12 +153,12 @@ pub fn new_swe_device<'a>(
     cfl: f64,
     layout: FluxLayout,
 ) -> Result<Box<dyn SweDevice + 'a>> {
-    match backend {
-        Backend::Wgpu(ctx) => Ok(Box::new(GpuSolver::new(
+    match crate::gpu::legacy(backend) {
+        crate::gpu::Device::Wgpu(ctx) => Ok(Box::new(GpuSolver::new(
             ctx, mesh, depth, state, scheme, phys, cfl, layout,
         )?)),
         #[cfg(feature = "cuda")]
-        Backend::Cuda(dev) => Ok(Box::new(crate::cuda::swe::CudaSolver::new(
+        crate::gpu::Device::Cuda(dev) => Ok(Box::new(crate::cuda::swe::CudaSolver::new(
             dev, mesh, depth, state, scheme, phys, cfl, layout,
         )?)),
     }

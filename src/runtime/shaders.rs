@@ -118,53 +118,6 @@ pub fn expand_includes(file: &str, read: &dyn Fn(&str) -> Result<&'static str>) 
     Ok(out)
 }
 
-/// Compile kernel `name` into a compute pipeline with entry point `main` and an automatic layout
-/// from the given bind group layouts.
-pub fn compute_pipeline(
-    device: &wgpu::Device,
-    name: &str,
-    layouts: &[&wgpu::BindGroupLayout],
-    constants: &[(&str, f64)],
-) -> Result<wgpu::ComputePipeline> {
-    let source = unroll_loops(&kernel_source(name)?, constants)
-        .map_err(|e| Error::Gpu(format!("kernel shaders/{name}.wgsl: {e}")))?;
-    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let desc = wgpu::ShaderModuleDescriptor {
-        label: Some(name),
-        source: wgpu::ShaderSource::Wgsl(source.into()),
-    };
-    let module = if trusted_kernels() {
-        // SAFETY: every kernel guards its indices by the item range and by mesh connectivity
-        // validated on the host; the GPU-vs-CPU tests exercise each one with the checks on.
-        // Loops are bounded by degree or level counts. The user opts in explicitly.
-        unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
-    } else {
-        device.create_shader_module(desc)
-    };
-    let opt_layouts: Vec<Option<&wgpu::BindGroupLayout>> =
-        layouts.iter().map(|l| Some(*l)).collect();
-    let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some(name),
-        bind_group_layouts: &opt_layouts,
-        immediate_size: 0,
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(name),
-        layout: Some(&layout),
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: wgpu::PipelineCompilationOptions {
-            constants,
-            zero_initialize_workgroup_memory: false,
-        },
-        cache: None,
-    });
-    match pollster::block_on(scope.pop()) {
-        Some(e) => Err(Error::Gpu(format!("kernel shaders/{name}.wgsl: {e}"))),
-        None => Ok(pipeline),
-    }
-}
-
 /// Expand every loop marked `// #unroll` (the comment on the line before a
 /// `for (var k = A; k < B; k = k + 1u) {` header) into B - A blocks `{ const k = <i>u; body }`.
 /// Why: wgpu's runtime checks clamp dynamic indices into private arrays and add a counter to

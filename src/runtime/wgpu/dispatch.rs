@@ -6,18 +6,7 @@
 use crate::error::{Error, Result};
 use crate::gpu::context::GpuContext;
 
-/// Threads per workgroup of every 1D kernel (WORKGROUP_SIZE in shaders/common/dispatch.wgsl).
-pub const WORKGROUP_SIZE: u32 = 64;
-
-/// Mirrors `ItemRange` in shaders/common/dispatch.wgsl.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct ItemRange {
-    pub first: u32,
-    pub count: u32,
-    pub color: u32,
-    pub pad: u32,
-}
+pub use crate::runtime::{ItemRange, WORKGROUP_SIZE};
 
 /// Workgroup grid (x, y) covering `threads` threads of `wg` each, spilling into y once x would
 /// exceed `max_per_dim` (65535 on most adapters). Threads past `threads` must exit early.

@@ -1,0 +1,463 @@
+//! The runtime's operations on a [`CudaDevice`]: raw device allocations, the twin kernels of
+//! the WGSL ones, texture objects, and prepared plans launched in order on the device's one
+//! stream (launches of a stream run in order, so color c + 1 sees the writes of color c).
+
+use super::{driver_err, kernel_source, CudaDevice};
+use crate::error::{Error, Result};
+use crate::runtime::interface::{BindingKind, KernelInterface, ScalarType};
+use crate::runtime::{
+    Arg, BufferInner, ItemRange, KernelInner, Plan, PlanBuilder, PlanInner, TexelPrecision,
+    TextureInner, WORKGROUP_SIZE,
+};
+use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaStream};
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A device allocation on the device's stream, freed (in stream order) on drop.
+pub struct DeviceMemory {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    ptr: sys::CUdeviceptr,
+}
+
+impl Drop for DeviceMemory {
+    fn drop(&mut self) {
+        // Errors cannot be reported from drop; a failed bind leaves the memory to the
+        // context's teardown.
+        if self.ptr != 0 && self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: the pointer was allocated by malloc_async on this stream and is freed
+            // once, after all work queued on the stream (which may still read it).
+            let _ = unsafe { result::free_async(self.ptr, self.stream.cu_stream()) };
+        }
+    }
+}
+
+// SAFETY: the pointer is a device address, usable from any thread once the context is bound.
+unsafe impl Send for DeviceMemory {}
+// SAFETY: as above; the struct is never mutated after creation.
+unsafe impl Sync for DeviceMemory {}
+
+/// A twin kernel: its function and, per argument, how the CUDA parameter takes it.
+pub struct CudaKernel {
+    function: CudaFunction,
+    /// Per argument: true where a texture argument is passed as its texel buffer (a pointer)
+    /// rather than its texture object.
+    texels_as_pointer: Vec<bool>,
+}
+
+/// A texture object over a float4 CUDA array (bilinear, clamp, normalised coordinates) and the
+/// same texels in global memory for kernels that read them directly.
+pub struct CudaTexture {
+    ctx: Arc<CudaContext>,
+    array: sys::CUarray,
+    texture: sys::CUtexObject,
+    texels: DeviceMemory,
+}
+
+// SAFETY: handles of the driver, usable from any thread once the context is bound.
+unsafe impl Send for CudaTexture {}
+// SAFETY: as above; never mutated after creation.
+unsafe impl Sync for CudaTexture {}
+
+impl Drop for CudaTexture {
+    fn drop(&mut self) {
+        // Work still queued may read the texture: wait for it first.
+        if self.ctx.bind_to_thread().is_err() || self.ctx.synchronize().is_err() {
+            return;
+        }
+        if self.texture != 0 {
+            // SAFETY: created by this struct, destroyed once, no launch reads it any more.
+            let _ = unsafe { sys::cuTexObjectDestroy(self.texture) };
+        }
+        if !self.array.is_null() {
+            // SAFETY: created by this struct; its texture object is destroyed above.
+            let _ = unsafe { sys::cuArrayDestroy(self.array) };
+        }
+    }
+}
+
+/// One argument word of a prepared launch.
+enum ParamValue {
+    Pointer(sys::CUdeviceptr),
+    Bytes(Vec<u8>),
+    Texture(sys::CUtexObject),
+}
+
+struct PreparedLaunch {
+    function: sys::CUfunction,
+    values: Vec<ParamValue>,
+    range: ItemRange,
+    blocks: u32,
+}
+
+/// A prepared plan: raw launch parameters, and the resources they point at kept alive.
+pub struct CudaPlan {
+    launches: Vec<PreparedLaunch>,
+    segment_starts: Vec<usize>,
+    _kernels: Vec<Arc<CudaKernel>>,
+    _args: Vec<Arg>,
+}
+
+// SAFETY: the raw function handles and device pointers are owned by the kept resources.
+unsafe impl Send for CudaPlan {}
+// SAFETY: as above; never mutated after creation.
+unsafe impl Sync for CudaPlan {}
+
+fn memory(b: &BufferInner) -> Result<&DeviceMemory> {
+    match b {
+        BufferInner::Cuda(m) => Ok(m),
+        _ => Err(Error::Gpu(
+            "a wgpu buffer passed to the CUDA backend".into(),
+        )),
+    }
+}
+
+/// The parameter list of `__global__ void <entry>(...)` in a CUDA source, one string per
+/// parameter with whitespace collapsed (e.g. `const float4* __restrict__ cells`).
+pub fn cuda_parameters(source: &str, entry: &str) -> Option<Vec<String>> {
+    let sig = format!("void {entry}(");
+    let at = source.find(&sig)? + sig.len();
+    let end = at + source[at..].find(')')?;
+    Some(
+        source[at..end]
+            .split(',')
+            .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter(|p| !p.is_empty())
+            .collect(),
+    )
+}
+
+impl CudaDevice {
+    fn bind(&self) -> Result<()> {
+        self.context()
+            .bind_to_thread()
+            .map_err(driver_err("bind context"))
+    }
+
+    fn alloc(&self, bytes: u64) -> Result<DeviceMemory> {
+        self.bind()?;
+        let stream = self.stream().clone();
+        // SAFETY: a plain allocation of at least 4 bytes on this stream.
+        let ptr = unsafe { result::malloc_async(stream.cu_stream(), bytes.max(4) as usize) }
+            .map_err(driver_err("allocate"))?;
+        Ok(DeviceMemory {
+            ctx: self.context().clone(),
+            stream,
+            ptr,
+        })
+    }
+
+    pub fn has_timestamps(&self) -> bool {
+        true
+    }
+
+    pub fn texel_precision(&self) -> TexelPrecision {
+        TexelPrecision::F32
+    }
+
+    pub(crate) fn upload(&self, _label: &str, bytes: &[u8]) -> Result<BufferInner> {
+        let m = self.alloc(bytes.len() as u64)?;
+        if !bytes.is_empty() {
+            // SAFETY: `m` holds at least `bytes.len()` bytes; pageable host memory is staged
+            // before the call returns.
+            unsafe { result::memcpy_htod_async(m.ptr, bytes, m.stream.cu_stream()) }
+                .map_err(driver_err("upload"))?;
+        }
+        Ok(BufferInner::Cuda(Arc::new(m)))
+    }
+
+    pub(crate) fn zeroed(&self, _label: &str, bytes: u64) -> Result<BufferInner> {
+        let m = self.alloc(bytes)?;
+        // SAFETY: `m` holds at least max(bytes, 4) bytes.
+        unsafe { result::memset_d8_async(m.ptr, 0, bytes.max(4) as usize, m.stream.cu_stream()) }
+            .map_err(driver_err("clear"))?;
+        Ok(BufferInner::Cuda(Arc::new(m)))
+    }
+
+    pub(crate) fn write(&self, buffer: &BufferInner, offset: u64, bytes: &[u8]) -> Result<()> {
+        let m = memory(buffer)?;
+        self.bind()?;
+        // SAFETY: the runtime checked offset + len against the buffer's size; pageable host
+        // memory is staged before the call returns.
+        unsafe { result::memcpy_htod_async(m.ptr + offset, bytes, m.stream.cu_stream()) }
+            .map_err(driver_err("write"))
+    }
+
+    pub(crate) fn read(&self, buffer: &BufferInner, offset: u64, bytes: u64) -> Result<Vec<u8>> {
+        let m = memory(buffer)?;
+        self.bind()?;
+        let mut out = vec![0u8; bytes as usize];
+        // SAFETY: the runtime checked the range against the buffer's size; `out` outlives the
+        // copy because the stream is synchronized below.
+        unsafe { result::memcpy_dtoh_async(&mut out, m.ptr + offset, m.stream.cu_stream()) }
+            .map_err(driver_err("read back (a kernel failed?)"))?;
+        self.synchronize()?;
+        Ok(out)
+    }
+
+    pub(crate) fn copy(&self, src: &BufferInner, dst: &BufferInner, bytes: u64) -> Result<()> {
+        let (s, d) = (memory(src)?, memory(dst)?);
+        self.bind()?;
+        // SAFETY: the runtime checked `bytes` against both sizes.
+        unsafe { result::memcpy_dtod_async(d.ptr, s.ptr, bytes as usize, s.stream.cu_stream()) }
+            .map_err(driver_err("copy"))
+    }
+
+    pub(crate) fn kernel(
+        &self,
+        stem: &str,
+        cuda_entry: Option<&str>,
+        constants: &[(&str, f64)],
+        iface: &KernelInterface,
+    ) -> Result<KernelInner> {
+        let defines: Vec<String> = constants
+            .iter()
+            .map(|(name, value)| match iface.override_type(name) {
+                Some(ScalarType::U32) => super::define_u32(name, *value as u32),
+                Some(ScalarType::I32) => format!("-D{name}={}", *value as i64),
+                _ => super::define_f32(name, *value),
+            })
+            .collect();
+        let entry = cuda_entry.unwrap_or(stem);
+        let function = self.function(stem, entry, &defines)?;
+        let source = kernel_source(stem)?;
+        let params = cuda_parameters(&source, entry)
+            .ok_or_else(|| Error::Gpu(format!("shaders/cuda/{stem}.cu has no kernel {entry}")))?;
+        let args = iface.arguments();
+        if params.len() != args.len() + 1 {
+            return Err(Error::Gpu(format!(
+                "kernel {entry} of shaders/cuda/{stem}.cu takes {} parameters, its WGSL twin {} \
+                 arguments plus the item range",
+                params.len(),
+                args.len()
+            )));
+        }
+        let texels_as_pointer = args
+            .iter()
+            .zip(&params)
+            .map(|(a, p)| a.kind == BindingKind::Texture && p.contains('*'))
+            .collect();
+        Ok(KernelInner::Cuda(Arc::new(CudaKernel {
+            function,
+            texels_as_pointer,
+        })))
+    }
+
+    pub(crate) fn texture(
+        &self,
+        _label: &str,
+        size: u32,
+        texels: &[[f32; 4]],
+    ) -> Result<TextureInner> {
+        let size = size as usize;
+        let ctx = self.context().clone();
+        self.bind()?;
+        let texel_memory = self.alloc((texels.len() * 16) as u64)?;
+        // SAFETY: the allocation holds all texels; pageable memory is staged before return.
+        unsafe {
+            result::memcpy_htod_async(
+                texel_memory.ptr,
+                bytemuck::cast_slice::<[f32; 4], u8>(texels),
+                self.stream().cu_stream(),
+            )
+        }
+        .map_err(driver_err("upload texels"))?;
+        let desc = sys::CUDA_ARRAY_DESCRIPTOR {
+            Width: size,
+            Height: size,
+            Format: sys::CUarray_format::CU_AD_FORMAT_FLOAT,
+            NumChannels: 4,
+        };
+        let mut array: sys::CUarray = std::ptr::null_mut();
+        // SAFETY: `desc` is a valid descriptor and `array` a valid place for the handle; the
+        // context is current on this thread.
+        unsafe { sys::cuArrayCreate_v2(&mut array, &desc) }
+            .result()
+            .map_err(driver_err("create texture array"))?;
+        // From here on `Drop` releases the array (and the texture once it exists).
+        let mut tex = CudaTexture {
+            ctx,
+            array,
+            texture: 0,
+            texels: texel_memory,
+        };
+        let row_bytes = size * std::mem::size_of::<[f32; 4]>();
+        // Every field spelled out: CUmemorytype has no zero variant.
+        let copy = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            srcHost: texels.as_ptr().cast(),
+            srcDevice: 0,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: row_bytes,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_ARRAY,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: 0,
+            dstArray: tex.array,
+            dstPitch: 0,
+            WidthInBytes: row_bytes,
+            Height: size,
+        };
+        // SAFETY: the source is `size` rows of `row_bytes` bytes (length checked by the
+        // runtime), alive for this synchronous copy; the array has the same extent.
+        unsafe { sys::cuMemcpy2D_v2(&copy) }
+            .result()
+            .map_err(driver_err("upload texture array"))?;
+        // SAFETY: zero bytes are valid for this plain C struct (integers, a union of handles
+        // and integers, and CUresourcetype whose zero is CU_RESOURCE_TYPE_ARRAY); the union
+        // member set below is the one `resType` selects.
+        let mut res: sys::CUDA_RESOURCE_DESC = unsafe { std::mem::zeroed() };
+        res.resType = sys::CUresourcetype::CU_RESOURCE_TYPE_ARRAY;
+        res.res.array =
+            sys::CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_1 { hArray: tex.array };
+        // SAFETY: zero bytes are valid here: integers, floats, and CUaddress_mode /
+        // CUfilter_mode whose zero values are WRAP and POINT.
+        let mut tdesc: sys::CUDA_TEXTURE_DESC = unsafe { std::mem::zeroed() };
+        tdesc.addressMode = [sys::CUaddress_mode::CU_TR_ADDRESS_MODE_CLAMP; 3];
+        tdesc.filterMode = sys::CUfilter_mode::CU_TR_FILTER_MODE_LINEAR;
+        tdesc.flags = sys::CU_TRSF_NORMALIZED_COORDINATES;
+        let mut texture: sys::CUtexObject = 0;
+        // SAFETY: `res` names the live array, `tdesc` is fully initialised, no view
+        // descriptor (null is allowed); the context is current on this thread.
+        unsafe { sys::cuTexObjectCreate(&mut texture, &res, &tdesc, std::ptr::null()) }
+            .result()
+            .map_err(driver_err("create texture object"))?;
+        tex.texture = texture;
+        Ok(TextureInner::Cuda(Arc::new(tex)))
+    }
+
+    pub(crate) fn prepare(&self, builder: &PlanBuilder) -> Result<PlanInner> {
+        let mut launches = Vec::with_capacity(builder.launches().len());
+        let mut kernels = Vec::new();
+        let mut kept = Vec::new();
+        for l in builder.launches() {
+            let KernelInner::Cuda(k) = &l.kernel.inner else {
+                return Err(Error::Gpu(
+                    "a wgpu kernel passed to the CUDA backend".into(),
+                ));
+            };
+            let mut values = Vec::with_capacity(l.args.len());
+            for (i, a) in l.args.iter().enumerate() {
+                values.push(match a {
+                    Arg::Buffer(b) => ParamValue::Pointer(memory(&b.inner)?.ptr),
+                    Arg::Params(p) => ParamValue::Bytes(p.clone()),
+                    Arg::Texture(t) => {
+                        let TextureInner::Cuda(t) = &t.inner else {
+                            return Err(Error::Gpu(
+                                "a wgpu texture passed to the CUDA backend".into(),
+                            ));
+                        };
+                        if k.texels_as_pointer[i] {
+                            ParamValue::Pointer(t.texels.ptr)
+                        } else {
+                            ParamValue::Texture(t.texture)
+                        }
+                    }
+                });
+                kept.push(a.clone());
+            }
+            launches.push(PreparedLaunch {
+                function: k.function.cu_function(),
+                values,
+                range: l.range,
+                blocks: l.threads.div_ceil(WORKGROUP_SIZE).max(1),
+            });
+            kernels.push(k.clone());
+        }
+        Ok(PlanInner::Cuda(CudaPlan {
+            launches,
+            segment_starts: crate::runtime::wgpu::segment_starts(builder),
+            _kernels: kernels,
+            _args: kept,
+        }))
+    }
+
+    fn launch_range(&self, plan: &CudaPlan, range: std::ops::Range<usize>) -> Result<()> {
+        let stream = self.stream().cu_stream();
+        let mut ptrs: Vec<*mut c_void> = Vec::with_capacity(16);
+        for l in &plan.launches[range] {
+            ptrs.clear();
+            for v in &l.values {
+                ptrs.push(match v {
+                    ParamValue::Pointer(p) => p as *const sys::CUdeviceptr as *mut c_void,
+                    ParamValue::Bytes(b) => b.as_ptr() as *mut c_void,
+                    ParamValue::Texture(t) => t as *const sys::CUtexObject as *mut c_void,
+                });
+            }
+            ptrs.push(&l.range as *const ItemRange as *mut c_void);
+            // SAFETY: the parameter list matches the kernel's (checked against the WGSL
+            // interface when the kernel was built and the plan prepared); the values pointed
+            // at live in `plan` for the duration of the call, which copies them; the device
+            // memory they name is kept alive by the plan.
+            unsafe {
+                result::launch_kernel(
+                    l.function,
+                    (l.blocks, 1, 1),
+                    (WORKGROUP_SIZE, 1, 1),
+                    0,
+                    stream,
+                    &mut ptrs,
+                )
+            }
+            .map_err(driver_err("launch"))?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn queue(&self, plan: &Plan, repeats: u32) -> Result<()> {
+        let PlanInner::Cuda(p) = &plan.inner else {
+            return Err(Error::Gpu("a wgpu plan passed to the CUDA backend".into()));
+        };
+        self.bind()?;
+        for _ in 0..repeats {
+            self.launch_range(p, 0..p.launches.len())?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn time(&self, plan: &Plan, repeats: u32) -> Result<(Vec<f64>, bool)> {
+        let PlanInner::Cuda(p) = &plan.inner else {
+            return Err(Error::Gpu("a wgpu plan passed to the CUDA backend".into()));
+        };
+        self.bind()?;
+        let stream = self.stream();
+        let mark = || {
+            stream
+                .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(driver_err("record event"))
+        };
+        let wall = Instant::now();
+        let mut marks = Vec::with_capacity(p.segment_starts.len() * repeats as usize + 1);
+        marks.push(mark()?);
+        for _ in 0..repeats {
+            for (s, &start) in p.segment_starts.iter().enumerate() {
+                let end = p
+                    .segment_starts
+                    .get(s + 1)
+                    .copied()
+                    .unwrap_or(p.launches.len());
+                self.launch_range(p, start..end)?;
+                marks.push(mark()?);
+            }
+        }
+        self.synchronize()?;
+        log::debug!("timed plan: {:.3} s wall", wall.elapsed().as_secs_f64());
+        marks
+            .windows(2)
+            .map(|w| {
+                w[0].elapsed_ms(&w[1])
+                    .map(|ms| ms as f64 * 1e-3)
+                    .map_err(driver_err("event time"))
+            })
+            .collect::<Result<Vec<f64>>>()
+            .map(|s| (s, true))
+    }
+
+    pub fn wait(&self) -> Result<()> {
+        self.synchronize()
+    }
+}

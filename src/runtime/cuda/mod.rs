@@ -1,0 +1,293 @@
+//! The CUDA backend (feature `cuda`): the same kernels as the WGSL ones, written as CUDA twins
+//! in `shaders/cuda/` (same file stem, same parameter order, same `#[repr(C)]` structs),
+//! compiled by NVRTC at run time for the device's architecture and launched through cudarc.
+//!
+//! * [`CudaDevice`]: device 0, its compute capability, the stream every launch goes to (launches
+//!   of one stream run in order, so per-color launches need no extra synchronization), and
+//!   the NVRTC compile (`--gpu-architecture=compute_XY`, the WGSL override constants as `-D`
+//!   defines) with a cache of compiled modules.
+//! * [`swe`]: [`swe::CudaSolver`], the two-layer shallow-water solver (implements
+//!   [`crate::solver::swe::gpu::SweDevice`]), plus an atomicAdd scatter variant of the edge
+//!   kernel for comparison with the colored launches.
+//! * [`dg`]: [`dg::CudaDg`], the discontinuous Galerkin Euler solver (implements
+//!   [`crate::solver::dg::gpu::DgDevice`]).
+//! * [`kernels`]: prefix sum and min-reduction (twins of `scan_*.wgsl`, `reduce_min.wgsl`).
+//! * [`smooth`]: [`smooth::CudaSmoother`], metric-field vertex smoothing (implements
+//!   [`crate::solver::smooth::gpu::SmoothDevice`]), the metric read through a filtered CUDA
+//!   texture object or from global memory.
+//! * [`vcolor`]: the speculative GPU vertex coloring (twin of
+//!   [`crate::color::gpu_vertices`]).
+//!
+//! libcuda and libnvrtc are loaded at run time: a build with `--features cuda` runs anywhere and
+//! says clearly when there is no NVIDIA driver.
+
+mod backend;
+
+pub use backend::{CudaKernel, CudaPlan, CudaTexture, DeviceMemory};
+
+use crate::error::{Error, Result};
+use crate::runtime::{ItemRange, WORKGROUP_SIZE};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, LaunchConfig};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+// SAFETY: ItemRange is a #[repr(C)] Pod struct of four u32, laid out as the CUDA struct of
+// the same name in shaders/cuda/common/dispatch.cuh.
+unsafe impl DeviceRepr for ItemRange {}
+
+/// Macro embedding `shaders/cuda/<path>` as a (path, source) pair.
+macro_rules! cuda_source {
+    ($path:literal) => {
+        (
+            $path,
+            include_str!(concat!("../../../shaders/cuda/", $path)),
+        )
+    };
+}
+
+/// Every CUDA source under `shaders/cuda/`, embedded at build time (kernels `*.cu`, shared code
+/// `common/*.cuh`). A test checks this list against the directory and the WGSL twins.
+pub const CUDA_FILES: &[(&str, &str)] = &[
+    cuda_source!("common/dg_euler.cuh"),
+    cuda_source!("common/dg_tables.cuh"),
+    cuda_source!("common/dispatch.cuh"),
+    cuda_source!("common/smooth_relocate.cuh"),
+    cuda_source!("common/swe_control.cuh"),
+    cuda_source!("common/swe_flux.cuh"),
+    cuda_source!("common/vcolor_first_fit.cuh"),
+    cuda_source!("dg_limit.cu"),
+    cuda_source!("dg_local_dt.cu"),
+    cuda_source!("dg_stage.cu"),
+    cuda_source!("dg_surface.cu"),
+    cuda_source!("dg_time.cu"),
+    cuda_source!("stream_copy.cu"),
+    cuda_source!("dg_volume.cu"),
+    cuda_source!("reduce_min.cu"),
+    cuda_source!("scan_add.cu"),
+    cuda_source!("scan_blocks.cu"),
+    cuda_source!("smooth_buffer.cu"),
+    cuda_source!("smooth_hardware.cu"),
+    cuda_source!("smooth_texel.cu"),
+    cuda_source!("swe_cell_gather.cu"),
+    cuda_source!("swe_edge_flux.cu"),
+    cuda_source!("swe_local_dt.cu"),
+    cuda_source!("swe_time.cu"),
+    cuda_source!("swe_update.cu"),
+    cuda_source!("vcolor_assign.cu"),
+    cuda_source!("vcolor_compact.cu"),
+    cuda_source!("vcolor_detect.cu"),
+    cuda_source!("vcolor_recolor.cu"),
+];
+
+/// The full CUDA source of kernel file `stem` (`shaders/cuda/<stem>.cu`) with its
+/// `// #include "common/..."` lines expanded, as for the WGSL kernels.
+pub fn kernel_source(stem: &str) -> Result<String> {
+    crate::runtime::shaders::expand_includes(&format!("{stem}.cu"), &|f| {
+        crate::runtime::shaders::embedded(CUDA_FILES, f)
+    })
+}
+
+/// A `-D` define for an f32 constant (the WGSL override constants): shortest round-trip form
+/// with an `f` suffix, e.g. `-DGRAVITY=9.81e0f`.
+pub fn define_f32(name: &str, value: f64) -> String {
+    format!("-D{name}={:e}f", value as f32)
+}
+
+/// A `-D` define for a u32 constant, e.g. `-DSCHEME=2u`.
+pub fn define_u32(name: &str, value: u32) -> String {
+    format!("-D{name}={value}u")
+}
+
+/// Whether the NVIDIA driver library (libcuda) and NVRTC can be loaded, with the reason when
+/// not. Never panics (cudarc's loaders panic when a library is missing).
+pub fn libraries_present() -> std::result::Result<(), String> {
+    // SAFETY: only tries to open the shared libraries by name (dlopen), nothing is called.
+    let driver = unsafe { cudarc::driver::sys::is_culib_present() };
+    if !driver {
+        return Err(
+            "no NVIDIA driver: libcuda could not be loaded (is this a machine with an NVIDIA GPU \
+             and driver? check LD_LIBRARY_PATH)"
+                .into(),
+        );
+    }
+    // SAFETY: as above, for libnvrtc.
+    let nvrtc = unsafe { cudarc::nvrtc::sys::is_culib_present() };
+    if !nvrtc {
+        return Err(
+            "the NVIDIA driver is present but NVRTC (libnvrtc, CUDA 13) could not be loaded: \
+             install the CUDA toolkit's NVRTC or add its lib directory to LD_LIBRARY_PATH"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// Convert a cudarc driver error into the crate's error with context.
+pub fn driver_err(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> Error + '_ {
+    move |e| Error::Gpu(format!("CUDA {what}: {e}"))
+}
+
+/// Compiled modules by (file stem, defines).
+type ModuleCache = HashMap<(String, Vec<String>), Arc<CudaModule>>;
+
+/// The CUDA device the solvers run on: device 0 of the driver, one stream.
+pub struct CudaDevice {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    name: String,
+    capability: (i32, i32),
+    modules: Mutex<ModuleCache>,
+}
+
+impl CudaDevice {
+    /// Open device 0. A clear error when the driver or NVRTC is missing or there is no device.
+    pub fn new() -> Result<CudaDevice> {
+        libraries_present().map_err(|e| Error::Gpu(format!("--backend cuda: {e}")))?;
+        let ctx = CudaContext::new(0).map_err(driver_err("cannot open device 0"))?;
+        let name = ctx.name().map_err(driver_err("device name"))?;
+        let capability = ctx
+            .compute_capability()
+            .map_err(driver_err("compute capability"))?;
+        let stream = ctx.default_stream();
+        Ok(CudaDevice {
+            ctx,
+            stream,
+            name,
+            capability,
+            modules: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Device name and compute capability, e.g. "NVIDIA H100 80GB HBM3 (CUDA, sm_90)".
+    pub fn description(&self) -> String {
+        format!(
+            "{} (CUDA, sm_{}{})",
+            self.name, self.capability.0, self.capability.1
+        )
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Compute capability (major, minor).
+    pub fn capability(&self) -> (i32, i32) {
+        self.capability
+    }
+
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The stream every launch and copy of this backend goes to.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Wait for all queued work.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(driver_err("synchronize (a kernel failed?)"))
+    }
+
+    /// The NVRTC architecture option for this device, e.g. `--gpu-architecture=compute_90`.
+    pub fn arch_option(&self) -> String {
+        format!(
+            "--gpu-architecture=compute_{}{}",
+            self.capability.0, self.capability.1
+        )
+    }
+
+    /// Compile `shaders/cuda/<stem>.cu` with `defines` (`-DNAME=value` strings) for this device
+    /// and load it (cached per stem and defines).
+    pub fn module(&self, stem: &str, defines: &[String]) -> Result<Arc<CudaModule>> {
+        let key = (stem.to_string(), defines.to_vec());
+        if let Some(m) = self
+            .modules
+            .lock()
+            .map_err(|_| Error::Gpu("CUDA module cache poisoned".into()))?
+            .get(&key)
+        {
+            return Ok(m.clone());
+        }
+        let source = kernel_source(stem)?;
+        let mut options = vec![self.arch_option()];
+        options.extend(defines.iter().cloned());
+        let file = format!("shaders/cuda/{stem}.cu");
+        let opts = cudarc::nvrtc::CompileOptions {
+            options,
+            name: Some(format!("{stem}.cu")),
+            ..Default::default()
+        };
+        let ptx = cudarc::nvrtc::compile_ptx_with_opts(&source, opts)
+            .map_err(|e| Error::Gpu(format!("NVRTC failed on {file}: {}", compile_message(&e))))?;
+        let module = self.ctx.load_module(ptx).map_err(|e| {
+            Error::Gpu(format!(
+                "CUDA could not load the PTX of {file} ({}): {e}; a driver older than the \
+                 NVRTC that compiled it gives CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+                self.arch_option()
+            ))
+        })?;
+        self.modules
+            .lock()
+            .map_err(|_| Error::Gpu("CUDA module cache poisoned".into()))?
+            .insert(key, module.clone());
+        Ok(module)
+    }
+
+    /// Kernel `entry` of `shaders/cuda/<stem>.cu` compiled with `defines`.
+    pub fn function(&self, stem: &str, entry: &str, defines: &[String]) -> Result<CudaFunction> {
+        self.module(stem, defines)?
+            .load_function(entry)
+            .map_err(|e| {
+                Error::Gpu(format!(
+                    "CUDA kernel {entry} of shaders/cuda/{stem}.cu: {e}"
+                ))
+            })
+    }
+}
+
+/// NVRTC's error with its log (the compiler messages) when there is one.
+fn compile_message(e: &cudarc::nvrtc::CompileError) -> String {
+    match e {
+        cudarc::nvrtc::CompileError::CompileError {
+            nvrtc,
+            options,
+            log,
+        } => format!(
+            "{nvrtc:?} with options {options:?}\n--- NVRTC log ---\n{}",
+            log.to_string_lossy()
+        ),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Launch configuration for `threads` threads in blocks of [`WORKGROUP_SIZE`] (1D grid: CUDA
+/// grids go to 2^31 - 1 blocks in x). At least one block.
+pub fn launch_for(threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (threads.div_ceil(WORKGROUP_SIZE).max(1), 1, 1),
+        block_dim: (WORKGROUP_SIZE, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// Launch configuration for exactly `blocks` blocks of [`WORKGROUP_SIZE`].
+pub fn launch_blocks(blocks: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (blocks.max(1), 1, 1),
+        block_dim: (WORKGROUP_SIZE, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// One range of items `first .. first + count`.
+pub fn item_range(first: u32, count: u32) -> ItemRange {
+    ItemRange {
+        first,
+        count,
+        color: 0,
+        pad: 0,
+    }
+}

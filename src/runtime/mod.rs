@@ -1,0 +1,775 @@
+//! The runtime: the one layer that knows a compute backend. Everything above it (mesh
+//! preparation, solvers, the application) describes GPU work in backend-neutral terms and
+//! this module runs it on wgpu (WGSL kernels) or, with feature `cuda`, on CUDA (the twins in
+//! `shaders/cuda/`, compiled by NVRTC at run time).
+//!
+//! The vocabulary:
+//! * [`Runtime`]: an opened backend (a wgpu adapter or CUDA device 0); cheap to clone.
+//! * [`Buffer`]: device memory, created from host data or zeroed, read back, written, copied.
+//! * [`Kernel`]: a kernel built from a shader stem (`shaders/<stem>.wgsl` or
+//!   `shaders/cuda/<stem>.cu`) plus named constants (WGSL override constants, NVRTC `-D`
+//!   defines); its interface (the bindings, in order) is reflected from the WGSL with naga.
+//! * [`Texture`]: a 2D rgba float texture sampled with bilinear filtering (the smoothing metric).
+//! * [`PlanBuilder`] / [`Plan`]: an ordered list of launches (kernel, arguments, [`ItemRange`],
+//!   thread count), one per color where a kernel runs per color, split into named segments
+//!   for timing. A plan is prepared once (bind groups, range uniforms, launch parameters) and
+//!   queued many times: [`Runtime::queue`] records `repeats` copies in one submit (one stream).
+//!   Launches run in order and each sees the writes of the ones before it.
+//! * [`Runtime::time`]: seconds per segment from timestamp queries or CUDA events.
+//!
+//! Kernel arguments follow one convention on both backends: the WGSL bindings sorted by
+//! (group, binding) with group 1 reserved for the [`ItemRange`] and samplers folded into their
+//! texture; CUDA kernels take the same list as parameters (storage buffers as pointers, uniform
+//! structs by value, textures as texture objects) with the range last, by value.
+
+pub mod half;
+pub mod interface;
+pub mod reduce;
+pub mod scan;
+pub mod shaders;
+pub mod wgpu;
+
+#[cfg(feature = "cuda")]
+pub mod cuda;
+
+use crate::error::{Error, Result};
+use std::sync::Arc;
+
+pub use self::wgpu::context::{list_adapters, AdapterSummary, GpuOptions};
+
+/// Threads per workgroup (CUDA block) of every 1D kernel (WORKGROUP_SIZE in
+/// shaders/common/dispatch.wgsl and shaders/cuda/common/dispatch.cuh).
+pub const WORKGROUP_SIZE: u32 = 64;
+
+/// The range of items a launch works on (`first .. first + count`), plus two words a kernel may
+/// use for its own parameters (a color, a register, a stage time). Mirrors `ItemRange` in
+/// shaders/common/dispatch.wgsl (a dynamic-offset uniform) and shaders/cuda/common/dispatch.cuh
+/// (passed by value).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ItemRange {
+    pub first: u32,
+    pub count: u32,
+    pub color: u32,
+    pub pad: u32,
+}
+
+impl ItemRange {
+    /// Items `first .. first + count`, extra words zero.
+    pub fn new(first: u32, count: u32) -> ItemRange {
+        ItemRange {
+            first,
+            count,
+            color: 0,
+            pad: 0,
+        }
+    }
+
+    /// Items `0 .. count`.
+    pub fn all(count: u32) -> ItemRange {
+        ItemRange::new(0, count)
+    }
+
+    /// One range per color from CSR-style offsets: range c is `offsets[c] .. offsets[c + 1]`
+    /// with `color = c`. Errors unless the offsets are non-decreasing with at least one color.
+    pub fn per_color(offsets: &[u32]) -> Result<Vec<ItemRange>> {
+        if offsets.len() < 2 || offsets.windows(2).any(|w| w[1] < w[0]) {
+            return Err(Error::Invalid(format!(
+                "color offsets must be non-decreasing with at least one color, got {offsets:?}"
+            )));
+        }
+        Ok(offsets
+            .windows(2)
+            .enumerate()
+            .map(|(c, w)| ItemRange {
+                first: w[0],
+                count: w[1] - w[0],
+                color: c as u32,
+                pad: 0,
+            })
+            .collect())
+    }
+}
+
+/// Which compute backend runs the kernels: wgpu (WGSL) always, CUDA (the twins in
+/// `shaders/cuda/`, through cudarc and NVRTC) when built with `--features cuda`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
+pub enum BackendKind {
+    /// WGSL kernels through wgpu (Vulkan, Metal, DX12).
+    #[default]
+    Wgpu,
+    /// CUDA kernels compiled by NVRTC at run time (NVIDIA GPUs; needs a build with
+    /// `--features cuda`).
+    Cuda,
+}
+
+/// How to get a CUDA-enabled binary.
+pub const CUDA_REBUILD_HINT: &str = "this chromaflow was built without CUDA support; rebuild \
+     with `cargo build --release --features cuda` (no CUDA toolkit needed to build: the driver \
+     and NVRTC are loaded at run time)";
+
+impl BackendKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Wgpu => "wgpu",
+            BackendKind::Cuda => "cuda",
+        }
+    }
+
+    /// Whether this binary can run the backend at all (CUDA needs the `cuda` feature); the
+    /// error tells how to rebuild. Says nothing about drivers: see [`Runtime::new`].
+    pub fn ensure_compiled(self) -> Result<()> {
+        match self {
+            BackendKind::Wgpu => Ok(()),
+            BackendKind::Cuda if cfg!(feature = "cuda") => Ok(()),
+            BackendKind::Cuda => Err(Error::Invalid(format!(
+                "--backend cuda: {CUDA_REBUILD_HINT}"
+            ))),
+        }
+    }
+
+    /// The backends compiled into this binary.
+    pub fn compiled() -> Vec<BackendKind> {
+        if cfg!(feature = "cuda") {
+            vec![BackendKind::Wgpu, BackendKind::Cuda]
+        } else {
+            vec![BackendKind::Wgpu]
+        }
+    }
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Precision of the texels a [`Texture`] is sampled at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum TexelPrecision {
+    F32,
+    F16,
+}
+
+/// The opened backend behind a [`Runtime`].
+pub(crate) enum Device {
+    Wgpu(Box<self::wgpu::WgpuDevice>),
+    #[cfg(feature = "cuda")]
+    Cuda(self::cuda::CudaDevice),
+}
+
+/// An opened compute backend. Clones share the device.
+#[derive(Clone)]
+pub struct Runtime {
+    device: Arc<Device>,
+}
+
+/// Device memory of one backend; clones share the allocation.
+#[derive(Clone)]
+pub struct Buffer {
+    pub(crate) inner: BufferInner,
+    bytes: u64,
+}
+
+#[derive(Clone)]
+pub(crate) enum BufferInner {
+    Wgpu(::wgpu::Buffer),
+    #[cfg(feature = "cuda")]
+    Cuda(Arc<self::cuda::DeviceMemory>),
+}
+
+impl Buffer {
+    /// Size in bytes (as asked for; the allocation may be padded).
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Whether both handles name the same allocation.
+    pub fn same(&self, other: &Buffer) -> bool {
+        match (&self.inner, &other.inner) {
+            (BufferInner::Wgpu(a), BufferInner::Wgpu(b)) => a == b,
+            #[cfg(feature = "cuda")]
+            (BufferInner::Cuda(a), BufferInner::Cuda(b)) => Arc::ptr_eq(a, b),
+            #[cfg(feature = "cuda")]
+            _ => false,
+        }
+    }
+}
+
+/// A 2D rgba float texture sampled with bilinear filtering, clamp-to-edge addressing and
+/// normalised coordinates (WGSL `texture_2d<f32>` + sampler, a CUDA texture object; kernels
+/// that read texels directly get the texel buffer on CUDA).
+#[derive(Clone)]
+pub struct Texture {
+    pub(crate) inner: TextureInner,
+    precision: TexelPrecision,
+    size: u32,
+}
+
+#[derive(Clone)]
+pub(crate) enum TextureInner {
+    Wgpu(Arc<self::wgpu::WgpuTexture>),
+    #[cfg(feature = "cuda")]
+    Cuda(Arc<self::cuda::CudaTexture>),
+}
+
+impl Texture {
+    /// Precision of the stored texels.
+    pub fn precision(&self) -> TexelPrecision {
+        self.precision
+    }
+
+    /// Side length in texels.
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+}
+
+/// A compiled kernel with its reflected interface.
+#[derive(Clone)]
+pub struct Kernel {
+    pub(crate) inner: KernelInner,
+    /// `shaders/<stem>.wgsl`.
+    stem: String,
+    /// Argument slots, in launch order (see the module doc).
+    pub(crate) slots: Arc<Vec<interface::Binding>>,
+}
+
+#[derive(Clone)]
+pub(crate) enum KernelInner {
+    Wgpu(Arc<self::wgpu::WgpuKernel>),
+    #[cfg(feature = "cuda")]
+    Cuda(Arc<self::cuda::CudaKernel>),
+}
+
+impl Kernel {
+    /// The shader stem the kernel was built from.
+    pub fn stem(&self) -> &str {
+        &self.stem
+    }
+
+    /// Number of arguments a launch passes (bindings other than the item range and samplers).
+    pub fn arity(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+/// One argument of a launch.
+#[derive(Clone)]
+pub enum Arg {
+    /// A storage buffer (read-only or read-write as the kernel declares it).
+    Buffer(Buffer),
+    /// A small struct passed by value (a WGSL uniform).
+    Params(Vec<u8>),
+    /// A texture (with its sampler where the kernel declares one).
+    Texture(Texture),
+}
+
+impl From<&Buffer> for Arg {
+    fn from(b: &Buffer) -> Arg {
+        Arg::Buffer(b.clone())
+    }
+}
+
+impl From<&Texture> for Arg {
+    fn from(t: &Texture) -> Arg {
+        Arg::Texture(t.clone())
+    }
+}
+
+impl Arg {
+    /// A uniform struct passed by value.
+    pub fn params<T: bytemuck::Pod>(value: &T) -> Arg {
+        Arg::Params(bytemuck::bytes_of(value).to_vec())
+    }
+}
+
+/// The arguments of a launch, by reference: `args![edges, cells, acc]`.
+#[macro_export]
+macro_rules! args {
+    ($($a:expr),* $(,)?) => {
+        [$($crate::runtime::Arg::from(&$a)),*]
+    };
+}
+
+/// One kernel launch: `threads` threads (in workgroups of [`WORKGROUP_SIZE`]) over `range`.
+#[derive(Clone)]
+pub struct Launch {
+    pub kernel: Kernel,
+    pub args: Vec<Arg>,
+    pub range: ItemRange,
+    pub threads: u32,
+}
+
+/// A named run of launches, timed as one unit by [`Runtime::time`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Segment {
+    pub label: &'static str,
+    /// Index of its first launch in the plan.
+    pub start: usize,
+}
+
+/// Builds a launch plan: launches in order, grouped into timing segments.
+#[derive(Clone, Default)]
+pub struct PlanBuilder {
+    launches: Vec<Launch>,
+    segments: Vec<Segment>,
+}
+
+impl PlanBuilder {
+    pub fn new() -> PlanBuilder {
+        PlanBuilder::default()
+    }
+
+    /// Start a new timing segment; launches until the next call belong to it.
+    pub fn segment(&mut self, label: &'static str) -> &mut Self {
+        self.segments.retain(|s| s.start < self.launches.len());
+        self.segments.push(Segment {
+            label,
+            start: self.launches.len(),
+        });
+        self
+    }
+
+    /// Launch `kernel` with one thread per item of `range`.
+    pub fn launch(&mut self, kernel: &Kernel, args: &[Arg], range: ItemRange) -> &mut Self {
+        self.launch_threads(kernel, args, range, range.count)
+    }
+
+    /// Launch `kernel` with `threads` threads (e.g. whole workgroups of a reduction).
+    pub fn launch_threads(
+        &mut self,
+        kernel: &Kernel,
+        args: &[Arg],
+        range: ItemRange,
+        threads: u32,
+    ) -> &mut Self {
+        if self.segments.is_empty() {
+            self.segments.push(Segment {
+                label: "",
+                start: 0,
+            });
+        }
+        self.launches.push(Launch {
+            kernel: kernel.clone(),
+            args: args.to_vec(),
+            range,
+            threads,
+        });
+        self
+    }
+
+    /// One launch per range (per color), in order; empty ranges are skipped.
+    pub fn launch_ranges(
+        &mut self,
+        kernel: &Kernel,
+        args: &[Arg],
+        ranges: &[ItemRange],
+    ) -> &mut Self {
+        for r in ranges.iter().filter(|r| r.count > 0) {
+            self.launch(kernel, args, *r);
+        }
+        self
+    }
+
+    /// Append another builder's launches and segments.
+    pub fn append(&mut self, other: &PlanBuilder) -> &mut Self {
+        let base = self.launches.len();
+        for s in &other.segments {
+            self.segments.retain(|x| x.start < base + s.start);
+            self.segments.push(Segment {
+                label: s.label,
+                start: base + s.start,
+            });
+        }
+        self.launches.extend(other.launches.iter().cloned());
+        self
+    }
+
+    pub fn launches(&self) -> &[Launch] {
+        &self.launches
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.launches.is_empty()
+    }
+
+    /// Check every launch's arguments against its kernel's interface.
+    fn check(&self) -> Result<()> {
+        for (i, l) in self.launches.iter().enumerate() {
+            let slots = &l.kernel.slots;
+            if l.args.len() != slots.len() {
+                return Err(Error::Gpu(format!(
+                    "launch {i} of kernel {}: {} arguments given, the kernel takes {} ({})",
+                    l.kernel.stem,
+                    l.args.len(),
+                    slots.len(),
+                    slots
+                        .iter()
+                        .map(|s| s.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            for (a, s) in l.args.iter().zip(slots.iter()) {
+                let ok = matches!(
+                    (a, &s.kind),
+                    (Arg::Buffer(_), interface::BindingKind::Storage { .. })
+                        | (Arg::Params(_), interface::BindingKind::Uniform { .. })
+                        | (Arg::Texture(_), interface::BindingKind::Texture)
+                );
+                if !ok {
+                    return Err(Error::Gpu(format!(
+                        "launch {i} of kernel {}: argument '{}' has the wrong kind ({:?} expected)",
+                        l.kernel.stem, s.name, s.kind
+                    )));
+                }
+                if let (Arg::Params(p), interface::BindingKind::Uniform { size }) = (a, &s.kind) {
+                    if p.len() != *size as usize {
+                        return Err(Error::Gpu(format!(
+                            "launch {i} of kernel {}: '{}' is {} bytes, the kernel's struct {}",
+                            l.kernel.stem,
+                            s.name,
+                            p.len(),
+                            size
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A prepared plan, ready to be queued any number of times.
+pub struct Plan {
+    pub(crate) inner: PlanInner,
+    segments: Vec<Segment>,
+    launches: usize,
+}
+
+pub(crate) enum PlanInner {
+    Wgpu(self::wgpu::WgpuPlan),
+    #[cfg(feature = "cuda")]
+    Cuda(self::cuda::CudaPlan),
+}
+
+impl Plan {
+    /// The timing segments, in order.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// Number of launches.
+    pub fn len(&self) -> usize {
+        self.launches
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.launches == 0
+    }
+}
+
+/// Seconds per segment of each repeat of a timed plan, in order: `seconds[r * segments + s]`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timings {
+    pub labels: Vec<&'static str>,
+    pub seconds: Vec<f64>,
+    /// False when the device has no timestamps: then `seconds` holds one entry, the wall time
+    /// of the whole run.
+    pub from_device: bool,
+}
+
+impl Timings {
+    /// Sum of the seconds of all segments labelled `label`.
+    pub fn total(&self, label: &str) -> f64 {
+        if self.labels.is_empty() {
+            return 0.0;
+        }
+        self.seconds
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.labels[i % self.labels.len()] == label)
+            .map(|(_, s)| s)
+            .sum()
+    }
+
+    /// Sum over all segments.
+    pub fn sum(&self) -> f64 {
+        self.seconds.iter().sum()
+    }
+
+    /// (label, seconds) of every timed segment in order.
+    pub fn entries(&self) -> impl Iterator<Item = (&'static str, f64)> + '_ {
+        let n = self.labels.len().max(1);
+        self.seconds
+            .iter()
+            .enumerate()
+            .map(move |(i, &s)| (self.labels.get(i % n).copied().unwrap_or(""), s))
+    }
+}
+
+/// Dispatch to the backend of a runtime: `backend!(self, d => expr)` evaluates `expr` with `d`
+/// the wgpu or CUDA device.
+macro_rules! on_device {
+    ($rt:expr, $d:ident => $e:expr) => {
+        match &*$rt.device {
+            Device::Wgpu($d) => $e,
+            #[cfg(feature = "cuda")]
+            Device::Cuda($d) => $e,
+        }
+    };
+}
+
+impl Runtime {
+    /// Open `kind`: a wgpu adapter (`opts.adapter` picks it) or CUDA device 0. Clear errors
+    /// when the binary lacks CUDA support or the machine has no NVIDIA driver.
+    pub fn new(kind: BackendKind, opts: &GpuOptions) -> Result<Runtime> {
+        let device = match kind {
+            BackendKind::Wgpu => Device::Wgpu(Box::new(self::wgpu::WgpuDevice::new(opts)?)),
+            #[cfg(feature = "cuda")]
+            BackendKind::Cuda => Device::Cuda(self::cuda::CudaDevice::new()?),
+            #[cfg(not(feature = "cuda"))]
+            BackendKind::Cuda => {
+                return Err(Error::Invalid(format!(
+                    "--backend cuda: {CUDA_REBUILD_HINT}"
+                )))
+            }
+        };
+        Ok(Runtime {
+            device: Arc::new(device),
+        })
+    }
+
+    /// The default wgpu adapter (tests, examples).
+    pub fn wgpu() -> Result<Runtime> {
+        Runtime::new(BackendKind::Wgpu, &GpuOptions::default())
+    }
+
+    pub fn kind(&self) -> BackendKind {
+        match &*self.device {
+            Device::Wgpu(_) => BackendKind::Wgpu,
+            #[cfg(feature = "cuda")]
+            Device::Cuda(_) => BackendKind::Cuda,
+        }
+    }
+
+    /// The device, e.g. "NVIDIA H100 80GB HBM3 (Vulkan)" or "... (CUDA, sm_90)".
+    pub fn name(&self) -> String {
+        match &*self.device {
+            Device::Wgpu(d) => d.name(),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(d) => d.description(),
+        }
+    }
+
+    /// Whether kernels are timed on the device (timestamps, events) rather than by wall clock.
+    pub fn has_timestamps(&self) -> bool {
+        on_device!(self, d => d.has_timestamps())
+    }
+
+    /// Precision textures are stored at: f32 where the device filters f32 textures, else f16.
+    pub fn texel_precision(&self) -> TexelPrecision {
+        on_device!(self, d => d.texel_precision())
+    }
+
+    /// A buffer holding `data`; errors when it exceeds what one binding may address.
+    pub fn upload<T: bytemuck::Pod>(&self, label: &str, data: &[T]) -> Result<Buffer> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let inner = on_device!(self, d => d.upload(label, bytes)?);
+        Ok(Buffer {
+            inner,
+            bytes: bytes.len() as u64,
+        })
+    }
+
+    /// A zero-filled buffer of `count` elements of `T`.
+    pub fn zeroed<T: bytemuck::Pod>(&self, label: &str, count: usize) -> Result<Buffer> {
+        let bytes = (count * std::mem::size_of::<T>()) as u64;
+        let inner = on_device!(self, d => d.zeroed(label, bytes)?);
+        Ok(Buffer { inner, bytes })
+    }
+
+    /// Write `data` at element `first` of `buffer`, ordered after the work queued so far and
+    /// before the work queued next.
+    pub fn write<T: bytemuck::Pod>(&self, buffer: &Buffer, first: usize, data: &[T]) -> Result<()> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let offset = (first * std::mem::size_of::<T>()) as u64;
+        if offset + bytes.len() as u64 > buffer.bytes {
+            return Err(Error::Gpu(format!(
+                "write of {} bytes at offset {offset} exceeds buffer size {}",
+                bytes.len(),
+                buffer.bytes
+            )));
+        }
+        on_device!(self, d => d.write(&buffer.inner, offset, bytes))
+    }
+
+    /// Read `count` elements of `T` from element `first` on (waits for the queued work).
+    pub fn read<T: bytemuck::Pod>(
+        &self,
+        buffer: &Buffer,
+        first: usize,
+        count: usize,
+    ) -> Result<Vec<T>> {
+        let size = std::mem::size_of::<T>();
+        let offset = (first * size) as u64;
+        let bytes = (count * size) as u64;
+        if offset + bytes > buffer.bytes {
+            return Err(Error::Gpu(format!(
+                "read-back of {bytes} bytes at offset {offset} exceeds buffer size {}",
+                buffer.bytes
+            )));
+        }
+        if bytes == 0 {
+            return Ok(Vec::new());
+        }
+        let raw = on_device!(self, d => d.read(&buffer.inner, offset, bytes)?);
+        Ok(bytemuck::pod_collect_to_vec(&raw))
+    }
+
+    /// The whole buffer as elements of `T`.
+    pub fn read_all<T: bytemuck::Pod>(&self, buffer: &Buffer) -> Result<Vec<T>> {
+        let n = buffer.bytes as usize / std::mem::size_of::<T>();
+        self.read(buffer, 0, n)
+    }
+
+    /// Queue a copy of `bytes` bytes from the start of `src` to the start of `dst`.
+    pub fn copy(&self, src: &Buffer, dst: &Buffer, bytes: u64) -> Result<()> {
+        if bytes > src.bytes || bytes > dst.bytes {
+            return Err(Error::Gpu(format!(
+                "copy of {bytes} bytes between buffers of {} and {} bytes",
+                src.bytes, dst.bytes
+            )));
+        }
+        on_device!(self, d => d.copy(&src.inner, &dst.inner, bytes))
+    }
+
+    /// Kernel `shaders/<stem>.wgsl` (entry `main`) / `shaders/cuda/<stem>.cu` (entry `<stem>`)
+    /// with `constants` (override constants / `-D` defines).
+    pub fn kernel(&self, stem: &str, constants: &[(&str, f64)]) -> Result<Kernel> {
+        self.kernel_variant(stem, None, constants)
+    }
+
+    /// Like [`Runtime::kernel`], with a CUDA-only entry point of the same file (e.g. the
+    /// atomicAdd variants): an error on wgpu, whose kernels have one entry each.
+    pub fn kernel_variant(
+        &self,
+        stem: &str,
+        cuda_entry: Option<&str>,
+        constants: &[(&str, f64)],
+    ) -> Result<Kernel> {
+        let iface = interface::reflect_kernel(stem)?;
+        for (name, _) in constants {
+            if !iface.overrides.iter().any(|o| o.name == *name) {
+                return Err(Error::Gpu(format!(
+                    "kernel shaders/{stem}.wgsl has no override constant '{name}'"
+                )));
+            }
+        }
+        let inner = on_device!(self, d => d.kernel(stem, cuda_entry, constants, &iface)?);
+        Ok(Kernel {
+            inner,
+            stem: stem.to_string(),
+            slots: Arc::new(iface.arguments()),
+        })
+    }
+
+    /// A `size x size` texture of rgba texels (row-major, `texels.len() == size * size`),
+    /// stored at [`Runtime::texel_precision`].
+    pub fn texture(&self, label: &str, size: u32, texels: &[[f32; 4]]) -> Result<Texture> {
+        if texels.len() != (size as usize) * (size as usize) {
+            return Err(Error::Invalid(format!(
+                "texture '{label}' of side {size} given {} texels",
+                texels.len()
+            )));
+        }
+        let inner = on_device!(self, d => d.texture(label, size, texels)?);
+        Ok(Texture {
+            inner,
+            precision: self.texel_precision(),
+            size,
+        })
+    }
+
+    /// Prepare `builder`'s launches for queueing.
+    pub fn prepare(&self, builder: &PlanBuilder) -> Result<Plan> {
+        builder.check()?;
+        let inner = on_device!(self, d => d.prepare(builder)?);
+        Ok(Plan {
+            inner,
+            segments: builder.segments.clone(),
+            launches: builder.launches.len(),
+        })
+    }
+
+    /// Queue `repeats` runs of `plan` (one submit); does not wait.
+    pub fn queue(&self, plan: &Plan, repeats: u32) -> Result<()> {
+        if repeats == 0 || plan.is_empty() {
+            return Ok(());
+        }
+        on_device!(self, d => d.queue(plan, repeats))
+    }
+
+    /// Queue `repeats` runs of `plan` and wait for them.
+    pub fn run(&self, plan: &Plan, repeats: u32) -> Result<()> {
+        self.queue(plan, repeats)?;
+        self.wait()
+    }
+
+    /// Run `plan` `repeats` times, timing each segment of each repeat on the device.
+    pub fn time(&self, plan: &Plan, repeats: u32) -> Result<Timings> {
+        let labels = plan.segments.iter().map(|s| s.label).collect();
+        if repeats == 0 || plan.is_empty() {
+            return Ok(Timings {
+                labels,
+                seconds: Vec::new(),
+                from_device: self.has_timestamps(),
+            });
+        }
+        let (seconds, from_device) = on_device!(self, d => d.time(plan, repeats)?);
+        Ok(Timings {
+            labels,
+            seconds,
+            from_device,
+        })
+    }
+
+    /// Wait for all queued work; reports an error a kernel or the driver raised meanwhile.
+    pub fn wait(&self) -> Result<()> {
+        on_device!(self, d => d.wait())
+    }
+
+    /// The wgpu device, for the code that still drives wgpu directly.
+    pub fn wgpu_context(&self) -> Option<&self::wgpu::context::GpuContext> {
+        match &*self.device {
+            Device::Wgpu(d) => Some(d.context()),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(_) => None,
+        }
+    }
+
+    /// The CUDA device, for the code that still drives CUDA directly.
+    #[cfg(feature = "cuda")]
+    pub fn cuda_device(&self) -> Option<&self::cuda::CudaDevice> {
+        match &*self.device {
+            Device::Cuda(d) => Some(d),
+            Device::Wgpu(_) => None,
+        }
+    }
+}
+
+/// Median of a list of samples (0 for an empty list).
+pub fn median(samples: &[f64]) -> f64 {
+    if samples.is_empty() {
+        return 0.0;
+    }
+    let mut s = samples.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        0.5 * (s[n / 2 - 1] + s[n / 2])
+    }
+}

@@ -1,0 +1,638 @@
+//! The wgpu backend of the runtime: WGSL kernels on Vulkan, Metal or DX12.
+//!
+//! A kernel's bind group layouts come from its reflected interface (group 0: storage buffers,
+//! group 1: the item range as a dynamic-offset uniform, group 2: uniform structs, textures and
+//! samplers). A prepared plan holds one bind group per distinct (kernel, group, arguments) and
+//! all its item ranges in one uniform buffer, so queueing it only records
+//! set_pipeline / set_bind_group / dispatch; `repeats` copies go into one compute pass and one
+//! submit (wgpu puts a barrier between the dispatches of a pass, so each launch sees the writes
+//! of the ones before it). Timed runs use one pass per segment with timestamp queries.
+
+pub mod buffers;
+pub mod context;
+pub mod dispatch;
+pub mod timing;
+
+use super::interface::{BindingKind, KernelInterface, RANGE_GROUP};
+use super::shaders::{kernel_source, trusted_kernels, unroll_loops};
+use super::{Arg, BufferInner, KernelInner, PlanBuilder, PlanInner, TexelPrecision, TextureInner};
+use crate::error::{Error, Result};
+use buffers::{storage_from, storage_zeroed, Readback};
+use context::{GpuContext, GpuOptions};
+use dispatch::{grid_for, range_layout};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use timing::PassTimer;
+
+/// A wgpu device with its read-back staging buffer and the item-range layout every kernel
+/// shares.
+pub struct WgpuDevice {
+    ctx: GpuContext,
+    readback: Mutex<Readback>,
+    range_layout: wgpu::BindGroupLayout,
+}
+
+/// A compute pipeline and the layouts of its groups other than the range group.
+pub struct WgpuKernel {
+    pipeline: wgpu::ComputePipeline,
+    /// (group, layout, interface indices of its arguments)
+    groups: Vec<(u32, wgpu::BindGroupLayout, Vec<usize>)>,
+    /// Whether group 2 of the kernel holds a sampler beside its texture.
+    samplers: Vec<(u32, u32)>,
+}
+
+/// A texture with its view and the bilinear, clamp-to-edge sampler kernels read it with.
+pub struct WgpuTexture {
+    view: wgpu::TextureView,
+    sampler: wgpu::Sampler,
+}
+
+/// One prepared launch.
+struct PreparedLaunch {
+    kernel: Arc<WgpuKernel>,
+    /// (group, index into `WgpuPlan::bind_groups`)
+    groups: Vec<(u32, usize)>,
+    range_offset: u32,
+    grid: (u32, u32),
+}
+
+/// A prepared plan.
+pub struct WgpuPlan {
+    launches: Vec<PreparedLaunch>,
+    bind_groups: Vec<wgpu::BindGroup>,
+    range_group: wgpu::BindGroup,
+    /// First launch of each segment.
+    segment_starts: Vec<usize>,
+    _uniforms: Vec<wgpu::Buffer>,
+    _range_buffer: wgpu::Buffer,
+}
+
+fn wgpu_buffer(b: &BufferInner) -> Result<&wgpu::Buffer> {
+    match b {
+        BufferInner::Wgpu(b) => Ok(b),
+        #[cfg(feature = "cuda")]
+        _ => Err(Error::Gpu(
+            "a CUDA buffer passed to the wgpu backend".into(),
+        )),
+    }
+}
+
+fn wgpu_kernel(k: &KernelInner) -> Result<&Arc<WgpuKernel>> {
+    match k {
+        KernelInner::Wgpu(k) => Ok(k),
+        #[cfg(feature = "cuda")]
+        _ => Err(Error::Gpu(
+            "a CUDA kernel passed to the wgpu backend".into(),
+        )),
+    }
+}
+
+fn wgpu_texture(t: &TextureInner) -> Result<&Arc<WgpuTexture>> {
+    match t {
+        TextureInner::Wgpu(t) => Ok(t),
+        #[cfg(feature = "cuda")]
+        _ => Err(Error::Gpu(
+            "a CUDA texture passed to the wgpu backend".into(),
+        )),
+    }
+}
+
+fn wgpu_plan(p: &PlanInner) -> Result<&WgpuPlan> {
+    match p {
+        PlanInner::Wgpu(p) => Ok(p),
+        #[cfg(feature = "cuda")]
+        _ => Err(Error::Gpu("a CUDA plan passed to the wgpu backend".into())),
+    }
+}
+
+fn layout_entry(kind: &BindingKind, binding: u32) -> wgpu::BindGroupLayoutEntry {
+    let ty = match kind {
+        BindingKind::Storage { read_only } => wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage {
+                read_only: *read_only,
+            },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        BindingKind::Uniform { .. } => wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        BindingKind::Texture => wgpu::BindingType::Texture {
+            sample_type: wgpu::TextureSampleType::Float { filterable: true },
+            view_dimension: wgpu::TextureViewDimension::D2,
+            multisampled: false,
+        },
+        BindingKind::Sampler => wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+    };
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty,
+        count: None,
+    }
+}
+
+impl WgpuDevice {
+    pub fn new(opts: &GpuOptions) -> Result<WgpuDevice> {
+        let ctx = GpuContext::new(opts)?;
+        let range_layout = range_layout(&ctx.device);
+        Ok(WgpuDevice {
+            ctx,
+            readback: Mutex::new(Readback::new()),
+            range_layout,
+        })
+    }
+
+    pub fn context(&self) -> &GpuContext {
+        &self.ctx
+    }
+
+    pub fn name(&self) -> String {
+        format!("{} ({:?})", self.ctx.info.name, self.ctx.info.backend)
+    }
+
+    pub fn has_timestamps(&self) -> bool {
+        self.ctx.has_timestamps()
+    }
+
+    pub fn texel_precision(&self) -> TexelPrecision {
+        if self.ctx.float32_filterable() {
+            TexelPrecision::F32
+        } else {
+            TexelPrecision::F16
+        }
+    }
+
+    pub(crate) fn upload(&self, label: &str, bytes: &[u8]) -> Result<BufferInner> {
+        Ok(BufferInner::Wgpu(storage_from(&self.ctx, label, bytes)?))
+    }
+
+    pub(crate) fn zeroed(&self, label: &str, bytes: u64) -> Result<BufferInner> {
+        Ok(BufferInner::Wgpu(storage_zeroed::<u8>(
+            &self.ctx,
+            label,
+            bytes.next_multiple_of(4) as usize,
+        )?))
+    }
+
+    pub(crate) fn write(&self, buffer: &BufferInner, offset: u64, bytes: &[u8]) -> Result<()> {
+        let b = wgpu_buffer(buffer)?;
+        if offset % 4 != 0 || bytes.len() % 4 != 0 {
+            return Err(Error::Gpu(format!(
+                "buffer writes must be 4-byte aligned (offset {offset}, {} bytes)",
+                bytes.len()
+            )));
+        }
+        self.ctx.queue.write_buffer(b, offset, bytes);
+        Ok(())
+    }
+
+    pub(crate) fn read(&self, buffer: &BufferInner, offset: u64, bytes: u64) -> Result<Vec<u8>> {
+        let b = wgpu_buffer(buffer)?;
+        let mut rb = self
+            .readback
+            .lock()
+            .map_err(|_| Error::Gpu("read-back staging poisoned".into()))?;
+        rb.read::<u8>(&self.ctx, b, offset as usize, bytes as usize)
+    }
+
+    pub(crate) fn copy(&self, src: &BufferInner, dst: &BufferInner, bytes: u64) -> Result<()> {
+        let (s, d) = (wgpu_buffer(src)?, wgpu_buffer(dst)?);
+        let mut enc = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("copy"),
+            });
+        enc.copy_buffer_to_buffer(s, 0, d, 0, bytes.next_multiple_of(4));
+        self.ctx.queue.submit([enc.finish()]);
+        Ok(())
+    }
+
+    pub(crate) fn kernel(
+        &self,
+        stem: &str,
+        cuda_entry: Option<&str>,
+        constants: &[(&str, f64)],
+        iface: &KernelInterface,
+    ) -> Result<KernelInner> {
+        if let Some(entry) = cuda_entry {
+            return Err(Error::Invalid(format!(
+                "kernel {entry} of shaders/cuda/{stem}.cu has no WGSL twin (it needs float \
+                 atomics, which WGSL lacks): use --backend cuda"
+            )));
+        }
+        let dev = &self.ctx.device;
+        let args = iface.arguments();
+        let mut groups = Vec::new();
+        let mut samplers = Vec::new();
+        let max_group = iface.bindings.iter().map(|b| b.group).max().unwrap_or(0);
+        for g in 0..=max_group {
+            if g == RANGE_GROUP {
+                continue;
+            }
+            let in_group: Vec<_> = iface.bindings.iter().filter(|b| b.group == g).collect();
+            let entries: Vec<_> = in_group
+                .iter()
+                .map(|b| layout_entry(&b.kind, b.binding))
+                .collect();
+            let layout = dev.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(stem),
+                entries: &entries,
+            });
+            let arg_indices = args
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.group == g)
+                .map(|(i, _)| i)
+                .collect();
+            for b in in_group.iter().filter(|b| b.kind == BindingKind::Sampler) {
+                samplers.push((g, b.binding));
+            }
+            groups.push((g, layout, arg_indices));
+        }
+        let mut layouts: Vec<&wgpu::BindGroupLayout> = Vec::new();
+        for g in 0..=max_group.max(RANGE_GROUP) {
+            if g == RANGE_GROUP {
+                layouts.push(&self.range_layout);
+            } else if let Some((_, l, _)) = groups.iter().find(|(gg, _, _)| *gg == g) {
+                layouts.push(l);
+            }
+        }
+        let pipeline = compute_pipeline(dev, stem, &layouts, constants)?;
+        Ok(KernelInner::Wgpu(Arc::new(WgpuKernel {
+            pipeline,
+            groups,
+            samplers,
+        })))
+    }
+
+    pub(crate) fn texture(
+        &self,
+        label: &str,
+        size: u32,
+        texels: &[[f32; 4]],
+    ) -> Result<TextureInner> {
+        let (format, bytes, texel_bytes): (wgpu::TextureFormat, Vec<u8>, u32) =
+            match self.texel_precision() {
+                TexelPrecision::F32 => (
+                    wgpu::TextureFormat::Rgba32Float,
+                    bytemuck::cast_slice(texels).to_vec(),
+                    16,
+                ),
+                TexelPrecision::F16 => {
+                    let half: Vec<[u16; 4]> = texels
+                        .iter()
+                        .map(|t| t.map(super::half::f32_to_f16_bits))
+                        .collect();
+                    (
+                        wgpu::TextureFormat::Rgba16Float,
+                        bytemuck::cast_slice(&half).to_vec(),
+                        8,
+                    )
+                }
+            };
+        let max = self.ctx.limits.max_texture_dimension_2d;
+        if size > max {
+            return Err(Error::Gpu(format!(
+                "texture '{label}' of side {size} exceeds this adapter's {max}"
+            )));
+        }
+        let extent = wgpu::Extent3d {
+            width: size,
+            height: size,
+            depth_or_array_layers: 1,
+        };
+        let t = self.ctx.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some(label),
+            size: extent,
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        });
+        self.ctx.queue.write_texture(
+            wgpu::TexelCopyTextureInfo {
+                texture: &t,
+                mip_level: 0,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            &bytes,
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(size * texel_bytes),
+                rows_per_image: Some(size),
+            },
+            extent,
+        );
+        let sampler = self.ctx.device.create_sampler(&wgpu::SamplerDescriptor {
+            label: Some(label),
+            address_mode_u: wgpu::AddressMode::ClampToEdge,
+            address_mode_v: wgpu::AddressMode::ClampToEdge,
+            mag_filter: wgpu::FilterMode::Linear,
+            min_filter: wgpu::FilterMode::Linear,
+            ..Default::default()
+        });
+        Ok(TextureInner::Wgpu(Arc::new(WgpuTexture {
+            view: t.create_view(&wgpu::TextureViewDescriptor::default()),
+            sampler,
+        })))
+    }
+
+    pub(crate) fn prepare(&self, builder: &PlanBuilder) -> Result<PlanInner> {
+        let dev = &self.ctx.device;
+        let align = self.ctx.limits.min_uniform_buffer_offset_alignment.max(16);
+        let stride = (std::mem::size_of::<super::ItemRange>() as u32).next_multiple_of(align);
+        let max_dim = self.ctx.limits.max_compute_workgroups_per_dimension;
+        let launches = builder.launches();
+        let mut range_bytes = vec![0u8; stride as usize * launches.len().max(1)];
+        let mut bind_groups: Vec<wgpu::BindGroup> = Vec::new();
+        // (kernel pointer, group, argument identities) of each bind group, for reuse.
+        let mut keys: Vec<(usize, u32, Vec<ArgKey>)> = Vec::new();
+        let mut uniforms: Vec<(Vec<u8>, wgpu::Buffer)> = Vec::new();
+        for a in launches.iter().flat_map(|l| l.args.iter()) {
+            if let Arg::Params(bytes) = a {
+                if !uniforms.iter().any(|(c, _)| c == bytes) {
+                    let buf = wgpu::util::DeviceExt::create_buffer_init(
+                        dev,
+                        &wgpu::util::BufferInitDescriptor {
+                            label: Some("launch parameters"),
+                            contents: bytes,
+                            usage: wgpu::BufferUsages::UNIFORM,
+                        },
+                    );
+                    uniforms.push((bytes.clone(), buf));
+                }
+            }
+        }
+        let mut prepared = Vec::with_capacity(launches.len());
+        for (i, l) in launches.iter().enumerate() {
+            let k = wgpu_kernel(&l.kernel.inner)?;
+            let at = i * stride as usize;
+            range_bytes[at..at + 16].copy_from_slice(bytemuck::bytes_of(&l.range));
+            let mut groups = Vec::new();
+            for (g, layout, arg_indices) in &k.groups {
+                let key: Vec<ArgKey> = arg_indices.iter().map(|&a| arg_key(&l.args[a])).collect();
+                let kid = Arc::as_ptr(k) as usize;
+                if let Some(idx) = keys
+                    .iter()
+                    .position(|(kk, gg, ak)| *kk == kid && gg == g && *ak == key)
+                {
+                    groups.push((*g, idx));
+                    continue;
+                }
+                let mut entries: Vec<(u32, wgpu::BindingResource<'_>)> = Vec::new();
+                let slots = &l.kernel.slots;
+                for &a in arg_indices {
+                    let slot = &slots[a];
+                    match &l.args[a] {
+                        Arg::Buffer(b) => {
+                            entries.push((slot.binding, wgpu_buffer(&b.inner)?.as_entire_binding()))
+                        }
+                        Arg::Params(bytes) => {
+                            let u = uniforms
+                                .iter()
+                                .find(|(c, _)| c == bytes)
+                                .map(|(_, b)| b)
+                                .ok_or_else(|| {
+                                    Error::Gpu("launch parameters not uploaded".into())
+                                })?;
+                            entries.push((slot.binding, u.as_entire_binding()));
+                        }
+                        Arg::Texture(t) => {
+                            let t = wgpu_texture(&t.inner)?;
+                            entries
+                                .push((slot.binding, wgpu::BindingResource::TextureView(&t.view)));
+                            for (sg, sb) in &k.samplers {
+                                if sg == g {
+                                    entries.push((*sb, wgpu::BindingResource::Sampler(&t.sampler)));
+                                }
+                            }
+                        }
+                    }
+                }
+                let entries: Vec<wgpu::BindGroupEntry<'_>> = entries
+                    .into_iter()
+                    .map(|(binding, resource)| wgpu::BindGroupEntry { binding, resource })
+                    .collect();
+                bind_groups.push(dev.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(l.kernel.stem()),
+                    layout,
+                    entries: &entries,
+                }));
+                keys.push((kid, *g, key));
+                groups.push((*g, bind_groups.len() - 1));
+            }
+            prepared.push(PreparedLaunch {
+                kernel: k.clone(),
+                groups,
+                range_offset: i as u32 * stride,
+                grid: grid_for(l.threads.max(1), super::WORKGROUP_SIZE, max_dim)?,
+            });
+        }
+        let range_buffer = wgpu::util::DeviceExt::create_buffer_init(
+            dev,
+            &wgpu::util::BufferInitDescriptor {
+                label: Some("item ranges"),
+                contents: &range_bytes,
+                usage: wgpu::BufferUsages::UNIFORM,
+            },
+        );
+        let range_group = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("item ranges"),
+            layout: &self.range_layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &range_buffer,
+                    offset: 0,
+                    size: wgpu::BufferSize::new(std::mem::size_of::<super::ItemRange>() as u64),
+                }),
+            }],
+        });
+        Ok(PlanInner::Wgpu(WgpuPlan {
+            launches: prepared,
+            bind_groups,
+            range_group,
+            segment_starts: segment_starts(builder),
+            _uniforms: uniforms.into_iter().map(|(_, b)| b).collect(),
+            _range_buffer: range_buffer,
+        }))
+    }
+
+    fn record(
+        &self,
+        plan: &WgpuPlan,
+        pass: &mut wgpu::ComputePass<'_>,
+        launches: std::ops::Range<usize>,
+    ) {
+        let mut last: Option<*const WgpuKernel> = None;
+        for l in &plan.launches[launches] {
+            let kp = Arc::as_ptr(&l.kernel);
+            if last != Some(kp) {
+                pass.set_pipeline(&l.kernel.pipeline);
+                last = Some(kp);
+            }
+            for (g, idx) in &l.groups {
+                pass.set_bind_group(*g, &plan.bind_groups[*idx], &[]);
+            }
+            pass.set_bind_group(RANGE_GROUP, &plan.range_group, &[l.range_offset]);
+            pass.dispatch_workgroups(l.grid.0, l.grid.1, 1);
+        }
+    }
+
+    pub(crate) fn queue(&self, plan: &super::Plan, repeats: u32) -> Result<()> {
+        let p = wgpu_plan(&plan.inner)?;
+        let mut enc = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("plan"),
+            });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("plan"),
+                timestamp_writes: None,
+            });
+            for _ in 0..repeats {
+                self.record(p, &mut pass, 0..p.launches.len());
+            }
+        }
+        self.ctx.queue.submit([enc.finish()]);
+        Ok(())
+    }
+
+    pub(crate) fn time(&self, plan: &super::Plan, repeats: u32) -> Result<(Vec<f64>, bool)> {
+        let p = wgpu_plan(&plan.inner)?;
+        if !self.has_timestamps() {
+            let start = Instant::now();
+            self.queue(plan, repeats)?;
+            self.wait()?;
+            return Ok((vec![start.elapsed().as_secs_f64()], false));
+        }
+        let segments = p.segment_starts.len().max(1) as u32;
+        let per_submit = (wgpu::QUERY_SET_MAX_QUERIES / 2 / segments).max(1);
+        let mut seconds = Vec::with_capacity((segments * repeats) as usize);
+        let mut done = 0;
+        while done < repeats {
+            let n = per_submit.min(repeats - done);
+            let mut timer = PassTimer::new(&self.ctx, n * segments);
+            timer.reset();
+            let mut enc = self
+                .ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("timed plan"),
+                });
+            for _ in 0..n {
+                for (s, &start) in p.segment_starts.iter().enumerate() {
+                    let end = p
+                        .segment_starts
+                        .get(s + 1)
+                        .copied()
+                        .unwrap_or(p.launches.len());
+                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("timed segment"),
+                        timestamp_writes: timer.next_pass(),
+                    });
+                    self.record(p, &mut pass, start..end);
+                }
+            }
+            timer.resolve(&mut enc);
+            self.ctx.queue.submit([enc.finish()]);
+            self.wait()?;
+            seconds.extend(timer.pass_seconds(&self.ctx)?);
+            done += n;
+        }
+        Ok((seconds, true))
+    }
+
+    pub fn wait(&self) -> Result<()> {
+        self.ctx.wait()
+    }
+}
+
+/// The identity of a launch argument, for reusing bind groups.
+#[derive(PartialEq)]
+enum ArgKey {
+    Buffer(wgpu::Buffer),
+    Params(Vec<u8>),
+    Texture(usize),
+}
+
+fn arg_key(a: &Arg) -> ArgKey {
+    match a {
+        Arg::Buffer(b) => match &b.inner {
+            BufferInner::Wgpu(w) => ArgKey::Buffer(w.clone()),
+            #[cfg(feature = "cuda")]
+            BufferInner::Cuda(_) => ArgKey::Params(Vec::new()),
+        },
+        Arg::Params(p) => ArgKey::Params(p.clone()),
+        Arg::Texture(t) => ArgKey::Texture(match &t.inner {
+            TextureInner::Wgpu(w) => Arc::as_ptr(w) as usize,
+            #[cfg(feature = "cuda")]
+            TextureInner::Cuda(c) => Arc::as_ptr(c) as usize,
+        }),
+    }
+}
+
+/// First launch of each segment of a plan (one segment covering everything when none is set).
+pub(crate) fn segment_starts(builder: &PlanBuilder) -> Vec<usize> {
+    let mut starts: Vec<usize> = builder.segments.iter().map(|s| s.start).collect();
+    if starts.is_empty() {
+        starts.push(0);
+    }
+    starts
+}
+
+/// Compile kernel `name` into a compute pipeline with entry point `main` and an automatic layout
+/// from the given bind group layouts.
+pub fn compute_pipeline(
+    device: &wgpu::Device,
+    name: &str,
+    layouts: &[&wgpu::BindGroupLayout],
+    constants: &[(&str, f64)],
+) -> Result<wgpu::ComputePipeline> {
+    let source = unroll_loops(&kernel_source(name)?, constants)
+        .map_err(|e| Error::Gpu(format!("kernel shaders/{name}.wgsl: {e}")))?;
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let desc = wgpu::ShaderModuleDescriptor {
+        label: Some(name),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    };
+    let module = if trusted_kernels() {
+        // SAFETY: every kernel guards its indices by the item range and by mesh connectivity
+        // validated on the host; the GPU-vs-CPU tests exercise each one with the checks on.
+        // Loops are bounded by degree or level counts. The user opts in explicitly.
+        unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
+    } else {
+        device.create_shader_module(desc)
+    };
+    let opt_layouts: Vec<Option<&wgpu::BindGroupLayout>> =
+        layouts.iter().map(|l| Some(*l)).collect();
+    let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(name),
+        bind_group_layouts: &opt_layouts,
+        immediate_size: 0,
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(name),
+        layout: Some(&layout),
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants,
+            zero_initialize_workgroup_memory: false,
+        },
+        cache: None,
+    });
+    match pollster::block_on(scope.pop()) {
+        Some(e) => Err(Error::Gpu(format!("kernel shaders/{name}.wgsl: {e}"))),
+        None => Ok(pipeline),
+    }
+}
