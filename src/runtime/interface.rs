@@ -59,6 +59,9 @@ pub struct KernelInterface {
     /// All bindings, sorted by (group, binding).
     pub bindings: Vec<Binding>,
     pub overrides: Vec<Override>,
+    /// (name, size in bytes) of every named struct the module declares, for the checks of
+    /// the `#[repr(C)]` Rust mirrors.
+    pub structs: Vec<(String, u32)>,
 }
 
 impl KernelInterface {
@@ -188,10 +191,17 @@ pub fn reflect_module(stem: &str, module: &naga::Module) -> Result<KernelInterfa
             }
         })
         .collect();
+    let structs = module
+        .types
+        .iter()
+        .filter(|(_, t)| matches!(t.inner, naga::TypeInner::Struct { .. }))
+        .filter_map(|(h, t)| t.name.clone().map(|n| (n, layouter[h].size)))
+        .collect();
     Ok(KernelInterface {
         stem: stem.to_string(),
         bindings,
         overrides,
+        structs,
     })
 }
 
@@ -219,4 +229,100 @@ pub fn reflect_kernel(stem: &str) -> Result<KernelInterface> {
         .map_err(|_| Error::Gpu("interface cache poisoned".into()))?
         .insert(stem.to_string(), iface.clone());
     Ok(iface)
+}
+
+/// The parameter list of `__global__ void <entry>(...)` in a CUDA source, one string per
+/// parameter with whitespace collapsed (e.g. `const float4* __restrict__ cells`); `None` when
+/// the source has no such kernel.
+pub fn cuda_parameters(source: &str, entry: &str) -> Option<Vec<String>> {
+    let sig = format!("void {entry}(");
+    let at = source.find(&sig)? + sig.len();
+    let end = at + source[at..].find(')')?;
+    Some(
+        source[at..end]
+            .split(',')
+            .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter(|p| !p.is_empty())
+            .collect(),
+    )
+}
+
+/// The entry points (`extern "C" __global__ void NAME(`) of a CUDA source, in order.
+pub fn cuda_entries(source: &str) -> Vec<String> {
+    source
+        .split("__global__ void ")
+        .skip(1)
+        .filter_map(|rest| rest.split('(').next())
+        .map(|n| n.trim().to_string())
+        .collect()
+}
+
+/// The CUDA spelling of a WGSL element type (`vec4<f32>` -> `float4`, `atomic<u32>` -> `u32`,
+/// struct names unchanged).
+pub fn cuda_type(wgsl: &str) -> String {
+    match wgsl {
+        "f32" => "float".into(),
+        "u32" | "atomic<u32>" => "u32".into(),
+        "i32" => "int".into(),
+        "vec2<f32>" => "float2".into(),
+        "vec4<f32>" => "float4".into(),
+        "vec4<u32>" => "uint4".into(),
+        "vec2<u32>" => "uint2".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Why CUDA parameter `param` does not take WGSL argument `arg`, or `None` when it does:
+/// storage buffers are `[const] T*` with `const` exactly when read-only, uniform structs are
+/// passed by value, textures are a `cudaTextureObject_t` or their texels as `const float4*`;
+/// names agree except for textures passed as texels.
+pub fn twin_mismatch(arg: &Binding, param: &str) -> Option<String> {
+    let words: Vec<&str> = param
+        .split(|c: char| c.is_whitespace() || c == '*')
+        .filter(|w| !w.is_empty() && *w != "__restrict__")
+        .collect();
+    let name = *words.last()?;
+    let is_const = words.first() == Some(&"const");
+    let ty = if is_const {
+        words.get(1)?
+    } else {
+        words.first()?
+    };
+    let pointer = param.contains('*');
+    let expected_ty = cuda_type(&arg.ty);
+    let fail = |why: String| Some(format!("'{param}' for WGSL '{}': {why}", arg.name));
+    match &arg.kind {
+        BindingKind::Storage { read_only } => {
+            if !pointer {
+                return fail("a storage buffer must be a pointer".into());
+            }
+            if *ty != expected_ty {
+                return fail(format!("element type {ty}, expected {expected_ty}"));
+            }
+            if is_const != *read_only {
+                return fail(format!(
+                    "const is {is_const} but the WGSL binding is {}",
+                    if *read_only {
+                        "read-only"
+                    } else {
+                        "read_write"
+                    }
+                ));
+            }
+        }
+        BindingKind::Uniform { .. } => {
+            if pointer || *ty != expected_ty {
+                return fail(format!("a uniform {expected_ty} is passed by value"));
+            }
+        }
+        BindingKind::Texture => {
+            let texels = pointer && is_const && *ty == "float4";
+            if !(texels || *ty == "cudaTextureObject_t") {
+                return fail("a texture is a cudaTextureObject_t or const float4* texels".into());
+            }
+            return None;
+        }
+        BindingKind::Sampler => return fail("samplers are not parameters".into()),
+    }
+    (name != arg.name).then(|| format!("'{param}': name differs from WGSL '{}'", arg.name))
 }

@@ -4,7 +4,7 @@
 
 use super::{driver_err, kernel_source, CudaDevice};
 use crate::error::{Error, Result};
-use crate::runtime::interface::{BindingKind, KernelInterface, ScalarType};
+use crate::runtime::interface::{cuda_parameters, BindingKind, KernelInterface, ScalarType};
 use crate::runtime::{
     Arg, BufferInner, ItemRange, KernelInner, Plan, PlanBuilder, PlanInner, TexelPrecision,
     TextureInner, WORKGROUP_SIZE,
@@ -111,21 +111,6 @@ fn memory(b: &BufferInner) -> Result<&DeviceMemory> {
             "a wgpu buffer passed to the CUDA backend".into(),
         )),
     }
-}
-
-/// The parameter list of `__global__ void <entry>(...)` in a CUDA source, one string per
-/// parameter with whitespace collapsed (e.g. `const float4* __restrict__ cells`).
-pub fn cuda_parameters(source: &str, entry: &str) -> Option<Vec<String>> {
-    let sig = format!("void {entry}(");
-    let at = source.find(&sig)? + sig.len();
-    let end = at + source[at..].find(')')?;
-    Some(
-        source[at..end]
-            .split(',')
-            .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
-            .filter(|p| !p.is_empty())
-            .collect(),
-    )
 }
 
 impl CudaDevice {
