@@ -4,7 +4,7 @@
 //! sweeps fit in one submit.
 
 use crate::error::{Error, Result};
-use crate::gpu::context::GpuContext;
+use super::context::GpuContext;
 
 pub use crate::runtime::{ItemRange, WORKGROUP_SIZE};
 

@@ -2,8 +2,8 @@
 //! (TIMESTAMP_QUERY), wall clock around submit + wait otherwise.
 
 use crate::error::Result;
-use crate::gpu::buffers::Readback;
-use crate::gpu::context::GpuContext;
+use super::buffers::Readback;
+use super::context::GpuContext;
 use std::time::Instant;
 
 /// Times up to `capacity` compute passes per measurement with timestamp queries.
