@@ -10,6 +10,7 @@ pub mod commands;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod error;
+pub mod files;
 pub mod gpu;
 pub mod mesh;
 pub mod order;

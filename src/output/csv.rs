@@ -112,7 +112,7 @@ impl CsvWriter {
 /// directories: readers see the old file or the complete new one, never a mix.
 pub fn write_json_atomic(path: impl AsRef<Path>, value: &serde_json::Value) -> Result<()> {
     let path = path.as_ref();
-    super::atomic_write(path, |w| {
+    crate::files::atomic_write(path, |w| {
         serde_json::to_writer_pretty(&mut *w, value).map_err(std::io::Error::other)?;
         w.write_all(b"\n")
     })

@@ -320,12 +320,12 @@ pub fn topology_edges(topo: &Topology) -> Vec<[u32; 2]> {
         .collect()
 }
 
-/// Encode `img` as PNG and write it atomically (see [`super::atomic_write`]): a reader sees
+/// Encode `img` as PNG and write it atomically (see [`crate::files::atomic_write`]): a reader sees
 /// the previous file or the complete new one, never a partial PNG. Parent directories are
 /// created; errors name `path`.
 pub fn write_png_atomic(img: &RgbaImage, path: &Path) -> Result<()> {
     use image::ImageEncoder;
-    super::atomic_write(path, |w| {
+    crate::files::atomic_write(path, |w| {
         let enc = image::codecs::png::PngEncoder::new_with_quality(
             w,
             image::codecs::png::CompressionType::Fast,

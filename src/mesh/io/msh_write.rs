@@ -101,7 +101,7 @@ pub fn write_msh41(mesh: &Mesh, path: &Path) -> Result<()> {
         (lo, hi)
     };
 
-    crate::output::atomic_write(path, |w| {
+    crate::files::atomic_write(path, |w| {
         writeln!(w, "$MeshFormat\n4.1 0 8\n$EndMeshFormat")?;
         if !mesh.physical_names.is_empty() {
             writeln!(w, "$PhysicalNames\n{}", mesh.physical_names.len())?;

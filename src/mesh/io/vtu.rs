@@ -115,7 +115,7 @@ pub fn write_vtu(
             path.display()
         )));
     }
-    crate::output::atomic_write(path, |w| {
+    crate::files::atomic_write(path, |w| {
         writeln!(w, "<?xml version=\"1.0\"?>")?;
         writeln!(
             w,

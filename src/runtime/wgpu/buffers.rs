@@ -1,7 +1,7 @@
 //! Buffer helpers: checked storage-buffer creation and read-back through a staging buffer.
 
-use crate::error::{Error, Result};
 use super::context::GpuContext;
+use crate::error::{Error, Result};
 use wgpu::util::DeviceExt;
 
 /// Usage of a storage buffer the host may also write and read back.

@@ -3,8 +3,8 @@
 //! dynamic offset into one uniform buffer, so a whole sweep is a handful of commands and many
 //! sweeps fit in one submit.
 
-use crate::error::{Error, Result};
 use super::context::GpuContext;
+use crate::error::{Error, Result};
 
 pub use crate::runtime::{ItemRange, WORKGROUP_SIZE};
 

@@ -1,9 +1,9 @@
 //! Kernel timing: timestamp queries around compute passes where the adapter has them
 //! (TIMESTAMP_QUERY), wall clock around submit + wait otherwise.
 
-use crate::error::Result;
 use super::buffers::Readback;
 use super::context::GpuContext;
+use crate::error::Result;
 use std::time::Instant;
 
 /// Times up to `capacity` compute passes per measurement with timestamp queries.

@@ -263,7 +263,7 @@ impl VertexMetric {
 
     /// Write the file format read by [`VertexMetric::read`].
     pub fn write(&self, path: &Path) -> Result<()> {
-        crate::output::atomic_write(path, |w| {
+        crate::files::atomic_write(path, |w| {
             writeln!(w, "# m11 m12 m22, one line per mesh vertex")?;
             for m in &self.values {
                 writeln!(w, "{:e} {:e} {:e}", m[0], m[1], m[2])?;
