@@ -21,7 +21,7 @@ use crate::gpu::timing::median;
 use crate::gpu::{Backend, BackendKind, GpuOptions};
 use crate::order::Ordering;
 use crate::solver::swe::case::Case;
-use crate::solver::swe::gpu::{new_swe_device, FluxLayout, KernelTimes};
+use crate::solver::swe::gpu::{FluxLayout, GpuSolver, KernelTimes};
 use crate::solver::swe::mesh::{fit_to_domain, EdgeKind, SweMesh};
 use crate::solver::swe::Scheme;
 use clap::Args;
@@ -148,7 +148,7 @@ pub(crate) fn bench_config(
         case,
         ordering,
     } = *input;
-    let mut g = new_swe_device(
+    let mut g = GpuSolver::new(
         backend,
         mesh,
         depth,
