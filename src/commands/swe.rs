@@ -3,8 +3,8 @@
 use crate::cli::GlobalArgs;
 use crate::commands::progress::bar;
 use crate::error::Error;
-use crate::gpu::{Backend, GpuOptions};
 use crate::order::Ordering;
+use crate::runtime::{GpuOptions, Runtime};
 use crate::solver::swe::case::{Case, MeshSource, BUILTINS};
 use crate::solver::swe::driver::run_case;
 use crate::solver::swe::gpu::{FluxLayout, GpuSolver};
@@ -134,7 +134,7 @@ pub fn case_from_args(args: &SweArgs) -> anyhow::Result<Case> {
 pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let case = case_from_args(args)?;
     let setup = case.prepare()?;
-    let backend = Backend::new(
+    let backend = Runtime::new(
         global.backend,
         &GpuOptions {
             adapter: global.adapter.clone(),
