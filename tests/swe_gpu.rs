@@ -3,9 +3,9 @@
 //! per-layer mass conservation with walls, the lake at rest, independence of the cell ordering
 //! and of the flux layout (colored edge scatter vs cell-centred gather).
 
-use chromaflow::gpu::{GpuContext, GpuOptions};
 use chromaflow::mesh::Mesh;
 use chromaflow::order::Ordering;
+use chromaflow::runtime::Runtime;
 use chromaflow::solver::swe::case::Case;
 use chromaflow::solver::swe::cpu::CpuSolver;
 use chromaflow::solver::swe::diag::layer_masses;
@@ -13,8 +13,8 @@ use chromaflow::solver::swe::gpu::{FluxLayout, GpuSolver};
 use chromaflow::solver::swe::mesh::{criss_cross, EdgeKind, SweMesh};
 use chromaflow::solver::swe::Scheme;
 
-fn ctx() -> GpuContext {
-    GpuContext::new(&GpuOptions::default()).expect("a GPU adapter is required (CI: lavapipe)")
+fn rt() -> Runtime {
+    Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)")
 }
 
 struct Run {
@@ -36,9 +36,9 @@ fn prepare(case: &str, mesh: &Mesh, ordering: Ordering) -> Run {
     }
 }
 
-fn gpu<'a>(ctx: &'a GpuContext, r: &Run, scheme: Scheme, layout: FluxLayout) -> GpuSolver<'a> {
+fn gpu(rt: &Runtime, r: &Run, scheme: Scheme, layout: FluxLayout) -> GpuSolver {
     GpuSolver::new(
-        ctx,
+        rt,
         &r.mesh,
         &r.depth,
         &r.state,
@@ -83,21 +83,21 @@ fn max_diff(a: &[[f64; 6]], b: &[[f64; 6]]) -> (f64, f64) {
 /// |Δh| ≤ 5e-5 m and |Δq| ≤ 2e-4 m² s⁻¹ (f32 round-off grows over the steps; observed ~1e-6).
 #[test]
 fn gpu_matches_cpu_reference_after_k_steps() {
-    let ctx = ctx();
+    let rt = rt();
     let m = criss_cross(16).unwrap();
     for case in ["test1", "test2"] {
         let r = prepare(case, &m, Ordering::Original);
         for scheme in Scheme::ALL {
-            let mut g = gpu(&ctx, &r, scheme, FluxLayout::ColoredScatter);
-            g.run_steps(10).unwrap();
+            let mut g = gpu(&rt, &r, scheme, FluxLayout::ColoredScatter);
+            g.steps(10).unwrap();
             let mut c = cpu(&r, scheme);
             c.run_steps(10);
-            let (dh, dq) = max_diff(&g.state().unwrap(), &c.state);
+            let (dh, dq) = max_diff(&g.read_state().unwrap(), &c.state);
             assert!(
                 dh <= 5e-5 && dq <= 2e-4,
                 "{case} {scheme}: dh {dh:e} dq {dq:e}"
             );
-            let ctl = g.control().unwrap();
+            let ctl = g.read_control().unwrap();
             assert_eq!(ctl.steps, 10);
             // Same events as the CPU (IFCP's approximate eigenvalues flag a few edges of the
             // coarse M(16) Test 2 as non-hyperbolic; none on M(50)).
@@ -119,7 +119,7 @@ fn gpu_matches_cpu_reference_after_k_steps() {
 /// conserved to 1e-6 relative with walls (§13.1).
 #[test]
 fn gpu_reproduces_spec_table_and_conserves_mass() {
-    let ctx = ctx();
+    let rt = rt();
     let m = criss_cross(50).unwrap();
     let rows = [
         (
@@ -150,8 +150,8 @@ fn gpu_reproduces_spec_table_and_conserves_mass() {
     for (case, scheme, steps, extrema) in rows {
         let r = prepare(case, &m, Ordering::Original);
         let m0 = layer_masses(&r.mesh.geom.areas, &r.state);
-        let mut g = gpu(&ctx, &r, scheme, FluxLayout::ColoredScatter);
-        let ctl = g.advance_to(0.1, 64, |_| {}).unwrap();
+        let mut g = gpu(&rt, &r, scheme, FluxLayout::ColoredScatter);
+        let ctl = g.advance(0.1, 64, &mut |_| {}).unwrap();
         assert_eq!(ctl.t, 0.1f32, "{case} {scheme}: final time hit exactly");
         assert!(
             ctl.steps == steps || ctl.steps == steps + 1,
@@ -159,7 +159,7 @@ fn gpu_reproduces_spec_table_and_conserves_mass() {
             ctl.steps
         );
         assert_eq!(ctl.nonhyperbolic, 0);
-        let s = g.state().unwrap();
+        let s = g.read_state().unwrap();
         let ext = |k: usize| {
             s.iter()
                 .map(|w| w[k])
@@ -186,18 +186,18 @@ fn gpu_reproduces_spec_table_and_conserves_mass() {
 /// and elevation drift ≤ 1e-6 m on M(50) at t = 5 s (≈ 726 steps, f32), both schemes.
 #[test]
 fn gpu_lake_at_rest_stays_at_rest() {
-    let ctx = ctx();
+    let rt = rt();
     let m = criss_cross(50).unwrap();
     let r = prepare("lake", &m, Ordering::Original);
     for scheme in [Scheme::PvmIfcp, Scheme::IrRoe] {
-        let mut g = gpu(&ctx, &r, scheme, FluxLayout::ColoredScatter);
-        let ctl = g.advance_to(5.0, 128, |_| {}).unwrap();
+        let mut g = gpu(&rt, &r, scheme, FluxLayout::ColoredScatter);
+        let ctl = g.advance(5.0, 128, &mut |_| {}).unwrap();
         assert!(
             (700..760).contains(&ctl.steps),
             "{scheme}: {} steps",
             ctl.steps
         );
-        let s = g.state().unwrap();
+        let s = g.read_state().unwrap();
         let mut umax: f64 = 0.0;
         let mut drift: f64 = 0.0;
         for (i, w) in s.iter().enumerate() {
@@ -219,12 +219,12 @@ fn gpu_lake_at_rest_stays_at_rest() {
 /// to the input numbering, |Δh| ≤ 2e-5 after 15 steps of Test 1 on M(16).
 #[test]
 fn gpu_results_independent_of_ordering_and_layout() {
-    let ctx = ctx();
+    let rt = rt();
     let m = criss_cross(16).unwrap();
     let base = prepare("test1", &m, Ordering::Original);
-    let mut g = gpu(&ctx, &base, Scheme::PvmIfcp, FluxLayout::ColoredScatter);
-    g.run_steps(15).unwrap();
-    let reference = g.state().unwrap();
+    let mut g = gpu(&rt, &base, Scheme::PvmIfcp, FluxLayout::ColoredScatter);
+    g.steps(15).unwrap();
+    let reference = g.read_state().unwrap();
     let mut checked = 0;
     for ordering in [
         Ordering::Original,
@@ -234,9 +234,9 @@ fn gpu_results_independent_of_ordering_and_layout() {
     ] {
         for layout in [FluxLayout::ColoredScatter, FluxLayout::CellGather] {
             let r = prepare("test1", &m, ordering);
-            let mut g = gpu(&ctx, &r, Scheme::PvmIfcp, layout);
-            g.run_steps(15).unwrap();
-            let s = g.state().unwrap();
+            let mut g = gpu(&rt, &r, Scheme::PvmIfcp, layout);
+            g.steps(15).unwrap();
+            let s = g.read_state().unwrap();
             let mut back = vec![[0.0; 6]; s.len()];
             for (new, &old) in r.mesh.element_new_to_old.iter().enumerate() {
                 back[old as usize] = s[new];
@@ -258,7 +258,7 @@ fn gpu_results_independent_of_ordering_and_layout() {
 /// fall back to IFCP on the dry edges and say so), and GPU and CPU agree.
 #[test]
 fn dry_upper_layer_gives_no_nan() {
-    let ctx = ctx();
+    let rt = rt();
     let text = r#"
 [mesh]
 builtin = "cross:12"
@@ -281,9 +281,9 @@ final_time = 1.0
             depth: setup.depth.clone(),
             state: setup.state.clone(),
         };
-        let mut g = gpu(&ctx, &r, scheme, FluxLayout::ColoredScatter);
-        g.run_steps(40).unwrap();
-        let s = g.state().unwrap();
+        let mut g = gpu(&rt, &r, scheme, FluxLayout::ColoredScatter);
+        g.steps(40).unwrap();
+        let s = g.read_state().unwrap();
         assert!(
             s.iter().flatten().all(|v| v.is_finite()),
             "{scheme}: NaN on the GPU"
@@ -294,7 +294,7 @@ final_time = 1.0
             c.state.iter().flatten().all(|v| v.is_finite()),
             "{scheme}: NaN on the CPU"
         );
-        let ctl = g.control().unwrap();
+        let ctl = g.read_control().unwrap();
         if scheme != Scheme::PvmIfcp {
             assert!(
                 ctl.fallback > 0 && c.counters.fallback > 0,

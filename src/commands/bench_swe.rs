@@ -17,11 +17,10 @@
 use crate::cli::GlobalArgs;
 use crate::commands::progress::bar;
 use crate::error::Error;
-use crate::gpu::timing::median;
-use crate::gpu::{Backend, BackendKind, GpuOptions};
 use crate::order::Ordering;
+use crate::runtime::{median, BackendKind, GpuOptions, Runtime};
 use crate::solver::swe::case::Case;
-use crate::solver::swe::gpu::{new_swe_device, FluxLayout, KernelTimes};
+use crate::solver::swe::gpu::{FluxLayout, GpuSolver, KernelTimes};
 use crate::solver::swe::mesh::{fit_to_domain, EdgeKind, SweMesh};
 use crate::solver::swe::Scheme;
 use clap::Args;
@@ -133,7 +132,7 @@ pub(crate) struct SweBenchInput<'a> {
 /// `kernel_repeats` times (median per group).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn bench_config(
-    backend: &Backend,
+    backend: &Runtime,
     input: &SweBenchInput,
     scheme: Scheme,
     layout: FluxLayout,
@@ -148,7 +147,7 @@ pub(crate) fn bench_config(
         case,
         ordering,
     } = *input;
-    let mut g = new_swe_device(
+    let mut g = GpuSolver::new(
         backend,
         mesh,
         depth,
@@ -222,7 +221,7 @@ pub(crate) fn parse_layout(s: &str) -> anyhow::Result<FluxLayout> {
 
 /// Run `chromaflow bench swe`.
 pub fn run(args: &BenchSweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
-    let backend = Backend::new(
+    let backend = Runtime::new(
         global.backend,
         &GpuOptions {
             adapter: global.adapter.clone(),

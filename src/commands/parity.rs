@@ -16,7 +16,7 @@ use crate::order::Ordering;
 use crate::solver::swe::case::Case;
 use crate::solver::swe::cpu::CpuSolver;
 use crate::solver::swe::diag::layer_masses;
-use crate::solver::swe::gpu::{new_swe_device, FluxLayout, SweDevice};
+use crate::solver::swe::gpu::{FluxLayout, GpuSolver};
 use crate::solver::swe::mesh::{criss_cross, EdgeKind, SweMesh};
 use crate::solver::swe::Scheme;
 use clap::Args;
@@ -211,13 +211,8 @@ fn prepare(case: &str, mesh: &Mesh, ordering: Ordering) -> Result<Run> {
     })
 }
 
-fn device<'a>(
-    b: &'a Backend,
-    r: &Run,
-    scheme: Scheme,
-    layout: FluxLayout,
-) -> Result<Box<dyn SweDevice + 'a>> {
-    new_swe_device(
+fn device(b: &Backend, r: &Run, scheme: Scheme, layout: FluxLayout) -> Result<GpuSolver> {
+    GpuSolver::new(
         b,
         &r.mesh,
         &r.depth,

@@ -3,11 +3,11 @@
 use crate::cli::GlobalArgs;
 use crate::commands::progress::bar;
 use crate::error::Error;
-use crate::gpu::{Backend, GpuOptions};
 use crate::order::Ordering;
+use crate::runtime::{GpuOptions, Runtime};
 use crate::solver::swe::case::{Case, MeshSource, BUILTINS};
 use crate::solver::swe::driver::run_case;
-use crate::solver::swe::gpu::{new_swe_device, FluxLayout};
+use crate::solver::swe::gpu::{FluxLayout, GpuSolver};
 use crate::solver::swe::Scheme;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -134,7 +134,7 @@ pub fn case_from_args(args: &SweArgs) -> anyhow::Result<Case> {
 pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let case = case_from_args(args)?;
     let setup = case.prepare()?;
-    let backend = Backend::new(
+    let backend = Runtime::new(
         global.backend,
         &GpuOptions {
             adapter: global.adapter.clone(),
@@ -147,7 +147,7 @@ pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     } else {
         FluxLayout::ColoredScatter
     };
-    let mut solver = new_swe_device(
+    let mut solver = GpuSolver::new(
         &backend,
         &setup.mesh,
         &setup.depth,
@@ -160,7 +160,7 @@ pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let pb = bar(1000, &case.name, global.quiet || args.json);
     let start = Instant::now();
     let final_time = case.final_time;
-    let summary = run_case(solver.as_mut(), &case, &setup, args.batch, |t, steps| {
+    let summary = run_case(&mut solver, &case, &setup, args.batch, |t, steps| {
         let secs = start.elapsed().as_secs_f64().max(1e-9);
         pb.set_position((t / final_time * 1000.0).round() as u64);
         pb.set_message(format!(

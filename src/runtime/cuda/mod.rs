@@ -6,9 +6,6 @@
 //!   of one stream run in order, so per-color launches need no extra synchronization), and
 //!   the NVRTC compile (`--gpu-architecture=compute_XY`, the WGSL override constants as `-D`
 //!   defines) with a cache of compiled modules.
-//! * [`swe`]: [`swe::CudaSolver`], the two-layer shallow-water solver (implements
-//!   [`crate::solver::swe::gpu::SweDevice`]), plus an atomicAdd scatter variant of the edge
-//!   kernel for comparison with the colored launches.
 //! * [`dg`]: [`dg::CudaDg`], the discontinuous Galerkin Euler solver (implements
 //!   [`crate::solver::dg::gpu::DgDevice`]).
 //! * [`kernels`]: prefix sum and min-reduction (twins of `scan_*.wgsl`, `reduce_min.wgsl`).

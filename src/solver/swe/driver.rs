@@ -6,7 +6,7 @@
 
 use super::case::{Case, Setup};
 use super::diag::{field, field_title, layer_masses, min_max};
-use super::gpu::{GpuControl, SweDevice};
+use super::gpu::{GpuControl, GpuSolver};
 use super::mesh::SweMesh;
 use super::Counters;
 use crate::error::Result;
@@ -162,10 +162,10 @@ fn csv_row(
     row
 }
 
-/// Run `case` (already prepared as `setup`, uploaded to `solver`, a wgpu or CUDA
-/// [`SweDevice`]) with its outputs. `progress(t, steps)` is called after every batch of steps.
+/// Run `case` (already prepared as `setup`, uploaded to `solver`, on wgpu or CUDA) with its
+/// outputs. `progress(t, steps)` is called after every batch of steps.
 pub fn run_case(
-    solver: &mut dyn SweDevice,
+    solver: &mut GpuSolver,
     case: &Case,
     setup: &Setup,
     max_batch: u32,

@@ -1,10 +1,11 @@
-//! The wgpu host driver: buffers, pipelines and the per-step command sequence
+//! The GPU driver, written once over [`Runtime`] (wgpu or CUDA): buffers, kernels and one
+//! prepared step plan
 //!
-//! flux pass (one dispatch per edge color, or the cell-centred gather) → local Δt per cell →
-//! GPU min-reduction → time kernel (Δt = min(Δt_CFL, t_end − t), t advanced on the GPU) →
-//! cell update (reads Δt from the GPU),
+//! flux segment (one launch per edge color, or the cell-centred gather, or on CUDA one atomicAdd
+//! launch over all edges) → update segment: local Δt per cell → GPU min-reduction → time kernel
+//! (Δt = min(Δt_CFL, t_end − t), t advanced on the GPU) → cell update (reads Δt from the GPU),
 //!
-//! recorded many steps per submit; the host reads back only the small control block (time,
+//! queued many steps per submit; the host reads back only the small control block (time,
 //! steps, counters) between batches and the state when it prints or saves.
 //!
 //! Layout (f32): cells are two vec4 per cell, (h1, q1x, q1y, h2) and (q2x, q2y, H, |V|);
@@ -12,14 +13,10 @@
 
 use super::mesh::SweMesh;
 use super::{Counters, Physics, Scheme};
+use crate::args;
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{bind_buffers, storage_from, storage_layout, storage_zeroed, Readback};
-use crate::gpu::context::GpuContext;
-use crate::gpu::dispatch::{range_layout, RangeSet};
-use crate::gpu::legacy_reduce::MinReduction;
-use crate::gpu::shaders::compute_pipeline;
-use crate::gpu::timing::PassTimer;
-use crate::gpu::Backend;
+use crate::runtime::reduce::MinReduction;
+use crate::runtime::{Buffer, ItemRange, Plan, PlanBuilder, Runtime};
 
 /// Mirrors `Control` in shaders/common/swe_control.wgsl.
 #[repr(C)]
@@ -77,153 +74,16 @@ impl FluxLayout {
     }
 }
 
-/// A two-layer shallow-water solver on a compute device: the backend boundary of this
-/// workload. Implemented by [`GpuSolver`] (wgpu) and, with feature `cuda`, by
-/// `crate::cuda::swe::CudaSolver`; the driver and the benchmark only use this trait.
-pub trait SweDevice {
-    /// The device the solver runs on (adapter or CUDA device name).
-    fn device_name(&self) -> String;
-    /// The flux layout in use.
-    fn flux_layout(&self) -> FluxLayout;
-    /// Set the time the next steps stop at (the last step is clamped to hit it exactly).
-    fn set_end_time(&mut self, t_end: f32) -> Result<()>;
-    /// Queue `n` steps (steps past t_end are no-ops) without waiting for them.
-    fn queue_steps(&mut self, n: u32) -> Result<()>;
-    /// Take exactly `n` steps without a time clamp and wait for them.
-    fn steps(&mut self, n: u32) -> Result<()>;
-    /// Read the control block (time, last Δt, steps, counters).
-    fn read_control(&mut self) -> Result<GpuControl>;
-    /// The state, converted to f64 W = (h1, q1x, q1y, h2, q2x, q2y) per cell.
-    fn read_state(&mut self) -> Result<Vec<[f64; 6]>>;
-    /// Take `n` steps (no clamp), timing the flux pass and the rest of each step separately.
-    fn time_steps(&mut self, n: u32) -> Result<KernelTimes>;
-    /// Advance to `t_end` in batches of at most `max_batch` steps (see [`advance_device`]).
-    fn advance(
-        &mut self,
-        t_end: f64,
-        max_batch: u32,
-        progress: &mut dyn FnMut(&GpuControl),
-    ) -> Result<GpuControl> {
-        advance_device(self, t_end, max_batch, progress)
-    }
-}
-
-/// Advance `dev` to `t_end`, queueing batches of at most `max_batch` steps sized from the last
-/// Δt; `progress(control)` is called after each batch. Errors when the time stops advancing or
-/// becomes NaN (a blown-up solution).
-pub fn advance_device<D: SweDevice + ?Sized>(
-    dev: &mut D,
-    t_end: f64,
-    max_batch: u32,
-    progress: &mut dyn FnMut(&GpuControl),
-) -> Result<GpuControl> {
-    let target = t_end as f32;
-    dev.set_end_time(target)?;
-    let mut ctl = dev.read_control()?;
-    while ctl.t < target {
-        let est = if ctl.last_dt > 0.0 {
-            (((target - ctl.t) / ctl.last_dt).ceil() as u32).saturating_add(1)
-        } else {
-            1
-        };
-        dev.queue_steps(est.clamp(1, max_batch.max(1)))?;
-        let next = dev.read_control()?;
-        if !next.t.is_finite() || !next.dt.is_finite() || (next.t <= ctl.t && next.t < target) {
-            return Err(Error::Gpu(format!(
-                "the solution stopped advancing at t = {} after {} steps (dt = {}): \
-                 it probably blew up (NaN); try a smaller CFL number",
-                next.t, next.steps, next.dt
-            )));
-        }
-        ctl = next;
-        progress(&ctl);
-    }
-    Ok(ctl)
-}
-
-/// A solver for `mesh` on `backend` (wgpu or CUDA), behind [`SweDevice`].
-#[allow(clippy::too_many_arguments)]
-pub fn new_swe_device<'a>(
-    backend: &'a Backend,
-    mesh: &SweMesh,
-    depth: &[f64],
-    state: &[[f64; 6]],
-    scheme: Scheme,
-    phys: Physics,
-    cfl: f64,
-    layout: FluxLayout,
-) -> Result<Box<dyn SweDevice + 'a>> {
-    match crate::gpu::legacy(backend) {
-        crate::gpu::Device::Wgpu(ctx) => Ok(Box::new(GpuSolver::new(
-            ctx, mesh, depth, state, scheme, phys, cfl, layout,
-        )?)),
-        #[cfg(feature = "cuda")]
-        crate::gpu::Device::Cuda(dev) => Ok(Box::new(crate::cuda::swe::CudaSolver::new(
-            dev, mesh, depth, state, scheme, phys, cfl, layout,
-        )?)),
-    }
-}
-
-impl SweDevice for GpuSolver<'_> {
-    fn device_name(&self) -> String {
-        self.ctx.info.name.clone()
-    }
-    fn flux_layout(&self) -> FluxLayout {
-        self.layout
-    }
-    fn set_end_time(&mut self, t_end: f32) -> Result<()> {
-        self.set_t_end(t_end);
-        Ok(())
-    }
-    fn queue_steps(&mut self, n: u32) -> Result<()> {
-        self.submit_steps(n)
-    }
-    fn steps(&mut self, n: u32) -> Result<()> {
-        self.run_steps(n)
-    }
-    fn read_control(&mut self) -> Result<GpuControl> {
-        self.control()
-    }
-    fn read_state(&mut self) -> Result<Vec<[f64; 6]>> {
-        self.state()
-    }
-    fn time_steps(&mut self, n: u32) -> Result<KernelTimes> {
-        self.timed_steps(n)
-    }
-}
-
-/// Seconds spent per kernel group, from timestamp queries (or wall clock without them).
+/// Seconds spent per kernel group, from device timers (or wall clock without them).
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct KernelTimes {
     /// The flux pass (all colors, or the gather kernel).
     pub flux: f64,
     /// Local Δt, reduction, time kernel and update.
     pub update: f64,
-    /// True when measured with GPU timestamps.
+    /// True when measured on the device (timestamp queries, CUDA events); otherwise `flux`
+    /// holds the wall time of the whole steps and `update` is 0.
     pub timestamps: bool,
-}
-
-/// A two-layer shallow-water run on the GPU.
-pub struct GpuSolver<'a> {
-    ctx: &'a GpuContext,
-    n_cells: u32,
-    layout: FluxLayout,
-    cells: wgpu::Buffer,
-    control: wgpu::Buffer,
-    flux_pipeline: wgpu::ComputePipeline,
-    flux_bind: wgpu::BindGroup,
-    flux_ranges: RangeSet,
-    dt_pipeline: wgpu::ComputePipeline,
-    dt_bind: wgpu::BindGroup,
-    time_pipeline: wgpu::ComputePipeline,
-    time_bind: wgpu::BindGroup,
-    update_pipeline: wgpu::ComputePipeline,
-    update_bind: wgpu::BindGroup,
-    cell_range: RangeSet,
-    one_range: RangeSet,
-    reduction: MinReduction,
-    readback: Readback,
-    _buffers: Vec<wgpu::Buffer>,
 }
 
 /// Cells in GPU layout: (h1, q1x, q1y, h2), (q2x, q2y, H, |V|).
@@ -252,12 +112,23 @@ pub fn unpack_cells(raw: &[[f32; 4]]) -> Vec<[f64; 6]> {
         .collect()
 }
 
-impl<'a> GpuSolver<'a> {
-    /// Upload the mesh and initial state and build the pipelines (physical constants are baked
-    /// in as WGSL override constants).
+/// A two-layer shallow-water run on a compute device (wgpu or CUDA, as its [`Runtime`]).
+pub struct GpuSolver {
+    rt: Runtime,
+    n_cells: u32,
+    layout: FluxLayout,
+    cells: Buffer,
+    control: Buffer,
+    /// One step: segment "flux", then segment "update" (local Δt, reduction, time, update).
+    step: Plan,
+}
+
+impl GpuSolver {
+    /// Upload the mesh and initial state, build the kernels (physical constants are override
+    /// constants / `-D` defines) and prepare the step plan.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        ctx: &'a GpuContext,
+        rt: &Runtime,
         mesh: &SweMesh,
         depth: &[f64],
         state: &[[f64; 6]],
@@ -265,7 +136,7 @@ impl<'a> GpuSolver<'a> {
         phys: Physics,
         cfl: f64,
         layout: FluxLayout,
-    ) -> Result<GpuSolver<'a>> {
+    ) -> Result<GpuSolver> {
         phys.validate()?;
         let n = mesh.num_cells();
         if depth.len() != n || state.len() != n {
@@ -275,242 +146,180 @@ impl<'a> GpuSolver<'a> {
                 state.len()
             )));
         }
-        let dev = &ctx.device;
-        let edges = storage_from(ctx, "swe edges", &mesh.gpu_edges())?;
-        let cells = storage_from(
-            ctx,
-            "swe cells",
-            &pack_cells(state, depth, &mesh.geom.areas),
-        )?;
-        let acc = storage_zeroed::<[f32; 4]>(ctx, "swe accumulators", 2 * n)?;
-        let counters = storage_zeroed::<u32>(ctx, "swe counters", 8)?;
-        let control = storage_from(
-            ctx,
+        let n_cells = n as u32;
+        let edges = rt.upload("swe edges", &mesh.gpu_edges())?;
+        let cells = rt.upload("swe cells", &pack_cells(state, depth, &mesh.geom.areas))?;
+        let acc = rt.zeroed::<[f32; 4]>("swe accumulators", 2 * n)?;
+        let counters = rt.zeroed::<u32>("swe counters", 8)?;
+        let control = rt.upload(
             "swe control",
             &[GpuControl {
                 t_end: f32::MAX,
                 ..Default::default()
             }],
         )?;
-        let dt_local = storage_zeroed::<f32>(ctx, "swe local dt", n)?;
-        let rl = range_layout(dev);
+        let dt_local = rt.zeroed::<f32>("swe local dt", n)?;
         let flux_consts = [
             ("GRAVITY", phys.g),
             ("DENSITY_RATIO", phys.r),
             ("DRY_TOL", phys.dry_tol),
             ("SCHEME", scheme.shader_id() as f64),
         ];
-        let mut extra = Vec::new();
-        let (flux_pipeline, flux_bind, flux_ranges) = match layout {
-            FluxLayout::AtomicScatter => {
-                return Err(Error::Invalid(
-                    "the atomic-scatter flux layout needs float atomics: CUDA backend only \
-                     (--backend cuda)"
-                        .into(),
-                ))
-            }
+        let mut plan = PlanBuilder::new();
+        plan.segment("flux");
+        match layout {
             FluxLayout::ColoredScatter => {
-                let l = storage_layout(dev, "swe edge flux", &[true, true, false, false]);
-                let p = compute_pipeline(dev, "swe_edge_flux", &[&l, &rl], &flux_consts)?;
-                let b = bind_buffers(dev, "swe edge flux", &l, &[&edges, &cells, &acc, &counters]);
-                let r = RangeSet::from_offsets(ctx, &rl, &mesh.color_offsets)?;
-                (p, b, r)
+                let k = rt.kernel("swe_edge_flux", &flux_consts)?;
+                plan.launch_ranges(
+                    &k,
+                    &args![edges, cells, acc, counters],
+                    &ItemRange::per_color(&mesh.color_offsets)?,
+                );
+            }
+            FluxLayout::AtomicScatter => {
+                let k =
+                    rt.kernel_variant("swe_edge_flux", Some("swe_edge_flux_atomic"), &flux_consts)?;
+                plan.launch_ranges(
+                    &k,
+                    &args![edges, cells, acc, counters],
+                    &[ItemRange::all(mesh.num_faces() as u32)],
+                );
             }
             FluxLayout::CellGather => {
-                let slots = storage_from(ctx, "swe cell edges", &mesh.cell_edge_slots())?;
-                let l = storage_layout(dev, "swe cell gather", &[true, true, false, false, true]);
-                let p = compute_pipeline(dev, "swe_cell_gather", &[&l, &rl], &flux_consts)?;
-                let b = bind_buffers(
-                    dev,
-                    "swe cell gather",
-                    &l,
-                    &[&edges, &cells, &acc, &counters, &slots],
+                let slots = rt.upload("swe cell edges", &mesh.cell_edge_slots())?;
+                let k = rt.kernel("swe_cell_gather", &flux_consts)?;
+                plan.launch_ranges(
+                    &k,
+                    &args![edges, cells, acc, counters, slots],
+                    &[ItemRange::all(n_cells)],
                 );
-                extra.push(slots);
-                let r = RangeSet::single(ctx, &rl, n as u32)?;
-                (p, b, r)
             }
-        };
-        let dt_layout = storage_layout(dev, "swe local dt", &[true, true, false]);
-        let dt_pipeline =
-            compute_pipeline(dev, "swe_local_dt", &[&dt_layout, &rl], &[("CFL", cfl)])?;
-        let dt_bind = bind_buffers(dev, "swe local dt", &dt_layout, &[&cells, &acc, &dt_local]);
-        let reduction = MinReduction::new(ctx, &dt_local, n as u32)?;
-        let time_layout = storage_layout(dev, "swe time", &[true, false, false]);
-        let time_pipeline = compute_pipeline(dev, "swe_time", &[&time_layout, &rl], &[])?;
-        let time_bind = bind_buffers(
-            dev,
-            "swe time",
-            &time_layout,
-            &[reduction.result(), &control, &counters],
+        }
+        plan.segment("update");
+        let local_dt = rt.kernel("swe_local_dt", &[("CFL", cfl)])?;
+        plan.launch(
+            &local_dt,
+            &args![cells, acc, dt_local],
+            ItemRange::all(n_cells),
         );
-        let update_layout = storage_layout(dev, "swe update", &[true, false, false, false]);
-        let update_pipeline = compute_pipeline(
-            dev,
-            "swe_update",
-            &[&update_layout, &rl],
-            &[("DRY_TOL", phys.dry_tol)],
-        )?;
-        let update_bind = bind_buffers(
-            dev,
-            "swe update",
-            &update_layout,
-            &[&control, &cells, &acc, &counters],
+        let reduction = MinReduction::new(rt, &dt_local, n_cells)?;
+        reduction.record(&mut plan);
+        let time = rt.kernel("swe_time", &[])?;
+        plan.launch_threads(
+            &time,
+            &args![*reduction.result(), control, counters],
+            ItemRange::all(1),
+            1,
         );
-        let cell_range = RangeSet::single(ctx, &rl, n as u32)?;
-        let one_range = RangeSet::single(ctx, &rl, 1)?;
-        extra.extend([edges, acc, counters, dt_local]);
+        let update = rt.kernel("swe_update", &[("DRY_TOL", phys.dry_tol)])?;
+        plan.launch(
+            &update,
+            &args![control, cells, acc, counters],
+            ItemRange::all(n_cells),
+        );
+        let step = rt.prepare(&plan)?;
         Ok(GpuSolver {
-            ctx,
-            n_cells: n as u32,
+            rt: rt.clone(),
+            n_cells,
             layout,
             cells,
             control,
-            flux_pipeline,
-            flux_bind,
-            flux_ranges,
-            dt_pipeline,
-            dt_bind,
-            time_pipeline,
-            time_bind,
-            update_pipeline,
-            update_bind,
-            cell_range,
-            one_range,
-            reduction,
-            readback: Readback::new(),
-            _buffers: extra,
+            step,
         })
     }
 
+    /// The device the solver runs on.
+    pub fn device_name(&self) -> String {
+        self.rt.name()
+    }
+
     /// The flux layout in use.
-    pub fn layout(&self) -> FluxLayout {
+    pub fn flux_layout(&self) -> FluxLayout {
         self.layout
     }
 
-    fn record_flux(&self, pass: &mut wgpu::ComputePass<'_>) -> Result<()> {
-        self.flux_ranges
-            .dispatch_all(self.ctx, pass, &self.flux_pipeline, &self.flux_bind)
+    /// Set the time the next steps stop at (the last step is clamped to hit it exactly);
+    /// ordered between the steps queued before and after.
+    pub fn set_end_time(&mut self, t_end: f32) -> Result<()> {
+        let word = std::mem::offset_of!(GpuControl, t_end) / std::mem::size_of::<f32>();
+        self.rt.write(&self.control, word, &[t_end])
     }
 
-    fn record_update(&self, pass: &mut wgpu::ComputePass<'_>) -> Result<()> {
-        self.cell_range
-            .dispatch_all(self.ctx, pass, &self.dt_pipeline, &self.dt_bind)?;
-        self.reduction.record(self.ctx, pass)?;
-        pass.set_pipeline(&self.time_pipeline);
-        pass.set_bind_group(0, &self.time_bind, &[]);
-        self.one_range.bind(pass, 0);
-        pass.dispatch_workgroups(1, 1, 1);
-        self.cell_range
-            .dispatch_all(self.ctx, pass, &self.update_pipeline, &self.update_bind)
+    /// Queue `n` steps in one submit (steps past t_end are no-ops) without waiting for them.
+    pub fn queue_steps(&mut self, n: u32) -> Result<()> {
+        self.rt.queue(&self.step, n)
     }
 
-    /// Set the time the next steps stop at (the last step is clamped to hit it exactly).
-    pub fn set_t_end(&self, t_end: f32) {
-        self.ctx.queue.write_buffer(
-            &self.control,
-            std::mem::offset_of!(GpuControl, t_end) as u64,
-            bytemuck::bytes_of(&t_end),
-        );
+    /// Take exactly `n` steps without a time clamp (t_end = f32::MAX) and wait for them.
+    pub fn steps(&mut self, n: u32) -> Result<()> {
+        self.set_end_time(f32::MAX)?;
+        self.queue_steps(n)?;
+        self.rt.wait()
     }
 
-    /// Record and submit `n` steps in one command buffer (steps past t_end are no-ops).
-    pub fn submit_steps(&self, n: u32) -> Result<()> {
-        let mut enc = self
-            .ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("swe steps"),
-            });
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("swe steps"),
-                timestamp_writes: None,
-            });
-            for _ in 0..n {
-                self.record_flux(&mut pass)?;
-                self.record_update(&mut pass)?;
-            }
-        }
-        self.ctx.queue.submit([enc.finish()]);
-        Ok(())
-    }
-
-    /// Take exactly `n` steps without a time clamp (t_end = f32::MAX).
-    pub fn run_steps(&mut self, n: u32) -> Result<()> {
-        self.set_t_end(f32::MAX);
-        self.submit_steps(n)?;
-        self.ctx.wait()
-    }
-
-    /// Read the control block (time, last Δt, steps, counters).
-    pub fn control(&mut self) -> Result<GpuControl> {
-        let v: Vec<GpuControl> = self.readback.read_all(self.ctx, &self.control, 1)?;
-        Ok(v[0])
-    }
-
-    /// Advance to `t_end`, submitting batches of at most `max_batch` steps sized from the last
-    /// Δt; `progress(control)` is called after each batch. Errors when the time stops
-    /// advancing or becomes NaN (a blown-up solution).
-    pub fn advance_to(
-        &mut self,
-        t_end: f64,
-        max_batch: u32,
-        mut progress: impl FnMut(&GpuControl),
-    ) -> Result<GpuControl> {
-        advance_device(self, t_end, max_batch, &mut progress)
+    /// Read the control block (time, last Δt, steps, counters); waits for the queued steps.
+    pub fn read_control(&self) -> Result<GpuControl> {
+        Ok(self.rt.read::<GpuControl>(&self.control, 0, 1)?[0])
     }
 
     /// The state, converted to f64 W = (h1, q1x, q1y, h2, q2x, q2y) per cell.
-    pub fn state(&mut self) -> Result<Vec<[f64; 6]>> {
-        let raw: Vec<[f32; 4]> =
-            self.readback
-                .read_all(self.ctx, &self.cells, 2 * self.n_cells as usize)?;
+    pub fn read_state(&self) -> Result<Vec<[f64; 6]>> {
+        let raw = self
+            .rt
+            .read::<[f32; 4]>(&self.cells, 0, 2 * self.n_cells as usize)?;
         Ok(unpack_cells(&raw))
     }
 
-    /// Take `n` steps (no clamp), timing the flux pass and the rest of each step separately
-    /// with timestamp queries (wall clock for both together without them).
-    pub fn timed_steps(&mut self, n: u32) -> Result<KernelTimes> {
-        self.set_t_end(f32::MAX);
-        let mut timer = PassTimer::new(self.ctx, 2 * n.max(1));
-        timer.reset();
-        let mut enc = self
-            .ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("swe timed"),
-            });
-        for _ in 0..n {
-            {
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("swe flux"),
-                    timestamp_writes: timer.next_pass(),
-                });
-                self.record_flux(&mut pass)?;
-            }
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("swe update"),
-                timestamp_writes: timer.next_pass(),
-            });
-            self.record_update(&mut pass)?;
-        }
-        timer.resolve(&mut enc);
-        self.ctx.queue.submit([enc.finish()]);
-        self.ctx.wait()?;
-        let secs = timer.pass_seconds(self.ctx)?;
-        if timer.uses_timestamps() {
-            Ok(KernelTimes {
-                flux: secs.iter().step_by(2).sum(),
-                update: secs.iter().skip(1).step_by(2).sum(),
+    /// Take `n` steps (no clamp), timing the flux segment and the rest of each step separately
+    /// on the device (wall clock for both together, in `flux`, without device timers).
+    pub fn time_steps(&mut self, n: u32) -> Result<KernelTimes> {
+        self.set_end_time(f32::MAX)?;
+        let t = self.rt.time(&self.step, n)?;
+        Ok(if t.from_device {
+            KernelTimes {
+                flux: t.total("flux"),
+                update: t.total("update"),
                 timestamps: true,
-            })
+            }
         } else {
-            Ok(KernelTimes {
-                flux: secs.first().copied().unwrap_or(0.0),
+            KernelTimes {
+                flux: t.sum(),
                 update: 0.0,
                 timestamps: false,
-            })
+            }
+        })
+    }
+
+    /// Advance to `t_end`, queueing batches of at most `max_batch` steps sized from the last
+    /// Δt; `progress(control)` is called after each batch. Errors when the time stops advancing
+    /// or becomes NaN (a blown-up solution).
+    pub fn advance(
+        &mut self,
+        t_end: f64,
+        max_batch: u32,
+        progress: &mut dyn FnMut(&GpuControl),
+    ) -> Result<GpuControl> {
+        let target = t_end as f32;
+        self.set_end_time(target)?;
+        let mut ctl = self.read_control()?;
+        while ctl.t < target {
+            let est = if ctl.last_dt > 0.0 {
+                (((target - ctl.t) / ctl.last_dt).ceil() as u32).saturating_add(1)
+            } else {
+                1
+            };
+            self.queue_steps(est.clamp(1, max_batch.max(1)))?;
+            let next = self.read_control()?;
+            if !next.t.is_finite() || !next.dt.is_finite() || (next.t <= ctl.t && next.t < target) {
+                return Err(Error::Gpu(format!(
+                    "the solution stopped advancing at t = {} after {} steps (dt = {}): \
+                     it probably blew up (NaN); try a smaller CFL number",
+                    next.t, next.steps, next.dt
+                )));
+            }
+            ctl = next;
+            progress(&ctl);
         }
+        Ok(ctl)
     }
 }

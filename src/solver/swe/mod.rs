@@ -12,9 +12,10 @@
 //!
 //! Modules: [`flux`] (the per-edge kernel, f64 CPU reference of `shaders/common/swe_flux.wgsl`),
 //! [`mesh`] (cells and colored edges in GPU layout, the criss-cross test mesh M(n)), [`expr`]
-//! and [`case`] (case files and built-in cases), [`cpu`] (f64 reference solver), [`gpu`] (wgpu
-//! driver: edge flux per color or cell-centred gather, local Δt, GPU min-reduction, time
-//! kernel, update), [`diag`] (mass, fields), [`driver`] (a run with PNG/VTU/CSV outputs).
+//! and [`case`] (case files and built-in cases), [`cpu`] (f64 reference solver), [`gpu`] (the
+//! driver on the runtime, wgpu or CUDA: edge flux per color or cell-centred gather, local Δt,
+//! GPU min-reduction, time kernel, update), [`diag`] (mass, fields), [`driver`] (a run with
+//! PNG/VTU/CSV outputs).
 //!
 //! Decisions on the spec's open points (§14), with the evidence in `tests/swe_*.rs`:
 //! 1. Fluctuation form (2) with the mass rows in flux form (§2.2), one thread per edge giving
