@@ -9,8 +9,6 @@
 //! * [`swe`]: [`swe::CudaSolver`], the two-layer shallow-water solver (implements
 //!   [`crate::solver::swe::gpu::SweDevice`]), plus an atomicAdd scatter variant of the edge
 //!   kernel for comparison with the colored launches.
-//! * [`dg`]: [`dg::CudaDg`], the discontinuous Galerkin Euler solver (implements
-//!   [`crate::solver::dg::gpu::DgDevice`]).
 //! * [`kernels`]: prefix sum and min-reduction (twins of `scan_*.wgsl`, `reduce_min.wgsl`).
 //! * [`smooth`]: [`smooth::CudaSmoother`], metric-field vertex smoothing (implements
 //!   [`crate::solver::smooth::gpu::SmoothDevice`]), the metric read through a filtered CUDA
