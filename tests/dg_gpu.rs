@@ -2,17 +2,17 @@
 //! order on a mesh with every boundary kind, periodic pairs, the limiter, full steps, f32
 //! conservation, and a coarse double Mach reflection run. Fails (not skips) without an adapter.
 
-use chromaflow::gpu::{GpuContext, GpuOptions};
 use chromaflow::mesh::generate::{rectangle, split_square_grid};
 use chromaflow::order::{order_mesh, Ordering};
 use chromaflow::output::{save_field_png, Field, PlotOptions};
+use chromaflow::runtime::Runtime;
 use chromaflow::solver::dg::cpu::{run, Operator};
 use chromaflow::solver::dg::euler::conserved;
 use chromaflow::solver::dg::gpu::{GpuConfig, GpuDg};
 use chromaflow::solver::dg::{BasisTables, BoundaryKind, Case, DgMesh, NumericalFlux, StateFn};
 
-fn ctx() -> GpuContext {
-    GpuContext::new(&GpuOptions::default()).expect("a GPU adapter is required (CI: lavapipe)")
+fn rt() -> Runtime {
+    Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)")
 }
 
 fn vortex() -> StateFn {
@@ -65,7 +65,7 @@ fn config(flux: NumericalFlux, limiter: bool, state_fn: StateFn) -> GpuConfig {
 
 #[test]
 fn gpu_rhs_matches_cpu_for_every_order_and_boundary_kind() {
-    let ctx = ctx();
+    let rt = rt();
     for (ordering, flux) in [
         (Ordering::Original, NumericalFlux::Rusanov),
         (Ordering::ColorRenumbered, NumericalFlux::Hllc),
@@ -87,8 +87,8 @@ fn gpu_rhs_matches_cpu_for_every_order_and_boundary_kind() {
             let c: Vec<f64> = c.iter().map(|&v| v as f32 as f64).collect();
             let mut cpu = vec![0.0; op.ndof()];
             op.rhs(&c, 0.25, &mut cpu);
-            let mut gpu = GpuDg::new(&ctx, &dm, &tables, &cfg).expect("gpu solver");
-            let g = gpu.eval_rhs(&ctx, &c, 0.25).expect("gpu rhs");
+            let gpu = GpuDg::new(&rt, &dm, &tables, &cfg).expect("gpu solver");
+            let g = gpu.eval_rhs(&c, 0.25).expect("gpu rhs");
             let (err, at) = max_rel(&g, &cpu);
             assert!(
                 err < 2e-5,
@@ -116,7 +116,7 @@ fn periodic_mesh() -> DgMesh {
 
 #[test]
 fn gpu_steps_match_cpu_and_conserve_with_periodic_boundaries() {
-    let ctx = ctx();
+    let rt = rt();
     let dm = periodic_mesh();
     for p in [1usize, 2, 3] {
         let tables = BasisTables::new(p);
@@ -138,8 +138,8 @@ fn gpu_steps_match_cpu_and_conserve_with_periodic_boundaries() {
         let steps = 10;
         let mut cpu = c0.clone();
         run(&op, &mut cpu, dt * steps as f64, 0.3, Some(dt), true);
-        let mut gpu = GpuDg::new(
-            &ctx,
+        let gpu = GpuDg::new(
+            &rt,
             &dm,
             &tables,
             &GpuConfig {
@@ -148,12 +148,12 @@ fn gpu_steps_match_cpu_and_conserve_with_periodic_boundaries() {
             },
         )
         .expect("gpu solver");
-        gpu.set_solution(&ctx, &c0).expect("upload");
-        gpu.set_clock(&ctx, 0.0, dt * steps as f64);
-        gpu.advance(&ctx, steps + 2).expect("advance");
-        let clock = gpu.clock(&ctx).expect("clock");
+        gpu.set_solution(&c0).expect("upload");
+        gpu.set_clock(0.0, dt * steps as f64).expect("clock");
+        gpu.advance(steps + 2).expect("advance");
+        let clock = gpu.clock().expect("clock");
         assert_eq!(clock.steps, steps as u64, "{clock:?}");
-        let g = gpu.solution(&ctx).expect("download");
+        let g = gpu.solution().expect("download");
         let (err, at) = max_rel(&g, &cpu);
         assert!(err < 1e-4, "p={p}: rel err {err:e} at {at}");
         let (t0, t1) = (op.totals(&c0), op.totals(&g));
@@ -166,7 +166,7 @@ fn gpu_steps_match_cpu_and_conserve_with_periodic_boundaries() {
 
 #[test]
 fn gpu_limiter_matches_cpu() {
-    let ctx = ctx();
+    let rt = rt();
     let dm = all_boundaries(Ordering::Rcm);
     let dmr = StateFn::DoubleMach;
     for p in [1usize, 2] {
@@ -187,8 +187,8 @@ fn gpu_limiter_matches_cpu() {
             .collect();
         let mut cpu = vec![0.0; c.len()];
         op.limit(&c, &mut cpu, true);
-        let mut gpu = GpuDg::new(&ctx, &dm, &tables, &cfg).expect("gpu solver");
-        let g = gpu.limit_once(&ctx, &c).expect("limit");
+        let gpu = GpuDg::new(&rt, &dm, &tables, &cfg).expect("gpu solver");
+        let g = gpu.limit_once(&c).expect("limit");
         let (err, at) = max_rel(&g, &cpu);
         assert!(err < 1e-5, "p={p}: rel err {err:e} at {at}");
         assert!(c.iter().zip(&cpu).any(|(a, b)| (a - b).abs() > 1e-3));
@@ -197,7 +197,7 @@ fn gpu_limiter_matches_cpu() {
 
 #[test]
 fn double_mach_reflection_runs_positive_on_a_coarse_mesh() {
-    let ctx = ctx();
+    let rt = rt();
     let case = Case::double_mach(1200);
     let mesh = case.build_mesh(1).expect("mesh");
     let om = order_mesh(&mesh, Ordering::ColorRenumbered, 1).expect("order");
@@ -211,8 +211,8 @@ fn double_mach_reflection_runs_positive_on_a_coarse_mesh() {
         states: vec![],
     };
     let c0 = op.project(&|x, y| case.initial.eval(x, y, 0.0));
-    let mut gpu = GpuDg::new(
-        &ctx,
+    let gpu = GpuDg::new(
+        &rt,
         &dm,
         &tables,
         &GpuConfig {
@@ -226,16 +226,16 @@ fn double_mach_reflection_runs_positive_on_a_coarse_mesh() {
     )
     .expect("gpu solver");
     // The projected shock overshoots: limit the initial state too (writes register 0).
-    gpu.limit_once(&ctx, &c0).expect("initial limiting");
+    gpu.limit_once(&c0).expect("initial limiting");
     let t_end = 0.2;
-    gpu.set_clock(&ctx, 0.0, t_end);
-    let mut clock = gpu.clock(&ctx).expect("clock");
+    gpu.set_clock(0.0, t_end).expect("clock");
+    let mut clock = gpu.clock().expect("clock");
     while clock.t < t_end {
-        gpu.advance(&ctx, 200).expect("advance");
-        clock = gpu.clock(&ctx).expect("clock");
+        gpu.advance(200).expect("advance");
+        clock = gpu.clock().expect("clock");
         assert!(clock.dt > 0.0 || clock.t >= t_end, "{clock:?}");
     }
-    let c = gpu.solution(&ctx).expect("download");
+    let c = gpu.solution().expect("download");
     assert!(c.iter().all(|v| v.is_finite()), "NaN in the solution");
     let density: Vec<f64> = (0..dm.num_elements).map(|i| op.mean(&c, i)[0]).collect();
     // Behind the reflected shock the gas is compressed well beyond the incident post-shock 8.
@@ -256,4 +256,22 @@ fn double_mach_reflection_runs_positive_on_a_coarse_mesh() {
         assert!(u[0] > 0.0, "element {i}: density {}", u[0]);
         assert!(chromaflow::solver::dg::euler::pressure(&u) > 0.0);
     }
+}
+
+#[test]
+fn atomic_surface_on_wgpu_is_a_clear_error() {
+    let rt = rt();
+    let dm = periodic_mesh();
+    let tables = BasisTables::new(1);
+    let cfg = config(NumericalFlux::Rusanov, false, vortex());
+    let mut gpu = GpuDg::new(&rt, &dm, &tables, &cfg).expect("gpu solver");
+    gpu.set_atomic_surface(false).expect("per-color surface");
+    let err = gpu
+        .set_atomic_surface(true)
+        .expect_err("WGSL has no float atomics")
+        .to_string();
+    assert!(
+        err.contains("atomicAdd") && err.contains("--backend cuda"),
+        "{err}"
+    );
 }

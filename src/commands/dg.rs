@@ -9,14 +9,14 @@ use crate::cli::GlobalArgs;
 use crate::color::faces::greedy_face_coloring;
 use crate::commands::progress::bar;
 use crate::error::Error;
-use crate::gpu::timing::median;
-use crate::gpu::{Backend, GpuOptions};
 use crate::mesh::{Mesh, Topology};
 use crate::order::{apply_ordering, order_mesh, OrderedMesh, Ordering};
 use crate::output::{save_field_png, write_json_atomic, CsvWriter, Field, PlotOptions};
+use crate::runtime::bandwidth::copy_bandwidth;
+use crate::runtime::{median, BackendKind, GpuOptions, Runtime};
 use crate::solver::dg::cpu::Operator;
 use crate::solver::dg::euler::{pressure, sound_speed};
-use crate::solver::dg::gpu::{new_dg_device, GpuConfig, Kernel};
+use crate::solver::dg::gpu::{GpuConfig, GpuDg, Kernel};
 use crate::solver::dg::{BasisTables, Case, DgMesh, MeshSource, NumericalFlux};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -313,13 +313,13 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         state_fn: case.initial,
         states: case.states.clone(),
     };
-    let backend = Backend::new(
+    let backend = Runtime::new(
         global.backend,
         &GpuOptions {
             adapter: global.adapter.clone(),
         },
     )?;
-    let mut gpu = new_dg_device(
+    let gpu = GpuDg::new(
         &backend,
         &dm,
         &tables,
@@ -507,7 +507,7 @@ impl<'a> DgBenchSetup<'a> {
 /// Time `steps` steps of `setup` on `backend`: a warm-up run, then the median of `repeats`
 /// wall-clock runs, and per-kernel times from the device's timers over min(steps, 8) steps.
 pub(crate) fn bench_one(
-    backend: &Backend,
+    backend: &Runtime,
     setup: &DgBenchSetup,
     steps: usize,
     repeats: usize,
@@ -522,7 +522,7 @@ pub(crate) fn bench_one(
     } = setup;
     let steps = steps.max(1);
     let p = tables.p;
-    let mut gpu = new_dg_device(
+    let mut gpu = GpuDg::new(
         backend,
         dm,
         tables,
@@ -551,7 +551,7 @@ pub(crate) fn bench_one(
             samples.push(secs / steps as f64);
         }
         if rep == 0 {
-            run_check = check_bench_run(gpu.as_mut(), steps)?;
+            run_check = check_bench_run(&gpu, steps)?;
         }
         if rep == 1 {
             let n = steps.min(8);
@@ -589,10 +589,7 @@ pub(crate) fn bench_one(
 
 /// After `steps` steps from t = 0 the clock must count them all with t > 0 and finite, and
 /// every coefficient must be finite.
-fn check_bench_run(
-    gpu: &mut dyn crate::solver::dg::gpu::DgDevice,
-    steps: usize,
-) -> anyhow::Result<String> {
+fn check_bench_run(gpu: &GpuDg, steps: usize) -> anyhow::Result<String> {
     let clock = gpu.clock()?;
     if clock.steps != steps as u64 || !(clock.t > 0.0 && clock.t.is_finite()) {
         return Ok(format!(
@@ -621,141 +618,11 @@ pub fn surface_bytes_per_stage(dm: &DgMesh, np: usize) -> f64 {
     interior * (record + 2.0 * side) + boundary * (record + side)
 }
 
-/// A measured device-to-device copy bandwidth.
-#[derive(Clone, Debug, serde::Serialize)]
-pub(crate) struct CopyBandwidth {
-    /// Bytes read plus bytes written per second, in GB/s (the convention of the cards' copy
-    /// figures in BENCHMARKS.md).
-    pub gb_per_s: f64,
-    /// Bytes per copied buffer.
-    pub buffer_bytes: u64,
-    pub method: String,
-}
-
-/// Copies recorded per submit, so submit and wait overhead is amortised.
-const COPIES_PER_SUBMIT: usize = 8;
-/// Timed submits (the median is reported), after one warm-up submit.
-const COPY_SAMPLES: usize = 5;
-
-/// Device copy bandwidth: [`COPIES_PER_SUBMIT`] buffer-to-buffer copies of `bytes` (capped by
-/// the device's buffer limit) back and forth, median of [`COPY_SAMPLES`] after a warm-up
-/// (first-touch and lazy zeroing excluded). The yardstick for the kernels' effective GB/s.
-pub(crate) fn copy_bandwidth(backend: &Backend, bytes: u64) -> anyhow::Result<CopyBandwidth> {
-    match crate::gpu::legacy(backend) {
-        crate::gpu::Device::Wgpu(ctx) => wgpu_copy_bandwidth(ctx, bytes),
-        #[cfg(feature = "cuda")]
-        crate::gpu::Device::Cuda(dev) => cuda_copy_bandwidth(dev, bytes),
-    }
-}
-
-fn wgpu_copy_bandwidth(ctx: &crate::gpu::GpuContext, bytes: u64) -> anyhow::Result<CopyBandwidth> {
-    use crate::gpu::buffers::{bind_buffers, storage_layout, storage_zeroed};
-    use crate::gpu::dispatch::{range_layout, RangeSet};
-    use crate::gpu::shaders::compute_pipeline;
-    let limit = ctx
-        .limits
-        .max_storage_buffer_binding_size
-        .min(ctx.limits.max_buffer_size);
-    let vec4s = (bytes.min(limit) / 16).min(u32::MAX as u64) as usize;
-    if vec4s == 0 {
-        return Err(Error::Invalid("copy bandwidth: buffer size is 0".into()).into());
-    }
-    let a = storage_zeroed::<[f32; 4]>(ctx, "copy a", vec4s)?;
-    let b = storage_zeroed::<[f32; 4]>(ctx, "copy b", vec4s)?;
-    let layout = storage_layout(&ctx.device, "stream copy", &[true, false]);
-    let rl = range_layout(&ctx.device);
-    let pipeline = compute_pipeline(&ctx.device, "stream_copy", &[&layout, &rl], &[])?;
-    let ab = bind_buffers(&ctx.device, "copy a -> b", &layout, &[&a, &b]);
-    let ba = bind_buffers(&ctx.device, "copy b -> a", &layout, &[&b, &a]);
-    let range = RangeSet::single(ctx, &rl, vec4s as u32)?;
-    let submit = || -> anyhow::Result<f64> {
-        let mut enc = ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("copy bandwidth"),
-            });
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("stream copy"),
-                timestamp_writes: None,
-            });
-            for i in 0..COPIES_PER_SUBMIT {
-                let group = if i % 2 == 0 { &ab } else { &ba };
-                range.dispatch_one(ctx, &mut pass, &pipeline, group, 0)?;
-            }
-        }
-        let start = Instant::now();
-        ctx.queue.submit([enc.finish()]);
-        ctx.wait()?;
-        Ok(start.elapsed().as_secs_f64())
-    };
-    submit()?;
-    let samples = (0..COPY_SAMPLES)
-        .map(|_| submit())
-        .collect::<anyhow::Result<Vec<f64>>>()?;
-    let size = 16 * vec4s as u64;
-    Ok(CopyBandwidth {
-        gb_per_s: 2.0 * size as f64 * COPIES_PER_SUBMIT as f64 / median(&samples) / 1e9,
-        buffer_bytes: size,
-        method: format!(
-            "shaders/stream_copy.wgsl, {COPIES_PER_SUBMIT} copies per submit, wall clock \
-             of submit + wait, median of {COPY_SAMPLES}"
-        ),
-    })
-}
-
-#[cfg(feature = "cuda")]
-fn cuda_copy_bandwidth(dev: &crate::cuda::CudaDevice, bytes: u64) -> anyhow::Result<CopyBandwidth> {
-    use cudarc::driver::sys::CUevent_flags;
-    use cudarc::driver::PushKernelArg;
-    let err =
-        |what: &'static str| move |e| Error::Gpu(format!("CUDA copy bandwidth, {what}: {e:?}"));
-    let stream = dev.stream();
-    let n = (bytes / 4) as usize;
-    if n == 0 {
-        return Err(Error::Invalid("copy bandwidth: buffer size is 0".into()).into());
-    }
-    let vec4s = n / 4;
-    let copy = dev.function("stream_copy", "stream_copy", &[])?;
-    let a = stream.alloc_zeros::<f32>(4 * vec4s).map_err(err("alloc"))?;
-    let b = stream.alloc_zeros::<f32>(4 * vec4s).map_err(err("alloc"))?;
-    let range = crate::cuda::item_range(0, vec4s as u32);
-    let submit = || -> anyhow::Result<f64> {
-        let start = stream
-            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(err("event"))?;
-        for i in 0..COPIES_PER_SUBMIT {
-            let (src, dst) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
-            let mut launch = stream.launch_builder(&copy);
-            launch.arg(src).arg(dst).arg(&range);
-            // SAFETY: stream_copy(const float4*, float4*, ItemRange) reads and writes
-            // elements first .. first + count of buffers holding 4 * count floats.
-            unsafe { launch.launch(crate::cuda::launch_for(range.count)) }
-                .map_err(err("launch stream_copy"))?;
-        }
-        let end = stream
-            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(err("event"))?;
-        dev.synchronize()?;
-        Ok(start.elapsed_ms(&end).map_err(err("event time"))? as f64 * 1e-3)
-    };
-    submit()?;
-    let samples = (0..COPY_SAMPLES)
-        .map(|_| submit())
-        .collect::<anyhow::Result<Vec<f64>>>()?;
-    let size = 16 * vec4s as u64;
-    Ok(CopyBandwidth {
-        gb_per_s: 2.0 * size as f64 * COPIES_PER_SUBMIT as f64 / median(&samples) / 1e9,
-        buffer_bytes: size,
-        method: format!(
-            "shaders/cuda/stream_copy.cu, {COPIES_PER_SUBMIT} copies between CUDA events, \
-             median of {COPY_SAMPLES}"
-        ),
-    })
-}
+/// Timed copy runs (the median is reported), after one warm-up run.
+const COPY_SAMPLES: u32 = 5;
 
 pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
-    let backend = Backend::new(
+    let backend = Runtime::new(
         global.backend,
         &GpuOptions {
             adapter: global.adapter.clone(),
@@ -764,7 +631,7 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let copy = if args.copy_mib == 0 {
         None
     } else {
-        match copy_bandwidth(&backend, args.copy_mib << 20) {
+        match copy_bandwidth(&backend, args.copy_mib << 20, COPY_SAMPLES) {
             Ok(c) => Some(c),
             Err(e) => {
                 log::warn!("copy bandwidth not measured: {e}");
@@ -810,7 +677,7 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     // p = 1 for every variant; p = 2..4 for the last one (Algorithm 5) only, and on CUDA the
     // same again with one atomicAdd surface launch instead of one launch per color.
     let last = variants.len() - 1;
-    let cuda = backend.kind() == crate::gpu::BackendKind::Cuda;
+    let cuda = backend.kind() == BackendKind::Cuda;
     for (i, (label, om)) in variants.iter().enumerate() {
         let dm = DgMesh::build(om, &|t| case.boundary(&om.mesh, t))?;
         let orders = if i == last { 1..=4 } else { 1..=1 };

@@ -935,7 +935,7 @@ fn dg_config(
 /// limiter on a shock, and 10 limited steps for p = 1..3 with periodic boundaries, against the
 /// f64 CPU operator.
 fn dg_checks(report: &mut Report, b: &Backend) {
-    use crate::solver::dg::gpu::new_dg_device;
+    use crate::solver::dg::gpu::GpuDg;
     use crate::solver::dg::{BasisTables, NumericalFlux, Operator, StateFn};
     let kind = b.kind();
     let vortex = StateFn::Vortex {
@@ -971,7 +971,7 @@ fn dg_checks(report: &mut Report, b: &Backend) {
                     .collect();
                 let mut cpu = vec![0.0; op.ndof()];
                 op.rhs(&c, 0.25, &mut cpu);
-                let mut gpu = new_dg_device(b, dm, &tables, &cfg)?;
+                let gpu = GpuDg::new(b, dm, &tables, &cfg)?;
                 let g = gpu.eval_rhs(&c, 0.25)?;
                 let err = max_rel(&g, &cpu);
                 Ok((format!("rel {err:.2e}"), err < 2e-5))
@@ -1001,7 +1001,7 @@ fn dg_checks(report: &mut Report, b: &Backend) {
                 .collect();
             let mut cpu = vec![0.0; c.len()];
             op.limit(&c, &mut cpu, true);
-            let mut gpu = new_dg_device(b, dm, &tables, &cfg)?;
+            let gpu = GpuDg::new(b, dm, &tables, &cfg)?;
             let g = gpu.limit_once(&c)?;
             let err = max_rel(&g, &cpu);
             let limited = c.iter().zip(&cpu).any(|(a, b)| (a - b).abs() > 1e-3);
@@ -1040,7 +1040,7 @@ fn dg_checks(report: &mut Report, b: &Backend) {
                 fixed_dt: Some(dt),
                 ..cfg
             };
-            let mut gpu = new_dg_device(b, dm, &tables, &cfg)?;
+            let gpu = GpuDg::new(b, dm, &tables, &cfg)?;
             gpu.set_solution(&c0)?;
             gpu.set_clock(0.0, dt * steps as f64)?;
             gpu.advance(steps + 2)?;

@@ -1,6 +1,5 @@
 //! Transitional: the CUDA host drivers not yet on [`crate::runtime`].
 
-pub mod dg;
 pub mod kernels;
 pub mod smooth;
 pub mod vcolor;

@@ -22,6 +22,7 @@
 //! texture; CUDA kernels take the same list as parameters (storage buffers as pointers, uniform
 //! structs by value, textures as texture objects) with the range last, by value.
 
+pub mod bandwidth;
 pub mod half;
 pub mod interface;
 pub mod reduce;
@@ -571,6 +572,12 @@ impl Runtime {
     /// Precision textures are stored at: f32 where the device filters f32 textures, else f16.
     pub fn texel_precision(&self) -> TexelPrecision {
         on_device!(self, d => d.texel_precision())
+    }
+
+    /// The largest buffer one kernel argument may address, in bytes (wgpu: the adapter's
+    /// storage-binding and buffer limits; CUDA: no limit beyond device memory).
+    pub fn max_buffer_bytes(&self) -> u64 {
+        on_device!(self, d => d.max_buffer_bytes())
     }
 
     /// A buffer holding `data`; errors when it exceeds what one binding may address.

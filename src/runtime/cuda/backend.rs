@@ -137,6 +137,10 @@ impl CudaDevice {
         true
     }
 
+    pub fn max_buffer_bytes(&self) -> u64 {
+        u64::MAX
+    }
+
     pub fn texel_precision(&self) -> TexelPrecision {
         TexelPrecision::F32
     }

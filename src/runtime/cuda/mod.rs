@@ -1,19 +1,13 @@
-//! The CUDA backend (feature `cuda`): the same kernels as the WGSL ones, written as CUDA twins
-//! in `shaders/cuda/` (same file stem, same parameter order, same `#[repr(C)]` structs),
-//! compiled by NVRTC at run time for the device's architecture and launched through cudarc.
+//! The CUDA backend of the runtime (feature `cuda`): the twins of the WGSL kernels in
+//! `shaders/cuda/` (same file stem, same parameter order, same `#[repr(C)]` structs), compiled
+//! by NVRTC at run time for the device's architecture and launched through cudarc.
 //!
 //! * [`CudaDevice`]: device 0, its compute capability, the stream every launch goes to (launches
 //!   of one stream run in order, so per-color launches need no extra synchronization), and
 //!   the NVRTC compile (`--gpu-architecture=compute_XY`, the WGSL override constants as `-D`
 //!   defines) with a cache of compiled modules.
-//! * [`dg`]: [`dg::CudaDg`], the discontinuous Galerkin Euler solver (implements
-//!   [`crate::solver::dg::gpu::DgDevice`]).
-//! * [`kernels`]: prefix sum and min-reduction (twins of `scan_*.wgsl`, `reduce_min.wgsl`).
-//! * [`smooth`]: [`smooth::CudaSmoother`], metric-field vertex smoothing (implements
-//!   [`crate::solver::smooth::gpu::SmoothDevice`]), the metric read through a filtered CUDA
-//!   texture object or from global memory.
-//! * [`vcolor`]: the speculative GPU vertex coloring (twin of
-//!   [`crate::color::gpu_vertices`]).
+//! * `backend`: the runtime's operations on it (device memory, kernels, texture objects,
+//!   prepared plans, event timing).
 //!
 //! libcuda and libnvrtc are loaded at run time: a build with `--features cuda` runs anywhere and
 //! says clearly when there is no NVIDIA driver.

@@ -157,6 +157,11 @@ impl WgpuDevice {
         self.ctx.has_timestamps()
     }
 
+    pub fn max_buffer_bytes(&self) -> u64 {
+        let l = &self.ctx.limits;
+        l.max_storage_buffer_binding_size.min(l.max_buffer_size)
+    }
+
     pub fn texel_precision(&self) -> TexelPrecision {
         if self.ctx.float32_filterable() {
             TexelPrecision::F32

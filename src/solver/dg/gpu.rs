@@ -1,7 +1,8 @@
-//! wgpu driver of the DG solver: the kernels `dg_volume`, `dg_surface` (one dispatch per edge
-//! color), `dg_stage`, `dg_limit`, `dg_local_dt` + min-reduction + `dg_time`, recorded many
-//! steps per submit; the time step and the clock stay on the GPU, the host reads only for
-//! output. Each kernel has its f64 twin in [`super::cpu`] / [`super::rk`].
+//! The DG solver on a compute device ([`crate::runtime`], wgpu or CUDA): the kernels
+//! `dg_volume`, `dg_surface` (one launch per edge color, or on CUDA one atomicAdd launch over
+//! all edges), `dg_stage`, `dg_limit`, `dg_local_dt` + min-reduction + `dg_time`, prepared once
+//! as plans and queued many steps per submit; the time step and the clock stay on the GPU, the
+//! host reads only for output. Each kernel has its f64 twin in [`super::cpu`] / [`super::rk`].
 //!
 //! Registers: R0 = U^n, R1..R3 stage states (see [`super::rk`]), R4 = the unlimited output of a
 //! stage when the limiter is on (the limiter reads R4 and writes the stage's register, so
@@ -13,24 +14,20 @@ use super::case::StateFn;
 use super::euler::{NumericalFlux, State};
 use super::mesh::{DgEdge, DgMesh};
 use super::rk::{self, Stage};
+use crate::args;
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{bind_buffers, storage_from, storage_layout, storage_zeroed, Readback};
-use crate::gpu::context::GpuContext;
-use crate::gpu::dispatch::{range_layout, ItemRange, RangeSet};
-use crate::gpu::legacy_reduce::MinReduction;
-use crate::gpu::shaders::compute_pipeline;
-use crate::gpu::timing::PassTimer;
-use crate::gpu::Backend;
 use crate::mesh::NO_ELEMENT;
+use crate::runtime::reduce::MinReduction;
+use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime};
 
 /// Registers on the GPU: the scheme's four plus the limiter's scratch.
-pub(crate) const GPU_REGISTERS: usize = rk::REGISTERS + 1;
-pub(crate) const SCRATCH: u32 = rk::REGISTERS as u32;
+const GPU_REGISTERS: usize = rk::REGISTERS + 1;
+const SCRATCH: u32 = rk::REGISTERS as u32;
 
 /// Mirrors `Stage` in shaders/dg_stage.wgsl and shaders/cuda/dg_stage.cu (48 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-pub(crate) struct GpuStage {
+struct GpuStage {
     a: [f32; 4],
     a2: [f32; 4],
     b: f32,
@@ -62,40 +59,39 @@ pub struct Clock {
     pub steps: u64,
 }
 
-/// The host-side data of the DG kernels for one mesh, order and configuration, shared by the
-/// wgpu driver ([`GpuDg`]) and the CUDA one (`crate::cuda::dg::CudaDg`): the same buffers and
-/// the same launch ranges on both backends.
-pub(crate) struct DgInputs {
+/// The host-side data of the DG kernels for one mesh, order and configuration: what the buffers
+/// hold and the launch ranges the plans are recorded from.
+struct DgInputs {
     /// [`BasisTables::packed`].
-    pub tables: Vec<f32>,
+    tables: Vec<f32>,
     /// (xi_x, xi_y, eta_x, eta_y) per element.
-    pub inv_jac: Vec<[f32; 4]>,
+    inv_jac: Vec<[f32; 4]>,
     /// 1 / det J per element.
-    pub inv_det: Vec<f32>,
+    inv_det: Vec<f32>,
     /// Smallest height per element (CFL).
-    pub heights: Vec<f32>,
+    heights: Vec<f32>,
     /// Face neighbours ([`NO_ELEMENT`]: none), w unused.
-    pub neighbors: Vec<[u32; 4]>,
-    pub edges: Vec<DgEdge>,
+    neighbors: Vec<[u32; 4]>,
+    edges: Vec<DgEdge>,
     /// The case function's parameters (two vec4), then the inflow states, then a zero.
-    pub case_data: Vec<[f32; 4]>,
+    case_data: Vec<[f32; 4]>,
     /// The scheme's stages in GPU form.
-    pub stages: Vec<GpuStage>,
+    stages: Vec<GpuStage>,
     /// Volume: one range per stage (pad = source register).
-    pub volume_ranges: Vec<ItemRange>,
+    volume_ranges: Vec<ItemRange>,
     /// Surface: per stage, one range per color (color = bits of the stage time fraction,
     /// pad = source register); index `stage * colors + color`.
-    pub surface_ranges: Vec<ItemRange>,
+    surface_ranges: Vec<ItemRange>,
     /// Stage update: one range per stage (count = DOFs per register, color = stage index).
-    pub stage_ranges: Vec<ItemRange>,
+    stage_ranges: Vec<ItemRange>,
     /// Limiter: one range per stage, plus a last one (R4 -> R0, slope on) for `limit_once`.
-    pub limit_ranges: Vec<ItemRange>,
+    limit_ranges: Vec<ItemRange>,
     /// Time kernel: phase 0 (step start), phase 1 (step end).
-    pub time_ranges: Vec<ItemRange>,
+    time_ranges: Vec<ItemRange>,
 }
 
 impl DgInputs {
-    pub(crate) fn new(mesh: &DgMesh, tables: &BasisTables, cfg: &GpuConfig) -> Result<DgInputs> {
+    fn new(mesh: &DgMesh, tables: &BasisTables, cfg: &GpuConfig) -> Result<DgInputs> {
         let ne = mesh.num_elements;
         let ndof = 4 * tables.np * ne;
         if ne == 0 {
@@ -200,7 +196,7 @@ impl DgInputs {
 }
 
 /// The clock words the host writes: [t, dt, t_end, fixed_dt, cfl, steps, 0, 0].
-pub(crate) fn clock_words(t: f64, t_end: f64, fixed_dt: f64, cfl: f64) -> [f32; 8] {
+fn clock_words(t: f64, t_end: f64, fixed_dt: f64, cfl: f64) -> [f32; 8] {
     [
         t as f32,
         0.0,
@@ -215,10 +211,10 @@ pub(crate) fn clock_words(t: f64, t_end: f64, fixed_dt: f64, cfl: f64) -> [f32; 
 
 /// The clock words `limit_once` writes: the limiter skips work when dt = 0 (a finished run),
 /// so give it a nonzero dt.
-pub(crate) const LIMIT_CLOCK: [f32; 8] = [0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+const LIMIT_CLOCK: [f32; 8] = [0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0];
 
 /// The clock read back from its words.
-pub(crate) fn clock_from_words(c: &[f32]) -> Result<Clock> {
+fn clock_from_words(c: &[f32]) -> Result<Clock> {
     if c.len() < 6 {
         return Err(Error::Gpu(format!("clock of {} words", c.len())));
     }
@@ -229,55 +225,181 @@ pub(crate) fn clock_from_words(c: &[f32]) -> Result<Clock> {
     })
 }
 
-/// The DG solver's buffers and pipelines for one mesh and order.
-pub struct GpuDg {
-    pub num_elements: usize,
-    pub np: usize,
-    /// Unknowns per register: 4 np ne.
-    pub ndof: usize,
-    pub num_colors: usize,
-    pub num_stages: usize,
-    limiter: bool,
-    cfl: f64,
-    fixed_dt: f64,
-    regs: wgpu::Buffer,
-    rhs: wgpu::Buffer,
-    clock: wgpu::Buffer,
-    volume: wgpu::ComputePipeline,
-    surface: wgpu::ComputePipeline,
-    stage: wgpu::ComputePipeline,
-    limit: wgpu::ComputePipeline,
-    local_dt: wgpu::ComputePipeline,
-    time: wgpu::ComputePipeline,
-    volume_bg: wgpu::BindGroup,
-    surface_bg: wgpu::BindGroup,
-    stage_bg: wgpu::BindGroup,
-    limit_bg: wgpu::BindGroup,
-    local_dt_bg: wgpu::BindGroup,
-    time_bg: wgpu::BindGroup,
-    volume_ranges: RangeSet,
-    surface_ranges: RangeSet,
-    stage_ranges: RangeSet,
-    limit_ranges: RangeSet,
-    element_range: RangeSet,
-    time_ranges: RangeSet,
-    reduction: MinReduction,
-    readback: Readback,
-}
-
-/// Which kernel a pass of [`GpuDg::advance_timed`] ran (for per-kernel timings).
+/// Which kernel group a timed segment of a step ran (for per-kernel timings).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kernel {
     Volume,
     Surface,
     Stage,
     Limit,
+    /// Local dt, the min-reduction and the clock (at the start and the end of a step).
     TimeStep,
 }
 
+/// The segments of the step plan with the kernel group each one times.
+const SEGMENTS: [(&str, Kernel); 6] = [
+    ("dt", Kernel::TimeStep),
+    ("volume", Kernel::Volume),
+    ("surface", Kernel::Surface),
+    ("stage", Kernel::Stage),
+    ("limit", Kernel::Limit),
+    ("time", Kernel::TimeStep),
+];
+
+/// A kernel with the arguments it gets at every launch.
+struct Bound {
+    kernel: crate::runtime::Kernel,
+    args: Vec<Arg>,
+}
+
+impl Bound {
+    fn new(kernel: crate::runtime::Kernel, args: &[Arg]) -> Bound {
+        Bound {
+            kernel,
+            args: args.to_vec(),
+        }
+    }
+}
+
+/// What the plans are recorded from: the kernels with their buffers, and the launch ranges.
+struct Launches {
+    volume: Bound,
+    surface: Bound,
+    stage: Bound,
+    limit: Bound,
+    local_dt: Bound,
+    time: Bound,
+    reduction: MinReduction,
+    inputs: DgInputs,
+    /// The override constants of the kernels that read the tables and the case.
+    constants: Vec<(&'static str, f64)>,
+    num_elements: u32,
+    num_colors: usize,
+    limiter: bool,
+}
+
+impl Launches {
+    /// Local dt, its minimum and the time kernel's phase 0.
+    fn record_dt(&self, p: &mut PlanBuilder) {
+        let b = &self.local_dt;
+        p.launch(&b.kernel, &b.args, ItemRange::all(self.num_elements));
+        self.reduction.record(p);
+        self.record_time(p, 0);
+    }
+
+    /// The time kernel in phase 0 (step start) or 1 (step end); one thread.
+    fn record_time(&self, p: &mut PlanBuilder, phase: usize) {
+        let b = &self.time;
+        p.launch(&b.kernel, &b.args, self.inputs.time_ranges[phase]);
+    }
+
+    /// The rhs of stage `s`: volume, then surface one launch per edge color, or with `atomic`
+    /// (`dg_surface_atomic`) one launch over the colors' contiguous edge ranges.
+    fn record_rhs(&self, p: &mut PlanBuilder, s: usize, atomic: Option<&crate::runtime::Kernel>) {
+        self.record_volume(p, s);
+        self.record_surface(p, s, atomic);
+    }
+
+    fn record_volume(&self, p: &mut PlanBuilder, s: usize) {
+        let b = &self.volume;
+        p.launch(&b.kernel, &b.args, self.inputs.volume_ranges[s]);
+    }
+
+    fn record_surface(
+        &self,
+        p: &mut PlanBuilder,
+        s: usize,
+        atomic: Option<&crate::runtime::Kernel>,
+    ) {
+        let nc = self.num_colors;
+        let colors = &self.inputs.surface_ranges[s * nc..(s + 1) * nc];
+        match (atomic, colors.first()) {
+            (Some(kernel), Some(first)) => {
+                let all = ItemRange {
+                    count: colors.iter().map(|r| r.count).sum(),
+                    ..*first
+                };
+                p.launch_ranges(kernel, &self.surface.args, &[all]);
+            }
+            _ => {
+                p.launch_ranges(&self.surface.kernel, &self.surface.args, colors);
+            }
+        }
+    }
+
+    /// Range `k` of the limiter ranges.
+    fn record_limit(&self, p: &mut PlanBuilder, k: usize) {
+        let b = &self.limit;
+        p.launch(&b.kernel, &b.args, self.inputs.limit_ranges[k]);
+    }
+
+    /// One full step, a timing segment per kernel group (see [`SEGMENTS`]).
+    fn record_step(&self, p: &mut PlanBuilder, atomic: Option<&crate::runtime::Kernel>) {
+        p.segment("dt");
+        self.record_dt(p);
+        for s in 0..self.inputs.stages.len() {
+            p.segment("volume");
+            self.record_volume(p, s);
+            p.segment("surface");
+            self.record_surface(p, s, atomic);
+            p.segment("stage");
+            let b = &self.stage;
+            p.launch(&b.kernel, &b.args, self.inputs.stage_ranges[s]);
+            if self.limiter {
+                p.segment("limit");
+                self.record_limit(p, s);
+            }
+        }
+        p.segment("time");
+        self.record_time(p, 1);
+    }
+
+    /// The plans that depend on the surface variant: (full step, rhs of stage 0).
+    fn surface_plans(
+        &self,
+        rt: &Runtime,
+        atomic: Option<&crate::runtime::Kernel>,
+    ) -> Result<(Plan, Plan)> {
+        let mut step = PlanBuilder::new();
+        self.record_step(&mut step, atomic);
+        let mut rhs = PlanBuilder::new();
+        // Stage 0 of every scheme evaluates register 0 at the clock's time.
+        self.record_rhs(&mut rhs, 0, atomic);
+        Ok((rt.prepare(&step)?, rt.prepare(&rhs)?))
+    }
+}
+
+/// The DG solver for one mesh and order on a [`Runtime`]: its buffers, kernels and prepared
+/// plans (a full step, the rhs, the limiter once).
+pub struct GpuDg {
+    rt: Runtime,
+    pub num_elements: usize,
+    pub np: usize,
+    /// Unknowns per register: 4 np ne.
+    pub ndof: usize,
+    pub num_colors: usize,
+    pub num_stages: usize,
+    cfl: f64,
+    fixed_dt: f64,
+    regs: Buffer,
+    rhs: Buffer,
+    clock: Buffer,
+    launches: Launches,
+    /// `dg_surface_atomic` while the atomicAdd surface variant is on.
+    atomic_surface: Option<crate::runtime::Kernel>,
+    /// One full step (segments per kernel group, for [`GpuDg::time_kernels`]).
+    step: Plan,
+    /// The rhs of register 0 at the clock's time.
+    rhs_plan: Plan,
+    /// The limiter from the scratch register into register 0.
+    limit_plan: Plan,
+}
+
 impl GpuDg {
+    /// Upload the mesh, tables and case data, build the kernels (the order, quadrature sizes,
+    /// flux and case function as constants) and prepare the plans.
     pub fn new(
-        ctx: &GpuContext,
+        rt: &Runtime,
         mesh: &DgMesh,
         tables: &BasisTables,
         cfg: &GpuConfig,
@@ -286,9 +408,7 @@ impl GpuDg {
         let ne = mesh.num_elements;
         let np = tables.np;
         let ndof = 4 * np * ne;
-        let dev = &ctx.device;
-        let rl = range_layout(dev);
-        let constants: Vec<(&str, f64)> = vec![
+        let constants: Vec<(&'static str, f64)> = vec![
             ("GAMMA", super::euler::GAMMA),
             ("FLUX", cfg.flux.id() as f64),
             ("CASE_FN", cfg.state_fn.id() as f64),
@@ -300,111 +420,83 @@ impl GpuDg {
         let mut dt_constants = constants.clone();
         dt_constants.push(("ORDER", tables.p as f64));
 
-        let regs = storage_zeroed::<f32>(ctx, "dg registers", GPU_REGISTERS * ndof)?;
-        let rhs = storage_zeroed::<f32>(ctx, "dg rhs", ndof)?;
-        let clock = storage_zeroed::<f32>(ctx, "dg clock", 8)?;
-        let table_buf = storage_from(ctx, "dg basis tables", &inputs.tables)?;
-        let inv_jac = storage_from(ctx, "dg inverse jacobians", &inputs.inv_jac)?;
-        let inv_det = storage_from(ctx, "dg 1/det J", &inputs.inv_det)?;
-        let heights = storage_from(ctx, "dg min heights", &inputs.heights)?;
-        let neighbors = storage_from(ctx, "dg neighbours", &inputs.neighbors)?;
-        let edges = storage_from(ctx, "dg edges", &inputs.edges)?;
-        let case_buf = storage_from(ctx, "dg case data", &inputs.case_data)?;
-        let local_dt_buf = storage_zeroed::<f32>(ctx, "dg local dt", ne)?;
-        let reduction = MinReduction::new(ctx, &local_dt_buf, ne as u32)?;
+        let regs = rt.zeroed::<f32>("dg registers", GPU_REGISTERS * ndof)?;
+        let rhs = rt.zeroed::<f32>("dg rhs", ndof)?;
+        let clock = rt.zeroed::<f32>("dg clock", 8)?;
+        let table_buf = rt.upload("dg basis tables", &inputs.tables)?;
+        let inv_jac = rt.upload("dg inverse jacobians", &inputs.inv_jac)?;
+        let inv_det = rt.upload("dg 1/det J", &inputs.inv_det)?;
+        let heights = rt.upload("dg min heights", &inputs.heights)?;
+        let neighbors = rt.upload("dg neighbours", &inputs.neighbors)?;
+        let edges = rt.upload("dg edges", &inputs.edges)?;
+        let case_buf = rt.upload("dg case data", &inputs.case_data)?;
+        let stage_buf = rt.upload("dg stages", &inputs.stages)?;
+        let local_dt_buf = rt.zeroed::<f32>("dg local dt", ne)?;
+        let reduction = MinReduction::new(rt, &local_dt_buf, ne as u32)?;
 
-        let vol_l = storage_layout(dev, "dg volume", &[true, false, true, true]);
-        let surf_l = storage_layout(
-            dev,
-            "dg surface",
-            &[true, false, true, true, true, true, true],
-        );
-        let stage_l = storage_layout(dev, "dg stage", &[false, true, true, true]);
-        let limit_l = storage_layout(dev, "dg limit", &[false, true, true, true]);
-        let dt_l = storage_layout(dev, "dg local dt", &[true, true, false]);
-        let time_l = storage_layout(dev, "dg time", &[true, false]);
-        let volume = compute_pipeline(dev, "dg_volume", &[&vol_l, &rl], &constants)?;
-        let surface = compute_pipeline(dev, "dg_surface", &[&surf_l, &rl], &constants)?;
-        let stage = compute_pipeline(dev, "dg_stage", &[&stage_l, &rl], &[])?;
-        let limit = compute_pipeline(dev, "dg_limit", &[&limit_l, &rl], &constants)?;
-        let local_dt = compute_pipeline(dev, "dg_local_dt", &[&dt_l, &rl], &dt_constants)?;
-        let time = compute_pipeline(dev, "dg_time", &[&time_l, &rl], &[])?;
-
-        let stage_buf = storage_from(ctx, "dg stages", &inputs.stages)?;
-
-        let volume_bg = bind_buffers(
-            dev,
-            "dg volume",
-            &vol_l,
-            &[&regs, &rhs, &table_buf, &inv_jac],
-        );
-        let surface_bg = bind_buffers(
-            dev,
-            "dg surface",
-            &surf_l,
-            &[&regs, &rhs, &table_buf, &edges, &inv_det, &case_buf, &clock],
-        );
-        let stage_bg = bind_buffers(
-            dev,
-            "dg stage",
-            &stage_l,
-            &[&regs, &rhs, &clock, &stage_buf],
-        );
-        let limit_bg = bind_buffers(
-            dev,
-            "dg limit",
-            &limit_l,
-            &[&regs, &table_buf, &neighbors, &clock],
-        );
-        let local_dt_bg =
-            bind_buffers(dev, "dg local dt", &dt_l, &[&regs, &heights, &local_dt_buf]);
-        let time_bg = bind_buffers(dev, "dg time", &time_l, &[reduction.result(), &clock]);
-
-        let nc = mesh.num_colors();
-        let num_stages = inputs.stages.len();
-        let volume_ranges = RangeSet::new(ctx, &rl, inputs.volume_ranges)?;
-        let surface_ranges = RangeSet::new(ctx, &rl, inputs.surface_ranges)?;
-        let stage_ranges = RangeSet::new(ctx, &rl, inputs.stage_ranges)?;
-        let limit_ranges = RangeSet::new(ctx, &rl, inputs.limit_ranges)?;
-        let element_range = RangeSet::single(ctx, &rl, ne as u32)?;
-        let time_ranges = RangeSet::new(ctx, &rl, inputs.time_ranges)?;
+        let launches = Launches {
+            volume: Bound::new(
+                rt.kernel("dg_volume", &constants)?,
+                &args![regs, rhs, table_buf, inv_jac],
+            ),
+            surface: Bound::new(
+                rt.kernel("dg_surface", &constants)?,
+                &args![regs, rhs, table_buf, edges, inv_det, case_buf, clock],
+            ),
+            stage: Bound::new(
+                rt.kernel("dg_stage", &[])?,
+                &args![regs, rhs, clock, stage_buf],
+            ),
+            limit: Bound::new(
+                rt.kernel("dg_limit", &constants)?,
+                &args![regs, table_buf, neighbors, clock],
+            ),
+            local_dt: Bound::new(
+                rt.kernel("dg_local_dt", &dt_constants)?,
+                &args![regs, heights, local_dt_buf],
+            ),
+            time: Bound::new(
+                rt.kernel("dg_time", &[])?,
+                &args![*reduction.result(), clock],
+            ),
+            reduction,
+            inputs,
+            constants,
+            num_elements: ne as u32,
+            num_colors: mesh.num_colors(),
+            limiter: cfg.limiter,
+        };
+        let (step, rhs_plan) = launches.surface_plans(rt, None)?;
+        let mut limit = PlanBuilder::new();
+        launches.record_limit(&mut limit, launches.inputs.limit_ranges.len() - 1);
+        let limit_plan = rt.prepare(&limit)?;
         Ok(GpuDg {
+            rt: rt.clone(),
             num_elements: ne,
             np,
             ndof,
-            num_colors: nc,
-            num_stages,
-            limiter: cfg.limiter,
+            num_colors: mesh.num_colors(),
+            num_stages: launches.inputs.stages.len(),
             cfl: cfg.cfl,
             fixed_dt: cfg.fixed_dt.unwrap_or(0.0),
             regs,
             rhs,
             clock,
-            volume,
-            surface,
-            stage,
-            limit,
-            local_dt,
-            time,
-            volume_bg,
-            surface_bg,
-            stage_bg,
-            limit_bg,
-            local_dt_bg,
-            time_bg,
-            volume_ranges,
-            surface_ranges,
-            stage_ranges,
-            limit_ranges,
-            element_range,
-            time_ranges,
-            reduction,
-            readback: Readback::new(),
+            launches,
+            atomic_surface: None,
+            step,
+            rhs_plan,
+            limit_plan,
         })
     }
 
+    /// The device the solver runs on.
+    pub fn device_name(&self) -> String {
+        self.rt.name()
+    }
+
     /// Upload coefficients (c[eq][k][i], f64) into register `reg`.
-    fn write_register(&self, ctx: &GpuContext, reg: u32, c: &[f64]) -> Result<()> {
+    fn write_register(&self, reg: u32, c: &[f64]) -> Result<()> {
         if c.len() != self.ndof {
             return Err(Error::Invalid(format!(
                 "expected {} coefficients, got {}",
@@ -413,253 +505,115 @@ impl GpuDg {
             )));
         }
         let v: Vec<f32> = c.iter().map(|&x| x as f32).collect();
-        let offset = (reg as usize * self.ndof * 4) as u64;
-        ctx.queue
-            .write_buffer(&self.regs, offset, bytemuck::cast_slice(&v));
-        Ok(())
+        self.rt.write(&self.regs, reg as usize * self.ndof, &v)
     }
 
-    /// Set the solution U^n (register 0).
-    pub fn set_solution(&self, ctx: &GpuContext, c: &[f64]) -> Result<()> {
-        self.write_register(ctx, 0, c)
+    /// Set the solution U^n (register 0), coefficients c[eq][k][i].
+    pub fn set_solution(&self, c: &[f64]) -> Result<()> {
+        self.write_register(0, c)
     }
 
-    /// Read the solution U^n.
-    pub fn solution(&mut self, ctx: &GpuContext) -> Result<Vec<f64>> {
-        let v: Vec<f32> = self.readback.read(ctx, &self.regs, 0, self.ndof)?;
+    /// Read the solution U^n (waits for queued work).
+    pub fn solution(&self) -> Result<Vec<f64>> {
+        let v: Vec<f32> = self.rt.read(&self.regs, 0, self.ndof)?;
         Ok(v.into_iter().map(f64::from).collect())
     }
 
     /// Reset the clock: time t, run end t_end, no steps taken.
-    pub fn set_clock(&self, ctx: &GpuContext, t: f64, t_end: f64) {
+    pub fn set_clock(&self, t: f64, t_end: f64) -> Result<()> {
         let c = clock_words(t, t_end, self.fixed_dt, self.cfl);
-        ctx.queue
-            .write_buffer(&self.clock, 0, bytemuck::cast_slice(&c));
+        self.rt.write(&self.clock, 0, &c)
     }
 
-    /// Read the clock.
-    pub fn clock(&mut self, ctx: &GpuContext) -> Result<Clock> {
-        let c: Vec<f32> = self.readback.read(ctx, &self.clock, 0, 8)?;
+    /// Read the clock (waits for queued work).
+    pub fn clock(&self) -> Result<Clock> {
+        let c: Vec<f32> = self.rt.read(&self.clock, 0, 8)?;
         clock_from_words(&c)
     }
 
-    fn record_rhs(
-        &self,
-        ctx: &GpuContext,
-        pass: &mut wgpu::ComputePass<'_>,
-        stage: usize,
-    ) -> Result<()> {
-        self.volume_ranges
-            .dispatch_one(ctx, pass, &self.volume, &self.volume_bg, stage)?;
-        for c in 0..self.num_colors {
-            self.surface_ranges.dispatch_one(
-                ctx,
-                pass,
-                &self.surface,
-                &self.surface_bg,
-                stage * self.num_colors + c,
-            )?;
-        }
-        Ok(())
+    /// Queue `steps` full time steps (dt from the GPU reduction or fixed) in one submit; steps
+    /// past t_end do nothing. Does not wait.
+    pub fn advance(&self, steps: usize) -> Result<()> {
+        self.rt.queue(&self.step, repeats(steps)?)
     }
 
-    fn record_time(&self, pass: &mut wgpu::ComputePass<'_>, phase: usize) {
-        pass.set_pipeline(&self.time);
-        pass.set_bind_group(0, &self.time_bg, &[]);
-        self.time_ranges.bind(pass, phase);
-        pass.dispatch_workgroups(1, 1, 1);
-    }
-
-    fn record_dt(&self, ctx: &GpuContext, pass: &mut wgpu::ComputePass<'_>) -> Result<()> {
-        self.element_range
-            .dispatch_one(ctx, pass, &self.local_dt, &self.local_dt_bg, 0)?;
-        self.reduction.record(ctx, pass)?;
-        self.record_time(pass, 0);
-        Ok(())
-    }
-
-    fn record_stage(
-        &self,
-        ctx: &GpuContext,
-        pass: &mut wgpu::ComputePass<'_>,
-        s: usize,
-    ) -> Result<()> {
-        self.stage_ranges
-            .dispatch_one(ctx, pass, &self.stage, &self.stage_bg, s)?;
-        if self.limiter {
-            self.limit_ranges
-                .dispatch_one(ctx, pass, &self.limit, &self.limit_bg, s)?;
-        }
-        Ok(())
+    /// Wait for all queued work.
+    pub fn wait(&self) -> Result<()> {
+        self.rt.wait()
     }
 
     /// The right-hand side of `c` at time t (for the comparison with the CPU reference).
-    pub fn eval_rhs(&mut self, ctx: &GpuContext, c: &[f64], t: f64) -> Result<Vec<f64>> {
-        self.set_solution(ctx, c)?;
-        self.set_clock(ctx, t, t);
-        let mut enc = ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("dg rhs"),
-            });
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("dg rhs"),
-                timestamp_writes: None,
-            });
-            // Stage 0 of every scheme evaluates register 0 at time t.
-            self.record_rhs(ctx, &mut pass, 0)?;
-        }
-        ctx.queue.submit([enc.finish()]);
-        let v: Vec<f32> = self.readback.read(ctx, &self.rhs, 0, self.ndof)?;
+    pub fn eval_rhs(&self, c: &[f64], t: f64) -> Result<Vec<f64>> {
+        self.set_solution(c)?;
+        self.set_clock(t, t)?;
+        self.rt.queue(&self.rhs_plan, 1)?;
+        let v: Vec<f32> = self.rt.read(&self.rhs, 0, self.ndof)?;
         Ok(v.into_iter().map(f64::from).collect())
     }
 
-    /// Apply the slope + positivity limiter once to `c` (for the comparison with the CPU).
-    pub fn limit_once(&mut self, ctx: &GpuContext, c: &[f64]) -> Result<Vec<f64>> {
-        self.write_register(ctx, SCRATCH, c)?;
-        ctx.queue
-            .write_buffer(&self.clock, 0, bytemuck::cast_slice(&LIMIT_CLOCK));
-        let mut enc = ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("dg limit"),
-            });
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("dg limit"),
-                timestamp_writes: None,
-            });
-            let last = self.limit_ranges.len() - 1;
-            self.limit_ranges
-                .dispatch_one(ctx, &mut pass, &self.limit, &self.limit_bg, last)?;
-        }
-        ctx.queue.submit([enc.finish()]);
-        self.solution(ctx)
+    /// Apply the slope + positivity limiter once to `c`, writing the result into register 0,
+    /// and return it.
+    pub fn limit_once(&self, c: &[f64]) -> Result<Vec<f64>> {
+        self.write_register(SCRATCH, c)?;
+        self.rt.write(&self.clock, 0, &LIMIT_CLOCK)?;
+        self.rt.queue(&self.limit_plan, 1)?;
+        self.solution()
     }
 
-    /// Record and submit `steps` full time steps (dt from the GPU reduction or fixed) in one
-    /// compute pass and one submit; steps past t_end do nothing. Does not wait.
-    pub fn advance(&mut self, ctx: &GpuContext, steps: usize) -> Result<()> {
-        let mut enc = ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("dg steps"),
-            });
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("dg steps"),
-                timestamp_writes: None,
-            });
-            for _ in 0..steps {
-                self.record_dt(ctx, &mut pass)?;
-                for s in 0..self.num_stages {
-                    self.record_rhs(ctx, &mut pass, s)?;
-                    self.record_stage(ctx, &mut pass, s)?;
-                }
-                self.record_time(&mut pass, 1);
-            }
+    /// Take `steps` steps timing each kernel group on the device: (kernel, seconds) per timed
+    /// segment in order, or `None` when the device cannot time kernels.
+    pub fn time_kernels(&self, steps: usize) -> Result<Option<Vec<(Kernel, f64)>>> {
+        if !self.rt.has_timestamps() {
+            return Ok(None);
         }
-        ctx.queue.submit([enc.finish()]);
+        let timings = self.rt.time(&self.step, repeats(steps)?)?;
+        if !timings.from_device {
+            return Ok(None);
+        }
+        Ok(Some(
+            timings
+                .entries()
+                .filter_map(|(label, s)| {
+                    SEGMENTS
+                        .iter()
+                        .find(|(l, _)| *l == label)
+                        .map(|(_, k)| (*k, s))
+                })
+                .collect(),
+        ))
+    }
+
+    /// Accumulate the surface term with one atomicAdd launch over all edges instead of one
+    /// launch per color (CUDA only: WGSL has no float atomics, and wgpu says so).
+    pub fn set_atomic_surface(&mut self, on: bool) -> Result<()> {
+        if on == self.atomic_surface.is_some() {
+            return Ok(());
+        }
+        let atomic = if on {
+            let kernel = self
+                .rt
+                .kernel_variant(
+                    "dg_surface",
+                    Some("dg_surface_atomic"),
+                    &self.launches.constants,
+                )
+                .map_err(|e| Error::Invalid(format!("the atomicAdd surface variant: {e}")))?;
+            Some(kernel)
+        } else {
+            None
+        };
+        let (step, rhs_plan) = self.launches.surface_plans(&self.rt, atomic.as_ref())?;
+        self.step = step;
+        self.rhs_plan = rhs_plan;
+        self.atomic_surface = atomic;
         Ok(())
     }
+}
 
-    /// Like [`GpuDg::advance`], with one compute pass per kernel group so `timer` can time
-    /// them; returns the kernel of each pass in order.
-    pub fn advance_timed(
-        &mut self,
-        ctx: &GpuContext,
-        steps: usize,
-        timer: &mut PassTimer,
-    ) -> Result<Vec<Kernel>> {
-        let mut enc = ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("dg timed steps"),
-            });
-        let mut kinds = Vec::new();
-        for _ in 0..steps {
-            {
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("dg dt"),
-                    timestamp_writes: timer.next_pass(),
-                });
-                self.record_dt(ctx, &mut pass)?;
-            }
-            kinds.push(Kernel::TimeStep);
-            for s in 0..self.num_stages {
-                {
-                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some("dg volume"),
-                        timestamp_writes: timer.next_pass(),
-                    });
-                    self.volume_ranges.dispatch_one(
-                        ctx,
-                        &mut pass,
-                        &self.volume,
-                        &self.volume_bg,
-                        s,
-                    )?;
-                }
-                kinds.push(Kernel::Volume);
-                {
-                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some("dg surface"),
-                        timestamp_writes: timer.next_pass(),
-                    });
-                    for c in 0..self.num_colors {
-                        self.surface_ranges.dispatch_one(
-                            ctx,
-                            &mut pass,
-                            &self.surface,
-                            &self.surface_bg,
-                            s * self.num_colors + c,
-                        )?;
-                    }
-                }
-                kinds.push(Kernel::Surface);
-                {
-                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some("dg stage"),
-                        timestamp_writes: timer.next_pass(),
-                    });
-                    self.stage_ranges.dispatch_one(
-                        ctx,
-                        &mut pass,
-                        &self.stage,
-                        &self.stage_bg,
-                        s,
-                    )?;
-                }
-                kinds.push(Kernel::Stage);
-                if self.limiter {
-                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some("dg limit"),
-                        timestamp_writes: timer.next_pass(),
-                    });
-                    self.limit_ranges.dispatch_one(
-                        ctx,
-                        &mut pass,
-                        &self.limit,
-                        &self.limit_bg,
-                        s,
-                    )?;
-                    kinds.push(Kernel::Limit);
-                }
-            }
-            {
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("dg time"),
-                    timestamp_writes: timer.next_pass(),
-                });
-                self.record_time(&mut pass, 1);
-            }
-            kinds.push(Kernel::TimeStep);
-        }
-        timer.resolve(&mut enc);
-        ctx.queue.submit([enc.finish()]);
-        Ok(kinds)
-    }
+/// A step count as plan repeats.
+fn repeats(steps: usize) -> Result<u32> {
+    u32::try_from(steps)
+        .map_err(|_| Error::Invalid(format!("{steps} steps in one batch is too many")))
 }
 
 /// The GPU form of a stage: with the limiter on, the first output goes to the scratch register
@@ -675,123 +629,5 @@ fn gpu_stage(s: &Stage, limiter: bool) -> GpuStage {
         b2: b2 as f32,
         dst: if limiter { SCRATCH } else { s.dst as u32 },
         dst2,
-    }
-}
-
-/// A DG solver on a compute device: the backend boundary of this workload. Implemented by
-/// [`WgpuDg`] (a [`GpuDg`] with its context) and, with feature `cuda`, by
-/// `crate::cuda::dg::CudaDg`; the `dg` command, its benchmark and the parity checks only use
-/// this trait.
-pub trait DgDevice {
-    /// The device the solver runs on (adapter or CUDA device name).
-    fn device_name(&self) -> String;
-    /// Set the solution U^n (register 0), coefficients c[eq][k][i].
-    fn set_solution(&mut self, c: &[f64]) -> Result<()>;
-    /// Read the solution U^n (waits for queued work).
-    fn solution(&mut self) -> Result<Vec<f64>>;
-    /// Reset the clock: time t, run end t_end, no steps taken.
-    fn set_clock(&mut self, t: f64, t_end: f64) -> Result<()>;
-    /// Read the clock (waits for queued work).
-    fn clock(&mut self) -> Result<Clock>;
-    /// Queue `steps` full time steps (steps past t_end do nothing); does not wait.
-    fn advance(&mut self, steps: usize) -> Result<()>;
-    /// Wait for all queued work.
-    fn wait(&mut self) -> Result<()>;
-    /// The right-hand side of `c` at time t (for the comparison with the CPU reference).
-    fn eval_rhs(&mut self, c: &[f64], t: f64) -> Result<Vec<f64>>;
-    /// Apply the slope + positivity limiter once to `c`, writing the result into register 0,
-    /// and return it.
-    fn limit_once(&mut self, c: &[f64]) -> Result<Vec<f64>>;
-    /// Take `steps` steps timing each kernel group on the device: (kernel, seconds) per timed
-    /// pass in order, or `None` when the device cannot time kernels.
-    fn time_kernels(&mut self, steps: usize) -> Result<Option<Vec<(Kernel, f64)>>>;
-    /// Accumulate the surface term with one atomicAdd launch over all edges instead of one
-    /// launch per color (CUDA only: WGSL has no float atomics).
-    fn set_atomic_surface(&mut self, on: bool) -> Result<()> {
-        if on {
-            return Err(Error::Invalid(
-                "the atomicAdd surface variant needs --backend cuda (WGSL has no float atomics)"
-                    .into(),
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// A [`GpuDg`] with the wgpu context it runs on, behind [`DgDevice`].
-pub struct WgpuDg<'a> {
-    pub ctx: &'a GpuContext,
-    pub dg: GpuDg,
-}
-
-impl<'a> WgpuDg<'a> {
-    pub fn new(
-        ctx: &'a GpuContext,
-        mesh: &DgMesh,
-        tables: &BasisTables,
-        cfg: &GpuConfig,
-    ) -> Result<WgpuDg<'a>> {
-        Ok(WgpuDg {
-            ctx,
-            dg: GpuDg::new(ctx, mesh, tables, cfg)?,
-        })
-    }
-}
-
-impl DgDevice for WgpuDg<'_> {
-    fn device_name(&self) -> String {
-        self.ctx.info.name.clone()
-    }
-    fn set_solution(&mut self, c: &[f64]) -> Result<()> {
-        self.dg.set_solution(self.ctx, c)
-    }
-    fn solution(&mut self) -> Result<Vec<f64>> {
-        self.dg.solution(self.ctx)
-    }
-    fn set_clock(&mut self, t: f64, t_end: f64) -> Result<()> {
-        self.dg.set_clock(self.ctx, t, t_end);
-        Ok(())
-    }
-    fn clock(&mut self) -> Result<Clock> {
-        self.dg.clock(self.ctx)
-    }
-    fn advance(&mut self, steps: usize) -> Result<()> {
-        self.dg.advance(self.ctx, steps)
-    }
-    fn wait(&mut self) -> Result<()> {
-        self.ctx.wait()
-    }
-    fn eval_rhs(&mut self, c: &[f64], t: f64) -> Result<Vec<f64>> {
-        self.dg.eval_rhs(self.ctx, c, t)
-    }
-    fn limit_once(&mut self, c: &[f64]) -> Result<Vec<f64>> {
-        self.dg.limit_once(self.ctx, c)
-    }
-    fn time_kernels(&mut self, steps: usize) -> Result<Option<Vec<(Kernel, f64)>>> {
-        let passes = steps * (2 + 4 * self.dg.num_stages);
-        let mut timer = PassTimer::new(self.ctx, passes as u32);
-        if !timer.uses_timestamps() {
-            return Ok(None);
-        }
-        timer.reset();
-        let kinds = self.dg.advance_timed(self.ctx, steps, &mut timer)?;
-        let times = timer.pass_seconds(self.ctx)?;
-        Ok(Some(kinds.into_iter().zip(times).collect()))
-    }
-}
-
-/// A DG solver for `mesh` on `backend` (wgpu or CUDA), behind [`DgDevice`].
-pub fn new_dg_device<'a>(
-    backend: &'a Backend,
-    mesh: &DgMesh,
-    tables: &BasisTables,
-    cfg: &GpuConfig,
-) -> Result<Box<dyn DgDevice + 'a>> {
-    match crate::gpu::legacy(backend) {
-        crate::gpu::Device::Wgpu(ctx) => Ok(Box::new(WgpuDg::new(ctx, mesh, tables, cfg)?)),
-        #[cfg(feature = "cuda")]
-        crate::gpu::Device::Cuda(dev) => Ok(Box::new(crate::cuda::dg::CudaDg::new(
-            dev, mesh, tables, cfg,
-        )?)),
     }
 }
