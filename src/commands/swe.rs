@@ -6,8 +6,8 @@ use crate::error::Error;
 use crate::order::Ordering;
 use crate::runtime::{GpuOptions, Runtime};
 use crate::solver::swe::case::{Case, MeshSource, BUILTINS};
-use crate::solver::swe::driver::run_case;
-use crate::solver::swe::gpu::{FluxLayout, GpuSolver};
+use crate::solver::swe::driver::Simulation;
+use crate::solver::swe::gpu::FluxLayout;
 use crate::solver::swe::Scheme;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -133,7 +133,6 @@ pub fn case_from_args(args: &SweArgs) -> anyhow::Result<Case> {
 /// Run `chromaflow swe`.
 pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let case = case_from_args(args)?;
-    let setup = case.prepare()?;
     let backend = Runtime::new(
         global.backend,
         &GpuOptions {
@@ -147,20 +146,12 @@ pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     } else {
         FluxLayout::ColoredScatter
     };
-    let mut solver = GpuSolver::new(
-        &backend,
-        &setup.mesh,
-        &setup.depth,
-        &setup.state,
-        case.scheme,
-        case.physics,
-        case.cfl,
-        layout,
-    )?;
+    let mut sim = Simulation::new(&case, &backend, layout)?;
+    sim.max_batch = args.batch;
     let pb = bar(1000, &case.name, global.quiet || args.json);
     let start = Instant::now();
     let final_time = case.final_time;
-    let summary = run_case(&mut solver, &case, &setup, args.batch, |t, steps| {
+    let summary = sim.run(|t, steps| {
         let secs = start.elapsed().as_secs_f64().max(1e-9);
         pb.set_position((t / final_time * 1000.0).round() as u64);
         pb.set_message(format!(

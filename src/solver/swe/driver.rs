@@ -6,11 +6,12 @@
 
 use super::case::{Case, Setup};
 use super::diag::{field, field_title, layer_masses, min_max};
-use super::gpu::{GpuControl, GpuSolver};
+use super::gpu::{FluxLayout, GpuControl, GpuSolver};
 use super::mesh::SweMesh;
 use super::Counters;
 use crate::error::Result;
 use crate::output::{save_field_png, Colormap, CsvWriter, Field, PlotOptions};
+use crate::runtime::Runtime;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -162,9 +163,107 @@ fn csv_row(
     row
 }
 
+/// Steps queued per batch between control read-backs when the caller does not choose.
+pub const DEFAULT_BATCH: u32 = 256;
+
+/// A shallow-water case on a device: the prepared mesh and initial state, the GPU solver, and
+/// the time loop with its outputs. The library's way to run a case:
+/// `Simulation::new(&case, &rt, FluxLayout::default())?.advance_to(t)?`.
+pub struct Simulation {
+    case: Case,
+    setup: Setup,
+    solver: GpuSolver,
+    /// Steps per batch between read-backs of the control block.
+    pub max_batch: u32,
+}
+
+impl Simulation {
+    /// Prepare `case` (mesh, ordering, boundaries, initial state) and upload it to `rt`.
+    pub fn new(case: &Case, rt: &Runtime, layout: FluxLayout) -> Result<Simulation> {
+        let setup = case.prepare()?;
+        let solver = GpuSolver::new(
+            rt,
+            &setup.mesh,
+            &setup.depth,
+            &setup.state,
+            case.scheme,
+            case.physics,
+            case.cfl,
+            layout,
+        )?;
+        Ok(Simulation {
+            case: case.clone(),
+            setup,
+            solver,
+            max_batch: DEFAULT_BATCH,
+        })
+    }
+
+    pub fn case(&self) -> &Case {
+        &self.case
+    }
+
+    /// The prepared mesh, cell depths and initial state.
+    pub fn setup(&self) -> &Setup {
+        &self.setup
+    }
+
+    pub fn solver(&mut self) -> &mut GpuSolver {
+        &mut self.solver
+    }
+
+    /// Advance to time `t` (the last step is clamped to hit it); errors when the solution
+    /// blows up.
+    pub fn advance_to(&mut self, t: f64) -> Result<GpuControl> {
+        self.solver.advance(t, self.max_batch, &mut |_| {})
+    }
+
+    /// The state W = (h1, q1x, q1y, h2, q2x, q2y) per cell (waits for queued steps).
+    pub fn state(&mut self) -> Result<Vec<[f64; 6]>> {
+        self.solver.read_state()
+    }
+
+    /// Time, last step, steps and event counters.
+    pub fn control(&mut self) -> Result<GpuControl> {
+        self.solver.read_control()
+    }
+
+    /// Mass of each layer now, sum_i A_i h_k,i.
+    pub fn masses(&mut self) -> Result<[f64; 2]> {
+        let state = self.state()?;
+        Ok(layer_masses(&self.setup.mesh.geom.areas, &state))
+    }
+
+    /// Write snapshot `index` of the current state into the case's output directory.
+    pub fn write_snapshot(&mut self, index: usize) -> Result<Vec<PathBuf>> {
+        let state = self.state()?;
+        let t = self.control()?.t as f64;
+        write_snapshot(
+            &self.case,
+            &self.setup.mesh,
+            &self.setup.depth,
+            &state,
+            t,
+            index,
+        )
+    }
+
+    /// Run the case to its final time with its outputs (CSV row and snapshots at every output
+    /// time). `progress(t, steps)` is called after every batch of steps.
+    pub fn run(&mut self, progress: impl FnMut(f64, u64)) -> Result<RunSummary> {
+        run_case(
+            &mut self.solver,
+            &self.case,
+            &self.setup,
+            self.max_batch,
+            progress,
+        )
+    }
+}
+
 /// Run `case` (already prepared as `setup`, uploaded to `solver`, on wgpu or CUDA) with its
 /// outputs. `progress(t, steps)` is called after every batch of steps.
-pub fn run_case(
+fn run_case(
     solver: &mut GpuSolver,
     case: &Case,
     setup: &Setup,
