@@ -2,7 +2,6 @@
 
 pub mod dg;
 pub mod kernels;
-pub mod smooth;
 pub mod swe;
 pub mod vcolor;
 
@@ -16,8 +15,5 @@ use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 // of the same name in shaders/cuda/common/.
 unsafe impl DeviceRepr for SweEdge {}
 unsafe impl DeviceRepr for GpuControl {}
-// SAFETY: #[repr(C)] Pod struct of 16 u32/f32 words, laid out as SmoothParams in
-// shaders/cuda/common/smooth_relocate.cuh (its float2 fields sit at offsets 0 and 8).
-unsafe impl DeviceRepr for crate::solver::smooth::gpu::GpuParams {}
 // SAFETY: all-zero bytes are a valid value of these Pod structs.
 unsafe impl ValidAsZeroBits for GpuControl {}

@@ -12,9 +12,6 @@
 //! * [`dg`]: [`dg::CudaDg`], the discontinuous Galerkin Euler solver (implements
 //!   [`crate::solver::dg::gpu::DgDevice`]).
 //! * [`kernels`]: prefix sum and min-reduction (twins of `scan_*.wgsl`, `reduce_min.wgsl`).
-//! * [`smooth`]: [`smooth::CudaSmoother`], metric-field vertex smoothing (implements
-//!   [`crate::solver::smooth::gpu::SmoothDevice`]), the metric read through a filtered CUDA
-//!   texture object or from global memory.
 //! * [`vcolor`]: the speculative GPU vertex coloring (twin of
 //!   [`crate::color::gpu_vertices`]).
 //!
