@@ -1,19 +1,18 @@
 //! Vertex smoothing on the GPU against the f64 CPU reference, race freedom, and the mesh
 //! guarantees (validity, boundary, topology, quality) on every analytic metric.
 
-use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
-use chromaflow::gpu::{GpuContext, GpuOptions};
+use chromaflow::color::gpu_vertices::{color_vertices_on, GpuColoringVariant};
 use chromaflow::mesh::{generate, Mesh};
+use chromaflow::runtime::Runtime;
 use chromaflow::solver::smooth::cpu::{min_shape, positions};
-use chromaflow::solver::smooth::gpu::texture_format;
 use chromaflow::solver::smooth::{
     metric_normalization, metric_quality, sweep_cpu, GpuSmoother, MetricSpec, MetricTexture,
     QualitySummary, Sampling, Schedule, SmoothParams, SmoothTopology, TextureSampler, VertexKind,
     WeightMode,
 };
 
-fn ctx() -> GpuContext {
-    GpuContext::new(&GpuOptions::default()).expect("a GPU adapter is required (CI: lavapipe)")
+fn rt() -> Runtime {
+    Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)")
 }
 
 struct Case {
@@ -26,12 +25,12 @@ struct Case {
 
 /// Mesh, cavities, the GPU speculative coloring with boundary classes, the metric texture,
 /// and the starting positions rounded to f32 (what the GPU starts from).
-fn case(ctx: &GpuContext, spec: &str, metric: &str, size: u32) -> Case {
+fn case(rt: &Runtime, spec: &str, metric: &str, size: u32) -> Case {
     let mesh = generate::builtin(spec).unwrap();
     let topo = SmoothTopology::build(&mesh).unwrap();
     let classes = topo.classes();
-    let col = color_vertices_gpu(
-        ctx,
+    let col = color_vertices_on(
+        rt,
         &topo.neighbors,
         Some(&classes),
         GpuColoringVariant::Data,
@@ -70,10 +69,10 @@ fn max_diff(a: &[[f64; 2]], b: &[[f64; 2]]) -> (usize, f64) {
 /// 1/256 makes (computed here), so the test holds on lavapipe (exact weights) and on NVIDIA.
 #[test]
 fn gpu_sweep_matches_cpu_reference_on_all_three_paths() {
-    let ctx = ctx();
-    let c = case(&ctx, "rect:700@5", "shock", 48);
+    let rt = rt();
+    let c = case(&rt, "rect:700@5", "shock", 48);
     let params = SmoothParams::default();
-    let (_, precision) = texture_format(&ctx);
+    let precision = rt.texel_precision();
     let reference = |weights, prec| {
         let smp = TextureSampler::new(&c.tex, weights, prec);
         let mut pos = c.start.clone();
@@ -98,7 +97,7 @@ fn gpu_sweep_matches_cpu_reference_on_all_three_paths() {
     );
     for sampling in Sampling::ALL {
         let mut g = GpuSmoother::new(
-            &ctx,
+            &rt,
             &c.topo,
             &c.schedule,
             &c.tex,
@@ -107,8 +106,8 @@ fn gpu_sweep_matches_cpu_reference_on_all_three_paths() {
             &c.start,
         )
         .unwrap();
-        g.run(&ctx, 1).unwrap();
-        let got = g.positions_f64(&ctx).unwrap();
+        g.run(1).unwrap();
+        let got = g.positions_f64().unwrap();
         let (want, tol) = match sampling {
             Sampling::Buffer => (&exact32, 2e-6),
             Sampling::Shader => (&exact_tex, 2e-6),
@@ -131,12 +130,12 @@ fn gpu_sweep_matches_cpu_reference_on_all_three_paths() {
 /// read each other's positions.
 #[test]
 fn parallel_sweep_equals_sequential_color_by_color_sweep() {
-    let ctx = ctx();
-    let c = case(&ctx, "rect:400@2", "boundary-layer", 32);
+    let rt = rt();
+    let c = case(&rt, "rect:400@2", "boundary-layer", 32);
     let params = SmoothParams::default();
     for sampling in [Sampling::Buffer, Sampling::Hardware] {
         let mut par = GpuSmoother::new(
-            &ctx,
+            &rt,
             &c.topo,
             &c.schedule,
             &c.tex,
@@ -146,7 +145,7 @@ fn parallel_sweep_equals_sequential_color_by_color_sweep() {
         )
         .unwrap();
         let mut seq = GpuSmoother::new(
-            &ctx,
+            &rt,
             &c.topo,
             &c.schedule,
             &c.tex,
@@ -155,11 +154,11 @@ fn parallel_sweep_equals_sequential_color_by_color_sweep() {
             &c.start,
         )
         .unwrap();
-        par.run(&ctx, 3).unwrap();
+        par.run(3).unwrap();
         for _ in 0..3 {
-            seq.run_sequential(&ctx).unwrap();
+            seq.run_sequential().unwrap();
         }
-        let (a, b) = (par.positions(&ctx).unwrap(), seq.positions(&ctx).unwrap());
+        let (a, b) = (par.positions().unwrap(), seq.positions().unwrap());
         assert_ne!(
             a,
             c.start
@@ -187,10 +186,10 @@ const MIN_QUALITY_FLOOR: f64 = 0.5;
 /// quality is higher and the minimum above the floor.
 #[test]
 fn smoothing_keeps_mesh_valid_and_improves_quality_on_every_metric() {
-    let ctx = ctx();
+    let rt = rt();
     let params = SmoothParams::default();
     for metric in ["uniform", "boundary-layer", "shock", "hessian"] {
-        let c = case(&ctx, "rect:900@3", metric, 64);
+        let c = case(&rt, "rect:900@3", metric, 64);
         let smp = TextureSampler::new(
             &c.tex,
             WeightMode::Exact,
@@ -200,7 +199,7 @@ fn smoothing_keeps_mesh_valid_and_improves_quality_on_every_metric() {
         let norm = metric_normalization(&c.start, &c.topo.triangles, &f);
         let before = QualitySummary::of(&metric_quality(&c.start, &c.topo.triangles, &f, norm));
         let mut g = GpuSmoother::new(
-            &ctx,
+            &rt,
             &c.topo,
             &c.schedule,
             &c.tex,
@@ -212,8 +211,8 @@ fn smoothing_keeps_mesh_valid_and_improves_quality_on_every_metric() {
         let triangles_before = c.mesh.connectivity.clone();
         let mut pos = c.start.clone();
         for it in 0..60 {
-            g.run(&ctx, 1).unwrap();
-            pos = g.positions_f64(&ctx).unwrap();
+            g.run(1).unwrap();
+            pos = g.positions_f64().unwrap();
             let shape = min_shape(&pos, &c.topo.triangles);
             assert!(
                 shape > 0.0,

@@ -653,7 +653,7 @@ fn max_position_diff(a: &[[f64; 2]], b: &[[f64; 2]]) -> f64 {
 /// linearly) and the quantization effect measured after the same k sweeps.
 fn smooth_checks(report: &mut Report, b: &Backend) {
     use crate::solver::smooth::cpu::positions;
-    use crate::solver::smooth::gpu::new_smooth_device;
+    use crate::solver::smooth::gpu::GpuSmoother;
     use crate::solver::smooth::{
         sweep_cpu, MetricSpec, MetricTexture, Sampling, SmoothParams, SmoothTopology,
         TexelPrecision, TextureSampler, WeightMode,
@@ -689,8 +689,7 @@ fn smooth_checks(report: &mut Report, b: &Backend) {
                 let (topo, schedule, tex, start) = prepared
                     .as_ref()
                     .map_err(|e| Error::Invalid(e.to_string()))?;
-                let mut g =
-                    new_smooth_device(b, topo, schedule, tex, sampling, &params, start)?;
+                let mut g = GpuSmoother::new(b, topo, schedule, tex, sampling, &params, start)?;
                 g.run(sweeps)?;
                 let got = g.positions_f64()?;
                 let reference = |weights, precision| {
@@ -767,7 +766,7 @@ fn diff_on(a: &[[f64; 2]], b: &[[f64; 2]], on: Option<&[u32]>) -> (f64, usize) {
 /// [`smooth_probe_across`].
 fn smooth_probe(report: &mut Report, b: &Backend, probes: &mut Vec<HwProbe>) {
     use crate::solver::smooth::cpu::positions;
-    use crate::solver::smooth::gpu::new_smooth_device;
+    use crate::solver::smooth::gpu::GpuSmoother;
     use crate::solver::smooth::{
         sweep_cpu, MetricSpec, MetricTexture, Sampling, Schedule, SmoothParams, SmoothTopology,
         TextureSampler, WeightMode,
@@ -787,7 +786,7 @@ fn smooth_probe(report: &mut Report, b: &Backend, probes: &mut Vec<HwProbe>) {
             .collect();
         let params = SmoothParams::default();
         let sweep = |sampling| -> Result<_> {
-            let mut g = new_smooth_device(b, &topo, &schedule, &tex, sampling, &params, &start)?;
+            let mut g = GpuSmoother::new(b, &topo, &schedule, &tex, sampling, &params, &start)?;
             g.run(1)?;
             Ok((g.positions_f64()?, g.precision()))
         };

@@ -11,9 +11,7 @@ use crate::gpu::{Backend, GpuOptions};
 use crate::mesh::{generate, load_or_builtin, write_msh41, write_vtu, Mesh};
 use crate::output::{save_field_png, write_json_atomic, CsvWriter, Field, PlotOptions};
 use crate::solver::smooth::cpu::{min_shape, positions, set_positions};
-use crate::solver::smooth::gpu::{
-    new_smooth_device, texture_format, RunTiming, ITERATIONS_PER_SUBMIT,
-};
+use crate::solver::smooth::gpu::{GpuSmoother, RunTiming, ITERATIONS_PER_SUBMIT};
 use crate::solver::smooth::quality::HISTOGRAM_BINS;
 use crate::solver::smooth::texture::check_size;
 use crate::solver::smooth::{
@@ -87,16 +85,6 @@ fn open_backend(global: &GlobalArgs) -> anyhow::Result<Backend> {
     )?)
 }
 
-/// The device name as the reports give it (wgpu: the adapter name, CUDA: name and compute
-/// capability).
-fn adapter_name(backend: &Backend) -> String {
-    match crate::gpu::legacy(backend) {
-        crate::gpu::Device::Wgpu(ctx) => ctx.info.name.clone(),
-        #[cfg(feature = "cuda")]
-        crate::gpu::Device::Cuda(dev) => dev.description(),
-    }
-}
-
 /// Color with the GPU speculative coloring on `backend`, boundary vertices in classes of their
 /// own.
 pub fn schedule_gpu(backend: &Backend, topo: &SmoothTopology) -> crate::error::Result<Schedule> {
@@ -153,7 +141,7 @@ pub fn run(args: &SmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     sp.finish_and_clear();
 
     let start = positions(&mesh);
-    let mut gpu = new_smooth_device(
+    let mut gpu = GpuSmoother::new(
         &backend,
         &topo,
         &schedule,
@@ -416,7 +404,7 @@ pub(crate) fn time_sampling(
     start: &[[f64; 2]],
     iterations: usize,
 ) -> anyhow::Result<SamplingTiming> {
-    let mut g = new_smooth_device(backend, topo, schedule, tex, sampling, params, start)?;
+    let mut g = GpuSmoother::new(backend, topo, schedule, tex, sampling, params, start)?;
     g.run(1)?;
     g.set_positions(start)?;
     let timing = g.run(iterations)?;
@@ -435,27 +423,14 @@ pub fn bench(args: &BenchSmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> 
     let backend = open_backend(global)?;
     let params = SmoothParams::default();
     if !args.json {
-        let (prec, timing) = match crate::gpu::legacy(&backend) {
-            crate::gpu::Device::Wgpu(ctx) => (
-                texture_format(ctx).1,
-                format!(
-                    "seconds = wall time from recording the first iteration to the GPU \
-                     finishing the last (host-side recording included, overlapped with the GPU \
-                     after the first submit), kernel = sum of the GPU times of the compute \
-                     passes (timestamp queries, one pass of {ITERATIONS_PER_SUBMIT} iterations \
-                     per submit, barriers between dispatches included)"
-                ),
-            ),
-            #[cfg(feature = "cuda")]
-            crate::gpu::Device::Cuda(_) => (
-                TexelPrecision::F32,
-                "seconds = wall time from queuing the first launch to the GPU finishing the \
-                 last (host-side launch overhead included, overlapped with the GPU), kernel = \
-                 GPU time between CUDA events recorded before the first and after the last \
-                 launch (one launch per color per iteration)"
-                    .to_string(),
-            ),
-        };
+        let prec = backend.texel_precision();
+        let timing = format!(
+            "seconds = wall time from queuing the first iteration to the GPU finishing the \
+             last (host-side recording and launch overhead included, overlapped with the GPU \
+             after the first batch), kernel = sum of the GPU times of the batches of \
+             {ITERATIONS_PER_SUBMIT} iterations (timestamp queries or CUDA events, one launch \
+             per color per iteration, barriers between launches included)"
+        );
         println!(
             "adapter: {}; metric {}, {}x{} texture ({prec:?} texels for the texture paths), {} \
              iterations; {timing}",
@@ -493,7 +468,7 @@ pub fn bench(args: &BenchSmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> 
             "iterations": args.iterations,
             "metric": args.metric,
             "texture_size": args.texture_size,
-            "adapter": adapter_name(&backend),
+            "adapter": backend.name(),
             "backend": backend.kind(),
         });
         for &sampling in &args.sampling {

@@ -26,8 +26,8 @@
 //!
 //! Modules: [`metric`] (analytic and per-vertex metric fields), [`texture`] (resampling and the
 //! CPU bilinear sampler), [`cpu`] (cavities, schedule, the f64 reference sweep), [`layout`]
-//! (the device numbering and cavity walks, for memory locality), [`gpu`] (the wgpu driver),
-//! [`quality`] (Vasilevskii–Lipnikov element quality in metric space).
+//! (the device numbering and cavity walks, for memory locality), [`gpu`] (the GPU driver, on
+//! [`crate::runtime`]), [`quality`] (Vasilevskii–Lipnikov element quality in metric space).
 
 pub mod cpu;
 pub mod gpu;

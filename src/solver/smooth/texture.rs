@@ -244,11 +244,6 @@ impl MetricTexture {
             scale,
         })
     }
-
-    /// The texels as rgba16float bits (for adapters without FLOAT32_FILTERABLE).
-    pub fn texels_f16(&self) -> Vec<[u16; 4]> {
-        self.texels.iter().map(|t| t.map(f32_to_f16_bits)).collect()
-    }
 }
 
 /// Give every empty texel the value of its nearest filled one (4-neighbour breadth-first).
