@@ -4,6 +4,7 @@
 use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
 use chromaflow::gpu::{GpuContext, GpuOptions};
 use chromaflow::mesh::{generate, Mesh};
+use chromaflow::runtime::Runtime;
 use chromaflow::solver::smooth::cpu::{min_shape, positions};
 use chromaflow::solver::smooth::gpu::texture_format;
 use chromaflow::solver::smooth::{
@@ -26,12 +27,13 @@ struct Case {
 
 /// Mesh, cavities, the GPU speculative coloring with boundary classes, the metric texture,
 /// and the starting positions rounded to f32 (what the GPU starts from).
-fn case(ctx: &GpuContext, spec: &str, metric: &str, size: u32) -> Case {
+fn case(spec: &str, metric: &str, size: u32) -> Case {
     let mesh = generate::builtin(spec).unwrap();
     let topo = SmoothTopology::build(&mesh).unwrap();
     let classes = topo.classes();
+    let rt = Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)");
     let col = color_vertices_gpu(
-        ctx,
+        &rt,
         &topo.neighbors,
         Some(&classes),
         GpuColoringVariant::Data,
@@ -71,7 +73,7 @@ fn max_diff(a: &[[f64; 2]], b: &[[f64; 2]]) -> (usize, f64) {
 #[test]
 fn gpu_sweep_matches_cpu_reference_on_all_three_paths() {
     let ctx = ctx();
-    let c = case(&ctx, "rect:700@5", "shock", 48);
+    let c = case("rect:700@5", "shock", 48);
     let params = SmoothParams::default();
     let (_, precision) = texture_format(&ctx);
     let reference = |weights, prec| {
@@ -132,7 +134,7 @@ fn gpu_sweep_matches_cpu_reference_on_all_three_paths() {
 #[test]
 fn parallel_sweep_equals_sequential_color_by_color_sweep() {
     let ctx = ctx();
-    let c = case(&ctx, "rect:400@2", "boundary-layer", 32);
+    let c = case("rect:400@2", "boundary-layer", 32);
     let params = SmoothParams::default();
     for sampling in [Sampling::Buffer, Sampling::Hardware] {
         let mut par = GpuSmoother::new(
@@ -190,7 +192,7 @@ fn smoothing_keeps_mesh_valid_and_improves_quality_on_every_metric() {
     let ctx = ctx();
     let params = SmoothParams::default();
     for metric in ["uniform", "boundary-layer", "shock", "hessian"] {
-        let c = case(&ctx, "rect:900@3", metric, 64);
+        let c = case("rect:900@3", metric, 64);
         let smp = TextureSampler::new(
             &c.tex,
             WeightMode::Exact,

@@ -4,7 +4,6 @@ pub mod dg;
 pub mod kernels;
 pub mod smooth;
 pub mod swe;
-pub mod vcolor;
 
 pub use crate::runtime::cuda::*;
 
