@@ -4,11 +4,11 @@
 use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
 use chromaflow::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
 use chromaflow::gpu::scan::{exclusive_scan_cpu, gpu_exclusive_scan};
-use chromaflow::gpu::{GpuContext, GpuOptions};
 use chromaflow::mesh::{generate, Csr, Topology};
+use chromaflow::runtime::Runtime;
 
-fn ctx() -> GpuContext {
-    GpuContext::new(&GpuOptions::default()).expect("a GPU adapter is required (CI: lavapipe)")
+fn rt() -> Runtime {
+    Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)")
 }
 
 /// No edge joins two vertices of one color; classes use disjoint colors.
@@ -34,7 +34,7 @@ fn assert_proper(adj: &Csr, colors: &[u32], class: Option<&[u32]>) {
 
 #[test]
 fn prefix_sum_matches_cpu_at_every_level_count() {
-    let rt = chromaflow::runtime::Runtime::wgpu().expect("a GPU adapter is required");
+    let rt = rt();
     for n in [1usize, 5, 256, 257, 65_536, 65_537, 1_000_003] {
         let values: Vec<u32> = (0..n)
             .map(|i| ((i * 2_654_435_761) >> 7) as u32 % 3)
@@ -54,7 +54,7 @@ fn prefix_sum_matches_cpu_at_every_level_count() {
 
 #[test]
 fn speculative_coloring_is_conflict_free_in_both_variants() {
-    let ctx = ctx();
+    let rt = rt();
     let mesh = generate::builtin("rect:20000@3").unwrap();
     let topo = Topology::build(&mesh).unwrap();
     let adj = &topo.vertex_neighbors;
@@ -62,7 +62,7 @@ fn speculative_coloring_is_conflict_free_in_both_variants() {
         .unwrap()
         .num_colors;
     for variant in [GpuColoringVariant::Topology, GpuColoringVariant::Data] {
-        let res = color_vertices_gpu(&ctx, adj, None, variant).unwrap();
+        let res = color_vertices_gpu(&rt, adj, None, variant).unwrap();
         assert_proper(adj, &res.colors, None);
         check_vertex_coloring(adj, &res.colors, None).unwrap();
         assert_eq!(*res.conflicts_per_round.last().unwrap(), 0);
@@ -77,7 +77,7 @@ fn speculative_coloring_is_conflict_free_in_both_variants() {
 
 #[test]
 fn boundary_vertices_get_color_classes_of_their_own() {
-    let ctx = ctx();
+    let rt = rt();
     let mesh = generate::builtin("disk:3000@1").unwrap();
     let topo = Topology::build(&mesh).unwrap();
     let class: Vec<u32> = topo
@@ -86,7 +86,7 @@ fn boundary_vertices_get_color_classes_of_their_own() {
         .map(|&b| b as u32)
         .collect();
     let res = color_vertices_gpu(
-        &ctx,
+        &rt,
         &topo.vertex_neighbors,
         Some(&class),
         GpuColoringVariant::Data,
@@ -103,10 +103,10 @@ fn boundary_vertices_get_color_classes_of_their_own() {
 
 #[test]
 fn mismatched_class_length_is_an_error() {
-    let ctx = ctx();
+    let rt = rt();
     let adj = Csr::from_pairs(3, &[(0, 1), (1, 0), (1, 2), (2, 1)]);
-    assert!(color_vertices_gpu(&ctx, &adj, Some(&[0, 1]), GpuColoringVariant::Data).is_err());
-    let res = color_vertices_gpu(&ctx, &adj, None, GpuColoringVariant::Topology).unwrap();
+    assert!(color_vertices_gpu(&rt, &adj, Some(&[0, 1]), GpuColoringVariant::Data).is_err());
+    let res = color_vertices_gpu(&rt, &adj, None, GpuColoringVariant::Topology).unwrap();
     assert_proper(&adj, &res.colors, None);
     assert_eq!(res.num_colors, 2);
 }

@@ -13,7 +13,6 @@ use chromaflow::runtime::Runtime;
 #[test]
 fn unchecked_kernels_match_checked_kernels() {
     let rt = Runtime::wgpu().expect("a GPU adapter is required");
-    let ctx = rt.wgpu_context().expect("a wgpu runtime");
     let mesh = generate::builtin("rect:3000@2").unwrap();
     let ordered = order_mesh(&mesh, Ordering::Rcm, 0).unwrap();
     let geom = Geometry2d::build(&ordered.mesh, &ordered.topo);
@@ -40,10 +39,10 @@ fn unchecked_kernels_match_checked_kernels() {
         assert_eq!(scan, exclusive_scan_cpu(&scan_input), "trusted = {trusted}");
         assert_eq!(total, scan_input.iter().sum::<u32>());
         let coloring =
-            color_vertices_gpu(ctx, &topo.vertex_neighbors, None, GpuColoringVariant::Data)
+            color_vertices_gpu(&rt, &topo.vertex_neighbors, None, GpuColoringVariant::Data)
                 .unwrap();
         check_vertex_coloring(&topo.vertex_neighbors, &coloring.colors, None).unwrap();
-        ctx.wait().unwrap();
+        rt.wait().unwrap();
         results.push(grad);
     }
     // Same kernel, same inputs, same order of operations: bitwise equal.

@@ -1,7 +1,7 @@
 //! Vertex smoothing on the GPU against the f64 CPU reference, race freedom, and the mesh
 //! guarantees (validity, boundary, topology, quality) on every analytic metric.
 
-use chromaflow::color::gpu_vertices::{color_vertices_on, GpuColoringVariant};
+use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
 use chromaflow::mesh::{generate, Mesh};
 use chromaflow::runtime::Runtime;
 use chromaflow::solver::smooth::cpu::{min_shape, positions};
@@ -29,7 +29,7 @@ fn case(rt: &Runtime, spec: &str, metric: &str, size: u32) -> Case {
     let mesh = generate::builtin(spec).unwrap();
     let topo = SmoothTopology::build(&mesh).unwrap();
     let classes = topo.classes();
-    let col = color_vertices_on(
+    let col = color_vertices_gpu(
         rt,
         &topo.neighbors,
         Some(&classes),

@@ -1,6 +1,7 @@
 //! GPU speculative greedy vertex coloring (Li et al., "High performance and scalable GPU graph
-//! coloring"), in WGSL: `vcolor_assign`, `vcolor_detect`, `vcolor_compact`, with the worklist
-//! compacted by the GPU prefix sum of [`crate::gpu::scan`] (no per-element atomics).
+//! coloring") on the [`Runtime`] (WGSL kernels or their CUDA twins): `vcolor_assign`,
+//! `vcolor_detect`, `vcolor_compact`, with the worklist compacted by the prefix sum of
+//! [`crate::runtime::scan`] (no per-element atomics).
 //!
 //! Each round: (1) every uncolored worklist vertex takes the smallest color unused by its
 //! neighbours (speculatively, racing with its neighbours); (2) a vertex that shares its color
@@ -24,15 +25,12 @@
 //! past those of classes < k afterwards, so e.g. boundary vertices get color classes of their
 //! own. The CPU reference is the sequential greedy coloring; results are verified conflict-free.
 
+use crate::args;
 use crate::error::{Error, Result};
-use crate::gpu::buffers::{bind_buffers, storage_from, storage_layout, storage_zeroed, Readback};
-use crate::gpu::context::GpuContext;
-use crate::gpu::dispatch::{range_layout, ItemRange, RangeSet};
-use crate::gpu::legacy_scan::PrefixSum;
-use crate::gpu::shaders::compute_pipeline;
-use crate::gpu::Backend;
 use crate::mesh::Csr;
-use std::time::Instant;
+use crate::runtime::scan::PrefixSum;
+use crate::runtime::{Buffer, ItemRange, Kernel, Plan, PlanBuilder, Runtime};
+use std::time::{Duration, Instant};
 
 /// Which speculative variant to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -53,18 +51,22 @@ pub struct GpuVertexColoring {
     pub rounds: usize,
     /// Conflicts found in each round.
     pub conflicts_per_round: Vec<u32>,
-    /// Wall time of the rounds (uploads excluded, per-round count read-backs included).
+    /// Wall time of the rounds, the recoloring and the read-back of the colors (uploads and
+    /// plan preparation excluded, per-submit count read-backs included).
     pub seconds: f64,
 }
 
 /// Iterated-greedy recoloring passes after the speculative coloring (never adds colors; one
 /// pass took the extra speculative color back on every mesh measured, the second is cheap).
-pub(crate) const IG_PASSES: usize = 2;
+const IG_PASSES: usize = 2;
 
 /// Speculative rounds recorded per submit: the host reads the conflict counts once per submit
 /// (rounds after the last conflict find nothing to do). A read-back per round cost more than
 /// the rounds themselves on Vulkan.
 const ROUNDS_PER_SUBMIT: usize = 4;
+
+// Each submit's rounds alternate the two worklists, so every submit starts from the first.
+const _: () = assert!(ROUNDS_PER_SUBMIT % 2 == 0);
 
 impl GpuVertexColoring {
     /// The coloring of a graph without vertices.
@@ -80,8 +82,8 @@ impl GpuVertexColoring {
 }
 
 /// Per-vertex classes (all 0 when none are given), checked against the vertex count; `None`
-/// for an empty graph. Shared by the wgpu and CUDA versions.
-pub(crate) fn vertex_classes(n: usize, class: Option<&[u32]>) -> Result<Option<Vec<u32>>> {
+/// for an empty graph.
+fn vertex_classes(n: usize, class: Option<&[u32]>) -> Result<Option<Vec<u32>>> {
     if n == 0 {
         return Ok(None);
     }
@@ -96,31 +98,154 @@ pub(crate) fn vertex_classes(n: usize, class: Option<&[u32]>) -> Result<Option<V
 }
 
 /// More rounds than any graph of this size can need means a bug: stop with an error.
-pub(crate) fn round_cap(n: usize) -> usize {
+fn round_cap(n: usize) -> usize {
     n + 64
 }
 
-/// Color the graph `adj` on `backend`: the wgpu kernels of [`color_vertices_gpu`] or their
-/// CUDA twins (`crate::cuda::vcolor`, feature `cuda`). `class[v]` (optional) separates vertex
-/// classes.
-pub fn color_vertices_on(
-    backend: &Backend,
-    adj: &Csr,
-    class: Option<&[u32]>,
+/// The device side of the speculative rounds of one coloring.
+struct Rounds {
     variant: GpuColoringVariant,
-) -> Result<GpuVertexColoring> {
-    match crate::gpu::legacy(backend) {
-        crate::gpu::Device::Wgpu(ctx) => color_vertices_gpu(ctx, adj, class, variant),
-        #[cfg(feature = "cuda")]
-        crate::gpu::Device::Cuda(dev) => {
-            crate::cuda::vcolor::color_vertices_cuda(dev, adj, class, variant)
+    n: u32,
+    assign: Kernel,
+    detect: Kernel,
+    compact: Kernel,
+    /// Adjacency offsets, adjacency, vertex classes.
+    graph: [Buffer; 3],
+    /// Worklists: data-driven round r of a submit reads `work[r % 2]` and compacts into the
+    /// other; topology-driven rounds always read `work[0]`, all vertices.
+    work: [Buffer; 2],
+    colors: Buffer,
+    conflict: Buffer,
+    position: Buffer,
+    /// The worklist length of every topology-driven round: all vertices.
+    all: Buffer,
+    /// One scan per round of a submit. Its total is the round's conflict count and, in the
+    /// data-driven variant, the worklist length the next round reads (round 0 reads the last
+    /// scan's, left by the previous submit), so the length never leaves the GPU.
+    scans: Vec<PrefixSum>,
+    /// Conflict count of each round of a submit, read back once per submit.
+    log: Buffer,
+    /// Prepared submits by the item count they dispatch.
+    plans: Vec<(u32, Plan)>,
+}
+
+impl Rounds {
+    fn new(
+        rt: &Runtime,
+        graph: [Buffer; 3],
+        colors: &Buffer,
+        variant: GpuColoringVariant,
+        n: u32,
+    ) -> Result<Rounds> {
+        let identity: Vec<u32> = (0..n).collect();
+        let conflict = rt.zeroed::<u32>("conflict flags", n as usize)?;
+        let position = rt.zeroed::<u32>("worklist positions", n as usize)?;
+        let scans = (0..ROUNDS_PER_SUBMIT)
+            .map(|_| PrefixSum::new(rt, &conflict, &position, n))
+            .collect::<Result<Vec<_>>>()?;
+        // The first submit's round 0 sees the whole worklist.
+        rt.write(scans[ROUNDS_PER_SUBMIT - 1].total(), 0, &[n])?;
+        Ok(Rounds {
+            variant,
+            n,
+            assign: rt.kernel("vcolor_assign", &[])?,
+            detect: rt.kernel("vcolor_detect", &[])?,
+            compact: rt.kernel("vcolor_compact", &[])?,
+            graph,
+            work: [
+                rt.upload("worklist a", &identity)?,
+                rt.zeroed::<u32>("worklist b", n as usize)?,
+            ],
+            colors: colors.clone(),
+            conflict,
+            position,
+            all: rt.upload("all vertices", &[n])?,
+            scans,
+            log: rt.zeroed::<u32>("conflicts per round", ROUNDS_PER_SUBMIT)?,
+            plans: Vec::new(),
+        })
+    }
+
+    /// The items a submit dispatches when the worklist holds `count` vertices: the next power
+    /// of two (at most n), so a coloring prepares a few submits, not one per worklist length.
+    /// The kernels stop at the GPU-side length, which can only be smaller.
+    fn dispatched(&self, count: u32) -> u32 {
+        match self.variant {
+            GpuColoringVariant::Topology => self.n,
+            GpuColoringVariant::Data => count.next_power_of_two().min(self.n),
         }
+    }
+
+    /// The index in `plans` of the submit that dispatches `items` threads per launch,
+    /// prepared on first use.
+    fn plan(&mut self, rt: &Runtime, items: u32) -> Result<usize> {
+        if let Some(i) = self.plans.iter().position(|(k, _)| *k == items) {
+            return Ok(i);
+        }
+        let [offsets, adjacency, class] = &self.graph;
+        let range = ItemRange::all(items);
+        let mut p = PlanBuilder::new();
+        for r in 0..ROUNDS_PER_SUBMIT {
+            let (cur, next, live) = match self.variant {
+                GpuColoringVariant::Topology => (&self.work[0], &self.work[1], &self.all),
+                GpuColoringVariant::Data => (
+                    &self.work[r % 2],
+                    &self.work[1 - r % 2],
+                    self.scans[(r + ROUNDS_PER_SUBMIT - 1) % ROUNDS_PER_SUBMIT].total(),
+                ),
+            };
+            p.launch(
+                &self.assign,
+                &args![*offsets, *adjacency, *class, *cur, self.colors, *live],
+                range,
+            );
+            p.launch(
+                &self.detect,
+                &args![
+                    *offsets,
+                    *adjacency,
+                    *class,
+                    *cur,
+                    self.colors,
+                    self.conflict,
+                    *live
+                ],
+                range,
+            );
+            // The scan covers exactly the dispatched entries: detect cleared the flags past
+            // the live worklist, those past `items` are stale.
+            self.scans[r].record_first(&mut p, items)?;
+            p.launch(
+                &self.compact,
+                &args![
+                    *cur,
+                    self.conflict,
+                    self.position,
+                    *next,
+                    self.colors,
+                    *live
+                ],
+                range,
+            );
+        }
+        let plan = rt.prepare(&p)?;
+        self.plans.push((items, plan));
+        Ok(self.plans.len() - 1)
+    }
+
+    /// Queue the rounds of `plans[plan]` and read back their conflict counts.
+    fn submit(&self, rt: &Runtime, plan: usize) -> Result<Vec<u32>> {
+        rt.queue(&self.plans[plan].1, 1)?;
+        for (r, scan) in self.scans.iter().enumerate() {
+            rt.copy_at(scan.total(), 0, &self.log, 4 * r as u64, 4)?;
+        }
+        rt.read(&self.log, 0, ROUNDS_PER_SUBMIT)
     }
 }
 
-/// Color the graph `adj` on the GPU. `class[v]` (optional) separates vertex classes.
+/// Color the graph `adj` on `rt`. `class[v]` (optional) separates vertex classes.
 pub fn color_vertices_gpu(
-    ctx: &GpuContext,
+    rt: &Runtime,
     adj: &Csr,
     class: Option<&[u32]>,
     variant: GpuColoringVariant,
@@ -130,200 +255,79 @@ pub fn color_vertices_gpu(
         return Ok(GpuVertexColoring::empty());
     };
     let n32 = n as u32;
-    let offsets_buf = storage_from(ctx, "adjacency offsets", &adj.offsets)?;
-    let adj_buf = storage_from(ctx, "adjacency", &adj.indices)?;
-    let class_buf = storage_from(ctx, "vertex classes", &classes)?;
-    let identity: Vec<u32> = (0..n32).collect();
-    let work = [
-        storage_from(ctx, "worklist a", &identity)?,
-        storage_zeroed::<u32>(ctx, "worklist b", n)?,
+    let graph = [
+        rt.upload("adjacency offsets", &adj.offsets)?,
+        rt.upload("adjacency", &adj.indices)?,
+        rt.upload("vertex classes", &classes)?,
     ];
-    let colors_buf = storage_zeroed::<u32>(ctx, "colors", n)?;
-    let conflict_buf = storage_zeroed::<u32>(ctx, "conflict flags", n)?;
-    let position_buf = storage_zeroed::<u32>(ctx, "worklist positions", n)?;
-    // Current worklist length, kept on the GPU between the rounds of one submit, and the
-    // conflict count of each round of a submit, read back once per submit.
-    let live_buf = storage_from(ctx, "live worklist length", &[n32])?;
-    let log_buf = storage_zeroed::<u32>(ctx, "conflicts per round", ROUNDS_PER_SUBMIT)?;
-
-    let assign_layout = storage_layout(
-        &ctx.device,
-        "vcolor assign",
-        &[true, true, true, true, false, true],
-    );
-    let detect_layout = storage_layout(
-        &ctx.device,
-        "vcolor detect",
-        &[true, true, true, true, true, false, true],
-    );
-    let compact_layout = storage_layout(
-        &ctx.device,
-        "vcolor compact",
-        &[true, true, true, false, false, true],
-    );
-    let recolor_layout = storage_layout(
-        &ctx.device,
-        "vcolor recolor",
-        &[true, true, true, true, false],
-    );
-    let rl = range_layout(&ctx.device);
-    let assign = compute_pipeline(&ctx.device, "vcolor_assign", &[&assign_layout, &rl], &[])?;
-    let detect = compute_pipeline(&ctx.device, "vcolor_detect", &[&detect_layout, &rl], &[])?;
-    let compact = compute_pipeline(&ctx.device, "vcolor_compact", &[&compact_layout, &rl], &[])?;
-    // Bind groups for both worklist directions: d = 0 reads work[0] and writes work[1].
-    let groups: Vec<[wgpu::BindGroup; 3]> = (0..2)
-        .map(|d| {
-            let (cur, next) = (&work[d], &work[1 - d]);
-            [
-                bind_buffers(
-                    &ctx.device,
-                    "vcolor assign",
-                    &assign_layout,
-                    &[
-                        &offsets_buf,
-                        &adj_buf,
-                        &class_buf,
-                        cur,
-                        &colors_buf,
-                        &live_buf,
-                    ],
-                ),
-                bind_buffers(
-                    &ctx.device,
-                    "vcolor detect",
-                    &detect_layout,
-                    &[
-                        &offsets_buf,
-                        &adj_buf,
-                        &class_buf,
-                        cur,
-                        &colors_buf,
-                        &conflict_buf,
-                        &live_buf,
-                    ],
-                ),
-                bind_buffers(
-                    &ctx.device,
-                    "vcolor compact",
-                    &compact_layout,
-                    &[
-                        cur,
-                        &conflict_buf,
-                        &position_buf,
-                        next,
-                        &colors_buf,
-                        &live_buf,
-                    ],
-                ),
-            ]
-        })
-        .collect();
-    let mut scan = PrefixSum::new(ctx, &conflict_buf, &position_buf, n32)?;
-    let mut ranges = RangeSet::single(ctx, &rl, n32)?;
-    let mut readback = Readback::new();
+    let colors = rt.zeroed::<u32>("colors", n)?;
+    let mut rounds = Rounds::new(rt, graph.clone(), &colors, variant, n32)?;
+    rounds.plan(rt, rounds.dispatched(n32))?;
 
     // Recoloring resources are made before the clock starts, like the round resources.
-    // First fit never exceeds max degree + 1, which bounds the recoloring dispatches without
-    // reading the colors back (dispatches for unused colors match no vertex).
+    // First fit never exceeds max degree + 1, which bounds the recoloring launches without
+    // reading the colors back (launches for unused colors match no vertex).
     let top = (0..n).map(|v| adj.row(v).len() as u32).max().unwrap_or(0) + 1;
-    let old_colors = storage_zeroed::<u32>(ctx, "old colors", n)?;
-    let recolor_group = bind_buffers(
-        &ctx.device,
-        "vcolor recolor",
-        &recolor_layout,
-        &[&offsets_buf, &adj_buf, &class_buf, &old_colors, &colors_buf],
-    );
-    let recolor = compute_pipeline(&ctx.device, "vcolor_recolor", &[&recolor_layout, &rl], &[])?;
-    let ig_ranges = RangeSet::new(
-        ctx,
-        &rl,
-        (0..top)
-            .map(|i| ItemRange {
+    let old_colors = rt.zeroed::<u32>("old colors", n)?;
+    let zeros = rt.zeroed::<u32>("cleared colors", n)?;
+    let recolor = rt.kernel("vcolor_recolor", &[])?;
+    let [offsets, adjacency, class_buf] = &graph;
+    let mut ig = PlanBuilder::new();
+    for c in (1..=top).rev() {
+        ig.launch(
+            &recolor,
+            &args![*offsets, *adjacency, *class_buf, old_colors, colors],
+            ItemRange {
                 first: 0,
                 count: n32,
-                color: top - i,
+                color: c,
                 pad: 0,
-            })
-            .collect(),
-    )?;
-    readback.reserve(ctx, 4 * n as u64);
+            },
+        );
+    }
+    let ig = rt.prepare(&ig)?;
+    // The uploads finish and the read-back staging is sized before the clock starts.
+    rt.read::<u32>(&colors, 0, n)?;
+
     let start = Instant::now();
-    // Threads dispatched per round: the worklist length the host last saw (the GPU-side
-    // length can only be smaller; the kernels stop at it).
+    let mut setup = Duration::ZERO;
+    // Worklist length the host last saw (the GPU-side length can only be smaller).
     let mut count = n32;
-    let mut dir = 0usize;
     let mut conflicts_per_round = Vec::new();
-    'batches: loop {
+    'submits: loop {
         if conflicts_per_round.len() >= round_cap(n) {
             return Err(Error::Gpu(format!(
                 "GPU vertex coloring did not converge in {} rounds",
                 conflicts_per_round.len()
             )));
         }
-        ranges.update(
-            ctx,
-            vec![ItemRange {
-                first: 0,
-                count,
-                color: 0,
-                pad: 0,
-            }],
-        )?;
-        scan.set_count(ctx, count)?;
-        let mut enc = ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("vcolor rounds"),
-            });
-        for r in 0..ROUNDS_PER_SUBMIT {
-            {
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("vcolor round"),
-                    timestamp_writes: None,
-                });
-                let g = &groups[(dir + r) % 2];
-                ranges.dispatch_one(ctx, &mut pass, &assign, &g[0], 0)?;
-                ranges.dispatch_one(ctx, &mut pass, &detect, &g[1], 0)?;
-                scan.record(ctx, &mut pass)?;
-                ranges.dispatch_one(ctx, &mut pass, &compact, &g[2], 0)?;
-            }
-            enc.copy_buffer_to_buffer(scan.total(), 0, &log_buf, 4 * r as u64, 4);
-            if variant == GpuColoringVariant::Data {
-                enc.copy_buffer_to_buffer(scan.total(), 0, &live_buf, 0, 4);
-            }
-        }
-        ctx.queue.submit([enc.finish()]);
-        let log: Vec<u32> = readback.read_all(ctx, &log_buf, ROUNDS_PER_SUBMIT)?;
+        let t = Instant::now();
+        let plan = rounds.plan(rt, rounds.dispatched(count))?;
+        setup += t.elapsed();
+        let log = rounds.submit(rt, plan)?;
         for &conflicts in &log {
             conflicts_per_round.push(conflicts);
             if conflicts == 0 {
-                break 'batches;
+                break 'submits;
             }
         }
-        if variant == GpuColoringVariant::Data {
-            count = *log.last().expect("rounds per submit > 0");
-            dir = (dir + ROUNDS_PER_SUBMIT) % 2;
-        }
+        count = *log.last().expect("rounds per submit > 0");
     }
-    let parts = IgParts {
-        recolor: &recolor,
-        data: &recolor_group,
-        colors: &colors_buf,
-        old_colors: &old_colors,
-        ranges: &ig_ranges,
-    };
-    let mut enc = ctx
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("vcolor iterated greedy"),
-        });
-    let rounds_done = start.elapsed().as_secs_f64();
-    record_iterated_greedy(ctx, &mut enc, &parts, top, IG_PASSES)?;
-    ctx.queue.submit([enc.finish()]);
-    ctx.wait()?;
-    let recolored = start.elapsed().as_secs_f64();
-    let raw: Vec<u32> = readback.read_all(ctx, &colors_buf, n)?;
-    let seconds = start.elapsed().as_secs_f64();
+    let rounds_done = (start.elapsed() - setup).as_secs_f64();
+    // Iterated greedy (Culberson): save the colors, clear them, then recolor the old color
+    // classes one after another, highest first, one `vcolor_recolor` launch each over all
+    // vertices (see the kernel). No host work between passes: old colors above the current
+    // maximum simply match no vertex.
+    let bytes = colors.bytes();
+    for _ in 0..IG_PASSES {
+        rt.copy(&colors, &old_colors, bytes)?;
+        rt.copy(&zeros, &colors, bytes)?;
+        rt.queue(&ig, 1)?;
+    }
+    rt.wait()?;
+    let recolored = (start.elapsed() - setup).as_secs_f64();
+    let raw: Vec<u32> = rt.read(&colors, 0, n)?;
+    let seconds = (start.elapsed() - setup).as_secs_f64();
     log::debug!(
         "GPU vertex coloring: rounds {:.2} ms, recoloring {:.2} ms, read-back {:.2} ms",
         rounds_done * 1e3,
@@ -340,47 +344,9 @@ pub fn color_vertices_gpu(
     })
 }
 
-/// Record `passes` iterated-greedy passes (Culberson): save the colors, clear them, then
-/// recolor the old color classes one after another, highest first, one `vcolor_recolor`
-/// dispatch each over all vertices (see the kernel). No host work between passes: old colors
-/// above the current maximum simply match no vertex.
-fn record_iterated_greedy(
-    ctx: &GpuContext,
-    enc: &mut wgpu::CommandEncoder,
-    parts: &IgParts<'_>,
-    top: u32,
-    passes: usize,
-) -> Result<()> {
-    let bytes = parts.colors.size();
-    for _ in 0..passes {
-        enc.copy_buffer_to_buffer(parts.colors, 0, parts.old_colors, 0, bytes);
-        enc.clear_buffer(parts.colors, 0, None);
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("vcolor iterated greedy"),
-            timestamp_writes: None,
-        });
-        for i in 0..top as usize {
-            parts
-                .ranges
-                .dispatch_one(ctx, &mut pass, parts.recolor, parts.data, i)?;
-        }
-    }
-    Ok(())
-}
-
-/// Buffers and pipeline the iterated-greedy passes use.
-struct IgParts<'a> {
-    recolor: &'a wgpu::ComputePipeline,
-    data: &'a wgpu::BindGroup,
-    colors: &'a wgpu::Buffer,
-    old_colors: &'a wgpu::Buffer,
-    /// Range i covers all vertices with `color` = top - i.
-    ranges: &'a RangeSet,
-}
-
 /// Turn per-class 1-based colors into global 0-based colors with class k's range after the
 /// ranges of classes < k. Returns the colors and the number of colors used.
-pub(crate) fn shift_classes(raw: &[u32], classes: &[u32]) -> (Vec<u32>, usize) {
+fn shift_classes(raw: &[u32], classes: &[u32]) -> (Vec<u32>, usize) {
     let nclass = classes.iter().copied().max().map_or(0, |m| m as usize + 1);
     let mut max_per_class = vec![0u32; nclass];
     for (&c, &k) in raw.iter().zip(classes) {

@@ -3,7 +3,7 @@
 
 use crate::cli::GlobalArgs;
 use crate::color::faces::{check_face_coloring, face_buffer_bytes};
-use crate::color::gpu_vertices::{color_vertices_on, GpuColoringVariant, GpuVertexColoring};
+use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant, GpuVertexColoring};
 use crate::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
 use crate::commands::progress::spinner;
 use crate::error::Error;
@@ -183,7 +183,7 @@ fn run_vertices(
             },
         )?;
         let class: Vec<u32> = boundary.iter().map(|&b| b as u32).collect();
-        let res = color_vertices_on(
+        let res = color_vertices_gpu(
             &backend,
             graph,
             args.separate_boundary.then_some(&class[..]),
@@ -273,11 +273,11 @@ pub(crate) fn time_gpu_coloring(
     variant: GpuColoringVariant,
     repeat: usize,
 ) -> anyhow::Result<(GpuVertexColoring, f64)> {
-    let warm = color_vertices_on(backend, graph, None, variant)?;
+    let warm = color_vertices_gpu(backend, graph, None, variant)?;
     check_vertex_coloring(graph, &warm.colors, None).map_err(Error::Invalid)?;
     let mut last = warm;
     let s = median_time(repeat, || {
-        last = color_vertices_on(backend, graph, None, variant)?;
+        last = color_vertices_gpu(backend, graph, None, variant)?;
         Ok(last.seconds)
     })?;
     Ok((last, s))

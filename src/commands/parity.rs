@@ -6,7 +6,7 @@
 //! how the CUDA backend is checked on the GPU machine (CI has no NVIDIA GPU).
 
 use crate::cli::GlobalArgs;
-use crate::color::gpu_vertices::{color_vertices_on, GpuColoringVariant};
+use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
 use crate::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
 use crate::error::{Error, Result};
 use crate::gpu::scan::exclusive_scan_cpu;
@@ -496,23 +496,6 @@ fn lake_checks(report: &mut Report, b: &Backend) {
     }
 }
 
-/// Exclusive scan and min-reduction on the backend.
-fn backend_scan(b: &Backend, values: &[u32]) -> Result<(Vec<u32>, u32)> {
-    match crate::gpu::legacy(b) {
-        crate::gpu::Device::Wgpu(_) => crate::gpu::scan::gpu_exclusive_scan(b, values),
-        #[cfg(feature = "cuda")]
-        crate::gpu::Device::Cuda(dev) => crate::cuda::kernels::cuda_exclusive_scan(dev, values),
-    }
-}
-
-fn backend_min(b: &Backend, values: &[f32]) -> Result<f32> {
-    match crate::gpu::legacy(b) {
-        crate::gpu::Device::Wgpu(_) => crate::gpu::reduce::gpu_min(b, values),
-        #[cfg(feature = "cuda")]
-        crate::gpu::Device::Cuda(dev) => crate::cuda::kernels::cuda_min(dev, values),
-    }
-}
-
 /// No edge joins two vertices of one color; classes use disjoint colors.
 fn proper(adj: &Csr, colors: &[u32], class: Option<&[u32]>) -> bool {
     let edges_ok =
@@ -539,7 +522,7 @@ fn coloring_checks(report: &mut Report, b: &Backend) {
                 let values: Vec<u32> = (0..n)
                     .map(|i| ((i * 2_654_435_761) >> 7) as u32 % 3)
                     .collect();
-                let (gpu, total) = backend_scan(b, &values)?;
+                let (gpu, total) = crate::runtime::scan::gpu_exclusive_scan(b, &values)?;
                 if gpu != exclusive_scan_cpu(&values) || total != values.iter().sum::<u32>() {
                     bad.push(n);
                 }
@@ -561,7 +544,7 @@ fn coloring_checks(report: &mut Report, b: &Backend) {
                 .map(|i| 1.0 + (((i * 2_654_435_761) >> 5) % 100_000) as f32)
                 .collect();
             let want = values.iter().copied().fold(f32::INFINITY, f32::min);
-            if backend_min(b, &values)? != want {
+            if crate::runtime::reduce::gpu_min(b, &values)? != want {
                 bad.push(n);
             }
         }
@@ -581,7 +564,7 @@ fn coloring_checks(report: &mut Report, b: &Backend) {
             let topo = Topology::build(&mesh)?;
             let adj = &topo.vertex_neighbors;
             let greedy = color_vertices(adj, VertexOrder::Natural, None)?.num_colors;
-            let res = color_vertices_on(b, adj, None, variant)?;
+            let res = color_vertices_gpu(b, adj, None, variant)?;
             let ok = proper(adj, &res.colors, None)
                 && check_vertex_coloring(adj, &res.colors, None).is_ok()
                 && res.conflicts_per_round.last() == Some(&0)
@@ -607,7 +590,7 @@ fn coloring_checks(report: &mut Report, b: &Backend) {
                 .iter()
                 .map(|&x| x as u32)
                 .collect();
-            let res = color_vertices_on(
+            let res = color_vertices_gpu(
                 b,
                 &topo.vertex_neighbors,
                 Some(&class),
@@ -626,8 +609,8 @@ fn coloring_checks(report: &mut Report, b: &Backend) {
         || {
             let adj = Csr::from_pairs(3, &[(0, 1), (1, 0), (1, 2), (2, 1)]);
             let rejected =
-                color_vertices_on(b, &adj, Some(&[0, 1]), GpuColoringVariant::Data).is_err();
-            let res = color_vertices_on(b, &adj, None, GpuColoringVariant::Topology)?;
+                color_vertices_gpu(b, &adj, Some(&[0, 1]), GpuColoringVariant::Data).is_err();
+            let res = color_vertices_gpu(b, &adj, None, GpuColoringVariant::Topology)?;
             Ok((
                 format!("{} colors, bad classes rejected {rejected}", res.num_colors),
                 rejected && res.num_colors == 2 && proper(&adj, &res.colors, None),

@@ -4,7 +4,7 @@
 //! paths).
 
 use crate::cli::GlobalArgs;
-use crate::color::gpu_vertices::{color_vertices_on, GpuColoringVariant};
+use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
 use crate::commands::progress::{bar, spinner};
 use crate::error::Error;
 use crate::gpu::{Backend, GpuOptions};
@@ -89,7 +89,7 @@ fn open_backend(global: &GlobalArgs) -> anyhow::Result<Backend> {
 /// own.
 pub fn schedule_gpu(backend: &Backend, topo: &SmoothTopology) -> crate::error::Result<Schedule> {
     let classes = topo.classes();
-    let col = color_vertices_on(
+    let col = color_vertices_gpu(
         backend,
         &topo.neighbors,
         Some(&classes),

@@ -3,7 +3,6 @@
 
 pub mod gradient;
 pub mod legacy_reduce;
-pub mod legacy_scan;
 
 pub use crate::runtime::wgpu::{buffers, context, dispatch, timing};
 pub use crate::runtime::{

@@ -643,13 +643,32 @@ impl Runtime {
 
     /// Queue a copy of `bytes` bytes from the start of `src` to the start of `dst`.
     pub fn copy(&self, src: &Buffer, dst: &Buffer, bytes: u64) -> Result<()> {
-        if bytes > src.bytes || bytes > dst.bytes {
+        self.copy_at(src, 0, dst, 0, bytes)
+    }
+
+    /// Queue a copy of `bytes` bytes from byte `src_offset` of `src` to byte `dst_offset` of
+    /// `dst` (offsets multiples of 4, as wgpu requires).
+    pub fn copy_at(
+        &self,
+        src: &Buffer,
+        src_offset: u64,
+        dst: &Buffer,
+        dst_offset: u64,
+        bytes: u64,
+    ) -> Result<()> {
+        if src_offset + bytes > src.bytes || dst_offset + bytes > dst.bytes {
             return Err(Error::Gpu(format!(
-                "copy of {bytes} bytes between buffers of {} and {} bytes",
+                "copy of {bytes} bytes from offset {src_offset} of a buffer of {} bytes to \
+                 offset {dst_offset} of a buffer of {} bytes",
                 src.bytes, dst.bytes
             )));
         }
-        on_device!(self, d => d.copy(&src.inner, &dst.inner, bytes))
+        if src_offset % 4 != 0 || dst_offset % 4 != 0 {
+            return Err(Error::Gpu(format!(
+                "buffer copies must start at 4-byte aligned offsets ({src_offset}, {dst_offset})"
+            )));
+        }
+        on_device!(self, d => d.copy(&src.inner, src_offset, &dst.inner, dst_offset, bytes))
     }
 
     /// Kernel `shaders/<stem>.wgsl` (entry `main`) / `shaders/cuda/<stem>.cu` (entry `<stem>`)

@@ -185,12 +185,26 @@ impl CudaDevice {
         Ok(out)
     }
 
-    pub(crate) fn copy(&self, src: &BufferInner, dst: &BufferInner, bytes: u64) -> Result<()> {
+    pub(crate) fn copy(
+        &self,
+        src: &BufferInner,
+        src_offset: u64,
+        dst: &BufferInner,
+        dst_offset: u64,
+        bytes: u64,
+    ) -> Result<()> {
         let (s, d) = (memory(src)?, memory(dst)?);
         self.bind()?;
-        // SAFETY: the runtime checked `bytes` against both sizes.
-        unsafe { result::memcpy_dtod_async(d.ptr, s.ptr, bytes as usize, s.stream.cu_stream()) }
-            .map_err(driver_err("copy"))
+        // SAFETY: the runtime checked offset + `bytes` against both sizes.
+        unsafe {
+            result::memcpy_dtod_async(
+                d.ptr + dst_offset,
+                s.ptr + src_offset,
+                bytes as usize,
+                s.stream.cu_stream(),
+            )
+        }
+        .map_err(driver_err("copy"))
     }
 
     pub(crate) fn kernel(

@@ -203,7 +203,14 @@ impl WgpuDevice {
         rb.read::<u8>(&self.ctx, b, offset as usize, bytes as usize)
     }
 
-    pub(crate) fn copy(&self, src: &BufferInner, dst: &BufferInner, bytes: u64) -> Result<()> {
+    pub(crate) fn copy(
+        &self,
+        src: &BufferInner,
+        src_offset: u64,
+        dst: &BufferInner,
+        dst_offset: u64,
+        bytes: u64,
+    ) -> Result<()> {
         let (s, d) = (wgpu_buffer(src)?, wgpu_buffer(dst)?);
         let mut enc = self
             .ctx
@@ -211,7 +218,7 @@ impl WgpuDevice {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("copy"),
             });
-        enc.copy_buffer_to_buffer(s, 0, d, 0, bytes.next_multiple_of(4));
+        enc.copy_buffer_to_buffer(s, src_offset, d, dst_offset, bytes.next_multiple_of(4));
         self.ctx.queue.submit([enc.finish()]);
         Ok(())
     }
