@@ -2,7 +2,7 @@
 //! backend choice.
 
 use crate::commands;
-use crate::gpu::BackendKind;
+use crate::runtime::BackendKind;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -186,7 +186,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     } else {
         cli.global.backend.ensure_compiled()?;
     }
-    crate::gpu::shaders::set_trusted_kernels(cli.global.trusted_kernels);
+    crate::runtime::shaders::set_trusted_kernels(cli.global.trusted_kernels);
     match cli.command {
         Command::Devices { json } => commands::devices::run(json),
         Command::Mesh(cmd) => commands::mesh::run(cmd, &cli.global),

@@ -7,11 +7,8 @@
 pub mod cli;
 pub mod color;
 pub mod commands;
-#[cfg(feature = "cuda")]
-pub mod cuda;
 pub mod error;
 pub mod files;
-pub mod gpu;
 pub mod mesh;
 pub mod order;
 pub mod output;

@@ -80,13 +80,13 @@ fn every_cuda_file_is_embedded_and_current() {
         )
         .collect();
     on_disk.sort();
-    let mut embedded: Vec<String> = chromaflow::cuda::CUDA_FILES
+    let mut embedded: Vec<String> = chromaflow::runtime::cuda::CUDA_FILES
         .iter()
         .map(|(n, _)| n.to_string())
         .collect();
     embedded.sort();
     assert_eq!(on_disk, embedded, "shaders/cuda and CUDA_FILES differ");
-    for (name, src) in chromaflow::cuda::CUDA_FILES {
+    for (name, src) in chromaflow::runtime::cuda::CUDA_FILES {
         assert_eq!(
             &std::fs::read_to_string(root.join(name)).unwrap(),
             src,
@@ -95,7 +95,7 @@ fn every_cuda_file_is_embedded_and_current() {
     }
     // Includes expand and every kernel's entry point is an extern "C" __global__ function.
     for name in files(&root, "cu") {
-        let src = chromaflow::cuda::kernel_source(&name).unwrap();
+        let src = chromaflow::runtime::cuda::kernel_source(&name).unwrap();
         assert!(
             src.contains(&format!("extern \"C\" __global__ void {name}(")),
             "{name}.cu: no kernel {name}"
@@ -106,10 +106,13 @@ fn every_cuda_file_is_embedded_and_current() {
         );
     }
     assert_eq!(
-        chromaflow::cuda::define_f32("GRAVITY", 9.81),
+        chromaflow::runtime::cuda::define_f32("GRAVITY", 9.81),
         "-DGRAVITY=9.81e0f"
     );
-    assert_eq!(chromaflow::cuda::define_u32("SCHEME", 2), "-DSCHEME=2u");
+    assert_eq!(
+        chromaflow::runtime::cuda::define_u32("SCHEME", 2),
+        "-DSCHEME=2u"
+    );
 }
 
 fn chromaflow(args: &[&str]) -> (i32, String) {
@@ -175,7 +178,7 @@ fn backend_cuda_without_the_feature_says_how_to_rebuild() {
 #[cfg(feature = "cuda")]
 #[test]
 fn backend_cuda_without_a_driver_is_a_clear_error() {
-    if chromaflow::cuda::libraries_present().is_ok() {
+    if chromaflow::runtime::cuda::libraries_present().is_ok() {
         return;
     }
     let (code, err) = chromaflow(&["--backend", "cuda", "swe", "--cells", "100"]);
@@ -191,7 +194,7 @@ fn backend_cuda_without_a_driver_is_a_clear_error() {
 #[cfg(feature = "cuda")]
 #[test]
 fn smooth_backend_cuda_without_a_driver_is_a_clear_error() {
-    if chromaflow::cuda::libraries_present().is_ok() {
+    if chromaflow::runtime::cuda::libraries_present().is_ok() {
         return;
     }
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("smooth_cuda_no_driver");

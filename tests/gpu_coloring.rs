@@ -3,8 +3,8 @@
 
 use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
 use chromaflow::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
-use chromaflow::gpu::scan::{exclusive_scan_cpu, gpu_exclusive_scan};
 use chromaflow::mesh::{generate, Csr, Topology};
+use chromaflow::runtime::scan::{exclusive_scan_cpu, gpu_exclusive_scan};
 use chromaflow::runtime::Runtime;
 
 fn rt() -> Runtime {

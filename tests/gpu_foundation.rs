@@ -2,12 +2,12 @@
 //! per-color edge scatter against its f64 CPU reference, the min-reduction across 2D grids,
 //! and the binding-size guard. These tests fail (not skip) when no adapter exists.
 
-use chromaflow::gpu::dispatch::grid_for;
-use chromaflow::gpu::gradient::{gpu_edges, weighted_gradient_cpu, GradientKernel};
-use chromaflow::gpu::reduce::gpu_min;
-use chromaflow::gpu::{GpuContext, GpuOptions};
 use chromaflow::mesh::{ElementKind, Geometry2d, Mesh, Topology};
+use chromaflow::runtime::reduce::gpu_min;
+use chromaflow::runtime::wgpu::context::{GpuContext, GpuOptions};
+use chromaflow::runtime::wgpu::dispatch::grid_for;
 use chromaflow::runtime::Runtime;
+use chromaflow::solver::gradient::{gpu_edges, weighted_gradient_cpu, GradientKernel};
 
 fn rt() -> Runtime {
     Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)")

@@ -3,12 +3,12 @@
 
 use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
 use chromaflow::color::vertices::check_vertex_coloring;
-use chromaflow::gpu::gradient::{gpu_edges, GradientKernel};
-use chromaflow::gpu::scan::{exclusive_scan_cpu, gpu_exclusive_scan};
-use chromaflow::gpu::shaders::{set_trusted_kernels, trusted_kernels};
 use chromaflow::mesh::{generate, Geometry2d, Topology};
 use chromaflow::order::{order_mesh, Ordering};
+use chromaflow::runtime::scan::{exclusive_scan_cpu, gpu_exclusive_scan};
+use chromaflow::runtime::shaders::{set_trusted_kernels, trusted_kernels};
 use chromaflow::runtime::Runtime;
+use chromaflow::solver::gradient::{gpu_edges, GradientKernel};
 
 #[test]
 fn unchecked_kernels_match_checked_kernels() {

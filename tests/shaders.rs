@@ -1,7 +1,7 @@
 //! Every WGSL kernel validates with naga and translates to SPIR-V, MSL (Metal) and HLSL (DX12),
 //! so portability is checked in CI without those GPUs.
 
-use chromaflow::gpu::shaders::{kernel_names, kernel_source, unroll_loops, SHADER_FILES};
+use chromaflow::runtime::shaders::{kernel_names, kernel_source, unroll_loops, SHADER_FILES};
 use chromaflow::solver::dg::basis::BasisTables;
 use naga::back::{hlsl, msl, spv};
 use naga::valid::{Capabilities, ValidationFlags, Validator};

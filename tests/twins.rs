@@ -128,9 +128,9 @@ fn wgsl_size(stem: &str, name: &str) -> u32 {
 
 #[test]
 fn rust_mirrors_have_the_wgsl_struct_sizes() {
-    use chromaflow::gpu::gradient::GpuEdge;
     use chromaflow::runtime::ItemRange;
     use chromaflow::solver::dg::mesh::DgEdge;
+    use chromaflow::solver::gradient::GpuEdge;
     use chromaflow::solver::swe::mesh::SweEdge;
     use std::mem::size_of;
     let table: &[(&str, &str, usize)] = &[

@@ -16,11 +16,11 @@ use crate::commands::color::time_gpu_coloring;
 use crate::commands::dg::{bench_one, DgBenchSetup};
 use crate::commands::smooth::{bench_input, schedule_gpu, time_sampling};
 use crate::error::Error;
-use crate::gpu::shaders::{set_trusted_kernels, trusted_kernels};
-use crate::gpu::{Backend, BackendKind, GpuOptions};
 use crate::mesh::{generate, Topology};
 use crate::order::{order_mesh, Ordering};
 use crate::output::write_json_atomic;
+use crate::runtime::shaders::{set_trusted_kernels, trusted_kernels};
+use crate::runtime::{BackendKind, GpuOptions, Runtime};
 use crate::solver::dg::gpu::Kernel;
 use crate::solver::dg::{Case as DgCase, DgMesh};
 use crate::solver::smooth::cpu::positions;
@@ -173,8 +173,8 @@ impl Drop for KernelChecks {
 
 /// The opened backends: one wgpu device for both wgpu columns, CUDA or why not.
 struct Devices {
-    wgpu: Backend,
-    cuda: Result<Backend, String>,
+    wgpu: Runtime,
+    cuda: Result<Runtime, String>,
     quiet: bool,
 }
 
@@ -185,7 +185,7 @@ impl Devices {
         &self,
         col: Column,
         what: &str,
-        f: impl FnOnce(&Backend) -> anyhow::Result<T>,
+        f: impl FnOnce(&Runtime) -> anyhow::Result<T>,
     ) -> Option<anyhow::Result<T>> {
         let backend = match col {
             Column::Cuda => self.cuda.as_ref().ok()?,
@@ -272,7 +272,7 @@ impl Table {
         &mut self,
         dev: &Devices,
         what: &str,
-        mut f: impl FnMut(&Backend) -> anyhow::Result<T>,
+        mut f: impl FnMut(&Runtime) -> anyhow::Result<T>,
         mut record: impl FnMut(&mut Table, Column, T),
     ) {
         for col in Column::ALL {
@@ -517,13 +517,13 @@ fn color(args: &BenchBackendsArgs, dev: &Devices) -> anyhow::Result<Table> {
 }
 
 /// Why the CUDA column is empty, or its backend.
-fn open_cuda() -> Result<Backend, String> {
+fn open_cuda() -> Result<Runtime, String> {
     if !cfg!(feature = "cuda") {
-        return Err(crate::gpu::CUDA_REBUILD_HINT.to_string());
+        return Err(crate::runtime::CUDA_REBUILD_HINT.to_string());
     }
     #[cfg(feature = "cuda")]
-    crate::cuda::libraries_present()?;
-    Backend::new(BackendKind::Cuda, &GpuOptions::default()).map_err(|e| e.to_string())
+    crate::runtime::cuda::libraries_present()?;
+    Runtime::new(BackendKind::Cuda, &GpuOptions::default()).map_err(|e| e.to_string())
 }
 
 /// The 1.2x verdict for one wgpu column over the kernel rows of every table: `None` without a
@@ -592,7 +592,7 @@ pub fn run(args: &BenchBackendsArgs, global: &GlobalArgs) -> anyhow::Result<()> 
     if args.only.is_empty() {
         return Err(Error::Invalid("--only needs at least one workload".into()).into());
     }
-    let wgpu = Backend::new(
+    let wgpu = Runtime::new(
         BackendKind::Wgpu,
         &GpuOptions {
             adapter: global.adapter.clone(),

@@ -7,10 +7,10 @@ use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant, GpuVert
 use crate::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
 use crate::commands::progress::spinner;
 use crate::error::Error;
-use crate::gpu::{Backend, GpuOptions};
 use crate::mesh::{generate, load_or_builtin, Csr, Topology};
 use crate::order::{bandwidth, order_mesh, Ordering};
 use crate::output::{save_edges_png, topology_edges, PlotOptions};
+use crate::runtime::{GpuOptions, Runtime};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -176,7 +176,7 @@ fn run_vertices(
     check_vertex_coloring(graph, &cpu.colors, flags).map_err(Error::Invalid)?;
     let mut gpu_report = serde_json::Value::Null;
     if let Some(variant) = args.gpu {
-        let backend = Backend::new(
+        let backend = Runtime::new(
             global.backend,
             &GpuOptions {
                 adapter: global.adapter.clone(),
@@ -262,13 +262,13 @@ fn median_time(repeat: usize, mut f: impl FnMut() -> anyhow::Result<f64>) -> any
     for _ in 0..repeat.max(1) {
         t.push(f()?);
     }
-    Ok(crate::gpu::timing::median(&t))
+    Ok(crate::runtime::median(&t))
 }
 
 /// Color `graph` on `backend` with `variant`: a checked warm-up run (pipeline compilation,
 /// first-touch), then the median seconds of `repeat` runs, with the last run's coloring.
 pub(crate) fn time_gpu_coloring(
-    backend: &Backend,
+    backend: &Runtime,
     graph: &Csr,
     variant: GpuColoringVariant,
     repeat: usize,
@@ -284,7 +284,7 @@ pub(crate) fn time_gpu_coloring(
 }
 
 pub fn bench(args: &BenchColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
-    let backend = Backend::new(
+    let backend = Runtime::new(
         global.backend,
         &GpuOptions {
             adapter: global.adapter.clone(),

@@ -1,6 +1,6 @@
 //! `chromaflow devices`: adapters with backend, type, driver, key features and limits.
 
-use crate::gpu::list_adapters;
+use crate::runtime::list_adapters;
 
 pub fn run(json: bool) -> anyhow::Result<()> {
     let adapters = list_adapters();

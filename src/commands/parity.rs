@@ -9,10 +9,10 @@ use crate::cli::GlobalArgs;
 use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
 use crate::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
 use crate::error::{Error, Result};
-use crate::gpu::scan::exclusive_scan_cpu;
-use crate::gpu::{Backend, BackendKind, GpuOptions};
 use crate::mesh::{generate, Csr, Mesh, Topology};
 use crate::order::Ordering;
+use crate::runtime::scan::exclusive_scan_cpu;
+use crate::runtime::{BackendKind, GpuOptions, Runtime};
 use crate::solver::swe::case::Case;
 use crate::solver::swe::cpu::CpuSolver;
 use crate::solver::swe::diag::layer_masses;
@@ -127,7 +127,7 @@ pub fn run(args: &ParityArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let mut devices = Vec::new();
     let mut probes = Vec::new();
     for kind in kinds {
-        match Backend::new(kind, &opts) {
+        match Runtime::new(kind, &opts) {
             Ok(b) => {
                 devices.push(b.name());
                 if !args.json && !global.quiet {
@@ -211,7 +211,7 @@ fn prepare(case: &str, mesh: &Mesh, ordering: Ordering) -> Result<Run> {
     })
 }
 
-fn device(b: &Backend, r: &Run, scheme: Scheme, layout: FluxLayout) -> Result<GpuSolver> {
+fn device(b: &Runtime, r: &Run, scheme: Scheme, layout: FluxLayout) -> Result<GpuSolver> {
     GpuSolver::new(
         b,
         &r.mesh,
@@ -258,7 +258,7 @@ fn max_diff(a: &[[f64; 6]], b: &[[f64; 6]]) -> (f64, f64) {
 }
 
 /// The flux layouts a backend runs (the atomic scatter is CUDA only).
-fn layouts(b: &Backend) -> Vec<FluxLayout> {
+fn layouts(b: &Runtime) -> Vec<FluxLayout> {
     let mut l = vec![FluxLayout::ColoredScatter, FluxLayout::CellGather];
     if b.kind() == BackendKind::Cuda {
         l.push(FluxLayout::AtomicScatter);
@@ -266,7 +266,7 @@ fn layouts(b: &Backend) -> Vec<FluxLayout> {
     l
 }
 
-fn swe_checks(report: &mut Report, b: &Backend, quick: bool) {
+fn swe_checks(report: &mut Report, b: &Runtime, quick: bool) {
     let kind = b.kind();
     let m16 = criss_cross(16);
     // GPU ≡ CPU after 10 steps of Tests 1 and 2 on M(16), every scheme and flux layout.
@@ -344,7 +344,7 @@ fn swe_checks(report: &mut Report, b: &Backend, quick: bool) {
 }
 
 /// Dry upper layer (spec §10): no NaN, Roe schemes fall back to IFCP, GPU ≈ CPU.
-fn dry_check(report: &mut Report, b: &Backend) {
+fn dry_check(report: &mut Report, b: &Runtime) {
     let text = r#"
 [mesh]
 builtin = "cross:12"
@@ -390,7 +390,7 @@ final_time = 1.0
 }
 
 /// Spec §12 table on M(50) to t = 0.1 and per-layer mass conservation.
-fn spec_table_checks(report: &mut Report, b: &Backend) {
+fn spec_table_checks(report: &mut Report, b: &Runtime) {
     let m50 = criss_cross(50);
     let rows = [
         (
@@ -468,7 +468,7 @@ fn spec_table_checks(report: &mut Report, b: &Backend) {
 }
 
 /// Spec §13.2: the lake at rest stays at rest on M(50) to t = 5 s.
-fn lake_checks(report: &mut Report, b: &Backend) {
+fn lake_checks(report: &mut Report, b: &Runtime) {
     for scheme in [Scheme::PvmIfcp, Scheme::IrRoe] {
         let name = format!("swe lake at rest {scheme} M(50) t=5");
         report.check(&name, b.kind(), "|u| 1e-5, elevation 1e-6", || {
@@ -510,7 +510,7 @@ fn proper(adj: &Csr, colors: &[u32], class: Option<&[u32]>) -> bool {
     edges_ok && classes_ok
 }
 
-fn coloring_checks(report: &mut Report, b: &Backend) {
+fn coloring_checks(report: &mut Report, b: &Runtime) {
     let kind = b.kind();
     report.check(
         "prefix sum n = 1 .. 1000003 (7 sizes)",
@@ -634,7 +634,7 @@ fn max_position_diff(a: &[[f64; 2]], b: &[[f64; 2]]) -> f64 {
 /// 2e-6 + twice the change that 1/256 filter weights make to the reference for the hardware
 /// filter. k sweeps: the f32 part scaled by k (differences of successive sweeps add at most
 /// linearly) and the quantization effect measured after the same k sweeps.
-fn smooth_checks(report: &mut Report, b: &Backend) {
+fn smooth_checks(report: &mut Report, b: &Runtime) {
     use crate::solver::smooth::cpu::positions;
     use crate::solver::smooth::gpu::GpuSmoother;
     use crate::solver::smooth::{
@@ -747,7 +747,7 @@ fn diff_on(a: &[[f64; 2]], b: &[[f64; 2]], on: Option<&[u32]>) -> (f64, usize) {
 /// f32 noise, ~1e-7, with no vertex above 1e-6) and then over all vertices; and with the
 /// shader path (exact bilinear in the kernel) of the same backend. The positions are kept for
 /// [`smooth_probe_across`].
-fn smooth_probe(report: &mut Report, b: &Backend, probes: &mut Vec<HwProbe>) {
+fn smooth_probe(report: &mut Report, b: &Runtime, probes: &mut Vec<HwProbe>) {
     use crate::solver::smooth::cpu::positions;
     use crate::solver::smooth::gpu::GpuSmoother;
     use crate::solver::smooth::{
@@ -916,7 +916,7 @@ fn dg_config(
 /// DG Euler (tests/dg_gpu.rs): the rhs for p = 0..4 on a mesh with every boundary kind, the
 /// limiter on a shock, and 10 limited steps for p = 1..3 with periodic boundaries, against the
 /// f64 CPU operator.
-fn dg_checks(report: &mut Report, b: &Backend) {
+fn dg_checks(report: &mut Report, b: &Runtime) {
     use crate::solver::dg::gpu::GpuDg;
     use crate::solver::dg::{BasisTables, NumericalFlux, Operator, StateFn};
     let kind = b.kind();

@@ -7,9 +7,9 @@ use crate::cli::GlobalArgs;
 use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
 use crate::commands::progress::{bar, spinner};
 use crate::error::Error;
-use crate::gpu::{Backend, GpuOptions};
 use crate::mesh::{generate, load_or_builtin, write_msh41, write_vtu, Mesh};
 use crate::output::{save_field_png, write_json_atomic, CsvWriter, Field, PlotOptions};
+use crate::runtime::{GpuOptions, Runtime};
 use crate::solver::smooth::cpu::{min_shape, positions, set_positions};
 use crate::solver::smooth::gpu::{GpuSmoother, RunTiming, ITERATIONS_PER_SUBMIT};
 use crate::solver::smooth::quality::HISTOGRAM_BINS;
@@ -76,8 +76,8 @@ pub struct SmoothArgs {
 }
 
 /// The backend `--backend` names (wgpu: the adapter `--adapter` picks; CUDA: device 0).
-fn open_backend(global: &GlobalArgs) -> anyhow::Result<Backend> {
-    Ok(Backend::new(
+fn open_backend(global: &GlobalArgs) -> anyhow::Result<Runtime> {
+    Ok(Runtime::new(
         global.backend,
         &GpuOptions {
             adapter: global.adapter.clone(),
@@ -87,7 +87,7 @@ fn open_backend(global: &GlobalArgs) -> anyhow::Result<Backend> {
 
 /// Color with the GPU speculative coloring on `backend`, boundary vertices in classes of their
 /// own.
-pub fn schedule_gpu(backend: &Backend, topo: &SmoothTopology) -> crate::error::Result<Schedule> {
+pub fn schedule_gpu(backend: &Runtime, topo: &SmoothTopology) -> crate::error::Result<Schedule> {
     let classes = topo.classes();
     let col = color_vertices_gpu(
         backend,
@@ -395,7 +395,7 @@ pub(crate) struct SamplingTiming {
 /// sweep (pipeline compilation and first-touch costs stay out of the timing).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn time_sampling(
-    backend: &Backend,
+    backend: &Runtime,
     topo: &SmoothTopology,
     schedule: &Schedule,
     tex: &MetricTexture,

@@ -765,24 +765,6 @@ impl Runtime {
     pub fn wait(&self) -> Result<()> {
         on_device!(self, d => d.wait())
     }
-
-    /// The wgpu device, for the code that still drives wgpu directly.
-    pub fn wgpu_context(&self) -> Option<&self::wgpu::context::GpuContext> {
-        match &*self.device {
-            Device::Wgpu(d) => Some(d.context()),
-            #[cfg(feature = "cuda")]
-            Device::Cuda(_) => None,
-        }
-    }
-
-    /// The CUDA device, for the code that still drives CUDA directly.
-    #[cfg(feature = "cuda")]
-    pub fn cuda_device(&self) -> Option<&self::cuda::CudaDevice> {
-        match &*self.device {
-            Device::Cuda(d) => Some(d),
-            Device::Wgpu(_) => None,
-        }
-    }
 }
 
 /// Median of a list of samples (0 for an empty list).

@@ -406,7 +406,7 @@ mod tests {
 
     #[test]
     fn kernel_constants_match() -> Result<()> {
-        let src = crate::gpu::shaders::kernel_source("smooth_buffer")?;
+        let src = crate::runtime::shaders::kernel_source("smooth_buffer")?;
         for want in [
             format!("const LANES: u32 = {LANES}u;"),
             format!("const UNROLL: u32 = {UNROLL}u;"),
