@@ -535,13 +535,15 @@ impl WgpuDevice {
             let n = per_submit.min(repeats - done);
             let mut timer = PassTimer::new(&self.ctx, n * segments);
             timer.reset();
-            let mut enc = self
-                .ctx
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("timed plan"),
-                });
+            // One submit per repeat, not waited for: the host records repeat r + 1 while the
+            // device runs repeat r, as an untimed run would.
             for _ in 0..n {
+                let mut enc =
+                    self.ctx
+                        .device
+                        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                            label: Some("timed plan"),
+                        });
                 for (s, &start) in p.segment_starts.iter().enumerate() {
                     let end = p
                         .segment_starts
@@ -554,7 +556,14 @@ impl WgpuDevice {
                     });
                     self.record(p, &mut pass, start..end);
                 }
+                self.ctx.queue.submit([enc.finish()]);
             }
+            let mut enc = self
+                .ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("timestamp resolve"),
+                });
             timer.resolve(&mut enc);
             self.ctx.queue.submit([enc.finish()]);
             self.wait()?;
