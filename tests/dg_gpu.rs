@@ -275,3 +275,50 @@ fn atomic_surface_on_wgpu_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn simulation_run_writes_snapshots_and_totals() {
+    use chromaflow::solver::dg::simulation::{TOTALS_COLUMNS, TOTALS_CSV};
+    use chromaflow::solver::dg::{Quantity, Simulation, SimulationOptions};
+    let mut case = Case::vortex(120);
+    case.order = 1;
+    case.t_end = 0.2;
+    case.snapshot_every = Some(0.1);
+    let opts = SimulationOptions {
+        fixed_dt: Some(0.05),
+        batch: 3,
+        ..SimulationOptions::default()
+    };
+    let mut sim = Simulation::new(&case, &rt(), &opts).expect("simulation");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fields = [Quantity::Density, Quantity::Pressure];
+    let summary = sim.run(dir.path(), &fields, true, |_, _| {}).expect("run");
+    assert_eq!((summary.t, summary.steps, summary.snapshots), (0.2, 4, 3));
+    assert_eq!((sim.time(), sim.steps()), (0.2, 4));
+    let names: Vec<String> = summary
+        .files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let mut expected = vec![TOTALS_CSV.to_string()];
+    for i in 0..3 {
+        expected.extend([
+            format!("density_{i:04}.png"),
+            format!("pressure_{i:04}.png"),
+            format!("dg_{i:04}.vtu"),
+        ]);
+    }
+    assert_eq!(names, expected);
+    assert!(summary.files.iter().all(|p| p.is_file()));
+    let csv = std::fs::read_to_string(dir.path().join(TOTALS_CSV)).expect("csv");
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], TOTALS_COLUMNS.join(","));
+    assert_eq!(lines.len(), 4, "{csv}");
+    assert!(lines[3].starts_with("0.2,4,"), "{csv}");
+    let err = sim.l2_density_error().expect("error").expect("exact case");
+    assert!(err.is_finite() && err < 0.2, "L2 density error {err}");
+    assert!(
+        sim.advance_to(0.1).is_err(),
+        "advancing backwards must fail"
+    );
+}

@@ -1,6 +1,7 @@
 //! `chromaflow dg`: run the DG Euler solver on a builtin case (vortex, dmr, kh) or a TOML case
 //! file, writing density (and optionally pressure, Mach, speed) PNG snapshots, VTU files and a
-//! CSV of conserved totals and errors. `chromaflow bench dg`: time per step of DMR p = 1 under
+//! CSV of conserved totals and errors (the run itself is the library's
+//! [`Simulation::run`]; this adapter parses flags and prints). `chromaflow bench dg`: time per step of DMR p = 1 under
 //! 5-color greedy vs 3-color GK coloring, with and without renumbering (Algorithm 5, and for
 //! 3 colors also its chain variant coalescing the second color), and p = 1..4 throughput,
 //! with the surface kernel's modelled GB/s against the device's measured copy bandwidth.
@@ -9,17 +10,18 @@ use crate::cli::GlobalArgs;
 use crate::color::faces::greedy_face_coloring;
 use crate::commands::progress::bar;
 use crate::error::Error;
-use crate::mesh::{Mesh, Topology};
+use crate::mesh::Topology;
 use crate::order::{apply_ordering, order_mesh, OrderedMesh, Ordering};
-use crate::output::{save_field_png, write_json_atomic, CsvWriter, Field, PlotOptions};
+use crate::output::write_json_atomic;
 use crate::runtime::bandwidth::copy_bandwidth;
 use crate::runtime::{median, BackendKind, GpuOptions, Runtime};
 use crate::solver::dg::cpu::Operator;
-use crate::solver::dg::euler::{pressure, sound_speed};
 use crate::solver::dg::gpu::{GpuConfig, GpuDg, Kernel};
-use crate::solver::dg::{BasisTables, Case, DgMesh, MeshSource, NumericalFlux};
+use crate::solver::dg::{
+    BasisTables, Case, DgMesh, MeshSource, NumericalFlux, Quantity, Simulation, SimulationOptions,
+};
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// Options of `chromaflow dg`.
@@ -121,238 +123,39 @@ fn load_case(args: &DgArgs) -> anyhow::Result<Case> {
     Ok(case)
 }
 
-/// Per-vertex values of a per-element-vertex quantity, averaged over the elements around
-/// each vertex (a continuous rendering of the discontinuous polynomials).
-fn vertex_field(mesh: &Mesh, per_elem_vertex: &[[f64; 3]]) -> Vec<f64> {
-    let mut sum = vec![0.0; mesh.num_points()];
-    let mut cnt = vec![0.0; mesh.num_points()];
-    for (e, vals) in per_elem_vertex.iter().enumerate() {
-        for (v, val) in mesh.element(e).iter().zip(vals) {
-            sum[*v as usize] += val;
-            cnt[*v as usize] += 1.0;
-        }
-    }
-    sum.iter()
-        .zip(&cnt)
-        .map(|(s, c)| if *c > 0.0 { s / c } else { f64::NAN })
-        .collect()
-}
-
-/// A plotting mesh: every element split into m^2 sub-triangles on the lattice (i/m, j/m) of
-/// its reference triangle (m = 2p for p >= 2, else 1), points not shared between elements, so
-/// each element's polynomial is drawn sub-sampled and smooth inside, discontinuous across edges.
-struct PlotMesh {
-    mesh: Mesh,
-    /// Basis values at each lattice point, `[point][mode]`.
-    phi: Vec<f64>,
-    points_per_element: usize,
-}
-
-impl PlotMesh {
-    fn new(dm: &DgMesh, tables: &BasisTables) -> PlotMesh {
-        let m = if tables.p >= 2 { 2 * tables.p } else { 1 };
-        let mut lattice = Vec::new();
-        for j in 0..=m {
-            for i in 0..=m - j {
-                lattice.push([i as f64 / m as f64, j as f64 / m as f64]);
-            }
-        }
-        let row_start = |j: usize| -> usize { (0..j).map(|r| m + 1 - r).sum() };
-        let at = |i: usize, j: usize| -> u32 { (row_start(j) + i) as u32 };
-        let mut mesh = Mesh::new(2);
-        let npe = lattice.len();
-        for e in 0..dm.num_elements {
-            let base = (e * npe) as u32;
-            for x in &lattice {
-                let [px, py] = dm.map(e, x[0], x[1]);
-                mesh.points.push([px, py, 0.0]);
-            }
-            for j in 0..m {
-                for i in 0..m - j {
-                    let up = [at(i, j), at(i + 1, j), at(i, j + 1)].map(|v| base + v);
-                    mesh.push_element(crate::mesh::ElementKind::Triangle, &up, 1);
-                    if i + j + 1 < m {
-                        let down = [at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)].map(|v| base + v);
-                        mesh.push_element(crate::mesh::ElementKind::Triangle, &down, 1);
-                    }
-                }
-            }
-        }
-        let phi = lattice
-            .iter()
-            .flat_map(|x| tables.eval(x[0], x[1]))
-            .collect();
-        PlotMesh {
-            mesh,
-            phi,
-            points_per_element: npe,
-        }
-    }
-
-    /// Values of a derived quantity at every plotting point.
-    fn values(&self, op: &Operator, c: &[f64], name: &str) -> Vec<f64> {
-        let np = op.tables.np;
-        (0..op.mesh.num_elements)
-            .flat_map(|e| {
-                let coef = op.element(c, e);
-                (0..self.points_per_element)
-                    .map(|q| {
-                        derived(
-                            name,
-                            &Operator::eval(&coef, &self.phi[q * np..(q + 1) * np]),
-                        )
-                    })
-                    .collect::<Vec<f64>>()
-            })
-            .collect()
-    }
-}
-
-/// Derived quantity of a state by name.
-fn derived(name: &str, u: &[f64; 4]) -> f64 {
-    match name {
-        "pressure" => pressure(u),
-        "mach" => (u[1] * u[1] + u[2] * u[2]).sqrt() / u[0] / sound_speed(u).max(1e-300),
-        "speed" => (u[1] * u[1] + u[2] * u[2]).sqrt() / u[0],
-        _ => u[0],
-    }
-}
-
-/// What a snapshot needs besides the solution.
-struct Snapshots<'a> {
-    out: &'a Path,
-    om: &'a OrderedMesh,
-    op: &'a Operator<'a>,
-    fields: &'a [String],
-    case: &'a Case,
-    vtu: bool,
-    plot: &'a PlotMesh,
-}
-
-/// Write the PNGs (and VTU) of snapshot `index` at time t.
-fn write_snapshot(s: &Snapshots, c: &[f64], t: f64, index: usize) -> anyhow::Result<()> {
-    let Snapshots {
-        out,
-        om,
-        op,
-        fields,
-        case,
-        vtu,
-        plot,
-    } = *s;
-    let tb = op.tables;
-    let np = tb.np;
-    let ne = op.mesh.num_elements;
-    let mut cell_fields = Vec::new();
-    let mut point_fields = Vec::new();
-    for name in fields {
-        let per: Vec<[f64; 3]> = (0..ne)
-            .map(|i| {
-                let coef = op.element(c, i);
-                std::array::from_fn(|v| {
-                    derived(
-                        name,
-                        &Operator::eval(&coef, &tb.vertex_phi[v * np..(v + 1) * np]),
-                    )
-                })
-            })
-            .collect();
-        let values = vertex_field(&om.mesh, &per);
-        let means: Vec<f64> = (0..ne).map(|i| derived(name, &op.mean(c, i))).collect();
-        let opts = PlotOptions {
-            title: format!("{}: {name}, p = {}, t = {t:.4}", case.name, tb.p),
-            label: name.clone(),
-            width: 1400,
-            height: if matches!(case.initial, crate::solver::dg::StateFn::DoubleMach) {
-                520
-            } else {
-                1000
-            },
-            ..PlotOptions::default()
-        };
-        let path = out.join(format!("{name}_{index:04}.png"));
-        let sampled = plot.values(op, c, name);
-        save_field_png(&plot.mesh, Field::Vertex(&sampled), &opts, &path)?;
-        point_fields.push((name.clone(), values));
-        cell_fields.push((format!("{name}_mean"), means));
-    }
-    if vtu {
-        let pf: Vec<(&str, &[f64])> = point_fields
-            .iter()
-            .map(|(n, v)| (n.as_str(), v.as_slice()))
-            .collect();
-        let cf: Vec<(&str, &[f64])> = cell_fields
-            .iter()
-            .map(|(n, v)| (n.as_str(), v.as_slice()))
-            .collect();
-        crate::mesh::write_vtu(&om.mesh, &out.join(format!("dg_{index:04}.vtu")), &pf, &cf)?;
-    }
-    Ok(())
-}
-
 pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let case = load_case(args)?;
+    let mut fields = vec![Quantity::Density];
     for f in &args.fields {
-        if !matches!(f.as_str(), "density" | "pressure" | "mach" | "speed") {
-            return Err(Error::Invalid(format!(
+        let q: Quantity = f.parse().map_err(|_| {
+            Error::Invalid(format!(
                 "--fields: unknown field '{f}' (expected pressure, mach, speed)"
             ))
-            .into());
+        })?;
+        if q != Quantity::Density {
+            fields.push(q);
         }
     }
-    let mut fields = vec!["density".to_string()];
-    fields.extend(args.fields.iter().filter(|f| *f != "density").cloned());
-    let mesh = case.build_mesh(args.seed)?;
-    let om = order_mesh(&mesh, args.ordering, args.seed)?;
-    let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t))?;
-    let tables = BasisTables::new(case.order);
-    let op = Operator {
-        mesh: &dm,
-        tables: &tables,
-        flux: case.flux,
-        state_fn: case.initial,
-        states: case.states.clone(),
-    };
+    if let Some(dt) = args.dt {
+        if !(dt > 0.0 && dt.is_finite()) {
+            return Err(Error::Invalid(format!("--dt must be positive, got {dt}")).into());
+        }
+    }
     let backend = Runtime::new(
         global.backend,
         &GpuOptions {
             adapter: global.adapter.clone(),
         },
     )?;
-    let gpu = GpuDg::new(
-        &backend,
-        &dm,
-        &tables,
-        &GpuConfig {
-            flux: case.flux,
-            state_fn: case.initial,
-            states: case.states.clone(),
-            cfl: case.cfl,
-            fixed_dt: args.dt,
-            limiter: case.limiter,
-        },
-    )?;
-    let c0 = op.project(&|x, y| case.initial.eval(x, y, 0.0));
-    if case.limiter {
-        gpu.limit_once(&c0)?;
-    } else {
-        gpu.set_solution(&c0)?;
-    }
-    std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
-    let csv_path = args.out.join("dg_totals.csv");
-    let mut csv = CsvWriter::create(
-        &csv_path,
-        &[
-            "t",
-            "steps",
-            "mass",
-            "momentum_x",
-            "momentum_y",
-            "energy",
-            "l2_density_error",
-        ],
-    )?;
+    let opts = SimulationOptions {
+        ordering: args.ordering,
+        seed: args.seed,
+        fixed_dt: args.dt,
+        batch: args.batch,
+    };
+    let mut sim = Simulation::new(&case, &backend, &opts)?;
     if !global.quiet {
+        let dm = sim.mesh();
         eprintln!(
             "dg: {} | {} triangles, {} edges in {} colors ({}), p = {}, {} flux, limiter {}, {}",
             case.name,
@@ -363,65 +166,22 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             case.order,
             case.flux.name(),
             if case.limiter { "on" } else { "off" },
-            gpu.device_name()
+            sim.device_name()
         );
     }
-    let every = case.snapshot_every.unwrap_or(case.t_end);
-    let mut t = 0.0;
-    let mut steps = 0u64;
-    let mut index = 0;
-    let started = Instant::now();
     let pb = bar(1000, "time", global.quiet);
-    let plot = PlotMesh::new(&dm, &tables);
-    let snapshots = Snapshots {
-        out: &args.out,
-        om: &om,
-        op: &op,
-        fields: &fields,
-        case: &case,
-        vtu: args.vtu,
-        plot: &plot,
-    };
-    let record =
-        |c: &[f64], t: f64, steps: u64, index: usize, csv: &mut CsvWriter| -> anyhow::Result<()> {
-            let tot = op.totals(c);
-            let err = if case.exact {
-                op.l2_density_error(c, t)
-            } else {
-                f64::NAN
-            };
-            csv.row(&[t, steps as f64, tot[0], tot[1], tot[2], tot[3], err])?;
-            write_snapshot(&snapshots, c, t, index)
-        };
-    let c = gpu.solution()?;
-    record(&c, 0.0, 0, index, &mut csv)?;
-    while t < case.t_end * (1.0 - 1e-9) {
-        let target = (t + every).min(case.t_end);
-        gpu.set_clock(t, target)?;
-        loop {
-            gpu.advance(args.batch.max(1))?;
-            let clock = gpu.clock()?;
-            pb.set_position((1000.0 * clock.t / case.t_end) as u64);
-            if clock.t >= target as f32 as f64 || clock.dt == 0.0 {
-                steps += clock.steps;
-                t = target;
-                break;
-            }
-        }
-        let c = gpu.solution()?;
-        if c.iter().any(|v| !v.is_finite()) {
-            return Err(Error::Gpu(format!("the solution has NaN or Inf at t = {t}")).into());
-        }
-        index += 1;
-        record(&c, t, steps, index, &mut csv)?;
-    }
+    let summary = sim.run(&args.out, &fields, args.vtu, |t, _| {
+        pb.set_position((1000.0 * t / case.t_end) as u64)
+    })?;
     pb.finish_and_clear();
     if !global.quiet {
-        let secs = started.elapsed().as_secs_f64();
+        let secs = summary.wall_seconds;
         eprintln!(
-            "dg: t = {t} after {steps} steps in {secs:.2} s ({:.3} ms/step); wrote {} snapshots to {}",
-            1e3 * secs / steps.max(1) as f64,
-            index + 1,
+            "dg: t = {} after {} steps in {secs:.2} s ({:.3} ms/step); wrote {} snapshots to {}",
+            summary.t,
+            summary.steps,
+            1e3 * secs / summary.steps.max(1) as f64,
+            summary.snapshots,
             args.out.display()
         );
     }

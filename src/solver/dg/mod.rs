@@ -13,6 +13,7 @@
 //! wgpu kernels (`shaders/dg_*.wgsl`): DOFs c[eq][k][element] (coalesced per element), one
 //! thread per element for the volume term, one thread per edge and one dispatch per edge color
 //! for the surface term, all steps recorded many per submit with the CFL dt reduced on the GPU.
+//! [`simulation`] runs a [`Case`] on it with outputs ([`Simulation`]).
 
 pub mod basis;
 pub mod case;
@@ -22,9 +23,11 @@ pub mod gpu;
 pub mod mesh;
 pub mod quadrature;
 pub mod rk;
+pub mod simulation;
 
 pub use basis::BasisTables;
 pub use case::{Case, MeshSource, StateFn};
 pub use cpu::Operator;
 pub use euler::NumericalFlux;
 pub use mesh::{BoundaryKind, DgMesh};
+pub use simulation::{Quantity, RunSummary, Simulation, SimulationOptions};

@@ -1,0 +1,575 @@
+//! A DG run from a [`Case`] in a few lines, for the `dg` command and library users alike:
+//!
+//! ```no_run
+//! # fn main() -> chromaflow::error::Result<()> {
+//! use chromaflow::runtime::Runtime;
+//! use chromaflow::solver::dg::{Case, Simulation, SimulationOptions};
+//! let case = Case::vortex(400);
+//! let mut sim = Simulation::new(&case, &Runtime::wgpu()?, &SimulationOptions::default())?;
+//! sim.advance_to(0.5)?;
+//! println!("L2 density error {:?}", sim.l2_density_error()?);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! It prepares the mesh (case -> mesh -> [`order_mesh`] -> [`DgMesh::build`]), projects the
+//! initial state, drives [`GpuDg`] from output time to output time (many steps per submit, the
+//! clock on the GPU) and reads the solution back only there, for the conserved totals, the
+//! density error, PNG/VTU snapshots and the CSV of a whole run ([`Simulation::run`]).
+
+use super::cpu::Operator;
+use super::euler::{pressure, sound_speed, State};
+use super::gpu::{GpuConfig, GpuDg};
+use super::{BasisTables, Case, DgMesh, StateFn};
+use crate::error::{Error, Result};
+use crate::mesh::{ElementKind, Mesh};
+use crate::order::{order_mesh, Ordering};
+use crate::output::{save_field_png, CsvWriter, Field, PlotOptions};
+use crate::runtime::Runtime;
+use std::cell::OnceCell;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// File name of the CSV of conserved totals that [`Simulation::run`] writes.
+pub const TOTALS_CSV: &str = "dg_totals.csv";
+
+/// Columns of [`TOTALS_CSV`]: the totals are the domain integrals of the conserved variables.
+pub const TOTALS_COLUMNS: [&str; 7] = [
+    "t",
+    "steps",
+    "mass",
+    "momentum_x",
+    "momentum_y",
+    "energy",
+    "l2_density_error",
+];
+
+/// How to prepare and step a [`Simulation`]; the defaults are the `dg` command's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimulationOptions {
+    /// Element/face ordering of the mesh (GK Algorithm 5 by default).
+    pub ordering: Ordering,
+    /// Seed of the mesh generator and the face coloring, for reproducible runs.
+    pub seed: u64,
+    /// Fixed time step instead of the CFL one.
+    pub fixed_dt: Option<f64>,
+    /// Steps queued per GPU submit: more hides the submit cost, fewer reads the clock more often.
+    pub batch: usize,
+}
+
+impl Default for SimulationOptions {
+    fn default() -> Self {
+        SimulationOptions {
+            ordering: Ordering::ColorRenumbered,
+            seed: 1,
+            fixed_dt: None,
+            batch: 50,
+        }
+    }
+}
+
+/// A quantity derived from the conserved state U = (rho, rho u, rho v, E), for snapshots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Quantity {
+    /// rho.
+    Density,
+    /// p = (gamma - 1)(E - rho |v|^2 / 2).
+    Pressure,
+    /// |v| / c with c = sqrt(gamma p / rho).
+    Mach,
+    /// |v| = |rho v| / rho.
+    Speed,
+}
+
+impl Quantity {
+    pub const ALL: [Quantity; 4] = [
+        Quantity::Density,
+        Quantity::Pressure,
+        Quantity::Mach,
+        Quantity::Speed,
+    ];
+
+    /// The name in file names, plot labels and the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Quantity::Density => "density",
+            Quantity::Pressure => "pressure",
+            Quantity::Mach => "mach",
+            Quantity::Speed => "speed",
+        }
+    }
+
+    /// The quantity at state `u`.
+    pub fn eval(self, u: &State) -> f64 {
+        let speed = || (u[1] * u[1] + u[2] * u[2]).sqrt() / u[0];
+        match self {
+            Quantity::Density => u[0],
+            Quantity::Pressure => pressure(u),
+            Quantity::Mach => speed() / sound_speed(u).max(1e-300),
+            Quantity::Speed => speed(),
+        }
+    }
+}
+
+impl std::fmt::Display for Quantity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Quantity {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Quantity::ALL
+            .into_iter()
+            .find(|q| q.name() == s)
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "unknown field '{s}' (expected density, pressure, mach, speed)"
+                ))
+            })
+    }
+}
+
+/// What [`Simulation::run`] did.
+#[derive(Clone, Debug)]
+pub struct RunSummary {
+    /// Time steps since the start of the simulation.
+    pub steps: u64,
+    /// Final time.
+    pub t: f64,
+    /// Wall-clock seconds of the run, outputs included.
+    pub wall_seconds: f64,
+    /// Snapshots written, the initial one included.
+    pub snapshots: usize,
+    /// Every file written: the CSV, then the PNGs and VTUs in snapshot order.
+    pub files: Vec<PathBuf>,
+}
+
+/// A DG simulation of one case on one device: the prepared mesh and the GPU solver, with the
+/// time and step count the host keeps (the GPU clock restarts at every [`advance_to`]).
+///
+/// [`advance_to`]: Simulation::advance_to
+pub struct Simulation {
+    case: Case,
+    /// The ordered mesh (the VTU's geometry; element i is DG element i).
+    mesh: Mesh,
+    dm: DgMesh,
+    tables: BasisTables,
+    gpu: GpuDg,
+    batch: usize,
+    t: f64,
+    steps: u64,
+    /// The solution at `t`, read back once per output time.
+    solution: OnceCell<Vec<f64>>,
+    /// Built on the first snapshot.
+    plot: OnceCell<PlotMesh>,
+}
+
+impl Simulation {
+    /// Build the case's mesh, order it, build the DG mesh and the GPU solver on `rt`, and set
+    /// the L2 projection of the initial state (limited when the case limits) at t = 0.
+    pub fn new(case: &Case, rt: &Runtime, opts: &SimulationOptions) -> Result<Simulation> {
+        validate(case, opts)?;
+        let mesh = case.build_mesh(opts.seed)?;
+        let om = order_mesh(&mesh, opts.ordering, opts.seed)?;
+        let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t))?;
+        let tables = BasisTables::new(case.order);
+        let gpu = GpuDg::new(
+            rt,
+            &dm,
+            &tables,
+            &GpuConfig {
+                flux: case.flux,
+                state_fn: case.initial,
+                states: case.states.clone(),
+                cfl: case.cfl,
+                fixed_dt: opts.fixed_dt,
+                limiter: case.limiter,
+            },
+        )?;
+        let mut sim = Simulation {
+            case: case.clone(),
+            mesh: om.mesh,
+            dm,
+            tables,
+            gpu,
+            batch: opts.batch.max(1),
+            t: 0.0,
+            steps: 0,
+            solution: OnceCell::new(),
+            plot: OnceCell::new(),
+        };
+        let c0 = sim.operator().project(&|x, y| case.initial.eval(x, y, 0.0));
+        if case.limiter {
+            let limited = sim.gpu.limit_once(&c0)?;
+            sim.solution = OnceCell::from(limited);
+        } else {
+            sim.gpu.set_solution(&c0)?;
+        }
+        Ok(sim)
+    }
+
+    pub fn case(&self) -> &Case {
+        &self.case
+    }
+
+    /// The DG mesh (elements, edges, colors) in the chosen ordering.
+    pub fn mesh(&self) -> &DgMesh {
+        &self.dm
+    }
+
+    pub fn tables(&self) -> &BasisTables {
+        &self.tables
+    }
+
+    /// The f64 reference operator on this mesh (projections, errors, totals of any state).
+    pub fn operator(&self) -> Operator<'_> {
+        Operator {
+            mesh: &self.dm,
+            tables: &self.tables,
+            flux: self.case.flux,
+            state_fn: self.case.initial,
+            states: self.case.states.clone(),
+        }
+    }
+
+    /// The device the solver runs on.
+    pub fn device_name(&self) -> String {
+        self.gpu.device_name()
+    }
+
+    /// Simulated time.
+    pub fn time(&self) -> f64 {
+        self.t
+    }
+
+    /// Time steps taken since t = 0.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Advance to time `t` ([`Simulation::advance_to_with`] without progress reports).
+    pub fn advance_to(&mut self, t: f64) -> Result<()> {
+        self.advance_to_with(t, |_, _| {})
+    }
+
+    /// Advance to time `target` in batches of steps, calling `progress(t, steps)` after each,
+    /// then check that the solution is finite (one read back, kept for [`Simulation::solution`]).
+    /// The GPU clock is f32: the run ends when it reaches `target` rounded to f32, and the
+    /// host time is then `target` exactly. Errors when the clock stops moving (dt = 0 or not
+    /// finite, usually a blown-up solution); the time and steps then say where it stopped.
+    pub fn advance_to_with(
+        &mut self,
+        target: f64,
+        mut progress: impl FnMut(f64, u64),
+    ) -> Result<()> {
+        if !target.is_finite() || target < self.t {
+            return Err(Error::Invalid(format!(
+                "cannot advance the DG simulation from t = {} to t = {target}",
+                self.t
+            )));
+        }
+        if target == self.t {
+            return Ok(());
+        }
+        self.solution = OnceCell::new();
+        self.gpu.set_clock(self.t, target)?;
+        let end = target as f32 as f64;
+        let mut last = self.t as f32 as f64;
+        loop {
+            self.gpu.advance(self.batch)?;
+            let clock = self.gpu.clock()?;
+            progress(clock.t, self.steps + clock.steps);
+            if clock.t >= end {
+                self.steps += clock.steps;
+                break;
+            }
+            if !(clock.t > last && clock.dt > 0.0 && clock.dt.is_finite()) {
+                self.steps += clock.steps;
+                self.t = clock.t;
+                return Err(Error::Gpu(format!(
+                    "the DG run stopped advancing at t = {} after {} steps (dt = {}) on its \
+                     way to t = {target}: the solution probably blew up (NaN); try a smaller \
+                     CFL number or time step",
+                    clock.t, self.steps, clock.dt
+                )));
+            }
+            last = clock.t;
+        }
+        self.t = target;
+        if self.solution()?.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Gpu(format!(
+                "the solution has NaN or Inf at t = {target}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The modal coefficients at the current time, `c[eq][k][element]` (read back once per time).
+    pub fn solution(&self) -> Result<&[f64]> {
+        if let Some(c) = self.solution.get() {
+            return Ok(c);
+        }
+        let c = self.gpu.solution()?;
+        Ok(self.solution.get_or_init(|| c))
+    }
+
+    /// Domain integrals of (rho, rho u, rho v, E): sum_i |Omega_i| mean_i(U), conserved up to
+    /// boundary fluxes and f32 round-off.
+    pub fn totals(&self) -> Result<State> {
+        Ok(self.operator().totals(self.solution()?))
+    }
+
+    /// ||rho_h - rho||_L2 = (int (rho_h - rho_exact)^2 dx)^(1/2) at the current time, when the
+    /// case's initial function is its exact solution (`None` otherwise).
+    pub fn l2_density_error(&self) -> Result<Option<f64>> {
+        if !self.case.exact {
+            return Ok(None);
+        }
+        Ok(Some(
+            self.operator().l2_density_error(self.solution()?, self.t),
+        ))
+    }
+
+    /// Write snapshot `index` of the current time into `dir`: one PNG per field,
+    /// `{field}_{index:04}.png`, each element's polynomial drawn sub-sampled, and with `vtu`
+    /// `dg_{index:04}.vtu` with the fields at the vertices (averaged over the elements around
+    /// each) and their element means. Files are written whole; returns their paths.
+    pub fn write_snapshot(
+        &self,
+        dir: &Path,
+        index: usize,
+        fields: &[Quantity],
+        vtu: bool,
+    ) -> Result<Vec<PathBuf>> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let c = self.solution()?;
+        let op = self.operator();
+        let plot = self
+            .plot
+            .get_or_init(|| PlotMesh::new(&self.dm, &self.tables));
+        let tb = &self.tables;
+        let np = tb.np;
+        let ne = self.dm.num_elements;
+        let mut files = Vec::new();
+        let mut cell_fields = Vec::new();
+        let mut point_fields = Vec::new();
+        for &q in fields {
+            let name = q.name();
+            let per: Vec<[f64; 3]> = (0..ne)
+                .map(|i| {
+                    let coef = op.element(c, i);
+                    std::array::from_fn(|v| {
+                        q.eval(&Operator::eval(&coef, &tb.vertex_phi[v * np..(v + 1) * np]))
+                    })
+                })
+                .collect();
+            let values = vertex_field(&self.mesh, &per);
+            let means: Vec<f64> = (0..ne).map(|i| q.eval(&op.mean(c, i))).collect();
+            let opts = PlotOptions {
+                title: format!(
+                    "{}: {name}, p = {}, t = {:.4}",
+                    self.case.name, tb.p, self.t
+                ),
+                label: name.to_string(),
+                width: 1400,
+                height: if matches!(self.case.initial, StateFn::DoubleMach) {
+                    520
+                } else {
+                    1000
+                },
+                ..PlotOptions::default()
+            };
+            let path = dir.join(format!("{name}_{index:04}.png"));
+            let sampled = plot.values(&op, c, q);
+            save_field_png(&plot.mesh, Field::Vertex(&sampled), &opts, &path)?;
+            files.push(path);
+            point_fields.push((name, values));
+            cell_fields.push((format!("{name}_mean"), means));
+        }
+        if vtu {
+            let pf: Vec<(&str, &[f64])> = point_fields
+                .iter()
+                .map(|(n, v)| (*n, v.as_slice()))
+                .collect();
+            let cf: Vec<(&str, &[f64])> = cell_fields
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_slice()))
+                .collect();
+            let path = dir.join(format!("dg_{index:04}.vtu"));
+            crate::mesh::write_vtu(&self.mesh, &path, &pf, &cf)?;
+            files.push(path);
+        }
+        Ok(files)
+    }
+
+    /// The whole `dg` job: from the current time to the case's `t_end`, a snapshot (and a row
+    /// of [`TOTALS_CSV`] in `out`) now and every `snapshot_every` (default: at the end only).
+    /// `progress(t, steps)` is called after every batch of steps.
+    pub fn run(
+        &mut self,
+        out: &Path,
+        fields: &[Quantity],
+        vtu: bool,
+        mut progress: impl FnMut(f64, u64),
+    ) -> Result<RunSummary> {
+        let started = Instant::now();
+        std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+        let csv_path = out.join(TOTALS_CSV);
+        let mut csv = CsvWriter::create(&csv_path, &TOTALS_COLUMNS)?;
+        let mut files = vec![csv_path];
+        let t_end = self.case.t_end;
+        let every = self.case.snapshot_every.unwrap_or(t_end);
+        let mut index = 0;
+        files.extend(self.record(out, index, fields, vtu, &mut csv)?);
+        while self.t < t_end * (1.0 - 1e-9) {
+            let target = (self.t + every).min(t_end);
+            self.advance_to_with(target, &mut progress)?;
+            index += 1;
+            files.extend(self.record(out, index, fields, vtu, &mut csv)?);
+        }
+        Ok(RunSummary {
+            steps: self.steps,
+            t: self.t,
+            wall_seconds: started.elapsed().as_secs_f64(),
+            snapshots: index + 1,
+            files,
+        })
+    }
+
+    /// One CSV row (NaN error without an exact solution) and snapshot `index`.
+    fn record(
+        &self,
+        out: &Path,
+        index: usize,
+        fields: &[Quantity],
+        vtu: bool,
+        csv: &mut CsvWriter,
+    ) -> Result<Vec<PathBuf>> {
+        let tot = self.totals()?;
+        let err = self.l2_density_error()?.unwrap_or(f64::NAN);
+        csv.row(&[
+            self.t,
+            self.steps as f64,
+            tot[0],
+            tot[1],
+            tot[2],
+            tot[3],
+            err,
+        ])?;
+        self.write_snapshot(out, index, fields, vtu)
+    }
+}
+
+/// Reject what the GPU clock cannot run (it would stall or loop forever), naming the case.
+fn validate(case: &Case, opts: &SimulationOptions) -> Result<()> {
+    let bad = |what: &str, msg: String| {
+        Err(Error::Invalid(format!(
+            "case '{}': {what} {msg}",
+            case.name
+        )))
+    };
+    if case.order > super::basis::MAX_ORDER {
+        return bad("order", format!("must be 0..=4, got {}", case.order));
+    }
+    if !(case.t_end > 0.0 && case.t_end.is_finite()) {
+        return bad("t_end", format!("must be positive, got {}", case.t_end));
+    }
+    if !(case.cfl > 0.0 && case.cfl <= 1.0) {
+        return bad("cfl", format!("must be in (0, 1], got {}", case.cfl));
+    }
+    if let Some(s) = case.snapshot_every {
+        if !(s > 0.0 && s.is_finite()) {
+            return bad("snapshot_every", format!("must be positive, got {s}"));
+        }
+    }
+    if let Some(dt) = opts.fixed_dt {
+        if !(dt > 0.0 && dt.is_finite()) {
+            return bad("fixed dt", format!("must be positive, got {dt}"));
+        }
+    }
+    Ok(())
+}
+
+/// Per-vertex values of a per-element-vertex quantity, averaged over the elements around
+/// each vertex (a continuous rendering of the discontinuous polynomials).
+fn vertex_field(mesh: &Mesh, per_elem_vertex: &[[f64; 3]]) -> Vec<f64> {
+    let mut sum = vec![0.0; mesh.num_points()];
+    let mut cnt = vec![0.0; mesh.num_points()];
+    for (e, vals) in per_elem_vertex.iter().enumerate() {
+        for (v, val) in mesh.element(e).iter().zip(vals) {
+            sum[*v as usize] += val;
+            cnt[*v as usize] += 1.0;
+        }
+    }
+    sum.iter()
+        .zip(&cnt)
+        .map(|(s, c)| if *c > 0.0 { s / c } else { f64::NAN })
+        .collect()
+}
+
+/// A plotting mesh: every element split into m^2 sub-triangles on the lattice (i/m, j/m) of
+/// its reference triangle (m = 2p for p >= 2, else 1), points not shared between elements, so
+/// each element's polynomial is drawn sub-sampled and smooth inside, discontinuous across edges.
+struct PlotMesh {
+    mesh: Mesh,
+    /// Basis values at each lattice point, `[point][mode]`.
+    phi: Vec<f64>,
+    points_per_element: usize,
+}
+
+impl PlotMesh {
+    fn new(dm: &DgMesh, tables: &BasisTables) -> PlotMesh {
+        let m = if tables.p >= 2 { 2 * tables.p } else { 1 };
+        let mut lattice = Vec::new();
+        for j in 0..=m {
+            for i in 0..=m - j {
+                lattice.push([i as f64 / m as f64, j as f64 / m as f64]);
+            }
+        }
+        let row_start = |j: usize| -> usize { (0..j).map(|r| m + 1 - r).sum() };
+        let at = |i: usize, j: usize| -> u32 { (row_start(j) + i) as u32 };
+        let mut mesh = Mesh::new(2);
+        let npe = lattice.len();
+        for e in 0..dm.num_elements {
+            let base = (e * npe) as u32;
+            for x in &lattice {
+                let [px, py] = dm.map(e, x[0], x[1]);
+                mesh.points.push([px, py, 0.0]);
+            }
+            for j in 0..m {
+                for i in 0..m - j {
+                    let up = [at(i, j), at(i + 1, j), at(i, j + 1)].map(|v| base + v);
+                    mesh.push_element(ElementKind::Triangle, &up, 1);
+                    if i + j + 1 < m {
+                        let down = [at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)].map(|v| base + v);
+                        mesh.push_element(ElementKind::Triangle, &down, 1);
+                    }
+                }
+            }
+        }
+        let phi = lattice
+            .iter()
+            .flat_map(|x| tables.eval(x[0], x[1]))
+            .collect();
+        PlotMesh {
+            mesh,
+            phi,
+            points_per_element: npe,
+        }
+    }
+
+    /// Values of a derived quantity at every plotting point.
+    fn values(&self, op: &Operator, c: &[f64], q: Quantity) -> Vec<f64> {
+        let np = op.tables.np;
+        (0..op.mesh.num_elements)
+            .flat_map(|e| {
+                let coef = op.element(c, e);
+                (0..self.points_per_element)
+                    .map(|p| q.eval(&Operator::eval(&coef, &self.phi[p * np..(p + 1) * np])))
+                    .collect::<Vec<f64>>()
+            })
+            .collect()
+    }
+}
