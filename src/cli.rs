@@ -1,10 +1,9 @@
 //! Command-line interface (clap derive): one subcommand per job, global verbosity, adapter and
 //! backend choice.
 
-use crate::commands;
-use crate::runtime::BackendKind;
-use clap::{Args, Parser, Subcommand};
-use std::path::PathBuf;
+use crate::commands::{self, GlobalArgs};
+use chromaflow::runtime::BackendKind;
+use clap::{Parser, Subcommand};
 
 /// chromaflow: portable GPU solvers on colored unstructured meshes.
 #[derive(Parser, Debug)]
@@ -14,28 +13,6 @@ pub struct Cli {
     pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// Options every subcommand accepts.
-#[derive(Args, Debug, Clone, Default)]
-pub struct GlobalArgs {
-    /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
-    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
-    pub verbose: u8,
-    /// Only errors; no progress bars.
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
-    pub quiet: bool,
-    /// GPU adapter to use: a case-insensitive substring of its name (see `chromaflow devices`).
-    /// Also read from CHROMAFLOW_ADAPTER.
-    #[arg(long, global = true, value_name = "NAME")]
-    pub adapter: Option<String>,
-    /// Build WGSL kernels without wgpu's runtime bounds checks and loop bounding (faster; a
-    /// kernel bug could then corrupt GPU memory instead of reading zeros).
-    #[arg(long, global = true)]
-    pub trusted_kernels: bool,
-    /// Compute backend.
-    #[arg(long, global = true, value_enum, default_value_t = BackendKind::Wgpu)]
-    pub backend: BackendKind,
 }
 
 #[derive(Subcommand, Debug)]
@@ -48,7 +25,7 @@ pub enum Command {
     },
     /// Mesh tools: info, convert, plot.
     #[command(subcommand)]
-    Mesh(MeshCommand),
+    Mesh(commands::mesh::MeshCommand),
     /// Color the faces (Giuliani–Krivodonova) or vertices of a mesh, verify and report.
     Color(crate::commands::color::ColorArgs),
     /// Benchmarks on the chosen adapter (markdown tables; --json for machines).
@@ -86,49 +63,6 @@ pub enum BenchCommand {
     Backends(crate::commands::bench_backends::BenchBackendsArgs),
 }
 
-/// A mesh argument: a .msh file, or a built-in spec (rect, rect:N, rect:N@SEED, disk:N,
-/// quad:NXxNY, cross:N).
-pub type MeshArg = String;
-
-#[derive(Subcommand, Debug)]
-pub enum MeshCommand {
-    /// Counts, element kinds, quality statistics and boundary tags.
-    Info {
-        /// Mesh file (.msh) or built-in spec (e.g. disk:5000).
-        mesh: MeshArg,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Convert a mesh: writes .msh (Gmsh 4.1 ASCII) or .vtu (ParaView) by extension.
-    Convert {
-        /// Input mesh file or built-in spec.
-        input: MeshArg,
-        /// Output file (.msh or .vtu).
-        output: PathBuf,
-    },
-    /// Plot a 2D mesh to PNG, cells colored by a field.
-    Plot {
-        /// Mesh file or built-in spec.
-        mesh: MeshArg,
-        /// Output PNG.
-        #[arg(short, long, default_value = "mesh.png")]
-        output: PathBuf,
-        /// Cell field: quality (radius ratio), area, region, none.
-        #[arg(long, default_value = "quality")]
-        field: String,
-        /// Image width and height in pixels.
-        #[arg(long, default_value_t = 1024)]
-        size: u32,
-        /// Draw the mesh edges.
-        #[arg(long)]
-        wireframe: bool,
-        /// Colormap name (viridis, magma, coolwarm, gray).
-        #[arg(long, default_value = "viridis")]
-        colormap: String,
-    },
-}
-
 /// Set up env_logger: RUST_LOG wins; else -q = error, default = warn, -v info, -vv debug.
 pub fn init_logging(g: &GlobalArgs) {
     let level = if g.quiet {
@@ -149,27 +83,10 @@ pub fn init_logging(g: &GlobalArgs) {
         .try_init();
 }
 
-/// The error and its causes joined by ": ", skipping a cause whose text the message already
-/// contains (our errors often embed their source).
-pub fn error_message(e: &anyhow::Error) -> String {
-    let mut msg = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if msg.contains(&text) {
-            continue;
-        }
-        if !msg.is_empty() {
-            msg.push_str(": ");
-        }
-        msg.push_str(&text);
-    }
-    msg
-}
-
 /// Exit code for an error: 2 for invalid user input, 1 otherwise.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
-    match e.downcast_ref::<crate::error::Error>() {
-        Some(crate::error::Error::Invalid(_)) => 2,
+    match e.downcast_ref::<chromaflow::error::Error>() {
+        Some(chromaflow::error::Error::Invalid(_)) => 2,
         _ => 1,
     }
 }
@@ -186,7 +103,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     } else {
         cli.global.backend.ensure_compiled()?;
     }
-    crate::runtime::shaders::set_trusted_kernels(cli.global.trusted_kernels);
+    chromaflow::runtime::shaders::set_trusted_kernels(cli.global.trusted_kernels);
     match cli.command {
         Command::Devices { json } => commands::devices::run(json),
         Command::Mesh(cmd) => commands::mesh::run(cmd, &cli.global),

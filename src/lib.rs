@@ -4,9 +4,7 @@
 //! color, so each thread owns one edge and updates both neighbouring cells with plain loads and
 //! stores (no atomics, no per-edge scatter buffers).
 
-pub mod cli;
 pub mod color;
-pub mod commands;
 pub mod error;
 pub mod files;
 pub mod mesh;

@@ -1,17 +1,20 @@
 //! The chromaflow command line: parse, set up logging, run, map errors to exit codes
 //! (0 success, 1 runtime error, 2 usage error).
 
+mod cli;
+mod commands;
+
 use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = chromaflow::cli::Cli::parse();
-    chromaflow::cli::init_logging(&cli.global);
-    match chromaflow::cli::run(cli) {
+    let cli = cli::Cli::parse();
+    cli::init_logging(&cli.global);
+    match cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", chromaflow::cli::error_message(&e));
-            ExitCode::from(chromaflow::cli::exit_code(&e))
+            eprintln!("error: {}", commands::error_message(&e));
+            ExitCode::from(cli::exit_code(&e))
         }
     }
 }

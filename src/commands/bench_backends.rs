@@ -9,26 +9,26 @@
 //! kernels. The per-kernel timings come from the same code as `bench dg`, `bench swe`,
 //! `bench smooth` and `bench color`.
 
-use crate::cli::GlobalArgs;
-use crate::color::gpu_vertices::GpuColoringVariant;
 use crate::commands::bench_swe::{bench_config, bench_mesh, parse_layout, SweBenchInput};
 use crate::commands::color::time_gpu_coloring;
 use crate::commands::dg::{bench_one, DgBenchSetup};
 use crate::commands::smooth::{bench_input, schedule_gpu, time_sampling};
-use crate::error::Error;
-use crate::mesh::{generate, Topology};
-use crate::order::{order_mesh, Ordering};
-use crate::output::write_json_atomic;
-use crate::runtime::shaders::{set_trusted_kernels, trusted_kernels};
-use crate::runtime::{BackendKind, GpuOptions, Runtime};
-use crate::solver::dg::gpu::Kernel;
-use crate::solver::dg::{Case as DgCase, DgMesh};
-use crate::solver::smooth::cpu::positions;
-use crate::solver::smooth::{Sampling, SmoothParams};
-use crate::solver::swe::case::Case as SweCase;
-use crate::solver::swe::gpu::FluxLayout;
-use crate::solver::swe::mesh::{EdgeKind, SweMesh};
-use crate::solver::swe::Scheme;
+use crate::commands::GlobalArgs;
+use chromaflow::color::gpu_vertices::GpuColoringVariant;
+use chromaflow::error::Error;
+use chromaflow::mesh::{generate, Topology};
+use chromaflow::order::{order_mesh, Ordering};
+use chromaflow::output::write_json_atomic;
+use chromaflow::runtime::shaders::{set_trusted_kernels, trusted_kernels};
+use chromaflow::runtime::{BackendKind, GpuOptions, Runtime};
+use chromaflow::solver::dg::gpu::Kernel;
+use chromaflow::solver::dg::{Case as DgCase, DgMesh};
+use chromaflow::solver::smooth::cpu::positions;
+use chromaflow::solver::smooth::{Sampling, SmoothParams};
+use chromaflow::solver::swe::case::Case as SweCase;
+use chromaflow::solver::swe::gpu::FluxLayout;
+use chromaflow::solver::swe::mesh::{EdgeKind, SweMesh};
+use chromaflow::solver::swe::Scheme;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -281,7 +281,7 @@ impl Table {
                 Some(Ok(v)) => record(self, col, v),
                 Some(Err(e)) => {
                     self.errors
-                        .push((col, what.to_string(), crate::cli::error_message(&e)))
+                        .push((col, what.to_string(), crate::commands::error_message(&e)))
                 }
             }
         }
@@ -519,10 +519,10 @@ fn color(args: &BenchBackendsArgs, dev: &Devices) -> anyhow::Result<Table> {
 /// Why the CUDA column is empty, or its backend.
 fn open_cuda() -> Result<Runtime, String> {
     if !cfg!(feature = "cuda") {
-        return Err(crate::runtime::CUDA_REBUILD_HINT.to_string());
+        return Err(chromaflow::runtime::CUDA_REBUILD_HINT.to_string());
     }
     #[cfg(feature = "cuda")]
-    crate::runtime::cuda::libraries_present()?;
+    chromaflow::runtime::cuda::libraries_present()?;
     Runtime::new(BackendKind::Cuda, &GpuOptions::default()).map_err(|e| e.to_string())
 }
 
@@ -582,12 +582,12 @@ pub fn run(args: &BenchBackendsArgs, global: &GlobalArgs) -> anyhow::Result<()> 
     if let Some(p) = args
         .orders
         .iter()
-        .find(|&&p| p > crate::solver::dg::basis::MAX_ORDER)
+        .find(|&&p| p > chromaflow::solver::dg::basis::MAX_ORDER)
     {
         return Err(Error::Invalid(format!("--orders: p must be 0..=4, got {p}")).into());
     }
     if args.only.contains(&Workload::Smooth) {
-        crate::solver::smooth::texture::check_size(args.texture_size, 1)?;
+        chromaflow::solver::smooth::texture::check_size(args.texture_size, 1)?;
     }
     if args.only.is_empty() {
         return Err(Error::Invalid("--only needs at least one workload".into()).into());

@@ -14,15 +14,15 @@
 //!
 //! Effective GB/s = modelled bytes / measured time (flux pass alone, and whole step).
 
-use crate::cli::GlobalArgs;
 use crate::commands::progress::bar;
-use crate::error::Error;
-use crate::order::Ordering;
-use crate::runtime::{median, BackendKind, GpuOptions, Runtime};
-use crate::solver::swe::case::Case;
-use crate::solver::swe::gpu::{FluxLayout, GpuSolver, KernelTimes};
-use crate::solver::swe::mesh::{fit_to_domain, EdgeKind, SweMesh};
-use crate::solver::swe::Scheme;
+use crate::commands::GlobalArgs;
+use chromaflow::error::Error;
+use chromaflow::order::Ordering;
+use chromaflow::runtime::{median, BackendKind, GpuOptions, Runtime};
+use chromaflow::solver::swe::case::Case;
+use chromaflow::solver::swe::gpu::{FluxLayout, GpuSolver, KernelTimes};
+use chromaflow::solver::swe::mesh::{fit_to_domain, EdgeKind, SweMesh};
+use chromaflow::solver::swe::Scheme;
 use clap::Args;
 use std::time::Instant;
 
@@ -104,10 +104,10 @@ pub fn update_bytes(cells: usize) -> f64 {
 
 /// The benchmark mesh of about `size` triangles of family `family` (rect: Delaunay of the
 /// square; cross: criss-cross M(n)), fitted to Test 1's domain [-5, 5]^2.
-pub(crate) fn bench_mesh(family: &str, size: usize) -> anyhow::Result<crate::mesh::Mesh> {
+pub(crate) fn bench_mesh(family: &str, size: usize) -> anyhow::Result<chromaflow::mesh::Mesh> {
     let mut raw = match family {
-        "rect" => crate::mesh::builtin(&format!("rect:{size}"))?,
-        "cross" => crate::mesh::builtin(&format!("cross:{}", super::swe::cross_side(size)))?,
+        "rect" => chromaflow::mesh::builtin(&format!("rect:{size}"))?,
+        "cross" => chromaflow::mesh::builtin(&format!("cross:{}", super::swe::cross_side(size)))?,
         o => {
             return Err(Error::Invalid(format!("unknown mesh family '{o}' (rect or cross)")).into())
         }

@@ -1,16 +1,16 @@
 //! `chromaflow color` (face or vertex coloring with verification and a GK-style table) and
 //! `chromaflow bench color` (GPU speculative vertex coloring against sequential greedy).
 
-use crate::cli::GlobalArgs;
-use crate::color::faces::{check_face_coloring, face_buffer_bytes};
-use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant, GpuVertexColoring};
-use crate::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
 use crate::commands::progress::spinner;
-use crate::error::Error;
-use crate::mesh::{generate, load_or_builtin, Csr, Topology};
-use crate::order::{bandwidth, order_mesh, Ordering};
-use crate::output::{save_edges_png, topology_edges, PlotOptions};
-use crate::runtime::{GpuOptions, Runtime};
+use crate::commands::GlobalArgs;
+use chromaflow::color::faces::{check_face_coloring, face_buffer_bytes};
+use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant, GpuVertexColoring};
+use chromaflow::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
+use chromaflow::error::Error;
+use chromaflow::mesh::{generate, load_or_builtin, Csr, Topology};
+use chromaflow::order::{bandwidth, order_mesh, Ordering};
+use chromaflow::output::{save_edges_png, topology_edges, PlotOptions};
+use chromaflow::runtime::{GpuOptions, Runtime};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -149,7 +149,12 @@ pub fn run(args: &ColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     .unwrap_or(0) as f64
             })
             .collect();
-        crate::mesh::io::write_vtu(&ordered.mesh, vtu, &[], &[("lowest_face_color", &lowest)])?;
+        chromaflow::mesh::io::write_vtu(
+            &ordered.mesh,
+            vtu,
+            &[],
+            &[("lowest_face_color", &lowest)],
+        )?;
     }
     if let Err(e) = check {
         return Err(Error::InvalidMesh {
@@ -163,7 +168,7 @@ pub fn run(args: &ColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
 
 fn run_vertices(
     args: &ColorArgs,
-    mesh: &crate::mesh::Mesh,
+    mesh: &chromaflow::mesh::Mesh,
     global: &GlobalArgs,
 ) -> anyhow::Result<()> {
     let topo = Topology::build(mesh)?;
@@ -237,7 +242,7 @@ fn run_vertices(
     }
     if let Some(vtu) = &args.vtu {
         let c: Vec<f64> = cpu.colors.iter().map(|&c| c as f64).collect();
-        crate::mesh::io::write_vtu(mesh, vtu, &[("vertex_color", &c)], &[])?;
+        chromaflow::mesh::io::write_vtu(mesh, vtu, &[("vertex_color", &c)], &[])?;
     }
     Ok(())
 }
@@ -262,7 +267,7 @@ fn median_time(repeat: usize, mut f: impl FnMut() -> anyhow::Result<f64>) -> any
     for _ in 0..repeat.max(1) {
         t.push(f()?);
     }
-    Ok(crate::runtime::median(&t))
+    Ok(chromaflow::runtime::median(&t))
 }
 
 /// Color `graph` on `backend` with `variant`: a checked warm-up run (pipeline compilation,

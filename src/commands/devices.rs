@@ -1,6 +1,6 @@
 //! `chromaflow devices`: adapters with backend, type, driver, key features and limits.
 
-use crate::runtime::list_adapters;
+use chromaflow::runtime::list_adapters;
 
 pub fn run(json: bool) -> anyhow::Result<()> {
     let adapters = list_adapters();
@@ -9,7 +9,7 @@ pub fn run(json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     if adapters.is_empty() {
-        anyhow::bail!(crate::error::Error::Gpu(
+        anyhow::bail!(chromaflow::error::Error::Gpu(
             "no GPU adapter found (Vulkan, Metal or DX12); on Linux install mesa-vulkan-drivers \
              for the software adapter"
                 .into()

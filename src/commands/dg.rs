@@ -6,18 +6,18 @@
 //! 3 colors also its chain variant coalescing the second color), and p = 1..4 throughput,
 //! with the surface kernel's modelled GB/s against the device's measured copy bandwidth.
 
-use crate::cli::GlobalArgs;
-use crate::color::faces::greedy_face_coloring;
 use crate::commands::progress::bar;
-use crate::error::Error;
-use crate::mesh::Topology;
-use crate::order::{apply_ordering, order_mesh, OrderedMesh, Ordering};
-use crate::output::write_json_atomic;
-use crate::runtime::bandwidth::copy_bandwidth;
-use crate::runtime::{median, BackendKind, GpuOptions, Runtime};
-use crate::solver::dg::cpu::Operator;
-use crate::solver::dg::gpu::{GpuConfig, GpuDg, Kernel};
-use crate::solver::dg::{
+use crate::commands::GlobalArgs;
+use chromaflow::color::faces::greedy_face_coloring;
+use chromaflow::error::Error;
+use chromaflow::mesh::Topology;
+use chromaflow::order::{apply_ordering, order_mesh, OrderedMesh, Ordering};
+use chromaflow::output::write_json_atomic;
+use chromaflow::runtime::bandwidth::copy_bandwidth;
+use chromaflow::runtime::{median, BackendKind, GpuOptions, Runtime};
+use chromaflow::solver::dg::cpu::Operator;
+use chromaflow::solver::dg::gpu::{GpuConfig, GpuDg, Kernel};
+use chromaflow::solver::dg::{
     BasisTables, Case, DgMesh, MeshSource, NumericalFlux, Quantity, Simulation, SimulationOptions,
 };
 use clap::Args;
@@ -92,7 +92,7 @@ fn load_case(args: &DgArgs) -> anyhow::Result<Case> {
         case.mesh = MeshSource::Spec(m.clone());
     }
     if let Some(p) = args.order {
-        if p > crate::solver::dg::basis::MAX_ORDER {
+        if p > chromaflow::solver::dg::basis::MAX_ORDER {
             return Err(Error::Invalid(format!("--order must be 0..=4, got {p}")).into());
         }
         case.order = p;
@@ -324,7 +324,7 @@ pub(crate) fn bench_one(
     }
     let per_step = median(&samples);
     let ndof = 4 * tables.np * dm.num_elements;
-    let stages = crate::solver::dg::rk::scheme(p).len();
+    let stages = chromaflow::solver::dg::rk::scheme(p).len();
     // Bytes per stage: volume reads c, writes rhs; surface reads c of both sides, reads and
     // writes rhs of both; stage reads R0, rhs, a stage register and writes one; limiter reads
     // and writes one register: about 12 register-sized transfers, in f32.
@@ -372,7 +372,7 @@ fn check_bench_run(gpu: &GpuDg, steps: usize) -> anyhow::Result<String> {
 /// cached). The number behind `bench dg`'s surface GB/s, so the figure can be recomputed.
 pub fn surface_bytes_per_stage(dm: &DgMesh, np: usize) -> f64 {
     let side = (4 * np * 4 + 2 * 4 * np * 4 + 4) as f64;
-    let record = std::mem::size_of::<crate::solver::dg::mesh::DgEdge>() as f64;
+    let record = std::mem::size_of::<chromaflow::solver::dg::mesh::DgEdge>() as f64;
     let interior = dm.edges.iter().filter(|e| e.right.is_some()).count() as f64;
     let boundary = dm.edges.len() as f64 - interior;
     interior * (record + 2.0 * side) + boundary * (record + side)

@@ -1,13 +1,58 @@
 //! `chromaflow mesh info|convert|plot`.
 
-use crate::cli::{GlobalArgs, MeshCommand};
 use crate::commands::progress::spinner;
-use crate::error::Error;
-use crate::mesh::quality::{element_quality, triangle_min_angle_deg, Stats};
-use crate::mesh::{load_or_builtin, ElementKind, Geometry2d, Mesh, Topology};
-use crate::output::{save_field_png, Colormap, Field, PlotOptions};
+use crate::commands::GlobalArgs;
+use chromaflow::error::Error;
+use chromaflow::mesh::quality::{element_quality, triangle_min_angle_deg, Stats};
+use chromaflow::mesh::{load_or_builtin, ElementKind, Geometry2d, Mesh, Topology};
+use chromaflow::output::{save_field_png, Colormap, Field, PlotOptions};
+use clap::Subcommand;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::path::PathBuf;
+
+/// A mesh argument: a .msh file, or a built-in spec (rect, rect:N, rect:N@SEED, disk:N,
+/// quad:NXxNY, cross:N).
+pub type MeshArg = String;
+
+#[derive(Subcommand, Debug)]
+pub enum MeshCommand {
+    /// Counts, element kinds, quality statistics and boundary tags.
+    Info {
+        /// Mesh file (.msh) or built-in spec (e.g. disk:5000).
+        mesh: MeshArg,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Convert a mesh: writes .msh (Gmsh 4.1 ASCII) or .vtu (ParaView) by extension.
+    Convert {
+        /// Input mesh file or built-in spec.
+        input: MeshArg,
+        /// Output file (.msh or .vtu).
+        output: PathBuf,
+    },
+    /// Plot a 2D mesh to PNG, cells colored by a field.
+    Plot {
+        /// Mesh file or built-in spec.
+        mesh: MeshArg,
+        /// Output PNG.
+        #[arg(short, long, default_value = "mesh.png")]
+        output: PathBuf,
+        /// Cell field: quality (radius ratio), area, region, none.
+        #[arg(long, default_value = "quality")]
+        field: String,
+        /// Image width and height in pixels.
+        #[arg(long, default_value_t = 1024)]
+        size: u32,
+        /// Draw the mesh edges.
+        #[arg(long)]
+        wireframe: bool,
+        /// Colormap name (viridis, magma, coolwarm, gray).
+        #[arg(long, default_value = "viridis")]
+        colormap: String,
+    },
+}
 
 pub fn run(cmd: MeshCommand, global: &GlobalArgs) -> anyhow::Result<()> {
     match cmd {
@@ -149,14 +194,14 @@ fn convert(input: &str, output: &Path, global: &GlobalArgs) -> anyhow::Result<()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     match ext.as_str() {
-        "msh" => crate::mesh::io::write_msh41(&mesh, output)?,
+        "msh" => chromaflow::mesh::io::write_msh41(&mesh, output)?,
         "vtu" => {
             let region: Vec<f64> = mesh.region_tags.iter().map(|&t| t as f64).collect();
             let quality: Vec<f64> = element_quality(&mesh)
                 .into_iter()
                 .map(|q| q.unwrap_or(f64::NAN))
                 .collect();
-            crate::mesh::io::write_vtu(
+            chromaflow::mesh::io::write_vtu(
                 &mesh,
                 output,
                 &[],

@@ -5,20 +5,20 @@
 //! and INFO for diagnostic rows without a criterion); any FAIL gives a nonzero exit. This is
 //! how the CUDA backend is checked on the GPU machine (CI has no NVIDIA GPU).
 
-use crate::cli::GlobalArgs;
-use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
-use crate::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
-use crate::error::{Error, Result};
-use crate::mesh::{generate, Csr, Mesh, Topology};
-use crate::order::Ordering;
-use crate::runtime::scan::exclusive_scan_cpu;
-use crate::runtime::{BackendKind, GpuOptions, Runtime};
-use crate::solver::swe::case::Case;
-use crate::solver::swe::cpu::CpuSolver;
-use crate::solver::swe::diag::layer_masses;
-use crate::solver::swe::gpu::{FluxLayout, GpuSolver};
-use crate::solver::swe::mesh::{criss_cross, EdgeKind, SweMesh};
-use crate::solver::swe::Scheme;
+use crate::commands::GlobalArgs;
+use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
+use chromaflow::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
+use chromaflow::error::{Error, Result};
+use chromaflow::mesh::{generate, Csr, Mesh, Topology};
+use chromaflow::order::Ordering;
+use chromaflow::runtime::scan::exclusive_scan_cpu;
+use chromaflow::runtime::{BackendKind, GpuOptions, Runtime};
+use chromaflow::solver::swe::case::Case;
+use chromaflow::solver::swe::cpu::CpuSolver;
+use chromaflow::solver::swe::diag::layer_masses;
+use chromaflow::solver::swe::gpu::{FluxLayout, GpuSolver};
+use chromaflow::solver::swe::mesh::{criss_cross, EdgeKind, SweMesh};
+use chromaflow::solver::swe::Scheme;
 use clap::Args;
 
 /// Options of `chromaflow parity`.
@@ -522,7 +522,7 @@ fn coloring_checks(report: &mut Report, b: &Runtime) {
                 let values: Vec<u32> = (0..n)
                     .map(|i| ((i * 2_654_435_761) >> 7) as u32 % 3)
                     .collect();
-                let (gpu, total) = crate::runtime::scan::gpu_exclusive_scan(b, &values)?;
+                let (gpu, total) = chromaflow::runtime::scan::gpu_exclusive_scan(b, &values)?;
                 if gpu != exclusive_scan_cpu(&values) || total != values.iter().sum::<u32>() {
                     bad.push(n);
                 }
@@ -544,7 +544,7 @@ fn coloring_checks(report: &mut Report, b: &Runtime) {
                 .map(|i| 1.0 + (((i * 2_654_435_761) >> 5) % 100_000) as f32)
                 .collect();
             let want = values.iter().copied().fold(f32::INFINITY, f32::min);
-            if crate::runtime::reduce::gpu_min(b, &values)? != want {
+            if chromaflow::runtime::reduce::gpu_min(b, &values)? != want {
                 bad.push(n);
             }
         }
@@ -635,9 +635,9 @@ fn max_position_diff(a: &[[f64; 2]], b: &[[f64; 2]]) -> f64 {
 /// filter. k sweeps: the f32 part scaled by k (differences of successive sweeps add at most
 /// linearly) and the quantization effect measured after the same k sweeps.
 fn smooth_checks(report: &mut Report, b: &Runtime) {
-    use crate::solver::smooth::cpu::positions;
-    use crate::solver::smooth::gpu::GpuSmoother;
-    use crate::solver::smooth::{
+    use chromaflow::solver::smooth::cpu::positions;
+    use chromaflow::solver::smooth::gpu::GpuSmoother;
+    use chromaflow::solver::smooth::{
         sweep_cpu, MetricSpec, MetricTexture, Sampling, SmoothParams, SmoothTopology,
         TexelPrecision, TextureSampler, WeightMode,
     };
@@ -649,7 +649,7 @@ fn smooth_checks(report: &mut Report, b: &Runtime) {
         // speculative coloring is racy, and on different schedules the backends would run
         // different experiments (with different 1/256-weight effects). The GPU coloring has
         // its own rows above.
-        let schedule = crate::solver::smooth::Schedule::greedy(&topo)?;
+        let schedule = chromaflow::solver::smooth::Schedule::greedy(&topo)?;
         let metric = MetricSpec::resolve(Some("shock"), None, &mesh)?;
         let tex = MetricTexture::from_spec(&metric, &mesh, 48, 2)?;
         let start: Vec<[f64; 2]> = positions(&mesh)
@@ -715,7 +715,7 @@ fn smooth_checks(report: &mut Report, b: &Runtime) {
 /// of the hardware and shader paths from the same start on the same schedule.
 struct HwProbe {
     backend: BackendKind,
-    precision: crate::solver::smooth::TexelPrecision,
+    precision: chromaflow::solver::smooth::TexelPrecision,
     hardware: Vec<[f64; 2]>,
     shader: Vec<[f64; 2]>,
     /// The vertices of the first color: their moves see only starting positions, so their
@@ -748,9 +748,9 @@ fn diff_on(a: &[[f64; 2]], b: &[[f64; 2]], on: Option<&[u32]>) -> (f64, usize) {
 /// shader path (exact bilinear in the kernel) of the same backend. The positions are kept for
 /// [`smooth_probe_across`].
 fn smooth_probe(report: &mut Report, b: &Runtime, probes: &mut Vec<HwProbe>) {
-    use crate::solver::smooth::cpu::positions;
-    use crate::solver::smooth::gpu::GpuSmoother;
-    use crate::solver::smooth::{
+    use chromaflow::solver::smooth::cpu::positions;
+    use chromaflow::solver::smooth::gpu::GpuSmoother;
+    use chromaflow::solver::smooth::{
         sweep_cpu, MetricSpec, MetricTexture, Sampling, Schedule, SmoothParams, SmoothTopology,
         TextureSampler, WeightMode,
     };
@@ -868,11 +868,11 @@ fn max_rel(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// The DG test mesh with every boundary kind (tests/dg_gpu.rs `all_boundaries`).
-fn dg_all_boundaries(ordering: Ordering) -> Result<crate::solver::dg::DgMesh> {
-    use crate::solver::dg::BoundaryKind;
+fn dg_all_boundaries(ordering: Ordering) -> Result<chromaflow::solver::dg::DgMesh> {
+    use chromaflow::solver::dg::BoundaryKind;
     let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, 160, 3)?;
-    let om = crate::order::order_mesh(&mesh, ordering, 2)?;
-    crate::solver::dg::DgMesh::build(&om, &|t| {
+    let om = chromaflow::order::order_mesh(&mesh, ordering, 2)?;
+    chromaflow::solver::dg::DgMesh::build(&om, &|t| {
         Ok(match t {
             1 => BoundaryKind::Wall,
             2 => BoundaryKind::Outflow,
@@ -883,11 +883,11 @@ fn dg_all_boundaries(ordering: Ordering) -> Result<crate::solver::dg::DgMesh> {
 }
 
 /// The periodic DG test mesh (tests/dg_gpu.rs `periodic_mesh`).
-fn dg_periodic() -> Result<crate::solver::dg::DgMesh> {
-    use crate::solver::dg::BoundaryKind;
+fn dg_periodic() -> Result<chromaflow::solver::dg::DgMesh> {
+    use chromaflow::solver::dg::BoundaryKind;
     let mesh = generate::split_square_grid(0.0, 1.0, 0.0, 1.0, 5, 5)?;
-    let om = crate::order::order_mesh(&mesh, Ordering::ColorRenumbered, 1)?;
-    crate::solver::dg::DgMesh::build(&om, &|t| {
+    let om = chromaflow::order::order_mesh(&mesh, Ordering::ColorRenumbered, 1)?;
+    chromaflow::solver::dg::DgMesh::build(&om, &|t| {
         Ok(match t {
             1 => BoundaryKind::Periodic(3),
             3 => BoundaryKind::Periodic(1),
@@ -899,14 +899,16 @@ fn dg_periodic() -> Result<crate::solver::dg::DgMesh> {
 
 /// The DG run configuration of tests/dg_gpu.rs.
 fn dg_config(
-    flux: crate::solver::dg::NumericalFlux,
+    flux: chromaflow::solver::dg::NumericalFlux,
     limiter: bool,
-    state_fn: crate::solver::dg::StateFn,
-) -> crate::solver::dg::gpu::GpuConfig {
-    crate::solver::dg::gpu::GpuConfig {
+    state_fn: chromaflow::solver::dg::StateFn,
+) -> chromaflow::solver::dg::gpu::GpuConfig {
+    chromaflow::solver::dg::gpu::GpuConfig {
         flux,
         state_fn,
-        states: vec![crate::solver::dg::euler::conserved(1.1, 0.3, -0.2, 0.9)],
+        states: vec![chromaflow::solver::dg::euler::conserved(
+            1.1, 0.3, -0.2, 0.9,
+        )],
         cfl: 0.3,
         fixed_dt: None,
         limiter,
@@ -917,8 +919,8 @@ fn dg_config(
 /// limiter on a shock, and 10 limited steps for p = 1..3 with periodic boundaries, against the
 /// f64 CPU operator.
 fn dg_checks(report: &mut Report, b: &Runtime) {
-    use crate::solver::dg::gpu::GpuDg;
-    use crate::solver::dg::{BasisTables, NumericalFlux, Operator, StateFn};
+    use chromaflow::solver::dg::gpu::GpuDg;
+    use chromaflow::solver::dg::{BasisTables, NumericalFlux, Operator, StateFn};
     let kind = b.kind();
     let vortex = StateFn::Vortex {
         x0: 0.4,
@@ -1017,8 +1019,8 @@ fn dg_checks(report: &mut Report, b: &Runtime) {
             let dt = 0.5 * op.cfl_dt(&c0, 0.3);
             let steps = 10;
             let mut cpu = c0.clone();
-            crate::solver::dg::cpu::run(&op, &mut cpu, dt * steps as f64, 0.3, Some(dt), true);
-            let cfg = crate::solver::dg::gpu::GpuConfig {
+            chromaflow::solver::dg::cpu::run(&op, &mut cpu, dt * steps as f64, 0.3, Some(dt), true);
+            let cfg = chromaflow::solver::dg::gpu::GpuConfig {
                 fixed_dt: Some(dt),
                 ..cfg
             };

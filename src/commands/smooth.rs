@@ -3,18 +3,18 @@
 //! Gorman and Kelly: 1000 iterations on meshes of 25k to 5.6M vertices, three metric sampling
 //! paths).
 
-use crate::cli::GlobalArgs;
-use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
 use crate::commands::progress::{bar, spinner};
-use crate::error::Error;
-use crate::mesh::{generate, load_or_builtin, write_msh41, write_vtu, Mesh};
-use crate::output::{save_field_png, write_json_atomic, CsvWriter, Field, PlotOptions};
-use crate::runtime::{GpuOptions, Runtime};
-use crate::solver::smooth::cpu::{min_shape, positions, set_positions};
-use crate::solver::smooth::gpu::{GpuSmoother, RunTiming, ITERATIONS_PER_SUBMIT};
-use crate::solver::smooth::quality::HISTOGRAM_BINS;
-use crate::solver::smooth::texture::check_size;
-use crate::solver::smooth::{
+use crate::commands::GlobalArgs;
+use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
+use chromaflow::error::Error;
+use chromaflow::mesh::{generate, load_or_builtin, write_msh41, write_vtu, Mesh};
+use chromaflow::output::{save_field_png, write_json_atomic, CsvWriter, Field, PlotOptions};
+use chromaflow::runtime::{GpuOptions, Runtime};
+use chromaflow::solver::smooth::cpu::{min_shape, positions, set_positions};
+use chromaflow::solver::smooth::gpu::{GpuSmoother, RunTiming, ITERATIONS_PER_SUBMIT};
+use chromaflow::solver::smooth::quality::HISTOGRAM_BINS;
+use chromaflow::solver::smooth::texture::check_size;
+use chromaflow::solver::smooth::{
     metric_normalization, metric_quality, sweep_cpu, MetricSpec, MetricTexture, QualitySummary,
     Sampling, Schedule, SmoothParams, SmoothTopology, TexelPrecision, TextureSampler, WeightMode,
 };
@@ -87,7 +87,10 @@ fn open_backend(global: &GlobalArgs) -> anyhow::Result<Runtime> {
 
 /// Color with the GPU speculative coloring on `backend`, boundary vertices in classes of their
 /// own.
-pub fn schedule_gpu(backend: &Runtime, topo: &SmoothTopology) -> crate::error::Result<Schedule> {
+pub fn schedule_gpu(
+    backend: &Runtime,
+    topo: &SmoothTopology,
+) -> chromaflow::error::Result<Schedule> {
     let classes = topo.classes();
     let col = color_vertices_gpu(
         backend,
@@ -106,7 +109,12 @@ fn histogram_text(s: &QualitySummary) -> String {
         .join(" ")
 }
 
-fn quality_png(mesh: &Mesh, q: &[f64], title: String, path: &Path) -> crate::error::Result<()> {
+fn quality_png(
+    mesh: &Mesh,
+    q: &[f64],
+    title: String,
+    path: &Path,
+) -> chromaflow::error::Result<()> {
     let opts = PlotOptions {
         title,
         label: "metric quality (VL)".into(),
@@ -208,7 +216,7 @@ pub fn run(args: &SmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         done += k;
         pos = gpu.positions_f64()?;
         let shape = min_shape(&pos, &topo.triangles);
-        if crate::solver::smooth::cpu::not_above(shape, 0.0) {
+        if chromaflow::solver::smooth::cpu::not_above(shape, 0.0) {
             return Err(Error::Gpu(format!(
                 "iteration {done}: a triangle inverted or collapsed (min 2 area / sum l^2 = \
                  {shape:e}); this is a bug"

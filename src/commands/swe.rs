@@ -1,14 +1,14 @@
 //! `chromaflow swe`: run a two-layer shallow-water case on the GPU with PNG/VTU/CSV outputs.
 
-use crate::cli::GlobalArgs;
 use crate::commands::progress::bar;
-use crate::error::Error;
-use crate::order::Ordering;
-use crate::runtime::{GpuOptions, Runtime};
-use crate::solver::swe::case::{Case, MeshSource, BUILTINS};
-use crate::solver::swe::driver::Simulation;
-use crate::solver::swe::gpu::FluxLayout;
-use crate::solver::swe::Scheme;
+use crate::commands::GlobalArgs;
+use chromaflow::error::Error;
+use chromaflow::order::Ordering;
+use chromaflow::runtime::{GpuOptions, Runtime};
+use chromaflow::solver::swe::case::{Case, MeshSource, BUILTINS};
+use chromaflow::solver::swe::driver::Simulation;
+use chromaflow::solver::swe::gpu::FluxLayout;
+use chromaflow::solver::swe::Scheme;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
