@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod color;
 pub mod commands;
+pub mod conformance;
 pub mod error;
 pub mod files;
 pub mod mesh;
