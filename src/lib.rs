@@ -5,6 +5,7 @@
 //! stores (no atomics, no per-edge scatter buffers).
 
 pub mod color;
+pub mod conformance;
 pub mod error;
 pub mod files;
 pub mod mesh;

@@ -1,0 +1,136 @@
+//! Conformance of the scan, the min-reduction and the speculative vertex coloring.
+
+use super::Report;
+use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
+use crate::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
+use crate::error::Result;
+use crate::mesh::{generate, Csr, Topology};
+use crate::runtime::reduce::gpu_min;
+use crate::runtime::scan::{exclusive_scan_cpu, gpu_exclusive_scan};
+use crate::runtime::Runtime;
+
+/// No edge joins two vertices of one color; classes use disjoint colors.
+fn proper(adj: &Csr, colors: &[u32], class: Option<&[u32]>) -> bool {
+    let edges_ok =
+        (0..adj.num_rows()).all(|v| adj.row(v).iter().all(|&u| colors[v] != colors[u as usize]));
+    let classes_ok = class.is_none_or(|class| {
+        let mut owner = std::collections::HashMap::new();
+        colors
+            .iter()
+            .zip(class)
+            .all(|(&c, &k)| *owner.entry(c).or_insert(k) == k)
+    });
+    edges_ok && classes_ok
+}
+
+/// Whether `equal(n)` holds for every size `n`, as a check result: "all equal" or the sizes
+/// where it fails.
+fn equal_at(
+    sizes: &[usize],
+    mut equal: impl FnMut(usize) -> Result<bool>,
+) -> Result<(String, bool)> {
+    let mut bad = Vec::new();
+    for &n in sizes {
+        if !equal(n)? {
+            bad.push(n);
+        }
+    }
+    Ok(if bad.is_empty() {
+        ("all equal".to_string(), true)
+    } else {
+        (format!("mismatch at n = {bad:?}"), false)
+    })
+}
+
+/// The exclusive prefix sum at every level count (n = 1 .. 1000003) and the min-reduction,
+/// against the CPU exactly; the speculative vertex coloring on rect:20000@3 in both variants
+/// (proper, checked by [`check_vertex_coloring`] too, no conflict in the last round, at most
+/// 1.1 x the sequential greedy count + 1: Li et al. report a few percent more), with boundary
+/// classes on disk:3000@1 (disjoint colors, numbered without gaps), and on a path of 3
+/// vertices (2 colors; a class list of the wrong length is an error).
+pub fn coloring(report: &mut Report, b: &Runtime) {
+    let kind = b.kind();
+    report.check(
+        "prefix sum n = 1 .. 1000003 (7 sizes)",
+        kind,
+        "exact",
+        || {
+            equal_at(&[1, 5, 256, 257, 65_536, 65_537, 1_000_003], |n| {
+                let values: Vec<u32> = (0..n)
+                    .map(|i| ((i * 2_654_435_761) >> 7) as u32 % 3)
+                    .collect();
+                let (gpu, total) = gpu_exclusive_scan(b, &values)?;
+                Ok(gpu == exclusive_scan_cpu(&values) && total == values.iter().sum::<u32>())
+            })
+        },
+    );
+    report.check("min-reduction n = 1 .. 1000003", kind, "exact", || {
+        equal_at(&[1, 255, 256, 257, 65_537, 1_000_003], |n| {
+            let values: Vec<f32> = (0..n)
+                .map(|i| 1.0 + (((i * 2_654_435_761) >> 5) % 100_000) as f32)
+                .collect();
+            let want = values.iter().copied().fold(f32::INFINITY, f32::min);
+            Ok(gpu_min(b, &values)? == want)
+        })
+    });
+    for variant in [GpuColoringVariant::Topology, GpuColoringVariant::Data] {
+        let name = format!("vertex coloring {variant:?} rect:20000@3");
+        report.check(&name, kind, "proper, colors <= 1.1 greedy + 1", || {
+            let mesh = generate::builtin("rect:20000@3")?;
+            let topo = Topology::build(&mesh)?;
+            let adj = &topo.vertex_neighbors;
+            let greedy = color_vertices(adj, VertexOrder::Natural, None)?.num_colors;
+            let res = color_vertices_gpu(b, adj, None, variant)?;
+            let ok = proper(adj, &res.colors, None)
+                && check_vertex_coloring(adj, &res.colors, None).is_ok()
+                && res.conflicts_per_round.last() == Some(&0)
+                && res.num_colors as f64 <= 1.1 * greedy as f64 + 1.0;
+            Ok((
+                format!(
+                    "{} colors (greedy {greedy}), {} rounds",
+                    res.num_colors, res.rounds
+                ),
+                ok,
+            ))
+        });
+    }
+    report.check(
+        "vertex coloring boundary classes disk:3000@1",
+        kind,
+        "proper, disjoint classes, no gaps",
+        || {
+            let mesh = generate::builtin("disk:3000@1")?;
+            let topo = Topology::build(&mesh)?;
+            let class: Vec<u32> = topo
+                .boundary_vertices(mesh.num_points())
+                .iter()
+                .map(|&x| x as u32)
+                .collect();
+            let res = color_vertices_gpu(
+                b,
+                &topo.vertex_neighbors,
+                Some(&class),
+                GpuColoringVariant::Data,
+            )?;
+            let used: std::collections::BTreeSet<u32> = res.colors.iter().copied().collect();
+            let ok = proper(&topo.vertex_neighbors, &res.colors, Some(&class))
+                && used.len() == res.num_colors;
+            Ok((format!("{} colors", res.num_colors), ok))
+        },
+    );
+    report.check(
+        "vertex coloring path of 3, bad class length",
+        kind,
+        "2 colors, error",
+        || {
+            let adj = Csr::from_pairs(3, &[(0, 1), (1, 0), (1, 2), (2, 1)]);
+            let rejected =
+                color_vertices_gpu(b, &adj, Some(&[0, 1]), GpuColoringVariant::Data).is_err();
+            let res = color_vertices_gpu(b, &adj, None, GpuColoringVariant::Topology)?;
+            Ok((
+                format!("{} colors, bad classes rejected {rejected}", res.num_colors),
+                rejected && res.num_colors == 2 && proper(&adj, &res.colors, None),
+            ))
+        },
+    );
+}

@@ -1,0 +1,335 @@
+//! Shallow-water conformance: the f32 GPU solver against the f64 CPU reference and the spec's
+//! verification numbers.
+
+use super::{ready, Report};
+use crate::error::Result;
+use crate::mesh::Mesh;
+use crate::order::Ordering;
+use crate::runtime::{BackendKind, Runtime};
+use crate::solver::swe::case::Case;
+use crate::solver::swe::cpu::CpuSolver;
+use crate::solver::swe::diag::layer_masses;
+use crate::solver::swe::gpu::{FluxLayout, GpuSolver};
+use crate::solver::swe::mesh::{criss_cross, EdgeKind, SweMesh};
+use crate::solver::swe::Scheme;
+
+/// A prepared shallow-water problem.
+struct Run {
+    case: Case,
+    mesh: SweMesh,
+    depth: Vec<f64>,
+    state: Vec<[f64; 6]>,
+}
+
+fn prepare(case: &str, mesh: &Mesh, ordering: Ordering) -> Result<Run> {
+    let case = Case::builtin(case)?;
+    let sm = SweMesh::new(mesh, ordering, |_| EdgeKind::Wall)?;
+    let (depth, state) = case.initial_state(&sm)?;
+    Ok(Run {
+        case,
+        mesh: sm,
+        depth,
+        state,
+    })
+}
+
+fn device(b: &Runtime, r: &Run, scheme: Scheme, layout: FluxLayout) -> Result<GpuSolver> {
+    GpuSolver::new(
+        b,
+        &r.mesh,
+        &r.depth,
+        &r.state,
+        scheme,
+        r.case.physics,
+        r.case.cfl,
+        layout,
+    )
+}
+
+fn cpu(r: &Run, scheme: Scheme, steps: u64) -> Result<CpuSolver> {
+    let mut c = CpuSolver::new(
+        &r.mesh,
+        r.depth.clone(),
+        r.state.clone(),
+        scheme,
+        r.case.physics,
+        r.case.cfl,
+    )?;
+    c.run_steps(steps);
+    Ok(c)
+}
+
+/// Largest |a − b| over cells, for depth rows (h1, h2) and momentum rows separately.
+fn max_diff(a: &[[f64; 6]], b: &[[f64; 6]]) -> (f64, f64) {
+    let mut dh: f64 = 0.0;
+    let mut dq: f64 = 0.0;
+    for (x, y) in a.iter().zip(b) {
+        for k in 0..6 {
+            let d = (x[k] - y[k]).abs();
+            if !d.is_finite() {
+                return (f64::INFINITY, f64::INFINITY);
+            }
+            if k % 3 == 0 {
+                dh = dh.max(d);
+            } else {
+                dq = dq.max(d);
+            }
+        }
+    }
+    (dh, dq)
+}
+
+/// The flux layouts a backend runs (the atomic scatter is CUDA only).
+fn layouts(b: &Runtime) -> Vec<FluxLayout> {
+    let mut l = vec![FluxLayout::ColoredScatter, FluxLayout::CellGather];
+    if b.kind() == BackendKind::Cuda {
+        l.push(FluxLayout::AtomicScatter);
+    }
+    l
+}
+
+/// GPU ≡ CPU after 10 steps of Tests 1 and 2 on M(16) for every scheme and flux layout
+/// (|Δh| ≤ 5e-5 m, |Δq| ≤ 2e-4 m² s⁻¹: f32 round-off grows over the steps; the same time and
+/// event counters: IFCP's approximate eigenvalues flag a few edges of the coarse M(16) Test 2
+/// as non-hyperbolic on both sides, none on M(50)); independence of the cell ordering and the
+/// flux layout (15 steps of Test 1 mapped back to the input numbering); a dry upper layer; and
+/// unless `quick`, [`swe_long`].
+pub fn swe(report: &mut Report, b: &Runtime, quick: bool) {
+    let kind = b.kind();
+    let m16 = criss_cross(16);
+    // GPU ≡ CPU after 10 steps of Tests 1 and 2 on M(16), every scheme and flux layout.
+    for case in ["test1", "test2"] {
+        for scheme in Scheme::ALL {
+            for layout in layouts(b) {
+                let name = format!("swe {case} {scheme} {} M(16) 10 steps", layout.name());
+                report.check(&name, kind, "dh 5e-5, dq 2e-4, same counters", || {
+                    let m = ready(&m16)?;
+                    let r = prepare(case, m, Ordering::Original)?;
+                    let mut g = device(b, &r, scheme, layout)?;
+                    g.steps(10)?;
+                    let c = cpu(&r, scheme, 10)?;
+                    let (dh, dq) = max_diff(&g.read_state()?, &c.state);
+                    let ctl = g.read_control()?;
+                    let counters_ok = ctl.counters() == c.counters;
+                    let t_ok = ((ctl.t as f64) - c.t).abs() <= 1e-6 * c.t;
+                    Ok((
+                        format!(
+                            "dh {dh:.2e} dq {dq:.2e} steps {} counters {}",
+                            ctl.steps,
+                            if counters_ok { "equal" } else { "DIFFER" }
+                        ),
+                        dh <= 5e-5 && dq <= 2e-4 && ctl.steps == 10 && counters_ok && t_ok,
+                    ))
+                });
+            }
+        }
+    }
+    // Independence of the ordering and layout: 15 steps of Test 1 mapped back to the input
+    // numbering agree with the colored scatter in the original ordering.
+    report.check(
+        "swe test1 orderings x layouts M(16) 15 steps",
+        kind,
+        "dh 2e-5, dq 1e-4",
+        || {
+            let m = ready(&m16)?;
+            let base = prepare("test1", m, Ordering::Original)?;
+            let mut g = device(b, &base, Scheme::PvmIfcp, FluxLayout::ColoredScatter)?;
+            g.steps(15)?;
+            let reference = g.read_state()?;
+            let (mut dh_max, mut dq_max) = (0.0f64, 0.0f64);
+            for ordering in [
+                Ordering::Original,
+                Ordering::Rcm,
+                Ordering::Gps,
+                Ordering::ColorRenumbered,
+            ] {
+                for layout in layouts(b) {
+                    let r = prepare("test1", m, ordering)?;
+                    let mut g = device(b, &r, Scheme::PvmIfcp, layout)?;
+                    g.steps(15)?;
+                    let s = g.read_state()?;
+                    let mut back = vec![[0.0; 6]; s.len()];
+                    for (new, &old) in r.mesh.element_new_to_old.iter().enumerate() {
+                        back[old as usize] = s[new];
+                    }
+                    let (dh, dq) = max_diff(&back, &reference);
+                    dh_max = dh_max.max(dh);
+                    dq_max = dq_max.max(dq);
+                }
+            }
+            Ok((
+                format!("dh {dh_max:.2e} dq {dq_max:.2e}"),
+                dh_max <= 2e-5 && dq_max <= 1e-4,
+            ))
+        },
+    );
+    dry_check(report, b);
+    if !quick {
+        swe_long(report, b);
+    }
+}
+
+/// The long runs: the spec §12 table on M(50) to t = 0.1 s with per-layer mass conservation,
+/// and the lake at rest on M(50) to t = 5 s.
+pub fn swe_long(report: &mut Report, b: &Runtime) {
+    spec_table_checks(report, b);
+    lake_checks(report, b);
+}
+
+/// Dry upper layer (spec §10): an upper layer released onto a region where it is absent
+/// (h1 = 0 for x > 0) gives no NaN on the GPU nor the CPU (a NaN makes the difference
+/// infinite), the Roe schemes fall back to IFCP on the dry edges and say so on both sides, and
+/// GPU and CPU agree (|Δh| ≤ 1e-3).
+fn dry_check(report: &mut Report, b: &Runtime) {
+    let text = r#"
+[mesh]
+builtin = "cross:12"
+domain = [-5.0, 5.0, -5.0, 5.0]
+[physics]
+r = 0.9
+[initial]
+H = 2.0
+h1 = "if(x < 0, 1.0, 0.0)"
+h2 = "H - 1"
+[run]
+final_time = 1.0
+"#;
+    for scheme in Scheme::ALL {
+        let name = format!("swe dry upper layer {scheme} 40 steps");
+        report.check(&name, b.kind(), "finite, fallbacks, dh 1e-3", || {
+            let case = Case::from_toml(text, std::path::Path::new("dry.toml"))?;
+            let setup = case.prepare()?;
+            let r = Run {
+                case,
+                mesh: setup.mesh,
+                depth: setup.depth,
+                state: setup.state,
+            };
+            let mut g = device(b, &r, scheme, FluxLayout::ColoredScatter)?;
+            g.steps(40)?;
+            let s = g.read_state()?;
+            let c = cpu(&r, scheme, 40)?;
+            let finite = s.iter().flatten().all(|v| v.is_finite());
+            let ctl = g.read_control()?;
+            let fallbacks_ok =
+                scheme == Scheme::PvmIfcp || (ctl.fallback > 0 && c.counters.fallback > 0);
+            let (dh, _) = max_diff(&s, &c.state);
+            Ok((
+                format!(
+                    "dh {dh:.2e} finite {finite} fallbacks {} (cpu {})",
+                    ctl.fallback, c.counters.fallback
+                ),
+                finite && fallbacks_ok && dh <= 1e-3,
+            ))
+        });
+    }
+}
+
+/// Spec §12 table on M(50) to t = 0.1 (f32: steps +0/+1, extrema ±3e-5, final time hit
+/// exactly, no non-hyperbolic edge) and per-layer mass conservation with walls (§13.1).
+fn spec_table_checks(report: &mut Report, b: &Runtime) {
+    let m50 = criss_cross(50);
+    let rows = [
+        (
+            "test1",
+            Scheme::PvmIfcp,
+            23,
+            [0.44021, 4.36851, 2.00000, 5.49991],
+        ),
+        (
+            "test1",
+            Scheme::IrRoe,
+            22,
+            [0.43756, 4.37654, 2.00000, 5.49996],
+        ),
+        (
+            "test2",
+            Scheme::PvmIfcp,
+            19,
+            [0.40601, 4.14141, 0.39617, 4.12630],
+        ),
+        (
+            "test2",
+            Scheme::IrRoe,
+            19,
+            [0.40238, 4.14212, 0.40178, 4.12612],
+        ),
+    ];
+    for (case, scheme, steps, extrema) in rows {
+        for layout in layouts(b) {
+            let name = format!("swe spec table {case} {scheme} {} M(50)", layout.name());
+            report.check(
+                &name,
+                b.kind(),
+                "steps +0/+1, extrema 3e-5, mass 1e-6",
+                || {
+                    let m = ready(&m50)?;
+                    let r = prepare(case, m, Ordering::Original)?;
+                    let m0 = layer_masses(&r.mesh.geom.areas, &r.state);
+                    let mut g = device(b, &r, scheme, layout)?;
+                    let ctl = g.advance(0.1, 64, &mut |_| {})?;
+                    let s = g.read_state()?;
+                    let ext = |k: usize| {
+                        s.iter()
+                            .map(|w| w[k])
+                            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                                (a.min(x), b.max(x))
+                            })
+                    };
+                    let (h1, h2) = (ext(0), ext(3));
+                    let dext = [h1.0, h1.1, h2.0, h2.1]
+                        .into_iter()
+                        .zip(extrema)
+                        .map(|(g, w)| (g - w).abs())
+                        .fold(0.0f64, f64::max);
+                    let m1 = layer_masses(&r.mesh.geom.areas, &s);
+                    let drift = (0..2)
+                        .map(|k| (m1[k] - m0[k]).abs() / m0[k])
+                        .fold(0.0f64, f64::max);
+                    let ok = ctl.t == 0.1f32
+                        && (ctl.steps == steps || ctl.steps == steps + 1)
+                        && ctl.nonhyperbolic == 0
+                        && dext <= 3e-5
+                        && drift <= 1e-6;
+                    Ok((
+                        format!(
+                            "steps {} (spec {steps}) extrema {dext:.2e} mass {drift:.2e}",
+                            ctl.steps
+                        ),
+                        ok,
+                    ))
+                },
+            );
+        }
+    }
+}
+
+/// Spec §13.2: the lake at rest over the Gaussian bump stays at rest on M(50) to t = 5 s
+/// (≈ 726 steps): max |u_k| ≤ 1e-5, elevation drift ≤ 1e-6 m.
+fn lake_checks(report: &mut Report, b: &Runtime) {
+    for scheme in [Scheme::PvmIfcp, Scheme::IrRoe] {
+        let name = format!("swe lake at rest {scheme} M(50) t=5");
+        report.check(&name, b.kind(), "|u| 1e-5, elevation 1e-6", || {
+            let m = criss_cross(50)?;
+            let r = prepare("lake", &m, Ordering::Original)?;
+            let mut g = device(b, &r, scheme, FluxLayout::ColoredScatter)?;
+            let ctl = g.advance(5.0, 128, &mut |_| {})?;
+            let s = g.read_state()?;
+            let mut umax: f64 = 0.0;
+            let mut drift: f64 = 0.0;
+            for (i, w) in s.iter().enumerate() {
+                umax = umax
+                    .max(w[1].hypot(w[2]) / w[0])
+                    .max(w[4].hypot(w[5]) / w[3]);
+                let w0 = r.state[i];
+                drift = drift
+                    .max(((w[0] + w[3]) - (w0[0] + w0[3])).abs())
+                    .max((w[3] - w0[3]).abs());
+            }
+            Ok((
+                format!("steps {} |u| {umax:.2e} drift {drift:.2e}", ctl.steps),
+                (700..760).contains(&ctl.steps) && umax <= 1e-5 && drift <= 1e-6,
+            ))
+        });
+    }
+}
