@@ -3,7 +3,7 @@
 //! conservation, and a coarse double Mach reflection run. Fails (not skips) without an adapter.
 
 use chromaflow::mesh::generate::{rectangle, split_square_grid};
-use chromaflow::order::{order_mesh, Ordering};
+use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::output::{save_field_png, Field, PlotOptions};
 use chromaflow::runtime::Runtime;
 use chromaflow::solver::dg::cpu::{run, Operator};
@@ -40,7 +40,7 @@ fn max_rel(a: &[f64], b: &[f64]) -> (f64, usize) {
 
 fn all_boundaries(ordering: Ordering) -> DgMesh {
     let mesh = rectangle(0.0, 1.0, 0.0, 1.0, 160, 3).expect("mesh");
-    let om = order_mesh(&mesh, ordering, 2).expect("order");
+    let om = prepare(&mesh, &PrepareOptions::new(ordering, 2)).expect("order");
     DgMesh::build(&om, &|t| {
         Ok(match t {
             1 => BoundaryKind::Wall,
@@ -102,7 +102,7 @@ fn gpu_rhs_matches_cpu_for_every_order_and_boundary_kind() {
 
 fn periodic_mesh() -> DgMesh {
     let mesh = split_square_grid(0.0, 1.0, 0.0, 1.0, 5, 5).expect("mesh");
-    let om = order_mesh(&mesh, Ordering::ColorRenumbered, 1).expect("order");
+    let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 1)).expect("order");
     DgMesh::build(&om, &|t| {
         Ok(match t {
             1 => BoundaryKind::Periodic(3),
@@ -200,7 +200,7 @@ fn double_mach_reflection_runs_positive_on_a_coarse_mesh() {
     let rt = rt();
     let case = Case::double_mach(1200);
     let mesh = case.build_mesh(1).expect("mesh");
-    let om = order_mesh(&mesh, Ordering::ColorRenumbered, 1).expect("order");
+    let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 1)).expect("order");
     let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t)).expect("dg mesh");
     let tables = BasisTables::new(1);
     let op = Operator {

@@ -4,9 +4,9 @@
 //! and of the flux layout (colored edge scatter vs cell-centred gather).
 
 use chromaflow::mesh::Mesh;
-use chromaflow::order::Ordering;
+use chromaflow::order::{self, Ordering, PrepareOptions};
 use chromaflow::runtime::Runtime;
-use chromaflow::solver::swe::case::Case;
+use chromaflow::solver::swe::case::{Case, DEFAULT_SEED};
 use chromaflow::solver::swe::cpu::CpuSolver;
 use chromaflow::solver::swe::diag::layer_masses;
 use chromaflow::solver::swe::gpu::{FluxLayout, GpuSolver};
@@ -26,7 +26,8 @@ struct Run {
 
 fn prepare(case: &str, mesh: &Mesh, ordering: Ordering) -> Run {
     let case = Case::builtin(case).unwrap();
-    let sm = SweMesh::new(mesh, ordering, |_| EdgeKind::Wall).unwrap();
+    let ordered = order::prepare(mesh, &PrepareOptions::new(ordering, DEFAULT_SEED)).unwrap();
+    let sm = SweMesh::new(&ordered, |_| EdgeKind::Wall).unwrap();
     let (depth, state) = case.initial_state(&sm).unwrap();
     Run {
         case,

@@ -10,10 +10,10 @@ use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
 use chromaflow::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
 use chromaflow::error::{Error, Result};
 use chromaflow::mesh::{generate, Csr, Mesh, Topology};
-use chromaflow::order::Ordering;
+use chromaflow::order::{Ordering, PrepareOptions};
 use chromaflow::runtime::scan::exclusive_scan_cpu;
 use chromaflow::runtime::{BackendKind, GpuOptions, Runtime};
-use chromaflow::solver::swe::case::Case;
+use chromaflow::solver::swe::case::{Case, DEFAULT_SEED};
 use chromaflow::solver::swe::cpu::CpuSolver;
 use chromaflow::solver::swe::diag::layer_masses;
 use chromaflow::solver::swe::gpu::{FluxLayout, GpuSolver};
@@ -201,7 +201,8 @@ struct Run {
 
 fn prepare(case: &str, mesh: &Mesh, ordering: Ordering) -> Result<Run> {
     let case = Case::builtin(case)?;
-    let sm = SweMesh::new(mesh, ordering, |_| EdgeKind::Wall)?;
+    let ordered = chromaflow::order::prepare(mesh, &PrepareOptions::new(ordering, DEFAULT_SEED))?;
+    let sm = SweMesh::new(&ordered, |_| EdgeKind::Wall)?;
     let (depth, state) = case.initial_state(&sm)?;
     Ok(Run {
         case,
@@ -871,7 +872,7 @@ fn max_rel(a: &[f64], b: &[f64]) -> f64 {
 fn dg_all_boundaries(ordering: Ordering) -> Result<chromaflow::solver::dg::DgMesh> {
     use chromaflow::solver::dg::BoundaryKind;
     let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, 160, 3)?;
-    let om = chromaflow::order::order_mesh(&mesh, ordering, 2)?;
+    let om = chromaflow::order::prepare(&mesh, &PrepareOptions::new(ordering, 2))?;
     chromaflow::solver::dg::DgMesh::build(&om, &|t| {
         Ok(match t {
             1 => BoundaryKind::Wall,
@@ -886,7 +887,7 @@ fn dg_all_boundaries(ordering: Ordering) -> Result<chromaflow::solver::dg::DgMes
 fn dg_periodic() -> Result<chromaflow::solver::dg::DgMesh> {
     use chromaflow::solver::dg::BoundaryKind;
     let mesh = generate::split_square_grid(0.0, 1.0, 0.0, 1.0, 5, 5)?;
-    let om = chromaflow::order::order_mesh(&mesh, Ordering::ColorRenumbered, 1)?;
+    let om = chromaflow::order::prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 1))?;
     chromaflow::solver::dg::DgMesh::build(&om, &|t| {
         Ok(match t {
             1 => BoundaryKind::Periodic(3),
