@@ -4,8 +4,9 @@
 //! conserved and the run reaches the requested time.
 
 use chromaflow::error::{Error, Result};
+use chromaflow::mesh::MeshSource;
 use chromaflow::runtime::Runtime;
-use chromaflow::solver::swe::case::{Case, MeshSource};
+use chromaflow::solver::swe::case::Case;
 use chromaflow::solver::swe::driver::Simulation;
 use chromaflow::solver::swe::gpu::FluxLayout;
 

@@ -2,7 +2,7 @@
 //! preservation on a distorted mesh, conservation with periodic boundaries, case-file errors.
 
 use chromaflow::mesh::generate::{rectangle, split_square_grid};
-use chromaflow::order::{order_mesh, Ordering};
+use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::solver::dg::cpu::{run, Operator};
 use chromaflow::solver::dg::euler::conserved;
 use chromaflow::solver::dg::{BasisTables, BoundaryKind, Case, DgMesh, NumericalFlux, StateFn};
@@ -19,7 +19,7 @@ fn vortex() -> StateFn {
 }
 
 fn dg_mesh(mesh: &chromaflow::mesh::Mesh, bc: &dyn Fn(i32) -> BoundaryKind) -> DgMesh {
-    let om = order_mesh(mesh, Ordering::ColorRenumbered, 1).expect("ordering");
+    let om = prepare(mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 1)).expect("ordering");
     DgMesh::build(&om, &|t| Ok(bc(t))).expect("dg mesh")
 }
 
@@ -184,7 +184,7 @@ fn case_files_parse_and_errors_name_file_and_key() {
 fn double_mach_cpu_steps_stay_positive() {
     let case = Case::double_mach(400);
     let mesh = case.build_mesh(1).expect("mesh");
-    let om = order_mesh(&mesh, Ordering::Rcm, 1).expect("order");
+    let om = prepare(&mesh, &PrepareOptions::new(Ordering::Rcm, 1)).expect("order");
     let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t)).expect("dg mesh");
     let tables = BasisTables::new(1);
     let op = Operator {
@@ -217,7 +217,7 @@ fn positivity_floor_leaves_an_f32_margin_at_every_node() {
     use chromaflow::solver::dg::euler::pressure;
     let case = Case::double_mach(600);
     let mesh = case.build_mesh(1).expect("mesh");
-    let om = order_mesh(&mesh, Ordering::Rcm, 1).expect("order");
+    let om = prepare(&mesh, &PrepareOptions::new(Ordering::Rcm, 1)).expect("order");
     let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t)).expect("dg mesh");
     let tables = BasisTables::new(3);
     let op = Operator {

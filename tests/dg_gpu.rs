@@ -4,7 +4,7 @@
 //! adapter.
 
 use chromaflow::conformance::dg::{config, periodic_mesh, vortex};
-use chromaflow::order::{order_mesh, Ordering};
+use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::output::{save_field_png, Field, PlotOptions};
 use chromaflow::runtime::Runtime;
 use chromaflow::solver::dg::cpu::Operator;
@@ -20,7 +20,7 @@ fn double_mach_reflection_runs_positive_on_a_coarse_mesh() {
     let rt = rt();
     let case = Case::double_mach(1200);
     let mesh = case.build_mesh(1).expect("mesh");
-    let om = order_mesh(&mesh, Ordering::ColorRenumbered, 1).expect("order");
+    let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 1)).expect("order");
     let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t)).expect("dg mesh");
     let tables = BasisTables::new(1);
     let op = Operator {

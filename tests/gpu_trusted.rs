@@ -4,7 +4,7 @@
 use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
 use chromaflow::color::vertices::check_vertex_coloring;
 use chromaflow::mesh::{generate, Geometry2d, Topology};
-use chromaflow::order::{order_mesh, Ordering};
+use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::runtime::scan::{exclusive_scan_cpu, gpu_exclusive_scan};
 use chromaflow::runtime::shaders::{set_trusted_kernels, trusted_kernels};
 use chromaflow::runtime::Runtime;
@@ -14,7 +14,7 @@ use chromaflow::solver::gradient::{gpu_edges, GradientKernel};
 fn unchecked_kernels_match_checked_kernels() {
     let rt = Runtime::wgpu().expect("a GPU adapter is required");
     let mesh = generate::builtin("rect:3000@2").unwrap();
-    let ordered = order_mesh(&mesh, Ordering::Rcm, 0).unwrap();
+    let ordered = prepare(&mesh, &PrepareOptions::new(Ordering::Rcm, 0)).unwrap();
     let geom = Geometry2d::build(&ordered.mesh, &ordered.topo);
     let faces: Vec<u32> = (0..ordered.topo.num_faces() as u32).collect();
     let offsets: Vec<u32> = ordered.color_offsets.iter().map(|&o| o as u32).collect();

@@ -370,6 +370,40 @@ fn load_or_builtin_dispatch() {
 }
 
 #[test]
+fn mesh_source_dispatch_and_seed() {
+    use chromaflow::mesh::generate::rectangle;
+    use chromaflow::mesh::MeshSource;
+    let path = repo("meshes/square_hole_v41_ascii.msh");
+    let src = MeshSource::from_arg(path.to_str().unwrap());
+    assert_eq!(src, MeshSource::File(path.clone()));
+    assert_eq!(src.build(9).unwrap().num_elements(), 474);
+    assert_eq!(
+        MeshSource::from_arg("missing_mesh.msh"),
+        MeshSource::File("missing_mesh.msh".into())
+    );
+    assert_eq!(
+        MeshSource::from_arg("rect:500@3"),
+        MeshSource::Builtin("rect:500@3".into())
+    );
+    // A built-in spec carries its own seed; a rectangle takes the one given to build.
+    let spec = MeshSource::Builtin("rect:500@3".into());
+    assert_eq!(spec.build(1).unwrap().points, spec.build(2).unwrap().points);
+    let rect = MeshSource::Rectangle {
+        x0: 0.0,
+        x1: 3.5,
+        y0: 0.0,
+        y1: 1.0,
+        n: 400,
+    };
+    let m = rect.build(4).unwrap();
+    assert_eq!(
+        m.points,
+        rectangle(0.0, 3.5, 0.0, 1.0, 400, 4).unwrap().points
+    );
+    assert_eq!(m.connectivity, rect.build(4).unwrap().connectivity);
+}
+
+#[test]
 fn builtin_specs() {
     let q = builtin("quad:40x20").unwrap();
     assert_eq!(q.num_elements(), 800);

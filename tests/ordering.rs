@@ -10,7 +10,8 @@ use chromaflow::mesh::generate3d::{
 use chromaflow::mesh::{Mesh, Topology, NO_ELEMENT};
 use chromaflow::order::{
     apply_ordering, bandwidth, coalesced_fraction, color_locality, gps, invert_permutation,
-    is_permutation, order_mesh, profile, rcm, ColorLocality, OrderedMesh, Ordering,
+    is_permutation, order_mesh, prepare, profile, rcm, ColorLocality, OrderedMesh, Ordering,
+    PrepareOptions,
 };
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -123,6 +124,38 @@ fn check_consistent(mesh: &Mesh, o: &chromaflow::order::OrderedMesh) {
     }
 }
 
+/// `prepare` is topology -> face coloring with the seed -> ordering, and `order_mesh` is
+/// `prepare`.
+#[test]
+fn prepare_is_topology_coloring_ordering() {
+    assert_eq!(
+        PrepareOptions::default(),
+        PrepareOptions::new(Ordering::Original, 0)
+    );
+    let mesh = shuffled(&tri_grid(14, 11, Diagonals::Random { seed: 1 }).unwrap(), 3);
+    let topo = Topology::build(&mesh).unwrap();
+    for seed in [0, 1, 7] {
+        let coloring = color_faces(&mesh, &topo, &FaceColoringOptions::with_seed(seed)).unwrap();
+        for ordering in [Ordering::Original, Ordering::Rcm, Ordering::ColorChains] {
+            let by_hand = apply_ordering(&mesh, &topo, &coloring, ordering).unwrap();
+            let opts = PrepareOptions::new(ordering, seed);
+            for o in [
+                prepare(&mesh, &opts).unwrap(),
+                order_mesh(&mesh, ordering, seed).unwrap(),
+            ] {
+                assert_eq!(o.ordering, ordering);
+                assert_eq!(
+                    o.coloring.colors, by_hand.coloring.colors,
+                    "{ordering} {seed}"
+                );
+                assert_eq!(o.element_new_to_old, by_hand.element_new_to_old);
+                assert_eq!(o.face_new_to_old, by_hand.face_new_to_old);
+                assert_eq!(o.color_offsets, by_hand.color_offsets);
+            }
+        }
+    }
+}
+
 #[test]
 fn every_ordering_is_consistent() {
     let meshes = [
@@ -134,7 +167,7 @@ fn every_ordering_is_consistent() {
     ];
     for mesh in &meshes {
         for ordering in Ordering::ALL {
-            let o = order_mesh(mesh, ordering, 7).unwrap();
+            let o = prepare(mesh, &PrepareOptions::new(ordering, 7)).unwrap();
             assert_eq!(o.ordering, ordering);
             check_consistent(mesh, &o);
         }
@@ -183,7 +216,7 @@ fn algorithm5_layout_holds() {
             Ordering::GpsColorGrouped,
             Ordering::ColorChains,
         ] {
-            let o = order_mesh(mesh, ordering, 3).unwrap();
+            let o = prepare(mesh, &PrepareOptions::new(ordering, 3)).unwrap();
             check_algorithm5_layout(&o);
             // Color-0 reads are fully coalesced on both sides.
             let (l, _) = coalesced_fraction(&o.topo, &o.color_offsets[..2]);
@@ -212,7 +245,7 @@ fn rcm_and_gps_reduce_bandwidth_of_a_shuffled_mesh() {
             assert!(bw * 5 < bw0, "bandwidth {bw} vs shuffled {bw0}");
         }
         // The ordered mesh reports the same bandwidth from its own topology.
-        let o = order_mesh(&mesh, Ordering::Rcm, 1).unwrap();
+        let o = prepare(&mesh, &PrepareOptions::new(Ordering::Rcm, 1)).unwrap();
         assert_eq!(o.bandwidth(), bandwidth(&adj, Some(&o.element_old_to_new)));
     }
 }
@@ -233,7 +266,7 @@ fn disconnected_graphs_are_ordered() {
     let adj = topo.element_adjacency(m.num_elements());
     assert!(is_permutation(&rcm(&adj)) && is_permutation(&gps(&adj)));
     for ordering in Ordering::ALL {
-        check_consistent(&m, &order_mesh(&m, ordering, 1).unwrap());
+        check_consistent(&m, &prepare(&m, &PrepareOptions::new(ordering, 1)).unwrap());
     }
 }
 
@@ -498,7 +531,7 @@ fn chain_ordering_degenerate_meshes() {
     one.points = single.points.clone();
     one.push_element(single.kinds[0], single.element(0), 1);
     for mesh in [&single, &one] {
-        let o = order_mesh(mesh, Ordering::ColorChains, 1).unwrap();
+        let o = prepare(mesh, &PrepareOptions::new(Ordering::ColorChains, 1)).unwrap();
         check_consistent(mesh, &o);
     }
 }

@@ -2,7 +2,9 @@
 //! errors naming the file and the key (unknown keys, negative depths, a missing mesh, r outside
 //! (0, 1), bad expressions, unknown boundary names).
 
-use chromaflow::solver::swe::case::Case;
+use chromaflow::mesh::builtin;
+use chromaflow::order::{prepare, Ordering, PrepareOptions};
+use chromaflow::solver::swe::case::{Case, DEFAULT_SEED};
 use std::path::{Path, PathBuf};
 
 fn cases_dir() -> PathBuf {
@@ -126,4 +128,44 @@ fn other_mistakes_are_named() {
     assert!(e.contains("[run] final_time"), "{e}");
     let e = error_of(&GOOD.replace("r = 0.5", "r = \"half\""));
     assert!(e.contains("cases/bad.toml") && e.contains("r"), "{e}");
+}
+
+#[test]
+fn ordering_and_seed_are_read_and_reach_the_mesh() {
+    let c = Case::from_toml(GOOD, Path::new("x.toml")).unwrap();
+    assert_eq!((c.ordering, c.seed), (Ordering::Original, DEFAULT_SEED));
+    let text = GOOD.replace(
+        "builtin = \"cross:4\"",
+        "builtin = \"cross:4\"\nordering = \"rcm+color\"\nseed = 5",
+    );
+    let c = Case::from_toml(&text, Path::new("x.toml")).unwrap();
+    assert_eq!((c.ordering, c.seed), (Ordering::RcmColorGrouped, 5));
+    let s = c.prepare().unwrap();
+    let o = prepare(
+        &builtin("cross:4").unwrap(),
+        &PrepareOptions::new(Ordering::RcmColorGrouped, 5),
+    )
+    .unwrap();
+    assert_eq!(s.mesh.ordering, Ordering::RcmColorGrouped);
+    assert_eq!(s.mesh.element_new_to_old, o.element_new_to_old);
+    assert_eq!(
+        (&s.mesh.topo.left, &s.mesh.topo.right),
+        (&o.topo.left, &o.topo.right)
+    );
+    let offsets: Vec<u32> = o.color_offsets.iter().map(|&x| x as u32).collect();
+    assert_eq!(s.mesh.color_offsets, offsets);
+
+    let path = Path::new("cases/bad.toml");
+    let e = Case::from_toml(
+        &GOOD.replace("[physics]", "ordering = \"zigzag\"\n[physics]"),
+        path,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("cases/bad.toml") && e.contains("[mesh] ordering") && e.contains("zigzag"),
+        "{e}"
+    );
+    let e = error_of(&GOOD.replace("[physics]", "seed = -1\n[physics]"));
+    assert!(e.contains("cases/bad.toml:6"), "line of the seed: {e}");
 }

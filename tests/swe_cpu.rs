@@ -5,16 +5,22 @@
 
 use chromaflow::mesh::generate::split_square_grid;
 use chromaflow::mesh::Mesh;
-use chromaflow::order::Ordering;
-use chromaflow::solver::swe::case::Case;
+use chromaflow::order::{prepare, Ordering, PrepareOptions};
+use chromaflow::solver::swe::case::{Case, DEFAULT_SEED};
 use chromaflow::solver::swe::cpu::CpuSolver;
 use chromaflow::solver::swe::diag::layer_masses;
 use chromaflow::solver::swe::mesh::{criss_cross, EdgeKind, SweMesh};
 use chromaflow::solver::swe::{Physics, Scheme};
 
+/// `mesh` colored in its original order, all walls.
+fn swe_mesh(mesh: &Mesh) -> SweMesh {
+    let ordered = prepare(mesh, &PrepareOptions::new(Ordering::Original, DEFAULT_SEED)).unwrap();
+    SweMesh::new(&ordered, |_| EdgeKind::Wall).unwrap()
+}
+
 fn setup(case: &str, mesh: &Mesh, scheme: Scheme) -> (SweMesh, CpuSolver) {
     let case = Case::builtin(case).unwrap();
-    let sm = SweMesh::new(mesh, Ordering::Original, |_| EdgeKind::Wall).unwrap();
+    let sm = swe_mesh(mesh);
     let (depth, state) = case.initial_state(&sm).unwrap();
     let solver = CpuSolver::new(&sm, depth, state, scheme, case.physics, case.cfl).unwrap();
     (sm, solver)
@@ -310,7 +316,7 @@ fn riemann(
     depth: f64,
     t: f64,
 ) -> (SweMesh, CpuSolver) {
-    let sm = SweMesh::new(&strip(n), Ordering::Original, |_| EdgeKind::Wall).unwrap();
+    let sm = swe_mesh(&strip(n));
     let state = sm
         .geom
         .centroids

@@ -17,7 +17,7 @@ use crate::commands::GlobalArgs;
 use chromaflow::color::gpu_vertices::GpuColoringVariant;
 use chromaflow::error::Error;
 use chromaflow::mesh::{generate, Topology};
-use chromaflow::order::{order_mesh, Ordering};
+use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::output::write_json_atomic;
 use chromaflow::runtime::shaders::{set_trusted_kernels, trusted_kernels};
 use chromaflow::runtime::{BackendKind, GpuOptions, Runtime};
@@ -25,7 +25,7 @@ use chromaflow::solver::dg::gpu::Kernel;
 use chromaflow::solver::dg::{Case as DgCase, DgMesh};
 use chromaflow::solver::smooth::cpu::positions;
 use chromaflow::solver::smooth::{Sampling, SmoothParams};
-use chromaflow::solver::swe::case::Case as SweCase;
+use chromaflow::solver::swe::case::{Case as SweCase, DEFAULT_SEED as SWE_SEED};
 use chromaflow::solver::swe::gpu::FluxLayout;
 use chromaflow::solver::swe::mesh::{EdgeKind, SweMesh};
 use chromaflow::solver::swe::Scheme;
@@ -301,7 +301,7 @@ fn dg(args: &BenchBackendsArgs, dev: &Devices) -> anyhow::Result<Table> {
     let mut table = Table::new(Workload::Dg, "ms per step");
     let case = DgCase::double_mach(args.dg_cells);
     let mesh = case.build_mesh(1)?;
-    let om = order_mesh(&mesh, Ordering::ColorRenumbered, 1)?;
+    let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 1))?;
     let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t))?;
     let label = "3-color GK, Algorithm 5";
     table.title = format!(
@@ -359,7 +359,8 @@ fn swe(args: &BenchBackendsArgs, dev: &Devices) -> anyhow::Result<Table> {
     }
     let case = SweCase::builtin("test1")?;
     let raw = bench_mesh("rect", args.swe_cells)?;
-    let mesh = SweMesh::new(&raw, args.swe_ordering, |_| EdgeKind::Wall)?;
+    let ordered = prepare(&raw, &PrepareOptions::new(args.swe_ordering, SWE_SEED))?;
+    let mesh = SweMesh::new(&ordered, |_| EdgeKind::Wall)?;
     let (depth, state) = case.initial_state(&mesh)?;
     let input = SweBenchInput {
         mesh: &mesh,

@@ -17,9 +17,9 @@
 use crate::commands::progress::bar;
 use crate::commands::GlobalArgs;
 use chromaflow::error::Error;
-use chromaflow::order::Ordering;
+use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::runtime::{median, BackendKind, GpuOptions, Runtime};
-use chromaflow::solver::swe::case::Case;
+use chromaflow::solver::swe::case::{Case, DEFAULT_SEED};
 use chromaflow::solver::swe::gpu::{FluxLayout, GpuSolver, KernelTimes};
 use chromaflow::solver::swe::mesh::{fit_to_domain, EdgeKind, SweMesh};
 use chromaflow::solver::swe::Scheme;
@@ -244,7 +244,8 @@ pub fn run(args: &BenchSweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     for &size in &args.sizes {
         let raw = bench_mesh(&args.mesh, size)?;
         for &ordering in &args.orderings {
-            let mesh = SweMesh::new(&raw, ordering, |_| EdgeKind::Wall)?;
+            let ordered = prepare(&raw, &PrepareOptions::new(ordering, DEFAULT_SEED))?;
+            let mesh = SweMesh::new(&ordered, |_| EdgeKind::Wall)?;
             let (depth, state) = case.initial_state(&mesh)?;
             for &scheme in &schemes {
                 for &layout in &layouts {

@@ -8,7 +8,7 @@ use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant, Gp
 use chromaflow::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
 use chromaflow::error::Error;
 use chromaflow::mesh::{generate, load_or_builtin, Csr, Topology};
-use chromaflow::order::{bandwidth, order_mesh, Ordering};
+use chromaflow::order::{bandwidth, prepare, Ordering, PrepareOptions};
 use chromaflow::output::{save_edges_png, topology_edges, PlotOptions};
 use chromaflow::runtime::{GpuOptions, Runtime};
 use clap::Args;
@@ -64,7 +64,7 @@ pub fn run(args: &ColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let topo = Topology::build(&mesh)?;
     let before = bandwidth(&topo.element_adjacency(mesh.num_elements()), None);
     let start = Instant::now();
-    let ordered = order_mesh(&mesh, args.ordering, args.seed)?;
+    let ordered = prepare(&mesh, &PrepareOptions::new(args.ordering, args.seed))?;
     let seconds = start.elapsed().as_secs_f64();
     let coloring = &ordered.coloring;
     let check = check_face_coloring(&ordered.topo, &coloring.colors);

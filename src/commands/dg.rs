@@ -10,15 +10,15 @@ use crate::commands::progress::bar;
 use crate::commands::GlobalArgs;
 use chromaflow::color::faces::greedy_face_coloring;
 use chromaflow::error::Error;
-use chromaflow::mesh::Topology;
-use chromaflow::order::{apply_ordering, order_mesh, OrderedMesh, Ordering};
+use chromaflow::mesh::{MeshSource, Topology};
+use chromaflow::order::{apply_ordering, prepare, OrderedMesh, Ordering, PrepareOptions};
 use chromaflow::output::write_json_atomic;
 use chromaflow::runtime::bandwidth::copy_bandwidth;
 use chromaflow::runtime::{median, BackendKind, GpuOptions, Runtime};
 use chromaflow::solver::dg::cpu::Operator;
 use chromaflow::solver::dg::gpu::{GpuConfig, GpuDg, Kernel};
 use chromaflow::solver::dg::{
-    BasisTables, Case, DgMesh, MeshSource, NumericalFlux, Quantity, Simulation, SimulationOptions,
+    BasisTables, Case, DgMesh, NumericalFlux, Quantity, Simulation, SimulationOptions,
 };
 use clap::Args;
 use std::path::PathBuf;
@@ -89,7 +89,7 @@ fn load_case(args: &DgArgs) -> anyhow::Result<Case> {
         }
     }
     if let Some(m) = &args.mesh {
-        case.mesh = MeshSource::Spec(m.clone());
+        case.mesh = MeshSource::from_arg(m);
     }
     if let Some(p) = args.order {
         if p > chromaflow::solver::dg::basis::MAX_ORDER {
@@ -414,15 +414,15 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         ),
         (
             "3-color GK, original".into(),
-            order_mesh(&mesh, Ordering::Original, 1)?,
+            prepare(&mesh, &PrepareOptions::new(Ordering::Original, 1))?,
         ),
         (
             "3-color GK, chains".into(),
-            order_mesh(&mesh, Ordering::ColorChains, 1)?,
+            prepare(&mesh, &PrepareOptions::new(Ordering::ColorChains, 1))?,
         ),
         (
             "3-color GK, Algorithm 5".into(),
-            order_mesh(&mesh, Ordering::ColorRenumbered, 1)?,
+            prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 1))?,
         ),
     ];
     // (row, modelled surface bytes per step)

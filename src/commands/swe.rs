@@ -3,14 +3,15 @@
 use crate::commands::progress::bar;
 use crate::commands::GlobalArgs;
 use chromaflow::error::Error;
+use chromaflow::mesh::MeshSource;
 use chromaflow::order::Ordering;
 use chromaflow::runtime::{GpuOptions, Runtime};
-use chromaflow::solver::swe::case::{Case, MeshSource, BUILTINS};
+use chromaflow::solver::swe::case::{Case, BUILTINS};
 use chromaflow::solver::swe::driver::Simulation;
 use chromaflow::solver::swe::gpu::FluxLayout;
 use chromaflow::solver::swe::Scheme;
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// Options of `chromaflow swe`.
@@ -36,6 +37,9 @@ pub struct SweArgs {
     /// Cell ordering.
     #[arg(long, value_enum)]
     pub ordering: Option<Ordering>,
+    /// Seed of the face coloring (default: the case's, else 0).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Output directory (default out/swe-<case>).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -82,16 +86,13 @@ pub fn case_from_args(args: &SweArgs) -> anyhow::Result<Case> {
         case.scheme = s;
     }
     if let Some(m) = &args.mesh {
-        let p = Path::new(m);
-        case.mesh = if p.is_file() || p.extension().is_some() || m.contains(['/', '\\']) {
+        case.mesh = MeshSource::from_arg(m);
+        if case.mesh.is_file() {
             case.domain = None;
-            MeshSource::File(p.to_path_buf())
-        } else {
-            MeshSource::Builtin(m.clone())
-        };
+        }
     }
     if let Some(n) = args.cells {
-        if matches!(case.mesh, MeshSource::File(_)) {
+        if case.mesh.is_file() {
             return Err(Error::Invalid(
                 "--cells picks a built-in criss-cross mesh, but this case reads a mesh file; use --mesh"
                     .into(),
@@ -101,7 +102,10 @@ pub fn case_from_args(args: &SweArgs) -> anyhow::Result<Case> {
         case.mesh = MeshSource::Builtin(format!("cross:{}", cross_side(n)));
     }
     if let Some(o) = args.ordering {
-        case.ordering = o.name().to_string();
+        case.ordering = o;
+    }
+    if let Some(s) = args.seed {
+        case.seed = s;
     }
     if let Some(d) = &args.out {
         case.output.dir = d.clone();

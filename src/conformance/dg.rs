@@ -3,7 +3,7 @@
 use super::{ready, Report};
 use crate::error::Result;
 use crate::mesh::generate;
-use crate::order::{order_mesh, Ordering};
+use crate::order::{prepare, Ordering, PrepareOptions};
 use crate::runtime::Runtime;
 use crate::solver::dg::cpu::run;
 use crate::solver::dg::euler::{conserved, State};
@@ -31,7 +31,7 @@ fn max_rel(a: &[f64], b: &[f64]) -> f64 {
 /// of wall, outflow, inflow (state 0) and exact.
 pub fn all_boundaries(ordering: Ordering) -> Result<DgMesh> {
     let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, 160, 3)?;
-    let om = order_mesh(&mesh, ordering, 2)?;
+    let om = prepare(&mesh, &PrepareOptions::new(ordering, 2))?;
     DgMesh::build(&om, &|t| {
         Ok(match t {
             1 => BoundaryKind::Wall,
@@ -45,7 +45,7 @@ pub fn all_boundaries(ordering: Ordering) -> Result<DgMesh> {
 /// The periodic test mesh: the unit square split 5 x 5, opposite sides paired.
 pub fn periodic_mesh() -> Result<DgMesh> {
     let mesh = generate::split_square_grid(0.0, 1.0, 0.0, 1.0, 5, 5)?;
-    let om = order_mesh(&mesh, Ordering::ColorRenumbered, 1)?;
+    let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 1))?;
     DgMesh::build(&om, &|t| {
         Ok(match t {
             1 => BoundaryKind::Periodic(3),

@@ -4,9 +4,10 @@
 use super::{ready, Report};
 use crate::error::Result;
 use crate::mesh::Mesh;
-use crate::order::Ordering;
+use crate::order::{Ordering, PrepareOptions};
 use crate::runtime::{BackendKind, Runtime};
 use crate::solver::swe::case::Case;
+use crate::solver::swe::case::DEFAULT_SEED;
 use crate::solver::swe::cpu::CpuSolver;
 use crate::solver::swe::diag::layer_masses;
 use crate::solver::swe::gpu::{FluxLayout, GpuSolver};
@@ -23,7 +24,8 @@ struct Run {
 
 fn prepare(case: &str, mesh: &Mesh, ordering: Ordering) -> Result<Run> {
     let case = Case::builtin(case)?;
-    let sm = SweMesh::new(mesh, ordering, |_| EdgeKind::Wall)?;
+    let ordered = crate::order::prepare(mesh, &PrepareOptions::new(ordering, DEFAULT_SEED))?;
+    let sm = SweMesh::new(&ordered, |_| EdgeKind::Wall)?;
     let (depth, state) = case.initial_state(&sm)?;
     Ok(Run {
         case,

@@ -1,4 +1,5 @@
-//! Mesh model, topology, geometry, validation, readers, writers and generators.
+//! Mesh model, topology, geometry, validation, readers, writers, generators and the one
+//! [`MeshSource`] (file, built-in spec or generated rectangle) that every solver loads from.
 
 pub mod generate;
 pub mod generate3d;
@@ -6,11 +7,13 @@ pub mod geometry;
 pub mod io;
 pub mod model;
 pub mod quality;
+pub mod source;
 pub mod topology;
 pub mod validate;
 
 pub use geometry::Geometry2d;
 pub use model::{BoundaryFacet, ElementKind, Mesh};
+pub use source::MeshSource;
 pub use topology::{Csr, Topology, NO_ELEMENT, UNTAGGED};
 
 pub use generate::builtin;
@@ -37,15 +40,9 @@ pub fn load(path: &Path) -> Result<Mesh> {
     Ok(mesh)
 }
 
-/// A mesh from a command-line argument: a file when `arg` names an existing file or looks like
-/// a path (has an extension or a path separator), otherwise a builtin spec such as `rect:5000`
-/// (see [`generate::BUILTIN_FORMS`]).
+/// A mesh from a command-line argument ([`MeshSource::from_arg`]): a file when `arg` names an
+/// existing file or looks like a path (has an extension or a path separator), otherwise a
+/// builtin spec such as `rect:5000` (see [`generate::BUILTIN_FORMS`]).
 pub fn load_or_builtin(arg: &str) -> Result<Mesh> {
-    let path = Path::new(arg);
-    let looks_like_path = path.extension().is_some() || arg.contains(['/', '\\']);
-    if path.is_file() || looks_like_path {
-        load(path)
-    } else {
-        generate::builtin(arg)
-    }
+    MeshSource::from_arg(arg).build(generate::DEFAULT_SEED)
 }

@@ -1,4 +1,6 @@
-//! Element and face renumbering for coalesced GPU memory access.
+//! Element and face renumbering for coalesced GPU memory access, and [`prepare`], the one
+//! preparation pipeline every solver consumes: mesh -> topology -> face coloring (seeded) ->
+//! ordering -> [`OrderedMesh`].
 //!
 //! * reverse Cuthill–McKee from a George–Liu pseudo-peripheral node ([`rcm`]);
 //! * Gibbs–Poole–Stockmeyer ([`gps`]);
@@ -153,11 +155,50 @@ impl OrderedMesh {
     }
 }
 
-/// Color the faces (seeded), then apply `ordering` ([`apply_ordering`]).
-pub fn order_mesh(mesh: &Mesh, ordering: Ordering, seed: u64) -> Result<OrderedMesh> {
+/// How [`prepare`] colors and orders a mesh.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PrepareOptions {
+    /// Element/face ordering applied after the coloring.
+    pub ordering: Ordering,
+    /// Seed of the face coloring ([`FaceColoringOptions::seed`]): the same mesh, seed and
+    /// ordering give the same [`OrderedMesh`].
+    pub seed: u64,
+}
+
+impl PrepareOptions {
+    pub fn new(ordering: Ordering, seed: u64) -> PrepareOptions {
+        PrepareOptions { ordering, seed }
+    }
+}
+
+impl Default for PrepareOptions {
+    /// [`Ordering::Original`], seed 0 (the face coloring's default seed).
+    fn default() -> Self {
+        PrepareOptions {
+            ordering: Ordering::Original,
+            seed: FaceColoringOptions::default().seed,
+        }
+    }
+}
+
+/// The preparation pipeline: the colored, ordered mesh every solver consumes. Its steps:
+///
+/// 1. the face topology of `mesh` ([`Topology::build`]);
+/// 2. a proper face coloring with the seed `opts.seed` ([`color_faces`]; the GPU runs one
+///    pass per color);
+/// 3. `opts.ordering` applied to the mesh, topology and coloring together ([`apply_ordering`]).
+///
+/// Callers with a coloring of their own (another algorithm, a fixed number of colors) call
+/// [`apply_ordering`] directly.
+pub fn prepare(mesh: &Mesh, opts: &PrepareOptions) -> Result<OrderedMesh> {
     let topo = Topology::build(mesh)?;
-    let coloring = color_faces(mesh, &topo, &FaceColoringOptions::with_seed(seed))?;
-    apply_ordering(mesh, &topo, &coloring, ordering)
+    let coloring = color_faces(mesh, &topo, &FaceColoringOptions::with_seed(opts.seed))?;
+    apply_ordering(mesh, &topo, &coloring, opts.ordering)
+}
+
+/// [`prepare`] with `ordering` and `seed`: `prepare(mesh, &PrepareOptions::new(ordering, seed))`.
+pub fn order_mesh(mesh: &Mesh, ordering: Ordering, seed: u64) -> Result<OrderedMesh> {
+    prepare(mesh, &PrepareOptions::new(ordering, seed))
 }
 
 /// Apply `ordering` to `mesh`, its topology `topo` and a proper face coloring of it.

@@ -27,7 +27,7 @@
 use super::euler::{conserved, NumericalFlux, State, GAMMA};
 use super::mesh::BoundaryKind;
 use crate::error::{Error, Result};
-use crate::mesh::Mesh;
+use crate::mesh::{Mesh, MeshSource};
 use std::path::{Path, PathBuf};
 
 /// A state as a function of (x, y, t): initial condition, exact solution and prescribed
@@ -145,26 +145,11 @@ impl StateFn {
     }
 }
 
-/// Where the mesh comes from.
-#[derive(Clone, Debug, PartialEq)]
-pub enum MeshSource {
-    /// Delaunay rectangle [x0, x1] x [y0, y1] with about n triangles (tags 1 bottom, 2 right,
-    /// 3 top, 4 left).
-    Rectangle {
-        x0: f64,
-        x1: f64,
-        y0: f64,
-        y1: f64,
-        n: usize,
-    },
-    /// A mesh file or builtin spec (`mesh::load_or_builtin`).
-    Spec(String),
-}
-
 /// A complete case.
 #[derive(Clone, Debug)]
 pub struct Case {
     pub name: String,
+    /// The built-in cases' rectangles are generated with the run's seed.
     pub mesh: MeshSource,
     pub initial: StateFn,
     /// The initial function is the exact solution for all t (errors are reported).
@@ -298,14 +283,9 @@ impl Case {
         }
     }
 
-    /// Build the mesh (retagging the DMR bottom boundary).
+    /// Build the mesh ([`MeshSource::build`] with `seed`), retagging the DMR bottom boundary.
     pub fn build_mesh(&self, seed: u64) -> Result<Mesh> {
-        let mut mesh = match &self.mesh {
-            MeshSource::Rectangle { x0, x1, y0, y1, n } => {
-                crate::mesh::generate::rectangle(*x0, *x1, *y0, *y1, *n, seed)?
-            }
-            MeshSource::Spec(s) => crate::mesh::load_or_builtin(s)?,
-        };
+        let mut mesh = self.mesh.build(seed)?;
         if let Some(xs) = self.split_bottom_at {
             for f in &mut mesh.boundary_facets {
                 if f.tag == 1 {
@@ -392,7 +372,7 @@ impl Case {
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_else(|| "case".into())
             }),
-            mesh: MeshSource::Spec(resolve_mesh(&file.mesh, path)),
+            mesh: MeshSource::from_arg(&resolve_mesh(&file.mesh, path)),
             exact: matches!(initial, StateFn::Vortex { .. } | StateFn::Constant(_)),
             initial,
             boundaries: Vec::new(),

@@ -26,7 +26,7 @@ pub mod rk;
 pub mod simulation;
 
 pub use basis::BasisTables;
-pub use case::{Case, MeshSource, StateFn};
+pub use case::{Case, StateFn};
 pub use cpu::Operator;
 pub use euler::NumericalFlux;
 pub use mesh::{BoundaryKind, DgMesh};

@@ -12,7 +12,7 @@
 //! # }
 //! ```
 //!
-//! It prepares the mesh (case -> mesh -> [`order_mesh`] -> [`DgMesh::build`]), projects the
+//! It prepares the mesh (case -> mesh -> [`prepare`] -> [`DgMesh::build`]), projects the
 //! initial state, drives [`GpuDg`] from output time to output time (many steps per submit, the
 //! clock on the GPU) and reads the solution back only there, for the conserved totals, the
 //! density error, PNG/VTU snapshots and the CSV of a whole run ([`Simulation::run`]).
@@ -23,7 +23,7 @@ use super::gpu::{GpuConfig, GpuDg};
 use super::{BasisTables, Case, DgMesh, StateFn};
 use crate::error::{Error, Result};
 use crate::mesh::{ElementKind, Mesh};
-use crate::order::{order_mesh, Ordering};
+use crate::order::{prepare, Ordering, PrepareOptions};
 use crate::output::{save_field_png, CsvWriter, Field, PlotOptions};
 use crate::runtime::Runtime;
 use std::cell::OnceCell;
@@ -167,12 +167,13 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    /// Build the case's mesh, order it, build the DG mesh and the GPU solver on `rt`, and set
-    /// the L2 projection of the initial state (limited when the case limits) at t = 0.
+    /// Build the case's mesh, color and order it ([`prepare`]; `opts.seed` seeds both), build
+    /// the DG mesh and the GPU solver on `rt`, and set the L2 projection of the initial state
+    /// (limited when the case limits) at t = 0.
     pub fn new(case: &Case, rt: &Runtime, opts: &SimulationOptions) -> Result<Simulation> {
         validate(case, opts)?;
         let mesh = case.build_mesh(opts.seed)?;
-        let om = order_mesh(&mesh, opts.ordering, opts.seed)?;
+        let om = prepare(&mesh, &PrepareOptions::new(opts.ordering, opts.seed))?;
         let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t))?;
         let tables = BasisTables::new(case.order);
         let gpu = GpuDg::new(

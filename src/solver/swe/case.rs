@@ -13,6 +13,7 @@
 //! builtin = "cross:50"          # or: file = "meshes/basin.msh" (relative to the case file)
 //! domain = [-5.0, 5.0, -5.0, 5.0] # box a built-in mesh is mapped onto
 //! ordering = "rcm"              # original, rcm, ... (optional)
+//! seed = 0                      # seed of the face coloring (optional, default 0)
 //! [physics]
 //! r = 0.5
 //! g = 9.81                      # optional
@@ -36,6 +37,8 @@ use super::expr::Expr;
 use super::mesh::{EdgeKind, SweMesh};
 use super::{Physics, Scheme};
 use crate::error::{Error, Result};
+use crate::mesh::MeshSource;
+use crate::order::{prepare, Ordering, PrepareOptions};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -55,6 +58,7 @@ struct MeshSection {
     builtin: Option<String>,
     domain: Option<[f64; 4]>,
     ordering: Option<String>,
+    seed: Option<u64>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -109,14 +113,9 @@ struct CaseFile {
     output: Option<OutputSection>,
 }
 
-/// Where the mesh comes from.
-#[derive(Clone, Debug, PartialEq)]
-pub enum MeshSource {
-    /// A mesh file (.msh).
-    File(PathBuf),
-    /// A built-in spec: `cross:N` is the criss-cross mesh M(N) on [−5, 5]² of spec §12.
-    Builtin(String),
-}
+/// Seed of the face coloring when the case and the command line name none (runs are
+/// reproducible).
+pub const DEFAULT_SEED: u64 = 0;
 
 /// Fields a snapshot can show.
 pub const FIELD_NAMES: &[&str] = &["h1", "h2", "eta1", "eta2", "speed1", "speed2", "H"];
@@ -144,11 +143,14 @@ pub struct Case {
     pub name: String,
     /// The file the case came from (None for built-ins); named in error messages.
     pub origin: Option<PathBuf>,
+    /// A mesh file or a built-in spec (`cross:N` is the criss-cross mesh M(N) of spec §12).
     pub mesh: MeshSource,
     /// Box [x0, x1, y0, y1] a built-in mesh is mapped onto (built-ins live on the unit square).
     pub domain: Option<[f64; 4]>,
-    /// Cell ordering name (original, rcm, or one of `crate::order`'s).
-    pub ordering: String,
+    /// Cell and face ordering ([`crate::order`]).
+    pub ordering: Ordering,
+    /// Seed of the face coloring.
+    pub seed: u64,
     pub physics: Physics,
     pub scheme: Scheme,
     pub final_time: f64,
@@ -218,7 +220,8 @@ impl Case {
             origin: None,
             mesh: MeshSource::Builtin("cross:50".into()),
             domain: Some([-5.0, 5.0, -5.0, 5.0]),
-            ordering: "original".into(),
+            ordering: Ordering::Original,
+            seed: DEFAULT_SEED,
             physics: Physics {
                 r,
                 ..Physics::default()
@@ -292,10 +295,12 @@ impl Case {
                 ))
             }
         };
-        if let Some(o) = &ms.ordering {
-            o.parse::<crate::order::Ordering>()
-                .map_err(|e| bad("[mesh] ordering", e.to_string()))?;
-        }
+        let ordering = match &ms.ordering {
+            Some(o) => o
+                .parse::<Ordering>()
+                .map_err(|e| bad("[mesh] ordering", e.to_string()))?,
+            None => Ordering::Original,
+        };
         if let Some([x0, x1, y0, y1]) = ms.domain {
             if !(x1 > x0 && y1 > y0) {
                 return Err(bad(
@@ -401,7 +406,8 @@ impl Case {
             origin: Some(path.to_path_buf()),
             mesh,
             domain: ms.domain,
-            ordering: ms.ordering.clone().unwrap_or_else(|| "original".into()),
+            ordering,
+            seed: ms.seed.unwrap_or(DEFAULT_SEED),
             physics,
             scheme,
             final_time: file.run.final_time,
@@ -528,28 +534,19 @@ pub struct Setup {
 }
 
 impl Case {
-    /// Load or build the mesh, apply the ordering and boundary conditions, evaluate the
-    /// initial state.
+    /// Load or build the mesh (a built-in one mapped onto the domain), color and order it with
+    /// the case's seed and ordering ([`crate::order::prepare`]), apply the boundary conditions,
+    /// evaluate the initial state.
     pub fn prepare(&self) -> Result<Setup> {
-        let raw = match &self.mesh {
-            MeshSource::File(p) => crate::mesh::load(p)?,
-            MeshSource::Builtin(spec) => {
-                let mut m = crate::mesh::builtin(spec)?;
-                if let Some(d) = self.domain {
-                    super::mesh::fit_to_domain(&mut m, d)?;
-                }
-                m
-            }
-        };
-        let ordering: crate::order::Ordering = self
-            .ordering
-            .parse()
-            .map_err(|e: Error| self.err("ordering", e.to_string()))?;
+        let mut raw = self.mesh.build(self.seed)?;
+        if let Some(d) = self.domain.filter(|_| !self.mesh.is_file()) {
+            super::mesh::fit_to_domain(&mut raw, d)?;
+        }
         let map = self.boundary_map(&raw)?;
         let default = self.default_boundary;
-        let mesh = SweMesh::new(&raw, ordering, |tag| {
-            map.get(&tag).copied().unwrap_or(default)
-        })?;
+        SweMesh::check(&raw)?;
+        let ordered = prepare(&raw, &PrepareOptions::new(self.ordering, self.seed))?;
+        let mesh = SweMesh::new(&ordered, |tag| map.get(&tag).copied().unwrap_or(default))?;
         let (depth, state) = self.initial_state(&mesh)?;
         Ok(Setup { mesh, depth, state })
     }

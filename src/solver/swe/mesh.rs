@@ -3,12 +3,12 @@
 //!
 //! Edge colors ([`crate::color`]): no two edges of one color share a cell, so one dispatch per
 //! color can add an edge's contributions to both cells with plain read-modify-writes. Cells and
-//! faces are renumbered by one [`Ordering`] ([`crate::order`]); results depend on the ordering
-//! only through f32 summation order.
+//! faces come colored and renumbered by one [`Ordering`] ([`crate::order::prepare`]); results
+//! depend on the ordering only through f32 summation order.
 
 use crate::error::{Error, Result};
 use crate::mesh::{Geometry2d, Mesh, Topology};
-use crate::order::{order_mesh, Ordering};
+use crate::order::{OrderedMesh, Ordering};
 
 /// Boundary behaviour of an edge (the `kind` field of [`SweEdge`]).
 #[derive(
@@ -59,18 +59,10 @@ pub struct SweMesh {
     pub element_new_to_old: Vec<u32>,
 }
 
-/// Seed of the face coloring (fixed: runs are reproducible).
-pub const COLORING_SEED: u64 = 0;
-
 impl SweMesh {
-    /// Prepare `mesh` (a 2D triangle mesh): color the faces, renumber cells and faces by
-    /// `ordering` ([`crate::order::order_mesh`]), compute the geometry. `boundary` maps a
-    /// boundary tag to the edge kind.
-    pub fn new(
-        mesh: &Mesh,
-        ordering: Ordering,
-        boundary: impl Fn(i32) -> EdgeKind,
-    ) -> Result<SweMesh> {
+    /// Check that `mesh` is one the solver takes: 2D, triangles only, not empty. [`SweMesh::new`]
+    /// checks this too; callers check it before [`crate::order::prepare`] to fail early.
+    pub fn check(mesh: &Mesh) -> Result<()> {
         if !mesh.is_triangle_mesh() {
             return Err(Error::invalid_mesh(
                 "the shallow-water solver needs a 2D mesh of triangles only",
@@ -79,9 +71,16 @@ impl SweMesh {
         if mesh.num_elements() == 0 {
             return Err(Error::invalid_mesh("the mesh has no triangles"));
         }
-        let ordered = order_mesh(mesh, ordering, COLORING_SEED)?;
-        let topo = ordered.topo;
-        let mesh = ordered.mesh;
+        Ok(())
+    }
+
+    /// The solver's view of a prepared mesh (a 2D triangle mesh, colored and ordered by
+    /// [`crate::order::prepare`]): geometry and edge kinds. `boundary` maps a boundary tag to
+    /// the edge kind.
+    pub fn new(ordered: &OrderedMesh, boundary: impl Fn(i32) -> EdgeKind) -> Result<SweMesh> {
+        Self::check(&ordered.mesh)?;
+        let topo = ordered.topo.clone();
+        let mesh = ordered.mesh.clone();
         let geom = Geometry2d::build(&mesh, &topo);
         if let Some(e) = geom.areas.iter().position(|&a| a <= 0.0) {
             return Err(Error::invalid_mesh(format!(
@@ -105,8 +104,8 @@ impl SweMesh {
             topo,
             geom,
             face_kind,
-            ordering,
-            element_new_to_old: ordered.element_new_to_old,
+            ordering: ordered.ordering,
+            element_new_to_old: ordered.element_new_to_old.clone(),
         })
     }
 
