@@ -183,3 +183,61 @@ fn smoothing_keeps_mesh_valid_and_improves_quality_on_every_metric() {
         );
     }
 }
+
+/// The library's whole run (`Smoothing`, what `chromaflow smooth` calls): the history has a
+/// row per run with the iterations counted, the mesh stays valid, the quality improves, the
+/// outputs and the summary are written, and the CPU f64 reference with exact weights ends
+/// close to the device's quality.
+#[test]
+fn smoothing_run_records_history_and_writes_outputs() {
+    use chromaflow::solver::smooth::run::{QUALITY_CSV, SUMMARY_JSON};
+    use chromaflow::solver::smooth::{Smoothing, SmoothingOptions};
+    let rt = rt();
+    let mesh = generate::builtin("rect:900@3").unwrap();
+    let metric = MetricSpec::resolve(Some("boundary-layer"), None, &mesh).unwrap();
+    let options = SmoothingOptions {
+        sampling: Sampling::Buffer,
+        texture_size: 64,
+        ..SmoothingOptions::default()
+    };
+    let mut sm = Smoothing::new(mesh, &metric, &options, &rt)
+        .unwrap()
+        .with_name("rect:900@3");
+    let dir = tempfile::tempdir().unwrap();
+    let mut seen = Vec::new();
+    let files = sm
+        .run_with_outputs(dir.path(), 25, 10, |done| seen.push(done))
+        .unwrap();
+    assert_eq!(seen, [10, 20, 25]);
+    let its: Vec<usize> = sm.history().iter().map(|r| r.iteration).collect();
+    assert_eq!(its, [0, 10, 20, 25]);
+    assert_eq!(sm.iterations(), 25);
+    assert!(sm.history().iter().all(|r| r.min_shape > 0.0));
+    assert!(min_shape(sm.positions(), &sm.topology().triangles) > 0.0);
+    let (before, after) = (sm.quality_before().clone(), sm.quality());
+    assert!(after.mean > before.mean, "{before:?} -> {after:?}");
+    assert_eq!(files.len(), 5, "{files:?}");
+    assert!(files.iter().all(|f| f.is_file()), "{files:?}");
+    let csv = std::fs::read_to_string(dir.path().join(QUALITY_CSV)).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 4, "{csv}");
+
+    let prediction = sm.predict_quantized();
+    assert!(
+        (prediction.exact.mean - after.mean).abs() < 1e-3,
+        "CPU exact {} vs device {}",
+        prediction.exact.mean,
+        after.mean
+    );
+    let summary = sm.write_summary(dir.path(), Some(&prediction)).unwrap();
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(SUMMARY_JSON)).unwrap())
+            .unwrap();
+    // (serde_json parses floats to the nearest few ulps, so compare the fields, not the values)
+    let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&summary), keys(&written));
+    assert_eq!(summary["colors"], written["colors"]);
+    assert_eq!(summary["iterations"], 25);
+    assert_eq!(summary["mesh"], "rect:900@3");
+    assert_eq!(summary["sampling"], "buffer");
+    assert!(summary["quantization_prediction"]["cpu_exact_weights"]["mean"].is_number());
+}

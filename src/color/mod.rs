@@ -6,8 +6,11 @@
 //! * GK's 6-color mapping for triangle meshes with one level of isotropic refinement (hanging
 //!   nodes), and the coarsening that restores the parent colors ([`nonconforming`]).
 //! * Sequential greedy vertex coloring, natural, largest-first and smallest-last orders
-//!   ([`vertices`]), for per-vertex-color passes such as vertex smoothing.
+//!   ([`vertices`]), for per-vertex-color passes such as vertex smoothing, and the GPU
+//!   speculative vertex coloring ([`gpu_vertices`]).
+//! * The timing of both vertex colorings for the benchmarks ([`bench`](mod@bench)).
 
+pub mod bench;
 pub mod faces;
 pub mod gpu_vertices;
 pub mod nonconforming;

@@ -6,25 +6,25 @@
 //! reason), wgpu with the default runtime checks, and wgpu with the checks off
 //! (`--trusted-kernels` semantics: the flag is set only while that column's pipelines are
 //! built and run). Both wgpu columns share one adapter and device, so they differ only in the
-//! kernels. The per-kernel timings come from the same code as `bench dg`, `bench swe`,
-//! `bench smooth` and `bench color`.
+//! kernels. The per-kernel timings come from the library's benchmark modules, as in
+//! `bench dg`, `bench swe`, `bench smooth` and `bench color`.
 
-use crate::commands::bench_swe::{bench_config, bench_mesh, parse_layout, SweBenchInput};
-use crate::commands::color::time_gpu_coloring;
-use crate::commands::dg::{bench_one, DgBenchSetup};
-use crate::commands::smooth::{bench_input, schedule_gpu, time_sampling};
 use crate::commands::GlobalArgs;
+use chromaflow::color::bench::{bench_graph, time_gpu_coloring};
 use chromaflow::color::gpu_vertices::GpuColoringVariant;
 use chromaflow::error::Error;
-use chromaflow::mesh::{generate, Topology};
 use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::output::write_json_atomic;
 use chromaflow::runtime::shaders::{set_trusted_kernels, trusted_kernels};
 use chromaflow::runtime::{BackendKind, GpuOptions, Runtime};
+use chromaflow::solver::dg::bench::{bench_one, BenchSetup as DgBenchSetup};
 use chromaflow::solver::dg::gpu::Kernel;
 use chromaflow::solver::dg::{Case as DgCase, DgMesh};
-use chromaflow::solver::smooth::cpu::positions;
-use chromaflow::solver::smooth::{Sampling, SmoothParams};
+use chromaflow::solver::smooth::bench::{bench_input, time_sampling, BenchInput as SmoothInput};
+use chromaflow::solver::smooth::{schedule_gpu, Sampling, SmoothParams};
+use chromaflow::solver::swe::bench::{
+    bench_config, bench_mesh, parse_layout, BenchInput as SweBenchInput, DEFAULT_BATCH,
+};
 use chromaflow::solver::swe::case::{Case as SweCase, DEFAULT_SEED as SWE_SEED};
 use chromaflow::solver::swe::gpu::FluxLayout;
 use chromaflow::solver::swe::mesh::{EdgeKind, SweMesh};
@@ -36,7 +36,7 @@ use std::path::PathBuf;
 const TARGET_RATIO: f64 = 1.2;
 
 /// Steps per submit of the shallow-water whole run (as `bench swe`'s default).
-const SWE_BATCH: u32 = 256;
+const SWE_BATCH: u32 = DEFAULT_BATCH;
 
 /// The environment variable that forces trusted kernels process-wide.
 const TRUSTED_ENV: &str = "CHROMAFLOW_TRUSTED_KERNELS";
@@ -185,8 +185,8 @@ impl Devices {
         &self,
         col: Column,
         what: &str,
-        f: impl FnOnce(&Runtime) -> anyhow::Result<T>,
-    ) -> Option<anyhow::Result<T>> {
+        f: impl FnOnce(&Runtime) -> chromaflow::error::Result<T>,
+    ) -> Option<chromaflow::error::Result<T>> {
         let backend = match col {
             Column::Cuda => self.cuda.as_ref().ok()?,
             Column::Checked | Column::Trusted => &self.wgpu,
@@ -272,17 +272,18 @@ impl Table {
         &mut self,
         dev: &Devices,
         what: &str,
-        mut f: impl FnMut(&Runtime) -> anyhow::Result<T>,
+        mut f: impl FnMut(&Runtime) -> chromaflow::error::Result<T>,
         mut record: impl FnMut(&mut Table, Column, T),
     ) {
         for col in Column::ALL {
             match dev.run(col, what, &mut f) {
                 None => {}
                 Some(Ok(v)) => record(self, col, v),
-                Some(Err(e)) => {
-                    self.errors
-                        .push((col, what.to_string(), crate::commands::error_message(&e)))
-                }
+                Some(Err(e)) => self.errors.push((
+                    col,
+                    what.to_string(),
+                    crate::commands::error_message(&e.into()),
+                )),
             }
         }
     }
@@ -348,7 +349,7 @@ fn swe(args: &BenchBackendsArgs, dev: &Devices) -> anyhow::Result<Table> {
         .swe_layouts
         .iter()
         .map(|s| parse_layout(s))
-        .collect::<anyhow::Result<_>>()?;
+        .collect::<Result<_, _>>()?;
     if layouts.contains(&FluxLayout::AtomicScatter) {
         return Err(Error::Invalid(
             "--swe-layouts: atomic has no wgpu counterpart (WGSL has no float atomics); use \
@@ -431,14 +432,18 @@ fn swe(args: &BenchBackendsArgs, dev: &Devices) -> anyhow::Result<Table> {
 
 fn smooth(args: &BenchBackendsArgs, dev: &Devices) -> anyhow::Result<Table> {
     let mut table = Table::new(Workload::Smooth, "ms per iteration");
-    let (mesh, topo, tex) = bench_input(args.smooth_vertices, "shock", args.texture_size)?;
+    let SmoothInput {
+        mesh,
+        topo,
+        tex,
+        start,
+    } = bench_input(args.smooth_vertices, "shock", args.texture_size)?;
     // One schedule for every column: the speculative coloring is not deterministic, and the
     // columns must sweep the same colors in the same order.
     let schedule = {
         let _checks = KernelChecks::set(false);
         schedule_gpu(&dev.wgpu, &topo)?
     };
-    let start = positions(&mesh);
     let params = SmoothParams::default();
     let iterations = args.smooth_iterations.max(1);
     table.title = format!(
@@ -489,8 +494,7 @@ fn smooth(args: &BenchBackendsArgs, dev: &Devices) -> anyhow::Result<Table> {
 fn color(args: &BenchBackendsArgs, dev: &Devices) -> anyhow::Result<Table> {
     let mut table = Table::new(Workload::Color, "ms per coloring");
     // A Delaunay triangulation of the square has about 2 triangles per vertex.
-    let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, 2 * args.color_vertices.max(2), 1)?;
-    let topo = Topology::build(&mesh)?;
+    let (mesh, topo) = bench_graph(2 * args.color_vertices.max(2))?;
     let graph = &topo.vertex_neighbors;
     table.title = format!(
         "GPU vertex coloring, {} vertices; whole coloring (speculative rounds, recoloring, \

@@ -3,11 +3,12 @@
 
 use crate::commands::progress::spinner;
 use crate::commands::GlobalArgs;
+use chromaflow::color::bench::{bench_graph, time_gpu_coloring, time_greedy_coloring};
 use chromaflow::color::faces::{check_face_coloring, face_buffer_bytes};
-use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant, GpuVertexColoring};
+use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
 use chromaflow::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
 use chromaflow::error::Error;
-use chromaflow::mesh::{generate, load_or_builtin, Csr, Topology};
+use chromaflow::mesh::{load_or_builtin, Topology};
 use chromaflow::order::{bandwidth, prepare, Ordering, PrepareOptions};
 use chromaflow::output::{save_edges_png, topology_edges, PlotOptions};
 use chromaflow::runtime::{GpuOptions, Runtime};
@@ -261,33 +262,6 @@ pub struct BenchColorArgs {
     pub json: bool,
 }
 
-/// Median of repeated timings of `f`.
-fn median_time(repeat: usize, mut f: impl FnMut() -> anyhow::Result<f64>) -> anyhow::Result<f64> {
-    let mut t = Vec::with_capacity(repeat);
-    for _ in 0..repeat.max(1) {
-        t.push(f()?);
-    }
-    Ok(chromaflow::runtime::median(&t))
-}
-
-/// Color `graph` on `backend` with `variant`: a checked warm-up run (pipeline compilation,
-/// first-touch), then the median seconds of `repeat` runs, with the last run's coloring.
-pub(crate) fn time_gpu_coloring(
-    backend: &Runtime,
-    graph: &Csr,
-    variant: GpuColoringVariant,
-    repeat: usize,
-) -> anyhow::Result<(GpuVertexColoring, f64)> {
-    let warm = color_vertices_gpu(backend, graph, None, variant)?;
-    check_vertex_coloring(graph, &warm.colors, None).map_err(Error::Invalid)?;
-    let mut last = warm;
-    let s = median_time(repeat, || {
-        last = color_vertices_gpu(backend, graph, None, variant)?;
-        Ok(last.seconds)
-    })?;
-    Ok((last, s))
-}
-
 pub fn bench(args: &BenchColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let backend = Runtime::new(
         global.backend,
@@ -301,16 +275,9 @@ pub fn bench(args: &BenchColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         println!("|---|---|---|---|---|---|---|---|---|---|---|");
     }
     for &n in &args.sizes {
-        let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, n, 1)?;
-        let topo = Topology::build(&mesh)?;
+        let (mesh, topo) = bench_graph(n)?;
         let graph = &topo.vertex_neighbors;
-        let mut greedy_colors = 0;
-        let greedy_s = median_time(args.repeat, || {
-            let t = Instant::now();
-            let c = color_vertices(graph, VertexOrder::Natural, None)?;
-            greedy_colors = c.num_colors;
-            Ok(t.elapsed().as_secs_f64())
-        })?;
+        let (greedy_colors, greedy_s) = time_greedy_coloring(graph, args.repeat)?;
         let mut row = vec![
             mesh.num_points().to_string(),
             greedy_colors.to_string(),

@@ -6,6 +6,7 @@ use chromaflow::error::Error;
 use chromaflow::mesh::MeshSource;
 use chromaflow::order::Ordering;
 use chromaflow::runtime::{GpuOptions, Runtime};
+use chromaflow::solver::swe::bench::cross_side;
 use chromaflow::solver::swe::case::{Case, BUILTINS};
 use chromaflow::solver::swe::driver::Simulation;
 use chromaflow::solver::swe::gpu::FluxLayout;
@@ -67,12 +68,6 @@ pub struct SweArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
-}
-
-/// Side n of the criss-cross mesh M(n) with about `cells` = 4n² triangles (n even, ≥ 2).
-pub fn cross_side(cells: usize) -> usize {
-    let n = ((cells as f64 / 4.0).sqrt() / 2.0).round() as usize * 2;
-    n.max(2)
 }
 
 /// The case the arguments describe: case file or built-in, with the command-line overrides.

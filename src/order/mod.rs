@@ -196,11 +196,6 @@ pub fn prepare(mesh: &Mesh, opts: &PrepareOptions) -> Result<OrderedMesh> {
     apply_ordering(mesh, &topo, &coloring, opts.ordering)
 }
 
-/// [`prepare`] with `ordering` and `seed`: `prepare(mesh, &PrepareOptions::new(ordering, seed))`.
-pub fn order_mesh(mesh: &Mesh, ordering: Ordering, seed: u64) -> Result<OrderedMesh> {
-    prepare(mesh, &PrepareOptions::new(ordering, seed))
-}
-
 /// Apply `ordering` to `mesh`, its topology `topo` and a proper face coloring of it.
 pub fn apply_ordering(
     mesh: &Mesh,

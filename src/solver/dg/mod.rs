@@ -13,9 +13,11 @@
 //! wgpu kernels (`shaders/dg_*.wgsl`): DOFs c[eq][k][element] (coalesced per element), one
 //! thread per element for the volume term, one thread per edge and one dispatch per edge color
 //! for the surface term, all steps recorded many per submit with the CFL dt reduced on the GPU.
-//! [`simulation`] runs a [`Case`] on it with outputs ([`Simulation`]).
+//! [`simulation`] runs a [`Case`] on it with outputs ([`Simulation`]); [`bench`](mod@bench)
+//! times it.
 
 pub mod basis;
+pub mod bench;
 pub mod case;
 pub mod cpu;
 pub mod euler;

@@ -27,19 +27,24 @@
 //! Modules: [`metric`] (analytic and per-vertex metric fields), [`texture`] (resampling and the
 //! CPU bilinear sampler), [`cpu`] (cavities, schedule, the f64 reference sweep), [`layout`]
 //! (the device numbering and cavity walks, for memory locality), [`gpu`] (the GPU driver, on
-//! [`crate::runtime`]), [`quality`] (Vasilevskii–Lipnikov element quality in metric space).
+//! [`crate::runtime`]), [`quality`] (Vasilevskii–Lipnikov element quality in metric space),
+//! [`run`] (a whole run with its checks and outputs, [`Smoothing`]), [`bench`](mod@bench) (the
+//! benchmark's input and timing of one sampling path).
 
+pub mod bench;
 pub mod cpu;
 pub mod gpu;
 pub mod layout;
 pub mod metric;
 pub mod quality;
+pub mod run;
 pub mod texture;
 
 pub use cpu::{relocate, sweep_cpu, Schedule, SmoothTopology, VertexKind};
 pub use gpu::GpuSmoother;
 pub use metric::{AnalyticMetric, MetricSpec, Sym2, VertexMetric};
 pub use quality::{metric_normalization, metric_quality, QualitySummary};
+pub use run::{schedule_gpu, QualityRecord, QuantizationPrediction, Smoothing, SmoothingOptions};
 pub use texture::{MetricTexture, TexelPrecision, TextureSampler, WeightMode};
 
 /// Parameters of the relocation (see the module doc for the equations).

@@ -15,7 +15,8 @@
 //! and [`case`] (case files and built-in cases), [`cpu`] (f64 reference solver), [`gpu`] (the
 //! driver on the runtime, wgpu or CUDA: edge flux per color or cell-centred gather, local Δt,
 //! GPU min-reduction, time kernel, update), [`diag`] (mass, fields), [`driver`] (a run with
-//! PNG/VTU/CSV outputs).
+//! PNG/VTU/CSV outputs), [`bench`](mod@bench) (Test 1 timed per configuration, the bytes
+//! model).
 //!
 //! Decisions on the spec's open points (§14), with the evidence in `tests/swe_*.rs`:
 //! 1. Fluctuation form (2) with the mass rows in flux form (§2.2), one thread per edge giving
@@ -46,6 +47,7 @@
 //!     Dry layers: velocities desingularised (§10 eq. 26, exact for h ≥ κ), momentum zeroed
 //!     below κ, negative depths clipped to 0 and counted.
 
+pub mod bench;
 pub mod case;
 pub mod cpu;
 pub mod diag;
