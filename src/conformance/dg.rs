@@ -168,9 +168,9 @@ pub fn dg(report: &mut Report, b: &Runtime) {
             let gpu = GpuDg::new(b, dm, &tables, &cfg)?;
             gpu.set_solution(&c0)?;
             gpu.set_clock(0.0, dt * steps as f64)?;
-            gpu.advance(steps + 2)?;
-            let clock = gpu.clock()?;
-            let g = gpu.solution()?;
+            gpu.queue_steps(steps + 2)?;
+            let clock = gpu.read_clock()?;
+            let g = gpu.read_state()?;
             let err = max_rel(&g, &cpu);
             let (t0, t1) = (op.totals(&c0), op.totals(&g));
             let drift = (0..4)

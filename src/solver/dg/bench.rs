@@ -136,7 +136,7 @@ pub fn bench_one(
         gpu.set_clock(0.0, 1e9)?;
         gpu.wait()?;
         let start = Instant::now();
-        gpu.advance(steps)?;
+        gpu.queue_steps(steps)?;
         gpu.wait()?;
         let secs = start.elapsed().as_secs_f64();
         if rep > 0 {
@@ -183,14 +183,14 @@ pub fn bench_one(
 /// After `steps` steps from t = 0 the clock must count them all with t > 0 and finite, and
 /// every coefficient must be finite.
 fn check_bench_run(gpu: &GpuDg, steps: usize) -> Result<String> {
-    let clock = gpu.clock()?;
+    let clock = gpu.read_clock()?;
     if clock.steps != steps as u64 || !(clock.t > 0.0 && clock.t.is_finite()) {
         return Ok(format!(
             "stalled: {} of {steps} steps, t = {:e}, dt = {:e}",
             clock.steps, clock.t, clock.dt
         ));
     }
-    let c = gpu.solution()?;
+    let c = gpu.read_state()?;
     Ok(match c.iter().position(|v| !v.is_finite()) {
         Some(i) => format!("non-finite coefficient {i} after {steps} steps"),
         None => "ok".to_string(),

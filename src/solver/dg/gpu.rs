@@ -514,7 +514,7 @@ impl GpuDg {
     }
 
     /// Read the solution U^n (waits for queued work).
-    pub fn solution(&self) -> Result<Vec<f64>> {
+    pub fn read_state(&self) -> Result<Vec<f64>> {
         let v: Vec<f32> = self.rt.read(&self.regs, 0, self.ndof)?;
         Ok(v.into_iter().map(f64::from).collect())
     }
@@ -526,14 +526,14 @@ impl GpuDg {
     }
 
     /// Read the clock (waits for queued work).
-    pub fn clock(&self) -> Result<Clock> {
+    pub fn read_clock(&self) -> Result<Clock> {
         let c: Vec<f32> = self.rt.read(&self.clock, 0, 8)?;
         clock_from_words(&c)
     }
 
     /// Queue `steps` full time steps (dt from the GPU reduction or fixed) in one submit; steps
     /// past t_end do nothing. Does not wait.
-    pub fn advance(&self, steps: usize) -> Result<()> {
+    pub fn queue_steps(&self, steps: usize) -> Result<()> {
         self.rt.queue(&self.step, repeats(steps)?)
     }
 
@@ -557,7 +557,7 @@ impl GpuDg {
         self.write_register(SCRATCH, c)?;
         self.rt.write(&self.clock, 0, &LIMIT_CLOCK)?;
         self.rt.queue(&self.limit_plan, 1)?;
-        self.solution()
+        self.read_state()
     }
 
     /// Take `steps` steps timing each kernel group on the device: (kernel, seconds) per timed

@@ -279,8 +279,8 @@ impl Simulation {
         let end = target as f32 as f64;
         let mut last = self.t as f32 as f64;
         loop {
-            self.gpu.advance(self.batch)?;
-            let clock = self.gpu.clock()?;
+            self.gpu.queue_steps(self.batch)?;
+            let clock = self.gpu.read_clock()?;
             progress(clock.t, self.steps + clock.steps);
             if clock.t >= end {
                 self.steps += clock.steps;
@@ -312,7 +312,7 @@ impl Simulation {
         if let Some(c) = self.solution.get() {
             return Ok(c);
         }
-        let c = self.gpu.solution()?;
+        let c = self.gpu.read_state()?;
         Ok(self.solution.get_or_init(|| c))
     }
 

@@ -215,7 +215,7 @@ impl Simulation {
     /// Advance to time `t` (the last step is clamped to hit it); errors when the solution
     /// blows up.
     pub fn advance_to(&mut self, t: f64) -> Result<GpuControl> {
-        self.solver.advance(t, self.max_batch, &mut |_| {})
+        self.solver.advance_to(t, self.max_batch, &mut |_| {})
     }
 
     /// The state W = (h1, q1x, q1y, h2, q2x, q2y) per cell (waits for queued steps).
@@ -308,7 +308,7 @@ fn run_case(
         .iter()
         .enumerate()
     {
-        ctl = solver.advance(t_out, max_batch, &mut |c| {
+        ctl = solver.advance_to(t_out, max_batch, &mut |c| {
             progress(c.t as f64, c.steps as u64)
         })?;
         state = solver.read_state()?;

@@ -293,7 +293,7 @@ impl GpuSolver {
     /// Advance to `t_end`, queueing batches of at most `max_batch` steps sized from the last
     /// Δt; `progress(control)` is called after each batch. Errors when the time stops advancing
     /// or becomes NaN (a blown-up solution).
-    pub fn advance(
+    pub fn advance_to(
         &mut self,
         t_end: f64,
         max_batch: u32,
