@@ -373,20 +373,6 @@ impl PlanBuilder {
         self
     }
 
-    /// Append another builder's launches and segments.
-    pub fn append(&mut self, other: &PlanBuilder) -> &mut Self {
-        let base = self.launches.len();
-        for s in &other.segments {
-            self.segments.retain(|x| x.start < base + s.start);
-            self.segments.push(Segment {
-                label: s.label,
-                start: base + s.start,
-            });
-        }
-        self.launches.extend(other.launches.iter().cloned());
-        self
-    }
-
     pub fn launches(&self) -> &[Launch] {
         &self.launches
     }

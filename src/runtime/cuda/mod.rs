@@ -17,14 +17,9 @@ mod backend;
 pub use backend::{CudaKernel, CudaPlan, CudaTexture, DeviceMemory};
 
 use crate::error::{Error, Result};
-use crate::runtime::{ItemRange, WORKGROUP_SIZE};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, LaunchConfig};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-
-// SAFETY: ItemRange is a #[repr(C)] Pod struct of four u32, laid out as the CUDA struct of
-// the same name in shaders/cuda/common/dispatch.cuh.
-unsafe impl DeviceRepr for ItemRange {}
 
 /// Macro embedding `shaders/cuda/<path>` as a (path, source) pair.
 macro_rules! cuda_source {
@@ -251,34 +246,5 @@ fn compile_message(e: &cudarc::nvrtc::CompileError) -> String {
             log.to_string_lossy()
         ),
         other => format!("{other:?}"),
-    }
-}
-
-/// Launch configuration for `threads` threads in blocks of [`WORKGROUP_SIZE`] (1D grid: CUDA
-/// grids go to 2^31 - 1 blocks in x). At least one block.
-pub fn launch_for(threads: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (threads.div_ceil(WORKGROUP_SIZE).max(1), 1, 1),
-        block_dim: (WORKGROUP_SIZE, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
-/// Launch configuration for exactly `blocks` blocks of [`WORKGROUP_SIZE`].
-pub fn launch_blocks(blocks: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (blocks.max(1), 1, 1),
-        block_dim: (WORKGROUP_SIZE, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
-/// One range of items `first .. first + count`.
-pub fn item_range(first: u32, count: u32) -> ItemRange {
-    ItemRange {
-        first,
-        count,
-        color: 0,
-        pad: 0,
     }
 }

@@ -50,11 +50,6 @@ impl PassTimer {
         }
     }
 
-    /// True when GPU timestamps are used (false: wall clock).
-    pub fn uses_timestamps(&self) -> bool {
-        self.queries.is_some()
-    }
-
     /// Forget earlier passes; the wall clock starts now.
     pub fn reset(&mut self) {
         self.used = 0;

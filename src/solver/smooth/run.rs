@@ -278,11 +278,6 @@ impl Smoothing {
         &self.pos
     }
 
-    /// The starting positions.
-    pub fn start_positions(&self) -> &[[f64; 2]] {
-        &self.start
-    }
-
     /// Iterations done.
     pub fn iterations(&self) -> usize {
         self.history.last().map_or(0, |r| r.iteration)
@@ -316,11 +311,6 @@ impl Smoothing {
             &|x| self.sampler.sample(x),
             self.norm,
         )
-    }
-
-    /// Metric quality of every triangle of the starting mesh.
-    pub fn quality_field_before(&self) -> &[f64] {
-        &self.q_before
     }
 
     /// Metric quality of every triangle now.
