@@ -31,20 +31,7 @@ fn double_mach_reflection_runs_positive_on_a_coarse_mesh() {
         states: vec![],
     };
     let c0 = op.project(&|x, y| case.initial.eval(x, y, 0.0));
-    let gpu = GpuDg::new(
-        &rt,
-        &dm,
-        &tables,
-        &GpuConfig {
-            flux: case.flux,
-            state_fn: case.initial,
-            states: vec![],
-            cfl: case.cfl,
-            fixed_dt: None,
-            limiter: true,
-        },
-    )
-    .expect("gpu solver");
+    let gpu = GpuDg::new(&rt, &dm, &tables, &GpuConfig::for_case(&case, None)).expect("gpu solver");
     // The projected shock overshoots: limit the initial state too (writes register 0).
     gpu.limit_once(&c0).expect("initial limiting");
     let t_end = 0.2;

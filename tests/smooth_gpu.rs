@@ -2,13 +2,13 @@
 //! sampling path with the f64 CPU reference): race freedom on the GPU coloring's schedule, and
 //! the mesh guarantees (validity, boundary, topology, quality) on every analytic metric.
 
-use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
 use chromaflow::mesh::{generate, Mesh};
 use chromaflow::runtime::Runtime;
 use chromaflow::solver::smooth::cpu::{min_shape, positions};
 use chromaflow::solver::smooth::{
-    metric_normalization, metric_quality, GpuSmoother, MetricSpec, MetricTexture, QualitySummary,
-    Sampling, Schedule, SmoothParams, SmoothTopology, TextureSampler, VertexKind, WeightMode,
+    metric_normalization, metric_quality, schedule_gpu, GpuSmoother, MetricSpec, MetricTexture,
+    QualitySummary, Sampling, Schedule, SmoothParams, SmoothTopology, TextureSampler, VertexKind,
+    WeightMode,
 };
 
 fn rt() -> Runtime {
@@ -28,15 +28,7 @@ struct Case {
 fn case(rt: &Runtime, spec: &str, metric: &str, size: u32) -> Case {
     let mesh = generate::builtin(spec).unwrap();
     let topo = SmoothTopology::build(&mesh).unwrap();
-    let classes = topo.classes();
-    let col = color_vertices_gpu(
-        rt,
-        &topo.neighbors,
-        Some(&classes),
-        GpuColoringVariant::Data,
-    )
-    .unwrap();
-    let schedule = Schedule::from_colors(&topo, &col.colors).unwrap();
+    let schedule = schedule_gpu(rt, &topo).unwrap();
     let spec = MetricSpec::resolve(Some(metric), None, &mesh).unwrap();
     let tex = MetricTexture::from_spec(&spec, &mesh, size, 2).unwrap();
     let start = positions(&mesh)

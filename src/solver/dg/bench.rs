@@ -114,19 +114,7 @@ pub fn bench_one(
     } = setup;
     let steps = steps.max(1);
     let p = tables.p;
-    let mut gpu = GpuDg::new(
-        rt,
-        dm,
-        tables,
-        &GpuConfig {
-            flux: case.flux,
-            state_fn: case.initial,
-            states: vec![],
-            cfl: case.cfl,
-            fixed_dt: None,
-            limiter: true,
-        },
-    )?;
+    let mut gpu = GpuDg::new(rt, dm, tables, &GpuConfig::for_case(case, None))?;
     gpu.set_atomic_surface(atomic_surface)?;
     let mut samples = Vec::new();
     let mut run_check = String::new();

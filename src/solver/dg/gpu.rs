@@ -10,7 +10,7 @@
 //! c[eq][k][element] layout.
 
 use super::basis::BasisTables;
-use super::case::StateFn;
+use super::case::{Case, StateFn};
 use super::euler::{NumericalFlux, State};
 use super::mesh::{DgEdge, DgMesh};
 use super::rk::{self, Stage};
@@ -49,6 +49,21 @@ pub struct GpuConfig {
     pub fixed_dt: Option<f64>,
     /// Slope + positivity limiter after every stage.
     pub limiter: bool,
+}
+
+impl GpuConfig {
+    /// The configuration a case asks for (its flux, initial and boundary states, CFL number
+    /// and limiter), with an optional fixed time step.
+    pub fn for_case(case: &Case, fixed_dt: Option<f64>) -> GpuConfig {
+        GpuConfig {
+            flux: case.flux,
+            state_fn: case.initial,
+            states: case.states.clone(),
+            cfl: case.cfl,
+            fixed_dt,
+            limiter: case.limiter,
+        }
+    }
 }
 
 /// The GPU clock after a batch of steps.

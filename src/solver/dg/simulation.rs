@@ -176,19 +176,7 @@ impl Simulation {
         let om = prepare(&mesh, &PrepareOptions::new(opts.ordering, opts.seed))?;
         let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t))?;
         let tables = BasisTables::new(case.order);
-        let gpu = GpuDg::new(
-            rt,
-            &dm,
-            &tables,
-            &GpuConfig {
-                flux: case.flux,
-                state_fn: case.initial,
-                states: case.states.clone(),
-                cfl: case.cfl,
-                fixed_dt: opts.fixed_dt,
-                limiter: case.limiter,
-            },
-        )?;
+        let gpu = GpuDg::new(rt, &dm, &tables, &GpuConfig::for_case(case, opts.fixed_dt))?;
         let mut sim = Simulation {
             case: case.clone(),
             mesh: om.mesh,
