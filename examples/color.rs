@@ -12,7 +12,7 @@ use chromaflow::mesh::{generate, Topology};
 use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::runtime::Runtime;
 
-fn run() -> Result<()> {
+fn main() -> Result<()> {
     let mesh = generate::builtin("rect:2000")?;
     let ordered = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 1))?;
     let faces = &ordered.coloring;
@@ -52,14 +52,7 @@ fn run() -> Result<()> {
     Ok(())
 }
 
-fn main() {
-    if let Err(e) = run() {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
-}
-
 #[test]
 fn example_runs() {
-    run().unwrap()
+    main().unwrap();
 }

@@ -15,7 +15,7 @@ const MASS_TOL: f64 = 1e-5;
 /// Largest L2 density error over the 10 x 10 domain at this resolution (it is 0.07).
 const ERROR_TOL: f64 = 0.15;
 
-fn run() -> Result<()> {
+fn main() -> Result<()> {
     let mut case = Case::vortex(300);
     case.order = 1;
     let rt = Runtime::wgpu()?;
@@ -54,14 +54,7 @@ fn run() -> Result<()> {
     Ok(())
 }
 
-fn main() {
-    if let Err(e) = run() {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
-}
-
 #[test]
 fn example_runs() {
-    run().unwrap()
+    main().unwrap();
 }

@@ -16,7 +16,7 @@ use chromaflow::solver::smooth::{MetricSpec, Smoothing, SmoothingOptions};
 const ITERATIONS: usize = 40;
 const EVERY: usize = 10;
 
-fn run() -> Result<()> {
+fn main() -> Result<()> {
     let mesh = builtin("rect:1500")?;
     let metric = MetricSpec::resolve(Some("shock"), None, &mesh)?;
     let options = SmoothingOptions {
@@ -73,14 +73,7 @@ fn run() -> Result<()> {
     Ok(())
 }
 
-fn main() {
-    if let Err(e) = run() {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
-}
-
 #[test]
 fn example_runs() {
-    run().unwrap()
+    main().unwrap();
 }

@@ -10,7 +10,7 @@ use chromaflow::solver::swe::case::Case;
 use chromaflow::solver::swe::driver::Simulation;
 use chromaflow::solver::swe::gpu::FluxLayout;
 
-fn run() -> Result<()> {
+fn main() -> Result<()> {
     let dir = tempfile::tempdir().map_err(|e| Error::io("temporary directory", e))?;
     let mut case = Case::builtin("test1")?;
     case.mesh = MeshSource::Builtin("cross:12".into());
@@ -47,14 +47,7 @@ fn run() -> Result<()> {
     Ok(())
 }
 
-fn main() {
-    if let Err(e) = run() {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
-}
-
 #[test]
 fn example_runs() {
-    run().unwrap();
+    main().unwrap();
 }

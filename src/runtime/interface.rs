@@ -79,13 +79,6 @@ impl KernelInterface {
     pub fn override_type(&self, name: &str) -> Option<ScalarType> {
         self.overrides.iter().find(|o| o.name == name).map(|o| o.ty)
     }
-
-    /// Groups used (sorted, deduplicated), the range group included.
-    pub fn groups(&self) -> Vec<u32> {
-        let mut g: Vec<u32> = self.bindings.iter().map(|b| b.group).collect();
-        g.dedup();
-        g
-    }
 }
 
 fn type_name(module: &naga::Module, ty: naga::Handle<naga::Type>) -> String {

@@ -184,17 +184,6 @@ impl Buffer {
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
-
-    /// Whether both handles name the same allocation.
-    pub fn same(&self, other: &Buffer) -> bool {
-        match (&self.inner, &other.inner) {
-            (BufferInner::Wgpu(a), BufferInner::Wgpu(b)) => a == b,
-            #[cfg(feature = "cuda")]
-            (BufferInner::Cuda(a), BufferInner::Cuda(b)) => Arc::ptr_eq(a, b),
-            #[cfg(feature = "cuda")]
-            _ => false,
-        }
-    }
 }
 
 /// A 2D rgba float texture sampled with bilinear filtering, clamp-to-edge addressing and
@@ -247,11 +236,6 @@ impl Kernel {
     /// The shader stem the kernel was built from.
     pub fn stem(&self) -> &str {
         &self.stem
-    }
-
-    /// Number of arguments a launch passes (bindings other than the item range and samplers).
-    pub fn arity(&self) -> usize {
-        self.slots.len()
     }
 }
 
@@ -442,9 +426,18 @@ pub(crate) enum PlanInner {
 }
 
 impl Plan {
-    /// The timing segments, in order.
-    pub fn segments(&self) -> &[Segment] {
-        &self.segments
+    /// The launches of each timing segment, in order (one range over all launches when the
+    /// builder named none).
+    pub(crate) fn segment_ranges(&self) -> Vec<std::ops::Range<usize>> {
+        let starts: Vec<usize> = self.segments.iter().map(|s| s.start).collect();
+        if starts.is_empty() {
+            return std::iter::once(0..self.launches).collect();
+        }
+        starts
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| a..starts.get(i + 1).copied().unwrap_or(self.launches))
+            .collect()
     }
 
     /// Number of launches.

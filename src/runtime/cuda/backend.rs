@@ -12,7 +12,6 @@ use crate::runtime::{
 use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaStream};
 use std::ffi::c_void;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// A device allocation on the device's stream, freed (in stream order) on drop.
 pub struct DeviceMemory {
@@ -94,7 +93,6 @@ struct PreparedLaunch {
 /// A prepared plan: raw launch parameters, and the resources they point at kept alive.
 pub struct CudaPlan {
     launches: Vec<PreparedLaunch>,
-    segment_starts: Vec<usize>,
     _kernels: Vec<Arc<CudaKernel>>,
     _args: Vec<Arg>,
 }
@@ -373,7 +371,6 @@ impl CudaDevice {
         }
         Ok(PlanInner::Cuda(CudaPlan {
             launches,
-            segment_starts: crate::runtime::wgpu::segment_starts(builder),
             _kernels: kernels,
             _args: kept,
         }))
@@ -433,22 +430,16 @@ impl CudaDevice {
                 .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
                 .map_err(driver_err("record event"))
         };
-        let wall = Instant::now();
-        let mut marks = Vec::with_capacity(p.segment_starts.len() * repeats as usize + 1);
+        let ranges = plan.segment_ranges();
+        let mut marks = Vec::with_capacity(ranges.len() * repeats as usize + 1);
         marks.push(mark()?);
         for _ in 0..repeats {
-            for (s, &start) in p.segment_starts.iter().enumerate() {
-                let end = p
-                    .segment_starts
-                    .get(s + 1)
-                    .copied()
-                    .unwrap_or(p.launches.len());
-                self.launch_range(p, start..end)?;
+            for range in &ranges {
+                self.launch_range(p, range.clone())?;
                 marks.push(mark()?);
             }
         }
         self.synchronize()?;
-        log::debug!("timed plan: {:.3} s wall", wall.elapsed().as_secs_f64());
         marks
             .windows(2)
             .map(|w| {

@@ -61,8 +61,6 @@ pub struct WgpuPlan {
     launches: Vec<PreparedLaunch>,
     bind_groups: Vec<wgpu::BindGroup>,
     range_group: wgpu::BindGroup,
-    /// First launch of each segment.
-    segment_starts: Vec<usize>,
     _uniforms: Vec<wgpu::Buffer>,
     _range_buffer: wgpu::Buffer,
 }
@@ -471,7 +469,6 @@ impl WgpuDevice {
             launches: prepared,
             bind_groups,
             range_group,
-            segment_starts: segment_starts(builder),
             _uniforms: uniforms.into_iter().map(|(_, b)| b).collect(),
             _range_buffer: range_buffer,
         }))
@@ -527,7 +524,8 @@ impl WgpuDevice {
             self.wait()?;
             return Ok((vec![start.elapsed().as_secs_f64()], false));
         }
-        let segments = p.segment_starts.len().max(1) as u32;
+        let ranges = plan.segment_ranges();
+        let segments = ranges.len() as u32;
         let per_submit = (wgpu::QUERY_SET_MAX_QUERIES / 2 / segments).max(1);
         let mut seconds = Vec::with_capacity((segments * repeats) as usize);
         let mut done = 0;
@@ -544,17 +542,12 @@ impl WgpuDevice {
                         .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                             label: Some("timed plan"),
                         });
-                for (s, &start) in p.segment_starts.iter().enumerate() {
-                    let end = p
-                        .segment_starts
-                        .get(s + 1)
-                        .copied()
-                        .unwrap_or(p.launches.len());
+                for range in &ranges {
                     let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: Some("timed segment"),
                         timestamp_writes: timer.next_pass(),
                     });
-                    self.record(p, &mut pass, start..end);
+                    self.record(p, &mut pass, range.clone());
                 }
                 self.ctx.queue.submit([enc.finish()]);
             }
@@ -600,15 +593,6 @@ fn arg_key(a: &Arg) -> ArgKey {
             TextureInner::Cuda(c) => Arc::as_ptr(c) as usize,
         }),
     }
-}
-
-/// First launch of each segment of a plan (one segment covering everything when none is set).
-pub(crate) fn segment_starts(builder: &PlanBuilder) -> Vec<usize> {
-    let mut starts: Vec<usize> = builder.segments.iter().map(|s| s.start).collect();
-    if starts.is_empty() {
-        starts.push(0);
-    }
-    starts
 }
 
 /// Compile kernel `name` into a compute pipeline with entry point `main` and an automatic layout
