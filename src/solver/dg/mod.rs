@@ -16,6 +16,7 @@
 //! [`simulation`] runs a [`Case`] on it with outputs ([`Simulation`]); [`bench`](mod@bench)
 //! times it.
 
+pub mod amr;
 pub mod basis;
 pub mod bench;
 pub mod case;

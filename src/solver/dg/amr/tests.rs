@@ -1,0 +1,329 @@
+//! The adaptive mesh against its invariants: faces that meet point to point, the 2:1 rule,
+//! at most 2K colors with none repeated at an element, conservation and reversibility.
+
+use super::*;
+use crate::conformance::dg::periodic_mesh;
+use crate::mesh::generate;
+use crate::order::{prepare, Ordering, PrepareOptions};
+use crate::solver::dg::basis::edge_point;
+use crate::solver::dg::mesh::{BoundaryKind, DgMesh};
+
+fn wall_box() -> DgMesh {
+    let mesh = generate::rectangle(0.0, 2.0, 0.0, 1.0, 60, 5).expect("mesh");
+    let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 3)).expect("prepare");
+    DgMesh::build(&om, &|_| Ok(BoundaryKind::Wall)).expect("dg mesh")
+}
+
+fn map(v: &[[f64; 2]; 3], r: [f64; 2]) -> [f64; 2] {
+    [
+        v[0][0] + r[0] * (v[1][0] - v[0][0]) + r[1] * (v[2][0] - v[0][0]),
+        v[0][1] + r[0] * (v[1][1] - v[0][1]) + r[1] * (v[2][1] - v[0][1]),
+    ]
+}
+
+fn det(v: &[[f64; 2]; 3]) -> f64 {
+    (v[1][0] - v[0][0]) * (v[2][1] - v[0][1]) - (v[2][0] - v[0][0]) * (v[1][1] - v[0][1])
+}
+
+/// Parameter on the right element's side of the left parameter t.
+fn right_parameter(f: &Face, t: f64) -> f64 {
+    match f.right_half {
+        0 => 1.0 - t,
+        h => (f64::from(h) - 1.0 + 1.0 - t) / 2.0,
+    }
+}
+
+/// Every invariant the solver relies on; `periodic` skips the point-to-point check (partners
+/// lie a period apart).
+fn check(am: &AdaptiveMesh, periodic: bool) {
+    let faces = am.faces().expect("faces");
+    let n = am.num_active();
+    let mut colors: Vec<Vec<u8>> = vec![Vec::new(); n];
+    let mut perimeter_seen = vec![0.0; n];
+    for f in &faces {
+        let (l, r) = (f.left as usize, f.right);
+        assert!(l < n && (r == NONE || (r as usize) < n));
+        assert!(
+            f.color < 2 * am.base_colors,
+            "color {} of {}",
+            f.color,
+            am.base_colors
+        );
+        colors[l].push(f.color);
+        perimeter_seen[l] += f.length;
+        let vl = am.vertices(l);
+        for t in [0.0, 0.3, 1.0] {
+            let pl = map(&vl, edge_point(f.left_local as usize, t));
+            let along = [
+                f.midpoint[0] + (t - 0.5) * f.length * -f.normal[1],
+                f.midpoint[1] + (t - 0.5) * f.length * f.normal[0],
+            ];
+            assert!((pl[0] - along[0]).hypot(pl[1] - along[1]) < 1e-12);
+            if r != NONE && !periodic {
+                let pr = map(
+                    &am.vertices(r as usize),
+                    edge_point(f.right_local as usize, right_parameter(f, t)),
+                );
+                assert!(
+                    (pl[0] - pr[0]).hypot(pl[1] - pr[1]) < 1e-12,
+                    "face {l}|{r} half {}: {pl:?} vs {pr:?}",
+                    f.right_half
+                );
+            }
+        }
+        if r != NONE {
+            let r = r as usize;
+            colors[r].push(f.color);
+            perimeter_seen[r] += f.length;
+            let (ll, lr) = (am.level(l), am.level(r));
+            if f.right_half == 0 {
+                assert_eq!(ll, lr, "whole face between levels {ll} and {lr}");
+            } else {
+                assert_eq!(ll, lr + 1, "half face between levels {ll} and {lr}");
+            }
+        }
+    }
+    for i in 0..n {
+        let mut c = colors[i].clone();
+        c.sort_unstable();
+        let len = c.len();
+        c.dedup();
+        assert_eq!(
+            c.len(),
+            len,
+            "element {i} has two faces of one color: {:?}",
+            colors[i]
+        );
+        let v = am.vertices(i);
+        let perimeter: f64 = (0..3)
+            .map(|s| {
+                let (a, b) = (v[s], v[(s + 1) % 3]);
+                (b[0] - a[0]).hypot(b[1] - a[1])
+            })
+            .sum();
+        assert!((perimeter - perimeter_seen[i]).abs() < 1e-12 * perimeter.max(1.0));
+        assert!(det(&v) > 0.0);
+    }
+}
+
+/// A smooth state with every mode excited, per element slot.
+fn smooth_state(am: &AdaptiveMesh, tables: &BasisTables) -> Vec<Vec<State>> {
+    let rule = &tables.vol;
+    (0..am.num_active())
+        .map(|i| {
+            let v = am.vertices(i);
+            (0..tables.np)
+                .map(|k| {
+                    let mut u = [0.0; 4];
+                    for (q, (x, w)) in rule.points.iter().zip(&rule.weights).enumerate() {
+                        let p = map(&v, *x);
+                        let phi = tables.vol_phi[q * tables.np + k];
+                        let s = [
+                            1.0 + 0.3 * (3.0 * p[0]).sin() * p[1],
+                            0.2 * p[0] * p[0],
+                            -0.1 * p[1],
+                            2.5 + (2.0 * p[1]).cos(),
+                        ];
+                        for eq in 0..4 {
+                            u[eq] += w * s[eq] * phi;
+                        }
+                    }
+                    u
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Integral of each conserved quantity: sum_i (det J_i / 2) sqrt(2) c_{i,0}.
+fn totals(am: &AdaptiveMesh, coef: &[Vec<State>]) -> State {
+    let mut s = [0.0; 4];
+    for (i, c) in coef.iter().enumerate() {
+        let a = det(&am.vertices(i)) / 2.0 * std::f64::consts::SQRT_2;
+        for eq in 0..4 {
+            s[eq] += a * c[0][eq];
+        }
+    }
+    s
+}
+
+fn rand_flags(n: usize, seed: &mut u64) -> Vec<i8> {
+    (0..n)
+        .map(|_| {
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            match (*seed >> 33) % 5 {
+                0 => 1,
+                1 | 2 => -1,
+                _ => 0,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn random_adaptations_keep_every_invariant_and_the_totals() {
+    for (base, periodic) in [(wall_box(), false), (periodic_mesh().expect("mesh"), true)] {
+        let p = 2;
+        let tables = BasisTables::new(p);
+        let proj = Projection::new(p);
+        let mut am = AdaptiveMesh::new(&base, 4).expect("tree");
+        check(&am, periodic);
+        let mut coef = smooth_state(&am, &tables);
+        let start = totals(&am, &coef);
+        let mut seed = 11;
+        let mut max_level = 0;
+        let mut coarsened = 0;
+        for _ in 0..12 {
+            let faces = am.faces().expect("faces");
+            let mut f = rand_flags(am.num_active(), &mut seed);
+            am.smooth_flags(&faces, &mut f);
+            let counts = am.adapt(&f, &mut coef, &proj).expect("adapt");
+            coarsened += counts.coarsened;
+            check(&am, periodic);
+            let now = totals(&am, &coef);
+            for eq in 0..4 {
+                assert!((now[eq] - start[eq]).abs() < 1e-12 * start[eq].abs().max(1.0));
+            }
+            max_level = max_level.max((0..am.num_active()).map(|i| am.level(i)).max().unwrap());
+        }
+        assert_eq!(
+            max_level, 4,
+            "the random flags should reach the maximum level"
+        );
+        assert!(
+            coarsened > 0,
+            "the random flags should coarsen some clusters"
+        );
+    }
+}
+
+#[test]
+fn refining_everything_then_coarsening_everything_restores_the_mesh_and_the_solution() {
+    let base = wall_box();
+    for p in [1, 3] {
+        let tables = BasisTables::new(p);
+        let proj = Projection::new(p);
+        let mut am = AdaptiveMesh::new(&base, 3).expect("tree");
+        let mut coef = smooth_state(&am, &tables);
+        let original = coef.clone();
+        let vertices: Vec<_> = (0..am.num_active()).map(|i| am.vertices(i)).collect();
+        for _ in 0..3 {
+            let faces = am.faces().expect("faces");
+            let mut f = vec![1; am.num_active()];
+            am.smooth_flags(&faces, &mut f);
+            am.adapt(&f, &mut coef, &proj).expect("refine");
+        }
+        assert_eq!(am.num_active(), base.num_elements * 64);
+        check(&am, false);
+        for _ in 0..3 {
+            let faces = am.faces().expect("faces");
+            let mut f = vec![-1; am.num_active()];
+            am.smooth_flags(&faces, &mut f);
+            am.adapt(&f, &mut coef, &proj).expect("coarsen");
+            check(&am, false);
+        }
+        assert_eq!(am.num_active(), base.num_elements);
+        assert_eq!(am.faces().expect("faces").len(), base.edges.len());
+        // Slots may have moved: match elements by their vertices.
+        for (i, c) in coef.iter().enumerate() {
+            let j = vertices
+                .iter()
+                .position(|v| *v == am.vertices(i))
+                .expect("a base element");
+            for (a, b) in c.iter().zip(&original[j]) {
+                for eq in 0..4 {
+                    assert!((a[eq] - b[eq]).abs() < 1e-12, "p={p} element {j}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn smoothing_enforces_two_to_one_and_spreads_refinement() {
+    let base = wall_box();
+    let proj = Projection::new(1);
+    let tables = BasisTables::new(1);
+    let mut am = AdaptiveMesh::new(&base, 5).expect("tree");
+    let mut coef = smooth_state(&am, &tables);
+    // Refine one corner element five times: the 2:1 rule forces a graded neighbourhood.
+    for _ in 0..5 {
+        let n = am.num_active();
+        let target = (0..n)
+            .min_by(|&a, &b| {
+                let ca = am.vertices(a).iter().map(|v| v[0] + v[1]).sum::<f64>();
+                let cb = am.vertices(b).iter().map(|v| v[0] + v[1]).sum::<f64>();
+                ca.total_cmp(&cb)
+            })
+            .unwrap();
+        let mut f = vec![0; n];
+        f[target] = 1;
+        let faces = am.faces().expect("faces");
+        am.smooth_flags(&faces, &mut f);
+        am.adapt(&f, &mut coef, &proj).expect("adapt");
+        check(&am, false);
+    }
+    let levels: Vec<u8> = (0..am.num_active()).map(|i| am.level(i)).collect();
+    assert_eq!(*levels.iter().max().unwrap(), 5);
+    for l in 1..5 {
+        assert!(levels.contains(&l), "no element at level {l}: not graded");
+    }
+}
+
+#[test]
+fn six_colors_on_a_three_colored_base() {
+    let base = wall_box();
+    assert_eq!(base.num_colors(), 3);
+    let proj = Projection::new(0);
+    let mut am = AdaptiveMesh::new(&base, 3).expect("tree");
+    let mut coef = vec![vec![[1.0; 4]]; am.num_active()];
+    let mut seed = 5;
+    let mut used = [false; 6];
+    for _ in 0..6 {
+        let faces = am.faces().expect("faces");
+        for f in &faces {
+            used[f.color as usize] = true;
+        }
+        let mut f = rand_flags(am.num_active(), &mut seed);
+        am.smooth_flags(&faces, &mut f);
+        am.adapt(&f, &mut coef, &proj).expect("adapt");
+        check(&am, false);
+    }
+    assert!(used.iter().all(|&u| u), "all six colors appear: {used:?}");
+}
+
+#[test]
+fn indicator_is_height_times_the_gradient() {
+    // rho = 2 + 3x - 4y on an element: |grad rho| = 5, eps = 5 h.
+    let p = 1;
+    let tables = BasisTables::new(p);
+    let base = wall_box();
+    let am = AdaptiveMesh::new(&base, 1).expect("tree");
+    let mut coef = smooth_state(&am, &tables);
+    for (i, c) in coef.iter_mut().enumerate() {
+        let v = am.vertices(i);
+        // Linear interpolation of rho at the vertices, projected exactly onto P1.
+        let rho: Vec<f64> = v.iter().map(|x| 2.0 + 3.0 * x[0] - 4.0 * x[1]).collect();
+        for (k, ck) in c.iter_mut().enumerate() {
+            ck[0] = (0..tables.nq())
+                .map(|q| {
+                    let r = tables.vol.points[q];
+                    let val = rho[0] * (1.0 - r[0] - r[1]) + rho[1] * r[0] + rho[2] * r[1];
+                    tables.vol.weights[q] * val * tables.vol_phi[q * tables.np + k]
+                })
+                .sum();
+        }
+    }
+    let eps = indicator(&tables, IndicatorField::Density, &coef, |i| {
+        (base.inv_jacobian[i], base.min_height[i])
+    });
+    for (i, e) in eps.iter().enumerate() {
+        assert!(
+            (e - 5.0 * base.min_height[i]).abs() < 1e-10,
+            "element {i}: {e}"
+        );
+    }
+    assert_eq!(flags(&[0.1, 1.0, 3.0], 1.0, 2.0), vec![-1, 0, 1]);
+}

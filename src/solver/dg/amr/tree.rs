@@ -1,0 +1,623 @@
+//! Element and edge trees of an adaptively refined triangle mesh (GK19 sections 3-4), the f64
+//! reference of the GPU adaptation: refine, coarsen, 2:1 smoothing, in-place slots with
+//! compaction, connectivity from the trees and the nonconforming edge coloring.
+//!
+//! Identities. Elements and edges have ids that never move; children are allocated in blocks
+//! (4 element ids per refined element, 2 edge ids per split edge, 3 ids for the interior edges
+//! of a refined element), freed blocks are reused first, in the order they were freed. Active
+//! elements occupy *positions* (the slots of the solution arrays): a coarsened parent takes its
+//! first child's slot, a refined element's first child takes its parent's slot and the others
+//! fill freed slots, then the end; compaction (GK19 Algorithm 4) then moves the last occupied
+//! slots into the holes below the active count.
+//!
+//! Children. Child j < 3 of (v0, v1, v2) is the corner child at v_j, child 3 the centre one
+//! ([`child_vertices`]). Every child's local side s is parallel to the parent's side s: the
+//! first half of parent side s (as the parent walks it) is side s of child s, the second half
+//! side s of child s + 1, and side s of child s + 2 is the interior edge it shares with the
+//! centre child (left: the corner child, right: the centre child).
+//!
+//! Edges. An edge stores, at its own level, the element on each side (or none, when that side
+//! is coarser) with the local side index. A split edge's first child is the half its left
+//! element walks first. The faces the solver loops
+//! over are the live leaf edges; a face with a missing side takes its parent edge's element
+//! there (one level coarser) and the half of that element's side it covers. Faces are oriented
+//! with the finer element on the left.
+//!
+//! Colors (GK19 section 3.5, generalised to K base colors): a root edge keeps its color
+//! c < K; the children of an edge of color c get c and (c + K) mod 2K; an interior edge takes
+//! the color of the parent side it is parallel to. Every element's side s then has a color
+//! congruent to its root's side-s color mod K (three distinct residues), and the two faces on a
+//! split side differ by K, so no two faces of an element share a color: 2K colors, 6 for a
+//! conforming 3-colored base mesh.
+
+use std::collections::VecDeque;
+
+use super::projection::{child_vertices, Projection};
+use crate::error::{Error, Result};
+use crate::solver::dg::euler::State;
+use crate::solver::dg::mesh::{DgMesh, EDGE_INTERIOR};
+
+/// Marks a missing element, edge, child, parent or slot.
+pub const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Debug)]
+struct Element {
+    vertices: [[f64; 2]; 3],
+    level: u8,
+    parent: u32,
+    /// First of four consecutive child ids, [`NONE`] for a leaf.
+    first_child: u32,
+    /// The edges of the three sides, at this element's level.
+    edges: [u32; 3],
+    /// Slot of an active element, [`NONE`] otherwise.
+    position: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Edge {
+    level: u8,
+    parent: u32,
+    /// First of two consecutive child ids along the edge, [`NONE`] for a leaf.
+    first_child: u32,
+    /// Left and right element at this level, [`NONE`] where that side is coarser (or, on the
+    /// right, for boundary edges).
+    elements: [u32; 2],
+    locals: [u8; 2],
+    kind: u32,
+    state: usize,
+    color: u8,
+    alive: bool,
+}
+
+impl Edge {
+    /// A slot of a new block before it is filled.
+    fn unused() -> Edge {
+        Edge {
+            level: 0,
+            parent: NONE,
+            first_child: NONE,
+            elements: [NONE; 2],
+            locals: [0; 2],
+            kind: EDGE_INTERIOR,
+            state: 0,
+            color: 0,
+            alive: false,
+        }
+    }
+}
+
+/// One face of the active mesh: where the surface integral runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Face {
+    /// Slots of the left (finer or equal) and right element; right is [`NONE`] on the boundary.
+    pub left: u32,
+    pub right: u32,
+    pub left_local: u8,
+    pub right_local: u8,
+    /// 0: the right element's whole side; 1, 2: its first or second half.
+    pub right_half: u8,
+    pub kind: u32,
+    pub state: usize,
+    pub color: u8,
+    /// Outward normal of the left element, length and midpoint.
+    pub normal: [f64; 2],
+    pub length: f64,
+    pub midpoint: [f64; 2],
+    /// Level of the left element.
+    pub level: u8,
+}
+
+/// What one adaptation did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AdaptCounts {
+    pub refined: usize,
+    pub coarsened: usize,
+    /// Passes of the 2:1 smoothing until nothing changed.
+    pub smoothing_passes: usize,
+    /// Elements moved by the compaction.
+    pub moved: usize,
+}
+
+/// The adaptive mesh: trees over a conforming base mesh.
+#[derive(Clone, Debug)]
+pub struct AdaptiveMesh {
+    pub max_level: u8,
+    /// Colors of the base mesh (K); the adapted mesh uses at most 2K.
+    pub base_colors: u8,
+    elements: Vec<Element>,
+    edges: Vec<Edge>,
+    free_element_blocks: VecDeque<u32>,
+    free_split_blocks: VecDeque<u32>,
+    free_interior_blocks: VecDeque<u32>,
+    /// Element id in each slot ([`NONE`]: a hole).
+    slots: Vec<u32>,
+}
+
+impl AdaptiveMesh {
+    /// The base mesh as the roots (levels 0), `max_level` levels of refinement allowed.
+    pub fn new(base: &DgMesh, max_level: u8) -> Result<AdaptiveMesh> {
+        let k = base.num_colors();
+        if k > 127 {
+            return Err(Error::Invalid(format!(
+                "adaptive refinement needs at most 127 base edge colors, the mesh has {k}"
+            )));
+        }
+        let mut elements: Vec<Element> = (0..base.num_elements)
+            .map(|i| Element {
+                vertices: base.vertices[i],
+                level: 0,
+                parent: NONE,
+                first_child: NONE,
+                edges: [NONE; 3],
+                position: i as u32,
+            })
+            .collect();
+        let mut edges = Vec::with_capacity(base.edges.len());
+        for c in 0..k {
+            for e in &base.edges[base.color_offsets[c]..base.color_offsets[c + 1]] {
+                let id = edges.len() as u32;
+                elements[e.left].edges[e.left_local] = id;
+                let right = e.right.map_or(NONE, |r| r as u32);
+                if let Some(r) = e.right {
+                    elements[r].edges[e.right_local] = id;
+                }
+                edges.push(Edge {
+                    level: 0,
+                    parent: NONE,
+                    first_child: NONE,
+                    elements: [e.left as u32, right],
+                    locals: [e.left_local as u8, e.right_local as u8],
+                    kind: e.kind,
+                    state: e.state,
+                    color: c as u8,
+                    alive: true,
+                });
+            }
+        }
+        if let Some(i) = elements.iter().position(|el| el.edges.contains(&NONE)) {
+            return Err(Error::Invalid(format!(
+                "element {i} of the base mesh has a side without an edge"
+            )));
+        }
+        Ok(AdaptiveMesh {
+            max_level,
+            base_colors: k as u8,
+            slots: (0..elements.len() as u32).collect(),
+            elements,
+            edges,
+            free_element_blocks: VecDeque::new(),
+            free_split_blocks: VecDeque::new(),
+            free_interior_blocks: VecDeque::new(),
+        })
+    }
+
+    /// Number of active elements (slots 0..n after an adaptation).
+    pub fn num_active(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Refinement level of the element in slot `pos`.
+    pub fn level(&self, pos: usize) -> u8 {
+        self.elements[self.slots[pos] as usize].level
+    }
+
+    /// Vertices of the element in slot `pos`.
+    pub fn vertices(&self, pos: usize) -> [[f64; 2]; 3] {
+        self.elements[self.slots[pos] as usize].vertices
+    }
+
+    /// Whether the element in slot `pos` has three siblings (it can be coarsened).
+    fn sibling_block(&self, pos: usize) -> Option<u32> {
+        let p = self.elements[self.slots[pos] as usize].parent;
+        (p != NONE).then(|| self.elements[p as usize].first_child)
+    }
+
+    fn side_of(&self, edge: u32, element: u32) -> usize {
+        usize::from(self.edges[edge as usize].elements[0] != element)
+    }
+
+    /// The faces of the active mesh, in edge id order.
+    pub fn faces(&self) -> Result<Vec<Face>> {
+        let mut faces = Vec::new();
+        for (id, e) in self.edges.iter().enumerate() {
+            if !e.alive || e.first_child != NONE {
+                continue;
+            }
+            // (slot, local side, half) of side s.
+            let side = |s: usize| -> Option<(u32, u8, u8)> {
+                if e.elements[s] != NONE {
+                    let el = &self.elements[e.elements[s] as usize];
+                    return Some((el.position, e.locals[s], 0));
+                }
+                if e.parent == NONE {
+                    return None;
+                }
+                let p = &self.edges[e.parent as usize];
+                if p.elements[s] == NONE {
+                    return None;
+                }
+                let m = (id as u32 - p.first_child) as u8;
+                let half = if s == 0 { m + 1 } else { 2 - m };
+                Some((
+                    self.elements[p.elements[s] as usize].position,
+                    p.locals[s],
+                    half,
+                ))
+            };
+            let mut face = Face {
+                left: NONE,
+                right: NONE,
+                left_local: 0,
+                right_local: 0,
+                right_half: 0,
+                kind: e.kind,
+                state: e.state,
+                color: e.color,
+                normal: [0.0; 2],
+                length: 0.0,
+                midpoint: [0.0; 2],
+                level: e.level,
+            };
+            let interior = e.kind == EDGE_INTERIOR;
+            (
+                face.left,
+                face.left_local,
+                face.right,
+                face.right_local,
+                face.right_half,
+            ) = match (side(0), if interior { side(1) } else { None }) {
+                (Some(l), None) if !interior && l.2 == 0 => (l.0, l.1, NONE, 0, 0),
+                (Some(l), Some(r)) if l.2 == 0 => (l.0, l.1, r.0, r.1, r.2),
+                (Some(l), Some(r)) if r.2 == 0 => (r.0, r.1, l.0, l.1, l.2),
+                _ => {
+                    return Err(Error::Invalid(format!(
+                        "adaptive mesh: edge {id} (level {}) has no element on a side",
+                        e.level
+                    )))
+                }
+            };
+            // Geometry from the left element's own side (its frame across a periodic pair).
+            let v = self.elements[self.slots[face.left as usize] as usize].vertices;
+            let (a, b) = (
+                v[face.left_local as usize],
+                v[(face.left_local as usize + 1) % 3],
+            );
+            let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
+            face.length = (dx * dx + dy * dy).sqrt();
+            face.normal = [dy / face.length, -dx / face.length];
+            face.midpoint = [0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1])];
+            faces.push(face);
+        }
+        Ok(faces)
+    }
+
+    /// Make `flags` (per slot: 1 refine, -1 coarsen, 0 keep) admissible: no refinement past
+    /// `max_level`, coarsening only of whole sibling clusters, and the 2:1 rule
+    /// |level_i - level_j| <= 1 across every face after the adaptation (GK19 eq. 8). Smoothing
+    /// is GK19 Algorithm 2: per face, color by color, the coarser-to-be side is raised by one
+    /// step, repeated until nothing changes. Returns the number of passes.
+    pub fn smooth_flags(&self, faces: &[Face], flags: &mut [i8]) -> usize {
+        let n = self.num_active();
+        for (pos, f) in flags.iter_mut().enumerate().take(n) {
+            let level = self.level(pos);
+            if *f > 0 && level >= self.max_level {
+                *f = 0;
+            }
+            if *f < 0 && level == 0 {
+                *f = 0;
+            }
+            *f = (*f).clamp(-1, 1);
+        }
+        let mut by_color: Vec<&Face> = faces.iter().filter(|f| f.right != NONE).collect();
+        by_color.sort_by_key(|f| f.color);
+        let mut passes = 0;
+        loop {
+            passes += 1;
+            let mut changed = self.cluster_rule(flags);
+            for f in &by_color {
+                let (l, r) = (f.left as usize, f.right as usize);
+                let after_l = i32::from(self.level(l)) + i32::from(flags[l]);
+                let after_r = i32::from(self.level(r)) + i32::from(flags[r]);
+                if after_l - after_r > 1 {
+                    flags[r] += 1;
+                    changed = true;
+                } else if after_r - after_l > 1 {
+                    flags[l] += 1;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return passes;
+            }
+        }
+    }
+
+    /// A coarsening flag stands only if all four siblings are active and flagged -1.
+    fn cluster_rule(&self, flags: &mut [i8]) -> bool {
+        let mut changed = false;
+        for pos in 0..self.num_active() {
+            if flags[pos] >= 0 {
+                continue;
+            }
+            let block = self.sibling_block(pos).unwrap_or(NONE);
+            let whole = block != NONE
+                && (block..block + 4).all(|s| {
+                    let el = &self.elements[s as usize];
+                    el.position != NONE && flags[el.position as usize] < 0
+                });
+            if !whole {
+                flags[pos] = 0;
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    /// Adapt by admissible `flags` (see [`AdaptiveMesh::smooth_flags`]), carrying the
+    /// coefficients of each slot (`[mode][equation]`) by L2 projection. Coarsening runs first
+    /// so refinement reuses the slots and ids it frees; compaction closes the remaining holes.
+    pub fn adapt(
+        &mut self,
+        flags: &[i8],
+        coef: &mut Vec<Vec<State>>,
+        proj: &Projection,
+    ) -> Result<AdaptCounts> {
+        let n = self.num_active();
+        if flags.len() != n || coef.len() != n {
+            return Err(Error::Invalid(format!(
+                "adapt: {} flags and {} coefficient sets for {n} elements",
+                flags.len(),
+                coef.len()
+            )));
+        }
+        let refine: Vec<u32> = (0..n)
+            .filter(|&p| flags[p] > 0)
+            .map(|p| self.slots[p])
+            .collect();
+        let mut counts = AdaptCounts::default();
+        // Clusters in the order of their first child's slot.
+        let clusters: Vec<u32> = (0..n)
+            .filter(|&p| flags[p] < 0)
+            .map(|p| (self.slots[p], self.elements[self.slots[p] as usize].parent))
+            .filter(|&(id, parent)| self.elements[parent as usize].first_child == id)
+            .map(|(_, parent)| parent)
+            .collect();
+        let mut holes = Vec::new();
+        for &parent in &clusters {
+            self.coarsen(parent, coef, proj, &mut holes);
+        }
+        counts.coarsened = clusters.len();
+        let mut split = Vec::new();
+        for &id in &refine {
+            for &e in &self.elements[id as usize].edges {
+                if self.edges[e as usize].first_child == NONE {
+                    split.push(e);
+                }
+            }
+        }
+        split.sort_unstable();
+        split.dedup();
+        for e in split {
+            self.split_edge(e);
+        }
+        let mut hole = holes.into_iter();
+        for &id in &refine {
+            self.refine(id, coef, proj, &mut hole);
+            counts.refined += 1;
+        }
+        let mut holes: Vec<u32> = hole.collect();
+        holes.sort_unstable();
+        counts.moved = self.compact(&holes, coef);
+        Ok(counts)
+    }
+
+    fn coarsen(
+        &mut self,
+        parent: u32,
+        coef: &mut [Vec<State>],
+        proj: &Projection,
+        holes: &mut Vec<u32>,
+    ) {
+        let block = self.elements[parent as usize].first_child;
+        let pos: Vec<u32> = (block..block + 4)
+            .map(|c| self.elements[c as usize].position)
+            .collect();
+        let merged = proj.coarsen([
+            &coef[pos[0] as usize],
+            &coef[pos[1] as usize],
+            &coef[pos[2] as usize],
+            &coef[pos[3] as usize],
+        ]);
+        coef[pos[0] as usize] = merged;
+        self.slots[pos[0] as usize] = parent;
+        for &p in &pos[1..] {
+            self.slots[p as usize] = NONE;
+            holes.push(p);
+        }
+        for c in block..block + 4 {
+            self.elements[c as usize].position = NONE;
+        }
+        let el = &mut self.elements[parent as usize];
+        el.position = pos[0];
+        el.first_child = NONE;
+        let sides = el.edges;
+        self.free_element_blocks.push_back(block);
+        let interior = self.elements[block as usize + 3].edges[0];
+        for e in interior..interior + 3 {
+            self.edges[e as usize].alive = false;
+        }
+        self.free_interior_blocks.push_back(interior);
+        for e in sides {
+            let s = self.side_of(e, parent);
+            let edge = &self.edges[e as usize];
+            let other = edge.elements[1 - s];
+            let other_refined = other != NONE && self.elements[other as usize].first_child != NONE;
+            let first = edge.first_child;
+            if other_refined {
+                for c in first..first + 2 {
+                    self.edges[c as usize].elements[s] = NONE;
+                }
+            } else {
+                for c in first..first + 2 {
+                    self.edges[c as usize].alive = false;
+                }
+                self.edges[e as usize].first_child = NONE;
+                self.free_split_blocks.push_back(first);
+            }
+        }
+    }
+
+    fn split_edge(&mut self, e: u32) {
+        let edge = self.edges[e as usize].clone();
+        let k = self.base_colors;
+        let child = |color| Edge {
+            level: edge.level + 1,
+            parent: e,
+            first_child: NONE,
+            elements: [NONE; 2],
+            locals: [0; 2],
+            kind: edge.kind,
+            state: edge.state,
+            color,
+            alive: true,
+        };
+        let first = take_block(
+            &mut self.free_split_blocks,
+            &mut self.edges,
+            2,
+            Edge::unused,
+        );
+        self.edges[first as usize] = child(edge.color);
+        self.edges[first as usize + 1] = child((edge.color + k) % (2 * k));
+        self.edges[e as usize].first_child = first;
+    }
+
+    fn refine(
+        &mut self,
+        id: u32,
+        coef: &mut Vec<Vec<State>>,
+        proj: &Projection,
+        holes: &mut impl Iterator<Item = u32>,
+    ) {
+        let parent = self.elements[id as usize].clone();
+        let level = parent.level + 1;
+        let verts = child_vertices(&parent.vertices);
+        let block = take_block(&mut self.free_element_blocks, &mut self.elements, 4, || {
+            Element {
+                vertices: [[0.0; 2]; 3],
+                level: 0,
+                parent: NONE,
+                first_child: NONE,
+                edges: [NONE; 3],
+                position: NONE,
+            }
+        });
+        let parent_coef = coef[parent.position as usize].clone();
+        let mut positions = [parent.position; 4];
+        for p in positions.iter_mut().skip(1) {
+            *p = holes.next().unwrap_or_else(|| {
+                self.slots.push(NONE);
+                coef.push(Vec::new());
+                (self.slots.len() - 1) as u32
+            });
+        }
+        for c in 0..4 {
+            let cid = block + c as u32;
+            self.elements[cid as usize] = Element {
+                vertices: verts[c],
+                level,
+                parent: id,
+                first_child: NONE,
+                edges: [NONE; 3],
+                position: positions[c],
+            };
+            self.slots[positions[c] as usize] = cid;
+            coef[positions[c] as usize] = proj.refine(&parent_coef, c);
+        }
+        let el = &mut self.elements[id as usize];
+        el.first_child = block;
+        el.position = NONE;
+        // Halves of the parent's sides.
+        for s in 0..3 {
+            let e = parent.edges[s];
+            let side = self.side_of(e, id);
+            let first = self.edges[e as usize].first_child;
+            // The parent walks its side forwards on the left of the edge, backwards on the right.
+            let (a, b) = if side == 0 {
+                (first, first + 1)
+            } else {
+                (first + 1, first)
+            };
+            for (child, half) in [(s, a), ((s + 1) % 3, b)] {
+                let cid = block + child as u32;
+                self.elements[cid as usize].edges[s] = half;
+                let h = &mut self.edges[half as usize];
+                h.elements[side] = cid;
+                h.locals[side] = s as u8;
+            }
+        }
+        // Interior edges: side s of corner child s + 2 (left) and of the centre child (right).
+        let interior = take_block(
+            &mut self.free_interior_blocks,
+            &mut self.edges,
+            3,
+            Edge::unused,
+        );
+        for s in 0..3 {
+            let corner = (s + 2) % 3;
+            let e = interior + s as u32;
+            self.edges[e as usize] = Edge {
+                level,
+                parent: NONE,
+                first_child: NONE,
+                elements: [block + corner as u32, block + 3],
+                locals: [s as u8; 2],
+                kind: EDGE_INTERIOR,
+                state: 0,
+                color: self.edges[parent.edges[s] as usize].color,
+                alive: true,
+            };
+            self.elements[(block + corner as u32) as usize].edges[s] = e;
+            self.elements[(block + 3) as usize].edges[s] = e;
+        }
+    }
+
+    /// GK19 Algorithm 4: fill the holes below the active count with the last occupied slots.
+    fn compact(&mut self, holes: &[u32], coef: &mut Vec<Vec<State>>) -> usize {
+        let active = self.slots.iter().filter(|&&s| s != NONE).count();
+        let to: Vec<u32> = holes
+            .iter()
+            .copied()
+            .filter(|&h| (h as usize) < active)
+            .collect();
+        let from: Vec<usize> = (active..self.slots.len())
+            .filter(|&p| self.slots[p] != NONE)
+            .collect();
+        debug_assert_eq!(to.len(), from.len());
+        for (&t, &f) in to.iter().zip(&from) {
+            let id = self.slots[f];
+            self.slots[t as usize] = id;
+            self.elements[id as usize].position = t;
+            coef.swap(t as usize, f);
+        }
+        self.slots.truncate(active);
+        coef.truncate(active);
+        from.len()
+    }
+}
+
+/// The first id of a block of `len` entries: a freed block if any (oldest first), else new
+/// entries made by `fresh` at the end.
+fn take_block<T>(
+    free: &mut VecDeque<u32>,
+    items: &mut Vec<T>,
+    len: usize,
+    fresh: impl Fn() -> T,
+) -> u32 {
+    if let Some(first) = free.pop_front() {
+        return first;
+    }
+    let first = items.len() as u32;
+    items.extend((0..len).map(|_| fresh()));
+    first
+}
