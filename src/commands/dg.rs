@@ -15,6 +15,7 @@ use chromaflow::order::Ordering;
 use chromaflow::output::write_json_atomic;
 use chromaflow::runtime::bandwidth::copy_bandwidth;
 use chromaflow::runtime::{BackendKind, GpuOptions, Runtime};
+use chromaflow::solver::dg::amr::{AmrOptions, IndicatorField};
 use chromaflow::solver::dg::bench::{
     bench_one, ordering_variants, BenchRow, BenchSetup, COPY_SAMPLES, SURFACE_BYTES_MODEL,
 };
@@ -75,6 +76,53 @@ pub struct DgArgs {
     /// Mesh seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Adaptive refinement with this many levels above the mesh (GK19); 0 keeps the mesh.
+    #[arg(long)]
+    pub amr_levels: Option<u8>,
+    /// Steps between adaptations (default 4p + 4: the solution moves about two cells).
+    #[arg(long)]
+    pub amr_every: Option<usize>,
+    /// Refinement threshold eps (refine above eps * delta, coarsen below eps / delta; default
+    /// 2% of the indicator field's initial range).
+    #[arg(long)]
+    pub amr_threshold: Option<f64>,
+    /// Field whose gradient drives the refinement: density, pressure or energy.
+    #[arg(long)]
+    pub amr_field: Option<String>,
+}
+
+/// The case's adaptive refinement with the command line's overrides.
+fn amr_options(args: &DgArgs, case: &Case) -> anyhow::Result<Option<AmrOptions>> {
+    let mut amr = case.amr;
+    if let Some(levels) = args.amr_levels {
+        amr = (levels > 0).then(|| AmrOptions {
+            max_level: levels,
+            ..amr.unwrap_or_default()
+        });
+    }
+    let tuned = args.amr_every.is_some() || args.amr_threshold.is_some() || args.amr_field.is_some();
+    let Some(mut amr) = amr else {
+        if tuned {
+            return Err(Error::Invalid(
+                "--amr-every, --amr-threshold and --amr-field need --amr-levels (or an [amr] \
+                 table in the case file)"
+                    .into(),
+            )
+            .into());
+        }
+        return Ok(None);
+    };
+    if args.amr_every.is_some() {
+        amr.every = args.amr_every;
+    }
+    if args.amr_threshold.is_some() {
+        amr.threshold = args.amr_threshold;
+    }
+    if let Some(f) = &args.amr_field {
+        amr.field = IndicatorField::parse(f).map_err(|e| Error::Invalid(format!("--amr-field: {e}")))?;
+    }
+    amr.validate(case.order)?;
+    Ok(Some(amr))
 }
 
 fn load_case(args: &DgArgs) -> anyhow::Result<Case> {
@@ -120,6 +168,7 @@ fn load_case(args: &DgArgs) -> anyhow::Result<Case> {
         }
         case.snapshot_every = Some(s);
     }
+    case.amr = amr_options(args, &case)?;
     Ok(case)
 }
 
@@ -184,6 +233,18 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             summary.snapshots,
             args.out.display()
         );
+        if let Some(a) = summary.amr {
+            eprintln!(
+                "dg: adaptive refinement: {} adaptations ({} refined, {} coarsened), {:.3} s \
+                 adapting on the host ({:.1}% of the run), {} elements at the end",
+                a.adaptations,
+                a.refined,
+                a.coarsened,
+                a.seconds,
+                100.0 * a.seconds / secs.max(1e-12),
+                summary.elements
+            );
+        }
     }
     Ok(())
 }

@@ -45,7 +45,15 @@ impl MinReduction {
 
     /// Append the launches to `plan`.
     pub fn record(&self, plan: &mut PlanBuilder) {
-        for (k, (out, len)) in self.stages.iter().enumerate() {
+        self.record_first(plan, self.stages[0].1);
+    }
+
+    /// Append the launches of the minimum of the first `n` inputs (n at most the size it was
+    /// made for). Stages past the one that reaches a single value carry it on unchanged, so
+    /// the minimum always lands in [`MinReduction::result`].
+    pub fn record_first(&self, plan: &mut PlanBuilder, n: u32) {
+        let mut len = n.clamp(1, self.stages[0].1);
+        for (k, (out, _)) in self.stages.iter().enumerate() {
             let src = if k == 0 {
                 &self.input
             } else {
@@ -55,9 +63,10 @@ impl MinReduction {
             plan.launch_threads(
                 &self.kernel,
                 &args![*src, *out],
-                ItemRange::all(*len),
+                ItemRange::all(len),
                 groups * WORKGROUP_SIZE,
             );
+            len = groups;
         }
     }
 }

@@ -15,6 +15,9 @@
 //! v = 0.0
 //! p = 1.0
 //!
+//! [amr]                         # optional adaptive refinement (GK19)
+//! levels = 4                    # levels above the mesh; every, threshold, delta, field optional
+//!
 //! [[boundary]]                  # one per tag (number `tag` or physical `name`)
 //! name = "inlet"
 //! kind = "inflow"               # wall | outflow | inflow (rho,u,v,p) | exact | periodic (partner)
@@ -24,6 +27,7 @@
 //! p = 1.0
 //! ```
 
+use super::amr::{AmrOptions, IndicatorField};
 use super::euler::{conserved, NumericalFlux, State, GAMMA};
 use super::mesh::BoundaryKind;
 use crate::error::{Error, Result};
@@ -169,6 +173,8 @@ pub struct Case {
     pub snapshot_every: Option<f64>,
     /// For DMR: bottom-boundary edges with x < this are prescribed (post-shock), the rest wall.
     pub split_bottom_at: Option<f64>,
+    /// Adaptive refinement (None: the mesh stays as built).
+    pub amr: Option<AmrOptions>,
 }
 
 /// Tag given to the prescribed part of the DMR bottom boundary.
@@ -204,6 +210,7 @@ impl Case {
             flux: NumericalFlux::Rusanov,
             snapshot_every: Some(0.5),
             split_bottom_at: None,
+            amr: None,
         }
     }
 
@@ -237,6 +244,7 @@ impl Case {
             flux: NumericalFlux::Rusanov,
             snapshot_every: Some(0.05),
             split_bottom_at: Some(1.0 / 6.0),
+            amr: None,
         }
     }
 
@@ -268,6 +276,7 @@ impl Case {
             flux: NumericalFlux::Hllc,
             snapshot_every: Some(0.25),
             split_bottom_at: None,
+            amr: None,
         }
     }
 
@@ -385,7 +394,24 @@ impl Case {
             flux: file.flux.unwrap_or_default(),
             snapshot_every: file.snapshot_every,
             split_bottom_at: None,
+            amr: None,
         };
+        if let Some(a) = &file.amr {
+            let field = match &a.field {
+                Some(f) => IndicatorField::parse(f).map_err(|e| bad("amr.field", e.to_string()))?,
+                None => IndicatorField::Density,
+            };
+            let amr = AmrOptions {
+                max_level: a.levels,
+                every: a.every,
+                threshold: a.threshold,
+                delta: a.delta.unwrap_or(AmrOptions::default().delta),
+                field,
+            };
+            amr.validate(case.order)
+                .map_err(|e| bad("amr", e.to_string()))?;
+            case.amr = Some(amr);
+        }
         if !(case.t_end > 0.0 && case.t_end.is_finite()) {
             return Err(bad(
                 "t_end",
@@ -465,9 +491,20 @@ struct CaseFile {
     limiter: Option<bool>,
     flux: Option<NumericalFlux>,
     snapshot_every: Option<f64>,
+    amr: Option<AmrSpec>,
     initial: InitialSpec,
     #[serde(default)]
     boundary: Vec<BoundarySpec>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AmrSpec {
+    levels: u8,
+    every: Option<usize>,
+    threshold: Option<f64>,
+    delta: Option<f64>,
+    field: Option<String>,
 }
 
 struct StateSpec {

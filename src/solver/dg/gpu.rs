@@ -106,22 +106,42 @@ struct DgInputs {
 }
 
 impl DgInputs {
-    fn new(mesh: &DgMesh, tables: &BasisTables, cfg: &GpuConfig) -> Result<DgInputs> {
+    /// The inputs of `mesh` in buffers of `capacity` elements (the DOF stride): per-element
+    /// arrays padded to it, launches over the mesh's elements only.
+    fn new(
+        mesh: &DgMesh,
+        tables: &BasisTables,
+        cfg: &GpuConfig,
+        capacity: Capacity,
+    ) -> Result<DgInputs> {
         let ne = mesh.num_elements;
-        let ndof = 4 * tables.np * ne;
         if ne == 0 {
             return Err(Error::Invalid("the DG mesh has no elements".into()));
         }
+        if ne > capacity.elements || mesh.edges.len() > capacity.edges {
+            return Err(Error::Invalid(format!(
+                "a DG mesh of {ne} elements and {} edges in buffers for {} and {}",
+                mesh.edges.len(),
+                capacity.elements,
+                capacity.edges
+            )));
+        }
+        let capacity_edges = capacity.edges;
+        let capacity = capacity.elements;
+        let ndof = 4 * tables.np * capacity;
         if cfg.states.len() > 255 {
             return Err(Error::Invalid("at most 255 inflow states".into()));
         }
-        let inv_jac: Vec<[f32; 4]> = mesh
+        let mut inv_jac: Vec<[f32; 4]> = mesh
             .inv_jacobian
             .iter()
             .map(|g| g.map(|v| v as f32))
             .collect();
-        let inv_det: Vec<f32> = mesh.det.iter().map(|d| (1.0 / d) as f32).collect();
-        let heights: Vec<f32> = mesh.min_height.iter().map(|&h| h as f32).collect();
+        inv_jac.resize(capacity, [0.0; 4]);
+        let mut inv_det: Vec<f32> = mesh.det.iter().map(|d| (1.0 / d) as f32).collect();
+        let mut heights: Vec<f32> = mesh.min_height.iter().map(|&h| h as f32).collect();
+        inv_det.resize(capacity, 0.0);
+        heights.resize(capacity, 0.0);
         let neighbors: Vec<[u32; 4]> = mesh
             .neighbors
             .iter()
@@ -129,6 +149,8 @@ impl DgInputs {
                 let f = |o: Option<usize>| o.map_or(NO_ELEMENT, |v| v as u32);
                 [f(n[0]), f(n[1]), f(n[2]), NO_ELEMENT]
             })
+            .chain(std::iter::repeat([NO_ELEMENT; 4]))
+            .take(capacity)
             .collect();
         let prm = cfg.state_fn.params();
         let mut case_data: Vec<[f32; 4]> = vec![
@@ -198,7 +220,11 @@ impl DgInputs {
             inv_det,
             heights,
             neighbors,
-            edges: mesh.gpu_edges(),
+            edges: {
+                let mut edges = mesh.gpu_edges();
+                edges.resize(capacity_edges, DgEdge::default());
+                edges
+            },
             case_data,
             stages: gpu_stages,
             volume_ranges,
@@ -207,6 +233,33 @@ impl DgInputs {
             limit_ranges,
             time_ranges,
         })
+    }
+}
+
+/// Sizes of the mesh buffers: elements (the DOF stride `NE` of the kernels) and edges. An
+/// adapted mesh that fits is written into the same buffers, with no kernel rebuilt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capacity {
+    pub elements: usize,
+    pub edges: usize,
+}
+
+impl Capacity {
+    /// Exactly the mesh.
+    pub fn of(mesh: &DgMesh) -> Capacity {
+        Capacity {
+            elements: mesh.num_elements,
+            edges: mesh.edges.len(),
+        }
+    }
+
+    /// Room for the mesh grown by `factor` (adaptive runs).
+    pub fn with_room(mesh: &DgMesh, factor: f64) -> Capacity {
+        let grow = |n: usize| (n as f64 * factor).ceil() as usize;
+        Capacity {
+            elements: grow(mesh.num_elements),
+            edges: grow(mesh.edges.len()),
+        }
     }
 }
 
@@ -298,7 +351,7 @@ impl Launches {
     fn record_dt(&self, p: &mut PlanBuilder) {
         let b = &self.local_dt;
         p.launch(&b.kernel, &b.args, ItemRange::all(self.num_elements));
-        self.reduction.record(p);
+        self.reduction.record_first(p, self.num_elements);
         self.record_time(p, 0);
     }
 
@@ -369,36 +422,44 @@ impl Launches {
         self.record_time(p, 1);
     }
 
-    /// The plans that depend on the surface variant: (full step, rhs of stage 0).
-    fn surface_plans(
+    /// The plans: (full step, rhs of stage 0, the limiter once).
+    fn plans(
         &self,
         rt: &Runtime,
         atomic: Option<&crate::runtime::Kernel>,
-    ) -> Result<(Plan, Plan)> {
+    ) -> Result<(Plan, Plan, Plan)> {
         let mut step = PlanBuilder::new();
         self.record_step(&mut step, atomic);
         let mut rhs = PlanBuilder::new();
         // Stage 0 of every scheme evaluates register 0 at the clock's time.
         self.record_rhs(&mut rhs, 0, atomic);
-        Ok((rt.prepare(&step)?, rt.prepare(&rhs)?))
+        let mut limit = PlanBuilder::new();
+        self.record_limit(&mut limit, self.inputs.limit_ranges.len() - 1);
+        Ok((rt.prepare(&step)?, rt.prepare(&rhs)?, rt.prepare(&limit)?))
     }
 }
 
 /// The DG solver for one mesh and order on a [`Runtime`]: its buffers, kernels and prepared
-/// plans (a full step, the rhs, the limiter once).
+/// plans (a full step, the rhs, the limiter once). The buffers hold up to a [`Capacity`] of
+/// elements and edges; [`GpuDg::remesh`] moves the solver onto another mesh that fits.
 pub struct GpuDg {
     rt: Runtime,
     pub num_elements: usize,
     pub np: usize,
-    /// Unknowns per register: 4 np ne.
+    /// Unknowns per register on the host: 4 np ne.
     pub ndof: usize,
     pub num_colors: usize,
     pub num_stages: usize,
+    capacity: Capacity,
+    tables: BasisTables,
+    cfg: GpuConfig,
     cfl: f64,
     fixed_dt: f64,
     regs: Buffer,
     rhs: Buffer,
     clock: Buffer,
+    /// Per-element and per-edge mesh buffers, rewritten by [`GpuDg::remesh`].
+    mesh_buffers: [Buffer; 5],
     launches: Launches,
     /// `dg_surface_atomic` while the atomicAdd surface variant is on.
     atomic_surface: Option<crate::runtime::Kernel>,
@@ -419,10 +480,21 @@ impl GpuDg {
         tables: &BasisTables,
         cfg: &GpuConfig,
     ) -> Result<GpuDg> {
-        let inputs = DgInputs::new(mesh, tables, cfg)?;
+        GpuDg::with_capacity(rt, mesh, tables, cfg, Capacity::of(mesh))
+    }
+
+    /// [`GpuDg::new`] with buffers for up to `capacity` (at least the mesh).
+    pub fn with_capacity(
+        rt: &Runtime,
+        mesh: &DgMesh,
+        tables: &BasisTables,
+        cfg: &GpuConfig,
+        capacity: Capacity,
+    ) -> Result<GpuDg> {
+        let inputs = DgInputs::new(mesh, tables, cfg, capacity)?;
         let ne = mesh.num_elements;
+        let cap = capacity.elements;
         let np = tables.np;
-        let ndof = 4 * np * ne;
         let constants: Vec<(&'static str, f64)> = vec![
             ("GAMMA", super::euler::GAMMA),
             ("FLUX", cfg.flux.id() as f64),
@@ -430,13 +502,14 @@ impl GpuDg {
             ("NP", np as f64),
             ("NQ", tables.nq() as f64),
             ("NQE", tables.nqe() as f64),
-            ("NE", ne as f64),
+            ("NE", cap as f64),
         ];
         let mut dt_constants = constants.clone();
         dt_constants.push(("ORDER", tables.p as f64));
 
-        let regs = rt.zeroed::<f32>("dg registers", GPU_REGISTERS * ndof)?;
-        let rhs = rt.zeroed::<f32>("dg rhs", ndof)?;
+        let stride = 4 * np * cap;
+        let regs = rt.zeroed::<f32>("dg registers", GPU_REGISTERS * stride)?;
+        let rhs = rt.zeroed::<f32>("dg rhs", stride)?;
         let clock = rt.zeroed::<f32>("dg clock", 8)?;
         let table_buf = rt.upload("dg basis tables", &inputs.tables)?;
         let inv_jac = rt.upload("dg inverse jacobians", &inputs.inv_jac)?;
@@ -446,8 +519,8 @@ impl GpuDg {
         let edges = rt.upload("dg edges", &inputs.edges)?;
         let case_buf = rt.upload("dg case data", &inputs.case_data)?;
         let stage_buf = rt.upload("dg stages", &inputs.stages)?;
-        let local_dt_buf = rt.zeroed::<f32>("dg local dt", ne)?;
-        let reduction = MinReduction::new(rt, &local_dt_buf, ne as u32)?;
+        let local_dt_buf = rt.zeroed::<f32>("dg local dt", cap)?;
+        let reduction = MinReduction::new(rt, &local_dt_buf, cap as u32)?;
 
         let launches = Launches {
             volume: Bound::new(
@@ -481,28 +554,69 @@ impl GpuDg {
             num_colors: mesh.num_colors(),
             limiter: cfg.limiter,
         };
-        let (step, rhs_plan) = launches.surface_plans(rt, None)?;
-        let mut limit = PlanBuilder::new();
-        launches.record_limit(&mut limit, launches.inputs.limit_ranges.len() - 1);
-        let limit_plan = rt.prepare(&limit)?;
+        let (step, rhs_plan, limit_plan) = launches.plans(rt, None)?;
         Ok(GpuDg {
             rt: rt.clone(),
             num_elements: ne,
             np,
-            ndof,
+            ndof: 4 * np * ne,
             num_colors: mesh.num_colors(),
             num_stages: launches.inputs.stages.len(),
+            capacity,
+            tables: tables.clone(),
+            cfg: cfg.clone(),
             cfl: cfg.cfl,
             fixed_dt: cfg.fixed_dt.unwrap_or(0.0),
             regs,
             rhs,
             clock,
+            mesh_buffers: [inv_jac, inv_det, heights, neighbors, edges],
             launches,
             atomic_surface: None,
             step,
             rhs_plan,
             limit_plan,
         })
+    }
+
+    /// Move the solver onto `mesh` (an adapted mesh of the same case and order) with solution
+    /// `c` (c[eq][k][i] on it). A mesh within the capacity is written into the same buffers
+    /// and only the plans are recorded again; a larger one gets new buffers with room to grow
+    /// by half again. The clock is kept.
+    pub fn remesh(&mut self, mesh: &DgMesh, c: &[f64]) -> Result<()> {
+        let fits = mesh.num_elements <= self.capacity.elements
+            && mesh.edges.len() <= self.capacity.edges
+            && mesh.num_colors() == self.num_colors;
+        if !fits {
+            let clock: Vec<f32> = self.rt.read(&self.clock, 0, 8)?;
+            let mut grown = GpuDg::with_capacity(
+                &self.rt,
+                mesh,
+                &self.tables,
+                &self.cfg,
+                Capacity::with_room(mesh, 1.5),
+            )?;
+            grown.rt.write(&grown.clock, 0, &clock)?;
+            if self.atomic_surface.is_some() {
+                grown.set_atomic_surface(true)?;
+            }
+            *self = grown;
+            return self.set_solution(c);
+        }
+        let inputs = DgInputs::new(mesh, &self.tables, &self.cfg, self.capacity)?;
+        let [inv_jac, inv_det, heights, neighbors, edges] = &self.mesh_buffers;
+        self.rt.write(inv_jac, 0, &inputs.inv_jac)?;
+        self.rt.write(inv_det, 0, &inputs.inv_det)?;
+        self.rt.write(heights, 0, &inputs.heights)?;
+        self.rt.write(neighbors, 0, &inputs.neighbors)?;
+        self.rt.write(edges, 0, &inputs.edges)?;
+        self.launches.inputs = inputs;
+        self.launches.num_elements = mesh.num_elements as u32;
+        self.num_elements = mesh.num_elements;
+        self.ndof = 4 * self.np * mesh.num_elements;
+        (self.step, self.rhs_plan, self.limit_plan) =
+            self.launches.plans(&self.rt, self.atomic_surface.as_ref())?;
+        self.set_solution(c)
     }
 
     /// The device the solver runs on.
@@ -519,8 +633,31 @@ impl GpuDg {
                 c.len()
             )));
         }
-        let v: Vec<f32> = c.iter().map(|&x| x as f32).collect();
-        self.rt.write(&self.regs, reg as usize * self.ndof, &v)
+        let v: Vec<f32> = self.strided(c.iter().map(|&x| x as f32).collect());
+        let stride = 4 * self.np * self.capacity.elements;
+        self.rt.write(&self.regs, reg as usize * stride, &v)
+    }
+
+    /// Host layout (stride ne) to the device's (stride = capacity).
+    fn strided(&self, v: Vec<f32>) -> Vec<f32> {
+        let (ne, cap) = (self.num_elements, self.capacity.elements);
+        if ne == cap {
+            return v;
+        }
+        let mut out = vec![0.0; 4 * self.np * cap];
+        for (row, chunk) in v.chunks(ne).enumerate() {
+            out[row * cap..row * cap + ne].copy_from_slice(chunk);
+        }
+        out
+    }
+
+    /// Read `4 np ne` host-layout values of a device array that starts at `first`.
+    fn read_rows(&self, buffer: &Buffer, first: usize) -> Result<Vec<f64>> {
+        let (ne, cap) = (self.num_elements, self.capacity.elements);
+        let v: Vec<f32> = self.rt.read(buffer, first, 4 * self.np * cap)?;
+        Ok(v.chunks(cap)
+            .flat_map(|row| row[..ne].iter().map(|&x| f64::from(x)))
+            .collect())
     }
 
     /// Set the solution U^n (register 0), coefficients c[eq][k][i].
@@ -530,8 +667,7 @@ impl GpuDg {
 
     /// Read the solution U^n (waits for queued work).
     pub fn read_state(&self) -> Result<Vec<f64>> {
-        let v: Vec<f32> = self.rt.read(&self.regs, 0, self.ndof)?;
-        Ok(v.into_iter().map(f64::from).collect())
+        self.read_rows(&self.regs, 0)
     }
 
     /// Reset the clock: time t, run end t_end, no steps taken.
@@ -562,8 +698,7 @@ impl GpuDg {
         self.set_solution(c)?;
         self.set_clock(t, t)?;
         self.rt.queue(&self.rhs_plan, 1)?;
-        let v: Vec<f32> = self.rt.read(&self.rhs, 0, self.ndof)?;
-        Ok(v.into_iter().map(f64::from).collect())
+        self.read_rows(&self.rhs, 0)
     }
 
     /// Apply the slope + positivity limiter once to `c`, writing the result into register 0,
@@ -614,9 +749,8 @@ impl GpuDg {
         } else {
             None
         };
-        let (step, rhs_plan) = self.launches.surface_plans(&self.rt, atomic.as_ref())?;
-        self.step = step;
-        self.rhs_plan = rhs_plan;
+        (self.step, self.rhs_plan, self.limit_plan) =
+            self.launches.plans(&self.rt, atomic.as_ref())?;
         self.atomic_surface = atomic;
         Ok(())
     }

@@ -278,6 +278,26 @@ impl DgMesh {
     }
 }
 
+/// Geometry of the element with counter-clockwise vertices v: the inverse Jacobian entries
+/// (xi_x, xi_y, eta_x, eta_y) of x = v0 + J xi, det J = 2 |Omega| and the smallest height
+/// 2 |Omega| / longest side (the CFL length).
+pub fn element_geometry(v: &[[f64; 2]; 3]) -> ([f64; 4], f64, f64) {
+    let j = [
+        v[1][0] - v[0][0],
+        v[2][0] - v[0][0],
+        v[1][1] - v[0][1],
+        v[2][1] - v[0][1],
+    ];
+    let d = j[0] * j[3] - j[1] * j[2];
+    let longest = (0..3)
+        .map(|s| {
+            let (a, b) = (v[s], v[(s + 1) % 3]);
+            (b[0] - a[0]).hypot(b[1] - a[1])
+        })
+        .fold(0.0, f64::max);
+    ([j[3] / d, -j[1] / d, -j[2] / d, j[0] / d], d, d / longest)
+}
+
 /// Pair the boundary edges of tags a and b (b = a translated): each edge of `fa` gets the
 /// element of its partner in `fb` as right element. The translation is the difference of the
 /// two tags' mean edge midpoints; edges are matched in order along the boundary direction.

@@ -17,9 +17,10 @@
 //! clock on the GPU) and reads the solution back only there, for the conserved totals, the
 //! density error, PNG/VTU snapshots and the CSV of a whole run ([`Simulation::run`]).
 
+use super::amr::{AmrStats, Adaptivity};
 use super::cpu::Operator;
 use super::euler::{pressure, sound_speed, State};
-use super::gpu::{GpuConfig, GpuDg};
+use super::gpu::{Capacity, GpuConfig, GpuDg};
 use super::{BasisTables, Case, DgMesh, StateFn};
 use crate::error::{Error, Result};
 use crate::mesh::{ElementKind, Mesh};
@@ -34,7 +35,7 @@ use std::time::Instant;
 pub const TOTALS_CSV: &str = "dg_totals.csv";
 
 /// Columns of [`TOTALS_CSV`]: the totals are the domain integrals of the conserved variables.
-pub const TOTALS_COLUMNS: [&str; 7] = [
+pub const TOTALS_COLUMNS: [&str; 8] = [
     "t",
     "steps",
     "mass",
@@ -42,6 +43,7 @@ pub const TOTALS_COLUMNS: [&str; 7] = [
     "momentum_y",
     "energy",
     "l2_density_error",
+    "elements",
 ];
 
 /// How to prepare and step a [`Simulation`]; the defaults are the `dg` command's.
@@ -144,6 +146,10 @@ pub struct RunSummary {
     pub snapshots: usize,
     /// Every file written: the CSV, then the PNGs and VTUs in snapshot order.
     pub files: Vec<PathBuf>,
+    /// What the adaptive refinement did, when the case adapts.
+    pub amr: Option<AmrStats>,
+    /// Elements at the end.
+    pub elements: usize,
 }
 
 /// A DG simulation of one case on one device: the prepared mesh and the GPU solver, with the
@@ -164,6 +170,8 @@ pub struct Simulation {
     solution: OnceCell<Vec<f64>>,
     /// Built on the first snapshot.
     plot: OnceCell<PlotMesh>,
+    /// The adaptive mesh when the case adapts (`mesh` and `dm` are then its active elements).
+    amr: Option<Adaptivity>,
 }
 
 impl Simulation {
@@ -176,10 +184,22 @@ impl Simulation {
         let om = prepare(&mesh, &PrepareOptions::new(opts.ordering, opts.seed))?;
         let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t))?;
         let tables = BasisTables::new(case.order);
-        let gpu = GpuDg::new(rt, &dm, &tables, &GpuConfig::for_case(case, opts.fixed_dt))?;
+        let project = |dm: &DgMesh| {
+            operator(case, dm, &tables).project(&|x, y| case.initial.eval(x, y, 0.0))
+        };
+        let cfg = GpuConfig::for_case(case, opts.fixed_dt);
+        let (mesh, dm, c0, amr, capacity) = match case.amr {
+            Some(options) => {
+                let mut amr = Adaptivity::new(&dm, case.order, options)?;
+                let (dm, c0) = amr.initial(&tables, project)?;
+                (mesh_of(&dm), dm.clone(), c0, Some(amr), Capacity::with_room(&dm, 2.0))
+            }
+            None => (om.mesh, dm.clone(), project(&dm), None, Capacity::of(&dm)),
+        };
+        let gpu = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
         let mut sim = Simulation {
             case: case.clone(),
-            mesh: om.mesh,
+            mesh,
             dm,
             tables,
             gpu,
@@ -188,8 +208,8 @@ impl Simulation {
             steps: 0,
             solution: OnceCell::new(),
             plot: OnceCell::new(),
+            amr,
         };
-        let c0 = sim.operator().project(&|x, y| case.initial.eval(x, y, 0.0));
         if case.limiter {
             let limited = sim.gpu.limit_once(&c0)?;
             sim.solution = OnceCell::from(limited);
@@ -197,6 +217,32 @@ impl Simulation {
             sim.gpu.set_solution(&c0)?;
         }
         Ok(sim)
+    }
+
+    /// Refinement level of each element (None when the case does not adapt).
+    pub fn levels(&self) -> Option<Vec<u8>> {
+        self.amr.as_ref().map(Adaptivity::levels)
+    }
+
+    /// The adaptive refinement's totals so far (None when the case does not adapt).
+    pub fn amr_stats(&self) -> Option<AmrStats> {
+        self.amr.as_ref().map(|a| a.stats)
+    }
+
+    /// Adapt the mesh to the current solution (GK19 section 4), moving the GPU solver onto the
+    /// new mesh; nothing when the case does not adapt.
+    pub fn adapt(&mut self) -> Result<()> {
+        let Some(amr) = self.amr.as_mut() else {
+            return Ok(());
+        };
+        let c = self.gpu.read_state()?;
+        let (dm, c, _) = amr.adapt(&self.tables, &self.dm, &c)?;
+        self.gpu.remesh(&dm, &c)?;
+        self.mesh = mesh_of(&dm);
+        self.dm = dm;
+        self.plot = OnceCell::new();
+        self.solution = OnceCell::from(c);
+        Ok(())
     }
 
     pub fn case(&self) -> &Case {
@@ -214,13 +260,7 @@ impl Simulation {
 
     /// The f64 reference operator on this mesh (projections, errors, totals of any state).
     pub fn operator(&self) -> Operator<'_> {
-        Operator {
-            mesh: &self.dm,
-            tables: &self.tables,
-            flux: self.case.flux,
-            state_fn: self.case.initial,
-            states: self.case.states.clone(),
-        }
+        operator(&self.case, &self.dm, &self.tables)
     }
 
     /// The device the solver runs on.
@@ -266,8 +306,13 @@ impl Simulation {
         self.gpu.set_clock(self.t, target)?;
         let end = target as f32 as f64;
         let mut last = self.t as f32 as f64;
+        // With adaptive refinement every batch is the steps between two adaptations.
+        let batch = self
+            .amr
+            .as_ref()
+            .map_or(self.batch, |a| a.options.steps_between(self.tables.p));
         loop {
-            self.gpu.queue_steps(self.batch)?;
+            self.gpu.queue_steps(batch)?;
             let clock = self.gpu.read_clock()?;
             progress(clock.t, self.steps + clock.steps);
             if clock.t >= end {
@@ -285,6 +330,12 @@ impl Simulation {
                 )));
             }
             last = clock.t;
+            if self.amr.is_some() {
+                self.steps += clock.steps;
+                self.adapt()?;
+                self.solution = OnceCell::new();
+                self.gpu.set_clock(clock.t, target)?;
+            }
         }
         self.t = target;
         if self.solution()?.iter().any(|v| !v.is_finite()) {
@@ -424,6 +475,8 @@ impl Simulation {
             wall_seconds: started.elapsed().as_secs_f64(),
             snapshots: index + 1,
             files,
+            amr: self.amr_stats(),
+            elements: self.dm.num_elements,
         })
     }
 
@@ -446,9 +499,38 @@ impl Simulation {
             tot[2],
             tot[3],
             err,
+            self.dm.num_elements as f64,
         ])?;
         self.write_snapshot(out, index, fields, vtu)
     }
+}
+
+/// The f64 reference operator of `case` on `dm`.
+fn operator<'a>(case: &Case, dm: &'a DgMesh, tables: &'a BasisTables) -> Operator<'a> {
+    Operator {
+        mesh: dm,
+        tables,
+        flux: case.flux,
+        state_fn: case.initial,
+        states: case.states.clone(),
+    }
+}
+
+/// The mesh of a DG mesh's triangles with shared vertices merged (an adapted mesh has no point
+/// list of its own; midpoints computed on both sides of an edge are bit-identical).
+fn mesh_of(dm: &DgMesh) -> Mesh {
+    let mut mesh = Mesh::new(2);
+    let mut index = std::collections::HashMap::new();
+    for v in &dm.vertices {
+        let ids = v.map(|p| {
+            *index.entry((p[0].to_bits(), p[1].to_bits())).or_insert_with(|| {
+                mesh.points.push([p[0], p[1], 0.0]);
+                (mesh.points.len() - 1) as u32
+            })
+        });
+        mesh.push_element(ElementKind::Triangle, &ids, 1);
+    }
+    mesh
 }
 
 /// Reject what the GPU clock cannot run (it would stall or loop forever), naming the case.

@@ -7,9 +7,11 @@
 //! [`projection`] the parent/child L2 projection weights. This module adds the refinement
 //! indicator (GK19 eq. 10) and the flags it gives.
 
+pub mod driver;
 pub mod projection;
 pub mod tree;
 
+pub use driver::{AmrOptions, AmrStats, Adaptivity};
 pub use projection::Projection;
 pub use tree::{AdaptCounts, AdaptiveMesh, Face, NONE};
 

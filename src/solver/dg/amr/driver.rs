@@ -1,0 +1,271 @@
+//! Adaptation of a running DG solution: indicator -> flags -> 2:1 smoothing -> coarsen and
+//! refine with L2 projection -> compaction -> the new DG mesh (faces by color, halves,
+//! neighbours, geometry). This is the f64 reference path; the solver stays on the device and
+//! hands its coefficients over at every adaptation.
+
+use super::tree::{AdaptCounts, AdaptiveMesh, Face, NONE};
+use super::{flags, gather, indicator, scatter, IndicatorField, Projection};
+use crate::error::{Error, Result};
+use crate::solver::dg::basis::BasisTables;
+use crate::solver::dg::mesh::{element_geometry, DgMesh, EdgeInfo};
+use std::time::Instant;
+
+/// How a DG run adapts its mesh.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AmrOptions {
+    /// Levels of refinement above the base mesh (each level halves the element size).
+    pub max_level: u8,
+    /// Steps between adaptations; `None`: GK19's "the solution moves two cells", 4p + 4
+    /// (8 / 12 / 16 / 20 for p = 1..4).
+    pub every: Option<usize>,
+    /// eps of GK19 section 4.8 in units of the indicator field; `None`: 2% of the field's
+    /// range over the initial state's element means.
+    pub threshold: Option<f64>,
+    /// Refine above eps * delta, coarsen below eps / delta.
+    pub delta: f64,
+    pub field: IndicatorField,
+}
+
+impl Default for AmrOptions {
+    fn default() -> Self {
+        AmrOptions {
+            max_level: 3,
+            every: None,
+            threshold: None,
+            delta: 2.0,
+            field: IndicatorField::Density,
+        }
+    }
+}
+
+impl AmrOptions {
+    /// Steps between adaptations at order `p`.
+    pub fn steps_between(&self, p: usize) -> usize {
+        self.every.unwrap_or(4 * p + 4).max(1)
+    }
+
+    /// Reject what cannot adapt, naming the key.
+    pub fn validate(&self, order: usize) -> Result<()> {
+        let bad = |msg: String| Err(Error::Invalid(format!("adaptive refinement: {msg}")));
+        if order == 0 {
+            return bad("needs order >= 1 (the indicator is a gradient)".into());
+        }
+        if self.max_level > 12 {
+            return bad(format!("amr_levels must be 0..=12, got {}", self.max_level));
+        }
+        if self.every == Some(0) {
+            return bad("amr_every must be at least 1".into());
+        }
+        if !(self.delta >= 1.0 && self.delta.is_finite()) {
+            return bad(format!("amr_delta must be >= 1, got {}", self.delta));
+        }
+        if let Some(t) = self.threshold {
+            if !(t > 0.0 && t.is_finite()) {
+                return bad(format!("amr_threshold must be positive, got {t}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Totals over a run's adaptations.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AmrStats {
+    pub adaptations: usize,
+    pub refined: usize,
+    pub coarsened: usize,
+    pub smoothing_passes: usize,
+    /// Wall seconds spent adapting (indicator to new mesh, transfers excluded).
+    pub seconds: f64,
+}
+
+/// The adaptive mesh of a DG run with its projection and options.
+#[derive(Clone, Debug)]
+pub struct Adaptivity {
+    mesh: AdaptiveMesh,
+    projection: Projection,
+    pub options: AmrOptions,
+    /// The threshold in use (resolved from the initial state when not given).
+    pub threshold: f64,
+    pub stats: AmrStats,
+}
+
+impl Adaptivity {
+    /// Trees over `base` for order `p`.
+    pub fn new(base: &DgMesh, p: usize, options: AmrOptions) -> Result<Adaptivity> {
+        options.validate(p)?;
+        Ok(Adaptivity {
+            mesh: AdaptiveMesh::new(base, options.max_level)?,
+            projection: Projection::new(p),
+            threshold: options.threshold.unwrap_or(f64::NAN),
+            options,
+            stats: AmrStats::default(),
+        })
+    }
+
+    /// Levels of the active elements, by slot.
+    pub fn levels(&self) -> Vec<u8> {
+        (0..self.mesh.num_active())
+            .map(|i| self.mesh.level(i))
+            .collect()
+    }
+
+    /// The DG mesh of the active elements: geometry per slot, faces grouped by color (GK19's
+    /// edge reordering: each color's launch is dense), within a color by left element.
+    pub fn dg_mesh(&self) -> Result<DgMesh> {
+        build_dg_mesh(&self.mesh, &self.mesh.faces()?)
+    }
+
+    /// Resolve the initial state: project it (`project(mesh)` gives c[eq][k][i]), adapt, and
+    /// repeat until no element is refined or coarsened, at most `max_level + 1` times, so the
+    /// initial condition is represented on the finest elements it asks for.
+    pub fn initial(
+        &mut self,
+        tables: &BasisTables,
+        project: impl Fn(&DgMesh) -> Vec<f64>,
+    ) -> Result<(DgMesh, Vec<f64>)> {
+        let mut dm = self.dg_mesh()?;
+        let mut c = project(&dm);
+        if self.threshold.is_nan() {
+            self.threshold = default_threshold(&dm, tables, self.options.field, &c);
+        }
+        for _ in 0..=self.options.max_level {
+            let (next, _, counts) = self.adapt(tables, &dm, &c)?;
+            dm = next;
+            c = project(&dm);
+            if counts.refined == 0 && counts.coarsened == 0 {
+                break;
+            }
+        }
+        Ok((dm, c))
+    }
+
+    /// One adaptation of the solution `c` (c[eq][k][i] on `dm`, the current DG mesh):
+    /// returns the new mesh, the projected coefficients and what changed.
+    pub fn adapt(
+        &mut self,
+        tables: &BasisTables,
+        dm: &DgMesh,
+        c: &[f64],
+    ) -> Result<(DgMesh, Vec<f64>, AdaptCounts)> {
+        let started = Instant::now();
+        let np = tables.np;
+        if dm.num_elements != self.mesh.num_active() || c.len() != 4 * np * dm.num_elements {
+            return Err(Error::Invalid(format!(
+                "adapt: a solution of {} values on {} elements, the adaptive mesh has {}",
+                c.len(),
+                dm.num_elements,
+                self.mesh.num_active()
+            )));
+        }
+        let mut coef = gather(c, np);
+        let eps = indicator(tables, self.options.field, &coef, |i| {
+            (dm.inv_jacobian[i], dm.min_height[i])
+        });
+        let mut f = flags(&eps, self.threshold, self.options.delta);
+        let faces = self.mesh.faces()?;
+        let passes = self.mesh.smooth_flags(&faces, &mut f);
+        let mut counts = self.mesh.adapt(&f, &mut coef, &self.projection)?;
+        counts.smoothing_passes = passes;
+        let next = self.dg_mesh()?;
+        let c = scatter(&coef, np);
+        self.stats.adaptations += 1;
+        self.stats.refined += counts.refined;
+        self.stats.coarsened += counts.coarsened;
+        self.stats.smoothing_passes += passes;
+        self.stats.seconds += started.elapsed().as_secs_f64();
+        Ok((next, c, counts))
+    }
+}
+
+/// eps = 2% of the indicator field's range over the element means (1e-12 when uniform).
+fn default_threshold(dm: &DgMesh, tables: &BasisTables, field: IndicatorField, c: &[f64]) -> f64 {
+    let np = tables.np;
+    let ne = dm.num_elements;
+    let phi0 = crate::solver::dg::basis::PHI0;
+    let values = (0..ne).map(|i| {
+        let u: [f64; 4] = std::array::from_fn(|eq| c[eq * np * ne + i] * phi0);
+        match field {
+            IndicatorField::Density => u[0],
+            IndicatorField::Energy => u[3],
+            IndicatorField::Pressure => crate::solver::dg::euler::pressure(&u),
+        }
+    });
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    (0.02 * (hi - lo)).max(1e-12)
+}
+
+/// The DG mesh of an adaptive mesh's active elements and faces.
+fn build_dg_mesh(am: &AdaptiveMesh, faces: &[Face]) -> Result<DgMesh> {
+    let n = am.num_active();
+    let mut vertices = Vec::with_capacity(n);
+    let mut inv_jacobian = Vec::with_capacity(n);
+    let mut det = Vec::with_capacity(n);
+    let mut min_height = Vec::with_capacity(n);
+    for i in 0..n {
+        let v = am.vertices(i);
+        let (g, d, h) = element_geometry(&v);
+        vertices.push(v);
+        inv_jacobian.push(g);
+        det.push(d);
+        min_height.push(h);
+    }
+    let num_colors = 2 * am.base_colors as usize;
+    let mut order: Vec<usize> = (0..faces.len()).collect();
+    order.sort_by_key(|&f| (faces[f].color, faces[f].left));
+    let mut color_offsets = vec![0usize; num_colors + 1];
+    for f in faces {
+        color_offsets[f.color as usize + 1] += 1;
+    }
+    for c in 0..num_colors {
+        color_offsets[c + 1] += color_offsets[c];
+    }
+    let mut neighbors = vec![[None; 6]; n];
+    let mut put = |i: usize, side: usize, other: usize| -> Result<()> {
+        let slot = if neighbors[i][side].is_none() {
+            side
+        } else {
+            side + 3
+        };
+        if neighbors[i][slot].is_some() {
+            return Err(Error::Invalid(format!(
+                "adaptive mesh: element {i} has more than two faces on side {side}"
+            )));
+        }
+        neighbors[i][slot] = Some(other);
+        Ok(())
+    };
+    let mut edges = Vec::with_capacity(faces.len());
+    for &k in &order {
+        let f = &faces[k];
+        let (l, r) = (f.left as usize, f.right);
+        if r != NONE {
+            put(l, f.left_local as usize, r as usize)?;
+            put(r as usize, f.right_local as usize, l)?;
+        }
+        edges.push(EdgeInfo {
+            left: l,
+            right: (r != NONE).then_some(r as usize),
+            left_local: f.left_local as usize,
+            right_local: f.right_local as usize,
+            right_half: f.right_half,
+            kind: f.kind,
+            state: f.state,
+            normal: f.normal,
+            length: f.length,
+            midpoint: f.midpoint,
+        });
+    }
+    Ok(DgMesh {
+        num_elements: n,
+        vertices,
+        inv_jacobian,
+        det,
+        min_height,
+        neighbors,
+        edges,
+        color_offsets,
+    })
+}
