@@ -234,15 +234,24 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             args.out.display()
         );
         if let Some(a) = summary.amr {
+            let ms = |s: f64| 1e3 * s / a.adaptations.max(1) as f64;
             eprintln!(
-                "dg: adaptive refinement: {} adaptations ({} refined, {} coarsened), {:.3} s \
-                 adapting on the host ({:.1}% of the run), {} elements at the end",
+                "dg: adaptive refinement: {} adaptations ({} refined, {} coarsened), {} elements \
+                 at the end; {:.3} s adapting ({:.1}% of the run), per adaptation: indicator \
+                 {:.3} ms, smoothing {:.3} ms ({:.1} passes), coarsen/refine/compact {:.3} ms, \
+                 connectivity {:.3} ms, transfers {:.3} ms (host f64 path)",
                 a.adaptations,
                 a.refined,
                 a.coarsened,
-                a.seconds,
-                100.0 * a.seconds / secs.max(1e-12),
-                summary.elements
+                summary.elements,
+                a.seconds(),
+                100.0 * a.seconds() / secs.max(1e-12),
+                ms(a.indicator_seconds),
+                ms(a.smoothing_seconds),
+                a.smoothing_passes as f64 / a.adaptations.max(1) as f64,
+                ms(a.adapt_seconds),
+                ms(a.connectivity_seconds),
+                ms(a.transfer_seconds),
             );
         }
     }

@@ -235,9 +235,13 @@ impl Simulation {
         let Some(amr) = self.amr.as_mut() else {
             return Ok(());
         };
+        let started = Instant::now();
         let c = self.gpu.read_state()?;
+        let read = started.elapsed().as_secs_f64();
         let (dm, c, _) = amr.adapt(&self.tables, &self.dm, &c)?;
+        let started = Instant::now();
         self.gpu.remesh(&dm, &c)?;
+        amr.add_transfer_seconds(read + started.elapsed().as_secs_f64());
         self.mesh = mesh_of(&dm);
         self.dm = dm;
         self.plot = OnceCell::new();

@@ -68,15 +68,34 @@ impl AmrOptions {
     }
 }
 
-/// Totals over a run's adaptations.
+/// Totals over a run's adaptations, with wall seconds per phase (GK19 Table 2's breakdown).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AmrStats {
     pub adaptations: usize,
     pub refined: usize,
     pub coarsened: usize,
     pub smoothing_passes: usize,
-    /// Wall seconds spent adapting (indicator to new mesh, transfers excluded).
-    pub seconds: f64,
+    /// Indicator and flags.
+    pub indicator_seconds: f64,
+    /// 2:1 smoothing of the flags.
+    pub smoothing_seconds: f64,
+    /// Coarsening, refinement with projection, compaction.
+    pub adapt_seconds: f64,
+    /// Faces, colors, neighbours and geometry of the new mesh.
+    pub connectivity_seconds: f64,
+    /// Solution read-back and the new mesh and solution written to the device.
+    pub transfer_seconds: f64,
+}
+
+impl AmrStats {
+    /// All phases together.
+    pub fn seconds(&self) -> f64 {
+        self.indicator_seconds
+            + self.smoothing_seconds
+            + self.adapt_seconds
+            + self.connectivity_seconds
+            + self.transfer_seconds
+    }
 }
 
 /// The adaptive mesh of a DG run with its projection and options.
@@ -148,7 +167,13 @@ impl Adaptivity {
         dm: &DgMesh,
         c: &[f64],
     ) -> Result<(DgMesh, Vec<f64>, AdaptCounts)> {
-        let started = Instant::now();
+        let mut clock = Instant::now();
+        let mut lap = || {
+            let now = Instant::now();
+            let s = (now - clock).as_secs_f64();
+            clock = now;
+            s
+        };
         let np = tables.np;
         if dm.num_elements != self.mesh.num_active() || c.len() != 4 * np * dm.num_elements {
             return Err(Error::Invalid(format!(
@@ -163,18 +188,26 @@ impl Adaptivity {
             (dm.inv_jacobian[i], dm.min_height[i])
         });
         let mut f = flags(&eps, self.threshold, self.options.delta);
+        self.stats.indicator_seconds += lap();
         let faces = self.mesh.faces()?;
         let passes = self.mesh.smooth_flags(&faces, &mut f);
+        self.stats.smoothing_seconds += lap();
         let mut counts = self.mesh.adapt(&f, &mut coef, &self.projection)?;
         counts.smoothing_passes = passes;
-        let next = self.dg_mesh()?;
         let c = scatter(&coef, np);
+        self.stats.adapt_seconds += lap();
+        let next = self.dg_mesh()?;
+        self.stats.connectivity_seconds += lap();
         self.stats.adaptations += 1;
         self.stats.refined += counts.refined;
         self.stats.coarsened += counts.coarsened;
         self.stats.smoothing_passes += passes;
-        self.stats.seconds += started.elapsed().as_secs_f64();
         Ok((next, c, counts))
+    }
+
+    /// Count seconds of moving data to and from the device.
+    pub fn add_transfer_seconds(&mut self, seconds: f64) {
+        self.stats.transfer_seconds += seconds;
     }
 }
 
