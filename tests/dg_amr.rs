@@ -43,13 +43,19 @@ fn initial_refinement_follows_the_double_mach_shock() {
         let d = ((c[0] - 1.0 / 6.0) * 3f64.sqrt() - c[1]).abs() / 2.0;
         if l == 3 {
             finest += 1;
-            assert!(d < 1.5 * base_h, "finest element {i} at {c:?}, {d} from the shock");
+            assert!(
+                d < 1.5 * base_h,
+                "finest element {i} at {c:?}, {d} from the shock"
+            );
         }
         if d > 3.0 * base_h {
             assert_eq!(l, 0, "element {i} at {c:?} far from the shock is refined");
         }
     }
-    assert!(finest > 50, "only {finest} elements reached the finest level");
+    assert!(
+        finest > 50,
+        "only {finest} elements reached the finest level"
+    );
     assert!(dm.num_colors() <= 6);
 }
 
@@ -68,18 +74,25 @@ fn periodic_vortex_keeps_its_mass_through_adaptations() {
         every: Some(2),
         ..amr(2)
     });
-    let mut sim =
-        Simulation::new(&case, &rt(), &SimulationOptions::default()).expect("simulation");
+    let mut sim = Simulation::new(&case, &rt(), &SimulationOptions::default()).expect("simulation");
     let start = sim.totals().expect("totals");
     let elements = sim.mesh().num_elements;
     sim.advance_to(0.4).expect("run");
     let end = sim.totals().expect("totals");
     let stats = sim.amr_stats().expect("stats");
     assert!(stats.adaptations >= 5, "{stats:?}");
-    assert!(stats.refined > 0 && stats.coarsened > 0, "the vortex moved: {stats:?}");
+    assert!(
+        stats.refined > 0 && stats.coarsened > 0,
+        "the vortex moved: {stats:?}"
+    );
     for eq in 0..4 {
         let rel = (end[eq] - start[eq]).abs() / start[eq].abs().max(1.0);
-        assert!(rel < 2e-5, "total {eq}: {} -> {} ({rel:e})", start[eq], end[eq]);
+        assert!(
+            rel < 2e-5,
+            "total {eq}: {} -> {} ({rel:e})",
+            start[eq],
+            end[eq]
+        );
     }
     assert!(sim.mesh().num_elements > elements / 2);
 }
@@ -93,8 +106,7 @@ fn adapted_vortex_is_accurate_with_fewer_elements_than_uniform() {
         field: IndicatorField::Pressure,
         ..amr(2)
     });
-    let mut sim =
-        Simulation::new(&case, &rt(), &SimulationOptions::default()).expect("simulation");
+    let mut sim = Simulation::new(&case, &rt(), &SimulationOptions::default()).expect("simulation");
     sim.advance_to(0.5).expect("run");
     let adapted = sim.l2_density_error().expect("error").expect("exact case");
     let n_adapted = sim.mesh().num_elements;
@@ -104,7 +116,10 @@ fn adapted_vortex_is_accurate_with_fewer_elements_than_uniform() {
     let mut coarse =
         Simulation::new(&coarse_case, &rt(), &SimulationOptions::default()).expect("coarse");
     coarse.advance_to(0.5).expect("run");
-    let coarse_err = coarse.l2_density_error().expect("error").expect("exact case");
+    let coarse_err = coarse
+        .l2_density_error()
+        .expect("error")
+        .expect("exact case");
     let n_uniform_finest = coarse.mesh().num_elements * 16;
     assert!(
         adapted < 0.5 * coarse_err,

@@ -100,7 +100,8 @@ fn amr_options(args: &DgArgs, case: &Case) -> anyhow::Result<Option<AmrOptions>>
             ..amr.unwrap_or_default()
         });
     }
-    let tuned = args.amr_every.is_some() || args.amr_threshold.is_some() || args.amr_field.is_some();
+    let tuned =
+        args.amr_every.is_some() || args.amr_threshold.is_some() || args.amr_field.is_some();
     let Some(mut amr) = amr else {
         if tuned {
             return Err(Error::Invalid(
@@ -119,7 +120,8 @@ fn amr_options(args: &DgArgs, case: &Case) -> anyhow::Result<Option<AmrOptions>>
         amr.threshold = args.amr_threshold;
     }
     if let Some(f) = &args.amr_field {
-        amr.field = IndicatorField::parse(f).map_err(|e| Error::Invalid(format!("--amr-field: {e}")))?;
+        amr.field =
+            IndicatorField::parse(f).map_err(|e| Error::Invalid(format!("--amr-field: {e}")))?;
     }
     amr.validate(case.order)?;
     Ok(Some(amr))

@@ -226,7 +226,7 @@ pub fn render_with_stats(
             };
         });
         if opts.wireframe {
-            draw_wireframe(&mut canvas, mesh, &view);
+            draw_wireframe(&mut canvas, mesh, &view.pixels);
         }
     }
     draw_title(&mut img, opts, &layout);
@@ -293,7 +293,7 @@ pub fn render_edges(
             canvas.fill_triangle(tri.map(|i| fixed[i as usize]), |_, _| EDGE_BACKDROP);
         });
         if opts.wireframe {
-            draw_wireframe(&mut canvas, mesh, &view);
+            draw_wireframe(&mut canvas, mesh, &view.pixels);
         }
         for (e, &c) in edges.iter().zip(colors) {
             let (a, b) = (view.pixels[e[0] as usize], view.pixels[e[1] as usize]);
@@ -352,6 +352,34 @@ pub fn save_field_png(
     path: &Path,
 ) -> Result<RenderStats> {
     let (img, stats) = render_with_stats(mesh, field, opts)?;
+    write_png_atomic(&img, path)?;
+    Ok(stats)
+}
+
+/// Render `field` on `mesh` with the element edges of `overlay` drawn on top (a mesh over the
+/// same domain, e.g. an adapted DG mesh over its sub-sampled solution) and write it as a PNG at
+/// `path` atomically; returns the render statistics.
+pub fn save_field_png_with_mesh(
+    mesh: &Mesh,
+    field: Field,
+    opts: &PlotOptions,
+    overlay: &Mesh,
+    path: &Path,
+) -> Result<RenderStats> {
+    validate_mesh(overlay)?;
+    let (mut img, stats) = render_with_stats(mesh, field, opts)?;
+    let pixels: Vec<[f64; 2]> = overlay
+        .points
+        .iter()
+        .map(|p| stats.transform.to_pixel(p[0], p[1]))
+        .collect();
+    let [x0, y0, x1, y1] = stats.plot_area.map(i64::from);
+    let mut canvas = Canvas {
+        buf: &mut img,
+        width: i64::from(opts.width),
+        clip: Rect { x0, y0, x1, y1 },
+    };
+    draw_wireframe(&mut canvas, overlay, &pixels);
     write_png_atomic(&img, path)?;
     Ok(stats)
 }
@@ -555,7 +583,7 @@ fn for_each_triangle<F: FnMut(usize, [u32; 3])>(mesh: &Mesh, mut f: F) {
 /// Unique element edges (sorted point pairs) drawn as thin anti-aliased lines. Opacity fades
 /// with the mean edge length `L` in pixels, `alpha = 0.8 clamp((L - 1.5) / 6, 0.1, 1)`, so a
 /// mesh too fine for the image shows as a light tint instead of a black area.
-fn draw_wireframe(canvas: &mut Canvas, mesh: &Mesh, view: &View) {
+fn draw_wireframe(canvas: &mut Canvas, mesh: &Mesh, pixels: &[[f64; 2]]) {
     let mut edges: Vec<(u32, u32)> = Vec::with_capacity(mesh.connectivity.len());
     for (e, &kind) in mesh.kinds.iter().enumerate() {
         let v = mesh.element(e);
@@ -569,7 +597,7 @@ fn draw_wireframe(canvas: &mut Canvas, mesh: &Mesh, view: &View) {
     if edges.is_empty() {
         return;
     }
-    let p = &view.pixels;
+    let p = pixels;
     let total: f64 = edges
         .iter()
         .map(|&(a, b)| {

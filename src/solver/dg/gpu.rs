@@ -85,7 +85,9 @@ struct DgInputs {
     inv_det: Vec<f32>,
     /// Smallest height per element (CFL).
     heights: Vec<f32>,
-    /// Face neighbours ([`NO_ELEMENT`]: none), w unused.
+    /// Face neighbours ([`NO_ELEMENT`]: none): element i at i (sides 0..3, w = bit j set when
+    /// side j is split into two faces), its second neighbours of split sides at ne + i (so a
+    /// conforming mesh's limiter reads the first block only, coalesced as before).
     neighbors: Vec<[u32; 4]>,
     edges: Vec<DgEdge>,
     /// The case function's parameters (two vec4), then the inflow states, then a zero.
@@ -142,15 +144,28 @@ impl DgInputs {
         let mut heights: Vec<f32> = mesh.min_height.iter().map(|&h| h as f32).collect();
         inv_det.resize(capacity, 0.0);
         heights.resize(capacity, 0.0);
+        let f = |o: Option<usize>| o.map_or(NO_ELEMENT, |v| v as u32);
+        let split = |n: &[Option<usize>; 6]| {
+            (0..3)
+                .filter(|&j| n[j + 3].is_some())
+                .fold(0, |m, j| m | 1 << j)
+        };
+        // Two blocks of `capacity` vec4s (the kernels read the second at NE + i).
+        let unused = capacity - ne;
         let neighbors: Vec<[u32; 4]> = mesh
             .neighbors
             .iter()
-            .map(|n| {
-                let f = |o: Option<usize>| o.map_or(NO_ELEMENT, |v| v as u32);
-                [f(n[0]), f(n[1]), f(n[2]), NO_ELEMENT]
-            })
-            .chain(std::iter::repeat([NO_ELEMENT; 4]))
-            .take(capacity)
+            .map(|n| [f(n[0]), f(n[1]), f(n[2]), split(n)])
+            .chain(std::iter::repeat_n(
+                [NO_ELEMENT, NO_ELEMENT, NO_ELEMENT, 0],
+                unused,
+            ))
+            .chain(
+                mesh.neighbors
+                    .iter()
+                    .map(|n| [f(n[3]), f(n[4]), f(n[5]), NO_ELEMENT]),
+            )
+            .chain(std::iter::repeat_n([NO_ELEMENT; 4], unused))
             .collect();
         let prm = cfg.state_fn.params();
         let mut case_data: Vec<[f32; 4]> = vec![
@@ -614,8 +629,9 @@ impl GpuDg {
         self.launches.num_elements = mesh.num_elements as u32;
         self.num_elements = mesh.num_elements;
         self.ndof = 4 * self.np * mesh.num_elements;
-        (self.step, self.rhs_plan, self.limit_plan) =
-            self.launches.plans(&self.rt, self.atomic_surface.as_ref())?;
+        (self.step, self.rhs_plan, self.limit_plan) = self
+            .launches
+            .plans(&self.rt, self.atomic_surface.as_ref())?;
         self.set_solution(c)
     }
 

@@ -17,7 +17,7 @@
 //! clock on the GPU) and reads the solution back only there, for the conserved totals, the
 //! density error, PNG/VTU snapshots and the CSV of a whole run ([`Simulation::run`]).
 
-use super::amr::{AmrStats, Adaptivity};
+use super::amr::{Adaptivity, AmrStats};
 use super::cpu::Operator;
 use super::euler::{pressure, sound_speed, State};
 use super::gpu::{Capacity, GpuConfig, GpuDg};
@@ -25,7 +25,7 @@ use super::{BasisTables, Case, DgMesh, StateFn};
 use crate::error::{Error, Result};
 use crate::mesh::{ElementKind, Mesh};
 use crate::order::{prepare, Ordering, PrepareOptions};
-use crate::output::{save_field_png, CsvWriter, Field, PlotOptions};
+use crate::output::{save_field_png, save_field_png_with_mesh, CsvWriter, Field, PlotOptions};
 use crate::runtime::Runtime;
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
@@ -184,15 +184,20 @@ impl Simulation {
         let om = prepare(&mesh, &PrepareOptions::new(opts.ordering, opts.seed))?;
         let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t))?;
         let tables = BasisTables::new(case.order);
-        let project = |dm: &DgMesh| {
-            operator(case, dm, &tables).project(&|x, y| case.initial.eval(x, y, 0.0))
-        };
+        let project =
+            |dm: &DgMesh| operator(case, dm, &tables).project(&|x, y| case.initial.eval(x, y, 0.0));
         let cfg = GpuConfig::for_case(case, opts.fixed_dt);
         let (mesh, dm, c0, amr, capacity) = match case.amr {
             Some(options) => {
                 let mut amr = Adaptivity::new(&dm, case.order, options)?;
                 let (dm, c0) = amr.initial(&tables, project)?;
-                (mesh_of(&dm), dm.clone(), c0, Some(amr), Capacity::with_room(&dm, 2.0))
+                (
+                    mesh_of(&dm),
+                    dm.clone(),
+                    c0,
+                    Some(amr),
+                    Capacity::with_room(&dm, 2.0),
+                )
             }
             None => (om.mesh, dm.clone(), project(&dm), None, Capacity::of(&dm)),
         };
@@ -427,7 +432,12 @@ impl Simulation {
             };
             let path = dir.join(format!("{name}_{index:04}.png"));
             let sampled = plot.values(&op, c, q);
-            save_field_png(&plot.mesh, Field::Vertex(&sampled), &opts, &path)?;
+            let field = Field::Vertex(&sampled);
+            // An adaptive run shows its mesh over the solution.
+            match self.amr {
+                Some(_) => save_field_png_with_mesh(&plot.mesh, field, &opts, &self.mesh, &path)?,
+                None => save_field_png(&plot.mesh, field, &opts, &path)?,
+            };
             files.push(path);
             point_fields.push((name, values));
             cell_fields.push((format!("{name}_mean"), means));
@@ -527,10 +537,12 @@ fn mesh_of(dm: &DgMesh) -> Mesh {
     let mut index = std::collections::HashMap::new();
     for v in &dm.vertices {
         let ids = v.map(|p| {
-            *index.entry((p[0].to_bits(), p[1].to_bits())).or_insert_with(|| {
-                mesh.points.push([p[0], p[1], 0.0]);
-                (mesh.points.len() - 1) as u32
-            })
+            *index
+                .entry((p[0].to_bits(), p[1].to_bits()))
+                .or_insert_with(|| {
+                    mesh.points.push([p[0], p[1], 0.0]);
+                    (mesh.points.len() - 1) as u32
+                })
         });
         mesh.push_element(ElementKind::Triangle, &ids, 1);
     }

@@ -11,7 +11,7 @@ pub mod driver;
 pub mod projection;
 pub mod tree;
 
-pub use driver::{AmrOptions, AmrStats, Adaptivity};
+pub use driver::{Adaptivity, AmrOptions, AmrStats};
 pub use projection::Projection;
 pub use tree::{AdaptCounts, AdaptiveMesh, Face, NONE};
 
