@@ -132,7 +132,7 @@ impl Adaptivity {
     /// The DG mesh of the active elements: geometry per slot, faces grouped by color (GK19's
     /// edge reordering: each color's launch is dense), within a color by left element.
     pub fn dg_mesh(&self) -> Result<DgMesh> {
-        build_dg_mesh(&self.mesh, &self.mesh.faces()?)
+        self.mesh.dg_mesh()
     }
 
     /// Resolve the initial state: project it (`project(mesh)` gives c[eq][k][i]), adapt, and
@@ -230,7 +230,15 @@ fn default_threshold(dm: &DgMesh, tables: &BasisTables, field: IndicatorField, c
     (0.02 * (hi - lo)).max(1e-12)
 }
 
-/// The DG mesh of an adaptive mesh's active elements and faces.
+impl AdaptiveMesh {
+    /// The DG mesh of the active elements: geometry per slot, faces grouped by color (GK19's
+    /// edge reordering: each color's launch is dense), within a color by left element, and
+    /// up to six face neighbours per element.
+    pub fn dg_mesh(&self) -> Result<DgMesh> {
+        build_dg_mesh(self, &self.faces()?)
+    }
+}
+
 fn build_dg_mesh(am: &AdaptiveMesh, faces: &[Face]) -> Result<DgMesh> {
     let n = am.num_active();
     let mut vertices = Vec::with_capacity(n);
