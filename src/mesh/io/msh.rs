@@ -419,10 +419,9 @@ impl<'a> Reader<'a> {
                         return Err(self.err(line, "second $Nodes section"));
                     }
                     file.nodes_seen = true;
-                    match (self.version, self.binary) {
-                        (Version::V2, false) => self.read_nodes2_ascii(file)?,
-                        (Version::V2, true) => self.read_nodes2_bin(file)?,
-                        (Version::V4, _) => self.read_nodes4(file)?,
+                    match self.version {
+                        Version::V2 => self.read_nodes2(file)?,
+                        Version::V4 => self.read_nodes4(file)?,
                     }
                     self.expect_end()?;
                 }
@@ -623,37 +622,26 @@ impl<'a> Reader<'a> {
         n.min(self.remaining() / min_bytes_per_item.max(1) + 1)
     }
 
-    fn read_nodes2_ascii(&mut self, file: &mut RawFile) -> Result<()> {
+    fn read_nodes2(&mut self, file: &mut RawFile) -> Result<()> {
         let n = self.count("the number of nodes")?;
+        if self.binary {
+            self.rest_of_line();
+            self.need_records(n, 28, "nodes")?;
+        }
         let cap = self.reserve_bound(n, 8);
         file.node_tags.reserve(cap);
         file.points.reserve(cap);
         for i in 0..n {
             let more = || format!("expected {} more nodes", n - i);
-            let tag: u64 = self.num("node tag", &more)?;
-            let x: f64 = self.num("node x coordinate", &more)?;
-            let y: f64 = self.num("node y coordinate", &more)?;
-            let z: f64 = self.num("node z coordinate", &more)?;
-            file.node_tags.push(tag);
-            file.points.push([x, y, z]);
-        }
-        Ok(())
-    }
-
-    fn read_nodes2_bin(&mut self, file: &mut RawFile) -> Result<()> {
-        let n = self.count("the number of nodes")?;
-        self.rest_of_line();
-        self.need_records(n, 28, "nodes")?;
-        file.node_tags.reserve(n);
-        file.points.reserve(n);
-        for i in 0..n {
-            let more = || format!("expected {} more nodes", n - i);
-            let tag = self.bin_i32(&more)?;
-            let tag =
-                u64::try_from(tag).map_err(|_| self.err(0, format!("negative node tag {tag}")))?;
-            let x = self.bin_f64(&more)?;
-            let y = self.bin_f64(&more)?;
-            let z = self.bin_f64(&more)?;
+            let tag = if self.binary {
+                let tag = self.bin_i32(&more)?;
+                u64::try_from(tag).map_err(|_| self.err(0, format!("negative node tag {tag}")))?
+            } else {
+                self.num("node tag", &more)?
+            };
+            let x = self.real("node x coordinate", &more)?;
+            let y = self.real("node y coordinate", &more)?;
+            let z = self.real("node z coordinate", &more)?;
             file.node_tags.push(tag);
             file.points.push([x, y, z]);
         }
