@@ -211,24 +211,30 @@ pub fn tri_quad_grid(nx: usize, ny: usize, tri_fraction: f64, seed: u64) -> Resu
     Ok(mesh)
 }
 
-/// Triangles of an `nx` x `ny` grid whose opposite sides are identified (vertex (i, j) is
-/// vertex (i mod nx, j mod ny)): a triangulation of the torus, listed as vertex triples.
-fn periodic_triangles(nx: usize, ny: usize, diagonals: Diagonals) -> Vec<[u32; 3]> {
+/// The split-square grid of `nx` x `ny` cells whose opposite sides are identified (vertex
+/// (i, j) is vertex (i mod nx, j mod ny)): a triangulation of the torus, with point (i, j) at
+/// `point(i, j)` and every triangle reversed when `reverse`. `nx` and `ny` must be at least 3.
+fn periodic_grid(
+    what: &str,
+    [nx, ny]: [usize; 2],
+    diagonals: Diagonals,
+    point: impl Fn(usize, usize) -> [f64; 3],
+    reverse: bool,
+) -> Result<Mesh> {
+    let cells = nx as u128 * ny as u128;
+    check_size(what, &[nx, ny], 3, cells, 2 * cells)?;
+    let mut mesh = Mesh::new(2);
+    for_each_cell([nx, ny, 1], |i, j, _| mesh.points.push(point(i, j)));
     let id = |i: usize, j: usize| ((j % ny) * nx + (i % nx)) as u32;
     let mut pick = diagonal_picker(diagonals);
-    let mut tris = Vec::with_capacity(2 * nx * ny);
-    for j in 0..ny {
-        for i in 0..nx {
-            tris.extend(split_square(
-                id(i, j),
-                id(i + 1, j),
-                id(i + 1, j + 1),
-                id(i, j + 1),
-                pick(),
-            ));
+    for_each_cell([nx, ny, 1], |i, j, _| {
+        let [v00, v10, v11, v01] = [id(i, j), id(i + 1, j), id(i + 1, j + 1), id(i, j + 1)];
+        for [a, b, c] in split_square(v00, v10, v11, v01, pick()) {
+            let t = if reverse { [a, c, b] } else { [a, b, c] };
+            mesh.push_element(ElementKind::Triangle, &t, 1);
         }
-    }
-    tris
+    });
+    Ok(mesh)
 }
 
 /// A 2D periodic (toroidal) triangulation: the split-square grid on the unit square with
@@ -237,54 +243,24 @@ fn periodic_triangles(nx: usize, ny: usize, diagonals: Diagonals) -> Vec<[u32; 3
 /// elements is not meaningful: this mesh is for connectivity (coloring, ordering) only.
 /// `nx` and `ny` must be at least 3 so that no two triangles share more than one edge.
 pub fn periodic_tri_grid(nx: usize, ny: usize, diagonals: Diagonals) -> Result<Mesh> {
-    check_size(
-        "periodic_tri_grid",
-        &[nx, ny],
-        3,
-        nx as u128 * ny as u128,
-        2 * nx as u128 * ny as u128,
-    )?;
-    let mut mesh = Mesh::new(2);
-    for j in 0..ny {
-        for i in 0..nx {
-            mesh.points
-                .push([i as f64 / nx as f64, j as f64 / ny as f64, 0.0]);
-        }
-    }
-    for t in periodic_triangles(nx, ny, diagonals) {
-        mesh.push_element(ElementKind::Triangle, &t, 1);
-    }
-    Ok(mesh)
+    let point = |i: usize, j: usize| [i as f64 / nx as f64, j as f64 / ny as f64, 0.0];
+    periodic_grid("periodic_tri_grid", [nx, ny], diagonals, point, false)
 }
 
 /// A closed triangulated torus surface in 3D (major radius 1, minor radius 0.4): the
 /// periodic grid of [`periodic_tri_grid`] with `n_major` cells around the axis and `n_minor`
 /// around the tube, mapped onto the torus. `dim` is 2 (a surface mesh) with z coordinates.
 pub fn torus(n_major: usize, n_minor: usize, diagonals: Diagonals) -> Result<Mesh> {
-    check_size(
-        "torus",
-        &[n_major, n_minor],
-        3,
-        n_major as u128 * n_minor as u128,
-        2 * n_major as u128 * n_minor as u128,
-    )?;
     let (big_r, small_r) = (1.0f64, 0.4f64);
-    let mut mesh = Mesh::new(2);
-    for j in 0..n_minor {
+    let point = |i: usize, j: usize| {
         let phi = 2.0 * std::f64::consts::PI * j as f64 / n_minor as f64;
-        for i in 0..n_major {
-            let theta = 2.0 * std::f64::consts::PI * i as f64 / n_major as f64;
-            let rho = big_r + small_r * phi.cos();
-            mesh.points
-                .push([rho * theta.cos(), rho * theta.sin(), small_r * phi.sin()]);
-        }
-    }
+        let theta = 2.0 * std::f64::consts::PI * i as f64 / n_major as f64;
+        let rho = big_r + small_r * phi.cos();
+        [rho * theta.cos(), rho * theta.sin(), small_r * phi.sin()]
+    };
     // With (theta, phi) increasing this parametrization has outward normal d/dtheta x d/dphi
     // pointing inward; reverse each triangle to orient it outward.
-    for t in periodic_triangles(n_major, n_minor, diagonals) {
-        mesh.push_element(ElementKind::Triangle, &[t[0], t[2], t[1]], 1);
-    }
-    Ok(mesh)
+    periodic_grid("torus", [n_major, n_minor], diagonals, point, true)
 }
 
 /// The 12 vertices and 20 faces of the icosahedron with golden-ratio coordinates.
