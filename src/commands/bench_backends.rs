@@ -593,12 +593,7 @@ pub fn run(args: &BenchBackendsArgs, global: &GlobalArgs) -> anyhow::Result<()> 
     if args.only.is_empty() {
         return Err(Error::Invalid("--only needs at least one workload".into()).into());
     }
-    let wgpu = Runtime::new(
-        BackendKind::Wgpu,
-        &GpuOptions {
-            adapter: global.adapter.clone(),
-        },
-    )?;
+    let wgpu = Runtime::new(BackendKind::Wgpu, &global.gpu_options())?;
     let dev = Devices {
         wgpu,
         cuda: open_cuda(),

@@ -9,7 +9,7 @@
 use crate::commands::progress::bar;
 use crate::commands::GlobalArgs;
 use chromaflow::order::{prepare, Ordering, PrepareOptions};
-use chromaflow::runtime::{BackendKind, GpuOptions, Runtime};
+use chromaflow::runtime::BackendKind;
 use chromaflow::solver::swe::bench::{
     bench_config, bench_mesh, parse_layout, BenchInput, BYTES_MODEL, DEFAULT_BATCH,
 };
@@ -61,12 +61,7 @@ pub struct BenchSweArgs {
 
 /// Run `chromaflow bench swe`.
 pub fn run(args: &BenchSweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
-    let backend = Runtime::new(
-        global.backend,
-        &GpuOptions {
-            adapter: global.adapter.clone(),
-        },
-    )?;
+    let backend = global.runtime()?;
     let schemes = if args.schemes.is_empty() {
         Scheme::ALL.to_vec()
     } else {

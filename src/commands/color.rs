@@ -11,7 +11,6 @@ use chromaflow::error::Error;
 use chromaflow::mesh::{load_or_builtin, Topology};
 use chromaflow::order::{bandwidth, prepare, Ordering, PrepareOptions};
 use chromaflow::output::{save_edges_png, topology_edges, PlotOptions};
-use chromaflow::runtime::{GpuOptions, Runtime};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -182,12 +181,7 @@ fn run_vertices(
     check_vertex_coloring(graph, &cpu.colors, flags).map_err(Error::Invalid)?;
     let mut gpu_report = serde_json::Value::Null;
     if let Some(variant) = args.gpu {
-        let backend = Runtime::new(
-            global.backend,
-            &GpuOptions {
-                adapter: global.adapter.clone(),
-            },
-        )?;
+        let backend = global.runtime()?;
         let class: Vec<u32> = boundary.iter().map(|&b| b as u32).collect();
         let res = color_vertices_gpu(
             &backend,
@@ -263,12 +257,7 @@ pub struct BenchColorArgs {
 }
 
 pub fn bench(args: &BenchColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
-    let backend = Runtime::new(
-        global.backend,
-        &GpuOptions {
-            adapter: global.adapter.clone(),
-        },
-    )?;
+    let backend = global.runtime()?;
     if !args.json {
         println!("device: {} [backend {}]", backend.name(), backend.kind());
         println!("| vertices | greedy colors | greedy s | GPU topology colors | rounds | s | speedup | GPU data colors | rounds | s | speedup |");

@@ -14,7 +14,7 @@ use chromaflow::mesh::MeshSource;
 use chromaflow::order::Ordering;
 use chromaflow::output::write_json_atomic;
 use chromaflow::runtime::bandwidth::copy_bandwidth;
-use chromaflow::runtime::{BackendKind, GpuOptions, Runtime};
+use chromaflow::runtime::BackendKind;
 use chromaflow::solver::dg::amr::{AmrOptions, IndicatorField};
 use chromaflow::solver::dg::bench::{
     bench_one, ordering_variants, BenchRow, BenchSetup, COPY_SAMPLES, SURFACE_BYTES_MODEL,
@@ -192,12 +192,7 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             return Err(Error::Invalid(format!("--dt must be positive, got {dt}")).into());
         }
     }
-    let backend = Runtime::new(
-        global.backend,
-        &GpuOptions {
-            adapter: global.adapter.clone(),
-        },
-    )?;
+    let backend = global.runtime()?;
     let opts = SimulationOptions {
         ordering: args.ordering,
         seed: args.seed,
@@ -284,12 +279,7 @@ pub struct BenchDgArgs {
 }
 
 pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
-    let backend = Runtime::new(
-        global.backend,
-        &GpuOptions {
-            adapter: global.adapter.clone(),
-        },
-    )?;
+    let backend = global.runtime()?;
     let copy = if args.copy_mib == 0 {
         None
     } else {

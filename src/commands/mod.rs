@@ -12,7 +12,7 @@ pub mod progress;
 pub mod smooth;
 pub mod swe;
 
-use chromaflow::runtime::BackendKind;
+use chromaflow::runtime::{BackendKind, GpuOptions, Runtime};
 use clap::Args;
 
 /// Options every subcommand accepts.
@@ -35,6 +35,20 @@ pub struct GlobalArgs {
     /// Compute backend.
     #[arg(long, global = true, value_enum, default_value_t = BackendKind::Wgpu)]
     pub backend: BackendKind,
+}
+
+impl GlobalArgs {
+    /// The device options `--adapter` gives.
+    pub fn gpu_options(&self) -> GpuOptions {
+        GpuOptions {
+            adapter: self.adapter.clone(),
+        }
+    }
+
+    /// The runtime `--backend` names (wgpu: the adapter `--adapter` picks; CUDA: device 0).
+    pub fn runtime(&self) -> chromaflow::error::Result<Runtime> {
+        Runtime::new(self.backend, &self.gpu_options())
+    }
 }
 
 /// The error and its causes joined by ": ", skipping a cause whose text the message already

@@ -8,7 +8,7 @@
 use crate::commands::GlobalArgs;
 use chromaflow::conformance::{self, Report, Row, Status};
 use chromaflow::error::Error;
-use chromaflow::runtime::{BackendKind, GpuOptions, Runtime};
+use chromaflow::runtime::{BackendKind, Runtime};
 use clap::Args;
 
 /// Options of `chromaflow parity`.
@@ -38,9 +38,7 @@ pub fn run(args: &ParityArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     } else {
         BackendKind::compiled()
     };
-    let opts = GpuOptions {
-        adapter: global.adapter.clone(),
-    };
+    let opts = global.gpu_options();
     let mut report = Report::default();
     let mut devices = Vec::new();
     let mut probes = Vec::new();

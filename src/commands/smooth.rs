@@ -7,7 +7,6 @@ use crate::commands::progress::{bar, spinner};
 use crate::commands::GlobalArgs;
 use chromaflow::error::Error;
 use chromaflow::mesh::load_or_builtin;
-use chromaflow::runtime::{GpuOptions, Runtime};
 use chromaflow::solver::smooth::bench::{bench_input, time_sampling, BenchInput};
 use chromaflow::solver::smooth::gpu::ITERATIONS_PER_SUBMIT;
 use chromaflow::solver::smooth::quality::HISTOGRAM_BINS;
@@ -72,16 +71,6 @@ pub struct SmoothArgs {
     pub json: bool,
 }
 
-/// The backend `--backend` names (wgpu: the adapter `--adapter` picks; CUDA: device 0).
-fn open_backend(global: &GlobalArgs) -> anyhow::Result<Runtime> {
-    Ok(Runtime::new(
-        global.backend,
-        &GpuOptions {
-            adapter: global.adapter.clone(),
-        },
-    )?)
-}
-
 fn histogram_text(s: &QualitySummary) -> String {
     s.histogram
         .iter()
@@ -111,7 +100,7 @@ pub fn run(args: &SmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let mesh = load_or_builtin(&mesh_name)?;
     let spec = MetricSpec::resolve(args.metric.as_deref(), args.metric_file.as_deref(), &mesh)?;
     sp.set_message(format!("resampling metric {}", spec.name()));
-    let backend = open_backend(global)?;
+    let backend = global.runtime()?;
     let mut sm = Smoothing::new(mesh, &spec, &options, &backend)?.with_name(mesh_name.as_str());
     sp.finish_and_clear();
 
@@ -217,7 +206,7 @@ pub fn bench(args: &BenchSmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> 
     if args.sampling.is_empty() {
         return Err(Error::Invalid("--sampling needs at least one path".into()).into());
     }
-    let backend = open_backend(global)?;
+    let backend = global.runtime()?;
     let params = SmoothParams::default();
     if !args.json {
         let prec = backend.texel_precision();

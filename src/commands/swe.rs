@@ -5,7 +5,6 @@ use crate::commands::GlobalArgs;
 use chromaflow::error::Error;
 use chromaflow::mesh::MeshSource;
 use chromaflow::order::Ordering;
-use chromaflow::runtime::{GpuOptions, Runtime};
 use chromaflow::solver::swe::bench::cross_side;
 use chromaflow::solver::swe::case::{Case, BUILTINS};
 use chromaflow::solver::swe::driver::Simulation;
@@ -132,12 +131,7 @@ pub fn case_from_args(args: &SweArgs) -> anyhow::Result<Case> {
 /// Run `chromaflow swe`.
 pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let case = case_from_args(args)?;
-    let backend = Runtime::new(
-        global.backend,
-        &GpuOptions {
-            adapter: global.adapter.clone(),
-        },
-    )?;
+    let backend = global.runtime()?;
     let layout = if args.gather {
         FluxLayout::CellGather
     } else if args.atomic {

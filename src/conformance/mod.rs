@@ -95,31 +95,28 @@ impl Report {
         tolerance: &str,
         f: impl FnOnce() -> Result<(String, bool)>,
     ) {
-        let (result, status) = match f() {
-            Ok((r, true)) => (r, Status::Pass),
-            Ok((r, false)) => (r, Status::Fail),
-            Err(e) => (format!("error: {e}"), Status::Fail),
-        };
-        self.rows.push(Row {
-            check: check.to_string(),
-            backend: backend.name().to_string(),
-            result,
-            tolerance: tolerance.to_string(),
-            status,
-        });
+        let outcome = f().map(|(r, ok)| (r, if ok { Status::Pass } else { Status::Fail }));
+        self.record(check, backend.name(), tolerance, outcome);
     }
 
     /// Run `f` and record its result as a diagnostic row (INFO); an error is a FAIL.
     pub fn info(&mut self, check: &str, backend: &str, f: impl FnOnce() -> Result<String>) {
-        let (result, status) = match f() {
-            Ok(r) => (r, Status::Info),
-            Err(e) => (format!("error: {e}"), Status::Fail),
-        };
+        self.record(check, backend, "-", f().map(|r| (r, Status::Info)));
+    }
+
+    fn record(
+        &mut self,
+        check: &str,
+        backend: &str,
+        tolerance: &str,
+        outcome: Result<(String, Status)>,
+    ) {
+        let (result, status) = outcome.unwrap_or_else(|e| (format!("error: {e}"), Status::Fail));
         self.rows.push(Row {
             check: check.to_string(),
             backend: backend.to_string(),
             result,
-            tolerance: "-".into(),
+            tolerance: tolerance.to_string(),
             status,
         });
     }

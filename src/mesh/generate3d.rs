@@ -92,29 +92,53 @@ fn vid3(nx: usize, ny: usize, i: usize, j: usize, k: usize) -> u32 {
     ((k * (ny + 1) + j) * (nx + 1) + i) as u32
 }
 
-fn lattice_points_2d(mesh: &mut Mesh, nx: usize, ny: usize) {
-    mesh.points.reserve((nx + 1) * (ny + 1));
-    for j in 0..=ny {
-        for i in 0..=nx {
-            mesh.points
-                .push([i as f64 / nx as f64, j as f64 / ny as f64, 0.0]);
+/// The points of the unit square (`dims = [nx, ny]`) or cube (`[nx, ny, nz]`) cut into cells,
+/// numbered by [`vid2`] / [`vid3`], once the lattice, `centers` (one extra point per cell)
+/// and `per_cell` elements per cell are known to fit 32-bit indices. Room is reserved for the
+/// elements.
+fn unit_lattice(what: &str, dims: &[usize], per_cell: u128, centers: bool) -> Result<Mesh> {
+    let cells: u128 = dims.iter().map(|&d| d as u128).product();
+    let lattice: u128 = dims.iter().map(|&d| d as u128 + 1).product();
+    let extra = if centers { cells } else { 0 };
+    check_size(what, dims, 1, lattice + extra, per_cell * cells)?;
+    let mut mesh = Mesh::new(dims.len());
+    let elements = (per_cell * cells) as usize;
+    mesh.kinds.reserve(elements);
+    mesh.offsets.reserve(elements);
+    mesh.region_tags.reserve(elements);
+    mesh.points.reserve((lattice + extra) as usize);
+    let [nx, ny, nz] = [dims[0], dims[1], dims.get(2).copied().unwrap_or(0)];
+    for k in 0..=nz {
+        for j in 0..=ny {
+            for i in 0..=nx {
+                let z = if nz == 0 { 0.0 } else { k as f64 / nz as f64 };
+                mesh.points
+                    .push([i as f64 / nx as f64, j as f64 / ny as f64, z]);
+            }
+        }
+    }
+    Ok(mesh)
+}
+
+/// Call `f(i, j, k)` for every cell of an `nx` x `ny` x `nz` grid, `i` fastest.
+fn for_each_cell([nx, ny, nz]: [usize; 3], mut f: impl FnMut(usize, usize, usize)) {
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                f(i, j, k);
+            }
         }
     }
 }
 
-fn lattice_points_3d(mesh: &mut Mesh, nx: usize, ny: usize, nz: usize) {
-    mesh.points.reserve((nx + 1) * (ny + 1) * (nz + 1));
-    for k in 0..=nz {
-        for j in 0..=ny {
-            for i in 0..=nx {
-                mesh.points.push([
-                    i as f64 / nx as f64,
-                    j as f64 / ny as f64,
-                    k as f64 / nz as f64,
-                ]);
-            }
-        }
-    }
+/// The corners (v00, v10, v11, v01) of square (i, j) of an `nx`-wide 2D lattice.
+fn square(nx: usize, i: usize, j: usize) -> [u32; 4] {
+    [
+        vid2(nx, i, j),
+        vid2(nx, i + 1, j),
+        vid2(nx, i + 1, j + 1),
+        vid2(nx, i, j + 1),
+    ]
 }
 
 /// The two counter-clockwise triangles of square (v00, v10, v11, v01): along v00-v11 when
@@ -143,49 +167,24 @@ fn diagonal_picker(d: Diagonals) -> impl FnMut() -> bool {
 /// With `nx = ny = 1378` and random diagonals this is the benchmark mesh of about 3.8M
 /// triangles and 5.7M edges (the size of GK's rectangle mesh E).
 pub fn tri_grid(nx: usize, ny: usize, diagonals: Diagonals) -> Result<Mesh> {
-    let np = (nx as u128 + 1) * (ny as u128 + 1);
-    check_size("tri_grid", &[nx, ny], 1, np, 2 * nx as u128 * ny as u128)?;
-    let mut mesh = Mesh::new(2);
-    lattice_points_2d(&mut mesh, nx, ny);
-    mesh.kinds.reserve(2 * nx * ny);
+    let mut mesh = unit_lattice("tri_grid", &[nx, ny], 2, false)?;
     mesh.connectivity.reserve(6 * nx * ny);
-    mesh.offsets.reserve(2 * nx * ny);
-    mesh.region_tags.reserve(2 * nx * ny);
     let mut pick = diagonal_picker(diagonals);
-    for j in 0..ny {
-        for i in 0..nx {
-            let tris = split_square(
-                vid2(nx, i, j),
-                vid2(nx, i + 1, j),
-                vid2(nx, i + 1, j + 1),
-                vid2(nx, i, j + 1),
-                pick(),
-            );
-            for t in tris {
-                mesh.push_element(ElementKind::Triangle, &t, 1);
-            }
+    for_each_cell([nx, ny, 1], |i, j, _| {
+        let [v00, v10, v11, v01] = square(nx, i, j);
+        for t in split_square(v00, v10, v11, v01, pick()) {
+            mesh.push_element(ElementKind::Triangle, &t, 1);
         }
-    }
+    });
     Ok(mesh)
 }
 
 /// Unit square split into `nx` x `ny` counter-clockwise quadrilaterals.
 pub fn quad_grid(nx: usize, ny: usize) -> Result<Mesh> {
-    let np = (nx as u128 + 1) * (ny as u128 + 1);
-    check_size("quad_grid", &[nx, ny], 1, np, nx as u128 * ny as u128)?;
-    let mut mesh = Mesh::new(2);
-    lattice_points_2d(&mut mesh, nx, ny);
-    for j in 0..ny {
-        for i in 0..nx {
-            let q = [
-                vid2(nx, i, j),
-                vid2(nx, i + 1, j),
-                vid2(nx, i + 1, j + 1),
-                vid2(nx, i, j + 1),
-            ];
-            mesh.push_element(ElementKind::Quad, &q, 1);
-        }
-    }
+    let mut mesh = unit_lattice("quad_grid", &[nx, ny], 1, false)?;
+    for_each_cell([nx, ny, 1], |i, j, _| {
+        mesh.push_element(ElementKind::Quad, &square(nx, i, j), 1);
+    });
     Ok(mesh)
 }
 
@@ -197,55 +196,45 @@ pub fn tri_quad_grid(nx: usize, ny: usize, tri_fraction: f64, seed: u64) -> Resu
             "tri_quad_grid: tri_fraction must be in [0, 1], got {tri_fraction}"
         )));
     }
-    let np = (nx as u128 + 1) * (ny as u128 + 1);
-    check_size(
-        "tri_quad_grid",
-        &[nx, ny],
-        1,
-        np,
-        2 * nx as u128 * ny as u128,
-    )?;
-    let mut mesh = Mesh::new(2);
-    lattice_points_2d(&mut mesh, nx, ny);
+    let mut mesh = unit_lattice("tri_quad_grid", &[nx, ny], 2, false)?;
     let mut rng = seeded(seed);
-    for j in 0..ny {
-        for i in 0..nx {
-            let (v00, v10, v11, v01) = (
-                vid2(nx, i, j),
-                vid2(nx, i + 1, j),
-                vid2(nx, i + 1, j + 1),
-                vid2(nx, i, j + 1),
-            );
-            if rng.random_bool(tri_fraction) {
-                for t in split_square(v00, v10, v11, v01, rng.random_bool(0.5)) {
-                    mesh.push_element(ElementKind::Triangle, &t, 1);
-                }
-            } else {
-                mesh.push_element(ElementKind::Quad, &[v00, v10, v11, v01], 1);
+    for_each_cell([nx, ny, 1], |i, j, _| {
+        let q @ [v00, v10, v11, v01] = square(nx, i, j);
+        if rng.random_bool(tri_fraction) {
+            for t in split_square(v00, v10, v11, v01, rng.random_bool(0.5)) {
+                mesh.push_element(ElementKind::Triangle, &t, 1);
             }
+        } else {
+            mesh.push_element(ElementKind::Quad, &q, 1);
         }
-    }
+    });
     Ok(mesh)
 }
 
-/// Triangles of an `nx` x `ny` grid whose opposite sides are identified (vertex (i, j) is
-/// vertex (i mod nx, j mod ny)): a triangulation of the torus, listed as vertex triples.
-fn periodic_triangles(nx: usize, ny: usize, diagonals: Diagonals) -> Vec<[u32; 3]> {
+/// The split-square grid of `nx` x `ny` cells whose opposite sides are identified (vertex
+/// (i, j) is vertex (i mod nx, j mod ny)): a triangulation of the torus, with point (i, j) at
+/// `point(i, j)` and every triangle reversed when `reverse`. `nx` and `ny` must be at least 3.
+fn periodic_grid(
+    what: &str,
+    [nx, ny]: [usize; 2],
+    diagonals: Diagonals,
+    point: impl Fn(usize, usize) -> [f64; 3],
+    reverse: bool,
+) -> Result<Mesh> {
+    let cells = nx as u128 * ny as u128;
+    check_size(what, &[nx, ny], 3, cells, 2 * cells)?;
+    let mut mesh = Mesh::new(2);
+    for_each_cell([nx, ny, 1], |i, j, _| mesh.points.push(point(i, j)));
     let id = |i: usize, j: usize| ((j % ny) * nx + (i % nx)) as u32;
     let mut pick = diagonal_picker(diagonals);
-    let mut tris = Vec::with_capacity(2 * nx * ny);
-    for j in 0..ny {
-        for i in 0..nx {
-            tris.extend(split_square(
-                id(i, j),
-                id(i + 1, j),
-                id(i + 1, j + 1),
-                id(i, j + 1),
-                pick(),
-            ));
+    for_each_cell([nx, ny, 1], |i, j, _| {
+        let [v00, v10, v11, v01] = [id(i, j), id(i + 1, j), id(i + 1, j + 1), id(i, j + 1)];
+        for [a, b, c] in split_square(v00, v10, v11, v01, pick()) {
+            let t = if reverse { [a, c, b] } else { [a, b, c] };
+            mesh.push_element(ElementKind::Triangle, &t, 1);
         }
-    }
-    tris
+    });
+    Ok(mesh)
 }
 
 /// A 2D periodic (toroidal) triangulation: the split-square grid on the unit square with
@@ -254,54 +243,24 @@ fn periodic_triangles(nx: usize, ny: usize, diagonals: Diagonals) -> Vec<[u32; 3
 /// elements is not meaningful: this mesh is for connectivity (coloring, ordering) only.
 /// `nx` and `ny` must be at least 3 so that no two triangles share more than one edge.
 pub fn periodic_tri_grid(nx: usize, ny: usize, diagonals: Diagonals) -> Result<Mesh> {
-    check_size(
-        "periodic_tri_grid",
-        &[nx, ny],
-        3,
-        nx as u128 * ny as u128,
-        2 * nx as u128 * ny as u128,
-    )?;
-    let mut mesh = Mesh::new(2);
-    for j in 0..ny {
-        for i in 0..nx {
-            mesh.points
-                .push([i as f64 / nx as f64, j as f64 / ny as f64, 0.0]);
-        }
-    }
-    for t in periodic_triangles(nx, ny, diagonals) {
-        mesh.push_element(ElementKind::Triangle, &t, 1);
-    }
-    Ok(mesh)
+    let point = |i: usize, j: usize| [i as f64 / nx as f64, j as f64 / ny as f64, 0.0];
+    periodic_grid("periodic_tri_grid", [nx, ny], diagonals, point, false)
 }
 
 /// A closed triangulated torus surface in 3D (major radius 1, minor radius 0.4): the
 /// periodic grid of [`periodic_tri_grid`] with `n_major` cells around the axis and `n_minor`
 /// around the tube, mapped onto the torus. `dim` is 2 (a surface mesh) with z coordinates.
 pub fn torus(n_major: usize, n_minor: usize, diagonals: Diagonals) -> Result<Mesh> {
-    check_size(
-        "torus",
-        &[n_major, n_minor],
-        3,
-        n_major as u128 * n_minor as u128,
-        2 * n_major as u128 * n_minor as u128,
-    )?;
     let (big_r, small_r) = (1.0f64, 0.4f64);
-    let mut mesh = Mesh::new(2);
-    for j in 0..n_minor {
+    let point = |i: usize, j: usize| {
         let phi = 2.0 * std::f64::consts::PI * j as f64 / n_minor as f64;
-        for i in 0..n_major {
-            let theta = 2.0 * std::f64::consts::PI * i as f64 / n_major as f64;
-            let rho = big_r + small_r * phi.cos();
-            mesh.points
-                .push([rho * theta.cos(), rho * theta.sin(), small_r * phi.sin()]);
-        }
-    }
+        let theta = 2.0 * std::f64::consts::PI * i as f64 / n_major as f64;
+        let rho = big_r + small_r * phi.cos();
+        [rho * theta.cos(), rho * theta.sin(), small_r * phi.sin()]
+    };
     // With (theta, phi) increasing this parametrization has outward normal d/dtheta x d/dphi
     // pointing inward; reverse each triangle to orient it outward.
-    for t in periodic_triangles(n_major, n_minor, diagonals) {
-        mesh.push_element(ElementKind::Triangle, &[t[0], t[2], t[1]], 1);
-    }
-    Ok(mesh)
+    periodic_grid("torus", [n_major, n_minor], diagonals, point, true)
 }
 
 /// The 12 vertices and 20 faces of the icosahedron with golden-ratio coordinates.
@@ -706,26 +665,12 @@ fn corner(nx: usize, ny: usize, i: usize, j: usize, k: usize, b: usize) -> u32 {
 
 /// Unit cube split into `nx` x `ny` x `nz` cells, each cut into 5 or 6 tetrahedra.
 pub fn tet_box(nx: usize, ny: usize, nz: usize, split: TetSplit) -> Result<Mesh> {
-    let np = (nx as u128 + 1) * (ny as u128 + 1) * (nz as u128 + 1);
-    check_size(
-        "tet_box",
-        &[nx, ny, nz],
-        1,
-        np,
-        6 * nx as u128 * ny as u128 * nz as u128,
-    )?;
-    let mut mesh = Mesh::new(3);
-    lattice_points_3d(&mut mesh, nx, ny, nz);
-    for k in 0..nz {
-        for j in 0..ny {
-            for i in 0..nx {
-                for t in cube_tets(split, (i + j + k) % 2 == 0) {
-                    let v = t.map(|b| corner(nx, ny, i, j, k, b));
-                    push_tet(&mut mesh, v, 1);
-                }
-            }
+    let mut mesh = unit_lattice("tet_box", &[nx, ny, nz], 6, false)?;
+    for_each_cell([nx, ny, nz], |i, j, k| {
+        for t in cube_tets(split, (i + j + k) % 2 == 0) {
+            push_tet(&mut mesh, t.map(|b| corner(nx, ny, i, j, k, b)), 1);
         }
-    }
+    });
     Ok(mesh)
 }
 
@@ -736,23 +681,10 @@ fn hex_of(nx: usize, ny: usize, i: usize, j: usize, k: usize) -> [u32; 8] {
 
 /// Unit cube split into `nx` x `ny` x `nz` hexahedra.
 pub fn hex_box(nx: usize, ny: usize, nz: usize) -> Result<Mesh> {
-    let np = (nx as u128 + 1) * (ny as u128 + 1) * (nz as u128 + 1);
-    check_size(
-        "hex_box",
-        &[nx, ny, nz],
-        1,
-        np,
-        nx as u128 * ny as u128 * nz as u128,
-    )?;
-    let mut mesh = Mesh::new(3);
-    lattice_points_3d(&mut mesh, nx, ny, nz);
-    for k in 0..nz {
-        for j in 0..ny {
-            for i in 0..nx {
-                mesh.push_element(ElementKind::Hexahedron, &hex_of(nx, ny, i, j, k), 1);
-            }
-        }
-    }
+    let mut mesh = unit_lattice("hex_box", &[nx, ny, nz], 1, false)?;
+    for_each_cell([nx, ny, nz], |i, j, k| {
+        mesh.push_element(ElementKind::Hexahedron, &hex_of(nx, ny, i, j, k), 1);
+    });
     Ok(mesh)
 }
 
@@ -769,27 +701,14 @@ fn prisms_of(nx: usize, ny: usize, i: usize, j: usize, k: usize, main: bool) -> 
 /// Extruded triangles: the unit square split into `nx` x `ny` squares with random diagonals,
 /// extruded into `nz` layers of prisms.
 pub fn prism_box(nx: usize, ny: usize, nz: usize, diagonals: Diagonals) -> Result<Mesh> {
-    let np = (nx as u128 + 1) * (ny as u128 + 1) * (nz as u128 + 1);
-    check_size(
-        "prism_box",
-        &[nx, ny, nz],
-        1,
-        np,
-        2 * nx as u128 * ny as u128 * nz as u128,
-    )?;
-    let mut mesh = Mesh::new(3);
-    lattice_points_3d(&mut mesh, nx, ny, nz);
+    let mut mesh = unit_lattice("prism_box", &[nx, ny, nz], 2, false)?;
     let mut pick = diagonal_picker(diagonals);
     let diag: Vec<bool> = (0..nx * ny).map(|_| pick()).collect();
-    for k in 0..nz {
-        for j in 0..ny {
-            for i in 0..nx {
-                for p in prisms_of(nx, ny, i, j, k, diag[j * nx + i]) {
-                    mesh.push_element(ElementKind::Prism, &p, 1);
-                }
-            }
+    for_each_cell([nx, ny, nz], |i, j, k| {
+        for p in prisms_of(nx, ny, i, j, k, diag[j * nx + i]) {
+            mesh.push_element(ElementKind::Prism, &p, 1);
         }
-    }
+    });
     Ok(mesh)
 }
 
@@ -854,22 +773,14 @@ fn add_center(
 /// Unit cube split into `nx` x `ny` x `nz` cells, each cut into six pyramids around a vertex
 /// at its center (one pyramid per cube face).
 pub fn pyramid_box(nx: usize, ny: usize, nz: usize) -> Result<Mesh> {
-    let cells = nx as u128 * ny as u128 * nz as u128;
-    let np = (nx as u128 + 1) * (ny as u128 + 1) * (nz as u128 + 1) + cells;
-    check_size("pyramid_box", &[nx, ny, nz], 1, np, 6 * cells)?;
-    let mut mesh = Mesh::new(3);
-    lattice_points_3d(&mut mesh, nx, ny, nz);
-    for k in 0..nz {
-        for j in 0..ny {
-            for i in 0..nx {
-                let apex = add_center(&mut mesh, nx, ny, nz, i, j, k);
-                for (_, _, q) in cube_faces() {
-                    let q = q.map(|b| corner(nx, ny, i, j, k, b));
-                    push_pyramid(&mut mesh, q, apex, 1);
-                }
-            }
+    let mut mesh = unit_lattice("pyramid_box", &[nx, ny, nz], 6, true)?;
+    for_each_cell([nx, ny, nz], |i, j, k| {
+        let apex = add_center(&mut mesh, nx, ny, nz, i, j, k);
+        for (_, _, q) in cube_faces() {
+            let q = q.map(|b| corner(nx, ny, i, j, k, b));
+            push_pyramid(&mut mesh, q, apex, 1);
         }
-    }
+    });
     Ok(mesh)
 }
 
@@ -883,44 +794,36 @@ pub fn pyramid_box(nx: usize, ny: usize, nz: usize) -> Result<Mesh> {
 /// random (seeded); with `with_hex = false` quad-topped cells are pyramid cubes only, which
 /// gives a prism/pyramid/tetrahedron hybrid like GK's Table 6 (5 face colors).
 pub fn hybrid_box(nx: usize, ny: usize, nz: usize, with_hex: bool, seed: u64) -> Result<Mesh> {
-    let cells = nx as u128 * ny as u128 * nz as u128;
-    let np = (nx as u128 + 1) * (ny as u128 + 1) * (nz as u128 + 1) + cells;
-    check_size("hybrid_box", &[nx, ny, nz], 1, np, 8 * cells)?;
+    let mut mesh = unit_lattice("hybrid_box", &[nx, ny, nz], 8, true)?;
     let mut rng = seeded(seed);
-    let mut mesh = Mesh::new(3);
-    lattice_points_3d(&mut mesh, nx, ny, nz);
     let columns: Vec<(bool, bool)> = (0..nx * ny)
         .map(|_| (rng.random_bool(0.5), rng.random_bool(0.5)))
         .collect();
-    for k in 0..nz {
-        for j in 0..ny {
-            for i in 0..nx {
-                let (tri_topped, main_diag) = columns[j * nx + i];
-                let second_kind = rng.random_bool(0.5);
-                if !tri_topped && with_hex && !second_kind {
-                    mesh.push_element(ElementKind::Hexahedron, &hex_of(nx, ny, i, j, k), 2);
-                } else if tri_topped && !second_kind {
-                    for p in prisms_of(nx, ny, i, j, k, main_diag) {
-                        mesh.push_element(ElementKind::Prism, &p, 3);
+    for_each_cell([nx, ny, nz], |i, j, k| {
+        let (tri_topped, main_diag) = columns[j * nx + i];
+        let second_kind = rng.random_bool(0.5);
+        if !tri_topped && with_hex && !second_kind {
+            mesh.push_element(ElementKind::Hexahedron, &hex_of(nx, ny, i, j, k), 2);
+        } else if tri_topped && !second_kind {
+            for p in prisms_of(nx, ny, i, j, k, main_diag) {
+                mesh.push_element(ElementKind::Prism, &p, 3);
+            }
+        } else {
+            let apex = add_center(&mut mesh, nx, ny, nz, i, j, k);
+            for (axis, side, q) in cube_faces() {
+                let q = q.map(|b| corner(nx, ny, i, j, k, b));
+                if axis == 2 && tri_topped {
+                    let z = (side * 4) as u32;
+                    for t in split_square(z, z + 1, z + 3, z + 2, main_diag) {
+                        let t = t.map(|b| corner(nx, ny, i, j, k, b as usize));
+                        push_tet(&mut mesh, [t[0], t[1], t[2], apex], 5);
                     }
                 } else {
-                    let apex = add_center(&mut mesh, nx, ny, nz, i, j, k);
-                    for (axis, side, q) in cube_faces() {
-                        let q = q.map(|b| corner(nx, ny, i, j, k, b));
-                        if axis == 2 && tri_topped {
-                            let z = (side * 4) as u32;
-                            for t in split_square(z, z + 1, z + 3, z + 2, main_diag) {
-                                let t = t.map(|b| corner(nx, ny, i, j, k, b as usize));
-                                push_tet(&mut mesh, [t[0], t[1], t[2], apex], 5);
-                            }
-                        } else {
-                            push_pyramid(&mut mesh, q, apex, 4);
-                        }
-                    }
+                    push_pyramid(&mut mesh, q, apex, 4);
                 }
             }
         }
-    }
+    });
     Ok(mesh)
 }
 

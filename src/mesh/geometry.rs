@@ -48,11 +48,6 @@ pub fn polygon_area_centroid(pts: &[[f64; 2]]) -> (f64, [f64; 2]) {
     (a, [cx / (6.0 * a), cy / (6.0 * a)])
 }
 
-/// Signed area of triangle (a, b, c): positive when counter-clockwise.
-pub fn triangle_area(a: [f64; 2], b: [f64; 2], c: [f64; 2]) -> f64 {
-    0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]))
-}
-
 impl Geometry2d {
     /// Compute the geometry. The mesh must be 2D with counter-clockwise elements (as
     /// validation leaves it).

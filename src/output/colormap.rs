@@ -79,11 +79,6 @@ impl Colormap {
             })
     }
 
-    /// True for maps meant for signed data (symmetric about the middle of the range).
-    pub fn is_diverging(self) -> bool {
-        self == Colormap::CoolWarm
-    }
-
     /// Color at normalized position `t` (clamped to [0, 1]; NaN maps to `t = 0`).
     ///
     /// Table maps use the nearest of their 256 entries, `i = round(255 t)`; cool-warm

@@ -97,11 +97,6 @@ impl CsvWriter {
         self.rows
     }
 
-    /// Number of columns.
-    pub fn num_columns(&self) -> usize {
-        self.columns
-    }
-
     /// The file being written.
     pub fn path(&self) -> &Path {
         &self.path

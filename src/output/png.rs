@@ -179,11 +179,6 @@ pub fn render_with_stats(
     let layout = Layout::new(opts, &legend, nan_count)?;
     let mut img = RgbaImage::from_pixel(opts.width, opts.height, image::Rgba(BACKGROUND));
     let view = View::fit(mesh, layout.plot);
-    let fixed: Vec<[i64; 2]> = view
-        .pixels
-        .iter()
-        .map(|p| [to_fixed(p[0]), to_fixed(p[1])])
-        .collect();
 
     let lut = opts.colormap.lut();
     let (lo, hi) = range.unwrap_or((0.0, 1.0));
@@ -197,7 +192,7 @@ pub fn render_with_stats(
             clip: layout.plot,
         };
         for_each_triangle(mesh, |e, tri| {
-            let v = tri.map(|i| fixed[i as usize]);
+            let v = tri.map(|i| view.fixed[i as usize]);
             filled += match field {
                 Field::Cell(vals) => {
                     let x = vals[e];
@@ -278,11 +273,6 @@ pub fn render_edges(
     let layout = Layout::new(opts, &legend, 0)?;
     let mut img = RgbaImage::from_pixel(opts.width, opts.height, image::Rgba(BACKGROUND));
     let view = View::fit(mesh, layout.plot);
-    let fixed: Vec<[i64; 2]> = view
-        .pixels
-        .iter()
-        .map(|p| [to_fixed(p[0]), to_fixed(p[1])])
-        .collect();
     {
         let mut canvas = Canvas {
             buf: &mut img,
@@ -290,7 +280,7 @@ pub fn render_edges(
             clip: layout.plot,
         };
         for_each_triangle(mesh, |_, tri| {
-            canvas.fill_triangle(tri.map(|i| fixed[i as usize]), |_, _| EDGE_BACKDROP);
+            canvas.fill_triangle(tri.map(|i| view.fixed[i as usize]), |_, _| EDGE_BACKDROP);
         });
         if opts.wireframe {
             draw_wireframe(&mut canvas, mesh, &view.pixels);
@@ -612,10 +602,12 @@ fn draw_wireframe(canvas: &mut Canvas, mesh: &Mesh, pixels: &[[f64; 2]]) {
     }
 }
 
-/// Mesh-to-pixel transform and every point mapped through it.
+/// Mesh-to-pixel transform and every point mapped through it, also in the rasterizer's
+/// fixed point.
 struct View {
     transform: PixelTransform,
     pixels: Vec<[f64; 2]>,
+    fixed: Vec<[i64; 2]>,
 }
 
 impl View {
@@ -644,12 +636,17 @@ impl View {
             ox,
             oy,
         };
-        let pixels = mesh
+        let pixels: Vec<[f64; 2]> = mesh
             .points
             .iter()
             .map(|p| transform.to_pixel(p[0], p[1]))
             .collect();
-        View { transform, pixels }
+        let fixed = pixels.iter().map(|p| p.map(to_fixed)).collect();
+        View {
+            transform,
+            pixels,
+            fixed,
+        }
     }
 }
 

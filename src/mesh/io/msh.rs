@@ -333,6 +333,33 @@ impl<'a> Reader<'a> {
         usize::try_from(v).map_err(|_| self.err(0, format!("{what} {v} is too large")))
     }
 
+    /// A count in a section header: a size_t (binary) or a whole number (ASCII).
+    fn header_count(&mut self, what: &str) -> Result<usize> {
+        if self.binary {
+            self.bin_count(what)
+        } else {
+            self.count(what)
+        }
+    }
+
+    /// A tag: a size_t (binary) or a whole number (ASCII) naming `what`.
+    fn size(&mut self, what: &str, expected: &dyn Fn() -> String) -> Result<u64> {
+        if self.binary {
+            self.bin_size(expected)
+        } else {
+            self.num(what, expected)
+        }
+    }
+
+    /// A coordinate: an f64 (binary) or a number (ASCII) naming `what`.
+    fn real(&mut self, what: &str, expected: &dyn Fn() -> String) -> Result<f64> {
+        if self.binary {
+            self.bin_f64(expected)
+        } else {
+            self.num(what, expected)
+        }
+    }
+
     /// Make sure `n` records of `record` bytes are present; otherwise report how many of
     /// `what` are missing.
     fn need_records(&self, n: usize, record: usize, what: &str) -> Result<()> {
@@ -392,11 +419,9 @@ impl<'a> Reader<'a> {
                         return Err(self.err(line, "second $Nodes section"));
                     }
                     file.nodes_seen = true;
-                    match (self.version, self.binary) {
-                        (Version::V2, false) => self.read_nodes2_ascii(file)?,
-                        (Version::V2, true) => self.read_nodes2_bin(file)?,
-                        (Version::V4, false) => self.read_nodes4_ascii(file)?,
-                        (Version::V4, true) => self.read_nodes4_bin(file)?,
+                    match self.version {
+                        Version::V2 => self.read_nodes2(file)?,
+                        Version::V4 => self.read_nodes4(file)?,
                     }
                     self.expect_end()?;
                 }
@@ -410,8 +435,7 @@ impl<'a> Reader<'a> {
                     match (self.version, self.binary) {
                         (Version::V2, false) => self.read_elements2_ascii(file)?,
                         (Version::V2, true) => self.read_elements2_bin(file)?,
-                        (Version::V4, false) => self.read_elements4_ascii(file)?,
-                        (Version::V4, true) => self.read_elements4_bin(file)?,
+                        (Version::V4, _) => self.read_elements4(file)?,
                     }
                     self.expect_end()?;
                 }
@@ -598,72 +622,81 @@ impl<'a> Reader<'a> {
         n.min(self.remaining() / min_bytes_per_item.max(1) + 1)
     }
 
-    fn read_nodes2_ascii(&mut self, file: &mut RawFile) -> Result<()> {
+    fn read_nodes2(&mut self, file: &mut RawFile) -> Result<()> {
         let n = self.count("the number of nodes")?;
+        if self.binary {
+            self.rest_of_line();
+            self.need_records(n, 28, "nodes")?;
+        }
         let cap = self.reserve_bound(n, 8);
         file.node_tags.reserve(cap);
         file.points.reserve(cap);
         for i in 0..n {
             let more = || format!("expected {} more nodes", n - i);
-            let tag: u64 = self.num("node tag", &more)?;
-            let x: f64 = self.num("node x coordinate", &more)?;
-            let y: f64 = self.num("node y coordinate", &more)?;
-            let z: f64 = self.num("node z coordinate", &more)?;
+            let tag = if self.binary {
+                let tag = self.bin_i32(&more)?;
+                u64::try_from(tag).map_err(|_| self.err(0, format!("negative node tag {tag}")))?
+            } else {
+                self.num("node tag", &more)?
+            };
+            let x = self.real("node x coordinate", &more)?;
+            let y = self.real("node y coordinate", &more)?;
+            let z = self.real("node z coordinate", &more)?;
             file.node_tags.push(tag);
             file.points.push([x, y, z]);
         }
         Ok(())
     }
 
-    fn read_nodes2_bin(&mut self, file: &mut RawFile) -> Result<()> {
-        let n = self.count("the number of nodes")?;
-        self.rest_of_line();
-        self.need_records(n, 28, "nodes")?;
-        file.node_tags.reserve(n);
-        file.points.reserve(n);
-        for i in 0..n {
-            let more = || format!("expected {} more nodes", n - i);
-            let tag = self.bin_i32(&more)?;
-            let tag =
-                u64::try_from(tag).map_err(|_| self.err(0, format!("negative node tag {tag}")))?;
-            let x = self.bin_f64(&more)?;
-            let y = self.bin_f64(&more)?;
-            let z = self.bin_f64(&more)?;
-            file.node_tags.push(tag);
-            file.points.push([x, y, z]);
+    fn read_nodes4(&mut self, file: &mut RawFile) -> Result<()> {
+        if self.binary {
+            // The binary header starts right after the section line.
+            self.rest_of_line();
         }
-        Ok(())
-    }
-
-    fn read_nodes4_ascii(&mut self, file: &mut RawFile) -> Result<()> {
-        let nblocks = self.count("the number of node blocks")?;
-        let total = self.count("the number of nodes")?;
-        self.count("the minimum node tag")?;
-        self.count("the maximum node tag")?;
+        let nblocks = self.header_count("the number of node blocks")?;
+        let total = self.header_count("the number of nodes")?;
+        self.header_count("the minimum node tag")?;
+        self.header_count("the maximum node tag")?;
         let cap = self.reserve_bound(total, 8);
         file.node_tags.reserve(cap);
         file.points.reserve(cap);
         let mut read = 0usize;
         for b in 0..nblocks {
             let more_blocks = || format!("expected {} more node blocks", nblocks - b);
-            let edim: usize = self.num("entity dimension", &more_blocks)?;
-            self.num::<i32>("entity tag", &more_blocks)?;
-            let parametric: u32 = self.num("parametric flag", &more_blocks)?;
-            let n: usize = self.num("number of nodes in block", &more_blocks)?;
-            let left = total.saturating_sub(read);
+            let (extra, n) = if self.binary {
+                let edim = self.bin_i32(&more_blocks)?;
+                self.bin_i32(&more_blocks)?;
+                let parametric = self.bin_i32(&more_blocks)?;
+                let n = self.bin_count("the number of nodes in the block")?;
+                let extra = if parametric != 0 { edim.clamp(0, 3) } else { 0 };
+                (extra as usize, n)
+            } else {
+                let edim: usize = self.num("entity dimension", &more_blocks)?;
+                self.num::<i32>("entity tag", &more_blocks)?;
+                let parametric: u32 = self.num("parametric flag", &more_blocks)?;
+                let n = self.num("number of nodes in block", &more_blocks)?;
+                (if parametric != 0 { edim.min(3) } else { 0 }, n)
+            };
+            let left = total.saturating_sub(read).max(n);
+            if self.binary {
+                let record = self.size_t + 24 + 8 * extra;
+                let have = self.remaining() / record;
+                if have < n {
+                    return Err(self.eof_err(&format!("expected {} more nodes", left - have)));
+                }
+            }
             for i in 0..n {
-                let more = || format!("expected {} more nodes", left.max(n) - i);
-                let tag: u64 = self.num("node tag", &more)?;
+                let more = || format!("expected {} more nodes", left - i);
+                let tag = self.size("node tag", &more)?;
                 file.node_tags.push(tag);
             }
-            let extra = if parametric != 0 { edim.min(3) } else { 0 };
             for i in 0..n {
-                let more = || format!("expected {} more nodes", left.max(n) - i);
-                let x: f64 = self.num("node x coordinate", &more)?;
-                let y: f64 = self.num("node y coordinate", &more)?;
-                let z: f64 = self.num("node z coordinate", &more)?;
+                let more = || format!("expected {} more nodes", left - i);
+                let x = self.real("node x coordinate", &more)?;
+                let y = self.real("node y coordinate", &more)?;
+                let z = self.real("node z coordinate", &more)?;
                 for _ in 0..extra {
-                    self.num::<f64>("parametric node coordinate", &more)?;
+                    self.real("parametric node coordinate", &more)?;
                 }
                 file.points.push([x, y, z]);
             }
@@ -672,57 +705,6 @@ impl<'a> Reader<'a> {
         if read != total {
             return Err(self.err(
                 self.line,
-                format!("$Nodes header announces {total} nodes but the blocks hold {read}"),
-            ));
-        }
-        Ok(())
-    }
-
-    fn read_nodes4_bin(&mut self, file: &mut RawFile) -> Result<()> {
-        // The binary header starts right after the section line.
-        self.rest_of_line();
-        let nblocks = self.bin_count("the number of node blocks")?;
-        let total = self.bin_count("the number of nodes")?;
-        self.bin_count("the minimum node tag")?;
-        self.bin_count("the maximum node tag")?;
-        let mut read = 0usize;
-        for b in 0..nblocks {
-            let more_blocks = || format!("expected {} more node blocks", nblocks - b);
-            let edim = self.bin_i32(&more_blocks)?;
-            self.bin_i32(&more_blocks)?;
-            let parametric = self.bin_i32(&more_blocks)?;
-            let n = self.bin_count("the number of nodes in the block")?;
-            let extra = if parametric != 0 {
-                edim.clamp(0, 3) as usize
-            } else {
-                0
-            };
-            let left = total.saturating_sub(read).max(n);
-            self.need_records(n, self.size_t + 24 + 8 * extra, "nodes")
-                .map_err(|_| {
-                    let have = self.remaining() / (self.size_t + 24 + 8 * extra);
-                    self.eof_err(&format!("expected {} more nodes", left - have.min(left)))
-                })?;
-            file.node_tags.reserve(n);
-            file.points.reserve(n);
-            for i in 0..n {
-                let more = || format!("expected {} more nodes", left - i);
-                let tag = self.bin_size(&more)?;
-                file.node_tags.push(tag);
-            }
-            for i in 0..n {
-                let more = || format!("expected {} more nodes", left - i);
-                let x = self.bin_f64(&more)?;
-                let y = self.bin_f64(&more)?;
-                let z = self.bin_f64(&more)?;
-                self.bytes(8 * extra, &more)?;
-                file.points.push([x, y, z]);
-            }
-            read += n;
-        }
-        if read != total {
-            return Err(self.err(
-                0,
                 format!("$Nodes header announces {total} nodes but the blocks hold {read}"),
             ));
         }
@@ -844,36 +826,63 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    fn read_elements4_ascii(&mut self, file: &mut RawFile) -> Result<()> {
-        let nblocks = self.count("the number of element blocks")?;
-        let total = self.count("the number of elements")?;
-        self.count("the minimum element tag")?;
-        self.count("the maximum element tag")?;
+    fn read_elements4(&mut self, file: &mut RawFile) -> Result<()> {
+        if self.binary {
+            // The binary header starts right after the section line.
+            self.rest_of_line();
+        }
+        let nblocks = self.header_count("the number of element blocks")?;
+        let total = self.header_count("the number of elements")?;
+        self.header_count("the minimum element tag")?;
+        self.header_count("the maximum element tag")?;
         let cap = self.reserve_bound(total, 8);
         reserve_elements(file, cap);
         let mut read = 0usize;
         for b in 0..nblocks {
             let more_blocks = || format!("expected {} more element blocks", nblocks - b);
-            let edim: usize = self.num("entity dimension", &more_blocks)?;
-            let etag: i32 = self.num("entity tag", &more_blocks)?;
-            let line = self.line;
-            let t: i64 = self.num("element type", &more_blocks)?;
-            let (nn, _, keep) = self.check_type(t, line, 0)?;
-            let n: usize = self.num("number of elements in block", &more_blocks)?;
-            let phys = file.entity_phys.get(&(edim, etag)).copied().unwrap_or(0);
+            let (entity, t, nn, keep, n) = if self.binary {
+                let header_at = self.pos;
+                let edim = self.bin_i32(&more_blocks)?;
+                let etag = self.bin_i32(&more_blocks)?;
+                let t = i64::from(self.bin_i32(&more_blocks)?);
+                let n = self.bin_count("the number of elements in the block")?;
+                let (nn, _, keep) = self.check_type(t, 0, header_at)?;
+                let entity = usize::try_from(edim).ok().map(|d| (d, etag));
+                (entity, t, nn, keep, n)
+            } else {
+                let edim: usize = self.num("entity dimension", &more_blocks)?;
+                let etag: i32 = self.num("entity tag", &more_blocks)?;
+                let line = self.line;
+                let t: i64 = self.num("element type", &more_blocks)?;
+                let (nn, _, keep) = self.check_type(t, line, 0)?;
+                let n = self.num("number of elements in block", &more_blocks)?;
+                (Some((edim, etag)), t, nn, keep, n)
+            };
+            let phys = entity
+                .and_then(|e| file.entity_phys.get(&e).copied())
+                .unwrap_or(0);
             let left = total.saturating_sub(read).max(n);
+            if self.binary {
+                let record = self.size_t * (1 + nn);
+                let have = self.remaining() / record;
+                if have < n {
+                    return Err(self.eof_err(&format!("expected {} more elements", left - have)));
+                }
+            }
             for i in 0..n {
                 let more = || format!("expected {} more elements", left - i);
-                let tag: u64 = self.num("element tag", &more)?;
-                let line = self.line;
+                let at = self.pos;
+                let tag = self.size("element tag", &more)?;
+                // Where the element is: its byte offset (binary) or line (ASCII).
+                let loc = if self.binary { at } else { self.line };
                 for _ in 0..nn {
-                    let v: u64 = self.num("element node tag", &more)?;
+                    let v = self.size("element node tag", &more)?;
                     if keep {
                         file.nodes.push(v);
                     }
                 }
                 if keep {
-                    push_element(file, t as u8, tag, phys, line);
+                    push_element(file, t as u8, tag, phys, loc);
                 }
             }
             read += n;
@@ -881,58 +890,6 @@ impl<'a> Reader<'a> {
         if read != total {
             return Err(self.err(
                 self.line,
-                format!("$Elements header announces {total} elements but the blocks hold {read}"),
-            ));
-        }
-        Ok(())
-    }
-
-    fn read_elements4_bin(&mut self, file: &mut RawFile) -> Result<()> {
-        // The binary header starts right after the section line.
-        self.rest_of_line();
-        let nblocks = self.bin_count("the number of element blocks")?;
-        let total = self.bin_count("the number of elements")?;
-        self.bin_count("the minimum element tag")?;
-        self.bin_count("the maximum element tag")?;
-        let mut read = 0usize;
-        for b in 0..nblocks {
-            let more_blocks = || format!("expected {} more element blocks", nblocks - b);
-            let header_at = self.pos;
-            let edim = self.bin_i32(&more_blocks)?;
-            let etag = self.bin_i32(&more_blocks)?;
-            let t = self.bin_i32(&more_blocks)?;
-            let n = self.bin_count("the number of elements in the block")?;
-            let (nn, _, keep) = self.check_type(i64::from(t), 0, header_at)?;
-            let phys = usize::try_from(edim)
-                .ok()
-                .and_then(|d| file.entity_phys.get(&(d, etag)).copied())
-                .unwrap_or(0);
-            let left = total.saturating_sub(read).max(n);
-            let record = self.size_t * (1 + nn);
-            if self.remaining() / record < n {
-                let have = self.remaining() / record;
-                return Err(self.eof_err(&format!("expected {} more elements", left - have)));
-            }
-            reserve_elements(file, if keep { n } else { 0 });
-            for i in 0..n {
-                let more = || format!("expected {} more elements", left - i);
-                let at = self.pos;
-                let tag = self.bin_size(&more)?;
-                for _ in 0..nn {
-                    let v = self.bin_size(&more)?;
-                    if keep {
-                        file.nodes.push(v);
-                    }
-                }
-                if keep {
-                    push_element(file, t as u8, tag, phys, at);
-                }
-            }
-            read += n;
-        }
-        if read != total {
-            return Err(self.err(
-                0,
                 format!("$Elements header announces {total} elements but the blocks hold {read}"),
             ));
         }

@@ -117,44 +117,26 @@ mod tests {
     /// Empirical order on y' = -y^2 + sin(t) (nonlinear, non-autonomous).
     #[test]
     fn schemes_reach_their_order() {
+        let solve = |stages: &[Stage], nsteps: usize| -> f64 {
+            let dt = 1.0 / nsteps as f64;
+            let mut regs = vec![0.0; REGISTERS];
+            regs[0] = 1.0;
+            for k in 0..nsteps {
+                step(
+                    stages,
+                    &mut regs,
+                    1,
+                    k as f64 * dt,
+                    dt,
+                    &mut |y, t, out| out[0] = -y[0] * y[0] + t.sin(),
+                    &mut |_| {},
+                );
+            }
+            regs[0]
+        };
+        let reference = solve(&scheme(3), 4000);
         for (p, order) in [(0usize, 1.0), (1, 2.0), (2, 3.0), (3, 4.0)] {
-            let stages = scheme(p);
-            let run = |nsteps: usize| -> f64 {
-                let dt = 1.0 / nsteps as f64;
-                let mut regs = vec![0.0; REGISTERS];
-                regs[0] = 1.0;
-                for k in 0..nsteps {
-                    step(
-                        &stages,
-                        &mut regs,
-                        1,
-                        k as f64 * dt,
-                        dt,
-                        &mut |y, t, out| out[0] = -y[0] * y[0] + t.sin(),
-                        &mut |_| {},
-                    );
-                }
-                regs[0]
-            };
-            let reference = {
-                let stages4 = scheme(3);
-                let n = 4000;
-                let dt = 1.0 / n as f64;
-                let mut regs = vec![0.0; REGISTERS];
-                regs[0] = 1.0;
-                for k in 0..n {
-                    step(
-                        &stages4,
-                        &mut regs,
-                        1,
-                        k as f64 * dt,
-                        dt,
-                        &mut |y, t, out| out[0] = -y[0] * y[0] + t.sin(),
-                        &mut |_| {},
-                    );
-                }
-                regs[0]
-            };
+            let run = |nsteps: usize| solve(&scheme(p), nsteps);
             let (e1, e2) = ((run(20) - reference).abs(), (run(40) - reference).abs());
             let rate = (e1 / e2).log2();
             assert!((rate - order).abs() < 0.25, "p={p}: rate {rate}");

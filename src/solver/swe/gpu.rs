@@ -116,7 +116,6 @@ pub fn unpack_cells(raw: &[[f32; 4]]) -> Vec<[f64; 6]> {
 pub struct GpuSolver {
     rt: Runtime,
     n_cells: u32,
-    layout: FluxLayout,
     cells: Buffer,
     control: Buffer,
     /// One step: segment "flux", then segment "update" (local Δt, reduction, time, update).
@@ -221,7 +220,6 @@ impl GpuSolver {
         Ok(GpuSolver {
             rt: rt.clone(),
             n_cells,
-            layout,
             cells,
             control,
             step,
@@ -231,11 +229,6 @@ impl GpuSolver {
     /// The device the solver runs on.
     pub fn device_name(&self) -> String {
         self.rt.name()
-    }
-
-    /// The flux layout in use.
-    pub fn flux_layout(&self) -> FluxLayout {
-        self.layout
     }
 
     /// Set the time the next steps stop at (the last step is clamped to hit it exactly);
