@@ -130,3 +130,83 @@ fn adapted_vortex_is_accurate_with_fewer_elements_than_uniform() {
         "{n_adapted} elements, uniform finest {n_uniform_finest}"
     );
 }
+
+#[test]
+fn the_dg_command_adapts_and_reports_it() {
+    use std::process::Command;
+    let out = tempfile::tempdir().expect("tempdir");
+    let run = Command::new(env!("CARGO_BIN_EXE_chromaflow"))
+        .args(["dg", "--builtin", "dmr", "--cells", "300", "--order", "1"])
+        .args([
+            "--amr-levels",
+            "2",
+            "--amr-every",
+            "3",
+            "--t-end",
+            "0.003",
+            "--out",
+        ])
+        .arg(out.path())
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .expect("run chromaflow");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(stderr.contains("adaptive refinement:"), "{stderr}");
+    let csv = std::fs::read_to_string(out.path().join("dg_totals.csv")).expect("csv");
+    assert!(csv.lines().next().unwrap().ends_with(",elements"), "{csv}");
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2);
+    let elements: Vec<f64> = rows
+        .iter()
+        .map(|r| r.rsplit(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(
+        elements.iter().all(|&n| n > 300.0),
+        "refined counts: {elements:?}"
+    );
+    assert!(out.path().join("density_0001.png").exists());
+
+    let bad = Command::new(env!("CARGO_BIN_EXE_chromaflow"))
+        .args(["dg", "--builtin", "dmr", "--amr-every", "4", "--out"])
+        .arg(out.path().join("bad"))
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .expect("run chromaflow");
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success());
+    assert!(stderr.contains("--amr-levels"), "{stderr}");
+}
+
+#[test]
+fn case_files_take_an_amr_table_and_judge_it() {
+    let path = std::path::Path::new("case.toml");
+    let text = |amr: &str| {
+        format!(
+            "mesh = \"rect:100\"\nt_end = 0.1\norder = 1\n{amr}\n[initial]\nkind = \"double_mach\"\n"
+        )
+    };
+    let case = Case::from_toml(
+        &text("[amr]\nlevels = 4\nevery = 5\nfield = \"pressure\""),
+        path,
+    )
+    .expect("case");
+    let amr = case.amr.expect("amr table");
+    assert_eq!((amr.max_level, amr.every), (4, Some(5)));
+    assert_eq!(amr.field, IndicatorField::Pressure);
+    for (bad, key) in [
+        ("[amr]\nlevels = 40", "levels"),
+        ("[amr]\nlevels = 2\nevery = 0", "every"),
+        ("[amr]\nlevels = 2\nfield = \"mach\"", "amr.field"),
+        ("[amr]\nlevels = 2\ndelta = 0.5", "delta"),
+        ("[amr]\nlevel = 2", "level"),
+    ] {
+        let err = Case::from_toml(&text(bad), path)
+            .expect_err(bad)
+            .to_string();
+        assert!(
+            err.contains(key) && err.contains("case.toml"),
+            "{bad}: {err}"
+        );
+    }
+}

@@ -51,17 +51,17 @@ impl AmrOptions {
             return bad("needs order >= 1 (the indicator is a gradient)".into());
         }
         if self.max_level > 12 {
-            return bad(format!("amr_levels must be 0..=12, got {}", self.max_level));
+            return bad(format!("levels must be 0..=12, got {}", self.max_level));
         }
         if self.every == Some(0) {
-            return bad("amr_every must be at least 1".into());
+            return bad("every (steps between adaptations) must be at least 1".into());
         }
         if !(self.delta >= 1.0 && self.delta.is_finite()) {
-            return bad(format!("amr_delta must be >= 1, got {}", self.delta));
+            return bad(format!("delta must be >= 1, got {}", self.delta));
         }
         if let Some(t) = self.threshold {
             if !(t > 0.0 && t.is_finite()) {
-                return bad(format!("amr_threshold must be positive, got {t}"));
+                return bad(format!("threshold must be positive, got {t}"));
             }
         }
         Ok(())
