@@ -135,9 +135,10 @@ impl Adaptivity {
         self.mesh.dg_mesh()
     }
 
-    /// Resolve the initial state: project it (`project(mesh)` gives c[eq][k][i]), adapt, and
-    /// repeat until no element is refined or coarsened, at most `max_level + 1` times, so the
-    /// initial condition is represented on the finest elements it asks for.
+    /// Resolve the initial state: project it (`project(mesh)` gives c[eq][k][i]), refine (no
+    /// coarsening: the state is projected anew each time), and repeat until no element is
+    /// refined, at most `max_level` times, so the initial condition is represented on the
+    /// finest elements it asks for.
     pub fn initial(
         &mut self,
         tables: &BasisTables,
@@ -148,11 +149,11 @@ impl Adaptivity {
         if self.threshold.is_nan() {
             self.threshold = default_threshold(&dm, tables, self.options.field, &c);
         }
-        for _ in 0..=self.options.max_level {
-            let (next, _, counts) = self.adapt(tables, &dm, &c)?;
+        for _ in 0..self.options.max_level {
+            let (next, _, counts) = self.adapt_with(tables, &dm, &c, false)?;
             dm = next;
             c = project(&dm);
-            if counts.refined == 0 && counts.coarsened == 0 {
+            if counts.refined == 0 {
                 break;
             }
         }
@@ -166,6 +167,16 @@ impl Adaptivity {
         tables: &BasisTables,
         dm: &DgMesh,
         c: &[f64],
+    ) -> Result<(DgMesh, Vec<f64>, AdaptCounts)> {
+        self.adapt_with(tables, dm, c, true)
+    }
+
+    fn adapt_with(
+        &mut self,
+        tables: &BasisTables,
+        dm: &DgMesh,
+        c: &[f64],
+        coarsen: bool,
     ) -> Result<(DgMesh, Vec<f64>, AdaptCounts)> {
         let mut clock = Instant::now();
         let mut lap = || {
@@ -188,6 +199,9 @@ impl Adaptivity {
             (dm.inv_jacobian[i], dm.min_height[i])
         });
         let mut f = flags(&eps, self.threshold, self.options.delta);
+        if !coarsen {
+            f.iter_mut().for_each(|x| *x = (*x).max(0));
+        }
         self.stats.indicator_seconds += lap();
         let faces = self.mesh.faces()?;
         let passes = self.mesh.smooth_flags(&faces, &mut f);
