@@ -1,6 +1,8 @@
 // Layout of the DG basis tables (BasisTables::packed) and of the DOF registers.
 // Tables: vol_w[NQ], vol_phi[NQ][NP], vol_dxi[NQ][NP], vol_deta[NQ][NP], edge_w[NQE],
-// edge_phi[3][NQE][NP], vertex_phi[3][NP], edge_t[NQE].
+// edge_phi[9][NQE][NP], vertex_phi[3][NP], edge_t[NQE].
+// edge_phi row e = local + 3 * half: half 0 the whole local edge, halves 1 and 2 the first and
+// second half of it (EdgeInfo::right_half; a coarse element next to a refined neighbour).
 // DOFs: register r, equation eq, mode k, element i at ((r * 4 + eq) * NP + k) * NE + i, so one
 // thread per element reads and writes consecutive addresses across a warp (coalesced).
 
@@ -32,10 +34,10 @@ fn t_edge_phi(e: u32, q: u32, k: u32) -> u32 {
     return NQ + 3u * NQ * NP + NQE + (e * NQE + q) * NP + k;
 }
 fn t_vertex_phi(v: u32, k: u32) -> u32 {
-    return NQ + 3u * NQ * NP + NQE + 3u * NQE * NP + v * NP + k;
+    return NQ + 3u * NQ * NP + NQE + 9u * NQE * NP + v * NP + k;
 }
 fn t_edge_t(q: u32) -> u32 {
-    return NQ + 3u * NQ * NP + NQE + 3u * NQE * NP + 3u * NP + q;
+    return NQ + 3u * NQ * NP + NQE + 9u * NQE * NP + 3u * NP + q;
 }
 
 fn dof(reg: u32, eq: u32, k: u32, i: u32) -> u32 {

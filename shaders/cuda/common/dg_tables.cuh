@@ -1,7 +1,9 @@
 // CUDA twin of shaders/common/dg_tables.wgsl: layout of the DG basis tables
 // (BasisTables::packed) and of the DOF registers.
 // Tables: vol_w[NQ], vol_phi[NQ][NP], vol_dxi[NQ][NP], vol_deta[NQ][NP], edge_w[NQE],
-// edge_phi[3][NQE][NP], vertex_phi[3][NP], edge_t[NQE].
+// edge_phi[9][NQE][NP], vertex_phi[3][NP], edge_t[NQE].
+// edge_phi row e = local + 3 * half: half 0 the whole local edge, halves 1 and 2 the first and
+// second half of it (EdgeInfo::right_half; a coarse element next to a refined neighbour).
 // DOFs: register r, equation eq, mode k, element i at ((r * 4 + eq) * NP + k) * NE + i, so one
 // thread per element reads and writes consecutive addresses across a warp (coalesced).
 //
@@ -43,10 +45,10 @@ __device__ __forceinline__ u32 t_edge_phi(u32 e, u32 q, u32 k) {
     return NQ + 3u * NQ * NP + NQE + (e * NQE + q) * NP + k;
 }
 __device__ __forceinline__ u32 t_vertex_phi(u32 v, u32 k) {
-    return NQ + 3u * NQ * NP + NQE + 3u * NQE * NP + v * NP + k;
+    return NQ + 3u * NQ * NP + NQE + 9u * NQE * NP + v * NP + k;
 }
 __device__ __forceinline__ u32 t_edge_t(u32 q) {
-    return NQ + 3u * NQ * NP + NQE + 3u * NQE * NP + 3u * NP + q;
+    return NQ + 3u * NQ * NP + NQE + 9u * NQE * NP + 3u * NP + q;
 }
 
 __device__ __forceinline__ u32 dof(u32 reg, u32 eq, u32 k, u32 i) {

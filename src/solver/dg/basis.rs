@@ -143,6 +143,17 @@ pub fn edge_point(e: usize, t: f64) -> [f64; 2] {
     }
 }
 
+/// Parameter on a whole local edge of the point at parameter t of half `half` of that edge:
+/// t itself for half 0 (the whole edge), (half - 1 + t) / 2 for halves 1 and 2 (the first and
+/// second half as the element walks the edge counter-clockwise).
+pub fn half_edge_param(half: usize, t: f64) -> f64 {
+    if half == 0 {
+        t
+    } else {
+        (half as f64 - 1.0 + t) / 2.0
+    }
+}
+
 /// Reference vertices, in the mesh's local vertex order.
 pub const REF_VERTICES: [[f64; 2]; 3] = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]];
 
@@ -160,7 +171,9 @@ pub struct BasisTables {
     /// Edge nodes t_q on [0, 1] (symmetric: t_{n-1-q} = 1 - t_q) and weights summing to 1.
     pub edge_t: Vec<f64>,
     pub edge_w: Vec<f64>,
-    /// `[edge][q][mode]`, 3 * nqe * np values.
+    /// `[row][q][mode]`, 9 * nqe * np values; row `local + 3 * half`: phi at
+    /// `edge_point(local, half_edge_param(half, t_q))`. Rows 0..3 are the whole edges; rows
+    /// 3..9 the halves a coarse element sees next to a refined neighbour (hanging node).
     pub edge_phi: Vec<f64>,
     /// `[vertex][mode]`.
     pub vertex_phi: Vec<f64>,
@@ -188,8 +201,12 @@ impl BasisTables {
             })
             .collect();
         let (edge_t, edge_w) = gauss_legendre01(p + 1);
-        let edge_pts: Vec<[f64; 2]> = (0..3)
-            .flat_map(|e| edge_t.iter().map(move |&t| edge_point(e, t)))
+        let edge_pts: Vec<[f64; 2]> = (0..9)
+            .flat_map(|row| {
+                edge_t
+                    .iter()
+                    .map(move |&t| edge_point(row % 3, half_edge_param(row / 3, t)))
+            })
             .collect();
         BasisTables {
             p,
@@ -215,6 +232,30 @@ impl BasisTables {
         self.edge_t.len()
     }
 
+    /// Basis values at node q of local edge `local`, on the whole edge (half 0) or on half 1
+    /// or 2 of it.
+    pub fn edge_row(&self, local: usize, half: usize, q: usize) -> &[f64] {
+        let nqe = self.nqe();
+        &self.edge_phi[((local + 3 * half) * nqe + q) * self.np..][..self.np]
+    }
+
+    /// The nodes where the positivity limiter checks an element: the volume nodes, the nodes
+    /// of the three whole edges and, on each side split into two faces (`split[j]`), the nodes
+    /// of both halves, where the fluxes of that side are evaluated.
+    pub fn positivity_nodes(&self, split: [bool; 3]) -> impl Iterator<Item = &[f64]> + Clone {
+        let np = self.np;
+        let whole = 3 * self.nqe() * np;
+        let halves = (1..3usize).flat_map(move |h| {
+            (0..3usize)
+                .filter(move |&j| split[j])
+                .flat_map(move |j| (0..self.nqe()).map(move |q| self.edge_row(j, h, q)))
+        });
+        self.vol_phi
+            .chunks(np)
+            .chain(self.edge_phi[..whole].chunks(np))
+            .chain(halves)
+    }
+
     /// Basis values at an arbitrary reference point.
     pub fn eval(&self, xi: f64, eta: f64) -> Vec<f64> {
         mode_indices(self.p)
@@ -225,7 +266,7 @@ impl BasisTables {
 
     /// The tables in the order `shaders/common/dg_tables.wgsl` reads them:
     /// vol_w[nq], vol_phi[nq][np], vol_dxi[nq][np], vol_deta[nq][np], edge_w[nqe],
-    /// edge_phi[3][nqe][np], vertex_phi[3][np], edge_t[nqe].
+    /// edge_phi[9][nqe][np], vertex_phi[3][np], edge_t[nqe].
     pub fn packed(&self) -> Vec<f32> {
         let mut v = Vec::new();
         for part in [
@@ -271,6 +312,50 @@ mod tests {
                 }
             }
             assert!((t.vertex_phi[0] - PHI0).abs() < 1e-14);
+        }
+    }
+
+    /// Row `local + 3 h` is the whole-edge trace at the mapped parameter: for random
+    /// coefficients, sum_k c_k phi_k on half h at node q equals the polynomial evaluated at
+    /// edge_point(local, (h - 1 + t_q) / 2); half 0 is the old whole-edge table.
+    #[test]
+    fn half_edge_rows_are_the_edge_polynomial_at_the_mapped_parameter() {
+        let mut seed = 0x9e3779b97f4a7c15u64;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        for p in 0..=MAX_ORDER {
+            let t = BasisTables::new(p);
+            let c: Vec<f64> = (0..t.np).map(|_| rnd()).collect();
+            let dot = |phi: &[f64]| -> f64 { phi.iter().zip(&c).map(|(a, b)| a * b).sum() };
+            for local in 0..3 {
+                for (q, &tq) in t.edge_t.iter().enumerate() {
+                    let whole = edge_point(local, tq);
+                    let direct = dot(&t.eval(whole[0], whole[1]));
+                    assert!((dot(t.edge_row(local, 0, q)) - direct).abs() < 1e-13);
+                    for h in 1..3 {
+                        let s = (h as f64 - 1.0 + tq) / 2.0;
+                        let x = edge_point(local, s);
+                        let want = dot(&t.eval(x[0], x[1]));
+                        let got = dot(t.edge_row(local, h, q));
+                        assert!(
+                            (got - want).abs() < 1e-12,
+                            "p={p} edge {local} half {h} node {q}: {got} vs {want}"
+                        );
+                    }
+                }
+            }
+            // The first half ends where the second starts, at the edge midpoint.
+            let m = edge_point(1, 0.5);
+            assert_eq!(edge_point(1, half_edge_param(1, 1.0)), m);
+            assert_eq!(edge_point(1, half_edge_param(2, 0.0)), m);
+            assert_eq!(
+                t.packed().len(),
+                t.nq() * (1 + 3 * t.np) + t.nqe() * (2 + 9 * t.np) + 3 * t.np
+            );
         }
     }
 
