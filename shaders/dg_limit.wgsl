@@ -5,10 +5,11 @@
 // Slope + positivity limiter, one thread per element (Operator::limit): reads register src,
 // writes register dst (src != dst, so neighbours' means are read unmodified).
 // 1. Vertex-based: per component, bounds [m, M] of the means of the element and its face
-//    neighbours; alpha = min over vertices of the largest factor keeping u_v in [m, M]; if
+//    neighbours (both of a side split by a hanging node); alpha = min over vertices of the largest factor keeping u_v in [m, M]; if
 //    alpha < 1 keep mean + alpha * linear modes, drop higher modes.
-// 2. Zhang-Shu positivity at the volume and edge nodes: scale density modes so rho_q >= eps,
-//    then all modes so p_q >= eps (p is concave in U).
+// 2. Zhang-Shu positivity at the volume and edge nodes (and the half-edge nodes of split
+//    sides, where their fluxes are evaluated): scale density modes so rho_q >= eps, then all
+//    modes so p_q >= eps (p is concave in U).
 
 const EPS: f32 = 1e-10;
 // Floor relative to the mean, eps = max(EPS, EPS_REL * mean): a node pressure limited to
@@ -19,7 +20,8 @@ const SQRT2: f32 = 1.41421356237;
 
 @group(0) @binding(0) var<storage, read_write> regs: array<f32>;
 @group(0) @binding(1) var<storage, read> tables: array<f32>;
-// Face neighbours (0xffffffff: none), w unused.
+// Face neighbours (0xffffffff: none): [i] sides 0..2, w the bit mask of sides split into two
+// faces; [NE + i] the second neighbours of split sides (read only when the mask is nonzero).
 @group(0) @binding(2) var<storage, read> neighbors: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> clock: array<f32>;
 // count: elements; pad: src | dst << 8 | slope << 16.
@@ -46,16 +48,28 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                          regs[dof(src, 2u, k, i)], regs[dof(src, 3u, k, i)]);
     }
     let mean = c[0] * SQRT2;
+    let nb = neighbors[i];
+    let split = nb.w;
     if (slope && NP > 1u) {
         var lo = mean;
         var hi = mean;
-        let nb = neighbors[i];
         // #unroll
         for (var f = 0u; f < 3u; f = f + 1u) {
             if (nb[f] != 0xffffffffu) {
                 let m = mean_of(src, nb[f]);
                 lo = min(lo, m);
                 hi = max(hi, m);
+            }
+        }
+        if (split != 0u) {
+            let nb2 = neighbors[NE + i];
+            // #unroll
+            for (var f = 0u; f < 3u; f = f + 1u) {
+                if (nb2[f] != 0xffffffffu) {
+                    let m = mean_of(src, nb2[f]);
+                    lo = min(lo, m);
+                    hi = max(hi, m);
+                }
             }
         }
         // #unroll
@@ -101,6 +115,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
             rho_min = min(rho_min, r);
         }
+        // Half-edge nodes of split sides (a loop, not unrolled: rare, and p = 4 stays small).
+        if (split != 0u) {
+            for (var q = NQ + 3u * NQE; q < NQ + 9u * NQE; q = q + 1u) {
+                if (half_node_used(split, q)) {
+                    var r = 0.0;
+                    // #unroll
+                    for (var k = 0u; k < NP; k = k + 1u) {
+                        r = r + c[k].x * tables[node_phi(q, k)];
+                    }
+                    rho_min = min(rho_min, r);
+                }
+            }
+        }
         let eps_rho = max(EPS, EPS_REL * mean.x);
         if (rho_min < eps_rho) {
             let theta = clamp((mean.x - eps_rho) / (mean.x - rho_min), 0.0, 1.0);
@@ -124,6 +151,21 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 theta = min(theta, (p_mean - eps_p) / (p_mean - p));
             }
         }
+        if (split != 0u) {
+            for (var q = NQ + 3u * NQE; q < NQ + 9u * NQE; q = q + 1u) {
+                if (half_node_used(split, q)) {
+                    var u = vec4<f32>(0.0);
+                    // #unroll
+                    for (var k = 0u; k < NP; k = k + 1u) {
+                        u = u + c[k] * tables[node_phi(q, k)];
+                    }
+                    let p = pressure(u);
+                    if (p < eps_p) {
+                        theta = min(theta, (p_mean - eps_p) / (p_mean - p));
+                    }
+                }
+            }
+        }
         if (theta < 1.0) {
             let th = max(theta, 0.0);
             // #unroll
@@ -141,11 +183,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
 }
 
-// Basis value of mode k at positivity node q: volume nodes 0..NQ, then the edge nodes.
+// Basis value of mode k at positivity node q: volume nodes 0..NQ, then the edge nodes by table
+// row (whole edges, then halves: row (q - NQ) / NQE = side + 3 half).
 fn node_phi(q: u32, k: u32) -> u32 {
     if (q < NQ) {
         return t_vol_phi(q, k);
     }
     let qe = q - NQ;
     return t_edge_phi(qe / NQE, qe % NQE, k);
+}
+
+// Half-edge node q (q >= NQ + 3 NQE) lies on a side split into two faces.
+fn half_node_used(split: u32, q: u32) -> bool {
+    return ((split >> (((q - NQ) / NQE) % 3u)) & 1u) != 0u;
 }

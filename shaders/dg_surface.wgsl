@@ -3,7 +3,9 @@
 // #include "common/dg_tables.wgsl"
 
 // DG surface term, one thread per edge, one dispatch per edge color (Operator::rhs, second
-// loop). With F* the numerical flux at edge node q (left parameter t_q, right 1 - t_q):
+// loop). With F* the numerical flux at edge node q (left parameter t_q, right 1 - t_q on its
+// whole edge, or ((h - 1) + (1 - t_q)) / 2 when the edge is half h of the right element's side
+// next to a hanging node; L_e is then the half face's length):
 //   rhs_k(L) -= L_e / det J_L sum_q w_q phi_k(x_q) F*(U_L, U_R) . n
 //   rhs_k(R) += L_e / det J_R sum_q w_q phi_k(x_q) F*(U_L, U_R) . n
 // U_R is a ghost state on boundary edges. No two edges of one color share an element, so the
@@ -12,7 +14,7 @@
 struct DgEdge {
     left: u32,
     right: u32,
-    info: u32,   // left_local | right_local << 2 | kind << 4 | state << 8
+    info: u32,   // left_local | right_local << 2 | kind << 4 | right_half << 7 | state << 9
     nx: f32,
     ny: f32,
     length: f32,
@@ -42,9 +44,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let e = edges[range.first + s];
     let reg = range.pad;
     let ll = e.info & 3u;
-    let rl = (e.info >> 2u) & 3u;
-    let kind = (e.info >> 4u) & 15u;
-    let state = e.info >> 8u;
+    // The right trace's table row: its whole local edge, or half 1 / 2 of it.
+    let rl = ((e.info >> 2u) & 3u) + 3u * ((e.info >> 7u) & 3u);
+    let kind = (e.info >> 4u) & 7u;
+    let state = e.info >> 9u;
     let interior = e.right != 0xffffffffu;
     let n = vec2<f32>(e.nx, e.ny);
     let tau = vec2<f32>(-e.ny, e.nx);

@@ -230,12 +230,7 @@ fn positivity_floor_leaves_an_f32_margin_at_every_node() {
     let c0 = op.project(&|x, y| case.initial.eval(x, y, 0.0));
     let mut c = vec![0.0; c0.len()];
     op.limit(&c0, &mut c, false);
-    let np = tables.np;
-    let nodes: Vec<&[f64]> = tables
-        .vol_phi
-        .chunks(np)
-        .chain(tables.edge_phi.chunks(np))
-        .collect();
+    let nodes: Vec<&[f64]> = tables.positivity_nodes([false; 3]).collect();
     let mut limited = 0;
     for i in 0..dm.num_elements {
         let mean = op.mean(&c, i);

@@ -6,12 +6,15 @@
 // (Operator::limit): reads register src, writes register dst (src != dst, so neighbours' means
 // are read unmodified).
 // 1. Vertex-based: per component, bounds [m, M] of the means of the element and its face
-//    neighbours; alpha = min over vertices of the largest factor keeping u_v in [m, M]; if
+//    neighbours (both of a side split by a hanging node); alpha = min over vertices of the largest factor keeping u_v in [m, M]; if
 //    alpha < 1 keep mean + alpha * linear modes, drop higher modes.
-// 2. Zhang-Shu positivity at the volume and edge nodes: scale density modes so rho_q >= eps,
-//    then all modes so p_q >= eps (p is concave in U).
+// 2. Zhang-Shu positivity at the volume and edge nodes (and the half-edge nodes of split
+//    sides, where their fluxes are evaluated): scale density modes so rho_q >= eps, then all
+//    modes so p_q >= eps (p is concave in U).
 //
-// neighbors: face neighbours (0xffffffff: none), w unused. range: count the elements, pad
+// neighbors: face neighbours (0xffffffff: none): [i] sides 0..2, w the bit mask of sides split
+// into two faces; [NE + i] the second neighbours of split sides (read only when the mask is
+// nonzero). range: count the elements, pad
 // src | dst << 8 | slope << 16.
 
 #define EPS 1e-10f
@@ -39,13 +42,19 @@ __device__ __forceinline__ float4 mean_of(const float* regs, u32 reg, u32 i) {
                                regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]);
 }
 
-// Basis value of mode k at positivity node q: volume nodes 0..NQ, then the edge nodes.
+// Basis value of mode k at positivity node q: volume nodes 0..NQ, then the edge nodes by table
+// row (whole edges, then halves: row (q - NQ) / NQE = side + 3 half).
 __device__ __forceinline__ u32 node_phi(u32 q, u32 k) {
     if (q < NQ) {
         return t_vol_phi(q, k);
     }
     u32 qe = q - NQ;
     return t_edge_phi(qe / NQE, qe % NQE, k);
+}
+
+// Half-edge node q (q >= NQ + 3 NQE) lies on a side split into two faces.
+__device__ __forceinline__ bool half_node_used(u32 split, u32 q) {
+    return ((split >> (((q - NQ) / NQE) % 3u)) & 1u) != 0u;
 }
 
 extern "C" __global__ void dg_limit(
@@ -68,16 +77,28 @@ extern "C" __global__ void dg_limit(
                            regs[dof(src, 2u, k, i)], regs[dof(src, 3u, k, i)]);
     }
     float4 mean = SQRT2 * c[0];
+    uint4 nb = neighbors[i];
+    u32 split = nb.w;
     if (slope && NP > 1u) {
         float4 lo = mean;
         float4 hi = mean;
-        uint4 nb = neighbors[i];
         #pragma unroll
         for (u32 f = 0u; f < 3u; f = f + 1u) {
             if (at_u(nb, f) != 0xffffffffu) {
                 float4 m = mean_of(regs, src, at_u(nb, f));
                 lo = min4(lo, m);
                 hi = max4(hi, m);
+            }
+        }
+        if (split != 0u) {
+            uint4 nb2 = neighbors[NE + i];
+            #pragma unroll
+            for (u32 f = 0u; f < 3u; f = f + 1u) {
+                if (at_u(nb2, f) != 0xffffffffu) {
+                    float4 m = mean_of(regs, src, at_u(nb2, f));
+                    lo = min4(lo, m);
+                    hi = max4(hi, m);
+                }
             }
         }
         #pragma unroll
@@ -123,6 +144,20 @@ extern "C" __global__ void dg_limit(
             }
             rho_min = fminf(rho_min, r);
         }
+        // Half-edge nodes of split sides (a loop, not unrolled: rare, and p = 4 stays small).
+        if (split != 0u) {
+            #pragma unroll 1
+            for (u32 q = NQ + 3u * NQE; q < NQ + 9u * NQE; q = q + 1u) {
+                if (half_node_used(split, q)) {
+                    float r = 0.0f;
+                    #pragma unroll
+                    for (u32 k = 0u; k < NP; k = k + 1u) {
+                        r = r + c[k].x * tables[node_phi(q, k)];
+                    }
+                    rho_min = fminf(rho_min, r);
+                }
+            }
+        }
         float eps_rho = fmaxf(EPS, EPS_REL * mean.x);
         if (rho_min < eps_rho) {
             float theta = fminf(fmaxf((mean.x - eps_rho) / (mean.x - rho_min), 0.0f), 1.0f);
@@ -144,6 +179,22 @@ extern "C" __global__ void dg_limit(
             float p = pressure(u);
             if (p < eps_p) {
                 theta = fminf(theta, (p_mean - eps_p) / (p_mean - p));
+            }
+        }
+        if (split != 0u) {
+            #pragma unroll 1
+            for (u32 q = NQ + 3u * NQE; q < NQ + 9u * NQE; q = q + 1u) {
+                if (half_node_used(split, q)) {
+                    float4 u = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                    #pragma unroll
+                    for (u32 k = 0u; k < NP; k = k + 1u) {
+                        u = u + tables[node_phi(q, k)] * c[k];
+                    }
+                    float p = pressure(u);
+                    if (p < eps_p) {
+                        theta = fminf(theta, (p_mean - eps_p) / (p_mean - p));
+                    }
+                }
             }
         }
         if (theta < 1.0f) {

@@ -4,7 +4,9 @@
 
 // CUDA twin of shaders/dg_surface.wgsl. DG surface term, one thread per edge, one launch per
 // edge color (Operator::rhs, second loop). With F* the numerical flux at edge node q (left
-// parameter t_q, right 1 - t_q):
+// parameter t_q, right 1 - t_q on its whole edge, or ((h - 1) + (1 - t_q)) / 2 when the edge is
+// half h of the right element's side next to a hanging node; L_e is then the half face's
+// length):
 //   rhs_k(L) -= L_e / det J_L sum_q w_q phi_k(x_q) F*(U_L, U_R) . n
 //   rhs_k(R) += L_e / det J_R sum_q w_q phi_k(x_q) F*(U_L, U_R) . n
 // U_R is a ghost state on boundary edges. No two edges of one color share an element, so the
@@ -19,7 +21,7 @@
 struct DgEdge {
     u32 left;
     u32 right;
-    u32 info;   // left_local | right_local << 2 | kind << 4 | state << 8
+    u32 info;   // left_local | right_local << 2 | kind << 4 | right_half << 7 | state << 9
     float nx;
     float ny;
     float length;
@@ -61,9 +63,10 @@ __device__ __forceinline__ void surface_edge(
     DgEdge e = edges[range.first + s];
     u32 reg = range.pad;
     u32 ll = e.info & 3u;
-    u32 rl = (e.info >> 2u) & 3u;
-    u32 kind = (e.info >> 4u) & 15u;
-    u32 state = e.info >> 8u;
+    // The right trace's table row: its whole local edge, or half 1 / 2 of it.
+    u32 rl = ((e.info >> 2u) & 3u) + 3u * ((e.info >> 7u) & 3u);
+    u32 kind = (e.info >> 4u) & 7u;
+    u32 state = e.info >> 9u;
     bool interior = e.right != 0xffffffffu;
     float2 n = make_float2(e.nx, e.ny);
     float2 tau = make_float2(-e.ny, e.nx);

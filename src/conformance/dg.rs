@@ -1,8 +1,9 @@
 //! DG conformance: the Euler operator's GPU kernels against the f64 CPU operator.
 
 use super::{ready, Report};
+use crate::color::{color_faces, nonconforming, FaceColoringOptions};
 use crate::error::Result;
-use crate::mesh::generate;
+use crate::mesh::{generate, Topology};
 use crate::order::{prepare, Ordering, PrepareOptions};
 use crate::runtime::Runtime;
 use crate::solver::dg::cpu::run;
@@ -32,14 +33,7 @@ fn max_rel(a: &[f64], b: &[f64]) -> f64 {
 pub fn all_boundaries(ordering: Ordering) -> Result<DgMesh> {
     let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, 160, 3)?;
     let om = prepare(&mesh, &PrepareOptions::new(ordering, 2))?;
-    DgMesh::build(&om, &|t| {
-        Ok(match t {
-            1 => BoundaryKind::Wall,
-            2 => BoundaryKind::Outflow,
-            3 => BoundaryKind::Inflow(0),
-            _ => BoundaryKind::Exact,
-        })
-    })
+    DgMesh::build(&om, &mixed_boundaries)
 }
 
 /// The periodic test mesh: the unit square split 5 x 5, opposite sides paired.
@@ -53,6 +47,46 @@ pub fn periodic_mesh() -> Result<DgMesh> {
             2 => BoundaryKind::Periodic(4),
             _ => BoundaryKind::Periodic(2),
         })
+    })
+}
+
+/// Refinement flags of [`nonconforming_mesh`]: about 2 in 5 elements, pseudo-random by
+/// `seed` (a splitmix64 hash of the element index).
+pub fn refine_pattern(seed: u64) -> impl Fn(usize) -> bool {
+    move |i| {
+        let mut z = (i as u64 ^ seed.rotate_left(32)).wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) % 5 < 2
+    }
+}
+
+/// A nonconforming test mesh: the unstructured unit square of about `cells` triangles
+/// (generator seed `seed`), face-3-colored, the elements with `refine(i)` split into four
+/// (hanging nodes where a refined element meets an unrefined one), the faces colored by GK's
+/// six-color mapping and built with [`DgMesh::build_nonconforming`].
+pub fn nonconforming_mesh(
+    cells: usize,
+    seed: u64,
+    refine: &dyn Fn(usize) -> bool,
+    bc: &dyn Fn(i32) -> Result<BoundaryKind>,
+) -> Result<DgMesh> {
+    let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, cells, seed)?;
+    let topo = Topology::build(&mesh)?;
+    let coloring = color_faces(&mesh, &topo, &FaceColoringOptions::with_seed(seed))?;
+    let flags: Vec<bool> = (0..mesh.num_elements()).map(refine).collect();
+    let nc = nonconforming::refine(&mesh, &topo, &flags)?;
+    let colors = nonconforming::refine_colors(&nc, &coloring.colors)?;
+    DgMesh::build_nonconforming(&nc, &colors, bc)
+}
+
+/// The boundary kinds of [`all_boundaries`] by tag: wall, outflow, inflow (state 0), exact.
+pub fn mixed_boundaries(tag: i32) -> Result<BoundaryKind> {
+    Ok(match tag {
+        1 => BoundaryKind::Wall,
+        2 => BoundaryKind::Outflow,
+        3 => BoundaryKind::Inflow(0),
+        _ => BoundaryKind::Exact,
     })
 }
 
@@ -99,10 +133,11 @@ fn projected(op: &Operator, f: &dyn Fn(f64, f64) -> State) -> Vec<f64> {
 /// holds): the rhs for p = 0..4 on [`all_boundaries`] in two orderings (Rusanov and HLLC
 /// fluxes), relative 2e-5; the limiter on a shock for p = 1, 2 (RCM ordering), relative 1e-5,
 /// and it must limit; and 10 limited steps for p = 1..3 on [`periodic_mesh`] at a fixed dt,
-/// relative 1e-4, exactly 10 steps, conserved totals within 2e-6 (f32).
+/// relative 1e-4, exactly 10 steps, conserved totals within 2e-6 (f32). The same on a
+/// nonconforming mesh ([`nonconforming_mesh`], hanging nodes): rhs p = 0..4 with every
+/// boundary kind, the limiter p = 1, 2, and 10 limited steps p = 1..3 in a box of walls (mass
+/// and energy conserved).
 pub fn dg(report: &mut Report, b: &Runtime) {
-    let kind = b.kind();
-    let vortex = vortex();
     for (ordering, flux) in [
         (Ordering::Original, NumericalFlux::Rusanov),
         (Ordering::ColorRenumbered, NumericalFlux::Hllc),
@@ -110,76 +145,127 @@ pub fn dg(report: &mut Report, b: &Runtime) {
         let dm = all_boundaries(ordering);
         for p in 0..=4 {
             let name = format!("dg rhs {ordering} {} p={p} all boundary kinds", flux.name());
-            report.check(&name, kind, "rel 2e-5", || {
-                let dm = ready(&dm)?;
-                let tables = BasisTables::new(p);
-                let cfg = config(flux, false, vortex);
-                let op = operator(dm, &tables, &cfg);
-                let c = projected(&op, &|x, y| vortex.eval(x, y, 0.0));
-                let mut cpu = vec![0.0; op.ndof()];
-                op.rhs(&c, 0.25, &mut cpu);
-                let gpu = GpuDg::new(b, dm, &tables, &cfg)?;
-                let g = gpu.eval_rhs(&c, 0.25)?;
-                let err = max_rel(&g, &cpu);
-                Ok((format!("rel {err:.2e}"), err < 2e-5))
-            });
+            check_rhs(report, b, &name, &dm, p, flux);
         }
     }
     let rcm = all_boundaries(Ordering::Rcm);
     for p in [1usize, 2] {
-        let name = format!("dg limiter rcm p={p} shock");
-        report.check(&name, kind, "rel 1e-5, limits", || {
-            let dm = ready(&rcm)?;
-            let dmr = StateFn::DoubleMach;
-            let tables = BasisTables::new(p);
-            let cfg = config(NumericalFlux::Rusanov, true, dmr);
-            let op = operator(dm, &tables, &cfg);
-            // A shock through the unit square: many cells are limited.
-            let c = projected(&op, &|x, y| dmr.eval(x + 0.2, y, 0.0));
-            let mut cpu = vec![0.0; c.len()];
-            op.limit(&c, &mut cpu, true);
-            let gpu = GpuDg::new(b, dm, &tables, &cfg)?;
-            let g = gpu.limit_once(&c)?;
-            let err = max_rel(&g, &cpu);
-            let limited = c.iter().zip(&cpu).any(|(a, b)| (a - b).abs() > 1e-3);
-            Ok((
-                format!("rel {err:.2e} limited {limited}"),
-                err < 1e-5 && limited,
-            ))
-        });
+        check_limiter(report, b, &format!("dg limiter rcm p={p} shock"), &rcm, p);
     }
     let periodic = periodic_mesh();
     for p in [1usize, 2, 3] {
         let name = format!("dg 10 steps p={p} limiter periodic 5x5");
-        report.check(&name, kind, "rel 1e-4, 10 steps, totals 2e-6", || {
-            let dm = ready(&periodic)?;
-            let tables = BasisTables::new(p);
-            let cfg = config(NumericalFlux::Rusanov, true, vortex);
-            let op = operator(dm, &tables, &cfg);
-            let c0 = projected(&op, &|x, y| vortex.eval(x, y, 0.0));
-            let dt = 0.5 * op.cfl_dt(&c0, 0.3);
-            let steps = 10;
-            let mut cpu = c0.clone();
-            run(&op, &mut cpu, dt * steps as f64, 0.3, Some(dt), true);
-            let cfg = GpuConfig {
-                fixed_dt: Some(dt),
-                ..cfg
-            };
-            let gpu = GpuDg::new(b, dm, &tables, &cfg)?;
-            gpu.set_solution(&c0)?;
-            gpu.set_clock(0.0, dt * steps as f64)?;
-            gpu.queue_steps(steps + 2)?;
-            let clock = gpu.read_clock()?;
-            let g = gpu.read_state()?;
-            let err = max_rel(&g, &cpu);
-            let (t0, t1) = (op.totals(&c0), op.totals(&g));
-            let drift = (0..4)
-                .map(|eq| (t1[eq] - t0[eq]).abs() / t0[eq].abs().max(1.0))
-                .fold(0.0f64, f64::max);
-            Ok((
-                format!("rel {err:.2e} steps {} totals {drift:.2e}", clock.steps),
-                err < 1e-4 && clock.steps == steps as u64 && drift < 2e-6,
-            ))
-        });
+        check_steps(report, b, &name, &periodic, p, &[0, 1, 2, 3]);
     }
+    let nc = nonconforming_mesh(140, 4, &refine_pattern(4), &mixed_boundaries);
+    for p in 0..=4 {
+        let name = format!("dg rhs nonconforming p={p} all boundary kinds");
+        check_rhs(report, b, &name, &nc, p, NumericalFlux::Hllc);
+    }
+    for p in [1usize, 2] {
+        check_limiter(
+            report,
+            b,
+            &format!("dg limiter nonconforming p={p} shock"),
+            &nc,
+            p,
+        );
+    }
+    let walls = nonconforming_mesh(100, 5, &refine_pattern(5), &|_| Ok(BoundaryKind::Wall));
+    for p in [1usize, 2, 3] {
+        let name = format!("dg 10 steps p={p} limiter nonconforming walls");
+        check_steps(report, b, &name, &walls, p, &[0, 3]);
+    }
+}
+
+/// The rhs of the projected vortex at t = 0.25, GPU against CPU, relative 2e-5.
+fn check_rhs(
+    report: &mut Report,
+    b: &Runtime,
+    name: &str,
+    dm: &Result<DgMesh>,
+    p: usize,
+    flux: NumericalFlux,
+) {
+    report.check(name, b.kind(), "rel 2e-5", || {
+        let dm = ready(dm)?;
+        let tables = BasisTables::new(p);
+        let vortex = vortex();
+        let cfg = config(flux, false, vortex);
+        let op = operator(dm, &tables, &cfg);
+        let c = projected(&op, &|x, y| vortex.eval(x, y, 0.0));
+        let mut cpu = vec![0.0; op.ndof()];
+        op.rhs(&c, 0.25, &mut cpu);
+        let gpu = GpuDg::new(b, dm, &tables, &cfg)?;
+        let g = gpu.eval_rhs(&c, 0.25)?;
+        let err = max_rel(&g, &cpu);
+        Ok((format!("rel {err:.2e}"), err < 2e-5))
+    });
+}
+
+/// The slope + positivity limiter once on a projected shock, relative 1e-5; it must limit.
+fn check_limiter(report: &mut Report, b: &Runtime, name: &str, dm: &Result<DgMesh>, p: usize) {
+    report.check(name, b.kind(), "rel 1e-5, limits", || {
+        let dm = ready(dm)?;
+        let dmr = StateFn::DoubleMach;
+        let tables = BasisTables::new(p);
+        let cfg = config(NumericalFlux::Rusanov, true, dmr);
+        let op = operator(dm, &tables, &cfg);
+        // A shock through the unit square: many cells are limited.
+        let c = projected(&op, &|x, y| dmr.eval(x + 0.2, y, 0.0));
+        let mut cpu = vec![0.0; c.len()];
+        op.limit(&c, &mut cpu, true);
+        let gpu = GpuDg::new(b, dm, &tables, &cfg)?;
+        let g = gpu.limit_once(&c)?;
+        let err = max_rel(&g, &cpu);
+        let limited = c.iter().zip(&cpu).any(|(a, b)| (a - b).abs() > 1e-3);
+        Ok((
+            format!("rel {err:.2e} limited {limited}"),
+            err < 1e-5 && limited,
+        ))
+    });
+}
+
+/// 10 limited steps of the vortex at a fixed dt, relative 1e-4, exactly 10 steps, the totals
+/// of the equations `conserved` within 2e-6 (f32).
+fn check_steps(
+    report: &mut Report,
+    b: &Runtime,
+    name: &str,
+    dm: &Result<DgMesh>,
+    p: usize,
+    conserved: &[usize],
+) {
+    report.check(name, b.kind(), "rel 1e-4, 10 steps, totals 2e-6", || {
+        let dm = ready(dm)?;
+        let tables = BasisTables::new(p);
+        let vortex = vortex();
+        let cfg = config(NumericalFlux::Rusanov, true, vortex);
+        let op = operator(dm, &tables, &cfg);
+        let c0 = projected(&op, &|x, y| vortex.eval(x, y, 0.0));
+        let dt = 0.5 * op.cfl_dt(&c0, 0.3);
+        let steps = 10;
+        let mut cpu = c0.clone();
+        run(&op, &mut cpu, dt * steps as f64, 0.3, Some(dt), true);
+        let cfg = GpuConfig {
+            fixed_dt: Some(dt),
+            ..cfg
+        };
+        let gpu = GpuDg::new(b, dm, &tables, &cfg)?;
+        gpu.set_solution(&c0)?;
+        gpu.set_clock(0.0, dt * steps as f64)?;
+        gpu.queue_steps(steps + 2)?;
+        let clock = gpu.read_clock()?;
+        let g = gpu.read_state()?;
+        let err = max_rel(&g, &cpu);
+        let (t0, t1) = (op.totals(&c0), op.totals(&g));
+        let drift = conserved
+            .iter()
+            .map(|&eq| (t1[eq] - t0[eq]).abs() / t0[eq].abs().max(1.0))
+            .fold(0.0f64, f64::max);
+        Ok((
+            format!("rel {err:.2e} steps {} totals {drift:.2e}", clock.steps),
+            err < 1e-4 && clock.steps == steps as u64 && drift < 2e-6,
+        ))
+    });
 }

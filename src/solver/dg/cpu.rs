@@ -111,9 +111,10 @@ impl<'a> Operator<'a> {
             let mut rl = vec![[0.0; 4]; np];
             let mut rr = vec![[0.0; 4]; np];
             for q in 0..nqe {
-                let phil = &tb.edge_phi[(e.left_local * nqe + q) * np..][..np];
-                let qr = nqe - 1 - q;
-                let phir = &tb.edge_phi[(e.right_local * nqe + qr) * np..][..np];
+                // The left element walks its whole edge; the right one meets node q at its
+                // node nqe - 1 - q of the whole edge or of half `right_half` of it.
+                let phil = tb.edge_row(e.left_local, 0, q);
+                let phir = tb.edge_row(e.right_local, e.right_half as usize, nqe - 1 - q);
                 let ul = Self::eval(&cl, phil);
                 let ur = match &cr {
                     Some(cr) => Self::eval(cr, phir),
@@ -170,7 +171,8 @@ impl<'a> Operator<'a> {
     /// Slope limiter and positivity limiter, `input` -> `out` (mirrors `dg_limit.wgsl`).
     ///
     /// 1. Vertex-based (Barth–Jespersen type) limiter per conserved component: with the mean
-    ///    u_i and the bounds [m, M] of the means of i and its face neighbours, the value at each
+    ///    u_i and the bounds [m, M] of the means of i and its face neighbours (both neighbours
+    ///    of a split side), the value at each
     ///    vertex v must satisfy m <= u_v <= M; alpha = min_v min(1, (M - u_i)/(u_v - u_i) or
     ///    (m - u_i)/(u_v - u_i)). If alpha < 1 the element is reduced to its mean plus alpha
     ///    times its linear modes (modes of degree >= 2 dropped).
@@ -178,7 +180,8 @@ impl<'a> Operator<'a> {
     ///    the non-constant density modes; then, p being concave in U,
     ///    theta_p = min_q (p_i - eps)/(p_i - p_q) over nodes with p_q < eps scales all
     ///    (eps = max(1e-10, 1e-4 x the element's mean density or pressure))
-    ///    non-constant modes. Nodes: volume and edge quadrature points.
+    ///    non-constant modes. Nodes: volume and edge quadrature points, and the half-edge
+    ///    points of sides split by a hanging node.
     pub fn limit(&self, input: &[f64], out: &mut [f64], slope: bool) {
         let tb = self.tables;
         let np = tb.np;
@@ -221,7 +224,7 @@ impl<'a> Operator<'a> {
                     }
                 }
             }
-            self.positivity(&mut coef, &mean);
+            self.positivity(&mut coef, &mean, self.split_sides(i));
             for (k, ck) in coef.iter().enumerate() {
                 for eq in 0..4 {
                     out[self.idx(eq, k, i)] = ck[eq];
@@ -230,11 +233,19 @@ impl<'a> Operator<'a> {
         }
     }
 
-    /// Zhang–Shu scaling of one element's coefficients (see [`Operator::limit`]).
-    pub fn positivity(&self, coef: &mut [State], mean: &State) {
+    /// Sides of element i split into two faces (hanging node): the element's fluxes there are
+    /// evaluated on the halves, so positivity must hold at the half-edge nodes too.
+    pub fn split_sides(&self, i: usize) -> [bool; 3] {
+        let nb = &self.mesh.neighbors[i];
+        [nb[3].is_some(), nb[4].is_some(), nb[5].is_some()]
+    }
+
+    /// Zhang–Shu scaling of one element's coefficients (see [`Operator::limit`]) at
+    /// [`BasisTables::positivity_nodes`] of its `split` sides.
+    pub fn positivity(&self, coef: &mut [State], mean: &State, split: [bool; 3]) {
         let tb = self.tables;
         let np = tb.np;
-        let nodes = tb.vol_phi.chunks(np).chain(tb.edge_phi.chunks(np));
+        let nodes = tb.positivity_nodes(split);
         let mut rho_min = f64::INFINITY;
         for phi in nodes.clone() {
             let r: f64 = (0..np).map(|k| coef[k][0] * phi[k]).sum();

@@ -85,7 +85,9 @@ struct DgInputs {
     inv_det: Vec<f32>,
     /// Smallest height per element (CFL).
     heights: Vec<f32>,
-    /// Face neighbours ([`NO_ELEMENT`]: none), w unused.
+    /// Face neighbours ([`NO_ELEMENT`]: none): element i at i (sides 0..3, w = bit j set when
+    /// side j is split into two faces), its second neighbours of split sides at ne + i (so a
+    /// conforming mesh's limiter reads the first block only, coalesced as before).
     neighbors: Vec<[u32; 4]>,
     edges: Vec<DgEdge>,
     /// The case function's parameters (two vec4), then the inflow states, then a zero.
@@ -122,13 +124,21 @@ impl DgInputs {
             .collect();
         let inv_det: Vec<f32> = mesh.det.iter().map(|d| (1.0 / d) as f32).collect();
         let heights: Vec<f32> = mesh.min_height.iter().map(|&h| h as f32).collect();
+        let f = |o: Option<usize>| o.map_or(NO_ELEMENT, |v| v as u32);
+        let split = |n: &[Option<usize>; 6]| {
+            (0..3)
+                .filter(|&j| n[j + 3].is_some())
+                .fold(0, |m, j| m | 1 << j)
+        };
         let neighbors: Vec<[u32; 4]> = mesh
             .neighbors
             .iter()
-            .map(|n| {
-                let f = |o: Option<usize>| o.map_or(NO_ELEMENT, |v| v as u32);
-                [f(n[0]), f(n[1]), f(n[2]), NO_ELEMENT]
-            })
+            .map(|n| [f(n[0]), f(n[1]), f(n[2]), split(n)])
+            .chain(
+                mesh.neighbors
+                    .iter()
+                    .map(|n| [f(n[3]), f(n[4]), f(n[5]), NO_ELEMENT]),
+            )
             .collect();
         let prm = cfg.state_fn.params();
         let mut case_data: Vec<[f32; 4]> = vec![

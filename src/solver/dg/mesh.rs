@@ -7,9 +7,14 @@
 //! grad phi = J^{-T} grad_ref phi, stored as the four entries (xi_x, xi_y, eta_x, eta_y).
 //! Edge s has a left element (normal n points out of it) and a right element or, on the
 //! boundary, a ghost state built from a [`BoundaryKind`].
+//!
+//! Nonconforming meshes (hanging nodes, neighbouring levels differing by one): a coarse side
+//! next to two refined elements is two faces, each the whole edge of its fine (left) element
+//! and one half of the coarse (right) element's edge ([`EdgeInfo::right_half`]).
 
+use crate::color::nonconforming::{check_nonconforming_coloring, NonconformingMesh};
 use crate::error::{Error, Result};
-use crate::mesh::{Geometry2d, NO_ELEMENT};
+use crate::mesh::{Geometry2d, Mesh, Topology, NO_ELEMENT};
 use crate::order::OrderedMesh;
 
 /// Boundary condition of a boundary tag.
@@ -44,7 +49,7 @@ pub struct DgEdge {
     pub left: u32,
     /// Right element, [`NO_ELEMENT`] on the boundary.
     pub right: u32,
-    /// left_local | right_local << 2 | kind << 4 | state << 8.
+    /// left_local | right_local << 2 | kind << 4 (3 bits) | right_half << 7 | state << 9.
     pub info: u32,
     pub nx: f32,
     pub ny: f32,
@@ -60,6 +65,14 @@ pub struct EdgeInfo {
     pub right: Option<usize>,
     pub left_local: usize,
     pub right_local: usize,
+    /// 0: the face is the right element's whole local edge `right_local`; 1 or 2: it is the
+    /// first or second half of that edge as the right element walks it counter-clockwise
+    /// (parameter [0, 1/2] or [1/2, 1]). Left node q at parameter t_q meets the right element
+    /// at its parameter 1 - t_q on a whole edge, ((h - 1) + (1 - t_q)) / 2 on half h: basis
+    /// row `right_local + 3 * right_half` at node `nqe - 1 - q`. A half face always has the
+    /// finer element on the left, walking its whole edge; normal, length and midpoint are the
+    /// face's own.
+    pub right_half: u8,
     pub kind: u32,
     pub state: usize,
     pub normal: [f64; 2],
@@ -91,23 +104,66 @@ pub struct DgMesh {
     pub det: Vec<f64>,
     /// Smallest height of each element (CFL length).
     pub min_height: Vec<f64>,
-    /// Face neighbours (periodic partners included), `None` on the boundary.
-    pub neighbors: Vec<[Option<usize>; 3]>,
+    /// Face neighbours (periodic partners included), `None` on the boundary: slot j the
+    /// neighbour across local side j, slot j + 3 the second neighbour when side j is split into
+    /// two faces (a hanging node; `None` on a conforming side).
+    pub neighbors: Vec<[Option<usize>; 6]>,
     /// Edges grouped by color.
     pub edges: Vec<EdgeInfo>,
     /// Edges of color c are `color_offsets[c]..color_offsets[c + 1]`.
     pub color_offsets: Vec<usize>,
 }
 
+/// Relative tolerance of the geometric face classification (lengths, positions on an edge).
+const GEOMETRY_TOL: f64 = 1e-6;
+
 impl DgMesh {
     /// Build from an ordered (colored, renumbered) mesh; `bc(tag)` gives each boundary tag's
     /// condition. Periodic tags are paired by translation and their edges merged.
     pub fn build(om: &OrderedMesh, bc: &dyn Fn(i32) -> Result<BoundaryKind>) -> Result<DgMesh> {
-        let mesh = &om.mesh;
+        let mut color = vec![0usize; om.topo.num_faces()];
+        for c in 0..om.color_offsets.len() - 1 {
+            for f in om.faces_of_color(c) {
+                color[f] = c;
+            }
+        }
+        Self::assemble(&om.mesh, &om.topo, &color, bc)
+    }
+
+    /// Build from a mesh with hanging nodes ([`refine`](crate::color::nonconforming::refine))
+    /// and a coloring of its faces (e.g. [`refine_colors`], checked here with
+    /// [`check_nonconforming_coloring`]): one dispatch per color stays race-free because a
+    /// coarse element's two half faces on a split side have different colors.
+    ///
+    /// Orientation and `right_half` are decided from the geometry alone (face and element edge
+    /// lengths, the face midpoint's position along the coarse edge), not from the refinement's
+    /// bookkeeping, so this builder cross-checks any other producer of the faces. Periodic
+    /// boundaries work when both sides are refined alike (edges pair one to one); otherwise
+    /// the pairing fails with an error.
+    ///
+    /// [`refine_colors`]: crate::color::nonconforming::refine_colors
+    pub fn build_nonconforming(
+        nc: &NonconformingMesh,
+        face_colors: &[u8],
+        bc: &dyn Fn(i32) -> Result<BoundaryKind>,
+    ) -> Result<DgMesh> {
+        check_nonconforming_coloring(nc, face_colors)
+            .map_err(|m| Error::Invalid(format!("nonconforming DG mesh: {m}")))?;
+        let color: Vec<usize> = face_colors.iter().map(|&c| c as usize).collect();
+        Self::assemble(&nc.mesh, &nc.topo, &color, bc)
+    }
+
+    /// The common part of the builders: element maps, edges (oriented finer element left, see
+    /// [`orient_face`]) with boundary kinds, periodic pairing, edges grouped by `color`.
+    fn assemble(
+        mesh: &Mesh,
+        topo: &Topology,
+        color: &[usize],
+        bc: &dyn Fn(i32) -> Result<BoundaryKind>,
+    ) -> Result<DgMesh> {
         let tris = mesh.triangles().ok_or_else(|| {
             Error::Invalid("the DG solver needs a mesh of triangles only".to_string())
         })?;
-        let topo = &om.topo;
         let geom = Geometry2d::build(mesh, topo);
         let pts = mesh.points_2d();
         let ne = tris.len();
@@ -128,12 +184,6 @@ impl DgMesh {
             det.push(d);
         }
         let nf = topo.num_faces();
-        let mut color = vec![0usize; nf];
-        for c in 0..om.color_offsets.len() - 1 {
-            for f in om.faces_of_color(c) {
-                color[f] = c;
-            }
-        }
         let mut edges = Vec::with_capacity(nf);
         let mut edge_color = Vec::with_capacity(nf);
         let mut periodic: Vec<(i32, i32)> = Vec::new();
@@ -144,6 +194,7 @@ impl DgMesh {
                 right: None,
                 left_local: topo.left_local[f] as usize,
                 right_local: 0,
+                right_half: 0,
                 kind: EDGE_INTERIOR,
                 state: 0,
                 normal: geom.normals[f],
@@ -153,6 +204,8 @@ impl DgMesh {
             if topo.right[f] != NO_ELEMENT {
                 e.right = Some(topo.right[f] as usize);
                 e.right_local = topo.right_local[f] as usize;
+                orient_face(&mut e, &vertices)
+                    .map_err(|m| Error::Invalid(format!("face {f}: {m}")))?;
             } else {
                 let tag = topo.boundary_tag[f];
                 match bc(tag)? {
@@ -192,7 +245,7 @@ impl DgMesh {
             }
         }
         // Merged edges may clash in color with the partner element's other edges: recolor them
-        // with the smallest color free at both elements (a fourth color if needed).
+        // with the smallest color free at both elements (a new color if needed).
         let mut used = vec![0u32; ne];
         let keep: Vec<usize> = (0..edges.len()).filter(|&i| !removed[i]).collect();
         let merged: Vec<bool> = edges.iter().map(|e| e.kind == PERIODIC_PENDING).collect();
@@ -225,11 +278,21 @@ impl DgMesh {
             color_offsets[c + 1] += color_offsets[c];
         }
         let edges: Vec<EdgeInfo> = order.iter().map(|&i| edges[i]).collect();
-        let mut neighbors = vec![[None; 3]; ne];
+        let mut neighbors = vec![[None; 6]; ne];
         for e in &edges {
             if let Some(r) = e.right {
-                neighbors[e.left][e.left_local] = Some(r);
-                neighbors[r][e.right_local] = Some(e.left);
+                for (i, side, other) in [(e.left, e.left_local, r), (r, e.right_local, e.left)] {
+                    let slots = &mut neighbors[i];
+                    let slot = [side, side + 3]
+                        .into_iter()
+                        .find(|&j| slots[j].is_none())
+                        .ok_or_else(|| {
+                            Error::Invalid(format!(
+                                "element {i}: more than two faces on side {side}"
+                            ))
+                        })?;
+                    slots[slot] = Some(other);
+                }
             }
         }
         Ok(DgMesh {
@@ -267,7 +330,8 @@ impl DgMesh {
                 info: e.left_local as u32
                     | (e.right_local as u32) << 2
                     | e.kind << 4
-                    | (e.state as u32) << 8,
+                    | (e.right_half as u32) << 7
+                    | (e.state as u32) << 9,
                 nx: e.normal[0] as f32,
                 ny: e.normal[1] as f32,
                 length: e.length as f32,
@@ -276,6 +340,66 @@ impl DgMesh {
             })
             .collect()
     }
+}
+
+/// Orient an interior face from geometry alone: equal lengths of the face and both elements'
+/// local edges make a conforming face (`right_half` 0, orientation kept); a face half as long
+/// as one side's edge is a half face, flipped if needed so the coarse element is on the right,
+/// with `right_half` 1 or 2 from where the face midpoint lies on the coarse edge as the coarse
+/// element walks it (parameter 1/4 or 3/4).
+fn orient_face(e: &mut EdgeInfo, vertices: &[[[f64; 2]; 3]]) -> std::result::Result<(), String> {
+    let Some(r) = e.right else {
+        return Ok(());
+    };
+    let edge = |i: usize, local: usize| (vertices[i][local], vertices[i][(local + 1) % 3]);
+    let dist = |a: [f64; 2], b: [f64; 2]| (b[0] - a[0]).hypot(b[1] - a[1]);
+    let close = |a: f64, b: f64| (a - b).abs() <= GEOMETRY_TOL * b;
+    let len = |i: usize, local: usize| {
+        let (a, b) = edge(i, local);
+        dist(a, b)
+    };
+    let (ll, lr) = (len(e.left, e.left_local), len(r, e.right_local));
+    let l = e.length;
+    if close(l, ll) && close(l, lr) {
+        e.right_half = 0;
+        return Ok(());
+    }
+    let mut coarse = r;
+    if close(l, lr) && close(2.0 * l, ll) {
+        // The coarse element is on the left: swap the sides.
+        coarse = e.left;
+        e.left = r;
+        e.right = Some(coarse);
+        std::mem::swap(&mut e.left_local, &mut e.right_local);
+        e.normal = [-e.normal[0], -e.normal[1]];
+    } else if !(close(l, ll) && close(2.0 * l, lr)) {
+        return Err(format!(
+            "length {l} against element edges {ll} and {lr}: neither conforming nor a half face \
+             (neighbouring elements may differ by one refinement level)"
+        ));
+    }
+    let (a, b) = edge(e.left, e.left_local);
+    let (ca, cb) = edge(coarse, e.right_local);
+    let d = [cb[0] - ca[0], cb[1] - ca[1]];
+    let dd = d[0] * d[0] + d[1] * d[1];
+    let m = [e.midpoint[0] - ca[0], e.midpoint[1] - ca[1]];
+    let s = (m[0] * d[0] + m[1] * d[1]) / dd;
+    let off = (m[0] * d[1] - m[1] * d[0]).abs() / dd.sqrt();
+    // The fine element's edge must be the half face itself, not just as long.
+    let on_face = dist(a, e.point(0.0)).max(dist(b, e.point(1.0)));
+    if off > GEOMETRY_TOL * l || on_face > GEOMETRY_TOL * l {
+        return Err("the half face does not lie on the coarse element's edge".to_string());
+    }
+    e.right_half = if (s - 0.25).abs() < 0.05 {
+        1
+    } else if (s - 0.75).abs() < 0.05 {
+        2
+    } else {
+        return Err(format!(
+            "half face at parameter {s} of the coarse edge, expected 1/4 or 3/4"
+        ));
+    };
+    Ok(())
 }
 
 /// Pair the boundary edges of tags a and b (b = a translated): each edge of `fa` gets the
