@@ -5,8 +5,9 @@
 // Slope + positivity limiter, one thread per element (Operator::limit): reads register src,
 // writes register dst (src != dst, so neighbours' means are read unmodified).
 // 1. Vertex-based: per component, bounds [m, M] of the means of the element and its face
-//    neighbours (both of a side split by a hanging node); alpha = min over vertices of the largest factor keeping u_v in [m, M]; if
-//    alpha < 1 keep mean + alpha * linear modes, drop higher modes.
+//    neighbours (both of a side split by a hanging node); alpha = min over vertices of the
+//    largest factor keeping u_v in [m, M]; if alpha < 1 keep mean + alpha * linear modes, drop
+//    higher modes.
 // 2. Zhang-Shu positivity at the volume and edge nodes (and the half-edge nodes of split
 //    sides, where their fluxes are evaluated): scale density modes so rho_q >= eps, then all
 //    modes so p_q >= eps (p is concave in U).

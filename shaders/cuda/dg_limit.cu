@@ -6,16 +6,16 @@
 // (Operator::limit): reads register src, writes register dst (src != dst, so neighbours' means
 // are read unmodified).
 // 1. Vertex-based: per component, bounds [m, M] of the means of the element and its face
-//    neighbours (both of a side split by a hanging node); alpha = min over vertices of the largest factor keeping u_v in [m, M]; if
-//    alpha < 1 keep mean + alpha * linear modes, drop higher modes.
+//    neighbours (both of a side split by a hanging node); alpha = min over vertices of the
+//    largest factor keeping u_v in [m, M]; if alpha < 1 keep mean + alpha * linear modes, drop
+//    higher modes.
 // 2. Zhang-Shu positivity at the volume and edge nodes (and the half-edge nodes of split
 //    sides, where their fluxes are evaluated): scale density modes so rho_q >= eps, then all
 //    modes so p_q >= eps (p is concave in U).
 //
 // neighbors: face neighbours (0xffffffff: none): [i] sides 0..2, w the bit mask of sides split
 // into two faces; [NE + i] the second neighbours of split sides (read only when the mask is
-// nonzero). range: count the elements, pad
-// src | dst << 8 | slope << 16.
+// nonzero). range: count the elements, pad src | dst << 8 | slope << 16.
 
 #define EPS 1e-10f
 // Floor relative to the mean, eps = max(EPS, EPS_REL * mean): a node pressure limited to

@@ -408,7 +408,8 @@ fn orient_face(e: &mut EdgeInfo, vertices: &[[[f64; 2]; 3]]) -> std::result::Res
 fn pair_periodic(edges: &mut [EdgeInfo], fa: &[usize], fb: &[usize], a: i32, b: i32) -> Result<()> {
     if fa.len() != fb.len() || fa.is_empty() {
         return Err(Error::Invalid(format!(
-            "periodic boundaries {a} and {b} have {} and {} edges; they must match one to one",
+            "periodic boundaries {a} and {b} have {} and {} edges; they must match one to one \
+             (on a nonconforming mesh: refined alike on both sides)",
             fa.len(),
             fb.len()
         )));
