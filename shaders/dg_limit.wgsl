@@ -116,9 +116,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
             rho_min = min(rho_min, r);
         }
-        // Half-edge nodes of split sides (a loop, not unrolled: rare, and p = 4 stays small).
+        // Half-edge nodes of split sides, behind one branch: conforming elements skip them.
         if (split != 0u) {
-            for (var q = NQ + 3u * NQE; q < NQ + 9u * NQE; q = q + 1u) {
+            // #unroll
+            for (var h = 0u; h < 6u * NQE; h = h + 1u) {
+                let q = NQ + 3u * NQE + h;
                 if (half_node_used(split, q)) {
                     var r = 0.0;
                     // #unroll
@@ -153,7 +155,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
         }
         if (split != 0u) {
-            for (var q = NQ + 3u * NQE; q < NQ + 9u * NQE; q = q + 1u) {
+            // #unroll
+            for (var h = 0u; h < 6u * NQE; h = h + 1u) {
+                let q = NQ + 3u * NQE + h;
                 if (half_node_used(split, q)) {
                     var u = vec4<f32>(0.0);
                     // #unroll

@@ -144,10 +144,11 @@ extern "C" __global__ void dg_limit(
             }
             rho_min = fminf(rho_min, r);
         }
-        // Half-edge nodes of split sides (a loop, not unrolled: rare, and p = 4 stays small).
+        // Half-edge nodes of split sides, behind one branch: conforming elements skip them.
         if (split != 0u) {
-            #pragma unroll 1
-            for (u32 q = NQ + 3u * NQE; q < NQ + 9u * NQE; q = q + 1u) {
+            #pragma unroll
+            for (u32 h = 0u; h < 6u * NQE; h = h + 1u) {
+                u32 q = NQ + 3u * NQE + h;
                 if (half_node_used(split, q)) {
                     float r = 0.0f;
                     #pragma unroll
@@ -182,8 +183,9 @@ extern "C" __global__ void dg_limit(
             }
         }
         if (split != 0u) {
-            #pragma unroll 1
-            for (u32 q = NQ + 3u * NQE; q < NQ + 9u * NQE; q = q + 1u) {
+            #pragma unroll
+            for (u32 h = 0u; h < 6u * NQE; h = h + 1u) {
+                u32 q = NQ + 3u * NQE + h;
                 if (half_node_used(split, q)) {
                     float4 u = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
                     #pragma unroll
