@@ -5,8 +5,9 @@
 // Slope + positivity limiter, one thread per element (Operator::limit): reads register src,
 // writes register dst (src != dst, so neighbours' means are read unmodified).
 // 1. Vertex-based: per component, bounds [m, M] of the means of the element and its face
-//    neighbours (both of a side split by a hanging node); alpha = min over vertices of the largest factor keeping u_v in [m, M]; if
-//    alpha < 1 keep mean + alpha * linear modes, drop higher modes.
+//    neighbours (both of a side split by a hanging node); alpha = min over vertices of the
+//    largest factor keeping u_v in [m, M]; if alpha < 1 keep mean + alpha * linear modes, drop
+//    higher modes.
 // 2. Zhang-Shu positivity at the volume and edge nodes (and the half-edge nodes of split
 //    sides, where their fluxes are evaluated): scale density modes so rho_q >= eps, then all
 //    modes so p_q >= eps (p is concave in U).
@@ -115,9 +116,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
             rho_min = min(rho_min, r);
         }
-        // Half-edge nodes of split sides (a loop, not unrolled: rare, and p = 4 stays small).
+        // Half-edge nodes of split sides, behind one branch: conforming elements skip them.
         if (split != 0u) {
-            for (var q = NQ + 3u * NQE; q < NQ + 9u * NQE; q = q + 1u) {
+            // #unroll
+            for (var h = 0u; h < 6u * NQE; h = h + 1u) {
+                let q = NQ + 3u * NQE + h;
                 if (half_node_used(split, q)) {
                     var r = 0.0;
                     // #unroll
@@ -152,7 +155,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
         }
         if (split != 0u) {
-            for (var q = NQ + 3u * NQE; q < NQ + 9u * NQE; q = q + 1u) {
+            // #unroll
+            for (var h = 0u; h < 6u * NQE; h = h + 1u) {
+                let q = NQ + 3u * NQE + h;
                 if (half_node_used(split, q)) {
                     var u = vec4<f32>(0.0);
                     // #unroll

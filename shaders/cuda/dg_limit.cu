@@ -6,16 +6,16 @@
 // (Operator::limit): reads register src, writes register dst (src != dst, so neighbours' means
 // are read unmodified).
 // 1. Vertex-based: per component, bounds [m, M] of the means of the element and its face
-//    neighbours (both of a side split by a hanging node); alpha = min over vertices of the largest factor keeping u_v in [m, M]; if
-//    alpha < 1 keep mean + alpha * linear modes, drop higher modes.
+//    neighbours (both of a side split by a hanging node); alpha = min over vertices of the
+//    largest factor keeping u_v in [m, M]; if alpha < 1 keep mean + alpha * linear modes, drop
+//    higher modes.
 // 2. Zhang-Shu positivity at the volume and edge nodes (and the half-edge nodes of split
 //    sides, where their fluxes are evaluated): scale density modes so rho_q >= eps, then all
 //    modes so p_q >= eps (p is concave in U).
 //
 // neighbors: face neighbours (0xffffffff: none): [i] sides 0..2, w the bit mask of sides split
 // into two faces; [NE + i] the second neighbours of split sides (read only when the mask is
-// nonzero). range: count the elements, pad
-// src | dst << 8 | slope << 16.
+// nonzero). range: count the elements, pad src | dst << 8 | slope << 16.
 
 #define EPS 1e-10f
 // Floor relative to the mean, eps = max(EPS, EPS_REL * mean): a node pressure limited to
@@ -144,10 +144,11 @@ extern "C" __global__ void dg_limit(
             }
             rho_min = fminf(rho_min, r);
         }
-        // Half-edge nodes of split sides (a loop, not unrolled: rare, and p = 4 stays small).
+        // Half-edge nodes of split sides, behind one branch: conforming elements skip them.
         if (split != 0u) {
-            #pragma unroll 1
-            for (u32 q = NQ + 3u * NQE; q < NQ + 9u * NQE; q = q + 1u) {
+            #pragma unroll
+            for (u32 h = 0u; h < 6u * NQE; h = h + 1u) {
+                u32 q = NQ + 3u * NQE + h;
                 if (half_node_used(split, q)) {
                     float r = 0.0f;
                     #pragma unroll
@@ -182,8 +183,9 @@ extern "C" __global__ void dg_limit(
             }
         }
         if (split != 0u) {
-            #pragma unroll 1
-            for (u32 q = NQ + 3u * NQE; q < NQ + 9u * NQE; q = q + 1u) {
+            #pragma unroll
+            for (u32 h = 0u; h < 6u * NQE; h = h + 1u) {
+                u32 q = NQ + 3u * NQE + h;
                 if (half_node_used(split, q)) {
                     float4 u = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
                     #pragma unroll

@@ -172,10 +172,10 @@ impl<'a> Operator<'a> {
     ///
     /// 1. Vertex-based (Barth–Jespersen type) limiter per conserved component: with the mean
     ///    u_i and the bounds [m, M] of the means of i and its face neighbours (both neighbours
-    ///    of a split side), the value at each
-    ///    vertex v must satisfy m <= u_v <= M; alpha = min_v min(1, (M - u_i)/(u_v - u_i) or
-    ///    (m - u_i)/(u_v - u_i)). If alpha < 1 the element is reduced to its mean plus alpha
-    ///    times its linear modes (modes of degree >= 2 dropped).
+    ///    of a split side), the value at each vertex v must satisfy m <= u_v <= M;
+    ///    alpha = min_v min(1, (M - u_i)/(u_v - u_i) or (m - u_i)/(u_v - u_i)). If alpha < 1
+    ///    the element is reduced to its mean plus alpha times its linear modes (modes of
+    ///    degree >= 2 dropped).
     /// 2. Zhang–Shu positivity: theta_rho = min(1, (rho_i - eps)/(rho_i - min_q rho_q)) scales
     ///    the non-constant density modes; then, p being concave in U,
     ///    theta_p = min_q (p_i - eps)/(p_i - p_q) over nodes with p_q < eps scales all

@@ -81,6 +81,16 @@ pub struct EdgeInfo {
 }
 
 impl EdgeInfo {
+    /// [`DgEdge::info`]: left_local | right_local << 2 | kind << 4 (3 bits) | right_half << 7
+    /// | state << 9, as the kernels unpack it.
+    pub fn packed_info(&self) -> u32 {
+        self.left_local as u32
+            | (self.right_local as u32) << 2
+            | self.kind << 4
+            | (self.right_half as u32) << 7
+            | (self.state as u32) << 9
+    }
+
     /// Point at parameter t of the edge as walked by its left element:
     /// x = m + (t - 1/2) L tau, tau = (-n_y, n_x).
     pub fn point(&self, t: f64) -> [f64; 2] {
@@ -321,11 +331,7 @@ impl DgMesh {
             .map(|e| DgEdge {
                 left: e.left as u32,
                 right: e.right.map_or(NO_ELEMENT, |r| r as u32),
-                info: e.left_local as u32
-                    | (e.right_local as u32) << 2
-                    | e.kind << 4
-                    | (e.right_half as u32) << 7
-                    | (e.state as u32) << 9,
+                info: e.packed_info(),
                 nx: e.normal[0] as f32,
                 ny: e.normal[1] as f32,
                 length: e.length as f32,
@@ -422,7 +428,8 @@ fn orient_face(e: &mut EdgeInfo, vertices: &[[[f64; 2]; 3]]) -> std::result::Res
 fn pair_periodic(edges: &mut [EdgeInfo], fa: &[usize], fb: &[usize], a: i32, b: i32) -> Result<()> {
     if fa.len() != fb.len() || fa.is_empty() {
         return Err(Error::Invalid(format!(
-            "periodic boundaries {a} and {b} have {} and {} edges; they must match one to one",
+            "periodic boundaries {a} and {b} have {} and {} edges; they must match one to one \
+             (on a nonconforming mesh: refined alike on both sides)",
             fa.len(),
             fb.len()
         )));
