@@ -149,10 +149,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             for (var k = 0u; k < NP; k = k + 1u) {
                 u = u + c[k] * tables[node_phi(q, k)];
             }
-            let p = pressure(u);
-            if (p < eps_p) {
-                theta = min(theta, (p_mean - eps_p) / (p_mean - p));
-            }
+            theta = pressure_theta(theta, u, p_mean, eps_p);
         }
         if (split != 0u) {
             // #unroll
@@ -164,10 +161,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                     for (var k = 0u; k < NP; k = k + 1u) {
                         u = u + c[k] * tables[node_phi(q, k)];
                     }
-                    let p = pressure(u);
-                    if (p < eps_p) {
-                        theta = min(theta, (p_mean - eps_p) / (p_mean - p));
-                    }
+                    theta = pressure_theta(theta, u, p_mean, eps_p);
                 }
             }
         }
@@ -186,6 +180,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         regs[dof(dst, 2u, k, i)] = c[k].z;
         regs[dof(dst, 3u, k, i)] = c[k].w;
     }
+}
+
+// Zhang-Shu pressure limiter: theta = min(theta, (p_mean - eps_p) / (p_mean - p(u))) at a node
+// value u whose pressure is below eps_p.
+fn pressure_theta(theta: f32, u: vec4<f32>, p_mean: f32, eps_p: f32) -> f32 {
+    let p = pressure(u);
+    if (p < eps_p) {
+        return min(theta, (p_mean - eps_p) / (p_mean - p));
+    }
+    return theta;
 }
 
 // Basis value of mode k at positivity node q: volume nodes 0..NQ, then the edge nodes by table

@@ -42,6 +42,16 @@ __device__ __forceinline__ float4 mean_of(const float* regs, u32 reg, u32 i) {
                                regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]);
 }
 
+// Zhang-Shu pressure limiter: theta = min(theta, (p_mean - eps_p) / (p_mean - p(u))) at a node
+// value u whose pressure is below eps_p.
+__device__ __forceinline__ float pressure_theta(float theta, float4 u, float p_mean, float eps_p) {
+    float p = pressure(u);
+    if (p < eps_p) {
+        return fminf(theta, (p_mean - eps_p) / (p_mean - p));
+    }
+    return theta;
+}
+
 // Basis value of mode k at positivity node q: volume nodes 0..NQ, then the edge nodes by table
 // row (whole edges, then halves: row (q - NQ) / NQE = side + 3 half).
 __device__ __forceinline__ u32 node_phi(u32 q, u32 k) {
@@ -177,10 +187,7 @@ extern "C" __global__ void dg_limit(
             for (u32 k = 0u; k < NP; k = k + 1u) {
                 u = u + tables[node_phi(q, k)] * c[k];
             }
-            float p = pressure(u);
-            if (p < eps_p) {
-                theta = fminf(theta, (p_mean - eps_p) / (p_mean - p));
-            }
+            theta = pressure_theta(theta, u, p_mean, eps_p);
         }
         if (split != 0u) {
             #pragma unroll
@@ -192,10 +199,7 @@ extern "C" __global__ void dg_limit(
                     for (u32 k = 0u; k < NP; k = k + 1u) {
                         u = u + tables[node_phi(q, k)] * c[k];
                     }
-                    float p = pressure(u);
-                    if (p < eps_p) {
-                        theta = fminf(theta, (p_mean - eps_p) / (p_mean - p));
-                    }
+                    theta = pressure_theta(theta, u, p_mean, eps_p);
                 }
             }
         }
