@@ -16,6 +16,6 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "$XDG_RUNTIME_DIR" ]; then
     mkdir -p -m 700 "$XDG_RUNTIME_DIR"
 fi
 if [ "$#" -eq 0 ]; then
-    set -- dg --builtin dmr --out out/dg
+    set -- dg --builtin dmr --out out/dg --overwrite
 fi
 cargo run --release -- "$@"

@@ -3,7 +3,8 @@
 
 // One thread: turn the reduced CFL step into this step's dt, clamped to hit t_end exactly:
 // dt = min(dt_cfl, t_end - t), t = t_end when clamped (0 once t >= t_end, so extra steps of a
-// batch are no-ops; last_dt keeps the last positive dt). Folds the step's edge event counters into the run totals.
+// batch are no-ops; last_dt keeps the last positive dt); a negative dt_cfl (a cell
+// went NaN/Inf) is passed on as dt < 0: no step is taken and the host stops. Folds the step's edge event counters into the run totals.
 
 @group(0) @binding(0) var<storage, read> dt_min: array<f32>;
 @group(0) @binding(1) var<storage, read_write> control: Control;
@@ -18,7 +19,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let dt_cfl = dt_min[0];
     let remaining = control.t_end - control.t;
     var dt = 0.0;
-    if (remaining > 0.0) {
+    if (dt_cfl < 0.0) {
+        dt = dt_cfl;
+    } else if (remaining > 0.0) {
         dt = min(dt_cfl, remaining);
         if (dt_cfl >= remaining) {
             control.t = control.t_end;

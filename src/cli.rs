@@ -83,10 +83,11 @@ pub fn init_logging(g: &GlobalArgs) {
         .try_init();
 }
 
-/// Exit code for an error: 2 for invalid user input, 1 otherwise.
+/// Exit code for an error: 2 for invalid user input, 130 for an interrupted run, 1 otherwise.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
     match e.downcast_ref::<chromaflow::error::Error>() {
         Some(chromaflow::error::Error::Invalid(_)) => 2,
+        Some(chromaflow::error::Error::Interrupted(_)) => 130,
         _ => 1,
     }
 }

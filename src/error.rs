@@ -31,6 +31,12 @@ pub enum Error {
     /// Invalid user input that is not a file (CLI values, case parameters).
     #[error("{0}")]
     Invalid(String),
+    /// A run that had to stop (blew up, stalled); says where. Its outputs so far are kept.
+    #[error("{0}")]
+    Run(String),
+    /// A run stopped by SIGINT/SIGTERM at a step boundary; says where and what it wrote.
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 fn fmt_parse(path: &std::path::Path, line: usize, msg: &str) -> String {

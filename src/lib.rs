@@ -4,10 +4,12 @@
 //! color, so each thread owns one edge and updates both neighbouring cells with plain loads and
 //! stores (no atomics, no per-edge scatter buffers).
 
+pub mod checkpoint;
 pub mod color;
 pub mod conformance;
 pub mod error;
 pub mod files;
+pub mod interrupt;
 pub mod mesh;
 pub mod order;
 pub mod output;

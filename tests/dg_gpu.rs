@@ -99,7 +99,10 @@ fn simulation_run_writes_snapshots_and_totals() {
     let mut sim = Simulation::new(&case, &rt(), &opts).expect("simulation");
     let dir = tempfile::tempdir().expect("temp dir");
     let fields = [Quantity::Density, Quantity::Pressure];
-    let summary = sim.run(dir.path(), &fields, true, |_, _| {}).expect("run");
+    let rc = chromaflow::solver::RunControl::default();
+    let summary = sim
+        .run(dir.path(), &fields, true, &rc, |_, _| {})
+        .expect("run");
     assert_eq!((summary.t, summary.steps, summary.snapshots), (0.2, 4, 3));
     assert_eq!((sim.time(), sim.steps()), (0.2, 4));
     let names: Vec<String> = summary

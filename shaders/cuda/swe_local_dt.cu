@@ -2,8 +2,8 @@
 
 // CUDA twin of shaders/swe_local_dt.wgsl. Local CFL step of each cell, condition (3):
 // dt_i = 2 CFL |V_i| / sum_j |G_ij| lam_ij (the sum is acc[2i + 1].z after the flux pass); cells
-// where nothing moves get BIG. A min-reduction (reduce_min.cu) then gives the global step
-// without leaving the GPU.
+// where nothing moves get BIG, cells with a NaN or Inf get -1 (the run stops there). A
+// min-reduction (reduce_min.cu) then gives the global step without leaving the GPU.
 
 #ifndef CFL
 #define CFL 0.9f
@@ -21,6 +21,9 @@ extern "C" __global__ void swe_local_dt(
     }
     u32 c = range.first + i;
     float s = acc[2u * c + 1u].z;
-    float area = cells[2u * c + 1u].w;
-    dt_local[c] = s > 0.0f ? 2.0f * CFL * area / s : BIG;
+    float4 w0 = cells[2u * c];
+    float4 w1 = cells[2u * c + 1u];
+    bool finite = isfinite(w0.x) && isfinite(w0.y) && isfinite(w0.z) && isfinite(w0.w)
+        && isfinite(w1.x) && isfinite(w1.y) && isfinite(s);
+    dt_local[c] = !finite ? -1.0f : s > 0.0f ? 2.0f * CFL * w1.w / s : BIG;
 }

@@ -24,7 +24,9 @@ extern "C" __global__ void swe_time(
     float dt_cfl = dt_min[0];
     float remaining = control->t_end - control->t;
     float dt = 0.0f;
-    if (remaining > 0.0f) {
+    if (dt_cfl < 0.0f) {
+        dt = dt_cfl;
+    } else if (remaining > 0.0f) {
         dt = fminf(dt_cfl, remaining);
         if (dt_cfl >= remaining) {
             control->t = control->t_end;

@@ -8,7 +8,7 @@
 //! copy bandwidth (the timing and the model are [`chromaflow::solver::dg::bench`]'s).
 
 use crate::commands::progress::bar;
-use crate::commands::GlobalArgs;
+use crate::commands::{GlobalArgs, RunArgs};
 use chromaflow::error::Error;
 use chromaflow::mesh::MeshSource;
 use chromaflow::order::Ordering;
@@ -22,6 +22,7 @@ use chromaflow::solver::dg::bench::{
 use chromaflow::solver::dg::{
     Case, DgMesh, NumericalFlux, Quantity, Simulation, SimulationOptions,
 };
+use chromaflow::solver::MAX_BATCH;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -71,8 +72,10 @@ pub struct DgArgs {
     #[arg(long)]
     pub vtu: bool,
     /// Steps recorded per GPU submit.
-    #[arg(long, default_value_t = 50)]
-    pub batch: usize,
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=MAX_BATCH as i64))]
+    pub batch: u32,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Mesh seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -176,6 +179,7 @@ fn load_case(args: &DgArgs) -> anyhow::Result<Case> {
 
 pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let case = load_case(args)?;
+    let rc = args.run.control(&args.out)?;
     let mut fields = vec![Quantity::Density];
     for f in &args.fields {
         let q: Quantity = f.parse().map_err(|_| {
@@ -197,7 +201,7 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         ordering: args.ordering,
         seed: args.seed,
         fixed_dt: args.dt,
-        batch: args.batch,
+        batch: args.batch as usize,
     };
     let mut sim = Simulation::new(&case, &backend, &opts)?;
     if !global.quiet {
@@ -216,7 +220,7 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         );
     }
     let pb = bar(1000, "time", global.quiet);
-    let summary = sim.run(&args.out, &fields, args.vtu, |t, _| {
+    let summary = sim.run(&args.out, &fields, args.vtu, &rc, |t, _| {
         pb.set_position((1000.0 * t / case.t_end) as u64)
     })?;
     pb.finish_and_clear();

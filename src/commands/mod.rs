@@ -13,7 +13,9 @@ pub mod smooth;
 pub mod swe;
 
 use chromaflow::runtime::{BackendKind, GpuOptions, Runtime};
+use chromaflow::solver::RunControl;
 use clap::Args;
+use std::path::{Path, PathBuf};
 
 /// Options every subcommand accepts.
 #[derive(Args, Debug, Clone, Default)]
@@ -66,4 +68,38 @@ pub fn error_message(e: &anyhow::Error) -> String {
         msg.push_str(&text);
     }
     msg
+}
+
+/// Bounds, checkpoints and restarts of a solver run (`swe`, `dg`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct RunArgs {
+    /// Most output times a run may have [default: 10000].
+    #[arg(long, value_name = "N")]
+    pub max_snapshots: Option<u64>,
+    /// Write checkpoint.ckpt into the output directory about every T simulated seconds (one
+    /// is always written when a run is interrupted).
+    #[arg(long, value_name = "T")]
+    pub checkpoint_every: Option<f64>,
+    /// Continue an earlier run from its checkpoint, with the same case and options, into the
+    /// same output directory (to the same bits on the same backend).
+    #[arg(long, value_name = "FILE")]
+    pub restart: Option<PathBuf>,
+    /// Replace an earlier run's files in the output directory (removed first).
+    #[arg(long, conflicts_with = "restart")]
+    pub overwrite: bool,
+}
+
+impl RunArgs {
+    /// Claim `out` for a new run (not on a restart) and say how the library bounds the run.
+    pub fn control(&self, out: &Path) -> anyhow::Result<RunControl> {
+        if self.restart.is_none() {
+            chromaflow::files::claim_output_dir(out, self.overwrite)?;
+        }
+        let default = RunControl::default();
+        Ok(RunControl {
+            max_snapshots: self.max_snapshots.unwrap_or(default.max_snapshots),
+            checkpoint_every: self.checkpoint_every,
+            restart: self.restart.clone(),
+        })
+    }
 }

@@ -1,7 +1,7 @@
 //! `chromaflow swe`: run a two-layer shallow-water case on the GPU with PNG/VTU/CSV outputs.
 
 use crate::commands::progress::bar;
-use crate::commands::GlobalArgs;
+use crate::commands::{GlobalArgs, RunArgs};
 use chromaflow::error::Error;
 use chromaflow::mesh::MeshSource;
 use chromaflow::order::Ordering;
@@ -10,6 +10,7 @@ use chromaflow::solver::swe::case::{Case, BUILTINS};
 use chromaflow::solver::swe::driver::Simulation;
 use chromaflow::solver::swe::gpu::FluxLayout;
 use chromaflow::solver::swe::Scheme;
+use chromaflow::solver::MAX_BATCH;
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -62,8 +63,10 @@ pub struct SweArgs {
     #[arg(long)]
     pub atomic: bool,
     /// Most steps recorded in one submit.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=MAX_BATCH as i64))]
     pub batch: u32,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -131,6 +134,7 @@ pub fn case_from_args(args: &SweArgs) -> anyhow::Result<Case> {
 /// Run `chromaflow swe`.
 pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let case = case_from_args(args)?;
+    let rc = args.run.control(&case.output.dir)?;
     let backend = global.runtime()?;
     let layout = if args.gather {
         FluxLayout::CellGather
@@ -144,7 +148,7 @@ pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let pb = bar(1000, &case.name, global.quiet || args.json);
     let start = Instant::now();
     let final_time = case.final_time;
-    let summary = sim.run(|t, steps| {
+    let summary = sim.run(&rc, |t, steps| {
         let secs = start.elapsed().as_secs_f64().max(1e-9);
         pb.set_position((t / final_time * 1000.0).round() as u64);
         pb.set_message(format!(

@@ -269,7 +269,7 @@ fn spec_table_checks(report: &mut Report, b: &Runtime) {
                     let r = prepare(case, m, Ordering::Original)?;
                     let m0 = layer_masses(&r.mesh.geom.areas, &r.state);
                     let mut g = device(b, &r, scheme, layout)?;
-                    let ctl = g.advance_to(0.1, 64, &mut |_| {})?;
+                    let ctl = g.advance_to(0.1, 64, &mut |_| true)?;
                     let s = g.read_state()?;
                     let ext = |k: usize| {
                         s.iter()
@@ -315,7 +315,7 @@ fn lake_checks(report: &mut Report, b: &Runtime) {
             let m = criss_cross(50)?;
             let r = prepare("lake", &m, Ordering::Original)?;
             let mut g = device(b, &r, scheme, FluxLayout::ColoredScatter)?;
-            let ctl = g.advance_to(5.0, 128, &mut |_| {})?;
+            let ctl = g.advance_to(5.0, 128, &mut |_| true)?;
             let s = g.read_state()?;
             let mut umax: f64 = 0.0;
             let mut drift: f64 = 0.0;

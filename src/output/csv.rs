@@ -68,6 +68,38 @@ impl CsvWriter {
         Ok(w)
     }
 
+    /// Continue `path` after its first `rows` data rows (a restart): later rows, from the part
+    /// of the run being redone, are dropped; the header must equal `columns`.
+    pub fn resume(path: impl AsRef<Path>, columns: &[&str], rows: usize) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let text = crate::files::read_text(&path, crate::files::MAX_INPUT_BYTES)?;
+        let header: Vec<String> = columns.iter().map(|c| csv_field(c)).collect();
+        let kept: Vec<&str> = text.lines().take(rows + 1).collect();
+        if kept.first() != Some(&header.join(",").as_str()) || kept.len() != rows + 1 {
+            return Err(Error::parse(
+                &path,
+                0,
+                format!(
+                    "cannot continue it: expected the header and {rows} rows, found {} lines",
+                    kept.len()
+                ),
+            ));
+        }
+        crate::files::atomic_write(&path, |w| {
+            w.write_all(format!("{}\n", kept.join("\n")).as_bytes())
+        })?;
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        Ok(CsvWriter {
+            path,
+            out: BufWriter::new(file),
+            columns: columns.len(),
+            rows,
+        })
+    }
+
     fn write_line(&mut self, line: &str) -> Result<()> {
         let path = &self.path;
         writeln!(self.out, "{line}")

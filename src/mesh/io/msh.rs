@@ -24,8 +24,8 @@ use crate::mesh::model::{BoundaryFacet, ElementKind, Mesh};
 
 /// Read a Gmsh `.msh` file (2.2 or 4.1, ASCII or binary). The mesh is not validated.
 pub fn read_msh(path: &Path) -> Result<Mesh> {
-    let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    parse_msh(path, &data)
+    let data = crate::files::read_limited(path, crate::files::MAX_INPUT_BYTES)?;
+    parse_msh(path, data.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&data))
 }
 
 /// Parse the bytes of a `.msh` file; `path` is only used in error messages.
@@ -483,9 +483,11 @@ impl<'a> Reader<'a> {
             return Err(self.eof_err("expected the format version"));
         };
         let ver_s = show(ver);
-        self.version = match ver {
-            b"2" | b"2.0" | b"2.1" | b"2.2" => Version::V2,
-            b"4.1" => Version::V4,
+        // Numerically: Gmsh writes "2.2" as well as "2.200000".
+        let num: f64 = ver_s.parse().unwrap_or(f64::NAN);
+        self.version = match num {
+            v if (2.0..=2.2).contains(&v) => Version::V2,
+            4.1 => Version::V4,
             _ => {
                 return Err(self.err(
                     vline,

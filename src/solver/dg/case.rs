@@ -330,7 +330,7 @@ impl Case {
 
     /// Read a TOML case file; errors name the file and the offending key.
     pub fn from_file(path: &Path) -> Result<Case> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::files::read_text(path, crate::files::MAX_CASE_BYTES)?;
         Case::from_toml(&text, path)
     }
 

@@ -220,6 +220,12 @@ impl DgMesh {
                         e.state = s;
                     }
                     BoundaryKind::Exact => e.kind = EDGE_EXACT,
+                    BoundaryKind::Periodic(partner) if partner == tag => {
+                        return Err(Error::Invalid(format!(
+                            "periodic boundary {tag} names itself as its partner (it needs the \
+                             opposite boundary's tag)"
+                        )));
+                    }
                     BoundaryKind::Periodic(partner) => {
                         e.kind = PERIODIC_PENDING;
                         if !periodic.contains(&(partner, tag))

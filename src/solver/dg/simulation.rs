@@ -22,11 +22,13 @@ use super::cpu::Operator;
 use super::euler::{pressure, sound_speed, State};
 use super::gpu::{Capacity, GpuConfig, GpuDg};
 use super::{BasisTables, Case, DgMesh, StateFn};
+use crate::checkpoint::{self, fingerprint, Checkpoint};
 use crate::error::{Error, Result};
 use crate::mesh::{ElementKind, Mesh};
 use crate::order::{prepare, Ordering, PrepareOptions};
 use crate::output::{save_field_png, save_field_png_with_mesh, CsvWriter, Field, PlotOptions};
 use crate::runtime::Runtime;
+use crate::solver::{clock_stalls, interrupted, output_times, RunControl, MAX_BATCH};
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -164,6 +166,7 @@ pub struct Simulation {
     tables: BasisTables,
     gpu: GpuDg,
     batch: usize,
+    fixed_dt: Option<f64>,
     t: f64,
     steps: u64,
     /// The solution at `t`, read back once per output time.
@@ -208,7 +211,8 @@ impl Simulation {
             dm,
             tables,
             gpu,
-            batch: opts.batch.max(1),
+            batch: opts.batch,
+            fixed_dt: opts.fixed_dt,
             t: 0.0,
             steps: 0,
             solution: OnceCell::new(),
@@ -289,18 +293,20 @@ impl Simulation {
 
     /// Advance to time `t` ([`Simulation::advance_to_with`] without progress reports).
     pub fn advance_to(&mut self, t: f64) -> Result<()> {
-        self.advance_to_with(t, |_, _| {})
+        self.advance_to_with(t, |_, _| true)
     }
 
-    /// Advance to time `target` in batches of steps, calling `progress(t, steps)` after each,
-    /// then check that the solution is finite (one read back, kept for [`Simulation::solution`]).
-    /// The GPU clock is f32: the run ends when it reaches `target` rounded to f32, and the
-    /// host time is then `target` exactly. Errors when the clock stops moving (dt = 0 or not
-    /// finite, usually a blown-up solution); the time and steps then say where it stopped.
+    /// Advance to time `target` in batches of steps, calling `progress(t, steps)` after each;
+    /// when it returns false the run stops there, at a step boundary short of `target` (call
+    /// again to go on, to the same bits). Then checks that the solution is finite (one read
+    /// back, kept for [`Simulation::solution`]). The GPU clock is f32: the run ends when it
+    /// reaches `target` rounded to f32, and the host time is then `target` exactly. Errors
+    /// ([`Error::Run`]) when the clock stops moving or cannot reach `target` in f32, or the
+    /// solution blew up; the time and steps then say where it stopped.
     pub fn advance_to_with(
         &mut self,
         target: f64,
-        mut progress: impl FnMut(f64, u64),
+        mut progress: impl FnMut(f64, u64) -> bool,
     ) -> Result<()> {
         if !target.is_finite() || target < self.t {
             return Err(Error::Invalid(format!(
@@ -314,7 +320,7 @@ impl Simulation {
         self.solution = OnceCell::new();
         self.gpu.set_clock(self.t, target)?;
         let end = target as f32 as f64;
-        let mut last = self.t as f32 as f64;
+        let (mut last, mut base) = (self.t as f32 as f64, self.steps);
         // With adaptive refinement every batch is the steps between two adaptations.
         let batch = self
             .amr
@@ -323,36 +329,93 @@ impl Simulation {
         loop {
             self.gpu.queue_steps(batch)?;
             let clock = self.gpu.read_clock()?;
-            progress(clock.t, self.steps + clock.steps);
+            self.steps = base + clock.steps;
+            let go_on = progress(clock.t, self.steps);
             if clock.t >= end {
-                self.steps += clock.steps;
                 break;
             }
+            self.t = clock.t;
             if !(clock.t > last && clock.dt > 0.0 && clock.dt.is_finite()) {
-                self.steps += clock.steps;
-                self.t = clock.t;
-                return Err(Error::Gpu(format!(
-                    "the DG run stopped advancing at t = {} after {} steps (dt = {}) on its \
-                     way to t = {target}: the solution probably blew up (NaN); try a smaller \
-                     CFL number or time step",
-                    clock.t, self.steps, clock.dt
+                return Err(self.blow_up());
+            }
+            if let Some(why) = clock_stalls(target, clock.dt) {
+                return Err(Error::Run(format!(
+                    "the DG run cannot reach t = {target} (at t = {} after {} steps): {why}",
+                    self.t, self.steps
                 )));
             }
             last = clock.t;
             if self.amr.is_some() {
-                self.steps += clock.steps;
+                base = self.steps;
                 self.adapt()?;
                 self.solution = OnceCell::new();
                 self.gpu.set_clock(clock.t, target)?;
             }
+            if !go_on {
+                return Ok(());
+            }
         }
         self.t = target;
         if self.solution()?.iter().any(|v| !v.is_finite()) {
-            return Err(Error::Gpu(format!(
-                "the solution has NaN or Inf at t = {target}"
-            )));
+            return Err(self.blow_up());
         }
         Ok(())
+    }
+
+    /// The error for a run that blew up or stalled: time, steps, and the first element with
+    /// a NaN or Inf coefficient with its centroid.
+    fn blow_up(&self) -> Error {
+        let ne = self.dm.num_elements.max(1);
+        let bad = self
+            .solution()
+            .ok()
+            .and_then(|c| c.iter().position(|v| !v.is_finite()));
+        let at = bad.map_or(String::new(), |k| {
+            let v = self.dm.vertices[k % ne];
+            let (x, y) = (
+                (v[0][0] + v[1][0] + v[2][0]) / 3.0,
+                (v[0][1] + v[1][1] + v[2][1]) / 3.0,
+            );
+            format!(": element {} at ({x:.4}, {y:.4}) has a NaN or Inf", k % ne)
+        });
+        Error::Run(format!(
+            "the DG run stopped at t = {} after {} steps{at}: the solution blew up; try a \
+             smaller CFL number or time step",
+            self.t, self.steps
+        ))
+    }
+
+    /// Fingerprints of what decides the solution: the case (final time and snapshots
+    /// excluded, they may change on a restart) and the ordered mesh.
+    fn fingerprints(&self) -> (u64, u64) {
+        let mut case = self.case.clone();
+        (case.t_end, case.snapshot_every) = (0.0, None);
+        case.mesh = crate::mesh::MeshSource::Builtin(String::new());
+        let text = format!("{case:?} {:?}", self.fixed_dt);
+        let dm = &self.dm;
+        let mesh = fingerprint(bytemuck::cast_slice(&dm.vertices))
+            ^ fingerprint(bytemuck::cast_slice(&dm.color_offsets)).rotate_left(1);
+        (fingerprint(text.as_bytes()), mesh)
+    }
+
+    /// Write a checkpoint of the current state.
+    fn save(&self, path: &Path, fp: (u64, u64), outputs: usize, rows: usize) -> Result<()> {
+        let words = self
+            .solution()?
+            .iter()
+            .map(|&v| (v as f32).to_bits())
+            .collect();
+        let pos = (self.t, self.steps);
+        let ck = Checkpoint::new(
+            "dg",
+            self.device_name(),
+            fp.0,
+            fp.1,
+            pos,
+            (outputs as u64, rows as u64),
+            words,
+        );
+        ck.write(path)
     }
 
     /// The modal coefficients at the current time, `c[eq][k][element]` (read back once per time).
@@ -458,29 +521,87 @@ impl Simulation {
         Ok(files)
     }
 
-    /// The whole `dg` job: from the current time to the case's `t_end`, a snapshot (and a row
-    /// of [`TOTALS_CSV`] in `out`) now and every `snapshot_every` (default: at the end only).
-    /// `progress(t, steps)` is called after every batch of steps.
+    /// The whole `dg` job: from t = 0 (or `rc`'s restart checkpoint) to the case's `t_end`, a
+    /// snapshot (and a row of [`TOTALS_CSV`] in `out`) at the start and every
+    /// `snapshot_every` (default: at the end only), bounded and checkpointed as `rc` says.
+    /// `progress(t, steps)` is called after every batch of steps. On an interrupt
+    /// ([`crate::interrupt`]) it stops at a step boundary, writes a snapshot and a checkpoint
+    /// and returns [`Error::Interrupted`].
     pub fn run(
         &mut self,
         out: &Path,
         fields: &[Quantity],
         vtu: bool,
+        rc: &RunControl,
         mut progress: impl FnMut(f64, u64),
     ) -> Result<RunSummary> {
         let started = Instant::now();
+        let ck_path = out.join(checkpoint::FILE_NAME);
+        let fp = self.fingerprints();
+        if self.amr.is_some() && (rc.restart.is_some() || rc.checkpoint_every.is_some()) {
+            return Err(Error::Invalid(
+                "checkpoints and restarts do not support adaptive refinement ([amr]: the mesh \
+                 changes during the run)"
+                    .into(),
+            ));
+        }
+        let restart = rc.restart_from("dg", fp.0, fp.1)?;
+        let times = output_times(self.case.t_end, self.case.snapshot_every, rc.max_snapshots)?;
         std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
         let csv_path = out.join(TOTALS_CSV);
-        let mut csv = CsvWriter::create(&csv_path, &TOTALS_COLUMNS)?;
-        let mut files = vec![csv_path];
-        let t_end = self.case.t_end;
-        let every = self.case.snapshot_every.unwrap_or(t_end);
-        let mut index = 0;
-        files.extend(self.record(out, index, fields, vtu, &mut csv)?);
-        while self.t < t_end * (1.0 - 1e-9) {
-            let target = (self.t + every).min(t_end);
-            self.advance_to_with(target, &mut progress)?;
-            index += 1;
+        let mut files = Vec::new();
+        let (mut csv, mut index) = match &restart {
+            Some(ck) => {
+                let c: Vec<f64> = ck
+                    .payload
+                    .iter()
+                    .map(|&w| f32::from_bits(w) as f64)
+                    .collect();
+                self.gpu.set_solution(&c)?;
+                (self.t, self.steps, self.solution) =
+                    (ck.header.t, ck.header.steps, OnceCell::new());
+                let rows = ck.header.csv_rows as usize;
+                (
+                    CsvWriter::resume(&csv_path, &TOTALS_COLUMNS, rows)?,
+                    ck.header.outputs as usize,
+                )
+            }
+            None => {
+                let mut csv = CsvWriter::create(&csv_path, &TOTALS_COLUMNS)?;
+                files.push(csv_path);
+                files.extend(self.record(out, 0, fields, vtu, &mut csv)?);
+                (csv, 0)
+            }
+        };
+        let mut next_ck = rc.next_checkpoint(self.t);
+        for (i, target) in times.enumerate().skip(index) {
+            loop {
+                let due = next_ck;
+                self.advance_to_with(target, |t, s| {
+                    progress(t, s);
+                    !crate::interrupt::requested() && t < due
+                })?;
+                if crate::interrupt::requested() {
+                    self.write_snapshot(out, i + 1, fields, vtu)?;
+                    if self.amr.is_some() {
+                        return Err(Error::Interrupted(format!(
+                            "interrupted at t = {} after {} steps; wrote a final snapshot (an \
+                             adaptive run has no checkpoint)",
+                            self.t, self.steps
+                        )));
+                    }
+                    self.save(&ck_path, fp, i, csv.rows_written())?;
+                    return Err(interrupted(self.t, self.steps, &ck_path));
+                }
+                if self.t >= next_ck {
+                    self.save(&ck_path, fp, i, csv.rows_written())?;
+                    next_ck = rc.next_checkpoint(self.t);
+                }
+                if self.t >= target {
+                    break;
+                }
+            }
+            index = i + 1;
             files.extend(self.record(out, index, fields, vtu, &mut csv)?);
         }
         Ok(RunSummary {
@@ -575,7 +696,17 @@ fn validate(case: &Case, opts: &SimulationOptions) -> Result<()> {
         if !(dt > 0.0 && dt.is_finite()) {
             return bad("fixed dt", format!("must be positive, got {dt}"));
         }
+        if let Some(why) = clock_stalls(case.t_end, dt) {
+            return bad("fixed dt", why);
+        }
     }
+    if !(1..=MAX_BATCH as usize).contains(&opts.batch) {
+        return bad(
+            "batch",
+            format!("{} must be in 1..={MAX_BATCH}", opts.batch),
+        );
+    }
+
     Ok(())
 }
 

@@ -185,7 +185,7 @@ impl VertexMetric {
     /// and lines starting with `#` are skipped. Every tensor must be finite and positive
     /// definite. Errors name the file and the 1-based line.
     pub fn read(path: &Path, num_points: usize) -> Result<VertexMetric> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::files::read_text(path, crate::files::MAX_INPUT_BYTES)?;
         Self::parse(path, &text, num_points)
     }
 

@@ -147,7 +147,7 @@ pub fn bench_config(
         layout,
     )?;
     let start = Instant::now();
-    let ctl = g.advance_to(case.final_time, batch, &mut |_| {})?;
+    let ctl = g.advance_to(case.final_time, batch, &mut |_| true)?;
     let seconds = start.elapsed().as_secs_f64();
     let k = kernel_steps.max(1);
     let mut flux = Vec::new();

@@ -56,7 +56,7 @@ pub enum FieldSpec {
 struct MeshSection {
     file: Option<PathBuf>,
     builtin: Option<String>,
-    domain: Option<[f64; 4]>,
+    domain: Option<Vec<f64>>,
     ordering: Option<String>,
     seed: Option<u64>,
 }
@@ -248,7 +248,7 @@ impl Case {
 
     /// Read and check a TOML case file. Errors name the file and the key.
     pub fn from_file(path: &Path) -> Result<Case> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::files::read_text(path, crate::files::MAX_CASE_BYTES)?;
         Self::from_toml(&text, path)
     }
 
@@ -256,7 +256,12 @@ impl Case {
     pub fn from_toml(text: &str, path: &Path) -> Result<Case> {
         let file: CaseFile = toml::from_str(text).map_err(|e| {
             let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
-            Error::parse(path, line, e.message().trim().to_string())
+            // serde's words for a wrong type in an untagged number-or-string field.
+            let msg = e.message().trim().replace(
+                "data did not match any variant of untagged enum FieldSpec",
+                "expected a number or an expression string",
+            );
+            Error::parse(path, line, msg)
         })?;
         let bad = |key: &str, msg: String| Error::parse(path, 0, format!("{key}: {msg}"));
         let name = file.name.clone().unwrap_or_else(|| {
@@ -279,7 +284,7 @@ impl Case {
                 } else {
                     base.join(f)
                 };
-                if !p.is_file() {
+                if !p.exists() {
                     return Err(bad(
                         "[mesh] file",
                         format!("mesh file '{}' does not exist", p.display()),
@@ -301,14 +306,22 @@ impl Case {
                 .map_err(|e| bad("[mesh] ordering", e.to_string()))?,
             None => Ordering::Original,
         };
-        if let Some([x0, x1, y0, y1]) = ms.domain {
-            if !(x1 > x0 && y1 > y0) {
+        let domain = match ms.domain.as_deref() {
+            None => None,
+            Some(&[x0, x1, y0, y1])
+                if (x1 - x0) > 0.0 && (y1 - y0) > 0.0 && (x1 - x0 + y1 - y0).is_finite() =>
+            {
+                Some([x0, x1, y0, y1])
+            }
+            Some(d) => {
                 return Err(bad(
                     "[mesh] domain",
-                    format!("[{x0}, {x1}, {y0}, {y1}] must satisfy x0 < x1 and y0 < y1"),
-                ));
+                    format!(
+                        "{d:?} must be [x0, x1, y0, y1] with x0 < x1, y0 < y1 and finite widths"
+                    ),
+                ))
             }
-        }
+        };
         let physics = Physics {
             r: file.physics.r,
             g: file.physics.g.unwrap_or(9.81),
@@ -405,7 +418,7 @@ impl Case {
         Ok(Case {
             origin: Some(path.to_path_buf()),
             mesh,
-            domain: ms.domain,
+            domain,
             ordering,
             seed: ms.seed.unwrap_or(DEFAULT_SEED),
             physics,
@@ -438,6 +451,24 @@ impl Case {
         })
     }
 
+    /// Fingerprint of what decides the solution (physics, scheme, CFL, boundaries, initial
+    /// state), for checkpoints: the final time and the outputs may change on a restart.
+    pub fn fingerprint(&self) -> u64 {
+        let text = format!(
+            "{:?} {:?} {} {:?} {:?} {:?} {:?} {:?} {:?}",
+            self.physics,
+            self.scheme,
+            self.cfl,
+            self.boundary,
+            self.default_boundary,
+            self.depth.text(),
+            self.h1.text(),
+            self.h2.text(),
+            self.velocity.iter().map(Expr::text).collect::<Vec<_>>()
+        );
+        crate::checkpoint::fingerprint(text.as_bytes())
+    }
+
     fn err(&self, key: &str, msg: String) -> Error {
         match &self.origin {
             Some(p) => Error::parse(p, 0, format!("{key}: {msg}")),
@@ -448,9 +479,16 @@ impl Case {
     /// The boundary-kind function for a mesh: checks that every named boundary exists.
     pub fn boundary_map(&self, mesh: &crate::mesh::Mesh) -> Result<BTreeMap<i32, EdgeKind>> {
         let mut map = BTreeMap::new();
+        let mut keys = BTreeMap::new();
         for (key, &kind) in &self.boundary {
             let tag = match key.parse::<i32>() {
-                Ok(t) => t,
+                Ok(t) if mesh.boundary_facets.iter().any(|f| f.tag == t) => t,
+                Ok(t) => {
+                    return Err(self.err(
+                        &format!("[boundary] {key}"),
+                        format!("the mesh has no boundary facet with tag {t}"),
+                    ))
+                }
                 Err(_) => mesh.boundary_tag_by_name(key).ok_or_else(|| {
                     let names: Vec<String> = mesh
                         .physical_names
@@ -471,6 +509,12 @@ impl Case {
                     )
                 })?,
             };
+            if let Some(first) = keys.insert(tag, key) {
+                return Err(self.err(
+                    &format!("[boundary] {key}"),
+                    format!("tag {tag} already has a condition from '{first}'"),
+                ));
+            }
             map.insert(tag, kind);
         }
         Ok(map)
@@ -501,10 +545,13 @@ impl Case {
                 ("u2x", u[2]),
                 ("u2y", u[3]),
             ] {
-                if !v.is_finite() {
+                if !(v as f32).is_finite() {
                     return Err(self.err(
                         &format!("[initial] {key}"),
-                        format!("value {v} at cell {c} ({x:.4}, {y:.4}) is not finite"),
+                        format!(
+                            "value {v:e} at cell {c} ({x:.4}, {y:.4}) is not finite in f32 (the \
+                             GPU's precision)"
+                        ),
                     ));
                 }
             }

@@ -9,9 +9,11 @@ use super::diag::{field, field_title, layer_masses, min_max};
 use super::gpu::{FluxLayout, GpuControl, GpuSolver};
 use super::mesh::SweMesh;
 use super::Counters;
+use crate::checkpoint::{self, fingerprint, Checkpoint};
 use crate::error::Result;
 use crate::output::{save_field_png, Colormap, CsvWriter, Field, PlotOptions};
 use crate::runtime::Runtime;
+use crate::solver::{interrupted, output_times, RunControl};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -37,20 +39,6 @@ pub struct RunSummary {
     pub counters: Counters,
     /// Files written (PNG, VTU, CSV).
     pub files: Vec<PathBuf>,
-}
-
-/// Output stop times: multiples of `every` below `t_final`, then `t_final`.
-pub fn output_times(t_final: f64, every: Option<f64>) -> Vec<f64> {
-    let mut v = Vec::new();
-    if let Some(e) = every {
-        let mut k = 1u64;
-        while (k as f64) * e < t_final * (1.0 - 1e-9) {
-            v.push(k as f64 * e);
-            k += 1;
-        }
-    }
-    v.push(t_final);
-    v
 }
 
 fn colormap_for(name: &str) -> Colormap {
@@ -173,7 +161,8 @@ pub struct Simulation {
     case: Case,
     setup: Setup,
     solver: GpuSolver,
-    /// Steps per batch between read-backs of the control block.
+    /// Steps per batch between read-backs of the control block (at most
+    /// [`crate::solver::MAX_BATCH`]).
     pub max_batch: u32,
 }
 
@@ -215,7 +204,7 @@ impl Simulation {
     /// Advance to time `t` (the last step is clamped to hit it); errors when the solution
     /// blows up.
     pub fn advance_to(&mut self, t: f64) -> Result<GpuControl> {
-        self.solver.advance_to(t, self.max_batch, &mut |_| {})
+        self.solver.advance_to(t, self.max_batch, &mut |_| true)
     }
 
     /// The state W = (h1, q1x, q1y, h2, q2x, q2y) per cell (waits for queued steps).
@@ -248,97 +237,145 @@ impl Simulation {
         )
     }
 
-    /// Run the case to its final time with its outputs (CSV row and snapshots at every output
-    /// time). `progress(t, steps)` is called after every batch of steps.
-    pub fn run(&mut self, progress: impl FnMut(f64, u64)) -> Result<RunSummary> {
-        run_case(
-            &mut self.solver,
-            &self.case,
-            &self.setup,
-            self.max_batch,
-            progress,
-        )
+    /// Fingerprint of the ordered mesh as the GPU sees it (edges and cell centroids).
+    fn mesh_fingerprint(&self) -> u64 {
+        let m = &self.setup.mesh;
+        let edges = fingerprint(bytemuck::cast_slice(&m.gpu_edges()));
+        edges ^ fingerprint(bytemuck::cast_slice(&m.geom.centroids)).rotate_left(1)
     }
-}
 
-/// Run `case` (already prepared as `setup`, uploaded to `solver`, on wgpu or CUDA) with its
-/// outputs. `progress(t, steps)` is called after every batch of steps.
-fn run_case(
-    solver: &mut GpuSolver,
-    case: &Case,
-    setup: &Setup,
-    max_batch: u32,
-    mut progress: impl FnMut(f64, u64),
-) -> Result<RunSummary> {
-    let mesh = &setup.mesh;
-    let m0 = layer_masses(&mesh.geom.areas, &setup.state);
-    let mut files = Vec::new();
-    let mut csv = if case.output.csv {
+    /// Run the case to its final time with its outputs (CSV row and snapshots at every output
+    /// time), bounded, checkpointed and resumed as `rc` says; `progress(t, steps)` is called
+    /// after every batch of steps. On an interrupt ([`crate::interrupt`]) it stops at a step
+    /// boundary, writes a snapshot and a checkpoint and returns [`Error::Interrupted`].
+    pub fn run(
+        &mut self,
+        rc: &RunControl,
+        mut progress: impl FnMut(f64, u64),
+    ) -> Result<RunSummary> {
+        let ck_path = self.case.output.dir.join(checkpoint::FILE_NAME);
+        let fp = (self.case.fingerprint(), self.mesh_fingerprint());
+        let restart = rc.restart_from("swe", fp.0, fp.1)?;
+        let times = output_times(
+            self.case.final_time,
+            self.case.output.snapshot_every,
+            rc.max_snapshots,
+        )?;
+        let (case, setup, solver) = (&self.case, &self.setup, &mut self.solver);
+        let mesh = &setup.mesh;
+        let m0 = layer_masses(&mesh.geom.areas, &setup.state);
+        let mut files = Vec::new();
+        let csv_path = case.output.dir.join(format!("{}.csv", case.name));
         let cols = csv_columns();
-        let refs: Vec<&str> = cols.iter().map(|s| s.as_str()).collect();
-        let path = case.output.dir.join(format!("{}.csv", case.name));
-        files.push(path.clone());
-        Some(CsvWriter::create(path, &refs)?)
-    } else {
-        None
-    };
-    let mut ctl = solver.read_control()?;
-    if let Some(w) = csv.as_mut() {
-        w.row(&csv_row(
-            0.0,
-            case,
-            mesh,
-            &setup.depth,
-            &setup.state,
-            &ctl,
-            m0,
-        ))?;
-    }
-    files.extend(write_snapshot(
-        case,
-        mesh,
-        &setup.depth,
-        &setup.state,
-        0.0,
-        0,
-    )?);
-    let start = Instant::now();
-    let mut state = setup.state.clone();
-    for (i, &t_out) in output_times(case.final_time, case.output.snapshot_every)
-        .iter()
-        .enumerate()
-    {
-        ctl = solver.advance_to(t_out, max_batch, &mut |c| {
-            progress(c.t as f64, c.steps as u64)
-        })?;
-        state = solver.read_state()?;
-        if let Some(w) = csv.as_mut() {
-            w.row(&csv_row(t_out, case, mesh, &setup.depth, &state, &ctl, m0))?;
+        let cols: Vec<&str> = cols.iter().map(|s| s.as_str()).collect();
+        let mut csv = None;
+        let mut done = 0;
+        if let Some(ck) = &restart {
+            solver.restore_words(&ck.payload)?;
+            done = ck.header.outputs;
+            if case.output.csv {
+                csv = Some(CsvWriter::resume(
+                    &csv_path,
+                    &cols,
+                    ck.header.csv_rows as usize,
+                )?);
+            }
+        } else {
+            if case.output.csv {
+                let mut w = CsvWriter::create(&csv_path, &cols)?;
+                let ctl = solver.read_control()?;
+                w.row(&csv_row(
+                    0.0,
+                    case,
+                    mesh,
+                    &setup.depth,
+                    &setup.state,
+                    &ctl,
+                    m0,
+                ))?;
+                csv = Some(w);
+                files.push(csv_path);
+            }
+            files.extend(write_snapshot(
+                case,
+                mesh,
+                &setup.depth,
+                &setup.state,
+                0.0,
+                0,
+            )?);
         }
-        files.extend(write_snapshot(
-            case,
-            mesh,
-            &setup.depth,
-            &state,
-            t_out,
-            i + 1,
-        )?);
+        let start = Instant::now();
+        let mut ctl = solver.read_control()?;
+        let mut next_ck = rc.next_checkpoint(ctl.t as f64);
+        let mut state = setup.state.clone();
+        let save = |solver: &GpuSolver, ctl: &GpuControl, done: u64, rows: u64| {
+            let words = solver.save_words()?;
+            let pos = (ctl.t as f64, ctl.steps as u64);
+            let ck = Checkpoint::new(
+                "swe",
+                solver.device_name(),
+                fp.0,
+                fp.1,
+                pos,
+                (done, rows),
+                words,
+            );
+            ck.write(&ck_path)
+        };
+        for (i, t_out) in times.enumerate().skip(done as usize) {
+            loop {
+                ctl = solver.advance_to(t_out, self.max_batch, &mut |c| {
+                    progress(c.t as f64, c.steps as u64);
+                    !crate::interrupt::requested() && (c.t as f64) < next_ck
+                })?;
+                let rows = csv.as_ref().map_or(0, |w| w.rows_written() as u64);
+                if crate::interrupt::requested() {
+                    state = solver.read_state()?;
+                    write_snapshot(case, mesh, &setup.depth, &state, ctl.t as f64, i + 1)?;
+                    save(solver, &ctl, i as u64, rows)?;
+                    return Err(interrupted(ctl.t as f64, ctl.steps as u64, &ck_path));
+                }
+                if ctl.t as f64 >= next_ck {
+                    save(solver, &ctl, i as u64, rows)?;
+                    next_ck = rc.next_checkpoint(ctl.t as f64);
+                }
+                if ctl.t >= t_out as f32 {
+                    break;
+                }
+            }
+            state = solver.read_state()?;
+            if state.iter().flatten().any(|v| !v.is_finite()) {
+                return Err(solver.blow_up(&ctl));
+            }
+            if let Some(w) = csv.as_mut() {
+                w.row(&csv_row(t_out, case, mesh, &setup.depth, &state, &ctl, m0))?;
+            }
+            files.extend(write_snapshot(
+                case,
+                mesh,
+                &setup.depth,
+                &state,
+                t_out,
+                i + 1,
+            )?);
+        }
+        let wall = start.elapsed().as_secs_f64();
+        let m = layer_masses(&mesh.geom.areas, &state);
+        Ok(RunSummary {
+            case: case.name.clone(),
+            scheme: case.scheme.to_string(),
+            ordering: mesh.ordering.to_string(),
+            cells: mesh.num_cells(),
+            edges: mesh.num_faces(),
+            colors: mesh.num_colors(),
+            device: solver.device_name(),
+            steps: ctl.steps as u64,
+            t: ctl.t as f64,
+            wall_seconds: wall,
+            mass_drift: [(m[0] - m0[0]).abs() / m0[0], (m[1] - m0[1]).abs() / m0[1]],
+            counters: ctl.counters(),
+            files,
+        })
     }
-    let wall = start.elapsed().as_secs_f64();
-    let m = layer_masses(&mesh.geom.areas, &state);
-    Ok(RunSummary {
-        case: case.name.clone(),
-        scheme: case.scheme.to_string(),
-        ordering: mesh.ordering.to_string(),
-        cells: mesh.num_cells(),
-        edges: mesh.num_faces(),
-        colors: mesh.num_colors(),
-        device: solver.device_name(),
-        steps: ctl.steps as u64,
-        t: ctl.t as f64,
-        wall_seconds: wall,
-        mass_drift: [(m[0] - m0[0]).abs() / m0[0], (m[1] - m0[1]).abs() / m0[1]],
-        counters: ctl.counters(),
-        files,
-    })
 }

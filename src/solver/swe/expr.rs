@@ -10,6 +10,8 @@
 //! atom := number | name | name '(' args ')' | '(' expr ')'`.
 //! Comparisons give 1 or 0; `if(c, a, b)` is a when c ≠ 0. Functions: exp, ln, log10, sqrt,
 //! abs, sin, cos, tan, tanh, atan2, min, max, floor, ceil, if. Constants: pi.
+//! Size and nesting are bounded ([`MAX_TOKENS`], [`MAX_NESTING`]) so that parsing, evaluating
+//! and dropping the recursive tree cannot overflow the stack.
 
 use crate::error::{Error, Result};
 
@@ -47,6 +49,11 @@ const FUNCTIONS: &[(&str, usize)] = &[
     ("max", 2),
     ("if", 3),
 ];
+
+/// Most tokens in one expression (a chain of n terms is a tree n deep).
+pub const MAX_TOKENS: usize = 2000;
+/// Most nested parentheses, unary signs, powers and calls.
+pub const MAX_NESTING: usize = 64;
 
 #[derive(Clone, Debug, PartialEq)]
 enum Tok {
@@ -96,9 +103,24 @@ fn tokenize(s: &str) -> std::result::Result<Vec<Tok>, String> {
             let op = OPS
                 .iter()
                 .find(|op| s[i..].starts_with(**op))
-                .ok_or_else(|| format!("unexpected character '{c}' at position {}", i + 1))?;
+                .ok_or_else(|| {
+                    let ch = s[i..].chars().next().unwrap_or(c);
+                    let hint = if ch == '\u{2212}' {
+                        " (a Unicode minus: use '-')"
+                    } else {
+                        ""
+                    };
+                    format!(
+                        "unexpected character '{ch}' (U+{:04X}) at position {}{hint}",
+                        ch as u32,
+                        s[..i].chars().count() + 1
+                    )
+                })?;
             out.push(Tok::Op(op));
             i += op.len();
+        }
+        if out.len() > MAX_TOKENS {
+            return Err(format!("more than {MAX_TOKENS} tokens"));
         }
     }
     Ok(out)
@@ -107,6 +129,7 @@ fn tokenize(s: &str) -> std::result::Result<Vec<Tok>, String> {
 struct Parser<'a> {
     toks: Vec<Tok>,
     pos: usize,
+    depth: usize,
     vars: &'a [&'a str],
 }
 
@@ -180,6 +203,15 @@ impl Parser<'_> {
         }
     }
     fn unary(&mut self) -> std::result::Result<Node, String> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(format!("nested more than {MAX_NESTING} levels deep"));
+        }
+        let node = self.unary_inner();
+        self.depth -= 1;
+        node
+    }
+    fn unary_inner(&mut self) -> std::result::Result<Node, String> {
         if self.eat("-") {
             return Ok(Node::Neg(Box::new(self.unary()?)));
         }
@@ -316,9 +348,16 @@ impl Expr {
     /// Parse `text`; `vars` are the variable names it may use (values passed to [`Expr::eval`]
     /// in the same order).
     pub fn parse(text: &str, vars: &[&str]) -> Result<Expr> {
-        let fail = |m: String| Error::Invalid(format!("expression '{text}': {m}"));
+        let shown: String = text.chars().take(60).collect();
+        let more = if shown.len() < text.len() { "..." } else { "" };
+        let fail = |m: String| Error::Invalid(format!("expression '{shown}{more}': {m}"));
         let toks = tokenize(text).map_err(fail)?;
-        let mut p = Parser { toks, pos: 0, vars };
+        let mut p = Parser {
+            toks,
+            pos: 0,
+            depth: 0,
+            vars,
+        };
         let root = p.or().map_err(fail)?;
         if p.pos != p.toks.len() {
             return Err(fail(format!(
@@ -384,5 +423,38 @@ mod tests {
         assert!(msg("min(x)").contains("takes 2"));
         assert!(msg("(x + 1").contains("expected ')'"));
         assert!(msg("x $ 2").contains("unexpected character"));
+        assert!(
+            msg("1 \u{2212} x").contains("Unicode minus"),
+            "{}",
+            msg("1 \u{2212} x")
+        );
+    }
+
+    /// Deep nesting and long chains once overflowed the stack (abort); now they are errors.
+    #[test]
+    fn size_and_nesting_are_bounded() {
+        let v = ["x"];
+        let nest =
+            |open: &str, n: usize, close: &str| format!("{}x{}", open.repeat(n), close.repeat(n));
+        for (s, want) in [
+            (nest("(", 10_000, ")"), "tokens"),
+            (nest("-", 30_000, ""), "tokens"),
+            (vec!["1"; 200_000].join("+"), "tokens"),
+            (nest("(", 100, ")"), "nested"),
+            (nest("-", 100, ""), "nested"),
+            (nest("sqrt(", 100, ")"), "nested"),
+        ] {
+            let msg = Expr::parse(&s, &v)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(msg.contains(want) && msg.len() < 200, "{msg}");
+        }
+        let ok = format!(
+            "{}x{}",
+            "(".repeat(MAX_NESTING - 1),
+            ")".repeat(MAX_NESTING - 1)
+        );
+        assert_eq!(Expr::parse(&ok, &v).map(|e| e.eval(&[2.0])).ok(), Some(2.0));
     }
 }

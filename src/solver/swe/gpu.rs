@@ -17,6 +17,7 @@ use crate::args;
 use crate::error::{Error, Result};
 use crate::runtime::reduce::MinReduction;
 use crate::runtime::{Buffer, ItemRange, Plan, PlanBuilder, Runtime};
+use crate::solver::{clock_stalls, MAX_BATCH};
 
 /// Mirrors `Control` in shaders/common/swe_control.wgsl.
 #[repr(C)]
@@ -118,6 +119,9 @@ pub struct GpuSolver {
     n_cells: u32,
     cells: Buffer,
     control: Buffer,
+    counters: Buffer,
+    /// Cell centroids, to say where a solution blew up.
+    centroids: Vec<[f64; 2]>,
     /// One step: segment "flux", then segment "update" (local Δt, reduction, time, update).
     step: Plan,
 }
@@ -222,6 +226,8 @@ impl GpuSolver {
             n_cells,
             cells,
             control,
+            counters,
+            centroids: mesh.geom.centroids.clone(),
             step,
         })
     }
@@ -283,14 +289,59 @@ impl GpuSolver {
         })
     }
 
-    /// Advance to `t_end`, queueing batches of at most `max_batch` steps sized from the last
-    /// Δt; `progress(control)` is called after each batch. Errors when the time stops advancing
-    /// or becomes NaN (a blown-up solution).
+    /// The device state between steps as words: cells, control block, event counters.
+    pub fn save_words(&self) -> Result<Vec<u32>> {
+        let mut words: Vec<u32> = self.rt.read(&self.cells, 0, 8 * self.n_cells as usize)?;
+        words.extend(self.rt.read::<u32>(&self.control, 0, 12)?);
+        words.extend(self.rt.read::<u32>(&self.counters, 0, 8)?);
+        Ok(words)
+    }
+
+    /// Restore what [`GpuSolver::save_words`] saved.
+    pub fn restore_words(&mut self, words: &[u32]) -> Result<()> {
+        let n = 8 * self.n_cells as usize;
+        if words.len() != n + 20 {
+            return Err(Error::Invalid(format!(
+                "a state of {} words, expected {} for {} cells",
+                words.len(),
+                n + 20,
+                self.n_cells
+            )));
+        }
+        self.rt.write(&self.cells, 0, &words[..n])?;
+        self.rt.write(&self.control, 0, &words[n..n + 12])?;
+        self.rt.write(&self.counters, 0, &words[n + 12..])
+    }
+
+    /// The error for a solution that blew up: time, step, the first cell with a NaN or Inf
+    /// and its coordinates.
+    pub(crate) fn blow_up(&self, ctl: &GpuControl) -> Error {
+        let state = self.read_state().unwrap_or_default();
+        let cell = state.iter().position(|w| w.iter().any(|v| !v.is_finite()));
+        let at = cell.map_or(String::new(), |c| {
+            let [x, y] = self.centroids[c];
+            format!(
+                ": cell {c} at ({x:.4}, {y:.4}) has (h1, q1x, q1y, h2, q2x, q2y) = {:?}",
+                state[c]
+            )
+        });
+        Error::Run(format!(
+            "the solution blew up (NaN or Inf) at t = {} after {} steps{at}; \
+             try a smaller CFL number or check the initial state",
+            ctl.t, ctl.steps
+        ))
+    }
+
+    /// Advance to `t_end`, queueing batches of at most `max_batch` (and [`MAX_BATCH`]) steps
+    /// sized from the last Δt; `progress(control)` is called after each batch and stops the
+    /// run there (at a step boundary, short of `t_end`) by returning false. Errors ([`Error::Run`]) when
+    /// a cell goes NaN or Inf (the time kernel then stops stepping), or when Δt is too small
+    /// for the f32 clock to reach `t_end`.
     pub fn advance_to(
         &mut self,
         t_end: f64,
         max_batch: u32,
-        progress: &mut dyn FnMut(&GpuControl),
+        progress: &mut dyn FnMut(&GpuControl) -> bool,
     ) -> Result<GpuControl> {
         let target = t_end as f32;
         self.set_end_time(target)?;
@@ -301,17 +352,23 @@ impl GpuSolver {
             } else {
                 1
             };
-            self.queue_steps(est.clamp(1, max_batch.max(1)))?;
+            self.queue_steps(est.clamp(1, max_batch.clamp(1, MAX_BATCH)))?;
             let next = self.read_control()?;
-            if !next.t.is_finite() || !next.dt.is_finite() || (next.t <= ctl.t && next.t < target) {
-                return Err(Error::Gpu(format!(
-                    "the solution stopped advancing at t = {} after {} steps (dt = {}): \
-                     it probably blew up (NaN); try a smaller CFL number",
-                    next.t, next.steps, next.dt
+            if next.dt < 0.0 || !next.t.is_finite() {
+                return Err(self.blow_up(&next));
+            }
+            let stall = clock_stalls(t_end, next.last_dt as f64);
+            if let Some(why) = stall.filter(|_| next.t < target) {
+                return Err(Error::Run(format!(
+                    "the run cannot reach t = {t_end} (at t = {} after {} steps): {why}; \
+                     the initial state is probably unphysical (depths, velocities)",
+                    next.t, next.steps
                 )));
             }
             ctl = next;
-            progress(&ctl);
+            if !progress(&ctl) {
+                break;
+            }
         }
         Ok(ctl)
     }
