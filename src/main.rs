@@ -10,7 +10,6 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     cli::init_logging(&cli.global);
-    chromaflow::interrupt::install();
     match cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -90,8 +90,10 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// Claim `out` for a new run (not on a restart) and say how the library bounds the run.
+    /// Claim `out` for a new run (not on a restart), take over SIGINT/SIGTERM (the run polls
+    /// them) and say how the library bounds the run.
     pub fn control(&self, out: &Path) -> anyhow::Result<RunControl> {
+        chromaflow::interrupt::install();
         if self.restart.is_none() {
             chromaflow::files::claim_output_dir(out, self.overwrite)?;
         }

@@ -1,0 +1,428 @@
+//! The adversarial reproducers of issue 14, each on the built binary: every one must end in a
+//! clear error (exit 1 runtime, 2 usage) naming what is wrong, never in a panic, abort, hang,
+//! unbounded memory or a run that exits 0 with NaN output. Also: a run restarted from its
+//! checkpoint (after a SIGINT) ends in the same bits as one never stopped, and an interrupted
+//! run leaves no temporary file. Tiny meshes throughout (lavapipe is slow).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn chromaflow(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chromaflow"));
+    cmd.args(args)
+        .current_dir(dir)
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir());
+    cmd
+}
+
+/// Run to the end (at most 60 s: a hang fails the test instead of the CI job).
+fn run(dir: &Path, args: &[&str]) -> (i32, String) {
+    let child = chromaflow(dir, args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start chromaflow");
+    let out = wait(child, Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code().unwrap_or(-1), err)
+}
+
+fn wait(mut child: Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("chromaflow ran past {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn expect(dir: &Path, args: &[&str], code: i32, words: &[&str]) {
+    let (c, err) = run(dir, args);
+    assert_eq!(c, code, "{args:?}: {err}");
+    for w in words {
+        assert!(err.contains(w), "{args:?}: expected '{w}' in: {err}");
+    }
+    assert!(
+        !err.contains("panicked") && err.len() < 2000,
+        "{args:?}: {err}"
+    );
+}
+
+/// A shallow-water case on cross:10 with `extra` lines in [initial] and `output` in [output].
+fn swe_case(dir: &Path, name: &str, initial: &str, output: &str) -> String {
+    let text = format!(
+        "[mesh]\nbuiltin = \"cross:10\"\ndomain = [-5.0, 5.0, -5.0, 5.0]\n[physics]\nr = 0.5\n\
+         [initial]\nH = 6.0\nh1 = 1.0\n{initial}\n[run]\nfinal_time = 0.02\n\
+         [output]\nfields = [\"h1\"]\n{output}\n"
+    );
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).expect("write case");
+    path.to_string_lossy().into_owned()
+}
+
+const DG_CASE: &str = "mesh = \"rect:60\"\nt_end = 0.1\norder = 1\n{extra}\n[initial]\n\
+    kind = \"constant\"\nrho = 1.0\nu = 0.1\nv = 0.0\np = 1.0\n\
+    [[boundary]]\ntag = 1\nkind = \"{kind1}\"\n{partner}\
+    [[boundary]]\ntag = 2\nkind = \"wall\"\n[[boundary]]\ntag = 3\nkind = \"wall\"\n\
+    [[boundary]]\ntag = 4\nkind = \"wall\"\n";
+
+fn dg_case(dir: &Path, name: &str, extra: &str, kind1: &str, partner: &str) -> String {
+    let text = DG_CASE
+        .replace("{extra}", extra)
+        .replace("{kind1}", kind1)
+        .replace("{partner}", partner);
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).expect("write case");
+    path.to_string_lossy().into_owned()
+}
+
+fn files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// 1. A blown-up swe run (u1x = 100) exited 0 with NaN CSV and PNGs; now exit 1 naming the
+///    time, step and cell, with the last good snapshot kept and no NaN snapshot written.
+#[test]
+fn swe_blow_up_stops_with_the_cell() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    for (name, u) in [("u100", "u1x = 100.0"), ("u1e30", "u1x = 1e30")] {
+        let case = swe_case(
+            d,
+            name,
+            &format!("h2 = \"H - h1\"\n{u}"),
+            "snapshot_every = 0.01",
+        );
+        let (code, err) = run(d, &["swe", "--case", &case, "--out", name]);
+        assert_eq!(code, 1, "{err}");
+        assert!(
+            err.contains("blew up") || err.contains("cannot reach"),
+            "{err}"
+        );
+        let out = files(&d.join(name));
+        assert!(!out.iter().any(|f| f.contains("_0001")), "{out:?}");
+    }
+    let case = swe_case(d, "nan", "h2 = \"H - h1\"\nu1x = 100.0", "");
+    let (code, err) = run(d, &["swe", "--case", &case, "--out", "nan"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("blew up (NaN or Inf) at t = ") && err.contains("cell "),
+        "{err}"
+    );
+    assert!(files(&d.join("nan")).contains(&"h1_0000.png".to_string()));
+    let case = swe_case(d, "h2big", "h2 = 1e39", "");
+    expect(
+        d,
+        &["swe", "--case", &case],
+        1,
+        &["[initial] h2", "not finite in f32"],
+    );
+}
+
+/// 2, 3, 4, 5, 8, 9: loop controls from flags and case files are bounded.
+#[test]
+fn loop_controls_are_bounded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    for every in ["0.0", "-1.0"] {
+        let case = dg_case(d, "snap", &format!("snapshot_every = {every}"), "wall", "");
+        expect(
+            d,
+            &["dg", "--case", &case],
+            2,
+            &["snapshot_every must be positive"],
+        );
+    }
+    let ok = dg_case(d, "ok", "", "wall", "");
+    for dt in ["nan", "0", "-1", "1e-30"] {
+        let flag = format!("--dt={dt}");
+        expect(d, &["dg", "--case", &ok, &flag, "--out", "dt"], 2, &["dt"]);
+    }
+    expect(
+        d,
+        &["dg", "--case", &ok, "--dt=1e-30"],
+        2,
+        &["cannot advance the f32 clock"],
+    );
+    for cmd in ["dg", "swe"] {
+        expect(
+            d,
+            &[cmd, "--batch", "4294967295"],
+            2,
+            &["--batch", "1..=4096"],
+        );
+    }
+    expect(
+        d,
+        &[
+            "swe",
+            "--cells",
+            "100",
+            "--final-time",
+            "1e9",
+            "--snapshot-every",
+            "0.01",
+        ],
+        2,
+        &["output times, more than the limit of 10000"],
+    );
+    let tiny = swe_case(d, "tiny", "h2 = \"H - h1\"", "snapshot_every = 1e-9");
+    expect(d, &["swe", "--case", &tiny], 2, &["more than the limit"]);
+    let deep = swe_case(d, "deep", "h2 = 1e20", "");
+    expect(
+        d,
+        &["swe", "--case", &deep, "--out", "deep"],
+        1,
+        &["cannot reach t = 0.02", "f32 clock"],
+    );
+    let selfp = dg_case(d, "selfp", "", "periodic", "partner = 1\n");
+    expect(
+        d,
+        &["dg", "--case", &selfp],
+        2,
+        &["periodic boundary 1 names itself"],
+    );
+}
+
+/// 6, 7: expressions deep enough to overflow the stack and non-regular files are errors.
+#[test]
+fn expressions_and_files_are_bounded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let deep = format!("h2 = \"{}H{}\"", "(".repeat(10_000), ")".repeat(10_000));
+    let case = swe_case(d, "paren", &deep, "");
+    expect(d, &["swe", "--case", &case], 1, &["[initial] h2", "tokens"]);
+    let minus = format!("h2 = \"{}H\"", "-".repeat(100));
+    let case = swe_case(d, "minus", &minus, "");
+    expect(d, &["swe", "--case", &case], 1, &["nested more than 64"]);
+    let metric = format!("hessian:{}x{}", "(".repeat(20_000), ")".repeat(20_000));
+    expect(
+        d,
+        &["smooth", "rect:200", "--metric", &metric],
+        2,
+        &["tokens"],
+    );
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("/dev/zero", d.join("zero.msh")).expect("symlink");
+        let not_regular = "not a regular file";
+        expect(
+            d,
+            &["mesh", "info", "zero.msh"],
+            2,
+            &["zero.msh", not_regular],
+        );
+        expect(d, &["swe", "--case", "/dev/zero"], 2, &[not_regular]);
+        expect(d, &["dg", "--case", "/dev/zero"], 2, &[not_regular]);
+        let args = ["smooth", "rect:200", "--metric-file", "/dev/zero"];
+        expect(d, &args, 2, &[not_regular]);
+    }
+}
+
+/// 11: inputs once judged wrongly.
+#[test]
+fn inputs_are_judged_by_their_meaning() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let mut case = swe_case(d, "bom", "h2 = \"H - h1\"", "");
+    let text = std::fs::read_to_string(&case).expect("read");
+    std::fs::write(&case, format!("\u{feff}{text}")).expect("write");
+    let (code, err) = run(d, &["swe", "--case", &case, "--out", "bom"]);
+    assert_eq!(code, 0, "a UTF-8 BOM is not an error: {err}");
+    for (initial, words) in [
+        ("h2 = \"H \u{2212} h1\"", &["U+2212", "Unicode minus"][..]),
+        (
+            "h2 = true",
+            &["expected a number or an expression string"][..],
+        ),
+    ] {
+        case = swe_case(d, "bad", initial, "");
+        expect(d, &["swe", "--case", &case], 1, words);
+    }
+    let text = std::fs::read_to_string(&case).expect("read");
+    std::fs::create_dir(d.join("dir.msh")).expect("mkdir");
+    for (from, to, words) in [
+        (
+            "-5.0, 5.0, -5.0, 5.0]",
+            "0.0, 1.0, 0.0, 1.0, 2.0]",
+            &["[mesh] domain"][..],
+        ),
+        (
+            "-5.0, 5.0, -5.0, 5.0]",
+            "-1e308, 1e308, 0.0, 1.0]",
+            &["[mesh] domain", "1e308"],
+        ),
+        (
+            "[output]",
+            "[boundary]\n999 = \"open\"\n[output]",
+            &["[boundary] 999", "no boundary facet with tag 999"],
+        ),
+        (
+            "[output]",
+            "[boundary]\n1 = \"open\"\n01 = \"wall\"\n[output]",
+            &["already has a condition"],
+        ),
+        (
+            "builtin = \"cross:10\"",
+            "file = \"dir.msh\"",
+            &["dir.msh", "is a directory"],
+        ),
+    ] {
+        let fixed = text
+            .replace("h2 = true", "h2 = \"H - h1\"")
+            .replace(from, to);
+        std::fs::write(&case, fixed).expect("write");
+        let (code, err) = run(d, &["swe", "--case", &case, "--out", "x"]);
+        assert!(code == 1 || code == 2, "{to}: {err}");
+        for w in words {
+            assert!(
+                err.contains(w) && err.len() < 600,
+                "{to}: expected '{w}' in {err}"
+            );
+        }
+    }
+    std::fs::write(d.join("file"), "x").expect("write");
+    expect(
+        d,
+        &["swe", "--cells", "16", "--out", "file"],
+        2,
+        &["exists and is not a directory"],
+    );
+    // One run per output folder: a second run into it is refused, --overwrite replaces it.
+    let args = [
+        "swe",
+        "--cells",
+        "16",
+        "--final-time",
+        "0.01",
+        "--out",
+        "again",
+    ];
+    assert_eq!(run(d, &args).0, 0);
+    expect(d, &args, 2, &["files of an earlier run", "--overwrite"]);
+    let over: Vec<&str> = args.iter().copied().chain(["--overwrite"]).collect();
+    assert_eq!(run(d, &over).0, 0);
+}
+
+/// SIGINT stops at a step boundary with exit 130, a final snapshot and a checkpoint, and no
+/// temporary file; `--restart` from it ends in the same bits (CSV and every PNG) as a run
+/// that was never stopped.
+#[cfg(unix)]
+#[test]
+fn interrupt_then_restart_equals_uninterrupted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let base = [
+        "swe",
+        "--cells",
+        "100",
+        "--cfl",
+        "0.05",
+        "--final-time",
+        "0.6",
+        "--snapshot-every",
+        "0.2",
+        "--batch",
+        "4",
+    ];
+    let with = |out: &str, more: &[&str]| -> Vec<String> {
+        base.iter()
+            .chain(&["--out", out])
+            .chain(more)
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let full = with("full", &[]);
+    let full: Vec<&str> = full.iter().map(String::as_str).collect();
+    let started = Instant::now();
+    assert_eq!(run(d, &full).0, 0);
+    let run_time = started.elapsed();
+
+    let part = with("part", &["--checkpoint-every", "0.25"]);
+    let part: Vec<&str> = part.iter().map(String::as_str).collect();
+    let child = chromaflow(d, &part)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start");
+    let first = d.join("part/h1_0000.png");
+    while !first.exists() && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(run_time / 8);
+    kill(child.id(), "-INT");
+    let out = wait(child, Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let ckpt = PathBuf::from("part/checkpoint.ckpt");
+    if out.status.code() == Some(130) {
+        assert!(
+            err.contains("interrupted at t = ") && err.contains("--restart"),
+            "{err}"
+        );
+    } else {
+        // The run ended before the signal came (a very fast machine): resume from its last
+        // periodic checkpoint instead.
+        assert_eq!(out.status.code(), Some(0), "{err}");
+    }
+    let restart = [&part[..], &["--restart", ckpt.to_str().unwrap_or_default()]].concat();
+    let (code, err) = run(d, &restart);
+    assert_eq!(code, 0, "{err}");
+    let names = files(&d.join("full"));
+    assert!(!files(&d.join("part")).iter().any(|f| f.ends_with(".tmp")));
+    for name in &names {
+        let a = std::fs::read(d.join("full").join(name)).expect("full");
+        let b = std::fs::read(d.join("part").join(name)).expect("part");
+        assert!(a == b, "{name} differs after the restart");
+    }
+    // A corrupt checkpoint is a clear error.
+    let bytes = std::fs::read(d.join(&ckpt)).unwrap_or_default();
+    std::fs::write(d.join(&ckpt), &bytes[..bytes.len() / 2]).expect("truncate");
+    let restart = [&part[..], &["--restart", ckpt.to_str().unwrap_or_default()]].concat();
+    expect(
+        d,
+        &restart,
+        1,
+        &["checkpoint.ckpt", "not a usable checkpoint"],
+    );
+
+    // Two signals: exit at once, 130, still no temporary file.
+    let twice = with("twice", &[]);
+    let twice: Vec<&str> = twice.iter().map(String::as_str).collect();
+    let child = chromaflow(d, &twice)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start");
+    let first = d.join("twice/h1_0000.png");
+    while !first.exists() && started.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    kill(child.id(), "-INT");
+    kill(child.id(), "-INT");
+    let out = wait(child, Duration::from_secs(60));
+    assert!(
+        matches!(out.status.code(), Some(130) | Some(0)),
+        "{:?}",
+        out.status
+    );
+    assert!(!files(&d.join("twice")).iter().any(|f| f.ends_with(".tmp")));
+}
+
+#[cfg(unix)]
+fn kill(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status();
+    assert!(status.is_ok_and(|s| s.success()), "kill {signal} {pid}");
+}
