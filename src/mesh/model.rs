@@ -179,6 +179,39 @@ impl Mesh {
         self.dim == 2 && self.kinds.iter().all(|&k| k == ElementKind::Triangle)
     }
 
+    /// A 2D mesh is planar when every vertex has the same z, up to 1e-12 of the bounding box
+    /// size.
+    pub fn is_planar(&self) -> bool {
+        let (lo, hi) = self.bounding_box();
+        let size = (0..3).map(|d| hi[d] - lo[d]).fold(0.0, f64::max);
+        hi[2] - lo[2] <= 1e-12 * size
+    }
+
+    /// The triangles of a planar 2D triangle mesh, else an error naming `solver`: a surface
+    /// in 3D (z varies) would run as if flattened, with garbage results.
+    pub fn planar_triangles(&self, solver: &str) -> crate::error::Result<Vec<[u32; 3]>> {
+        let bad = |what: String| {
+            Err(crate::error::Error::invalid_mesh(format!(
+                "{solver} needs {what}"
+            )))
+        };
+        match self.triangles() {
+            None => bad(format!(
+                "a 2D mesh of triangles only (this one is {}D or has other element kinds)",
+                self.dim
+            )),
+            Some(t) if t.is_empty() => bad("at least one triangle".into()),
+            Some(_) if !self.is_planar() => {
+                let (lo, hi) = self.bounding_box();
+                bad(format!(
+                    "a planar mesh; this one is a surface in 3D (z from {} to {})",
+                    lo[2], hi[2]
+                ))
+            }
+            Some(t) => Ok(t),
+        }
+    }
+
     /// Triangles as fixed arrays; `None` unless [`Mesh::is_triangle_mesh`].
     pub fn triangles(&self) -> Option<Vec<[u32; 3]>> {
         if !self.is_triangle_mesh() {
@@ -256,5 +289,28 @@ impl Mesh {
             m.push_element(self.kinds[old], self.element(old), self.region_tags[old]);
         }
         *self = m;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folded (non-planar) triangle surface once ran in the 2D solvers as if flattened.
+    #[test]
+    fn planar_triangles_refuses_a_surface_in_3d() {
+        let mut m = Mesh::new(2);
+        m.points = vec![
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [1.0, 1.0, 1.0],
+        ];
+        m.push_element(ElementKind::Triangle, &[0, 1, 2], 1);
+        m.push_element(ElementKind::Triangle, &[1, 3, 2], 1);
+        let msg = m.planar_triangles("x").err().map(|e| e.to_string());
+        assert!(msg.is_some_and(|m| m.contains("surface in 3D")));
+        m.points[3][2] = 0.0;
+        assert_eq!(m.planar_triangles("x").map(|t| t.len()).ok(), Some(2));
     }
 }

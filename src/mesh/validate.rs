@@ -76,7 +76,7 @@ pub fn validate(mesh: &mut Mesh) -> Result<ValidationReport> {
         dim: mesh.dim,
         ..Default::default()
     };
-    report.embedded_surface = mesh.dim == 2 && !is_planar(mesh);
+    report.embedded_surface = mesh.dim == 2 && !mesh.is_planar();
     check_measures_and_orient(mesh, &mut report)?;
     if report.reoriented > 0 {
         log::warn!(
@@ -204,13 +204,6 @@ fn check_coordinates(mesh: &Mesh) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// A 2D mesh is planar when every vertex has the same z, up to 1e-12 of the bounding box size.
-fn is_planar(mesh: &Mesh) -> bool {
-    let (lo, hi) = mesh.bounding_box();
-    let size = (0..3).map(|d| hi[d] - lo[d]).fold(0.0, f64::max);
-    hi[2] - lo[2] <= 1e-12 * size
 }
 
 /// a - b.

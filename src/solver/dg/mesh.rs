@@ -171,9 +171,7 @@ impl DgMesh {
         color: &[usize],
         bc: &dyn Fn(i32) -> Result<BoundaryKind>,
     ) -> Result<DgMesh> {
-        let tris = mesh.triangles().ok_or_else(|| {
-            Error::Invalid("the DG solver needs a mesh of triangles only".to_string())
-        })?;
+        let tris = mesh.planar_triangles("the DG solver")?;
         let geom = Geometry2d::build(mesh, topo);
         let pts = mesh.points_2d();
         let ne = tris.len();

@@ -49,17 +49,7 @@ pub struct SmoothTopology {
 impl SmoothTopology {
     /// Build from a 2D triangle mesh (errors otherwise).
     pub fn build(mesh: &Mesh) -> Result<SmoothTopology> {
-        if mesh.dim != 2 {
-            return Err(Error::Invalid(format!(
-                "vertex smoothing needs a 2D mesh, this one is {}D",
-                mesh.dim
-            )));
-        }
-        let triangles = mesh.triangles().ok_or_else(|| {
-            Error::Invalid(
-                "vertex smoothing needs a triangle mesh (this one has other element kinds)".into(),
-            )
-        })?;
+        let triangles = mesh.planar_triangles("vertex smoothing")?;
         let topo = Topology::build(mesh)?;
         let n = mesh.num_points();
         let mut bedges: Vec<Vec<(u32, i32)>> = vec![Vec::new(); n];

@@ -60,18 +60,11 @@ pub struct SweMesh {
 }
 
 impl SweMesh {
-    /// Check that `mesh` is one the solver takes: 2D, triangles only, not empty. [`SweMesh::new`]
+    /// Check that `mesh` is one the solver takes: planar 2D, triangles only, not empty. [`SweMesh::new`]
     /// checks this too; callers check it before [`crate::order::prepare`] to fail early.
     pub fn check(mesh: &Mesh) -> Result<()> {
-        if !mesh.is_triangle_mesh() {
-            return Err(Error::invalid_mesh(
-                "the shallow-water solver needs a 2D mesh of triangles only",
-            ));
-        }
-        if mesh.num_elements() == 0 {
-            return Err(Error::invalid_mesh("the mesh has no triangles"));
-        }
-        Ok(())
+        mesh.planar_triangles("the shallow-water solver")
+            .map(|_| ())
     }
 
     /// The solver's view of a prepared mesh (a 2D triangle mesh, colored and ordered by
