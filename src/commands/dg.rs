@@ -7,7 +7,7 @@
 //! p = 1..4 throughput, with the surface kernel's modelled GB/s against the device's measured
 //! copy bandwidth (the timing and the model are [`chromaflow::solver::dg::bench`]'s).
 
-use crate::commands::progress::bar;
+use crate::commands::progress::RunProgress;
 use crate::commands::{GlobalArgs, RunArgs};
 use chromaflow::error::Error;
 use chromaflow::mesh::MeshSource;
@@ -219,11 +219,11 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             sim.device_name()
         );
     }
-    let pb = bar(1000, "time", global.quiet);
-    let summary = sim.run(&args.out, &fields, args.vtu, &rc, |t, _| {
-        pb.set_position((1000.0 * t / case.t_end) as u64)
+    let mut progress = RunProgress::new(&case.name, case.t_end, global.quiet);
+    let summary = sim.run(&args.out, &fields, args.vtu, &rc, |t, steps| {
+        progress.update(t, steps)
     })?;
-    pb.finish_and_clear();
+    progress.finish();
     if !global.quiet {
         let secs = summary.wall_seconds;
         eprintln!(

@@ -1,6 +1,6 @@
 //! `chromaflow swe`: run a two-layer shallow-water case on the GPU with PNG/VTU/CSV outputs.
 
-use crate::commands::progress::bar;
+use crate::commands::progress::RunProgress;
 use crate::commands::{GlobalArgs, RunArgs};
 use chromaflow::error::Error;
 use chromaflow::mesh::MeshSource;
@@ -13,7 +13,6 @@ use chromaflow::solver::swe::Scheme;
 use chromaflow::solver::MAX_BATCH;
 use clap::Args;
 use std::path::PathBuf;
-use std::time::Instant;
 
 /// Options of `chromaflow swe`.
 #[derive(Args, Debug, Clone, Default)]
@@ -145,19 +144,9 @@ pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     };
     let mut sim = Simulation::new(&case, &backend, layout)?;
     sim.max_batch = args.batch;
-    let pb = bar(1000, &case.name, global.quiet || args.json);
-    let start = Instant::now();
-    let final_time = case.final_time;
-    let summary = sim.run(&rc, |t, steps| {
-        let secs = start.elapsed().as_secs_f64().max(1e-9);
-        pb.set_position((t / final_time * 1000.0).round() as u64);
-        pb.set_message(format!(
-            "{} t = {t:.4} s, {steps} steps, {:.0} steps/s",
-            case.name,
-            steps as f64 / secs
-        ));
-    })?;
-    pb.finish_and_clear();
+    let mut progress = RunProgress::new(&case.name, case.final_time, global.quiet || args.json);
+    let summary = sim.run(&rc, |t, steps| progress.update(t, steps))?;
+    progress.finish();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
         return Ok(());
