@@ -96,7 +96,11 @@ impl Checkpoint {
 
     /// Read and check a checkpoint; a truncated, corrupt or foreign file is an error naming it.
     pub fn read(path: &Path) -> Result<Checkpoint> {
-        let data = read_limited(path, MAX_INPUT_BYTES)?;
+        Checkpoint::parse(path, &read_limited(path, MAX_INPUT_BYTES)?)
+    }
+
+    /// Parse the bytes of a checkpoint file; `path` is only named in errors.
+    pub fn parse(path: &Path, data: &[u8]) -> Result<Checkpoint> {
         let bad = |msg: &str| Error::parse(path, 0, format!("not a usable checkpoint: {msg}"));
         let rest = data
             .strip_prefix(MAGIC.as_bytes())

@@ -1,0 +1,216 @@
+//! Mutation fuzzing of every reader on stable Rust: seeds (the sample files, the case files,
+//! typical expressions, a metric file, a checkpoint) mutated by flips, splices of hostile
+//! tokens, deletions, duplications and truncations, from a fixed seed. Every mutant must give a
+//! value or an error, never a panic; the readers' own bounds keep memory and time small.
+//! CI runs 10,000 mutants per reader; `cargo test --release --test fuzz_readers -- --ignored`
+//! runs 1,000,000 per reader.
+
+use chromaflow::checkpoint::Checkpoint;
+use chromaflow::mesh::io::parse_msh;
+use chromaflow::mesh::validate;
+use chromaflow::solver::smooth::metric::VertexMetric;
+use chromaflow::solver::swe::expr::Expr;
+use rand::{Rng, SeedableRng};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+const CI_CASES: usize = 10_000;
+const LONG_CASES: usize = 1_000_000;
+
+const TOKENS: &[&str] = &[
+    "1e308",
+    "-1e308",
+    "-1",
+    "0",
+    "nan",
+    "inf",
+    "4294967296",
+    "99999999999999999999",
+    "1e-320",
+    "\u{2212}",
+    "\u{feff}",
+    "((((((((",
+    "))))",
+    "true",
+    "\"",
+    "[",
+    "]",
+    "=",
+    "\n",
+    "$EndNodes",
+    "$Elements",
+    "$Nodes",
+    "2.2",
+    "4.1",
+    "\0",
+    "\u{ff}",
+];
+
+fn mutate(rng: &mut rand_chacha::ChaCha8Rng, seed: &[u8]) -> Vec<u8> {
+    let mut b = seed.to_vec();
+    for _ in 0..rng.random_range(1..3) {
+        let at = rng.random_range(0..=b.len());
+        match rng.random_range(0..6) {
+            0 if at < b.len() => b[at] = rng.random(),
+            1 if at < b.len() => b[at] = b"0123456789-.eE \n\"[]=()"[rng.random_range(0..22)],
+            2 => {
+                let t = TOKENS[rng.random_range(0..TOKENS.len())];
+                b.splice(at..at, t.bytes());
+            }
+            3 => {
+                let end = (at + rng.random_range(0..64)).min(b.len());
+                b.drain(at..end);
+            }
+            4 => {
+                let end = (at + rng.random_range(0..64)).min(b.len());
+                let chunk = b[at..end].to_vec();
+                b.splice(at..at, chunk);
+            }
+            _ => b.truncate(at),
+        }
+    }
+    b
+}
+
+/// Feed `n` mutants of the seeds to `read`; returns (values, errors), panicking (with the
+/// input) if any mutant made the reader panic.
+fn fuzz(name: &str, seeds: &[Vec<u8>], n: usize, read: impl Fn(&[u8]) -> bool) -> (usize, usize) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(14);
+    let mut ok = 0;
+    for i in 0..n {
+        let input = mutate(&mut rng, &seeds[i % seeds.len()]);
+        match catch_unwind(AssertUnwindSafe(|| read(&input))) {
+            Ok(true) => ok += 1,
+            Ok(false) => {}
+            Err(_) => panic!(
+                "{name}: mutant {i} panicked: {:?}",
+                String::from_utf8_lossy(&input)
+            ),
+        }
+    }
+    eprintln!(
+        "{name}: {n} mutants, {ok} read, {} rejected, 0 panics",
+        n - ok
+    );
+    (ok, n - ok)
+}
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn files(dir: &str, ext: &str) -> Vec<Vec<u8>> {
+    let mut v: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(repo(dir))
+        .expect("dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .map(|p| (p.clone(), std::fs::read(&p).expect("read")))
+        .collect();
+    v.sort();
+    v.into_iter().map(|(_, b)| b).collect()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn msh(n: usize) {
+    let mut seeds = files("tests/data", "msh");
+    seeds.extend(
+        files("meshes", "msh")
+            .into_iter()
+            .filter(|b| b.len() < 20_000),
+    );
+    fuzz("msh", &seeds, n, |b| {
+        parse_msh(Path::new("f.msh"), b).is_ok_and(|mut m| validate(&mut m).is_ok())
+    });
+}
+
+fn swe_case(n: usize) {
+    let seeds = files("cases", "toml");
+    let path = repo("cases/fuzz.toml");
+    fuzz("swe case", &seeds, n, |b| {
+        chromaflow::solver::swe::case::Case::from_toml(&text(b), &path).is_ok()
+    });
+}
+
+fn dg_case(n: usize) {
+    let seed = b"name = \"c\"\nmesh = \"rect:100\"\nt_end = 0.5\norder = 2\nlimiter = true\n\
+        snapshot_every = 0.1\n[initial]\nkind = \"vortex\"\nx0 = 0.0\nbeta = 5.0\n\
+        [[boundary]]\ntag = 1\nkind = \"inflow\"\nrho = 1.0\nu = 0.5\nv = 0.0\np = 1.0\n\
+        [[boundary]]\nname = \"right\"\nkind = \"periodic\"\npartner = 4\n";
+    let path = repo("cases/fuzz.toml");
+    fuzz("dg case", &[seed.to_vec()], n, |b| {
+        chromaflow::solver::dg::Case::from_toml(&text(b), &path).is_ok()
+    });
+}
+
+fn expressions(n: usize) {
+    let seeds: Vec<Vec<u8>> = [
+        "if(sqrt(x^2 + y^2) > 1.5, 4.0, 0.5)",
+        "1 - 1.5*exp(-x^2 - y^2)",
+        "max(x, y) * 1e-1 + atan2(y, x) / pi",
+        "x < 1 && y >= 2 || !(x == y)",
+        "-(-(x))^-2^3",
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect();
+    fuzz("expression", &seeds, n, |b| {
+        Expr::parse(&text(b), &["x", "y"]).is_ok_and(|e| e.eval(&[0.5, -2.0]).is_finite())
+    });
+}
+
+fn metric_file(n: usize) {
+    let seed = b"# m11 m12 m22\n1 0 1\n2 0.5 3\n\n4e2 -1 1e3\n1 0 1\n".to_vec();
+    fuzz("metric file", &[seed], n, |b| {
+        VertexMetric::parse(Path::new("m.txt"), &text(b), 4).is_ok()
+    });
+}
+
+fn checkpoint(n: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("c.ckpt");
+    let ck = Checkpoint::new("dg", "dev".into(), 1, 2, (0.5, 9), (3, 4), vec![7; 24]);
+    ck.write(&path).expect("write");
+    let seed = std::fs::read(&path).expect("read");
+    fuzz("checkpoint", &[seed], n, |b| {
+        Checkpoint::parse(&path, b).is_ok_and(|c| c.check(&path, "dg", 1, 2).is_ok())
+    });
+}
+
+#[test]
+fn msh_mutants() {
+    msh(CI_CASES);
+}
+#[test]
+fn swe_case_mutants() {
+    swe_case(CI_CASES);
+}
+#[test]
+fn dg_case_mutants() {
+    dg_case(CI_CASES);
+}
+#[test]
+fn expression_mutants() {
+    expressions(CI_CASES);
+}
+#[test]
+fn metric_file_mutants() {
+    metric_file(CI_CASES);
+}
+#[test]
+fn checkpoint_mutants() {
+    checkpoint(CI_CASES);
+}
+
+#[test]
+#[ignore = "long: 1,000,000 mutants per reader"]
+fn long_run_every_reader() {
+    msh(LONG_CASES);
+    swe_case(LONG_CASES);
+    dg_case(LONG_CASES);
+    expressions(LONG_CASES);
+    metric_file(LONG_CASES);
+    checkpoint(LONG_CASES);
+}
