@@ -255,6 +255,11 @@ fn inputs_are_judged_by_their_meaning() {
     std::fs::create_dir(d.join("dir.msh")).expect("mkdir");
     for (from, to, words) in [
         (
+            "r = 0.5",
+            "r = -1e300",
+            &["[physics] r", "= -1e300 must"][..],
+        ),
+        (
             "-5.0, 5.0, -5.0, 5.0]",
             "0.0, 1.0, 0.0, 1.0, 2.0]",
             &["[mesh] domain"][..],
@@ -293,6 +298,12 @@ fn inputs_are_judged_by_their_meaning() {
             );
         }
     }
+    // Gmsh writes "2.200000" as well as "2.2"; a BOM before it is no error either.
+    let msh = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/box_v22_ascii.msh");
+    let msh = std::fs::read_to_string(msh).expect("sample mesh");
+    let msh = format!("\u{feff}{}", msh.replacen("2.2 0 8", "2.200000 0 8", 1));
+    std::fs::write(d.join("v22.msh"), msh).expect("write");
+    assert_eq!(run(d, &["mesh", "info", "v22.msh"]).0, 0);
     std::fs::write(d.join("file"), "x").expect("write");
     expect(
         d,

@@ -15,7 +15,7 @@ pub mod raster;
 mod tables;
 
 pub use colormap::{categorical, Colormap, CATEGORICAL};
-pub use csv::{write_json_atomic, CsvWriter};
+pub use csv::{format_number, write_json_atomic, CsvWriter};
 pub use png::{
     render, render_edges, render_with_stats, save_edges_png, save_field_png,
     save_field_png_with_mesh, topology_edges, write_png_atomic, Field, PixelTransform, PlotOptions,

@@ -32,6 +32,7 @@ use super::euler::{conserved, NumericalFlux, State, GAMMA};
 use super::mesh::BoundaryKind;
 use crate::error::{Error, Result};
 use crate::mesh::{Mesh, MeshSource};
+use crate::output::format_number as num;
 use std::path::{Path, PathBuf};
 
 /// A state as a function of (x, y, t): initial condition, exact solution and prescribed
@@ -415,14 +416,17 @@ impl Case {
         if !(case.t_end > 0.0 && case.t_end.is_finite()) {
             return Err(bad(
                 "t_end",
-                format!("must be positive, got {}", case.t_end),
+                format!("must be positive, got {}", num(case.t_end)),
             ));
         }
         if case.order > super::basis::MAX_ORDER {
             return Err(bad("order", format!("must be 0..=4, got {}", case.order)));
         }
         if !(case.cfl > 0.0 && case.cfl <= 1.0) {
-            return Err(bad("cfl", format!("must be in (0, 1], got {}", case.cfl)));
+            return Err(bad(
+                "cfl",
+                format!("must be in (0, 1], got {}", num(case.cfl)),
+            ));
         }
         for (i, b) in file.boundary.iter().enumerate() {
             let key = format!("boundary[{i}]");

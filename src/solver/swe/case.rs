@@ -39,6 +39,7 @@ use super::{Physics, Scheme};
 use crate::error::{Error, Result};
 use crate::mesh::MeshSource;
 use crate::order::{prepare, Ordering, PrepareOptions};
+use crate::output::format_number as num;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -317,7 +318,8 @@ impl Case {
                 return Err(bad(
                     "[mesh] domain",
                     format!(
-                        "{d:?} must be [x0, x1, y0, y1] with x0 < x1, y0 < y1 and finite widths"
+                        "[{}] must be [x0, x1, y0, y1] with x0 < x1, y0 < y1 and finite widths",
+                        d.iter().map(|&v| num(v)).collect::<Vec<_>>().join(", ")
                     ),
                 ))
             }
@@ -332,20 +334,20 @@ impl Case {
                 "[physics] r",
                 format!(
                     "density ratio r = ρ1/ρ2 = {} must lie strictly between 0 and 1",
-                    physics.r
+                    num(physics.r)
                 ),
             ));
         }
         if !(physics.g > 0.0 && physics.g.is_finite()) {
             return Err(bad(
                 "[physics] g",
-                format!("gravity {} must be > 0", physics.g),
+                format!("gravity {} must be > 0", num(physics.g)),
             ));
         }
         if !(physics.dry_tol > 0.0 && physics.dry_tol.is_finite()) {
             return Err(bad(
                 "[physics] dry_tolerance",
-                format!("{} must be > 0", physics.dry_tol),
+                format!("{} must be > 0", num(physics.dry_tol)),
             ));
         }
         let scheme = match &file.run.scheme {
@@ -355,12 +357,12 @@ impl Case {
         if !(file.run.final_time > 0.0 && file.run.final_time.is_finite()) {
             return Err(bad(
                 "[run] final_time",
-                format!("{} must be > 0", file.run.final_time),
+                format!("{} must be > 0", num(file.run.final_time)),
             ));
         }
         let cfl = file.run.cfl.unwrap_or(0.9);
         if !(cfl > 0.0 && cfl <= 1.0) {
-            return Err(bad("[run] cfl", format!("{cfl} must lie in (0, 1]")));
+            return Err(bad("[run] cfl", format!("{} must lie in (0, 1]", num(cfl))));
         }
         let field = |key: &str, spec: &FieldSpec, vars: &[&str]| -> Result<Expr> {
             match spec {
@@ -392,7 +394,10 @@ impl Case {
         let out = file.output.clone().unwrap_or_default();
         if let Some(s) = out.snapshot_every {
             if !(s > 0.0 && s.is_finite()) {
-                return Err(bad("[output] snapshot_every", format!("{s} must be > 0")));
+                return Err(bad(
+                    "[output] snapshot_every",
+                    format!("{} must be > 0", num(s)),
+                ));
             }
         }
         let fields = out
@@ -560,7 +565,8 @@ impl Case {
                     return Err(self.err(
                         &format!("[initial] {key}"),
                         format!(
-                            "negative layer thickness {h} at cell {c} ({x:.4}, {y:.4}); layer depths must be ≥ 0"
+                            "negative layer thickness {} at cell {c} ({x:.4}, {y:.4}); layer depths must be ≥ 0",
+                            num(h)
                         ),
                     ));
                 }
