@@ -179,7 +179,6 @@ fn load_case(args: &DgArgs) -> anyhow::Result<Case> {
 
 pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let case = load_case(args)?;
-    let rc = args.run.control(&args.out)?;
     let mut fields = vec![Quantity::Density];
     for f in &args.fields {
         let q: Quantity = f.parse().map_err(|_| {
@@ -197,6 +196,7 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         }
     }
     let backend = global.runtime()?;
+    let rc = args.run.control(&args.out)?;
     let opts = SimulationOptions {
         ordering: args.ordering,
         seed: args.seed,

@@ -66,6 +66,9 @@ pub struct SmoothArgs {
     /// summary.json.
     #[arg(long, default_value = "out/smooth")]
     pub out: PathBuf,
+    /// Replace an earlier run's files in the output directory (removed first).
+    #[arg(long)]
+    pub overwrite: bool,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -91,6 +94,7 @@ pub fn run(args: &SmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         supersample: args.supersample,
     };
     options.check()?;
+    chromaflow::files::claim_output_dir(&args.out, args.overwrite)?;
     let mesh_name = args
         .mesh
         .clone()

@@ -133,8 +133,8 @@ pub fn case_from_args(args: &SweArgs) -> anyhow::Result<Case> {
 /// Run `chromaflow swe`.
 pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let case = case_from_args(args)?;
-    let rc = args.run.control(&case.output.dir)?;
     let backend = global.runtime()?;
+    let rc = args.run.control(&case.output.dir)?;
     let layout = if args.gather {
         FluxLayout::CellGather
     } else if args.atomic {
