@@ -430,6 +430,40 @@ fn interrupt_then_restart_equals_uninterrupted() {
     assert!(!files(&d.join("twice")).iter().any(|f| f.ends_with(".tmp")));
 }
 
+/// `smooth` interrupted: exit 130 with the outputs for the iterations done, no temporary file.
+#[cfg(unix)]
+#[test]
+fn smooth_interrupt_writes_its_outputs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let args = [
+        "smooth",
+        "rect:2000",
+        "--iterations",
+        "1000000",
+        "--quality-every",
+        "20",
+        "--out",
+        "s",
+    ];
+    let child = chromaflow(d, &args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start");
+    let started = Instant::now();
+    while !d.join("s/quality.csv").exists() && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    kill(child.id(), "-INT");
+    let out = wait(child, Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted after"), "{err}");
+    let names = files(&d.join("s"));
+    assert!(names.contains(&"after.png".to_string()), "{names:?}");
+    assert!(!names.iter().any(|f| f.ends_with(".tmp")), "{names:?}");
+}
+
 #[cfg(unix)]
 fn kill(pid: u32, signal: &str) {
     let status = Command::new("kill")

@@ -95,6 +95,7 @@ pub fn run(args: &SmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     };
     options.check()?;
     chromaflow::files::claim_output_dir(&args.out, args.overwrite)?;
+    chromaflow::interrupt::install();
     let mesh_name = args
         .mesh
         .clone()

@@ -364,7 +364,7 @@ impl Smoothing {
     }
 
     /// Run `iterations` sweeps in runs of `every` (the quality is recorded after each; 0 counts
-    /// as 1), calling `on_record` after each run.
+    /// as 1), calling `on_record` after each run; stops early on [`crate::interrupt`].
     pub fn run_recorded(
         &mut self,
         iterations: usize,
@@ -373,7 +373,7 @@ impl Smoothing {
     ) -> Result<()> {
         let every = every.max(1);
         let mut done = 0;
-        while done < iterations {
+        while done < iterations && !crate::interrupt::requested() {
             let k = every.min(iterations - done);
             let rec = self.run(k)?;
             done += k;
@@ -385,7 +385,9 @@ impl Smoothing {
     /// The `smooth` command's run: create `dir`, write [`BEFORE_PNG`], run `iterations` sweeps
     /// recording the quality every `every` iterations into [`QUALITY_CSV`] (row by row, so a
     /// failed run leaves its history), then write [`AFTER_PNG`], [`SMOOTHED_MSH`] and
-    /// [`SMOOTHED_VTU`]. `progress` gets the iterations done after each run. Returns the files.
+    /// [`SMOOTHED_VTU`]. `progress` gets the iterations done after each run. Returns the files;
+    /// interrupted ([`crate::interrupt`]), it writes them for the iterations done and returns
+    /// [`Error::Interrupted`].
     pub fn run_with_outputs(
         &mut self,
         dir: &Path,
@@ -400,6 +402,14 @@ impl Smoothing {
             Ok(())
         })?;
         files.extend(self.write_after(dir)?);
+        if crate::interrupt::requested() {
+            return Err(Error::Interrupted(format!(
+                "interrupted after {} of {iterations} iterations; wrote the outputs for them \
+                 to {}",
+                self.iterations(),
+                dir.display()
+            )));
+        }
         Ok(files)
     }
 
