@@ -53,7 +53,10 @@ pub(crate) fn writing(path: Option<&Path>) {
         })
         .map_or(std::ptr::null_mut(), std::ffi::CString::into_raw);
     #[cfg(not(unix))]
-    let new = path.map_or(std::ptr::null_mut(), |_| std::ptr::null_mut());
+    let new = {
+        let _ = path;
+        std::ptr::null_mut()
+    };
     let old = TEMP.swap(new, Ordering::SeqCst);
     if !old.is_null() {
         // SAFETY: `old` came from CString::into_raw above and is no longer published.

@@ -320,3 +320,26 @@ fn inverted_hexahedron_is_reoriented() {
     let again = validate(&mut m).unwrap();
     assert_eq!(again.reoriented, 0);
 }
+
+/// A vertex moved across an edge folds its triangles over their neighbours: once reoriented
+/// and accepted (exit 0 with garbage), now an overlap error naming the elements.
+#[test]
+fn folded_mesh_is_an_overlap_error() {
+    let fan = |cx: f64| {
+        let mut m = Mesh::new(2);
+        m.points = vec![
+            [0.0, 0.0, 0.0],
+            [2.0, 0.0, 0.0],
+            [2.0, 2.0, 0.0],
+            [0.0, 2.0, 0.0],
+            [cx, 1.0, 0.0],
+        ];
+        for t in [[0, 1, 4], [1, 2, 4], [2, 3, 4], [3, 0, 4]] {
+            m.push_element(ElementKind::Triangle, &t, 1);
+        }
+        m
+    };
+    assert!(validate(&mut fan(1.0)).is_ok());
+    let msg = validate(&mut fan(3.0)).map(|_| ()).unwrap_err().to_string();
+    assert_has(&msg, &["overlap", "tangled"]);
+}

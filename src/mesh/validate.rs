@@ -88,6 +88,9 @@ pub fn validate(mesh: &mut Mesh) -> Result<ValidationReport> {
     drop_unused_vertices(mesh, &mut report);
     check_duplicates(mesh)?;
     let topo = Topology::build(mesh)?;
+    if !report.embedded_surface {
+        check_folds(mesh, &topo)?;
+    }
     report.num_points = mesh.num_points();
     report.num_elements = mesh.num_elements();
     report.num_boundary_facets = mesh.boundary_facets.len();
@@ -202,6 +205,31 @@ fn check_coordinates(mesh: &Mesh) -> Result<()> {
             "vertex {v} has non-finite coordinate ({}, {}, {})",
             p[0], p[1], p[2]
         )));
+    }
+    Ok(())
+}
+
+/// In a planar 2D mesh, two neighbours list their shared edge in opposite directions. The same
+/// direction means one is folded over the other (overlapping elements: a vertex moved across
+/// an edge), which reorienting single elements cannot tell from an element listed clockwise.
+fn check_folds(mesh: &Mesh, topo: &Topology) -> Result<()> {
+    if mesh.dim != 2 {
+        return Ok(());
+    }
+    for f in 0..topo.num_faces() {
+        let r = topo.right[f] as usize;
+        if topo.right[f] == NO_ELEMENT {
+            continue;
+        }
+        let local = mesh.kinds[r].local_faces()[topo.right_local[f] as usize];
+        let fv = topo.face_vertices.row(f);
+        if mesh.element(r)[local[0]] == fv[0] {
+            return Err(Error::invalid_mesh(format!(
+                "elements {} and {r} overlap (one is folded over their shared edge between \
+                 vertices {} and {}): the mesh is tangled",
+                topo.left[f], fv[0], fv[1]
+            )));
+        }
     }
     Ok(())
 }

@@ -80,7 +80,8 @@ impl CsvWriter {
                 &path,
                 0,
                 format!(
-                    "cannot continue it: expected the header and {rows} rows, found {} lines",
+                    "cannot continue it: expected its header and {rows} rows, found {} lines \
+                     (not this run's CSV?)",
                     kept.len()
                 ),
             ));
