@@ -98,7 +98,10 @@ fn files(dir: &Path) -> Vec<String> {
 fn swe_blow_up_stops_with_the_cell() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
-    for (name, u) in [("u100", "u1x = 100.0"), ("u1e30", "u1x = 1e30")] {
+    for (name, u, want) in [
+        ("u100", "u1x = 100.0", "blew up (NaN or Inf) at t = "),
+        ("u1e30", "u1x = 1e30", "cannot reach t = 0.01"),
+    ] {
         let case = swe_case(
             d,
             name,
@@ -107,21 +110,23 @@ fn swe_blow_up_stops_with_the_cell() {
         );
         let (code, err) = run(d, &["swe", "--case", &case, "--out", name]);
         assert_eq!(code, 1, "{err}");
-        assert!(
-            err.contains("blew up") || err.contains("cannot reach"),
-            "{err}"
-        );
+        assert!(err.contains(want) && err.contains("steps"), "{err}");
+        assert!(name != "u100" || err.contains(": cell "), "{err}");
         let out = files(&d.join(name));
+        assert!(out.contains(&"h1_0000.png".to_string()), "{out:?}");
         assert!(!out.iter().any(|f| f.contains("_0001")), "{out:?}");
     }
-    let case = swe_case(d, "nan", "h2 = \"H - h1\"\nu1x = 100.0", "");
-    let (code, err) = run(d, &["swe", "--case", &case, "--out", "nan"]);
-    assert_eq!(code, 1, "{err}");
-    assert!(
-        err.contains("blew up (NaN or Inf) at t = ") && err.contains("cell "),
-        "{err}"
+    let vortex = dg_case(d, "vortex", "", "wall", "").replace(".toml", "");
+    let text = std::fs::read_to_string(format!("{vortex}.toml")).expect("read");
+    let text = text.replacen("kind = \"constant\"", "kind = \"vortex\"\nbeta = 40.0", 1);
+    std::fs::write(format!("{vortex}.toml"), text).expect("write");
+    let args = ["dg", "--case", "vortex.toml", "--out", "dgnan"];
+    expect(
+        d,
+        &args,
+        1,
+        &["DG run stopped at t = ", "element ", "blew up"],
     );
-    assert!(files(&d.join("nan")).contains(&"h1_0000.png".to_string()));
     let case = swe_case(d, "h2big", "h2 = 1e39", "");
     expect(
         d,
