@@ -10,6 +10,11 @@
 #endif
 #define BIG 3.0e38f
 
+/// Not NaN or Inf, tested on the bits (exponent all ones) as the WGSL does.
+__device__ __forceinline__ bool finite_bits(float x) {
+    return (__float_as_uint(x) & 0x7f800000u) != 0x7f800000u;
+}
+
 extern "C" __global__ void swe_local_dt(
     const float4* __restrict__ cells,
     const float4* __restrict__ acc,
@@ -23,7 +28,7 @@ extern "C" __global__ void swe_local_dt(
     float s = acc[2u * c + 1u].z;
     float4 w0 = cells[2u * c];
     float4 w1 = cells[2u * c + 1u];
-    bool finite = isfinite(w0.x) && isfinite(w0.y) && isfinite(w0.z) && isfinite(w0.w)
-        && isfinite(w1.x) && isfinite(w1.y) && isfinite(s);
+    bool finite = finite_bits(w0.x) && finite_bits(w0.y) && finite_bits(w0.z)
+        && finite_bits(w0.w) && finite_bits(w1.x) && finite_bits(w1.y) && finite_bits(s);
     dt_local[c] = !finite ? -1.0f : s > 0.0f ? 2.0f * CFL * w1.w / s : BIG;
 }

@@ -3,7 +3,8 @@
 
 // CUDA twin of shaders/swe_time.wgsl. One thread: turn the reduced CFL step into this step's
 // dt, clamped to hit t_end exactly: dt = min(dt_cfl, t_end - t), t = t_end when clamped (0 once
-// t >= t_end, so extra steps of a batch are no-ops; last_dt keeps the last positive dt). Folds
+// t >= t_end, so extra steps of a batch are no-ops; last_dt keeps the last positive dt); a
+// negative dt_cfl (a cell went NaN/Inf) is passed on as dt < 0: no step, the host stops. Folds
 // the step's edge event counters into the run totals. The counters were written by earlier
 // launches of the stream, so plain loads and stores stand in for atomicLoad / atomicStore.
 
