@@ -160,8 +160,9 @@ pub struct RunSummary {
 /// [`advance_to`]: Simulation::advance_to
 pub struct Simulation {
     case: Case,
-    /// The ordered mesh (the VTU's geometry; element i is DG element i).
-    mesh: Mesh,
+    /// The ordered mesh (the VTU's geometry; element i is DG element i); built from the
+    /// active elements on first use after each adaptation.
+    mesh: OnceCell<Mesh>,
     dm: DgMesh,
     tables: BasisTables,
     gpu: GpuDg,
@@ -195,14 +196,20 @@ impl Simulation {
                 let mut amr = Adaptivity::new(&dm, case.order, options)?;
                 let (dm, c0) = amr.initial(&tables, project)?;
                 (
-                    mesh_of(&dm),
+                    OnceCell::new(),
                     dm.clone(),
                     c0,
                     Some(amr),
                     Capacity::with_room(&dm, 2.0),
                 )
             }
-            None => (om.mesh, dm.clone(), project(&dm), None, Capacity::of(&dm)),
+            None => (
+                OnceCell::from(om.mesh),
+                dm.clone(),
+                project(&dm),
+                None,
+                Capacity::of(&dm),
+            ),
         };
         let gpu = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
         let mut sim = Simulation {
@@ -228,6 +235,12 @@ impl Simulation {
         Ok(sim)
     }
 
+    /// The elements as a [`Mesh`] (VTU geometry, vertex averages): the ordered mesh, or for an
+    /// adaptive run its active elements, built on first use after each adaptation.
+    fn element_mesh(&self) -> &Mesh {
+        self.mesh.get_or_init(|| mesh_of(&self.dm))
+    }
+
     /// Refinement level of each element (None when the case does not adapt).
     pub fn levels(&self) -> Option<Vec<u8>> {
         self.amr.as_ref().map(Adaptivity::levels)
@@ -251,7 +264,7 @@ impl Simulation {
         let started = Instant::now();
         self.gpu.remesh(&dm, &c)?;
         amr.add_transfer_seconds(read + started.elapsed().as_secs_f64());
-        self.mesh = mesh_of(&dm);
+        self.mesh = OnceCell::new();
         self.dm = dm;
         self.plot = OnceCell::new();
         self.solution = OnceCell::from(c);
@@ -477,7 +490,7 @@ impl Simulation {
                     })
                 })
                 .collect();
-            let values = vertex_field(&self.mesh, &per);
+            let values = vertex_field(self.element_mesh(), &per);
             let means: Vec<f64> = (0..ne).map(|i| q.eval(&op.mean(c, i))).collect();
             let opts = PlotOptions {
                 title: format!(
@@ -498,7 +511,9 @@ impl Simulation {
             let field = Field::Vertex(&sampled);
             // An adaptive run shows its mesh over the solution.
             match self.amr {
-                Some(_) => save_field_png_with_mesh(&plot.mesh, field, &opts, &self.mesh, &path)?,
+                Some(_) => {
+                    save_field_png_with_mesh(&plot.mesh, field, &opts, self.element_mesh(), &path)?
+                }
                 None => save_field_png(&plot.mesh, field, &opts, &path)?,
             };
             files.push(path);
@@ -515,7 +530,7 @@ impl Simulation {
                 .map(|(n, v)| (n.as_str(), v.as_slice()))
                 .collect();
             let path = dir.join(format!("dg_{index:04}.vtu"));
-            crate::mesh::write_vtu(&self.mesh, &path, &pf, &cf)?;
+            crate::mesh::write_vtu(self.element_mesh(), &path, &pf, &cf)?;
             files.push(path);
         }
         Ok(files)
