@@ -5,10 +5,10 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use chromaflow::mesh::io::parse_msh;
+use chromaflow::mesh::io::{parse_mesh, parse_msh};
 use chromaflow::mesh::{
-    builtin, load, load_or_builtin, read_msh, validate, write_msh41, write_vtu, ElementKind, Mesh,
-    Topology, NO_ELEMENT,
+    builtin, load, load_or_builtin, read_mesh, read_msh, validate, write_msh41, write_vtu,
+    ElementKind, Mesh, Topology, NO_ELEMENT,
 };
 use rand::{Rng, SeedableRng};
 
@@ -17,6 +17,41 @@ fn repo(rel: &str) -> PathBuf {
 }
 
 const FLAVOURS: [&str; 4] = ["v22_ascii", "v22_bin", "v41_ascii", "v41_bin"];
+
+/// Elements as (kind, region, vertices) and facets as (tag, vertices), sorted, each vertex
+/// named by the index of the nearest of `points` (within 1e-6: ASCII files keep about 14
+/// digits): equal for the same mesh whatever the file's block and node order (Gmsh orders
+/// element blocks differently in 2.2 and 4.1 files).
+type Canon = (Vec<(ElementKind, i32, Vec<usize>)>, Vec<(i32, Vec<usize>)>);
+
+fn canon(m: &Mesh, points: &[[f64; 3]]) -> Canon {
+    let nearest = |p: [f64; 3]| {
+        let d = |q: &[f64; 3]| (0..3).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>();
+        let (i, q) = points
+            .iter()
+            .enumerate()
+            .min_by(|a, b| d(a.1).total_cmp(&d(b.1)))
+            .unwrap();
+        assert!(d(q) < 1e-12, "no reference point at {p:?}");
+        i
+    };
+    let key = |v: &[u32]| -> Vec<usize> {
+        let mut k: Vec<usize> = v.iter().map(|&i| nearest(m.points[i as usize])).collect();
+        k.sort_unstable();
+        k
+    };
+    let mut els: Vec<_> = (0..m.num_elements())
+        .map(|e| (m.kinds[e], m.region_tags[e], key(m.element(e))))
+        .collect();
+    els.sort();
+    let mut facets: Vec<_> = m
+        .boundary_facets
+        .iter()
+        .map(|f| (f.tag, key(&f.vertices)))
+        .collect();
+    facets.sort();
+    (els, facets)
+}
 
 /// Load all four flavours of a sample mesh and check they are identical.
 fn load_family(stem: &str) -> Mesh {
@@ -27,36 +62,13 @@ fn load_family(stem: &str) -> Mesh {
             load(&path).unwrap_or_else(|e| panic!("{e}"))
         })
         .collect();
-    // Gmsh orders element blocks differently in 2.2 and 4.1 files: compare element and facet
-    // sets, each element as (kind, region, vertex coordinates rounded to 1e-12).
-    let canon = |m: &Mesh| {
-        let key = |v: &[u32]| -> Vec<[i64; 3]> {
-            let mut k: Vec<[i64; 3]> = v
-                .iter()
-                .map(|&i| m.points[i as usize].map(|c| (c * 1e12).round() as i64))
-                .collect();
-            k.sort_unstable();
-            k
-        };
-        let mut els: Vec<_> = (0..m.num_elements())
-            .map(|e| (m.kinds[e], m.region_tags[e], key(m.element(e))))
-            .collect();
-        els.sort();
-        let mut facets: Vec<_> = m
-            .boundary_facets
-            .iter()
-            .map(|f| (f.tag, key(&f.vertices)))
-            .collect();
-        facets.sort();
-        (els, facets)
-    };
-    let c0 = canon(&meshes[0]);
+    let m0 = &meshes[0];
+    let c0 = canon(m0, &m0.points);
     for (m, f) in meshes.iter().zip(FLAVOURS).skip(1) {
-        let m0 = &meshes[0];
         assert_eq!(m.num_elements(), m0.num_elements(), "{stem}_{f}");
         assert_eq!(m.num_points(), m0.num_points(), "{stem}_{f}");
         assert_eq!(m.physical_names, m0.physical_names, "{stem}_{f}");
-        let c = canon(m);
+        let c = canon(m, &m0.points);
         assert!(c.0 == c0.0, "{stem}_{f}: elements differ");
         assert!(c.1 == c0.1, "{stem}_{f}: boundary facets differ");
     }
@@ -225,22 +237,7 @@ fn vtu_array(xml: &str, name: &str) -> Vec<u8> {
         .bytes()
         .filter(|c| !c.is_ascii_whitespace())
         .collect();
-    let val = |c: u8| match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'+' => 62,
-        _ => 63,
-    };
-    let mut out = Vec::new();
-    for q in text.chunks(4) {
-        let n = q.iter().take_while(|&&c| c != b'=').count();
-        let mut acc = 0u32;
-        for (k, &c) in q.iter().enumerate() {
-            acc |= u32::from(if k < n { val(c) } else { 0 }) << (18 - 6 * k);
-        }
-        out.extend_from_slice(&acc.to_be_bytes()[1..n]);
-    }
+    let mut out = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, text).unwrap();
     let len = u64::from_le_bytes(out[..8].try_into().unwrap()) as usize;
     assert_eq!(len, out.len() - 8, "header of {name}");
     out.split_off(8)
@@ -292,6 +289,10 @@ fn vtu_output_decodes_back() {
         .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
         .collect();
     assert_eq!(regions, m.region_tags);
+    // The reader reads the writer's file back: same elements, regions and points.
+    let back = read_mesh(&path).unwrap();
+    assert_eq!(back.points, m.points);
+    assert!(canon(&back, &m.points).0 == canon(&m, &m.points).0);
 
     let short = vec![0.0; 3];
     let err = write_vtu(&m, &path, &[("bad", &short)], &[])
@@ -317,24 +318,28 @@ fn binary_truncation_names_the_offset() {
     }
 }
 
-/// Every prefix of every sample file and many randomly corrupted copies must give an error or
-/// a mesh, never a panic; validation of whatever comes out must not panic either.
+/// Every prefix of every sample file (meshes/ and every input format in tests/data/inputs/) and
+/// many randomly corrupted copies must give an error or a mesh, never a panic; validation of
+/// whatever comes out must not panic either.
 #[test]
 fn fuzzed_input_never_panics() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-    for entry in std::fs::read_dir(repo("meshes")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("msh") {
-            continue;
-        }
+    let files = |dir: &str, tries: usize| {
+        std::fs::read_dir(repo(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e != "py"))
+            .map(move |p| (p, tries))
+    };
+    for (path, tries) in files("meshes", 150).chain(files("tests/data/inputs", 40)) {
         let bytes = std::fs::read(&path).unwrap();
-        let step = (bytes.len() / 150).max(1);
+        let step = (bytes.len() / tries).max(1);
         for len in (0..bytes.len()).step_by(step) {
-            if let Ok(mut m) = parse_msh(&path, &bytes[..len]) {
+            if let Ok(mut m) = parse_mesh(&path, &bytes[..len]) {
                 let _ = validate(&mut m);
             }
         }
-        for _ in 0..150 {
+        for _ in 0..tries {
             let mut b = bytes.clone();
             for _ in 0..rng.random_range(1..6) {
                 let i = rng.random_range(0..b.len());
@@ -345,7 +350,7 @@ fn fuzzed_input_never_panics() {
                     _ => 0xff,
                 };
             }
-            if let Ok(mut m) = parse_msh(&path, &b) {
+            if let Ok(mut m) = parse_mesh(&path, &b) {
                 let _ = validate(&mut m);
             }
         }
@@ -449,4 +454,200 @@ fn boundary_tags_cover_sample_boundaries() {
             }
         }
     }
+}
+
+fn input(name: &str) -> PathBuf {
+    repo(&format!("tests/data/inputs/{name}"))
+}
+
+/// The region and facet tags zeroed (for files that cannot carry them).
+fn untagged(mut c: Canon) -> Canon {
+    c.0.iter_mut().for_each(|e| e.1 = 0);
+    c.1.iter_mut().for_each(|f| f.0 = 0);
+    c.0.sort();
+    c.1.sort();
+    c
+}
+
+/// Every format the tools write (tests/data/inputs/make_inputs.py) loads as the same mesh as
+/// Gmsh's 4.1 file: same elements, region tags, boundary facets and facet tags.
+#[test]
+fn every_input_format_reads_the_reference_mesh() {
+    for (stem, elements, points, facets) in [("rect", 68, 46, 22), ("box", 100, 45, 84)] {
+        let reference = load(&input(&format!("{stem}_v41.msh"))).unwrap();
+        assert_eq!(reference.num_elements(), elements, "{stem}");
+        assert_eq!(reference.num_points(), points, "{stem}");
+        assert_eq!(reference.boundary_facets.len(), facets, "{stem}");
+        let want = canon(&reference, &reference.points);
+        let mut names = vec![format!("{stem}_v40_ascii.msh"), format!("{stem}.mesh")];
+        for v in ["ascii", "binary", "zlib", "appended", "appended_zlib"] {
+            names.push(format!("{stem}_{v}.vtu"));
+        }
+        names.extend(match stem {
+            "rect" => ["rect_v1.meshb", "rect_v2_be.meshb", "rect_meshio.meshb"]
+                .map(String::from)
+                .to_vec(),
+            _ => vec![
+                "box_v3.meshb".into(),
+                "box_v4.meshb".into(),
+                "box_meshio.meshb".into(),
+            ],
+        });
+        for name in names {
+            let m = load(&input(&name)).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(m.num_points(), points, "{name}");
+            if name.starts_with("rect_v1") {
+                // float32 coordinates: compare the counts and tags only.
+                assert_eq!(m.region_tags, vec![10; elements], "{name}");
+                assert_eq!(m.boundary_facets.len(), facets, "{name}");
+                continue;
+            }
+            let got = canon(&m, &reference.points);
+            assert!(got.0 == want.0, "{name}: elements differ");
+            assert!(got.1 == want.1, "{name}: boundary facets differ");
+        }
+        // meshio's binary 4.0 writer has no $Entities: same mesh, no tags.
+        let m = load(&input(&format!("{stem}_v40_bin.msh"))).unwrap();
+        let got = canon(&m, &reference.points);
+        assert!(untagged(got) == untagged(want.clone()), "{stem}_v40_bin");
+    }
+}
+
+/// Second- and third-order Gmsh elements load as their linear corners: the same mesh as the
+/// linear file, the edge and face nodes dropped by validation.
+#[test]
+fn high_order_gmsh_reads_as_linear_corners() {
+    for (stem, files) in [
+        (
+            "rect",
+            &["rect_p2_v41_bin.msh", "rect_p2_v22.msh", "rect_p3_v41.msh"][..],
+        ),
+        ("box", &["box_p2_v41_bin.msh", "box_p2_v22.msh"][..]),
+    ] {
+        let reference = load(&input(&format!("{stem}_v41.msh"))).unwrap();
+        for name in files {
+            let m = load(&input(name)).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(m.num_points(), reference.num_points(), "{name}");
+            let pts = &reference.points;
+            assert!(canon(&m, pts) == canon(&reference, pts), "{name}");
+        }
+    }
+}
+
+/// The format comes from the content: a misnamed or extensionless file reads the same.
+#[test]
+fn format_recognised_by_content() {
+    for name in [
+        "rect.mesh",
+        "rect_meshio.meshb",
+        "rect_zlib.vtu",
+        "rect_v40_ascii.msh",
+    ] {
+        let bytes = std::fs::read(input(name)).unwrap();
+        let first = read_mesh(&input(name)).unwrap();
+        let want = canon(&first, &first.points);
+        for wrong in ["mesh.msh", "mesh.vtu", "mesh", "mesh.meshb"] {
+            let m = parse_mesh(Path::new(wrong), &bytes)
+                .unwrap_or_else(|e| panic!("{name} as {wrong}: {e}"));
+            assert!(canon(&m, &first.points) == want, "{name} as {wrong}");
+        }
+    }
+    let err = parse_mesh(Path::new("notes.txt"), b"hello")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("notes.txt") && err.contains(".msh, .mesh, .meshb, .vtu"),
+        "{err}"
+    );
+}
+
+/// Replace the first `from` in `bytes` by `to`.
+fn patch(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
+    let at = bytes
+        .windows(from.len())
+        .position(|w| w == from.as_bytes())
+        .unwrap();
+    [&bytes[..at], to.as_bytes(), &bytes[at + from.len()..]].concat()
+}
+
+fn parse_err(name: &str, bytes: &[u8]) -> String {
+    let err = parse_mesh(&input(name), bytes).unwrap_err().to_string();
+    assert!(err.contains(name), "{err}");
+    err
+}
+
+/// Hand-mutated files: bad numbers, counts that lie (1e12 records must not be allocated),
+/// truncation, bad compression; each error names the file and the line or byte offset.
+#[test]
+fn malformed_inputs_name_the_place() {
+    let read = |n: &str| std::fs::read(input(n)).unwrap();
+    let mesh = read("rect.mesh");
+    let err = parse_err(
+        "rect.mesh",
+        &patch(&mesh, "Vertices\n 46", "Vertices\n 1000000000000"),
+    );
+    assert!(
+        err.contains("rect.mesh:52: unexpected 'Edges' in Vertices, expected 999999999954 more"),
+        "{err}"
+    );
+    let err = parse_err(
+        "rect.mesh",
+        &patch(&mesh, "Triangles\n 68", "Triangles\n 68\n 1 2 3x 4"),
+    );
+    assert!(
+        err.contains("rect.mesh:78: bad number '3x' in Triangles"),
+        "{err}"
+    );
+    let err = parse_err("rect.mesh", &patch(&mesh, "End", "12 End"));
+    assert!(err.contains("expected a keyword, found '12'"), "{err}");
+
+    let meshb = read("box_v3.meshb");
+    let err = parse_err("box_v3.meshb", &meshb[..meshb.len() / 2]);
+    assert!(
+        err.contains("unexpected end of file") && err.contains("byte offset"),
+        "{err}"
+    );
+    // The Vertices count (after the Dimension keyword's 16 bytes and the keyword and position).
+    let mut lying = meshb.clone();
+    lying[36..40].copy_from_slice(&i32::MAX.to_le_bytes());
+    let err = parse_err("box_v3.meshb", &lying);
+    assert!(
+        err.contains("more vertices") && err.contains("byte offset 40 in Vertices"),
+        "{err}"
+    );
+    let mut bad = meshb.clone();
+    bad[4] = 7;
+    assert!(parse_err("box_v3.meshb", &bad).contains("version 7 is not supported"));
+
+    let vtu = read("box_ascii.vtu");
+    let err = parse_err(
+        "box_ascii.vtu",
+        &patch(
+            &vtu,
+            "NumberOfPoints=\"45\"",
+            "NumberOfPoints=\"1000000000000\"",
+        ),
+    );
+    assert!(
+        err.contains("'Points' has 135 values, expected 3000000000000"),
+        "{err}"
+    );
+    let err = parse_err("box_ascii.vtu", &patch(&vtu, "0.00000000000e+00", "0.0x"));
+    assert!(
+        err.contains("box_ascii.vtu:8:") && err.contains("bad number '0.0x'"),
+        "{err}"
+    );
+    let zlib = read("box_appended_zlib.vtu");
+    let mut bad = zlib.clone();
+    let n = bad.len();
+    bad[n - 40..n - 20].fill(b'A');
+    let err = parse_err("box_appended_zlib.vtu", &bad);
+    assert!(err.contains("zlib") || err.contains("end early"), "{err}");
+
+    let v40 = read("box_v40_bin.msh");
+    let err = parse_err("box_v40_bin.msh", &v40[..v40.len() * 2 / 3]);
+    assert!(
+        err.contains("byte offset") && err.contains("$Elements"),
+        "{err}"
+    );
 }

@@ -59,7 +59,7 @@ fn unsupported_version() {
         &msg,
         &[
             "version3.msh:2:",
-            "version 3.0 is not supported; use 2.2 or 4.1",
+            "version 3.0 is not supported; use 2.2, 4.0 or 4.1",
         ],
     );
 }
@@ -86,21 +86,21 @@ fn undefined_node() {
 }
 
 #[test]
-fn higher_order_element() {
-    let msg = load_err("second_order.msh");
-    assert_has(
-        &msg,
-        &[
-            "unsupported element type 9 (second-order triangle) at line 15",
-            "linear elements",
-        ],
-    );
+fn higher_order_element_reads_its_corners() {
+    // A second-order triangle: its three corners are kept, the mid-edge nodes dropped.
+    let m = load(&data("second_order.msh")).unwrap();
+    assert_eq!(m.kinds, vec![ElementKind::Triangle]);
+    assert_eq!(m.num_points(), 3);
+    assert_eq!(m.points[2], [0.0, 1.0, 0.0]);
 }
 
 #[test]
-fn unsupported_extension() {
-    let msg = load_err("mesh.xyz");
-    assert_has(&msg, &["unsupported mesh format '.xyz' (supported: .msh)"]);
+fn unsupported_format() {
+    let msg = load_err("inputs/make_inputs.py");
+    assert_has(
+        &msg,
+        &["unsupported mesh format '.py': the content is none of .msh, .mesh, .meshb, .vtu"],
+    );
 }
 
 #[test]

@@ -1,50 +1,77 @@
-//! Mesh file input and output: Gmsh `.msh` readers (2.2 and 4.1, ASCII and binary), a Gmsh 4.1
-//! ASCII writer and a VTK `.vtu` writer. Readers return the mesh as the file gives it;
-//! [`crate::mesh::load`] adds validation.
+//! Mesh file input and output: readers for Gmsh `.msh` (2.2, 4.0 and 4.1, ASCII and binary),
+//! Medit `.mesh`/`.meshb` and VTK `.vtu`, a Gmsh 4.1 ASCII writer and a VTK `.vtu` writer.
+//! Readers return the mesh as the file gives it; [`crate::mesh::load`] adds validation.
 //!
 //! Every write is atomic: the data go to a temporary file in the target's directory, which is
 //! then renamed over the target, so a crash never leaves a half-written file behind.
 
+mod medit;
 mod msh;
 mod msh_write;
 mod vtu;
+mod vtu_read;
 
 use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::mesh::model::Mesh;
 
+pub use medit::parse_medit;
 pub use msh::{parse_msh, read_msh};
 pub use msh_write::write_msh41;
 pub use vtu::write_vtu;
+pub use vtu_read::parse_vtu;
 
 /// File extensions [`read_mesh`] understands.
-pub const SUPPORTED_EXTENSIONS: &[&str] = &["msh"];
+pub const SUPPORTED_EXTENSIONS: &[&str] = &["msh", "mesh", "meshb", "vtu"];
 
-/// Read a mesh file, choosing the reader by extension (only `.msh` for now). Unvalidated.
+/// Read a mesh file in any supported format (see [`parse_mesh`]). Unvalidated.
 pub fn read_mesh(path: &Path) -> Result<Mesh> {
+    let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    parse_mesh(path, &data)
+}
+
+/// Parse mesh bytes, recognising the format by content (files are often misnamed) and by the
+/// extension of `path` when the content says nothing, so a broken file still gets its own
+/// reader's error. Unvalidated.
+pub fn parse_mesh(path: &Path, data: &[u8]) -> Result<Mesh> {
+    let start = data
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(0);
+    let head = &data[start..];
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    match ext.as_str() {
-        "msh" => read_msh(path),
-        _ => Err(Error::parse(
-            path,
-            0,
-            format!(
-                "unsupported mesh format '{}' (supported: {})",
-                if ext.is_empty() {
-                    String::from("(no extension)")
-                } else {
-                    format!(".{ext}")
-                },
-                SUPPORTED_EXTENSIONS
-                    .iter()
-                    .map(|e| format!(".{e}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )),
+    if head.starts_with(b"$MeshFormat") {
+        parse_msh(path, data)
+    } else if head.starts_with(b"<?xml") || head.starts_with(b"<VTKFile") {
+        parse_vtu(path, data)
+    } else if medit::looks_like_medit(data) {
+        parse_medit(path, data)
+    } else {
+        match ext.as_str() {
+            "msh" => parse_msh(path, data),
+            "mesh" | "meshb" => parse_medit(path, data),
+            "vtu" => parse_vtu(path, data),
+            _ => Err(Error::parse(
+                path,
+                0,
+                format!(
+                    "unsupported mesh format '{}': the content is none of {}",
+                    if ext.is_empty() {
+                        String::from("(no extension)")
+                    } else {
+                        format!(".{ext}")
+                    },
+                    SUPPORTED_EXTENSIONS
+                        .iter()
+                        .map(|e| format!(".{e}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+        }
     }
 }

@@ -1,19 +1,25 @@
-//! Gmsh `.msh` reader for format versions 2.2 and 4.1, ASCII and binary, written for precise
-//! error messages: every error names the file and the line (ASCII) or the byte offset and
-//! section (binary), and no input can make it panic (every length is checked before slicing,
-//! every count from the file is bounded by the bytes that are left before memory is reserved).
+//! Gmsh `.msh` reader for format versions 2.2, 4.0 and 4.1, ASCII and binary, written for
+//! precise error messages: every error names the file and the line (ASCII) or the byte offset
+//! and section (binary), and no input can make it panic (every length is checked before
+//! slicing, every count from the file is bounded by the bytes that are left before memory is
+//! reserved). Its cursor ([`Reader`]) and raw element store ([`RawFile`]) serve the Medit, VTU
+//! and graph readers too.
 //!
 //! What is kept: nodes (tags may be sparse; they are renumbered 0-based in file order), the
 //! elements of the highest dimension present (2: triangles, quadrilaterals; 3: tetrahedra,
 //! hexahedra, prisms, pyramids) with their physical tag as region tag (0 if none), the elements
 //! one dimension lower as [`BoundaryFacet`]s with their physical tag, and `$PhysicalNames`.
-//! Points (type 15) and lower-dimensional elements are ignored, unknown sections (`$Periodic`,
-//! `$NodeData`, ...) skipped. In 4.1 files the physical tag of an element is the first physical
-//! tag of its entity in `$Entities`; in 2.2 files it is the element's first tag.
+//! High-order elements keep their corner nodes (Gmsh lists them first), with one warning per
+//! file. Points (type 15) and lower-dimensional elements are ignored, unknown sections
+//! (`$Periodic`, `$NodeData`, ...) skipped. In 4.x files the physical tag of an element is the
+//! first physical tag of its entity in `$Entities`; in 2.2 files it is the element's first tag.
 //!
 //! Binary files: the `$MeshFormat` line is followed by the integer 1 written in the writer's byte
 //! order, which tells little- from big-endian. In 2.2 the data-size field is sizeof(double) and
-//! integers are 4 bytes; in 4.1 it is sizeof(size_t) (4 or 8), used for counts and tags.
+//! integers are 4 bytes; in 4.1 it is sizeof(size_t) (4 or 8), used for counts and tags; in 4.0
+//! counts are 8-byte unsigned longs and tags 4-byte ints. 4.0 also puts an entity block's tag
+//! before its dimension, interleaves node tags with coordinates and gives points a full
+//! bounding box in `$Entities`.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -22,7 +28,7 @@ use std::str::FromStr;
 use crate::error::{Error, Result};
 use crate::mesh::model::{BoundaryFacet, ElementKind, Mesh};
 
-/// Read a Gmsh `.msh` file (2.2 or 4.1, ASCII or binary). The mesh is not validated.
+/// Read a Gmsh `.msh` file (2.2, 4.0 or 4.1, ASCII or binary). The mesh is not validated.
 pub fn read_msh(path: &Path) -> Result<Mesh> {
     let data = crate::files::read_limited(path, crate::files::MAX_INPUT_BYTES)?;
     parse_msh(path, data.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&data))
@@ -30,17 +36,7 @@ pub fn read_msh(path: &Path) -> Result<Mesh> {
 
 /// Parse the bytes of a `.msh` file; `path` is only used in error messages.
 pub fn parse_msh(path: &Path, data: &[u8]) -> Result<Mesh> {
-    let mut r = Reader {
-        path,
-        data,
-        pos: 0,
-        line: 1,
-        binary: false,
-        big_endian: false,
-        size_t: 8,
-        version: Version::V2,
-        section: "$MeshFormat",
-    };
+    let mut r = Reader::new(path, data, "$MeshFormat");
     let mut file = RawFile::default();
     r.read_all(&mut file)?;
     file.into_mesh(&r)
@@ -49,7 +45,8 @@ pub fn parse_msh(path: &Path, data: &[u8]) -> Result<Mesh> {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Version {
     V2,
-    V4,
+    V40,
+    V41,
 }
 
 /// Gmsh element type facts: (number of nodes, name, dimension). `None` for unknown types.
@@ -92,6 +89,26 @@ fn gmsh_type_info(t: i64) -> Option<(usize, &'static str, usize)> {
     })
 }
 
+/// The linear Gmsh type whose corners a (possibly high-order) type starts with; `None` for
+/// points, which are skipped.
+fn linear_type(t: i64) -> Option<u8> {
+    Some(match t {
+        1 | 8 | 26..=28 => 1,
+        2 | 9 | 20..=25 => 2,
+        3 | 10 | 16 => 3,
+        4 | 11 | 29..=31 => 4,
+        5 | 12 | 17 | 92 | 93 => 5,
+        6 | 13 | 18 => 6,
+        7 | 14 | 19 => 7,
+        _ => return None,
+    })
+}
+
+/// Vertices of a linear Gmsh type.
+pub(super) fn corner_count(lin: u8) -> usize {
+    gmsh_type_info(i64::from(lin)).map_or(0, |i| i.0)
+}
+
 /// The element kind of a supported linear 2D/3D Gmsh type.
 fn kind_of(t: u8) -> Option<ElementKind> {
     Some(match t {
@@ -105,12 +122,13 @@ fn kind_of(t: u8) -> Option<ElementKind> {
     })
 }
 
-/// Everything read from the file before nodes are resolved.
+/// Everything read from the file before nodes are resolved; the Medit and VTU readers fill it
+/// too (with Gmsh type numbers) to share node resolution, tags and high-order handling.
 #[derive(Default)]
-struct RawFile {
+pub(super) struct RawFile {
     version_seen: bool,
-    node_tags: Vec<u64>,
-    points: Vec<[f64; 3]>,
+    pub(super) node_tags: Vec<u64>,
+    pub(super) points: Vec<[f64; 3]>,
     nodes_seen: bool,
     elements_seen: bool,
     /// Gmsh type (1..=7) of each kept element.
@@ -119,27 +137,33 @@ struct RawFile {
     tags: Vec<u64>,
     phys: Vec<i32>,
     /// CSR offsets into `nodes`.
-    offsets: Vec<usize>,
-    nodes: Vec<u64>,
+    pub(super) offsets: Vec<usize>,
+    pub(super) nodes: Vec<u64>,
     /// Line (ASCII) or byte offset (binary) of each element, for error messages.
     locs: Vec<usize>,
     /// (dim, entity tag) -> first physical tag (4.1 `$Entities`).
     entity_phys: HashMap<(usize, i32), i32>,
     physical_names: Vec<((usize, i32), String)>,
+    /// File type -> count of the high-order elements read as their corners.
+    high_order: std::collections::BTreeMap<i64, usize>,
 }
 
-struct Reader<'a> {
-    path: &'a Path,
+/// Cursor over a mesh file with error locations; shared with the Medit and VTU readers.
+pub(super) struct Reader<'a> {
+    pub(super) path: &'a Path,
     data: &'a [u8],
-    pos: usize,
+    pub(super) pos: usize,
     /// 1-based line of `pos` (exact in ASCII files; binary files report byte offsets instead).
-    line: usize,
-    binary: bool,
-    big_endian: bool,
+    pub(super) line: usize,
+    pub(super) binary: bool,
+    pub(super) big_endian: bool,
     /// Width in bytes of size_t fields in 4.1 binary files.
     size_t: usize,
     version: Version,
-    section: &'static str,
+    pub(super) section: &'static str,
+    /// Comment character, skipped to the end of the line (`#` Medit, `%` Matrix Market); with
+    /// one, a word where a number belongs is a keyword after a lying count.
+    pub(super) comments: Option<u8>,
 }
 
 /// A short printable rendering of a token for messages.
@@ -153,6 +177,21 @@ fn show(tok: &[u8]) -> String {
 }
 
 impl<'a> Reader<'a> {
+    pub(super) fn new(path: &'a Path, data: &'a [u8], section: &'static str) -> Self {
+        Reader {
+            path,
+            data,
+            pos: 0,
+            line: 1,
+            binary: false,
+            big_endian: false,
+            size_t: 8,
+            version: Version::V2,
+            section,
+            comments: None,
+        }
+    }
+
     /// Location text: "line L" for ASCII files, "byte offset B in $Section" for binary ones.
     fn where_at(&self, line: usize, offset: usize) -> String {
         if self.binary {
@@ -163,7 +202,7 @@ impl<'a> Reader<'a> {
     }
 
     /// An error at a line (ASCII) or at the current byte offset (binary).
-    fn err(&self, line: usize, msg: impl Into<String>) -> Error {
+    pub(super) fn err(&self, line: usize, msg: impl Into<String>) -> Error {
         if self.binary {
             Error::parse(
                 self.path,
@@ -180,15 +219,21 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn eof_err(&self, expected: &str) -> Error {
+    pub(super) fn eof_err(&self, expected: &str) -> Error {
         self.err(
             self.line,
             format!("unexpected end of file in {}, {expected}", self.section),
         )
     }
 
-    fn skip_ws(&mut self) {
+    pub(super) fn skip_ws(&mut self) {
         while let Some(&c) = self.data.get(self.pos) {
+            if Some(c) == self.comments {
+                while self.data.get(self.pos).is_some_and(|&c| c != b'\n') {
+                    self.pos += 1;
+                }
+                continue;
+            }
             if !c.is_ascii_whitespace() {
                 break;
             }
@@ -200,7 +245,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Next whitespace-separated token and its line, or `None` at end of file.
-    fn token(&mut self) -> Option<(&'a [u8], usize)> {
+    pub(super) fn token(&mut self) -> Option<(&'a [u8], usize)> {
         self.skip_ws();
         if self.pos >= self.data.len() {
             return None;
@@ -218,11 +263,16 @@ impl<'a> Reader<'a> {
 
     /// Next token, parsed as `T`. `what` names the value for "bad number" errors; `expected`
     /// says what is still missing, for end-of-file errors.
-    fn num<T: FromStr>(&mut self, what: &str, expected: &dyn Fn() -> String) -> Result<T> {
+    pub(super) fn num<T: FromStr>(
+        &mut self,
+        what: &str,
+        expected: &dyn Fn() -> String,
+    ) -> Result<T> {
         let Some((tok, line)) = self.token() else {
             return Err(self.eof_err(&expected()));
         };
-        if tok.first() == Some(&b'$') {
+        // A section marker (Gmsh) or keyword (Medit) where a number belongs: the count lied.
+        if tok.first() == Some(&b'$') || (self.comments.is_some() && tok[0].is_ascii_alphabetic()) {
             return Err(self.err(
                 line,
                 format!(
@@ -249,13 +299,13 @@ impl<'a> Reader<'a> {
     }
 
     /// A count from the file: parsed as usize.
-    fn count(&mut self, what: &str) -> Result<usize> {
+    pub(super) fn count(&mut self, what: &str) -> Result<usize> {
         let w = what.to_string();
         self.num::<usize>(what, &move || format!("expected {w}"))
     }
 
     /// The rest of the current line (without the line break), consuming the line break.
-    fn rest_of_line(&mut self) -> &'a [u8] {
+    pub(super) fn rest_of_line(&mut self) -> &'a [u8] {
         let start = self.pos;
         while let Some(&c) = self.data.get(self.pos) {
             self.pos += 1;
@@ -284,12 +334,12 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn remaining(&self) -> usize {
+    pub(super) fn remaining(&self) -> usize {
         self.data.len().saturating_sub(self.pos)
     }
 
     /// Take `n` raw bytes (binary sections) or fail with "unexpected end of file".
-    fn bytes(&mut self, n: usize, expected: &dyn Fn() -> String) -> Result<&'a [u8]> {
+    pub(super) fn bytes(&mut self, n: usize, expected: &dyn Fn() -> String) -> Result<&'a [u8]> {
         if self.remaining() < n {
             return Err(self.eof_err(&expected()));
         }
@@ -298,7 +348,7 @@ impl<'a> Reader<'a> {
         Ok(b)
     }
 
-    fn bin_i32(&mut self, expected: &dyn Fn() -> String) -> Result<i32> {
+    pub(super) fn bin_i32(&mut self, expected: &dyn Fn() -> String) -> Result<i32> {
         let b = self.bytes(4, expected)?;
         let a = [b[0], b[1], b[2], b[3]];
         Ok(if self.big_endian {
@@ -317,6 +367,25 @@ impl<'a> Reader<'a> {
         } else {
             f64::from_le_bytes(a)
         })
+    }
+
+    /// A signed integer of `len` (4 or 8) bytes.
+    pub(super) fn bin_int(&mut self, len: usize, expected: &dyn Fn() -> String) -> Result<i64> {
+        let v = decode_uint(self.bytes(len, expected)?, self.big_endian);
+        Ok(if len == 4 {
+            v as u32 as i32 as i64
+        } else {
+            v as i64
+        })
+    }
+
+    /// A float of `len` (4 or 8) bytes.
+    pub(super) fn bin_real(&mut self, len: usize, expected: &dyn Fn() -> String) -> Result<f64> {
+        if len == 8 {
+            return self.bin_f64(expected);
+        }
+        let v = decode_uint(self.bytes(4, expected)?, self.big_endian);
+        Ok(f64::from(f32::from_bits(v as u32)))
     }
 
     /// A size_t field of a 4.1 binary file (4 or 8 bytes).
@@ -342,13 +411,78 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A tag: a size_t (binary) or a whole number (ASCII) naming `what`.
-    fn size(&mut self, what: &str, expected: &dyn Fn() -> String) -> Result<u64> {
-        if self.binary {
-            self.bin_size(expected)
-        } else {
-            self.num(what, expected)
+    /// A 4.x node or element tag: a whole number (ASCII), an int (4.0 binary) or a size_t
+    /// (4.1 binary) naming `what`.
+    fn tag(&mut self, what: &str, expected: &dyn Fn() -> String) -> Result<u64> {
+        match (self.binary, self.version) {
+            (false, _) => self.num(what, expected),
+            (true, Version::V40) => Ok(u64::try_from(self.bin_i32(expected)?).unwrap_or(u64::MAX)),
+            (true, _) => self.bin_size(expected),
         }
+    }
+
+    /// Bytes of a tag in 4.x binary files.
+    fn tag_len(&self) -> usize {
+        if self.version == Version::V40 {
+            4
+        } else {
+            self.size_t
+        }
+    }
+
+    /// Coordinates of an entity's bounding box: 4.1 gives points only their position.
+    fn bbox_len(&self, dim: usize) -> usize {
+        if dim == 0 && self.version == Version::V41 {
+            3
+        } else {
+            6
+        }
+    }
+
+    /// The header of a 4.x $Nodes/$Elements section: (blocks, total); 4.1 adds min/max tags.
+    fn header4(&mut self, what: &str) -> Result<(usize, usize)> {
+        if self.binary {
+            // The binary header starts right after the section line.
+            self.rest_of_line();
+        }
+        let nblocks = self.header_count(&format!("the number of {what} blocks"))?;
+        let total = self.header_count(&format!("the number of {what}s"))?;
+        if self.version == Version::V41 {
+            self.header_count(&format!("the minimum {what} tag"))?;
+            self.header_count(&format!("the maximum {what} tag"))?;
+        }
+        Ok((nblocks, total))
+    }
+
+    /// A 4.x block header's entity (dimension, tag): 4.0 writes the tag first.
+    fn block_entity(&mut self, more: &dyn Fn() -> String) -> Result<(i64, i64)> {
+        let (a, b) = if self.binary {
+            (
+                i64::from(self.bin_i32(more)?),
+                i64::from(self.bin_i32(more)?),
+            )
+        } else {
+            (
+                self.num("entity dimension or tag", more)?,
+                self.num("entity tag or dimension", more)?,
+            )
+        };
+        Ok(if self.version == Version::V40 {
+            (b, a)
+        } else {
+            (a, b)
+        })
+    }
+
+    /// One node's x, y, z and `extra` parametric coordinates (dropped).
+    fn point(&mut self, extra: usize, more: &dyn Fn() -> String) -> Result<[f64; 3]> {
+        let x = self.real("node x coordinate", more)?;
+        let y = self.real("node y coordinate", more)?;
+        let z = self.real("node z coordinate", more)?;
+        for _ in 0..extra {
+            self.real("parametric node coordinate", more)?;
+        }
+        Ok([x, y, z])
     }
 
     /// A coordinate: an f64 (binary) or a number (ASCII) naming `what`.
@@ -362,7 +496,7 @@ impl<'a> Reader<'a> {
 
     /// Make sure `n` records of `record` bytes are present; otherwise report how many of
     /// `what` are missing.
-    fn need_records(&self, n: usize, record: usize, what: &str) -> Result<()> {
+    pub(super) fn need_records(&self, n: usize, record: usize, what: &str) -> Result<()> {
         let have = self.remaining() / record.max(1);
         if have < n {
             return Err(self.eof_err(&format!("expected {} more {what}", n - have)));
@@ -404,7 +538,7 @@ impl<'a> Reader<'a> {
                     self.section = "$PhysicalNames";
                     self.read_physical_names(file)?;
                 }
-                b"$Entities" if self.version == Version::V4 => {
+                b"$Entities" if self.version != Version::V2 => {
                     self.section = "$Entities";
                     if self.binary {
                         self.read_entities_bin(file)?;
@@ -421,7 +555,7 @@ impl<'a> Reader<'a> {
                     file.nodes_seen = true;
                     match self.version {
                         Version::V2 => self.read_nodes2(file)?,
-                        Version::V4 => self.read_nodes4(file)?,
+                        _ => self.read_nodes4(file)?,
                     }
                     self.expect_end()?;
                 }
@@ -435,7 +569,7 @@ impl<'a> Reader<'a> {
                     match (self.version, self.binary) {
                         (Version::V2, false) => self.read_elements2_ascii(file)?,
                         (Version::V2, true) => self.read_elements2_bin(file)?,
-                        (Version::V4, _) => self.read_elements4(file)?,
+                        _ => self.read_elements4(file)?,
                     }
                     self.expect_end()?;
                 }
@@ -483,15 +617,16 @@ impl<'a> Reader<'a> {
             return Err(self.eof_err("expected the format version"));
         };
         let ver_s = show(ver);
-        // Numerically: Gmsh writes "2.2" as well as "2.200000".
+        // Numerically: Gmsh writes "2.2" as well as "2.200000", and 4.0 as "4".
         let num: f64 = ver_s.parse().unwrap_or(f64::NAN);
         self.version = match num {
             v if (2.0..=2.2).contains(&v) => Version::V2,
-            4.1 => Version::V4,
+            4.0 => Version::V40,
+            4.1 => Version::V41,
             _ => {
                 return Err(self.err(
                     vline,
-                    format!("version {ver_s} is not supported; use 2.2 or 4.1"),
+                    format!("version {ver_s} is not supported; use 2.2, 4.0 or 4.1"),
                 ))
             }
         };
@@ -504,8 +639,8 @@ impl<'a> Reader<'a> {
             1 => {
                 self.binary = true;
                 let ok = match self.version {
-                    Version::V2 => data_size == 8,
-                    Version::V4 => data_size == 8 || data_size == 4,
+                    Version::V2 | Version::V40 => data_size == 8,
+                    Version::V41 => data_size == 8 || data_size == 4,
                 };
                 if !ok {
                     return Err(self.err(
@@ -562,8 +697,7 @@ impl<'a> Reader<'a> {
             for i in 0..n {
                 let more = || format!("expected {} more entities of dimension {dim}", n - i);
                 let tag: i32 = self.num("entity tag", &more)?;
-                let ncoord = if dim == 0 { 3 } else { 6 };
-                for _ in 0..ncoord {
+                for _ in 0..self.bbox_len(dim) {
                     self.num::<f64>("entity bounding box coordinate", &more)?;
                 }
                 let nphys: usize = self.num("number of physical tags", &more)?;
@@ -595,8 +729,7 @@ impl<'a> Reader<'a> {
             for i in 0..n {
                 let more = || format!("expected {} more entities of dimension {dim}", n - i);
                 let tag = self.bin_i32(&more)?;
-                let ncoord = if dim == 0 { 3 } else { 6 };
-                self.bytes(8 * ncoord, &more)?;
+                self.bytes(8 * self.bbox_len(dim), &more)?;
                 let nphys = self.bin_size(&more)?;
                 for k in 0..nphys {
                     let p = self.bin_i32(&more)?;
@@ -620,7 +753,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reserve room for up to `n` items, bounded by what the remaining bytes could hold.
-    fn reserve_bound(&self, n: usize, min_bytes_per_item: usize) -> usize {
+    pub(super) fn reserve_bound(&self, n: usize, min_bytes_per_item: usize) -> usize {
         n.min(self.remaining() / min_bytes_per_item.max(1) + 1)
     }
 
@@ -650,57 +783,46 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
+    /// 4.0 and 4.1: 4.1 lists a block's tags before its coordinates, 4.0 interleaves them.
     fn read_nodes4(&mut self, file: &mut RawFile) -> Result<()> {
-        if self.binary {
-            // The binary header starts right after the section line.
-            self.rest_of_line();
-        }
-        let nblocks = self.header_count("the number of node blocks")?;
-        let total = self.header_count("the number of nodes")?;
-        self.header_count("the minimum node tag")?;
-        self.header_count("the maximum node tag")?;
+        let (nblocks, total) = self.header4("node")?;
         let cap = self.reserve_bound(total, 8);
         file.node_tags.reserve(cap);
         file.points.reserve(cap);
         let mut read = 0usize;
         for b in 0..nblocks {
             let more_blocks = || format!("expected {} more node blocks", nblocks - b);
-            let (extra, n) = if self.binary {
-                let edim = self.bin_i32(&more_blocks)?;
-                self.bin_i32(&more_blocks)?;
-                let parametric = self.bin_i32(&more_blocks)?;
-                let n = self.bin_count("the number of nodes in the block")?;
-                let extra = if parametric != 0 { edim.clamp(0, 3) } else { 0 };
-                (extra as usize, n)
+            let edim = self.block_entity(&more_blocks)?.0;
+            let parametric: i64 = if self.binary {
+                self.bin_i32(&more_blocks)?.into()
             } else {
-                let edim: usize = self.num("entity dimension", &more_blocks)?;
-                self.num::<i32>("entity tag", &more_blocks)?;
-                let parametric: u32 = self.num("parametric flag", &more_blocks)?;
-                let n = self.num("number of nodes in block", &more_blocks)?;
-                (if parametric != 0 { edim.min(3) } else { 0 }, n)
+                self.num("parametric flag", &more_blocks)?
+            };
+            let n = self.header_count("the number of nodes in the block")?;
+            let extra = if parametric != 0 {
+                edim.clamp(0, 3) as usize
+            } else {
+                0
             };
             let left = total.saturating_sub(read).max(n);
             if self.binary {
-                let record = self.size_t + 24 + 8 * extra;
+                let record = self.tag_len() + 24 + 8 * extra;
                 let have = self.remaining() / record;
                 if have < n {
                     return Err(self.eof_err(&format!("expected {} more nodes", left - have)));
                 }
             }
+            let v40 = self.version == Version::V40;
             for i in 0..n {
                 let more = || format!("expected {} more nodes", left - i);
-                let tag = self.size("node tag", &more)?;
-                file.node_tags.push(tag);
-            }
-            for i in 0..n {
-                let more = || format!("expected {} more nodes", left - i);
-                let x = self.real("node x coordinate", &more)?;
-                let y = self.real("node y coordinate", &more)?;
-                let z = self.real("node z coordinate", &more)?;
-                for _ in 0..extra {
-                    self.real("parametric node coordinate", &more)?;
+                file.node_tags.push(self.tag("node tag", &more)?);
+                if v40 {
+                    file.points.push(self.point(extra, &more)?);
                 }
-                file.points.push([x, y, z]);
+            }
+            for i in 0..if v40 { 0 } else { n } {
+                let more = || format!("expected {} more nodes", left - i);
+                file.points.push(self.point(extra, &more)?);
             }
             read += n;
         }
@@ -713,24 +835,16 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    /// Check a Gmsh element type: returns (nodes, dim, keep) for supported types, an error for
-    /// higher-order or unknown ones. `keep` is false for points.
-    fn check_type(&self, t: i64, line: usize, offset: usize) -> Result<(usize, usize, bool)> {
-        match gmsh_type_info(t) {
-            Some((n, _, dim)) if (1..=7).contains(&t) => Ok((n, dim, true)),
-            Some((n, _, dim)) if t == 15 => Ok((n, dim, false)),
-            Some((_, name, _)) => Err(self.err(
+    /// Check a Gmsh element type: returns (nodes to read, corner nodes to keep, linear type).
+    /// High-order elements keep their corners (Gmsh lists them first); points keep nothing.
+    fn check_type(&self, t: i64, line: usize, offset: usize) -> Result<(usize, usize, u8)> {
+        match (gmsh_type_info(t), linear_type(t)) {
+            (Some((n, _, _)), Some(lin)) => Ok((n, corner_count(lin), lin)),
+            (Some((n, _, _)), None) => Ok((n, 0, 0)),
+            (None, _) => Err(self.err(
                 line,
                 format!(
-                    "unsupported element type {t} ({name}) at {}; chromaflow needs linear elements",
-                    self.where_at(line, offset)
-                ),
-            )),
-            None => Err(self.err(
-                line,
-                format!(
-                    "unsupported element type {t} (unknown to this reader) at {}; chromaflow needs \
-                     linear elements (Gmsh types 1-7)",
+                    "unsupported element type {t} (unknown to this reader) at {}",
                     self.where_at(line, offset)
                 ),
             )),
@@ -746,7 +860,7 @@ impl<'a> Reader<'a> {
             let tag: u64 = self.num("element tag", &more)?;
             let line = self.line;
             let t: i64 = self.num("element type", &more)?;
-            let (nn, _, keep) = self.check_type(t, line, 0)?;
+            let (nn, corners, lin) = self.check_type(t, line, 0)?;
             let ntags: usize = self.num("number of element tags", &more)?;
             let mut phys = 0i32;
             for k in 0..ntags {
@@ -755,14 +869,14 @@ impl<'a> Reader<'a> {
                     phys = v;
                 }
             }
-            for _ in 0..nn {
+            for j in 0..nn {
                 let v: u64 = self.num("element node tag", &more)?;
-                if keep {
+                if j < corners {
                     file.nodes.push(v);
                 }
             }
-            if keep {
-                push_element(file, t as u8, tag, phys, line);
+            if corners > 0 {
+                push_element(file, (lin, t), tag, phys, line);
             }
         }
         Ok(())
@@ -781,7 +895,7 @@ impl<'a> Reader<'a> {
             let t = self.bin_i32(&more)?;
             let count = self.bin_i32(&more)?;
             let ntags = self.bin_i32(&more)?;
-            let (nn, _, keep) = self.check_type(i64::from(t), 0, header_at)?;
+            let (nn, corners, lin) = self.check_type(i64::from(t), 0, header_at)?;
             let (Ok(count), Ok(ntags)) = (usize::try_from(count), usize::try_from(ntags)) else {
                 return Err(self.err(
                     0,
@@ -813,14 +927,15 @@ impl<'a> Reader<'a> {
                         phys = v;
                     }
                 }
-                for _ in 0..nn {
+                for j in 0..nn {
                     let v = self.bin_i32(&more)?;
-                    if keep {
+                    if j < corners {
                         file.nodes.push(u64::try_from(v).unwrap_or(u64::MAX));
                     }
                 }
-                if keep {
-                    push_element(file, t as u8, u64::try_from(tag).unwrap_or(0), phys, at);
+                if corners > 0 {
+                    let tag = u64::try_from(tag).unwrap_or(0);
+                    push_element(file, (lin, i64::from(t)), tag, phys, at);
                 }
             }
             read += count;
@@ -829,43 +944,29 @@ impl<'a> Reader<'a> {
     }
 
     fn read_elements4(&mut self, file: &mut RawFile) -> Result<()> {
-        if self.binary {
-            // The binary header starts right after the section line.
-            self.rest_of_line();
-        }
-        let nblocks = self.header_count("the number of element blocks")?;
-        let total = self.header_count("the number of elements")?;
-        self.header_count("the minimum element tag")?;
-        self.header_count("the maximum element tag")?;
+        let (nblocks, total) = self.header4("element")?;
         let cap = self.reserve_bound(total, 8);
         reserve_elements(file, cap);
         let mut read = 0usize;
         for b in 0..nblocks {
             let more_blocks = || format!("expected {} more element blocks", nblocks - b);
-            let (entity, t, nn, keep, n) = if self.binary {
-                let header_at = self.pos;
-                let edim = self.bin_i32(&more_blocks)?;
-                let etag = self.bin_i32(&more_blocks)?;
-                let t = i64::from(self.bin_i32(&more_blocks)?);
-                let n = self.bin_count("the number of elements in the block")?;
-                let (nn, _, keep) = self.check_type(t, 0, header_at)?;
-                let entity = usize::try_from(edim).ok().map(|d| (d, etag));
-                (entity, t, nn, keep, n)
+            let header_at = self.pos;
+            let (edim, etag) = self.block_entity(&more_blocks)?;
+            let line = self.line;
+            let t: i64 = if self.binary {
+                self.bin_i32(&more_blocks)?.into()
             } else {
-                let edim: usize = self.num("entity dimension", &more_blocks)?;
-                let etag: i32 = self.num("entity tag", &more_blocks)?;
-                let line = self.line;
-                let t: i64 = self.num("element type", &more_blocks)?;
-                let (nn, _, keep) = self.check_type(t, line, 0)?;
-                let n = self.num("number of elements in block", &more_blocks)?;
-                (Some((edim, etag)), t, nn, keep, n)
+                self.num("element type", &more_blocks)?
             };
-            let phys = entity
-                .and_then(|e| file.entity_phys.get(&e).copied())
-                .unwrap_or(0);
+            let n = self.header_count("the number of elements in the block")?;
+            let (nn, corners, lin) = self.check_type(t, line, header_at)?;
+            let phys = match (usize::try_from(edim), i32::try_from(etag)) {
+                (Ok(d), Ok(e)) => file.entity_phys.get(&(d, e)).copied().unwrap_or(0),
+                _ => 0,
+            };
             let left = total.saturating_sub(read).max(n);
             if self.binary {
-                let record = self.size_t * (1 + nn);
+                let record = self.tag_len() * (1 + nn);
                 let have = self.remaining() / record;
                 if have < n {
                     return Err(self.eof_err(&format!("expected {} more elements", left - have)));
@@ -874,17 +975,17 @@ impl<'a> Reader<'a> {
             for i in 0..n {
                 let more = || format!("expected {} more elements", left - i);
                 let at = self.pos;
-                let tag = self.size("element tag", &more)?;
+                let tag = self.tag("element tag", &more)?;
                 // Where the element is: its byte offset (binary) or line (ASCII).
                 let loc = if self.binary { at } else { self.line };
-                for _ in 0..nn {
-                    let v = self.size("element node tag", &more)?;
-                    if keep {
+                for j in 0..nn {
+                    let v = self.tag("element node tag", &more)?;
+                    if j < corners {
                         file.nodes.push(v);
                     }
                 }
-                if keep {
-                    push_element(file, t as u8, tag, phys, loc);
+                if corners > 0 {
+                    push_element(file, (lin, t), tag, phys, loc);
                 }
             }
             read += n;
@@ -921,9 +1022,13 @@ fn reserve_elements(file: &mut RawFile, n: usize) {
     file.locs.reserve(n);
 }
 
-/// Record an element whose node tags were just appended to `file.nodes`.
-fn push_element(file: &mut RawFile, t: u8, tag: u64, phys: i32, loc: usize) {
-    file.types.push(t);
+/// Record an element of linear type `t.0` (read as file type `t.1`) whose node tags were just
+/// appended to `file.nodes`.
+pub(super) fn push_element(file: &mut RawFile, t: (u8, i64), tag: u64, phys: i32, loc: usize) {
+    if i64::from(t.0) != t.1 {
+        *file.high_order.entry(t.1).or_default() += 1;
+    }
+    file.types.push(t.0);
     file.tags.push(tag);
     file.phys.push(phys);
     file.offsets.push(file.nodes.len());
@@ -950,6 +1055,14 @@ impl NodeMap {
 }
 
 impl RawFile {
+    /// An empty file ready for elements (the Medit and VTU readers).
+    pub(super) fn with_elements() -> Self {
+        RawFile {
+            offsets: vec![0],
+            ..RawFile::default()
+        }
+    }
+
     fn node_map(&self, r: &Reader) -> Result<NodeMap> {
         let n = self.node_tags.len();
         if n >= u32::MAX as usize {
@@ -983,8 +1096,21 @@ impl RawFile {
         }
     }
 
-    fn into_mesh(self, r: &Reader) -> Result<Mesh> {
+    pub(super) fn into_mesh(self, r: &Reader) -> Result<Mesh> {
         let map = self.node_map(r)?;
+        if !self.high_order.is_empty() {
+            let kinds: Vec<String> = self
+                .high_order
+                .iter()
+                .map(|(&t, n)| format!("{n} {}", gmsh_type_info(t).map_or("?", |i| i.1)))
+                .collect();
+            log::warn!(
+                "{}: high-order elements read as linear ones from their corner nodes (curved \
+                 geometry and the other nodes are dropped): {}",
+                r.path.display(),
+                kinds.join(", ")
+            );
+        }
         let dim = self
             .types
             .iter()
@@ -1005,7 +1131,7 @@ impl RawFile {
                     Some(i) => verts.push(i),
                     None => {
                         let loc = if r.binary {
-                            format!("byte offset {} in $Elements", self.locs[e])
+                            format!("byte offset {}", self.locs[e])
                         } else {
                             format!("line {}", self.locs[e])
                         };

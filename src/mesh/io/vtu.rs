@@ -8,38 +8,12 @@
 //! are always written as the Int32 cell array `region_tag`.
 
 use std::io::Write;
+
+use base64::{engine::general_purpose::STANDARD, Engine};
 use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::mesh::model::Mesh;
-
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Standard base64 (RFC 4648, with padding).
-pub(crate) fn base64_encode(data: &[u8]) -> String {
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        out.push(B64[(n >> 18) as usize & 63] as char);
-        out.push(B64[(n >> 12) as usize & 63] as char);
-        out.push(if chunk.len() > 1 {
-            B64[(n >> 6) as usize & 63] as char
-        } else {
-            '='
-        });
-        out.push(if chunk.len() > 2 {
-            B64[n as usize & 63] as char
-        } else {
-            '='
-        });
-    }
-    out
-}
 
 /// Escape a string for an XML attribute value.
 fn xml_escape(s: &str) -> String {
@@ -68,7 +42,7 @@ fn data_array(
         write!(w, " NumberOfComponents=\"{components}\"")?;
     }
     writeln!(w, " format=\"binary\">")?;
-    writeln!(w, "          {}", base64_encode(&bytes))?;
+    writeln!(w, "          {}", STANDARD.encode(&bytes))?;
     writeln!(w, "        </DataArray>")
 }
 
