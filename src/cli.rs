@@ -26,8 +26,11 @@ pub enum Command {
     /// Mesh tools: info, convert, plot.
     #[command(subcommand)]
     Mesh(commands::mesh::MeshCommand),
-    /// Color the faces (Giuliani–Krivodonova) or vertices of a mesh, verify and report.
+    /// Color the faces (Giuliani–Krivodonova) or vertices of a mesh, or the vertices of a
+    /// graph file (--graph), verify and report.
     Color(crate::commands::color::ColorArgs),
+    /// Write a graph for `color --graph`: a random geometric graph or a mesh's vertex graph.
+    Graph(crate::commands::color::GraphArgs),
     /// Benchmarks on the chosen adapter (markdown tables; --json for machines).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -109,6 +112,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Devices { json } => commands::devices::run(json),
         Command::Mesh(cmd) => commands::mesh::run(cmd, &cli.global),
         Command::Color(args) => commands::color::run(&args, &cli.global),
+        Command::Graph(args) => commands::color::write(&args, &cli.global),
         Command::Bench(BenchCommand::Color(args)) => commands::color::bench(&args, &cli.global),
         Command::Bench(BenchCommand::Swe(args)) => commands::bench_swe::run(&args, &cli.global),
         Command::Swe(args) => commands::swe::run(&args, &cli.global),

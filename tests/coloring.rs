@@ -444,3 +444,188 @@ fn timing_large_meshes() {
     );
     check_face_coloring(&stopo, &scol.colors).unwrap();
 }
+
+fn graph_file(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/graphs")
+        .join(name)
+}
+
+/// Matrix Market (SciPy's writer: pattern/real/integer, general/symmetric, with diagonals and
+/// repeated entries) and DIMACS files: the right vertex and edge counts, a symmetric loop-free
+/// adjacency, and every CPU order and both GPU variants conflict-free.
+#[test]
+fn graph_files_are_colored_conflict_free() {
+    use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
+    let rt =
+        chromaflow::runtime::Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)");
+    for (name, n, m, chi) in [
+        ("grid_pattern.mtx", 120, 218, 2),
+        ("general_real.mtx", 60, 215, 2),
+        ("integer_sym.mtx", 40, 111, 2),
+        ("myciel4.col", 23, 71, 5),
+    ] {
+        let g =
+            chromaflow::mesh::io::read_graph(&graph_file(name)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((g.num_rows(), g.indices.len() / 2), (n, m), "{name}");
+        for v in 0..n {
+            let row = g.row(v);
+            assert!(
+                row.windows(2).all(|w| w[0] < w[1]) && !row.contains(&(v as u32)),
+                "{name}"
+            );
+            assert!(
+                row.iter().all(|&u| g.row(u as usize).contains(&(v as u32))),
+                "{name}"
+            );
+        }
+        for order in [
+            VertexOrder::Natural,
+            VertexOrder::LargestFirst,
+            VertexOrder::SmallestLast,
+        ] {
+            let c = color_vertices(&g, order, None).unwrap();
+            check_vertex_coloring(&g, &c.colors, None).unwrap();
+            assert!(c.num_colors >= chi, "{name}");
+        }
+        for variant in [GpuColoringVariant::Topology, GpuColoringVariant::Data] {
+            let c = color_vertices_gpu(&rt, &g, None, variant).unwrap();
+            check_vertex_coloring(&g, &c.colors, None).unwrap();
+            assert!(c.num_colors >= chi, "{name}");
+        }
+    }
+}
+
+/// Malformed graph files: each error names the file, the line and what is wrong; a count that
+/// lies (1e12 entries) ends in an error, not an allocation.
+#[test]
+fn malformed_graph_files_name_the_line() {
+    use chromaflow::mesh::io::parse_graph;
+    let p = std::path::Path::new("bad.mtx");
+    let err = |text: &str| parse_graph(p, text.as_bytes()).unwrap_err().to_string();
+    let mm = "%%MatrixMarket matrix coordinate pattern general\n";
+    let e = err("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n");
+    assert!(
+        e.contains("bad.mtx:1: expected '%%MatrixMarket matrix coordinate"),
+        "{e}"
+    );
+    let e = err(&format!("{mm}3 4 1\n1 2\n"));
+    assert!(e.contains("bad.mtx:2: the matrix is 3 x 4"), "{e}");
+    let e = err(&format!("{mm}% comment\n3 3 2\n1 2\n3 7\n"));
+    assert!(
+        e.contains("bad.mtx:5: vertex 7 is out of range 1..=3"),
+        "{e}"
+    );
+    let e = err(&format!("{mm}3 3 1000000000000\n1 2\n"));
+    assert!(
+        e.contains("unexpected end of file in the entries, expected 999999999999 more"),
+        "{e}"
+    );
+    let e = err(&format!("{mm}3 3 1\n1 x\n"));
+    assert!(
+        e.contains("bad.mtx:3: unexpected 'x' in the entries"),
+        "{e}"
+    );
+    let e = err("c x\ne 1 2\n");
+    assert!(
+        e.contains("bad.mtx:2:") && e.contains("expected 'p edge N M'"),
+        "{e}"
+    );
+    let e = err("p edge 3 1\ne 1 4\n");
+    assert!(
+        e.contains("bad.mtx:2: vertex 4 is out of range 1..=3"),
+        "{e}"
+    );
+    assert!(err("").contains("no 'p edge N M' line"));
+}
+
+/// The generator's random geometric graph: the asked size and about the asked mean degree
+/// (fewer neighbours at the boundary); written as .mtx and .col it reads back the same, as
+/// .csr it is the binary layout.
+#[test]
+fn random_geometric_graph_round_trips_through_both_formats() {
+    use chromaflow::color::bench::random_geometric_graph;
+    use chromaflow::mesh::io::{read_graph, write_graph};
+    let g = random_geometric_graph(4000, 12.0, 5).unwrap();
+    assert_eq!(g.num_rows(), 4000);
+    let mean = g.indices.len() as f64 / 4000.0;
+    assert!((8.0..12.5).contains(&mean), "mean degree {mean}");
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["g.mtx", "g.col"] {
+        let path = dir.path().join(name);
+        write_graph(&g, &path).unwrap();
+        let back = read_graph(&path).unwrap();
+        assert_eq!(
+            (back.offsets.as_slice(), back.indices.as_slice()),
+            (g.offsets.as_slice(), g.indices.as_slice()),
+            "{name}"
+        );
+    }
+    // Binary CSR for GPU libraries' benchmarks: int32 n, nnz, offsets, indices.
+    let csr = dir.path().join("g.csr");
+    write_graph(&g, &csr).unwrap();
+    let b = std::fs::read(&csr).unwrap();
+    assert_eq!(b.len(), 4 * (2 + g.offsets.len() + g.indices.len()));
+    assert_eq!(
+        b[..8],
+        [
+            4000u32.to_le_bytes(),
+            (g.indices.len() as u32).to_le_bytes()
+        ]
+        .concat()
+    );
+    assert!(random_geometric_graph(10, 0.0, 1).is_err());
+}
+
+/// `chromaflow graph` writes a graph; `color --graph` and `bench color --graph` color it.
+#[test]
+fn color_graph_cli() {
+    let bin = env!("CARGO_BIN_EXE_chromaflow");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(bin).args(args).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mtx = dir.path().join("box.mtx");
+    let out = run(&["graph", mtx.to_str().unwrap(), "--tet-box", "4"]);
+    assert!(out.contains("125 vertices"), "{out}");
+    let out = run(&["color", "--graph", mtx.to_str().unwrap()]);
+    for row in [
+        "greedy Natural",
+        "greedy SmallestLast",
+        "GPU Topology",
+        "GPU Data",
+    ] {
+        assert!(out.contains(&format!("| {row} |")), "{out}");
+    }
+    let col = graph_file("myciel4.col");
+    let json = run(&[
+        "color",
+        "--graph",
+        col.to_str().unwrap(),
+        "--gpu",
+        "data",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        (v["vertices"].as_u64(), v["edges"].as_u64()),
+        (Some(23), Some(71))
+    );
+    assert_eq!(v["colorings"].as_array().unwrap().len(), 4);
+    let out = run(&[
+        "bench",
+        "color",
+        "--graph",
+        col.to_str().unwrap(),
+        "--repeat",
+        "1",
+    ]);
+    assert!(out.contains("graph: ") && out.contains("| 23 |"), "{out}");
+}

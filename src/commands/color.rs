@@ -1,14 +1,19 @@
-//! `chromaflow color` (face or vertex coloring with verification and a GK-style table) and
-//! `chromaflow bench color` (GPU speculative vertex coloring against sequential greedy).
+//! `chromaflow color` (face or vertex coloring with verification and a GK-style table, or the
+//! vertex coloring of a graph file), `chromaflow bench color` (GPU speculative vertex coloring
+//! against sequential greedy) and `chromaflow graph` (write a test graph).
 
 use crate::commands::progress::spinner;
 use crate::commands::GlobalArgs;
-use chromaflow::color::bench::{bench_graph, time_gpu_coloring, time_greedy_coloring};
+use chromaflow::color::bench::{
+    bench_graph, random_geometric_graph, time_gpu_coloring, time_greedy_coloring,
+};
 use chromaflow::color::faces::{check_face_coloring, face_buffer_bytes};
 use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
 use chromaflow::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
 use chromaflow::error::Error;
-use chromaflow::mesh::{load_or_builtin, Topology};
+use chromaflow::mesh::generate3d::{tet_box, TetSplit};
+use chromaflow::mesh::io::{read_graph, write_graph};
+use chromaflow::mesh::{load_or_builtin, Csr, Topology};
 use chromaflow::order::{bandwidth, prepare, Ordering, PrepareOptions};
 use chromaflow::output::{save_edges_png, topology_edges, PlotOptions};
 use clap::Args;
@@ -18,8 +23,13 @@ use std::time::Instant;
 /// Options of `chromaflow color`.
 #[derive(Args, Debug)]
 pub struct ColorArgs {
-    /// Mesh file (.msh) or built-in spec (e.g. rect:20000).
-    pub mesh: String,
+    /// Mesh file (.msh, .mesh, .meshb, .vtu) or built-in spec (e.g. rect:20000).
+    #[arg(required_unless_present = "graph")]
+    pub mesh: Option<String>,
+    /// Color the vertices of this graph (Matrix Market .mtx or DIMACS .col) instead of a mesh:
+    /// every greedy order and both GPU variants (or the one --gpu names), each checked.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["mesh", "faces", "vertices", "separate_boundary", "png", "vtu"])]
+    pub graph: Option<PathBuf>,
     /// Color the faces (edges in 2D); the default.
     #[arg(long, conflicts_with = "vertices")]
     pub faces: bool,
@@ -55,11 +65,15 @@ pub struct ColorArgs {
 }
 
 pub fn run(args: &ColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
-    let sp = spinner(&format!("loading {}", args.mesh), global.quiet);
-    let mesh = load_or_builtin(&args.mesh)?;
+    if let Some(path) = &args.graph {
+        return run_graph(args, path, global);
+    }
+    let name = args.mesh.as_deref().unwrap_or_default();
+    let sp = spinner(&format!("loading {name}"), global.quiet);
+    let mesh = load_or_builtin(name)?;
     sp.finish_and_clear();
     if args.vertices {
-        return run_vertices(args, &mesh, global);
+        return run_vertices(args, name, &mesh, global);
     }
     let topo = Topology::build(&mesh)?;
     let before = bandwidth(&topo.element_adjacency(mesh.num_elements()), None);
@@ -73,7 +87,7 @@ pub fn run(args: &ColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     // GK report the savings for their DG solver: Euler (4 equations), p = 1 (3 basis), f64.
     let saved = face_buffer_bytes(3, 4, nf, 8);
     let report = serde_json::json!({
-        "mesh": args.mesh,
+        "mesh": name,
         "elements": mesh.num_elements(),
         "faces": nf,
         "boundary_faces": ordered.topo.num_boundary_faces(),
@@ -100,7 +114,7 @@ pub fn run(args: &ColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         let per: Vec<String> = coloring.counts.iter().map(|c| c.to_string()).collect();
         println!(
             "| {} | {} | {} | {}{} | {} | {:.3} | {} |",
-            args.mesh,
+            name,
             mesh.num_elements(),
             nf,
             coloring.num_colors,
@@ -123,7 +137,7 @@ pub fn run(args: &ColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         let opts = PlotOptions {
             title: format!(
                 "{}: {} faces, {} colors ({})",
-                args.mesh, nf, coloring.num_colors, args.ordering
+                name, nf, coloring.num_colors, args.ordering
             ),
             colorbar: false,
             ..PlotOptions::default()
@@ -168,6 +182,7 @@ pub fn run(args: &ColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
 
 fn run_vertices(
     args: &ColorArgs,
+    name: &str,
     mesh: &chromaflow::mesh::Mesh,
     global: &GlobalArgs,
 ) -> anyhow::Result<()> {
@@ -201,7 +216,7 @@ fn run_vertices(
         });
     }
     let report = serde_json::json!({
-        "mesh": args.mesh,
+        "mesh": name,
         "vertices": mesh.num_points(),
         "order": format!("{:?}", args.vertex_order),
         "separate_boundary": args.separate_boundary,
@@ -217,7 +232,7 @@ fn run_vertices(
     } else {
         println!(
             "{}: {} vertices, greedy ({:?}) {} colors ({} boundary) in {:.3} s, check ok",
-            args.mesh,
+            name,
             mesh.num_points(),
             args.vertex_order,
             cpu.num_colors,
@@ -248,6 +263,9 @@ pub struct BenchColorArgs {
     /// Triangle counts of the built-in rectangle meshes to color (about half as many vertices).
     #[arg(long, value_delimiter = ',', default_value = "100000,1000000,4000000")]
     pub sizes: Vec<usize>,
+    /// Color this graph (Matrix Market .mtx or DIMACS .col) instead of the rectangle meshes.
+    #[arg(long, value_name = "FILE", conflicts_with = "sizes")]
+    pub graph: Option<PathBuf>,
     /// Repetitions per measurement (the median is reported).
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
@@ -260,20 +278,31 @@ pub fn bench(args: &BenchColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let backend = global.runtime()?;
     if !args.json {
         println!("device: {} [backend {}]", backend.name(), backend.kind());
+        if let Some(path) = &args.graph {
+            println!("graph: {}", path.display());
+        }
         println!("| vertices | greedy colors | greedy s | GPU topology colors | rounds | s | speedup | GPU data colors | rounds | s | speedup |");
         println!("|---|---|---|---|---|---|---|---|---|---|---|");
     }
-    for &n in &args.sizes {
-        let (mesh, topo) = bench_graph(n)?;
-        let graph = &topo.vertex_neighbors;
+    let jobs: Vec<Option<usize>> = match &args.graph {
+        Some(_) => vec![None],
+        None => args.sizes.iter().copied().map(Some).collect(),
+    };
+    for job in jobs {
+        let graph = &match (job, &args.graph) {
+            (Some(n), _) => bench_graph(n)?.1.vertex_neighbors,
+            (None, Some(path)) => read_graph(path)?,
+            (None, None) => unreachable!("a job is a size or the graph"),
+        };
         let (greedy_colors, greedy_s) = time_greedy_coloring(graph, args.repeat)?;
         let mut row = vec![
-            mesh.num_points().to_string(),
+            graph.num_rows().to_string(),
             greedy_colors.to_string(),
             format!("{greedy_s:.4}"),
         ];
         let mut json = serde_json::json!({
-            "vertices": mesh.num_points(),
+            "graph": args.graph,
+            "vertices": graph.num_rows(),
             "greedy_colors": greedy_colors,
             "greedy_seconds": greedy_s,
             "adapter": backend.name(),
@@ -298,5 +327,116 @@ pub fn bench(args: &BenchColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             println!("| {} |", row.join(" | "));
         }
     }
+    Ok(())
+}
+
+/// Color a graph file: the three greedy orders on the CPU, then the GPU variants, each checked.
+fn run_graph(args: &ColorArgs, path: &std::path::Path, global: &GlobalArgs) -> anyhow::Result<()> {
+    let sp = spinner(&format!("loading {}", path.display()), global.quiet);
+    let graph = read_graph(path)?;
+    sp.finish_and_clear();
+    let (n, m) = (graph.num_rows(), graph.indices.len() / 2);
+    let max_degree = (0..n).map(|v| graph.row(v).len()).max().unwrap_or(0);
+    let mut rows = Vec::new();
+    for order in [
+        VertexOrder::Natural,
+        VertexOrder::LargestFirst,
+        VertexOrder::SmallestLast,
+    ] {
+        let start = Instant::now();
+        let c = color_vertices(&graph, order, None)?;
+        let seconds = start.elapsed().as_secs_f64();
+        check_vertex_coloring(&graph, &c.colors, None).map_err(Error::Invalid)?;
+        rows.push(serde_json::json!({
+            "method": format!("greedy {order:?}"), "colors": c.num_colors, "seconds": seconds,
+        }));
+    }
+    let rt = Runtime::new(
+        global.backend,
+        &GpuOptions {
+            adapter: global.adapter.clone(),
+        },
+    )?;
+    let variants = match args.gpu {
+        Some(v) => vec![v],
+        None => vec![GpuColoringVariant::Topology, GpuColoringVariant::Data],
+    };
+    for variant in variants {
+        let (res, seconds) = time_gpu_coloring(&rt, &graph, variant, 3)?;
+        check_vertex_coloring(&graph, &res.colors, None).map_err(Error::Invalid)?;
+        rows.push(serde_json::json!({
+            "method": format!("GPU {variant:?}"), "colors": res.num_colors,
+            "rounds": res.rounds, "seconds": seconds,
+        }));
+    }
+    if args.json {
+        let report = serde_json::json!({
+            "graph": path, "vertices": n, "edges": m, "max_degree": max_degree,
+            "adapter": rt.name(), "backend": rt.kind(), "check": "ok", "colorings": rows,
+        });
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!(
+        "{}: {n} vertices, {m} edges, max degree {max_degree}; GPU: {} [{}]",
+        path.display(),
+        rt.name(),
+        rt.kind()
+    );
+    println!("| coloring | colors | rounds | time (s) | check |");
+    println!("|---|---|---|---|---|");
+    for r in rows {
+        println!(
+            "| {} | {} | {} | {:.4} | ok |",
+            r["method"].as_str().unwrap_or(""),
+            r["colors"],
+            r.get("rounds").map_or("-".to_string(), |v| v.to_string()),
+            r["seconds"].as_f64().unwrap_or(0.0)
+        );
+    }
+    Ok(())
+}
+
+/// Options of `chromaflow graph`.
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["rgg", "tet_box", "mesh"])))]
+pub struct GraphArgs {
+    /// Output file: Matrix Market (.mtx) or DIMACS (.col).
+    pub out: PathBuf,
+    /// A random geometric graph of this many vertices in the unit cube.
+    #[arg(long, value_name = "N")]
+    pub rgg: Option<usize>,
+    /// Mean degree of the random geometric graph.
+    #[arg(long, default_value_t = 14.0, requires = "rgg")]
+    pub degree: f64,
+    /// Seed of the random geometric graph.
+    #[arg(long, default_value_t = 1, requires = "rgg")]
+    pub seed: u64,
+    /// The vertex graph of the unit cube cut into N x N x N cells of 6 tetrahedra
+    /// ((N + 1)^3 vertices).
+    #[arg(long, value_name = "N")]
+    pub tet_box: Option<usize>,
+    /// The vertex graph of a mesh file or built-in spec.
+    #[arg(long, value_name = "MESH")]
+    pub mesh: Option<String>,
+}
+
+/// Write a graph for `color --graph` and `bench color --graph`.
+pub fn write(args: &GraphArgs, global: &GlobalArgs) -> anyhow::Result<()> {
+    let sp = spinner("building the graph", global.quiet);
+    let graph: Csr = match (args.rgg, args.tet_box, &args.mesh) {
+        (Some(n), _, _) => random_geometric_graph(n, args.degree, args.seed)?,
+        (_, Some(n), _) => Topology::build(&tet_box(n, n, n, TetSplit::Six)?)?.vertex_neighbors,
+        (_, _, Some(spec)) => Topology::build(&load_or_builtin(spec)?)?.vertex_neighbors,
+        _ => unreachable!("clap requires one source"),
+    };
+    write_graph(&graph, &args.out)?;
+    sp.finish_and_clear();
+    println!(
+        "{}: {} vertices, {} edges",
+        args.out.display(),
+        graph.num_rows(),
+        graph.indices.len() / 2
+    );
     Ok(())
 }

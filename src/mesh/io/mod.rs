@@ -1,10 +1,12 @@
 //! Mesh file input and output: readers for Gmsh `.msh` (2.2, 4.0 and 4.1, ASCII and binary),
-//! Medit `.mesh`/`.meshb` and VTK `.vtu`, a Gmsh 4.1 ASCII writer and a VTK `.vtu` writer.
+//! Medit `.mesh`/`.meshb` and VTK `.vtu`, a Gmsh 4.1 ASCII writer and a VTK `.vtu` writer; and
+//! graphs for vertex coloring (Matrix Market, DIMACS) through the same reader machinery.
 //! Readers return the mesh as the file gives it; [`crate::mesh::load`] adds validation.
 //!
 //! Every write is atomic: the data go to a temporary file in the target's directory, which is
 //! then renamed over the target, so a crash never leaves a half-written file behind.
 
+mod graph;
 mod medit;
 mod msh;
 mod msh_write;
@@ -16,6 +18,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::mesh::model::Mesh;
 
+pub use graph::{adjacency_from_edges, parse_graph, read_graph, write_graph};
 pub use medit::parse_medit;
 pub use msh::{parse_msh, read_msh};
 pub use msh_write::write_msh41;
