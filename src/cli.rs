@@ -66,6 +66,26 @@ pub enum BenchCommand {
     Backends(crate::commands::bench_backends::BenchBackendsArgs),
 }
 
+/// Without a usable XDG_RUNTIME_DIR (unset or not an absolute directory: ssh, containers, CI)
+/// the Vulkan loader's window-system probing prints "XDG_RUNTIME_DIR is invalid or not set"
+/// on every run. Point it at a private temporary directory (mode 0700, removed on exit) before
+/// any Vulkan call; a usable one is left alone.
+pub fn private_runtime_dir() -> Option<tempfile::TempDir> {
+    let usable = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(std::path::PathBuf::from)
+        .is_some_and(|p| p.is_absolute() && p.is_dir());
+    if usable || !cfg!(unix) {
+        return None;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("chromaflow-xdg-")
+        .tempdir()
+        .ok()?;
+    // Single-threaded here: nothing else reads the environment yet.
+    std::env::set_var("XDG_RUNTIME_DIR", dir.path());
+    Some(dir)
+}
+
 /// Set up env_logger: RUST_LOG wins; else -q = error, default = warn, -v info, -vv debug.
 pub fn init_logging(g: &GlobalArgs) {
     let level = if g.quiet {

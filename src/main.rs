@@ -9,6 +9,9 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    // Held to the end of main: the directory is removed on exit (after parsing, which may
+    // exit the process itself).
+    let _runtime_dir = cli::private_runtime_dir();
     cli::init_logging(&cli.global);
     match cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
