@@ -28,7 +28,11 @@ pub struct ColorArgs {
     pub mesh: Option<String>,
     /// Color the vertices of this graph (Matrix Market .mtx or DIMACS .col) instead of a mesh:
     /// every greedy order and both GPU variants (or the one --gpu names), each checked.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["mesh", "faces", "vertices", "separate_boundary", "png", "vtu"])]
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["mesh", "faces", "vertices", "separate_boundary", "png", "vtu"]
+    )]
     pub graph: Option<PathBuf>,
     /// Color the faces (edges in 2D); the default.
     #[arg(long, conflicts_with = "vertices")]

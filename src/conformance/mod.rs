@@ -2,17 +2,18 @@
 //! under fixed tolerances, on any [`Runtime`].
 //!
 //! What is checked:
-//! - [`swe`]: the two-layer shallow-water solver after 10 steps of Tests 1 and 2 on M(16) for
-//!   every scheme and flux layout (GPU f32 vs CPU f64, same event counters), independence of
-//!   the cell ordering and the flux layout, a dry upper layer (no NaN, Roe fallbacks); and,
-//!   unless `quick`, [`swe_long`]: the spec §12 table on M(50) with per-layer mass
-//!   conservation and the lake at rest to t = 5 s.
-//! - [`dg`]: the DG Euler right-hand side for p = 0..4 on a mesh with every boundary kind, the
-//!   limiter on a shock, and 10 limited steps with periodic boundaries.
-//! - [`coloring`]: the exclusive prefix sum and the min-reduction (exact), and the speculative
-//!   vertex coloring (both variants: proper, near the greedy count, boundary classes, bad input).
-//! - [`smooth`]: metric-field vertex smoothing, every sampling path after 1 and 20 sweeps, and
-//!   the hardware-filter probe ([`smooth::probe`], diagnostic) whose positions
+//! - [`swe`](mod@swe): the two-layer shallow-water solver after 10 steps of Tests 1 and 2 on
+//!   M(16) for every scheme and flux layout (GPU f32 vs CPU f64, same event counters),
+//!   independence of the cell ordering and the flux layout, a dry upper layer (no NaN, Roe
+//!   fallbacks); and, unless `quick`, [`swe_long`]: the spec §12 table on M(50) with
+//!   per-layer mass conservation and the lake at rest to t = 5 s.
+//! - [`dg`](mod@dg): the DG Euler right-hand side for p = 0..4 on a mesh with every boundary
+//!   kind, the limiter on a shock, and 10 limited steps with periodic boundaries.
+//! - [`coloring`](mod@coloring): the exclusive prefix sum and the min-reduction (exact), and
+//!   the speculative vertex coloring (both variants: proper, near the greedy count, boundary
+//!   classes, bad input).
+//! - [`smooth`](mod@smooth): metric-field vertex smoothing, every sampling path after 1 and 20
+//!   sweeps, and the hardware-filter probe ([`smooth::probe`], diagnostic) whose positions
 //!   [`smooth::probe_across`] compares between backends.
 //!
 //! Each check is written once, as a function of the runtime, and instantiated per backend:
@@ -137,10 +138,10 @@ impl Report {
     }
 }
 
-/// Every check on `rt`, in the order `chromaflow parity` lists them: [`swe`] (without
-/// [`swe_long`] when `quick`), [`dg`], [`coloring`], [`smooth`], then the hardware-filter
-/// probe, whose positions are appended to `probes` for [`probe_across`] once every backend
-/// has run.
+/// Every check on `rt`, in the order `chromaflow parity` lists them: [`swe`](fn@swe)
+/// (without [`swe_long`] when `quick`), [`dg`](fn@dg), [`coloring`](fn@coloring),
+/// [`smooth`](fn@smooth), then the hardware-filter probe, whose positions are appended to
+/// `probes` for [`probe_across`] once every backend has run.
 pub fn run_all(report: &mut Report, rt: &Runtime, quick: bool, probes: &mut Vec<HwProbe>) {
     swe(report, rt, quick);
     dg(report, rt);

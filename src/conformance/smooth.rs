@@ -53,7 +53,7 @@ fn setup() -> Result<Setup> {
     })
 }
 
-/// Metric-field vertex smoothing: each sampling path on the [`Setup`] problem, after one sweep
+/// Metric-field vertex smoothing: each sampling path on the `Setup` problem, after one sweep
 /// and after 20, against the f64 CPU reference from the same f32 starting positions and
 /// schedule; the sweeps must move vertices (by more than 1e-3). One sweep: 2e-6 of the unit box
 /// for the shader and buffer paths, which compute the bilinear weights in f32 like the
@@ -154,7 +154,7 @@ fn diff_on(a: &[[f64; 2]], b: &[[f64; 2]], on: Option<&[u32]>) -> (f64, usize) {
     (max, ds.iter().filter(|&&x| x.is_nan() || x > 1e-6).count())
 }
 
-/// Diagnostic (INFO) for the hardware filter: one sweep of the [`Setup`] problem (on its
+/// Diagnostic (INFO) for the hardware filter: one sweep of the `Setup` problem (on its
 /// schedule, the same on every backend). The hardware sweep is compared with the CPU reference
 /// under three models of the filter weights: exact, rounded to 1/256 (the checks' model) and
 /// truncated to 1/256, first over the first color's vertices (no propagation: a model that

@@ -2,8 +2,8 @@
 //! preparation pipeline every solver consumes: mesh -> topology -> face coloring (seeded) ->
 //! ordering -> [`OrderedMesh`].
 //!
-//! * reverse Cuthill–McKee from a George–Liu pseudo-peripheral node ([`rcm`]);
-//! * Gibbs–Poole–Stockmeyer ([`gps`]);
+//! * reverse Cuthill–McKee from a George–Liu pseudo-peripheral node ([`rcm`](mod@rcm));
+//! * Gibbs–Poole–Stockmeyer ([`gps`](mod@gps));
 //! * GK Algorithm 5, numbering elements from the first face-color group ([`color`]);
 //! * Algorithm 5 along chains of the first two color groups, coalescing both ([`color`]).
 //!

@@ -1,5 +1,5 @@
 //! Reverse Cuthill–McKee with a George–Liu pseudo-peripheral start node, and the rooted
-//! level structures shared with [`super::gps`].
+//! level structures shared with [`super::gps`](mod@super::gps).
 //!
 //! Cuthill–McKee numbers the nodes breadth-first from a start node, visiting the unnumbered
 //! neighbours of each node by increasing degree; reversing the order (George) keeps the

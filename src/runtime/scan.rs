@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 /// Items scanned by one workgroup.
 pub const SCAN_BLOCK: u32 = 256;
 
-/// CPU reference: out[i] = sum_{k < i} input[k] (wrapping like the GPU's u32).
+/// CPU reference: `out[i] = sum_{k < i} input[k]` (wrapping like the GPU's u32).
 pub fn exclusive_scan_cpu(input: &[u32]) -> Vec<u32> {
     let mut acc = 0u32;
     input

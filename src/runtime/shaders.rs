@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// variable CHROMAFLOW_TRUSTED_KERNELS=1) for speed, on kernels the test suite has verified.
 static TRUSTED_KERNELS: AtomicBool = AtomicBool::new(false);
 
-/// Build later pipelines without runtime checks (see [`TRUSTED_KERNELS`]).
+/// Build later pipelines without runtime checks (see `TRUSTED_KERNELS`).
 pub fn set_trusted_kernels(on: bool) {
     TRUSTED_KERNELS.store(on, Ordering::Relaxed);
 }

@@ -35,15 +35,14 @@ pub fn parse_graph(path: &Path, data: &[u8]) -> Result<Csr> {
 fn parse_matrix_market(r: &mut Reader) -> Result<Csr> {
     let header = String::from_utf8_lossy(r.rest_of_line()).to_ascii_lowercase();
     let words: Vec<&str> = header.split_whitespace().collect();
+    let symmetries = ["general", "symmetric", "skew-symmetric", "hermitian"];
     let values = match words[..] {
-        [_, "matrix", "coordinate", field, "general" | "symmetric" | "skew-symmetric" | "hermitian"] => {
-            match field {
-                "pattern" => 0,
-                "real" | "integer" | "double" => 1,
-                "complex" => 2,
-                _ => return Err(r.err(1, format!("unknown Matrix Market field '{field}'"))),
-            }
-        }
+        [_, "matrix", "coordinate", field, sym] if symmetries.contains(&sym) => match field {
+            "pattern" => 0,
+            "real" | "integer" | "double" => 1,
+            "complex" => 2,
+            _ => return Err(r.err(1, format!("unknown Matrix Market field '{field}'"))),
+        },
         _ => {
             return Err(r.err(
                 1,

@@ -135,7 +135,11 @@ impl Vtu<'_> {
                         self.err(da.at, format!("DataArray '{name}': missing or bad offset"))
                     })?;
                 let bytes = raw.get(off..).ok_or_else(|| {
-                    self.err(da.at, format!("DataArray '{name}': offset {off} is past the end of the appended data (byte offset {start})"))
+                    let end = start + raw.len();
+                    self.err(
+                        da.at,
+                        format!("DataArray '{name}': offset {off} is past the end {end}"),
+                    )
                 })?;
                 let (payload, _) = self.unpack(da, bytes, start + off)?;
                 self.convert(da, ty, size, &payload)?
@@ -252,7 +256,8 @@ impl Vtu<'_> {
                 .read_to_end(&mut out)
                 .map_err(|e| self.err(da.at, format!("DataArray '{name}': zlib block {i}: {e}")))?;
             if got != want {
-                return Err(self.err(da.at, format!("DataArray '{name}': zlib block {i} holds {got} bytes, the header says {want}")));
+                let msg = format!("zlib block {i} holds {got} bytes, the header says {want}");
+                return Err(self.err(da.at, format!("DataArray '{name}': {msg}")));
             }
             pos += c;
         }

@@ -265,8 +265,8 @@ impl BasisTables {
     }
 
     /// The tables in the order `shaders/common/dg_tables.wgsl` reads them:
-    /// vol_w[nq], vol_phi[nq][np], vol_dxi[nq][np], vol_deta[nq][np], edge_w[nqe],
-    /// edge_phi[9][nqe][np], vertex_phi[3][np], edge_t[nqe].
+    /// `vol_w[nq]`, `vol_phi[nq][np]`, `vol_dxi[nq][np]`, `vol_deta[nq][np]`, `edge_w[nqe]`,
+    /// `edge_phi[9][nqe][np]`, `vertex_phi[3][np]`, `edge_t[nqe]`.
     pub fn packed(&self) -> Vec<f32> {
         let mut v = Vec::new();
         for part in [

@@ -1,7 +1,7 @@
 //! f64 CPU reference of the DG operator, read side by side with the kernels
 //! (`dg_volume`, `dg_surface`, `dg_limit`, `dg_local_dt`).
 //!
-//! Coefficients are stored c[eq][k][i] (index `(eq * np + k) * ne + i`), as on the GPU. With
+//! Coefficients are stored `c[eq][k][i]` (index `(eq * np + k) * ne + i`), as on the GPU. With
 //! the orthonormal basis the semi-discrete scheme of element i is
 //!
 //!   dc_k/dt = sum_q w_q F(U(x_q)) . (J^{-T} grad_ref phi_k)(x_q)
@@ -47,7 +47,7 @@ impl<'a> Operator<'a> {
         (eq * self.tables.np + k) * self.mesh.num_elements + i
     }
 
-    /// Coefficients of element i as [k][eq].
+    /// Coefficients of element i as `[k][eq]`.
     pub fn element(&self, c: &[f64], i: usize) -> Vec<State> {
         (0..self.tables.np)
             .map(|k| std::array::from_fn(|eq| c[self.idx(eq, k, i)]))

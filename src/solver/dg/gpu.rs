@@ -7,7 +7,7 @@
 //! Registers: R0 = U^n, R1..R3 stage states (see [`super::rk`]), R4 = the unlimited output of a
 //! stage when the limiter is on (the limiter reads R4 and writes the stage's register, so
 //! neighbours are always read before they are limited). All registers and the rhs use the
-//! c[eq][k][element] layout.
+//! `c[eq][k][element]` layout.
 
 use super::basis::BasisTables;
 use super::case::{Case, StateFn};
@@ -676,7 +676,7 @@ impl GpuDg {
             .collect())
     }
 
-    /// Set the solution U^n (register 0), coefficients c[eq][k][i].
+    /// Set the solution U^n (register 0), coefficients `c[eq][k][i]`.
     pub fn set_solution(&self, c: &[f64]) -> Result<()> {
         self.write_register(0, c)
     }

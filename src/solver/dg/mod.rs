@@ -10,7 +10,7 @@
 //! Rusanov or HLLC numerical flux ([`euler`]), ghost states for boundaries ([`mesh`]), SSP
 //! Runge–Kutta in time ([`rk`]) and a vertex-based slope limiter with Zhang–Shu positivity
 //! ([`cpu::Operator::limit`]). [`cpu`] is the f64 reference; [`gpu`] runs the same scheme in
-//! wgpu kernels (`shaders/dg_*.wgsl`): DOFs c[eq][k][element] (coalesced per element), one
+//! wgpu kernels (`shaders/dg_*.wgsl`): DOFs `c[eq][k][element]` (coalesced per element), one
 //! thread per element for the volume term, one thread per edge and one dispatch per edge color
 //! for the surface term, all steps recorded many per submit with the CFL dt reduced on the GPU.
 //! [`simulation`] runs a [`Case`] on it with outputs ([`Simulation`]); [`bench`](mod@bench)

@@ -136,7 +136,7 @@ impl Sampling {
         }
     }
 
-    /// The kernel (shaders/<name>.wgsl) implementing this sampling path.
+    /// The kernel (`shaders/<name>.wgsl`) implementing this sampling path.
     pub fn kernel(self) -> &'static str {
         match self {
             Sampling::Hardware => "smooth_hardware",

@@ -371,7 +371,7 @@ pub fn roe_eigenvectors(a: &RoeAverages, lam: &[f64; 4], r: f64) -> ([f64; 4], [
 
 /// IR-Roe (spec §5): D4m = Σ_p ½(1 − sgn λ_p) β_p v_p, β_p = ℓ_p·R4/N_p, D4p = R4 − D4m,
 /// eigenvalues by EIG4; tangential momenta on the Roe shear waves (§5.4):
-/// Dm_t = ut·D4m[h] + min(un, 0)(Δqτ − ut Δh), Dp_t = ut·D4p[h] + max(un, 0)(Δqτ − ut Δh).
+/// `Dm_t = ut·D4m[h] + min(un, 0)(Δqτ − ut Δh)`, `Dp_t = ut·D4p[h] + max(un, 0)(Δqτ − ut Δh)`.
 /// Falls back to [`ifcp`] on non-hyperbolic or dry edges (spec §4.5, §10).
 pub fn ir_roe(wl: &Rotated, wr: &Rotated, dhb: f64, phys: &Physics) -> NormalFluctuations {
     if roe_needs_dry_fallback(wl, wr, phys) {
@@ -572,8 +572,8 @@ pub enum Neighbor<'a> {
 
 /// Contributions of one edge to its two cells' accumulators, in the x-y frame, per unit edge
 /// length: cell L is updated by W_L −= Δt/|V_L|·|Γ|·`left`, cell R by W_R −= Δt/|V_R|·|Γ|·`right`.
-/// The mass rows are in flux form (spec §2.2): left[h_k] = G_k = qn_k,L + D⁻[h_k] and
-/// right[h_k] = −G_k, so each edge's mass contributions cancel exactly.
+/// The mass rows are in flux form (spec §2.2): `left[h_k] = G_k = qn_k,L + D⁻[h_k]` and
+/// `right[h_k] = −G_k`, so each edge's mass contributions cancel exactly.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct EdgeContribution {
     pub left: [f64; 6],
