@@ -598,6 +598,14 @@ fn malformed_inputs_name_the_place() {
         err.contains("rect.mesh:78: bad number '3x' in Triangles"),
         "{err}"
     );
+    let err = parse_err(
+        "rect.mesh",
+        &patch(&mesh, "Triangles\n 68\n 9 32 8", "Triangles\n 68\n 9 99 8"),
+    );
+    assert!(
+        err.contains("element 1 (line 78) references node 99 which is not defined"),
+        "{err}"
+    );
     let err = parse_err("rect.mesh", &patch(&mesh, "End", "12 End"));
     assert!(err.contains("expected a keyword, found '12'"), "{err}");
 

@@ -115,6 +115,7 @@ fn read_ascii(r: &mut Reader, file: &mut RawFile) -> Result<()> {
                 file.nodes.reserve(r.reserve_bound(n, 2 * nv + 2) * nv);
                 for i in 0..n {
                     let more = || format!("expected {} more {}", n - i, name.to_lowercase());
+                    r.skip_ws();
                     let at = r.line;
                     for _ in 0..nv {
                         file.nodes.push(r.num("a vertex number", &more)?);
