@@ -496,8 +496,9 @@ fn graph_files_are_colored_conflict_free() {
     }
 }
 
-/// Malformed graph files: each error names the file, the line and what is wrong; a count that
-/// lies (1e12 entries) ends in an error, not an allocation.
+/// Malformed graph files: each error names the file, the line and what is wrong; counts that
+/// lie (1e12 entries, 4e9 vertices) end in an error, not an allocation; fuzzed files never
+/// panic.
 #[test]
 fn malformed_graph_files_name_the_line() {
     use chromaflow::mesh::io::parse_graph;
@@ -537,6 +538,33 @@ fn malformed_graph_files_name_the_line() {
         "{e}"
     );
     assert!(err("").contains("no 'p edge N M' line"));
+    let e = err(&format!("{mm}4000000000 4000000000 0\n"));
+    assert!(
+        e.contains("bad.mtx:2: 4000000000 vertices in a file of"),
+        "{e}"
+    );
+    // Every prefix and random corruptions of every sample: an error or a graph, never a panic.
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(16);
+    for name in [
+        "grid_pattern.mtx",
+        "general_real.mtx",
+        "integer_sym.mtx",
+        "myciel4.col",
+    ] {
+        let bytes = std::fs::read(graph_file(name)).unwrap();
+        for len in (0..bytes.len()).step_by(bytes.len() / 60 + 1) {
+            let _ = parse_graph(p, &bytes[..len]);
+        }
+        for _ in 0..60 {
+            let mut b = bytes.clone();
+            for _ in 0..rng.random_range(1..4) {
+                let i = rng.random_range(0..b.len());
+                b[i] = [b'9', b' ', b'%', b'\n', rng.random()][rng.random_range(0..5)];
+            }
+            let _ = parse_graph(p, &b);
+        }
+    }
 }
 
 /// The generator's random geometric graph: the asked size and about the asked mean degree

@@ -58,6 +58,7 @@ fn parse_matrix_market(r: &mut Reader) -> Result<Csr> {
     let (line, rows) = (r.line, r.count("the number of rows")?);
     let cols = r.count("the number of columns")?;
     let nnz = r.count("the number of entries")?;
+    check_vertex_count(r, rows, line)?;
     if rows != cols {
         return Err(r.err(
             line,
@@ -75,6 +76,23 @@ fn parse_matrix_market(r: &mut Reader) -> Result<Csr> {
         edges.push((a, b));
     }
     adjacency_from_edges(rows, edges).map_err(|e| r.err(0, e.to_string()))
+}
+
+/// Refuse a vertex count the file cannot mean: isolated vertices take no bytes, so up to 8
+/// per byte of the file (and a million in any file) are believed; more would only reserve
+/// memory for a lying header.
+fn check_vertex_count(r: &Reader, n: usize, line: usize) -> Result<()> {
+    let limit = (r.pos + r.remaining()).saturating_mul(8).max(1 << 20);
+    if n > limit.min(u32::MAX as usize - 1) {
+        return Err(r.err(
+            line,
+            format!(
+                "{n} vertices in a file of {} bytes is not believable",
+                r.pos + r.remaining()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A 1-based vertex number in `1..=n`, returned 0-based.
@@ -100,9 +118,7 @@ fn parse_dimacs(r: &mut Reader) -> Result<Csr> {
                 r.token();
                 let v = r.count("the number of vertices")?;
                 let m = r.count("the number of edges")?;
-                if v > u32::MAX as usize {
-                    return Err(r.err(line, format!("{v} vertices is too many")));
-                }
+                check_vertex_count(r, v, line)?;
                 edges.reserve(r.reserve_bound(m, 4));
                 n = Some(v);
                 r.section = "the edges";
