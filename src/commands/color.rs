@@ -355,12 +355,7 @@ fn run_graph(args: &ColorArgs, path: &std::path::Path, global: &GlobalArgs) -> a
             "method": format!("greedy {order:?}"), "colors": c.num_colors, "seconds": seconds,
         }));
     }
-    let rt = Runtime::new(
-        global.backend,
-        &GpuOptions {
-            adapter: global.adapter.clone(),
-        },
-    )?;
+    let rt = global.runtime()?;
     let variants = match args.gpu {
         Some(v) => vec![v],
         None => vec![GpuColoringVariant::Topology, GpuColoringVariant::Data],
