@@ -400,7 +400,8 @@ fn run_graph(args: &ColorArgs, path: &std::path::Path, global: &GlobalArgs) -> a
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["rgg", "tet_box", "mesh"])))]
 pub struct GraphArgs {
-    /// Output file: Matrix Market (.mtx) or DIMACS (.col).
+    /// Output file: Matrix Market (.mtx), DIMACS (.col) or binary CSR (.csr: int32 n, nnz,
+    /// offsets, indices, for GPU libraries' own benchmarks).
     pub out: PathBuf,
     /// A random geometric graph of this many vertices in the unit cube.
     #[arg(long, value_name = "N")]
