@@ -480,7 +480,15 @@ fn every_input_format_reads_the_reference_mesh() {
         assert_eq!(reference.boundary_facets.len(), facets, "{stem}");
         let want = canon(&reference, &reference.points);
         let mut names = vec![format!("{stem}_v40_ascii.msh"), format!("{stem}.mesh")];
-        for v in ["ascii", "binary", "zlib", "appended", "appended_zlib"] {
+        for v in [
+            "ascii",
+            "binary",
+            "zlib",
+            "appended",
+            "appended_zlib",
+            "appended_b64",
+            "appended_b64_zlib",
+        ] {
             names.push(format!("{stem}_{v}.vtu"));
         }
         names.extend(match stem {
@@ -652,6 +660,12 @@ fn malformed_inputs_name_the_place() {
     let err = parse_err("box_appended_zlib.vtu", &bad);
     assert!(err.contains("zlib") || err.contains("end early"), "{err}");
 
+    let b64 = read("box_appended_b64.vtu");
+    let err = parse_err("box_appended_b64.vtu", &b64[..b64.len() - 200]);
+    assert!(
+        err.contains("DataArray 'types': base64 data end early"),
+        "{err}"
+    );
     let v40 = read("box_v40_bin.msh");
     let err = parse_err("box_v40_bin.msh", &v40[..v40.len() * 2 / 3]);
     assert!(

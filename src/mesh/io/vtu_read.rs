@@ -1,6 +1,7 @@
 //! VTK XML UnstructuredGrid (`.vtu`) reader for what ParaView, VTK, meshio and PRAgMaTIc write:
-//! `ascii`, inline `binary` (base64) and `appended` raw data, each optionally compressed with
-//! `vtkZLibDataCompressor`, `UInt32` or `UInt64` headers, either byte order, one `Piece`.
+//! `ascii`, inline `binary` (base64) and `appended` raw or base64 data (VTK's default), each
+//! optionally compressed with `vtkZLibDataCompressor`, `UInt32` or `UInt64` headers, either
+//! byte order, one `Piece`.
 //!
 //! Cells of the highest dimension become elements, cells one dimension lower boundary facets;
 //! quadratic VTK cells are read as their corner vertices (VTK lists corners first), with the
@@ -72,8 +73,10 @@ struct Vtu<'a> {
     big_endian: bool,
     header_bytes: usize,
     zlib: bool,
-    /// The bytes after `_` in `<AppendedData encoding="raw">`.
+    /// The bytes after `_` in `<AppendedData>`, and their offset in the file.
     appended: Option<(usize, &'a [u8])>,
+    /// `<AppendedData encoding="base64">` (VTK's default) rather than `raw`.
+    appended_b64: bool,
 }
 
 impl Vtu<'_> {
@@ -118,13 +121,21 @@ impl Vtu<'_> {
                 }
                 out
             }
-            "binary" => self.convert(da, ty, size, &self.inline(da)?)?,
+            "binary" => {
+                let text: Vec<u8> = da
+                    .text
+                    .iter()
+                    .copied()
+                    .filter(|c| !c.is_ascii_whitespace())
+                    .collect();
+                self.convert(da, ty, size, &self.base64_array(da, &text)?)?
+            }
             "appended" => {
                 let Some((start, raw)) = self.appended else {
                     return Err(self.err(
                         da.at,
                         format!(
-                            "DataArray '{name}' is appended but the file has no raw <AppendedData>"
+                            "DataArray '{name}' is appended but the file has no <AppendedData>"
                         ),
                     ));
                 };
@@ -141,7 +152,11 @@ impl Vtu<'_> {
                         format!("DataArray '{name}': offset {off} is past the end {end}"),
                     )
                 })?;
-                let (payload, _) = self.unpack(da, bytes, start + off)?;
+                let payload = if self.appended_b64 {
+                    self.base64_array(da, bytes)?
+                } else {
+                    self.unpack(da, bytes, start + off)?
+                };
                 self.convert(da, ty, size, &payload)?
             }
             other => {
@@ -163,63 +178,49 @@ impl Vtu<'_> {
         Ok(vals)
     }
 
-    /// Decode an inline base64 array: the header and the data are either one base64 stream
-    /// or two (VTK encodes them apart, so a `=` pad then ends the header).
-    fn inline(&self, da: &DataArray) -> Result<Vec<u8>> {
-        let text: Vec<u8> = da
-            .text
-            .iter()
-            .copied()
-            .filter(|c| !c.is_ascii_whitespace())
-            .collect();
+    /// Decode a base64 array from the start of `text`, which may run on into the next array's
+    /// data (appended base64): header and data are one base64 stream (uncompressed data from
+    /// VTK and meshio) or two (compressed data; an uncompressed header encoded apart is
+    /// recognised by its `=` pad).
+    fn base64_array(&self, da: &DataArray, text: &[u8]) -> Result<Vec<u8>> {
+        let name = da.name();
+        let short = || self.err(da.at, format!("DataArray '{name}': base64 data end early"));
+        let take =
+            |from: usize, len: usize| text.get(from..from.saturating_add(len)).ok_or_else(short);
         let b64 = |s: &[u8]| {
             base64::engine::general_purpose::STANDARD
                 .decode(s)
-                .map_err(|e| {
-                    self.err(
-                        da.at,
-                        format!("DataArray '{}': bad base64 ({e})", da.name()),
-                    )
-                })
+                .map_err(|e| self.err(da.at, format!("DataArray '{name}': bad base64 ({e})")))
         };
-        let chars = |bytes: usize| bytes.div_ceil(3) * 4;
+        let chars = |bytes: usize| bytes.div_ceil(3).saturating_mul(4);
         let hb = self.header_bytes;
-        let split = text
-            .iter()
-            .position(|&c| c == b'=')
-            .is_some_and(|p| p + 2 < text.len());
+        let word = |b: &[u8], i: usize| -> Result<usize> {
+            let w = b.get(i * hb..(i + 1) * hb).ok_or_else(short)?;
+            usize::try_from(self.uint(w)).map_err(|_| short())
+        };
+        let first = b64(take(0, chars(hb))?)?;
+        let n = word(&first, 0)?;
         let bytes = if self.zlib {
-            let first = b64(text.get(..chars(3 * hb)).unwrap_or(&text))?;
-            let nb = self.uint(first.get(..hb).unwrap_or(&[]));
-            let len = usize::try_from(nb)
-                .ok()
-                .and_then(|nb| Some(chars(nb.checked_add(3)?.checked_mul(hb)?)))
-                .filter(|&l| l <= text.len())
-                .ok_or_else(|| {
-                    self.err(
-                        da.at,
-                        format!(
-                            "DataArray '{}': {nb} compressed blocks do not fit in the text",
-                            da.name()
-                        ),
-                    )
-                })?;
-            let mut h = b64(&text[..len])?;
-            h.extend(b64(&text[len..])?);
+            let head = chars(n.saturating_add(3).saturating_mul(hb));
+            let mut h = b64(take(0, head)?)?;
+            let mut data = 0usize;
+            for i in 0..n {
+                data = data.saturating_add(word(&h, 3 + i)?);
+            }
+            h.extend(b64(take(head, chars(data))?)?);
             h
-        } else if split {
-            let mut h = b64(text.get(..chars(hb)).unwrap_or(&text))?;
-            h.extend(b64(text.get(chars(hb)..).unwrap_or(&[]))?);
+        } else if text.get(chars(hb) - 1) == Some(&b'=') {
+            let mut h = first;
+            h.extend(b64(take(chars(hb), chars(n))?)?);
             h
         } else {
-            b64(&text)?
+            b64(take(0, chars(hb.saturating_add(n)))?)?
         };
-        Ok(self.unpack(da, &bytes, da.at)?.0)
+        self.unpack(da, &bytes, da.at)
     }
 
-    /// Split `[header][data]` (raw or zlib blocks) into the uncompressed payload and the bytes
-    /// consumed.
-    fn unpack(&self, da: &DataArray, b: &[u8], at: usize) -> Result<(Vec<u8>, usize)> {
+    /// The uncompressed payload of `[header][data]` (raw or zlib blocks).
+    fn unpack(&self, da: &DataArray, b: &[u8], at: usize) -> Result<Vec<u8>> {
         let hb = self.header_bytes;
         let name = da.name();
         let short = || {
@@ -237,7 +238,7 @@ impl Vtu<'_> {
             let data = b
                 .get(hb..hb.checked_add(n).ok_or_else(short)?)
                 .ok_or_else(short)?;
-            return Ok((data.to_vec(), hb + n));
+            return Ok(data.to_vec());
         }
         let (nb, bs, last) = (word(0)?, word(1)?, word(2)?);
         if nb.checked_mul(hb).is_none_or(|h| h > b.len()) {
@@ -261,7 +262,7 @@ impl Vtu<'_> {
             }
             pos += c;
         }
-        Ok((out, pos))
+        Ok(out)
     }
 
     fn uint(&self, b: &[u8]) -> u64 {
@@ -342,6 +343,7 @@ pub fn parse_vtu(path: &Path, data: &[u8]) -> Result<Mesh> {
         header_bytes: 4,
         zlib: false,
         appended: None,
+        appended_b64: false,
     };
     let mut arrays: Vec<DataArray> = Vec::new();
     let (mut points, mut cells, mut piece_at) = (None, None, None);
@@ -437,12 +439,14 @@ pub fn parse_vtu(path: &Path, data: &[u8]) -> Result<Mesh> {
                 });
             }
             "AppendedData" => {
-                if get("encoding") != Some("raw") {
-                    return Err(v.err(
-                        start,
-                        "appended data in base64 encoding is not supported (only raw)",
-                    ));
-                }
+                v.appended_b64 = match get("encoding") {
+                    Some("raw") => false,
+                    Some("base64") => true,
+                    other => {
+                        let msg = format!("unknown <AppendedData> encoding {other:?}");
+                        return Err(v.err(start, msg));
+                    }
+                };
                 let us = data[end..]
                     .iter()
                     .position(|&c| c == b'_')

@@ -5,7 +5,7 @@ rect: [0,2]x[0,1] triangles, boundary groups "left" (1), "right" (2), "walls" (3
 "solid" (20). Written as Gmsh 4.1 (the reference), Gmsh 4.0 ASCII (Gmsh) and binary (meshio), second- and
 third-order Gmsh, Medit .mesh (by Gmsh) and .meshb versions 1-4 (meshio writes version 4 with
 int64 data, this script all four versions, byte by byte after libMeshb), VTU inline ASCII/binary/zlib (meshio) and
-appended raw / appended zlib (VTK's own writer, as ParaView writes them).
+appended raw / appended zlib / appended base64 (VTK's own writer: ParaView's and VTK's defaults).
 
 Run from this directory: python3 make_inputs.py   (needs `pip install gmsh meshio vtk`)
 """
@@ -94,7 +94,7 @@ def write_meshb(path, mesh, version, big_endian=False):
         f.write(out)
 
 
-def write_vtk_appended(src, path, compress):
+def write_vtk_appended(src, path, compress, encode=False):
     import vtk
 
     reader = vtk.vtkXMLUnstructuredGridReader()
@@ -104,7 +104,7 @@ def write_vtk_appended(src, path, compress):
     w.SetInputData(reader.GetOutput())
     w.SetFileName(path)
     w.SetDataModeToAppended()
-    w.EncodeAppendedDataOff()
+    w.SetEncodeAppendedData(encode)  # VTK's default is on: base64 appended data
     if compress:
         w.SetCompressorTypeToZLib()
     else:
@@ -144,6 +144,8 @@ for name in ["rect", "box"]:
     meshio.vtu.write(f"{name}_zlib.vtu", tagged, binary=True, compression="zlib")
     write_vtk_appended(f"{name}_binary.vtu", f"{name}_appended.vtu", False)
     write_vtk_appended(f"{name}_binary.vtu", f"{name}_appended_zlib.vtu", True)
+    write_vtk_appended(f"{name}_binary.vtu", f"{name}_appended_b64.vtu", False, True)
+    write_vtk_appended(f"{name}_binary.vtu", f"{name}_appended_b64_zlib.vtu", True, True)
 m = meshio.read("rect_v41.msh")
 write_meshb("rect_v1.meshb", m, 1)
 write_meshb("rect_v2_be.meshb", m, 2, big_endian=True)
