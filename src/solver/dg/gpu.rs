@@ -595,7 +595,7 @@ impl GpuDg {
     }
 
     /// Move the solver onto `mesh` (an adapted mesh of the same case and order) with solution
-    /// `c` (c[eq][k][i] on it). A mesh within the capacity is written into the same buffers
+    /// `c` (`c[eq][k][i]` on it). A mesh within the capacity is written into the same buffers
     /// and only the plans are recorded again; a larger one gets new buffers with room to grow
     /// by half again. The clock is kept.
     pub fn remesh(&mut self, mesh: &DgMesh, c: &[f64]) -> Result<()> {

@@ -135,7 +135,7 @@ impl Adaptivity {
         self.mesh.dg_mesh()
     }
 
-    /// Resolve the initial state: project it (`project(mesh)` gives c[eq][k][i]), refine (no
+    /// Resolve the initial state: project it (`project(mesh)` gives `c[eq][k][i]`), refine (no
     /// coarsening: the state is projected anew each time), and repeat until no element is
     /// refined, at most `max_level` times, so the initial condition is represented on the
     /// finest elements it asks for.
@@ -160,7 +160,7 @@ impl Adaptivity {
         Ok((dm, c))
     }
 
-    /// One adaptation of the solution `c` (c[eq][k][i] on `dm`, the current DG mesh):
+    /// One adaptation of the solution `c` (`c[eq][k][i]` on `dm`, the current DG mesh):
     /// returns the new mesh, the projected coefficients and what changed.
     pub fn adapt(
         &mut self,
