@@ -510,8 +510,8 @@ fn malformed_graph_files_name_the_line() {
         e.contains("bad.mtx:1: expected '%%MatrixMarket matrix coordinate"),
         "{e}"
     );
-    let e = err(&format!("{mm}3 4 1\n1 2\n"));
-    assert!(e.contains("bad.mtx:2: the matrix is 3 x 4"), "{e}");
+    let e = err(&format!("{mm}% a comment\n%\n3 4 1\n1 2\n"));
+    assert!(e.contains("bad.mtx:4: the matrix is 3 x 4"), "{e}");
     let e = err(&format!("{mm}% comment\n3 3 2\n1 2\n3 7\n"));
     assert!(
         e.contains("bad.mtx:5: vertex 7 is out of range 1..=3"),

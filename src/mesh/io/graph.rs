@@ -55,6 +55,7 @@ fn parse_matrix_market(r: &mut Reader) -> Result<Csr> {
     };
     r.comments = Some(b'%');
     r.section = "the size line";
+    r.skip_ws();
     let (line, rows) = (r.line, r.count("the number of rows")?);
     let cols = r.count("the number of columns")?;
     let nnz = r.count("the number of entries")?;
@@ -97,6 +98,7 @@ fn check_vertex_count(r: &Reader, n: usize, line: usize) -> Result<()> {
 
 /// A 1-based vertex number in `1..=n`, returned 0-based.
 fn vertex(r: &mut Reader, n: usize, more: &dyn Fn() -> String) -> Result<u32> {
+    r.skip_ws();
     let line = r.line;
     let v: usize = r.num("a vertex number", more)?;
     if v == 0 || v > n {
