@@ -517,6 +517,11 @@ fn malformed_graph_files_name_the_line() {
         e.contains("bad.mtx:5: vertex 7 is out of range 1..=3"),
         "{e}"
     );
+    let e = err(&format!("{mm}3 3 2\n1 2\n0 3\n"));
+    assert!(
+        e.contains("bad.mtx:4: vertex 0 is out of range 1..=3"),
+        "{e}"
+    );
     let e = err(&format!("{mm}3 3 1000000000000\n1 2\n"));
     assert!(
         e.contains("unexpected end of file in the entries, expected 999999999999 more"),
