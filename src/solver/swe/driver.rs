@@ -247,7 +247,8 @@ impl Simulation {
     /// Run the case to its final time with its outputs (CSV row and snapshots at every output
     /// time), bounded, checkpointed and resumed as `rc` says; `progress(t, steps)` is called
     /// after every batch of steps. On an interrupt ([`crate::interrupt`]) it stops at a step
-    /// boundary, writes a snapshot and a checkpoint and returns [`Error::Interrupted`].
+    /// boundary, writes a snapshot and a checkpoint and returns
+    /// [`Error::Interrupted`](crate::error::Error::Interrupted).
     pub fn run(
         &mut self,
         rc: &RunControl,
