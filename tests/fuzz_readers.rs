@@ -6,7 +6,7 @@
 //! runs 1,000,000 per reader.
 
 use chromaflow::checkpoint::Checkpoint;
-use chromaflow::mesh::io::parse_msh;
+use chromaflow::mesh::io::{parse_graph, parse_mesh, parse_msh};
 use chromaflow::mesh::validate;
 use chromaflow::solver::smooth::metric::VertexMetric;
 use chromaflow::solver::swe::expr::Expr;
@@ -126,6 +126,29 @@ fn msh(n: usize) {
     });
 }
 
+/// Medit, VTU and Gmsh 4.0 / high-order samples through the format-detecting entry point.
+fn mesh_inputs(n: usize) {
+    let mut seeds = Vec::new();
+    for ext in ["mesh", "meshb", "vtu", "msh"] {
+        seeds.extend(
+            files("tests/data/inputs", ext)
+                .into_iter()
+                .filter(|b| b.len() < 20_000),
+        );
+    }
+    fuzz("mesh inputs", &seeds, n, |b| {
+        parse_mesh(Path::new("f"), b).is_ok_and(|mut m| validate(&mut m).is_ok())
+    });
+}
+
+fn graphs(n: usize) {
+    let mut seeds = files("tests/data/graphs", "mtx");
+    seeds.extend(files("tests/data/graphs", "col"));
+    fuzz("graph", &seeds, n, |b| {
+        parse_graph(Path::new("g"), b).is_ok()
+    });
+}
+
 fn swe_case(n: usize) {
     let seeds = files("cases", "toml");
     let path = repo("cases/fuzz.toml");
@@ -184,6 +207,14 @@ fn msh_mutants() {
     msh(CI_CASES);
 }
 #[test]
+fn mesh_input_mutants() {
+    mesh_inputs(CI_CASES);
+}
+#[test]
+fn graph_mutants() {
+    graphs(CI_CASES);
+}
+#[test]
 fn swe_case_mutants() {
     swe_case(CI_CASES);
 }
@@ -208,6 +239,8 @@ fn checkpoint_mutants() {
 #[ignore = "long: 1,000,000 mutants per reader"]
 fn long_run_every_reader() {
     msh(LONG_CASES);
+    mesh_inputs(LONG_CASES);
+    graphs(LONG_CASES);
     swe_case(LONG_CASES);
     dg_case(LONG_CASES);
     expressions(LONG_CASES);

@@ -14,12 +14,13 @@ use crate::mesh::topology::Csr;
 
 /// Read a graph file, the format recognised by content (see [`parse_graph`]).
 pub fn read_graph(path: &Path) -> Result<Csr> {
-    let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let data = crate::files::read_limited(path, crate::files::MAX_INPUT_BYTES)?;
     parse_graph(path, &data)
 }
 
 /// Parse graph bytes: Matrix Market when they start with `%%MatrixMarket`, DIMACS otherwise.
 pub fn parse_graph(path: &Path, data: &[u8]) -> Result<Csr> {
+    let data = data.strip_prefix(b"\xef\xbb\xbf").unwrap_or(data);
     let mut r = Reader::new(path, data, "the header");
     let first = data
         .iter()

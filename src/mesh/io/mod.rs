@@ -30,7 +30,7 @@ pub const SUPPORTED_EXTENSIONS: &[&str] = &["msh", "mesh", "meshb", "vtu"];
 
 /// Read a mesh file in any supported format (see [`parse_mesh`]). Unvalidated.
 pub fn read_mesh(path: &Path) -> Result<Mesh> {
-    let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let data = crate::files::read_limited(path, crate::files::MAX_INPUT_BYTES)?;
     parse_mesh(path, &data)
 }
 
@@ -38,6 +38,7 @@ pub fn read_mesh(path: &Path) -> Result<Mesh> {
 /// extension of `path` when the content says nothing, so a broken file still gets its own
 /// reader's error. Unvalidated.
 pub fn parse_mesh(path: &Path, data: &[u8]) -> Result<Mesh> {
+    let data = data.strip_prefix(b"\xef\xbb\xbf").unwrap_or(data);
     let start = data
         .iter()
         .position(|c| !c.is_ascii_whitespace())
