@@ -3,8 +3,9 @@
 //! neighbours, geometry). This is the f64 reference path; the solver stays on the device and
 //! hands its coefficients over at every adaptation.
 
+use super::indicator::{flags, gather, indicator, scatter, IndicatorField};
+use super::projection::Projection;
 use super::tree::{AdaptCounts, AdaptiveMesh, Face, NONE};
-use super::{flags, gather, indicator, scatter, IndicatorField, Projection};
 use crate::error::{Error, Result};
 use crate::solver::dg::basis::BasisTables;
 use crate::solver::dg::mesh::{element_geometry, DgMesh, EdgeInfo};

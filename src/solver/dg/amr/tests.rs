@@ -6,6 +6,8 @@ use crate::conformance::dg::periodic_mesh;
 use crate::mesh::generate;
 use crate::order::{prepare, Ordering, PrepareOptions};
 use crate::solver::dg::basis::edge_point;
+use crate::solver::dg::basis::BasisTables;
+use crate::solver::dg::euler::State;
 use crate::solver::dg::mesh::{BoundaryKind, DgMesh};
 
 fn wall_box() -> DgMesh {
