@@ -33,6 +33,26 @@ fn mean_of(reg: u32, i: u32) -> vec4<f32> {
                      regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]) * SQRT2;
 }
 
+// Bounds [lo, hi] of the element means around an element.
+struct Bounds {
+    lo: vec4<f32>,
+    hi: vec4<f32>,
+}
+
+// `b` widened by the means of the neighbours nb.xyz (0xffffffff: none) in register `reg`.
+fn widen(b: Bounds, reg: u32, nb: vec4<u32>) -> Bounds {
+    var out = b;
+    // #unroll
+    for (var f = 0u; f < 3u; f = f + 1u) {
+        if (nb[f] != 0xffffffffu) {
+            let m = mean_of(reg, nb[f]);
+            out.lo = min(out.lo, m);
+            out.hi = max(out.hi, m);
+        }
+    }
+    return out;
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
@@ -52,27 +72,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let nb = neighbors[i];
     let split = nb.w;
     if (slope && NP > 1u) {
-        var lo = mean;
-        var hi = mean;
-        // #unroll
-        for (var f = 0u; f < 3u; f = f + 1u) {
-            if (nb[f] != 0xffffffffu) {
-                let m = mean_of(src, nb[f]);
-                lo = min(lo, m);
-                hi = max(hi, m);
-            }
-        }
+        var b = widen(Bounds(mean, mean), src, nb);
         if (split != 0u) {
-            let nb2 = neighbors[NE + i];
-            // #unroll
-            for (var f = 0u; f < 3u; f = f + 1u) {
-                if (nb2[f] != 0xffffffffu) {
-                    let m = mean_of(src, nb2[f]);
-                    lo = min(lo, m);
-                    hi = max(hi, m);
-                }
-            }
+            b = widen(b, src, neighbors[NE + i]);
         }
+        let lo = b.lo;
+        let hi = b.hi;
         // #unroll
         for (var eq = 0u; eq < 4u; eq = eq + 1u) {
             let tol = LIMITER_TOL * (max(abs(hi[eq]), abs(lo[eq])) + 1e-12);

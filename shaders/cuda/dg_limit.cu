@@ -42,6 +42,25 @@ __device__ __forceinline__ float4 mean_of(const float* regs, u32 reg, u32 i) {
                                regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]);
 }
 
+// Bounds [lo, hi] of the element means around an element.
+struct Bounds {
+    float4 lo;
+    float4 hi;
+};
+
+// `b` widened by the means of the neighbours nb.xyz (0xffffffff: none) in register `reg`.
+__device__ __forceinline__ Bounds widen(Bounds b, const float* regs, u32 reg, uint4 nb) {
+    #pragma unroll
+    for (u32 f = 0u; f < 3u; f = f + 1u) {
+        if (at_u(nb, f) != 0xffffffffu) {
+            float4 m = mean_of(regs, reg, at_u(nb, f));
+            b.lo = min4(b.lo, m);
+            b.hi = max4(b.hi, m);
+        }
+    }
+    return b;
+}
+
 // Zhang-Shu pressure limiter: theta = min(theta, (p_mean - eps_p) / (p_mean - p(u))) at a node
 // value u whose pressure is below eps_p.
 __device__ __forceinline__ float pressure_theta(float theta, float4 u, float p_mean, float eps_p) {
@@ -90,27 +109,12 @@ extern "C" __global__ void dg_limit(
     uint4 nb = neighbors[i];
     u32 split = nb.w;
     if (slope && NP > 1u) {
-        float4 lo = mean;
-        float4 hi = mean;
-        #pragma unroll
-        for (u32 f = 0u; f < 3u; f = f + 1u) {
-            if (at_u(nb, f) != 0xffffffffu) {
-                float4 m = mean_of(regs, src, at_u(nb, f));
-                lo = min4(lo, m);
-                hi = max4(hi, m);
-            }
-        }
+        Bounds b = widen(Bounds{mean, mean}, regs, src, nb);
         if (split != 0u) {
-            uint4 nb2 = neighbors[NE + i];
-            #pragma unroll
-            for (u32 f = 0u; f < 3u; f = f + 1u) {
-                if (at_u(nb2, f) != 0xffffffffu) {
-                    float4 m = mean_of(regs, src, at_u(nb2, f));
-                    lo = min4(lo, m);
-                    hi = max4(hi, m);
-                }
-            }
+            b = widen(b, regs, src, neighbors[NE + i]);
         }
+        float4 lo = b.lo;
+        float4 hi = b.hi;
         #pragma unroll
         for (u32 eq = 0u; eq < 4u; eq = eq + 1u) {
             float tol = LIMITER_TOL * (fmaxf(fabsf(at(hi, eq)), fabsf(at(lo, eq))) + 1e-12f);
