@@ -103,6 +103,8 @@ impl AmrStats {
 #[derive(Clone, Debug)]
 pub struct Adaptivity {
     mesh: AdaptiveMesh,
+    /// The faces of `mesh` as it stands (the new mesh's faces are the next smoothing's).
+    faces: Vec<Face>,
     projection: Projection,
     pub options: AmrOptions,
     /// The threshold in use (resolved from the initial state when not given).
@@ -114,8 +116,10 @@ impl Adaptivity {
     /// Trees over `base` for order `p`.
     pub fn new(base: &DgMesh, p: usize, options: AmrOptions) -> Result<Adaptivity> {
         options.validate(p)?;
+        let mesh = AdaptiveMesh::new(base, options.max_level)?;
         Ok(Adaptivity {
-            mesh: AdaptiveMesh::new(base, options.max_level)?,
+            faces: mesh.faces()?,
+            mesh,
             projection: Projection::new(p),
             threshold: options.threshold.unwrap_or(f64::NAN),
             options,
@@ -133,7 +137,7 @@ impl Adaptivity {
     /// The DG mesh of the active elements: geometry per slot, faces grouped by color (GK19's
     /// edge reordering: each color's launch is dense), within a color by left element.
     pub fn dg_mesh(&self) -> Result<DgMesh> {
-        self.mesh.dg_mesh()
+        build_dg_mesh(&self.mesh, &self.faces)
     }
 
     /// Resolve the initial state: project it (`project(mesh)` gives `c[eq][k][i]`), refine (no
@@ -204,13 +208,12 @@ impl Adaptivity {
             f.iter_mut().for_each(|x| *x = (*x).max(0));
         }
         self.stats.indicator_seconds += lap();
-        let faces = self.mesh.faces()?;
-        let passes = self.mesh.smooth_flags(&faces, &mut f);
+        let passes = self.mesh.smooth_flags(&self.faces, &mut f);
         self.stats.smoothing_seconds += lap();
-        let mut counts = self.mesh.adapt(&f, &mut coef, &self.projection)?;
-        counts.smoothing_passes = passes;
+        let counts = self.mesh.adapt(&f, &mut coef, &self.projection)?;
         let c = scatter(&coef, np);
         self.stats.adapt_seconds += lap();
+        self.faces = self.mesh.faces()?;
         let next = self.dg_mesh()?;
         self.stats.connectivity_seconds += lap();
         self.stats.adaptations += 1;
@@ -233,11 +236,7 @@ fn default_threshold(dm: &DgMesh, tables: &BasisTables, field: IndicatorField, c
     let phi0 = crate::solver::dg::basis::PHI0;
     let values = (0..ne).map(|i| {
         let u: [f64; 4] = std::array::from_fn(|eq| c[eq * np * ne + i] * phi0);
-        match field {
-            IndicatorField::Density => u[0],
-            IndicatorField::Energy => u[3],
-            IndicatorField::Pressure => crate::solver::dg::euler::pressure(&u),
-        }
+        field.value(&u)
     });
     let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
         (lo.min(v), hi.max(v))

@@ -27,6 +27,17 @@ impl IndicatorField {
     }
 }
 
+impl IndicatorField {
+    /// The field's value at state U.
+    pub fn value(self, u: &State) -> f64 {
+        match self {
+            IndicatorField::Density => u[0],
+            IndicatorField::Energy => u[3],
+            IndicatorField::Pressure => crate::solver::dg::euler::pressure(u),
+        }
+    }
+}
+
 /// Gradient of the field at a point from U and its gradient (rows: d/dx, d/dy of U):
 /// grad p = (gamma - 1) (grad E - (m . grad m) / rho + |m|^2 grad rho / (2 rho^2)).
 fn field_gradient(field: IndicatorField, u: &State, grad: &[State; 2]) -> [f64; 2] {

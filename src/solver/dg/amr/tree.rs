@@ -103,8 +103,6 @@ pub struct Face {
     pub normal: [f64; 2],
     pub length: f64,
     pub midpoint: [f64; 2],
-    /// Level of the left element.
-    pub level: u8,
 }
 
 /// What one adaptation did.
@@ -112,10 +110,6 @@ pub struct Face {
 pub struct AdaptCounts {
     pub refined: usize,
     pub coarsened: usize,
-    /// Passes of the 2:1 smoothing until nothing changed.
-    pub smoothing_passes: usize,
-    /// Elements moved by the compaction.
-    pub moved: usize,
 }
 
 /// The adaptive mesh: trees over a conforming base mesh.
@@ -256,7 +250,6 @@ impl AdaptiveMesh {
                 normal: [0.0; 2],
                 length: 0.0,
                 midpoint: [0.0; 2],
-                level: e.level,
             };
             let interior = e.kind == EDGE_INTERIOR;
             (
@@ -407,7 +400,7 @@ impl AdaptiveMesh {
         }
         let mut holes: Vec<u32> = hole.collect();
         holes.sort_unstable();
-        counts.moved = self.compact(&holes, coef);
+        self.compact(&holes, coef);
         Ok(counts)
     }
 
@@ -583,7 +576,7 @@ impl AdaptiveMesh {
     }
 
     /// GK19 Algorithm 4: fill the holes below the active count with the last occupied slots.
-    fn compact(&mut self, holes: &[u32], coef: &mut Vec<Vec<State>>) -> usize {
+    fn compact(&mut self, holes: &[u32], coef: &mut Vec<Vec<State>>) {
         let active = self.slots.iter().filter(|&&s| s != NONE).count();
         let to: Vec<u32> = holes
             .iter()
@@ -602,7 +595,6 @@ impl AdaptiveMesh {
         }
         self.slots.truncate(active);
         coef.truncate(active);
-        from.len()
     }
 }
 
