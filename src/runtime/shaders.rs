@@ -61,6 +61,17 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("dg_local_dt.wgsl"),
     shader!("dg_time.wgsl"),
     shader!("stream_copy.wgsl"),
+    shader!("common/amr_tree.wgsl"),
+    shader!("amr_flag.wgsl"),
+    shader!("amr_smooth.wgsl"),
+    shader!("amr_mark.wgsl"),
+    shader!("amr_count.wgsl"),
+    shader!("amr_coarsen.wgsl"),
+    shader!("amr_split.wgsl"),
+    shader!("amr_refine.wgsl"),
+    shader!("amr_compact.wgsl"),
+    shader!("amr_geometry.wgsl"),
+    shader!("amr_faces.wgsl"),
 ];
 
 /// Names of the kernel shaders (the files outside `common/`), one entry point `main` each.

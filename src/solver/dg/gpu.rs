@@ -176,28 +176,7 @@ impl DgInputs {
         case_data.push([0.0; 4]);
         let stages = rk::scheme(tables.p);
         let gpu_stages: Vec<GpuStage> = stages.iter().map(|s| gpu_stage(s, cfg.limiter)).collect();
-        let ne32 = ne as u32;
-        let volume_ranges = stages
-            .iter()
-            .map(|s| ItemRange {
-                first: 0,
-                count: ne32,
-                color: 0,
-                pad: s.src as u32,
-            })
-            .collect();
-        let nc = mesh.num_colors();
-        let mut surface_ranges = Vec::with_capacity(stages.len() * nc);
-        for s in &stages {
-            for c in 0..nc {
-                surface_ranges.push(ItemRange {
-                    first: mesh.color_offsets[c] as u32,
-                    count: (mesh.color_offsets[c + 1] - mesh.color_offsets[c]) as u32,
-                    color: (s.c as f32).to_bits(),
-                    pad: s.src as u32,
-                });
-            }
-        }
+        let (volume_ranges, surface_ranges) = element_ranges(ne, &mesh.color_offsets, &stages);
         let stage_ranges = (0..stages.len())
             .map(|i| ItemRange {
                 first: 0,
@@ -206,21 +185,7 @@ impl DgInputs {
                 pad: 0,
             })
             .collect();
-        let mut limit_ranges: Vec<ItemRange> = stages
-            .iter()
-            .map(|s| ItemRange {
-                first: 0,
-                count: ne32,
-                color: 0,
-                pad: SCRATCH | (s.dst as u32) << 8 | 1 << 16,
-            })
-            .collect();
-        limit_ranges.push(ItemRange {
-            first: 0,
-            count: ne32,
-            color: 0,
-            pad: SCRATCH | 1 << 16,
-        });
+        let limit_ranges = limiter_ranges(ne, &stages);
         let time_ranges = (0..2)
             .map(|c| ItemRange {
                 first: 0,
@@ -249,6 +214,60 @@ impl DgInputs {
             time_ranges,
         })
     }
+}
+
+/// Volume ranges (one per stage, pad = source register) and surface ranges (per stage, one per
+/// color: color = bits of the stage time fraction, pad = source register) of `ne` elements
+/// with faces at `color_offsets`.
+fn element_ranges(
+    ne: usize,
+    color_offsets: &[usize],
+    stages: &[Stage],
+) -> (Vec<ItemRange>, Vec<ItemRange>) {
+    let ne32 = ne as u32;
+    let volume_ranges = stages
+        .iter()
+        .map(|s| ItemRange {
+            first: 0,
+            count: ne32,
+            color: 0,
+            pad: s.src as u32,
+        })
+        .collect();
+    let nc = color_offsets.len() - 1;
+    let mut surface_ranges = Vec::with_capacity(stages.len() * nc);
+    for s in stages {
+        for c in 0..nc {
+            surface_ranges.push(ItemRange {
+                first: color_offsets[c] as u32,
+                count: (color_offsets[c + 1] - color_offsets[c]) as u32,
+                color: (s.c as f32).to_bits(),
+                pad: s.src as u32,
+            });
+        }
+    }
+    (volume_ranges, surface_ranges)
+}
+
+/// Limiter ranges over `ne` elements: one per stage, plus a last one (R4 -> R0, slope on).
+fn limiter_ranges(ne: usize, stages: &[Stage]) -> Vec<ItemRange> {
+    let ne32 = ne as u32;
+    let mut limit_ranges: Vec<ItemRange> = stages
+        .iter()
+        .map(|s| ItemRange {
+            first: 0,
+            count: ne32,
+            color: 0,
+            pad: SCRATCH | (s.dst as u32) << 8 | 1 << 16,
+        })
+        .collect();
+    limit_ranges.push(ItemRange {
+        first: 0,
+        count: ne32,
+        color: 0,
+        pad: SCRATCH | 1 << 16,
+    });
+    limit_ranges
 }
 
 /// Sizes of the mesh buffers: elements (the DOF stride `NE` of the kernels) and edges. An
@@ -633,6 +652,50 @@ impl GpuDg {
             .launches
             .plans(&self.rt, self.atomic_surface.as_ref())?;
         self.set_solution(c)
+    }
+
+    /// Take over a mesh that the adaptation kernels wrote into the mesh buffers on the device:
+    /// `num_elements` active elements, faces grouped by color at `color_offsets`. Only the
+    /// launch ranges change; the plans are recorded again.
+    pub fn adopt(&mut self, num_elements: usize, color_offsets: &[usize]) -> Result<()> {
+        let faces = color_offsets.last().copied().unwrap_or(0);
+        if num_elements == 0
+            || num_elements > self.capacity.elements
+            || faces > self.capacity.edges
+            || color_offsets.len() != self.num_colors + 1
+        {
+            return Err(Error::Invalid(format!(
+                "an adapted mesh of {num_elements} elements and {faces} faces in {} colors does \
+                 not fit buffers for {} elements and {} faces in {} colors",
+                color_offsets.len().saturating_sub(1),
+                self.capacity.elements,
+                self.capacity.edges,
+                self.num_colors
+            )));
+        }
+        let stages = rk::scheme(self.tables.p);
+        let inputs = &mut self.launches.inputs;
+        (inputs.volume_ranges, inputs.surface_ranges) =
+            element_ranges(num_elements, color_offsets, &stages);
+        inputs.limit_ranges = limiter_ranges(num_elements, &stages);
+        self.launches.num_elements = num_elements as u32;
+        self.num_elements = num_elements;
+        self.ndof = 4 * self.np * num_elements;
+        (self.step, self.rhs_plan, self.limit_plan) = self
+            .launches
+            .plans(&self.rt, self.atomic_surface.as_ref())?;
+        Ok(())
+    }
+
+    /// The buffers the adaptation kernels work on: the registers (the solution is register 0)
+    /// and the mesh buffers (inverse Jacobians, 1 / det J, heights, neighbours, edges).
+    pub fn device_buffers(&self) -> (&Buffer, &[Buffer; 5]) {
+        (&self.regs, &self.mesh_buffers)
+    }
+
+    /// The element and edge capacity of the buffers.
+    pub fn capacity(&self) -> Capacity {
+        self.capacity
     }
 
     /// The device the solver runs on.

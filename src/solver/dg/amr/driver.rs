@@ -135,7 +135,7 @@ impl Adaptivity {
     }
 
     /// The DG mesh of the active elements: geometry per slot, faces grouped by color (GK19's
-    /// edge reordering: each color's launch is dense), within a color by left element.
+    /// edge reordering: each color's launch is dense), within a color by edge id.
     pub fn dg_mesh(&self) -> Result<DgMesh> {
         build_dg_mesh(&self.mesh, &self.faces)
     }
@@ -246,8 +246,8 @@ fn default_threshold(dm: &DgMesh, tables: &BasisTables, field: IndicatorField, c
 
 impl AdaptiveMesh {
     /// The DG mesh of the active elements: geometry per slot, faces grouped by color (GK19's
-    /// edge reordering: each color's launch is dense), within a color by left element, and
-    /// up to six face neighbours per element.
+    /// edge reordering: each color's launch is dense), within a color by edge id, and up to
+    /// six face neighbours per element.
     pub fn dg_mesh(&self) -> Result<DgMesh> {
         build_dg_mesh(self, &self.faces()?)
     }
@@ -268,8 +268,9 @@ fn build_dg_mesh(am: &AdaptiveMesh, faces: &[Face]) -> Result<DgMesh> {
         min_height.push(h);
     }
     let num_colors = 2 * am.base_colors as usize;
+    // Stable by color: within a color, faces stay in edge id order (what a GPU scan gives).
     let mut order: Vec<usize> = (0..faces.len()).collect();
-    order.sort_by_key(|&f| (faces[f].color, faces[f].left));
+    order.sort_by_key(|&f| faces[f].color);
     let mut color_offsets = vec![0usize; num_colors + 1];
     for f in faces {
         color_offsets[f.color as usize + 1] += 1;
@@ -277,19 +278,14 @@ fn build_dg_mesh(am: &AdaptiveMesh, faces: &[Face]) -> Result<DgMesh> {
     for c in 0..num_colors {
         color_offsets[c + 1] += color_offsets[c];
     }
+    // Neighbour slots: side s holds the whole face or the first half, s + 3 the second half.
     let mut neighbors = vec![[None; 6]; n];
-    let mut put = |i: usize, side: usize, other: usize| -> Result<()> {
-        let slot = if neighbors[i][side].is_none() {
-            side
-        } else {
-            side + 3
-        };
-        if neighbors[i][slot].is_some() {
+    let mut put = |i: usize, slot: usize, other: usize| -> Result<()> {
+        if neighbors[i][slot].replace(other).is_some() {
             return Err(Error::Invalid(format!(
-                "adaptive mesh: element {i} has more than two faces on side {side}"
+                "adaptive mesh: element {i} has two faces on neighbour slot {slot}"
             )));
         }
-        neighbors[i][slot] = Some(other);
         Ok(())
     };
     let mut edges = Vec::with_capacity(faces.len());
@@ -298,7 +294,8 @@ fn build_dg_mesh(am: &AdaptiveMesh, faces: &[Face]) -> Result<DgMesh> {
         let (l, r) = (f.left as usize, f.right);
         if r != NONE {
             put(l, f.left_local as usize, r as usize)?;
-            put(r as usize, f.right_local as usize, l)?;
+            let second = usize::from(f.right_half == 2);
+            put(r as usize, f.right_local as usize + 3 * second, l)?;
         }
         edges.push(EdgeInfo {
             left: l,

@@ -8,6 +8,7 @@
 //! (GK19 eq. 10) and the flags it gives, [`driver`] one adaptation of a running solution.
 
 pub mod driver;
+pub mod gpu;
 pub mod indicator;
 pub mod projection;
 pub mod tree;
@@ -17,5 +18,7 @@ pub use indicator::{flags, gather, indicator, scatter, IndicatorField};
 pub use projection::Projection;
 pub use tree::{AdaptCounts, AdaptiveMesh, Face, NONE};
 
+#[cfg(test)]
+mod gpu_tests;
 #[cfg(test)]
 mod tests;

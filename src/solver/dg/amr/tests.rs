@@ -10,7 +10,7 @@ use crate::solver::dg::basis::BasisTables;
 use crate::solver::dg::euler::State;
 use crate::solver::dg::mesh::{BoundaryKind, DgMesh};
 
-fn wall_box() -> DgMesh {
+pub(super) fn wall_box() -> DgMesh {
     let mesh = generate::rectangle(0.0, 2.0, 0.0, 1.0, 60, 5).expect("mesh");
     let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 3)).expect("prepare");
     DgMesh::build(&om, &|_| Ok(BoundaryKind::Wall)).expect("dg mesh")
@@ -109,7 +109,7 @@ fn check(am: &AdaptiveMesh, periodic: bool) {
 }
 
 /// A smooth state with every mode excited, per element slot.
-fn smooth_state(am: &AdaptiveMesh, tables: &BasisTables) -> Vec<Vec<State>> {
+pub(super) fn smooth_state(am: &AdaptiveMesh, tables: &BasisTables) -> Vec<Vec<State>> {
     let rule = &tables.vol;
     (0..am.num_active())
         .map(|i| {
@@ -149,7 +149,7 @@ fn totals(am: &AdaptiveMesh, coef: &[Vec<State>]) -> State {
     s
 }
 
-fn rand_flags(n: usize, seed: &mut u64) -> Vec<i8> {
+pub(super) fn rand_flags(n: usize, seed: &mut u64) -> Vec<i8> {
     (0..n)
         .map(|_| {
             *seed = seed

@@ -613,3 +613,144 @@ fn take_block<T>(
     items.extend((0..len).map(|_| fresh()));
     first
 }
+
+/// The trees as the flat arrays the GPU adaptation works on (`amr_*` kernels): one layout for
+/// upload, read-back and comparison. Free lists are rings starting at their heads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlatTree {
+    /// Per element id: level, parent, first child, slot.
+    pub element_tree: Vec<[u32; 4]>,
+    /// Per element id: the edges of its three sides (and a zero).
+    pub element_edges: Vec<[u32; 4]>,
+    /// Per element id: its three vertices.
+    pub element_vertices: Vec<[[f64; 2]; 3]>,
+    /// Per edge id: level | color << 8 | alive << 16, parent, first child, kind | state << 4.
+    pub edge_tree: Vec<[u32; 4]>,
+    /// Per edge id and side: (element, local side).
+    pub edge_sides: Vec<[[u32; 2]; 2]>,
+    /// Element id per slot.
+    pub slots: Vec<u32>,
+    /// Freed blocks, oldest first: elements (4 ids), split edges (2), interior edges (3).
+    pub free: [Vec<u32>; 3],
+}
+
+/// Bits of [`FlatTree::edge_tree`]'s first word.
+pub const EDGE_COLOR_SHIFT: u32 = 8;
+pub const EDGE_ALIVE_BIT: u32 = 1 << 16;
+
+impl AdaptiveMesh {
+    /// The trees in the GPU layout.
+    pub fn to_flat(&self) -> FlatTree {
+        FlatTree {
+            element_tree: self
+                .elements
+                .iter()
+                .map(|e| [u32::from(e.level), e.parent, e.first_child, e.position])
+                .collect(),
+            element_edges: self
+                .elements
+                .iter()
+                .map(|e| [e.edges[0], e.edges[1], e.edges[2], 0])
+                .collect(),
+            element_vertices: self.elements.iter().map(|e| e.vertices).collect(),
+            edge_tree: self
+                .edges
+                .iter()
+                .map(|e| {
+                    [
+                        u32::from(e.level)
+                            | u32::from(e.color) << EDGE_COLOR_SHIFT
+                            | if e.alive { EDGE_ALIVE_BIT } else { 0 },
+                        e.parent,
+                        e.first_child,
+                        e.kind | (e.state as u32) << 4,
+                    ]
+                })
+                .collect(),
+            edge_sides: self
+                .edges
+                .iter()
+                .map(|e| {
+                    [
+                        [e.elements[0], u32::from(e.locals[0])],
+                        [e.elements[1], u32::from(e.locals[1])],
+                    ]
+                })
+                .collect(),
+            slots: self.slots.clone(),
+            free: [
+                self.free_element_blocks.iter().copied().collect(),
+                self.free_split_blocks.iter().copied().collect(),
+                self.free_interior_blocks.iter().copied().collect(),
+            ],
+        }
+    }
+
+    /// The trees from the GPU layout (the inverse of [`AdaptiveMesh::to_flat`]), checked for
+    /// ids out of range so a corrupt read-back is an error, not a panic later.
+    pub fn from_flat(flat: &FlatTree, max_level: u8, base_colors: u8) -> Result<AdaptiveMesh> {
+        let (ne, nd) = (flat.element_tree.len(), flat.edge_tree.len());
+        let bad = |what: String| Err(Error::Invalid(format!("adaptive mesh read-back: {what}")));
+        if flat.element_edges.len() != ne
+            || flat.element_vertices.len() != ne
+            || flat.edge_sides.len() != nd
+        {
+            return bad("array lengths differ".into());
+        }
+        let id_ok = |v: u32, n: usize| v == NONE || (v as usize) < n;
+        let mut elements = Vec::with_capacity(ne);
+        for (i, ((t, e), v)) in flat
+            .element_tree
+            .iter()
+            .zip(&flat.element_edges)
+            .zip(&flat.element_vertices)
+            .enumerate()
+        {
+            if t[0] > 255
+                || !id_ok(t[1], ne)
+                || !id_ok(t[2], ne)
+                || e[..3].iter().any(|&x| !id_ok(x, nd))
+            {
+                return bad(format!("element {i} refers to an id out of range"));
+            }
+            elements.push(Element {
+                vertices: *v,
+                level: t[0] as u8,
+                parent: t[1],
+                first_child: t[2],
+                edges: [e[0], e[1], e[2]],
+                position: t[3],
+            });
+        }
+        let mut edges = Vec::with_capacity(nd);
+        for (i, (t, s)) in flat.edge_tree.iter().zip(&flat.edge_sides).enumerate() {
+            if !id_ok(t[1], nd)
+                || !id_ok(t[2], nd)
+                || s.iter().any(|x| !id_ok(x[0], ne) || x[1] > 2)
+            {
+                return bad(format!("edge {i} refers to an id out of range"));
+            }
+            edges.push(Edge {
+                level: (t[0] & 0xff) as u8,
+                parent: t[1],
+                first_child: t[2],
+                elements: [s[0][0], s[1][0]],
+                locals: [s[0][1] as u8, s[1][1] as u8],
+                kind: t[3] & 0xf,
+                state: (t[3] >> 4) as usize,
+                color: (t[0] >> EDGE_COLOR_SHIFT & 0xff) as u8,
+                alive: t[0] & EDGE_ALIVE_BIT != 0,
+            });
+        }
+        Ok(AdaptiveMesh {
+            max_level,
+            base_colors,
+            elements,
+            edges,
+            free_element_blocks: flat.free[0].iter().copied().collect(),
+            free_split_blocks: flat.free[1].iter().copied().collect(),
+            free_interior_blocks: flat.free[2].iter().copied().collect(),
+            slots: flat.slots.clone(),
+        })
+    }
+}

@@ -1,0 +1,48 @@
+// #include "common/dispatch.wgsl"
+// #include "common/amr_tree.wgsl"
+
+// In-place compaction (GK19 Algorithm 4; AdaptiveMesh::compact in src/solver/dg/amr/tree.rs),
+// one thread per slot, phase range.pad:
+//   0: items[p] = 1 for a hole below the new active count n and for an occupied slot at or
+//      past it (the two sets are equally large; scanned next, holes come first);
+//   1: hole number j (in slot order) is listed at holes[j];
+//   2: occupied slot p past n, number H + j, moves into hole j with its coefficients.
+
+override NP: u32 = 3u;
+override NE: u32 = 1u;
+
+@group(0) @binding(0) var<storage, read_write> slots: array<u32>;
+@group(0) @binding(1) var<storage, read_write> element_tree: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> items: array<u32>;
+@group(0) @binding(3) var<storage, read> items_scan: array<u32>;
+@group(0) @binding(4) var<storage, read_write> holes: array<u32>;
+@group(0) @binding(5) var<storage, read> counters: array<u32>;
+@group(0) @binding(6) var<storage, read_write> regs: array<f32>;
+@group(1) @binding(0) var<uniform> range: ItemRange;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let p = linear_index(gid, nwg);
+    if (p >= range.count) {
+        return;
+    }
+    let n = counters[C_NEW_ACTIVE];
+    let used = p < counters[C_SLOTS];
+    let hole = used && p < n && slots[p] == NONE;
+    let moves = used && p >= n && slots[p] != NONE;
+    if (range.pad == 0u) {
+        items[p] = select(0u, 1u, hole || moves);
+    } else if (range.pad == 1u) {
+        if (hole) {
+            holes[items_scan[p]] = p;
+        }
+    } else if (moves) {
+        let to = holes[items_scan[p] - counters[C_COMPACT_HOLES]];
+        let id = slots[p];
+        slots[to] = id;
+        element_tree[id].w = to;
+        for (var j = 0u; j < 4u * NP; j = j + 1u) {
+            regs[j * NE + to] = regs[j * NE + p];
+        }
+    }
+}

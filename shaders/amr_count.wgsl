@@ -1,0 +1,92 @@
+// #include "common/dispatch.wgsl"
+// #include "common/amr_tree.wgsl"
+
+// The bookkeeping between the adaptation phases, one thread (range.pad = the phase). Counts
+// come from the exclusive scans as out[n - 1] + in[n - 1]:
+//   0: after the cluster/refine scan: the numbers of clusters and refined elements;
+//   1: after the scan of freed split blocks: their number;
+//   2: after coarsening: the freed element, split and interior blocks join their rings;
+//   3: after the split scan: the number of edges to split;
+//   4: after splitting: split blocks taken from the ring first, then new ids;
+//   5: after refining: element and interior blocks taken likewise, new slots, the new count;
+//   6: after the compaction scan: holes below the new count (half the marks);
+//   7: after compaction: the active count;
+//   8: after the face scan: the face offsets of the 2K colors.
+
+override NE: u32 = 1u;
+
+@group(0) @binding(0) var<storage, read_write> counters: array<u32>;
+// Cluster and refine marks (2 NE) and their scan.
+@group(0) @binding(1) var<storage, read> marks: array<u32>;
+@group(0) @binding(2) var<storage, read> marks_scan: array<u32>;
+// The phase's own marks and scan (n = range.count items).
+@group(0) @binding(3) var<storage, read> items: array<u32>;
+@group(0) @binding(4) var<storage, read> items_scan: array<u32>;
+@group(1) @binding(0) var<uniform> range: ItemRange;
+@group(2) @binding(0) var<uniform> params: AmrParams;
+
+fn items_total() -> u32 {
+    let n = range.count;
+    return items_scan[n - 1u] + items[n - 1u];
+}
+
+// Take `wanted` blocks of ring r, the rest as new ids of `width` each: returns the new ids used.
+fn take(r: u32, wanted: u32) -> u32 {
+    let len = counters[C_RINGS + 2u * r + 1u];
+    let taken = min(wanted, len);
+    counters[C_RINGS + 2u * r] = (counters[C_RINGS + 2u * r] + taken) % ring_size(params, r);
+    counters[C_RINGS + 2u * r + 1u] = len - taken;
+    return wanted - taken;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    if (linear_index(gid, nwg) != 0u) {
+        return;
+    }
+    switch range.pad {
+        case 0u: {
+            let clusters = marks_scan[NE];
+            counters[C_CLUSTERS] = clusters;
+            counters[C_REFINES] = marks_scan[2u * NE - 1u] + marks[2u * NE - 1u] - clusters;
+        }
+        case 1u: {
+            counters[C_SPLIT_FREES] = items_total();
+        }
+        case 2u: {
+            let clusters = counters[C_CLUSTERS];
+            counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
+            counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
+            counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
+        }
+        case 3u: {
+            counters[C_SPLITS] = items_total();
+        }
+        case 4u: {
+            counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 2u * take(1u, counters[C_SPLITS]);
+        }
+        case 5u: {
+            let refines = counters[C_REFINES];
+            let num_active = counters[C_ACTIVE];
+            let holes = 3u * counters[C_CLUSTERS];
+            counters[C_ELEMENT_IDS] = counters[C_ELEMENT_IDS] + 4u * take(0u, refines);
+            counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines);
+            counters[C_SLOTS] = num_active + max(3u * refines, holes) - holes;
+            counters[C_NEW_ACTIVE] = num_active + 3u * refines - holes;
+        }
+        case 6u: {
+            counters[C_COMPACT_HOLES] = items_total() / 2u;
+        }
+        case 7u: {
+            counters[C_ACTIVE] = counters[C_NEW_ACTIVE];
+        }
+        default: {
+            let colors = 2u * params.base_colors;
+            let per_color = params.edge_capacity;
+            for (var c = 0u; c < colors; c = c + 1u) {
+                counters[C_COLOR_OFFSETS + c] = items_scan[c * per_color];
+            }
+            counters[C_COLOR_OFFSETS + colors] = items_total();
+        }
+    }
+}

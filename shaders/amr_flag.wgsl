@@ -1,0 +1,66 @@
+// #include "common/dispatch.wgsl"
+// #include "common/amr_tree.wgsl"
+
+// Refinement flags from the indicator, one thread per slot (indicator() and flags() in
+// src/solver/dg/amr/indicator.rs): eps_i = h_i |grad q(U_i)| at the centroid (GK19 eq. 10),
+// +1 above threshold * delta, -1 below threshold / delta, else 0; only 0 / +1 when refining only.
+// q is density, pressure or energy (params.field); for pressure
+//   grad p = (gamma - 1) (grad E - (m . grad m) / rho + |m|^2 grad rho / (2 rho^2)).
+
+override NP: u32 = 3u;
+override NE: u32 = 1u;
+
+@group(0) @binding(0) var<storage, read> regs: array<f32>;
+// Per mode k: (phi_k, d phi_k / d xi, d phi_k / d eta, 0) at the reference centroid.
+@group(0) @binding(1) var<storage, read> centroid_basis: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> inv_jac: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> heights: array<f32>;
+@group(0) @binding(4) var<storage, read_write> flags: array<i32>;
+@group(0) @binding(5) var<storage, read> counters: array<u32>;
+@group(1) @binding(0) var<uniform> range: ItemRange;
+@group(2) @binding(0) var<uniform> params: AmrParams;
+
+fn field_gradient(u: vec4<f32>, gx: vec4<f32>, gy: vec4<f32>) -> vec2<f32> {
+    if (params.field == 0u) {
+        return vec2<f32>(gx.x, gy.x);
+    }
+    if (params.field == 2u) {
+        return vec2<f32>(gx.w, gy.w);
+    }
+    let m2 = u.y * u.y + u.z * u.z;
+    let px = gx.w - (u.y * gx.y + u.z * gx.z) / u.x + m2 * gx.x / (2.0 * u.x * u.x);
+    let py = gy.w - (u.y * gy.y + u.z * gy.z) / u.x + m2 * gy.x / (2.0 * u.x * u.x);
+    return (params.gamma - 1.0) * vec2<f32>(px, py);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= min(range.count, counters[C_ACTIVE])) {
+        return;
+    }
+    let g = inv_jac[i];
+    var u = vec4<f32>(0.0);
+    var gx = vec4<f32>(0.0);
+    var gy = vec4<f32>(0.0);
+    for (var k = 0u; k < NP; k = k + 1u) {
+        let b = centroid_basis[k];
+        let a = vec4<f32>(
+            regs[(0u * NP + k) * NE + i],
+            regs[(1u * NP + k) * NE + i],
+            regs[(2u * NP + k) * NE + i],
+            regs[(3u * NP + k) * NE + i],
+        );
+        u = u + b.x * a;
+        gx = gx + (b.y * g.x + b.z * g.z) * a;
+        gy = gy + (b.y * g.y + b.z * g.w) * a;
+    }
+    let eps = heights[i] * length(field_gradient(u, gx, gy));
+    var f = 0;
+    if (eps > params.threshold * params.delta) {
+        f = 1;
+    } else if (eps < params.threshold / params.delta && params.refine_only == 0u) {
+        f = -1;
+    }
+    flags[i] = f;
+}

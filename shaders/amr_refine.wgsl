@@ -1,0 +1,139 @@
+// #include "common/dispatch.wgsl"
+// #include "common/amr_tree.wgsl"
+
+// Refinement, one thread per slot flagged +1, refined element number k in slot order
+// (AdaptiveMesh::refine in src/solver/dg/amr/tree.rs). The four children C0..C3 (corners at
+// v0, v1, v2, then the centre one) take the ring's k-th element block or new ids; C0 takes
+// the parent's slot, C1..C3 holes 3k .. 3k + 2 left by coarsening, then new slots past the
+// active ones. Child c gets c^c_k = sum_m W^c_km c^P_m (exact). Side s of the parent is split:
+// its halves go to children s and s + 1 (in the order the parent walks it); the interior edges
+// (side s of corner child s + 2 and of the centre child) take the ring's k-th interior block
+// or new ids, with the color of parent side s.
+
+override NP: u32 = 3u;
+override NE: u32 = 1u;
+const MAX_NP: u32 = 15u;
+
+@group(0) @binding(0) var<storage, read_write> slots: array<u32>;
+@group(0) @binding(1) var<storage, read_write> element_tree: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> element_edges: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read_write> vertices: array<vec2<f32>>;
+@group(0) @binding(4) var<storage, read_write> edge_tree: array<vec4<u32>>;
+@group(0) @binding(5) var<storage, read_write> edge_sides: array<vec2<u32>>;
+@group(0) @binding(6) var<storage, read> flags: array<i32>;
+@group(0) @binding(7) var<storage, read> marks_scan: array<u32>;
+@group(0) @binding(8) var<storage, read> rings: array<u32>;
+@group(0) @binding(9) var<storage, read> counters: array<u32>;
+@group(0) @binding(10) var<storage, read> holes: array<u32>;
+@group(0) @binding(11) var<storage, read_write> regs: array<f32>;
+@group(0) @binding(12) var<storage, read> weights: array<f32>;
+@group(1) @binding(0) var<uniform> range: ItemRange;
+@group(2) @binding(0) var<uniform> params: AmrParams;
+
+// Block number k of ring r (width ids each) or a new one past `next`.
+fn block(r: u32, k: u32, next: u32, width: u32) -> u32 {
+    let len = counters[C_RINGS + 2u * r + 1u];
+    if (k < len) {
+        return rings[ring_index(params, r, counters[C_RINGS + 2u * r], k)];
+    }
+    return next + width * (k - len);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    let num_active = counters[C_ACTIVE];
+    if (i >= min(range.count, num_active) || flags[i] <= 0) {
+        return;
+    }
+    let k = marks_scan[NE + i] - marks_scan[NE];
+    let id = slots[i];
+    let level = element_tree[id].x + 1u;
+    let children = block(0u, k, counters[C_ELEMENT_IDS], 4u);
+    let num_holes = 3u * counters[C_CLUSTERS];
+    var pos: array<u32, 4>;
+    pos[0] = i;
+    for (var c = 1u; c < 4u; c = c + 1u) {
+        let j = 3u * k + c - 1u;
+        if (j < num_holes) {
+            pos[c] = holes[j];
+        } else {
+            pos[c] = num_active + j - num_holes;
+        }
+    }
+    var parent_coef: array<vec4<f32>, MAX_NP>;
+    for (var m = 0u; m < NP; m = m + 1u) {
+        parent_coef[m] = vec4<f32>(
+            regs[(0u * NP + m) * NE + i],
+            regs[(1u * NP + m) * NE + i],
+            regs[(2u * NP + m) * NE + i],
+            regs[(3u * NP + m) * NE + i],
+        );
+    }
+    for (var c = 0u; c < 4u; c = c + 1u) {
+        for (var kk = 0u; kk < NP; kk = kk + 1u) {
+            var u = vec4<f32>(0.0);
+            for (var m = 0u; m < NP; m = m + 1u) {
+                u = u + weights[(c * NP + kk) * NP + m] * parent_coef[m];
+            }
+            regs[(0u * NP + kk) * NE + pos[c]] = u.x;
+            regs[(1u * NP + kk) * NE + pos[c]] = u.y;
+            regs[(2u * NP + kk) * NE + pos[c]] = u.z;
+            regs[(3u * NP + kk) * NE + pos[c]] = u.w;
+        }
+    }
+    let v0 = vertices[3u * id];
+    let v1 = vertices[3u * id + 1u];
+    let v2 = vertices[3u * id + 2u];
+    let m01 = 0.5 * (v0 + v1);
+    let m12 = 0.5 * (v1 + v2);
+    let m20 = 0.5 * (v2 + v0);
+    let child_vertices = array<vec2<f32>, 12>(v0, m01, m20, m01, v1, m12, m20, m12, v2, m12, m20, m01);
+    for (var c = 0u; c < 4u; c = c + 1u) {
+        let cid = children + c;
+        element_tree[cid] = vec4<u32>(level, id, NONE, pos[c]);
+        slots[pos[c]] = cid;
+        for (var j = 0u; j < 3u; j = j + 1u) {
+            vertices[3u * cid + j] = child_vertices[3u * c + j];
+        }
+    }
+    element_tree[id].z = children;
+    element_tree[id].w = NONE;
+    let sides = element_edges[id];
+    var new_edges: array<vec4<u32>, 4>;
+    for (var s = 0u; s < 3u; s = s + 1u) {
+        let e = sides[s];
+        var side = 0u;
+        if (edge_sides[2u * e].x != id) {
+            side = 1u;
+        }
+        let first = edge_tree[e].z;
+        var a = first;
+        var b = first + 1u;
+        if (side == 1u) {
+            a = first + 1u;
+            b = first;
+        }
+        let ca = children + s;
+        let cb = children + (s + 1u) % 3u;
+        new_edges[s][s] = a;
+        new_edges[(s + 1u) % 3u][s] = b;
+        edge_sides[2u * a + side] = vec2<u32>(ca, s);
+        edge_sides[2u * b + side] = vec2<u32>(cb, s);
+    }
+    let interior = block(2u, k, counters[C_EDGE_IDS], 3u);
+    for (var s = 0u; s < 3u; s = s + 1u) {
+        let corner = (s + 2u) % 3u;
+        let e = interior + s;
+        let color = (edge_tree[sides[s]].x >> 8u) & 0xffu;
+        edge_tree[e] = vec4<u32>(level | (color << 8u) | EDGE_ALIVE, NONE, NONE, EDGE_INTERIOR);
+        edge_sides[2u * e] = vec2<u32>(children + corner, s);
+        edge_sides[2u * e + 1u] = vec2<u32>(children + 3u, s);
+        new_edges[corner][s] = e;
+        new_edges[3][s] = e;
+    }
+    for (var c = 0u; c < 4u; c = c + 1u) {
+        new_edges[c].w = 0u;
+        element_edges[children + c] = new_edges[c];
+    }
+}

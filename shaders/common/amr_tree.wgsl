@@ -1,0 +1,77 @@
+// The adaptive trees on the GPU, shared by the amr_* kernels (FlatTree in
+// src/solver/dg/amr/tree.rs is the same layout; src/solver/dg/amr/gpu.rs drives the phases):
+//   element_tree[id]  = (level, parent, first child, slot)
+//   element_edges[id] = (edge of side 0, 1, 2, 0)
+//   vertices[3 id + j]
+//   edge_tree[id]     = (level | color << 8 | alive << 16, parent, first child, kind | state << 4)
+//   edge_sides[2 id + s] = (element, local side) on side s
+// Freed blocks wait in three rings (element blocks of 4, split-edge blocks of 2, interior-edge
+// blocks of 3) inside one buffer; the counters hold their heads and lengths and what one phase
+// hands the next. Shared records are written a 32-bit word at a time: two threads may write
+// different words of one record in the same phase, never the same word.
+
+const NONE: u32 = 0xffffffffu;
+const EDGE_ALIVE: u32 = 0x10000u;
+const EDGE_INTERIOR: u32 = 0u;
+
+// Counter words (AmrCounter in src/solver/dg/amr/gpu.rs).
+const C_ACTIVE: u32 = 0u;
+const C_ELEMENT_IDS: u32 = 1u;
+const C_EDGE_IDS: u32 = 2u;
+// Ring r: head at C_RINGS + 2 r, length at C_RINGS + 2 r + 1.
+const C_RINGS: u32 = 3u;
+const C_CHANGED: u32 = 9u;
+const C_CLUSTERS: u32 = 10u;
+const C_REFINES: u32 = 11u;
+const C_SPLIT_FREES: u32 = 12u;
+const C_SPLITS: u32 = 13u;
+const C_SLOTS: u32 = 14u;
+const C_NEW_ACTIVE: u32 = 15u;
+const C_COMPACT_HOLES: u32 = 16u;
+const C_ERROR: u32 = 17u;
+// Face color offsets: 2K + 1 words.
+const C_COLOR_OFFSETS: u32 = 20u;
+
+struct AmrParams {
+    element_capacity: u32,
+    edge_capacity: u32,
+    ring_elements: u32,
+    ring_splits: u32,
+    ring_interiors: u32,
+    base_colors: u32,
+    max_level: u32,
+    field: u32,
+    refine_only: u32,
+    threshold: f32,
+    delta: f32,
+    gamma: f32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+    pad3: u32,
+}
+
+fn ring_base(p: AmrParams, r: u32) -> u32 {
+    if (r == 0u) {
+        return 0u;
+    }
+    if (r == 1u) {
+        return p.ring_elements;
+    }
+    return p.ring_elements + p.ring_splits;
+}
+
+fn ring_size(p: AmrParams, r: u32) -> u32 {
+    if (r == 0u) {
+        return p.ring_elements;
+    }
+    if (r == 1u) {
+        return p.ring_splits;
+    }
+    return p.ring_interiors;
+}
+
+// Index in the ring buffer of entry k counted from the head of ring r.
+fn ring_index(p: AmrParams, r: u32, head: u32, k: u32) -> u32 {
+    return ring_base(p, r) + (head + k) % ring_size(p, r);
+}

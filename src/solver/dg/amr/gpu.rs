@@ -1,0 +1,641 @@
+//! The adaptation on the device (GK19 section 4): flags from the indicator, 2:1 smoothing by
+//! color, cluster and refinement numbering by scans, coarsening and refinement in place with the
+//! L2 projection, compaction, and the new mesh's geometry, faces (by color) and neighbours,
+//! written straight into the DG solver's buffers. The host reads back a few counters: whether a
+//! smoothing pass changed anything, and at the end the element count and the face offsets of
+//! the colors. Every kernel (`shaders/amr_*.wgsl`, CUDA twins in `shaders/cuda/`) does what the
+//! f64 reference [`AdaptiveMesh`] does, in the same order of ids and slots, so a read-back tree
+//! equals the reference's.
+
+use super::indicator::IndicatorField;
+use super::projection::Projection;
+use super::tree::{AdaptCounts, AdaptiveMesh, FlatTree, NONE};
+use crate::args;
+use crate::error::{Error, Result};
+use crate::runtime::scan::PrefixSum;
+use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime, Timings};
+use crate::solver::dg::basis::{dubiner, dubiner_gradient, mode_indices};
+use crate::solver::dg::euler::GAMMA;
+use crate::solver::dg::gpu::GpuDg;
+
+/// Counter words (the C_* constants of shaders/common/amr_tree.wgsl).
+mod counter {
+    pub const ACTIVE: usize = 0;
+    pub const ELEMENT_IDS: usize = 1;
+    pub const EDGE_IDS: usize = 2;
+    pub const RINGS: usize = 3;
+    pub const CHANGED: usize = 9;
+    pub const CLUSTERS: usize = 10;
+    pub const REFINES: usize = 11;
+    pub const ERROR: usize = 17;
+    pub const COLOR_OFFSETS: usize = 20;
+    pub const LEN: usize = 64;
+}
+
+/// Most face colors the counters hold (2K for K base colors).
+const MAX_COLORS: usize = counter::LEN - counter::COLOR_OFFSETS - 1;
+
+/// Smoothing passes after which the flags are taken not to converge.
+const MAX_SMOOTHING_PASSES: usize = 256;
+
+/// Mirrors `AmrParams` in shaders/common/amr_tree.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+struct AmrParams {
+    element_capacity: u32,
+    edge_capacity: u32,
+    ring_elements: u32,
+    ring_splits: u32,
+    ring_interiors: u32,
+    base_colors: u32,
+    max_level: u32,
+    field: u32,
+    refine_only: u32,
+    threshold: f32,
+    delta: f32,
+    gamma: f32,
+    pad: [u32; 4],
+}
+
+/// Id capacities of the trees on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TreeCapacity {
+    pub elements: usize,
+    pub edges: usize,
+}
+
+impl TreeCapacity {
+    /// Room for one adaptation of `active` elements whatever the flags: every element refined
+    /// takes 4 element ids, splits at most 3 edges (2 ids each) and adds 3 interior edges.
+    pub fn fits(&self, active: usize, element_ids: usize, edge_ids: usize) -> bool {
+        self.elements >= element_ids + 4 * active && self.edges >= edge_ids + 9 * active
+    }
+
+    /// [`TreeCapacity::fits`] with room to grow by `factor`.
+    pub fn with_room(active: usize, element_ids: usize, edge_ids: usize, factor: f64) -> Self {
+        let grow = |n: usize| (n as f64 * factor).ceil() as usize;
+        TreeCapacity {
+            elements: grow(element_ids + 4 * active),
+            edges: grow(edge_ids + 9 * active),
+        }
+    }
+}
+
+/// Slots a DG solver needs for one adaptation of `active` elements: each refined element
+/// takes three more slots before compaction.
+pub fn slots_needed(active: usize) -> usize {
+    4 * active
+}
+
+/// What the host sets once: the indicator and the limits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GpuAdaptOptions {
+    pub field: IndicatorField,
+    pub threshold: f64,
+    pub delta: f64,
+}
+
+/// What one device adaptation did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuAdaptReport {
+    pub counts: AdaptCounts,
+    pub smoothing_passes: usize,
+    pub num_elements: usize,
+}
+
+/// The trees on the device and the prepared phases.
+pub struct GpuAdaptation {
+    rt: Runtime,
+    capacity: TreeCapacity,
+    slot_capacity: usize,
+    max_level: u8,
+    base_colors: u8,
+    rings: [usize; 3],
+    element_tree: Buffer,
+    element_edges: Buffer,
+    vertices: Buffer,
+    edge_tree: Buffer,
+    edge_sides: Buffer,
+    slots: Buffer,
+    ring_buffer: Buffer,
+    counters: Buffer,
+    flags: Buffer,
+    /// Flags from the indicator.
+    flag_plan: Plan,
+    /// One smoothing pass: the cluster rule, then the faces color by color.
+    smooth_plan: Plan,
+    /// Everything after smoothing, a timing segment per phase.
+    adapt_plan: Plan,
+}
+
+impl GpuAdaptation {
+    /// Upload `mesh` (whose active elements are `dg`'s mesh, with faces at `color_offsets`) and
+    /// prepare the phases on `dg`'s buffers. `dg` needs [`slots_needed`] element slots and three
+    /// faces per slot.
+    pub fn new(
+        rt: &Runtime,
+        mesh: &AdaptiveMesh,
+        dg: &GpuDg,
+        color_offsets: &[usize],
+        p: usize,
+        options: GpuAdaptOptions,
+        capacity: TreeCapacity,
+    ) -> Result<GpuAdaptation> {
+        let flat = mesh.to_flat();
+        let active = flat.slots.len();
+        let (ne, dg_edges) = (dg.capacity().elements, dg.capacity().edges);
+        let colors = 2 * mesh.base_colors as usize;
+        if colors > MAX_COLORS || color_offsets.len() != colors + 1 {
+            return Err(Error::Invalid(format!(
+                "device adaptation: {} face colors given for {colors}, at most {MAX_COLORS}",
+                color_offsets.len().saturating_sub(1)
+            )));
+        }
+        if ne < slots_needed(active)
+            || dg_edges < 3 * ne
+            || !capacity.fits(active, flat.element_tree.len(), flat.edge_tree.len())
+        {
+            return Err(Error::Invalid(format!(
+                "device adaptation: {active} elements need {} slots and {} faces in the solver \
+                 (it has {ne} and {dg_edges}) and room for their children in the trees",
+                slots_needed(active),
+                3 * slots_needed(active)
+            )));
+        }
+        let rings = [
+            capacity.elements / 4 + 1,
+            capacity.edges / 2 + 1,
+            capacity.edges / 3 + 1,
+        ];
+        let params = AmrParams {
+            element_capacity: capacity.elements as u32,
+            edge_capacity: capacity.edges as u32,
+            ring_elements: rings[0] as u32,
+            ring_splits: rings[1] as u32,
+            ring_interiors: rings[2] as u32,
+            base_colors: u32::from(mesh.base_colors),
+            max_level: u32::from(mesh.max_level),
+            field: match options.field {
+                IndicatorField::Density => 0,
+                IndicatorField::Pressure => 1,
+                IndicatorField::Energy => 2,
+            },
+            refine_only: 0,
+            threshold: options.threshold as f32,
+            delta: options.delta as f32,
+            gamma: GAMMA as f32,
+            pad: [0; 4],
+        };
+        let padded = |mut v: Vec<[u32; 4]>, n: usize, fill: [u32; 4]| {
+            v.resize(n, fill);
+            v
+        };
+        let element_tree = rt.upload(
+            "amr element tree",
+            &padded(flat.element_tree.clone(), capacity.elements, [NONE; 4]),
+        )?;
+        let element_edges = rt.upload(
+            "amr element edges",
+            &padded(flat.element_edges.clone(), capacity.elements, [NONE; 4]),
+        )?;
+        let mut vertices: Vec<[f32; 2]> = flat
+            .element_vertices
+            .iter()
+            .flat_map(|v| v.map(|x| x.map(|c| c as f32)))
+            .collect();
+        vertices.resize(3 * capacity.elements, [0.0; 2]);
+        let vertices = rt.upload("amr vertices", &vertices)?;
+        let edge_tree = rt.upload(
+            "amr edge tree",
+            &padded(flat.edge_tree.clone(), capacity.edges, [0, NONE, NONE, 0]),
+        )?;
+        let mut sides: Vec<[u32; 2]> = flat.edge_sides.iter().flatten().copied().collect();
+        sides.resize(2 * capacity.edges, [NONE, 0]);
+        let edge_sides = rt.upload("amr edge sides", &sides)?;
+        let mut slots = flat.slots.clone();
+        slots.resize(ne, NONE);
+        let slots = rt.upload("amr slots", &slots)?;
+        let mut ring_data = vec![NONE; rings.iter().sum()];
+        let mut counters = vec![0u32; counter::LEN];
+        let mut base = 0;
+        for (r, free) in flat.free.iter().enumerate() {
+            if free.len() > rings[r] {
+                return Err(Error::Invalid(format!(
+                    "device adaptation: {} free blocks in ring {r} of {}",
+                    free.len(),
+                    rings[r]
+                )));
+            }
+            ring_data[base..base + free.len()].copy_from_slice(free);
+            counters[counter::RINGS + 2 * r + 1] = free.len() as u32;
+            base += rings[r];
+        }
+        counters[counter::ACTIVE] = active as u32;
+        counters[counter::ELEMENT_IDS] = flat.element_tree.len() as u32;
+        counters[counter::EDGE_IDS] = flat.edge_tree.len() as u32;
+        for (c, &o) in color_offsets.iter().enumerate() {
+            counters[counter::COLOR_OFFSETS + c] = o as u32;
+        }
+        let ring_buffer = rt.upload("amr free rings", &ring_data)?;
+        let counters = rt.upload("amr counters", &counters)?;
+        let flags = rt.zeroed::<i32>("amr flags", ne)?;
+        let work = rt.zeroed::<u32>("amr side masks", ne)?;
+        let holes = rt.zeroed::<u32>("amr holes", ne)?;
+        let marks = rt.zeroed::<u32>("amr cluster and refine marks", 2 * ne)?;
+        let marks_scan = rt.zeroed::<u32>("amr cluster and refine numbers", 2 * ne)?;
+        let face_items = colors * capacity.edges;
+        let items_len = face_items.max(ne).max(capacity.edges);
+        let items = rt.zeroed::<u32>("amr phase marks", items_len)?;
+        let items_scan = rt.zeroed::<u32>("amr phase numbers", items_len)?;
+        let projection = Projection::new(p);
+        let weights: Vec<f32> = projection.weights.iter().map(|&w| w as f32).collect();
+        let weights = rt.upload("amr projection weights", &weights)?;
+        let basis: Vec<[f32; 4]> = mode_indices(p)
+            .iter()
+            .map(|&(i, j)| {
+                let c = 1.0 / 3.0;
+                let g = dubiner_gradient(i, j, c, c);
+                [dubiner(i, j, c, c) as f32, g[0] as f32, g[1] as f32, 0.0]
+            })
+            .collect();
+        let centroid_basis = rt.upload("amr centroid basis", &basis)?;
+
+        let np = projection.np as f64;
+        let ne_f = ne as f64;
+        let with_np = [("NP", np), ("NE", ne_f)];
+        let with_ne = [("NE", ne_f)];
+        let kernel = |stem: &str, constants: &[(&str, f64)]| rt.kernel(stem, constants);
+        let (regs, [inv_jac, inv_det, heights, neighbors, faces]) = dg.device_buffers();
+        let prm = Arg::params(&params);
+
+        let mut flag = PlanBuilder::new();
+        let flag_kernel = kernel("amr_flag", &with_np)?;
+        let mut flag_args =
+            args![*regs, centroid_basis, *inv_jac, *heights, flags, counters].to_vec();
+        flag_args.push(prm.clone());
+        flag.segment("flag")
+            .launch(&flag_kernel, &flag_args, ItemRange::all(ne as u32));
+
+        let mut smooth = PlanBuilder::new();
+        let smooth_kernel = kernel("amr_smooth", &[])?;
+        let mut smooth_args = args![slots, element_tree, flags, *faces, counters].to_vec();
+        smooth_args.push(prm.clone());
+        smooth
+            .segment("smooth")
+            .launch(&smooth_kernel, &smooth_args, ItemRange::all(ne as u32));
+        for c in 0..colors as u32 {
+            smooth.launch(
+                &smooth_kernel,
+                &smooth_args,
+                ItemRange {
+                    first: 0,
+                    count: dg_edges as u32,
+                    color: c,
+                    pad: 1,
+                },
+            );
+        }
+
+        let marks_sum = PrefixSum::new(rt, &marks, &marks_scan, 2 * ne as u32)?;
+        let slot_sum = PrefixSum::new(rt, &items, &items_scan, ne as u32)?;
+        let edge_sum = PrefixSum::new(rt, &items, &items_scan, capacity.edges as u32)?;
+        let face_sum = PrefixSum::new(rt, &items, &items_scan, face_items as u32)?;
+        let count_kernel = kernel("amr_count", &with_ne)?;
+        let mut count_args = args![counters, marks, marks_scan, items, items_scan].to_vec();
+        count_args.push(prm.clone());
+        let count = |plan: &mut PlanBuilder, phase: u32, items: usize| {
+            plan.launch_threads(
+                &count_kernel,
+                &count_args,
+                ItemRange {
+                    first: 0,
+                    count: items as u32,
+                    color: 0,
+                    pad: phase,
+                },
+                1,
+            );
+        };
+        let phase = |n: usize, pad: u32| ItemRange {
+            first: 0,
+            count: n as u32,
+            color: 0,
+            pad,
+        };
+        let mut adapt = PlanBuilder::new();
+        adapt.segment("determine parents").launch(
+            &kernel("amr_mark", &with_ne)?,
+            &args![slots, element_tree, flags, marks, counters],
+            ItemRange::all(ne as u32),
+        );
+        marks_sum.record(&mut adapt);
+        count(&mut adapt, 0, 1);
+
+        let coarsen_kernel = kernel("amr_coarsen", &with_np)?;
+        let mut coarsen_args = args![
+            slots,
+            element_tree,
+            element_edges,
+            edge_tree,
+            edge_sides,
+            marks,
+            marks_scan,
+            work,
+            items,
+            items_scan,
+            ring_buffer,
+            counters,
+            holes,
+            *regs,
+            weights
+        ]
+        .to_vec();
+        coarsen_args.push(prm.clone());
+        adapt
+            .segment("coarsen")
+            .launch(&coarsen_kernel, &coarsen_args, phase(ne, 0));
+        slot_sum.record(&mut adapt);
+        count(&mut adapt, 1, ne);
+        adapt.launch(&coarsen_kernel, &coarsen_args, phase(ne, 1));
+        count(&mut adapt, 2, 1);
+
+        let split_kernel = kernel("amr_split", &[])?;
+        let mut split_args = args![
+            element_tree,
+            edge_tree,
+            edge_sides,
+            flags,
+            items,
+            items_scan,
+            ring_buffer,
+            counters
+        ]
+        .to_vec();
+        split_args.push(prm.clone());
+        adapt
+            .segment("refine")
+            .launch(&split_kernel, &split_args, phase(capacity.edges, 0));
+        edge_sum.record(&mut adapt);
+        count(&mut adapt, 3, capacity.edges);
+        adapt.launch(&split_kernel, &split_args, phase(capacity.edges, 1));
+        count(&mut adapt, 4, 1);
+        let mut refine_args = args![
+            slots,
+            element_tree,
+            element_edges,
+            vertices,
+            edge_tree,
+            edge_sides,
+            flags,
+            marks_scan,
+            ring_buffer,
+            counters,
+            holes,
+            *regs,
+            weights
+        ]
+        .to_vec();
+        refine_args.push(prm.clone());
+        adapt.launch(
+            &kernel("amr_refine", &with_np)?,
+            &refine_args,
+            ItemRange::all(ne as u32),
+        );
+        count(&mut adapt, 5, 1);
+
+        let compact_kernel = kernel("amr_compact", &with_np)?;
+        let compact_args = args![
+            slots,
+            element_tree,
+            items,
+            items_scan,
+            holes,
+            counters,
+            *regs
+        ];
+        adapt
+            .segment("compact")
+            .launch(&compact_kernel, &compact_args, phase(ne, 0));
+        slot_sum.record(&mut adapt);
+        count(&mut adapt, 6, ne);
+        adapt.launch(&compact_kernel, &compact_args, phase(ne, 1));
+        adapt.launch(&compact_kernel, &compact_args, phase(ne, 2));
+        count(&mut adapt, 7, 1);
+
+        adapt.segment("connectivity").launch(
+            &kernel("amr_geometry", &with_ne)?,
+            &args![slots, vertices, *inv_jac, *inv_det, *heights, *neighbors, counters],
+            ItemRange::all(ne as u32),
+        );
+        let faces_kernel = kernel("amr_faces", &with_ne)?;
+        let mut faces_args = args![
+            element_tree,
+            vertices,
+            edge_tree,
+            edge_sides,
+            items,
+            items_scan,
+            *faces,
+            *neighbors,
+            counters,
+            slots
+        ]
+        .to_vec();
+        faces_args.push(prm);
+        adapt.launch(&faces_kernel, &faces_args, phase(capacity.edges, 0));
+        face_sum.record(&mut adapt);
+        count(&mut adapt, 8, face_items);
+        adapt.launch(&faces_kernel, &faces_args, phase(capacity.edges, 1));
+        adapt.launch(&faces_kernel, &faces_args, phase(ne, 2));
+
+        Ok(GpuAdaptation {
+            rt: rt.clone(),
+            capacity,
+            slot_capacity: ne,
+            max_level: mesh.max_level,
+            base_colors: mesh.base_colors,
+            rings,
+            flag_plan: rt.prepare(&flag)?,
+            smooth_plan: rt.prepare(&smooth)?,
+            adapt_plan: rt.prepare(&adapt)?,
+            element_tree,
+            element_edges,
+            vertices,
+            edge_tree,
+            edge_sides,
+            slots,
+            ring_buffer,
+            counters,
+            flags,
+        })
+    }
+
+    /// Flags from the indicator of the solution in `dg`'s register 0.
+    pub fn compute_flags(&self) -> Result<()> {
+        self.rt.run(&self.flag_plan, 1)
+    }
+
+    /// Set the flags (per active slot) instead of computing them.
+    pub fn set_flags(&self, flags: &[i8]) -> Result<()> {
+        let v: Vec<i32> = flags.iter().map(|&f| i32::from(f)).collect();
+        self.rt.write(&self.flags, 0, &v)
+    }
+
+    /// The flags of the active slots.
+    pub fn read_flags(&self) -> Result<Vec<i8>> {
+        let n = self.read_counters()?[counter::ACTIVE] as usize;
+        let v: Vec<i32> = self.rt.read(&self.flags, 0, n)?;
+        Ok(v.into_iter().map(|f| f.clamp(-1, 1) as i8).collect())
+    }
+
+    /// Smooth the flags until a pass changes nothing; returns the passes.
+    pub fn smooth(&self) -> Result<usize> {
+        for pass in 1..=MAX_SMOOTHING_PASSES {
+            self.rt.write(&self.counters, counter::CHANGED, &[0u32])?;
+            self.rt.run(&self.smooth_plan, 1)?;
+            let changed: Vec<u32> = self.rt.read(&self.counters, counter::CHANGED, 1)?;
+            if changed[0] == 0 {
+                return Ok(pass);
+            }
+        }
+        Err(Error::Run(format!(
+            "adaptation: the 2:1 smoothing of the flags did not settle in {MAX_SMOOTHING_PASSES} \
+             passes"
+        )))
+    }
+
+    /// Coarsen, refine, compact and build the new mesh in `dg`'s buffers by the smoothed
+    /// flags, then move `dg` onto it.
+    pub fn apply(&self, dg: &mut GpuDg) -> Result<GpuAdaptReport> {
+        self.rt.run(&self.adapt_plan, 1)?;
+        self.finish(dg)
+    }
+
+    /// [`GpuAdaptation::apply`] with device times per phase (GK19 Table 3's subroutines).
+    pub fn apply_timed(&self, dg: &mut GpuDg) -> Result<(GpuAdaptReport, Option<Timings>)> {
+        let timings = if self.rt.has_timestamps() {
+            Some(self.rt.time(&self.adapt_plan, 1)?)
+        } else {
+            self.rt.run(&self.adapt_plan, 1)?;
+            None
+        };
+        Ok((self.finish(dg)?, timings))
+    }
+
+    /// Device times of the flag computation and one smoothing pass.
+    pub fn time_flags_and_pass(&self) -> Result<Option<(Timings, Timings)>> {
+        if !self.rt.has_timestamps() {
+            return Ok(None);
+        }
+        Ok(Some((
+            self.rt.time(&self.flag_plan, 1)?,
+            self.rt.time(&self.smooth_plan, 1)?,
+        )))
+    }
+
+    fn finish(&self, dg: &mut GpuDg) -> Result<GpuAdaptReport> {
+        let c = self.read_counters()?;
+        if c[counter::ERROR] != 0 {
+            return Err(Error::Run(
+                "adaptation: an edge of the adapted mesh has no element on a side".into(),
+            ));
+        }
+        let colors = 2 * self.base_colors as usize;
+        let offsets: Vec<usize> = c[counter::COLOR_OFFSETS..=counter::COLOR_OFFSETS + colors]
+            .iter()
+            .map(|&o| o as usize)
+            .collect();
+        let n = c[counter::ACTIVE] as usize;
+        dg.adopt(n, &offsets)?;
+        Ok(GpuAdaptReport {
+            counts: AdaptCounts {
+                refined: c[counter::REFINES] as usize,
+                coarsened: c[counter::CLUSTERS] as usize,
+            },
+            smoothing_passes: 0,
+            num_elements: n,
+        })
+    }
+
+    /// Flags, smoothing and the adaptation in one call.
+    pub fn adapt(&self, dg: &mut GpuDg) -> Result<GpuAdaptReport> {
+        self.compute_flags()?;
+        let passes = self.smooth()?;
+        let report = self.apply(dg)?;
+        Ok(GpuAdaptReport {
+            smoothing_passes: passes,
+            ..report
+        })
+    }
+
+    fn read_counters(&self) -> Result<Vec<u32>> {
+        self.rt.read(&self.counters, 0, counter::LEN)
+    }
+
+    /// Whether the next adaptation has room whatever the flags (else grow: read the trees
+    /// back and start again with more room).
+    pub fn has_room(&self) -> Result<bool> {
+        let c = self.read_counters()?;
+        let active = c[counter::ACTIVE] as usize;
+        Ok(self.slot_capacity >= slots_needed(active)
+            && self.capacity.fits(
+                active,
+                c[counter::ELEMENT_IDS] as usize,
+                c[counter::EDGE_IDS] as usize,
+            ))
+    }
+
+    /// The trees as they stand on the device.
+    pub fn download(&self) -> Result<AdaptiveMesh> {
+        let c = self.read_counters()?;
+        let (ne, nd, n) = (
+            c[counter::ELEMENT_IDS] as usize,
+            c[counter::EDGE_IDS] as usize,
+            c[counter::ACTIVE] as usize,
+        );
+        if ne > self.capacity.elements || nd > self.capacity.edges || n > self.slot_capacity {
+            return Err(Error::Run(format!(
+                "adaptation: the device counts {ne} element ids, {nd} edge ids and {n} elements, \
+                 beyond the buffers"
+            )));
+        }
+        let vertices: Vec<[f32; 2]> = self.rt.read(&self.vertices, 0, 3 * ne)?;
+        let sides: Vec<[u32; 2]> = self.rt.read(&self.edge_sides, 0, 2 * nd)?;
+        let rings: Vec<u32> = self.rt.read_all(&self.ring_buffer)?;
+        let mut base = 0;
+        let free = std::array::from_fn(|r| {
+            let (head, len) = (
+                c[counter::RINGS + 2 * r] as usize,
+                c[counter::RINGS + 2 * r + 1] as usize,
+            );
+            let size = self.rings[r];
+            let list = (0..len.min(size))
+                .map(|k| rings[base + (head + k) % size])
+                .collect();
+            base += size;
+            list
+        });
+        let flat = FlatTree {
+            element_tree: self.rt.read(&self.element_tree, 0, ne)?,
+            element_edges: self.rt.read(&self.element_edges, 0, ne)?,
+            element_vertices: vertices
+                .chunks_exact(3)
+                .map(|v| std::array::from_fn(|j| v[j].map(f64::from)))
+                .collect(),
+            edge_tree: self.rt.read(&self.edge_tree, 0, nd)?,
+            edge_sides: sides.chunks_exact(2).map(|s| [s[0], s[1]]).collect(),
+            slots: self.rt.read(&self.slots, 0, n)?,
+            free,
+        };
+        AdaptiveMesh::from_flat(&flat, self.max_level, self.base_colors)
+    }
+}
+
+impl std::fmt::Debug for GpuAdaptation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuAdaptation")
+            .field("capacity", &self.capacity)
+            .field("slot_capacity", &self.slot_capacity)
+            .finish_non_exhaustive()
+    }
+}
