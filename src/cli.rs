@@ -64,6 +64,9 @@ pub enum BenchCommand {
     /// global --backend and --trusted-kernels (it runs every column itself); --adapter picks
     /// the wgpu adapter. Without CUDA the column says why and wgpu runs alone.
     Backends(crate::commands::bench_backends::BenchBackendsArgs),
+    /// Adaptive refinement (GK19 Table 3): seconds of each adaptation phase on the device and
+    /// on the host's f64 path, for one case.
+    Amr(crate::commands::bench_amr::BenchAmrArgs),
 }
 
 /// Without a usable XDG_RUNTIME_DIR (unset or not an absolute directory: ssh, containers, CI)
@@ -139,6 +142,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Dg(args) => commands::dg::run(&args, &cli.global),
         Command::Bench(BenchCommand::Dg(args)) => commands::dg::bench(&args, &cli.global),
         Command::Bench(BenchCommand::Smooth(args)) => commands::smooth::bench(&args, &cli.global),
+        Command::Bench(BenchCommand::Amr(args)) => commands::bench_amr::run(&args, &cli.global),
         Command::Bench(BenchCommand::Backends(args)) => {
             commands::bench_backends::run(&args, &cli.global)
         }

@@ -1,6 +1,7 @@
 //! Implementations of the CLI subcommands: each parses its arguments into library types,
 //! calls the library and prints.
 
+pub mod bench_amr;
 pub mod bench_backends;
 pub mod bench_swe;
 pub mod color;

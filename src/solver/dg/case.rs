@@ -408,6 +408,7 @@ impl Case {
                 threshold: a.threshold,
                 delta: a.delta.unwrap_or(AmrOptions::default().delta),
                 field,
+                on_host: a.on_host.unwrap_or(false),
             };
             amr.validate(case.order)
                 .map_err(|e| bad("amr", e.to_string()))?;
@@ -509,6 +510,7 @@ struct AmrSpec {
     threshold: Option<f64>,
     delta: Option<f64>,
     field: Option<String>,
+    on_host: Option<bool>,
 }
 
 struct StateSpec {

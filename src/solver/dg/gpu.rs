@@ -622,20 +622,7 @@ impl GpuDg {
             && mesh.edges.len() <= self.capacity.edges
             && mesh.num_colors() == self.num_colors;
         if !fits {
-            let clock: Vec<f32> = self.rt.read(&self.clock, 0, 8)?;
-            let mut grown = GpuDg::with_capacity(
-                &self.rt,
-                mesh,
-                &self.tables,
-                &self.cfg,
-                Capacity::with_room(mesh, 1.5),
-            )?;
-            grown.rt.write(&grown.clock, 0, &clock)?;
-            if self.atomic_surface.is_some() {
-                grown.set_atomic_surface(true)?;
-            }
-            *self = grown;
-            return self.set_solution(c);
+            return self.reserve(mesh, c, Capacity::with_room(mesh, 1.5));
         }
         let inputs = DgInputs::new(mesh, &self.tables, &self.cfg, self.capacity)?;
         let [inv_jac, inv_det, heights, neighbors, edges] = &self.mesh_buffers;
@@ -651,6 +638,19 @@ impl GpuDg {
         (self.step, self.rhs_plan, self.limit_plan) = self
             .launches
             .plans(&self.rt, self.atomic_surface.as_ref())?;
+        self.set_solution(c)
+    }
+
+    /// Move onto `mesh` with solution `c` in new buffers of `capacity` (kernels built again for
+    /// the new stride); the clock is kept.
+    pub fn reserve(&mut self, mesh: &DgMesh, c: &[f64], capacity: Capacity) -> Result<()> {
+        let clock: Vec<f32> = self.rt.read(&self.clock, 0, 8)?;
+        let mut grown = GpuDg::with_capacity(&self.rt, mesh, &self.tables, &self.cfg, capacity)?;
+        grown.rt.write(&grown.clock, 0, &clock)?;
+        if self.atomic_surface.is_some() {
+            grown.set_atomic_surface(true)?;
+        }
+        *self = grown;
         self.set_solution(c)
     }
 
@@ -691,6 +691,11 @@ impl GpuDg {
     /// and the mesh buffers (inverse Jacobians, 1 / det J, heights, neighbours, edges).
     pub fn device_buffers(&self) -> (&Buffer, &[Buffer; 5]) {
         (&self.regs, &self.mesh_buffers)
+    }
+
+    /// The runtime the solver runs on.
+    pub fn runtime(&self) -> &Runtime {
+        &self.rt
     }
 
     /// The element and edge capacity of the buffers.

@@ -17,6 +17,7 @@
 //! clock on the GPU) and reads the solution back only there, for the conserved totals, the
 //! density error, PNG/VTU snapshots and the CSV of a whole run ([`Simulation::run`]).
 
+use super::amr::driver::device_capacity;
 use super::amr::{Adaptivity, AmrStats};
 use super::cpu::Operator;
 use super::euler::{pressure, sound_speed, State};
@@ -176,6 +177,8 @@ pub struct Simulation {
     plot: OnceCell<PlotMesh>,
     /// The adaptive mesh when the case adapts (`mesh` and `dm` are then its active elements).
     amr: Option<Adaptivity>,
+    /// Whether `dm` lags the device's adapted mesh (rebuilt by [`Simulation::sync_mesh`]).
+    dm_stale: bool,
 }
 
 impl Simulation {
@@ -195,13 +198,12 @@ impl Simulation {
             Some(options) => {
                 let mut amr = Adaptivity::new(&dm, case.order, options)?;
                 let (dm, c0) = amr.initial(&tables, project)?;
-                (
-                    OnceCell::new(),
-                    dm.clone(),
-                    c0,
-                    Some(amr),
-                    Capacity::with_room(&dm, 2.0),
-                )
+                let capacity = if options.on_host {
+                    Capacity::with_room(&dm, 2.0)
+                } else {
+                    device_capacity(dm.num_elements)
+                };
+                (OnceCell::new(), dm.clone(), c0, Some(amr), capacity)
             }
             None => (
                 OnceCell::from(om.mesh),
@@ -225,6 +227,7 @@ impl Simulation {
             solution: OnceCell::new(),
             plot: OnceCell::new(),
             amr,
+            dm_stale: false,
         };
         if case.limiter {
             let limited = sim.gpu.limit_once(&c0)?;
@@ -252,22 +255,142 @@ impl Simulation {
     }
 
     /// Adapt the mesh to the current solution (GK19 section 4), moving the GPU solver onto the
-    /// new mesh; nothing when the case does not adapt.
+    /// new mesh; nothing when the case does not adapt. On the device unless the case asks for
+    /// the host: the trees go to the device once (again when they need more room), then only
+    /// a few counters come back per adaptation.
     pub fn adapt(&mut self) -> Result<()> {
         let Some(amr) = self.amr.as_mut() else {
             return Ok(());
         };
-        let started = Instant::now();
-        let c = self.gpu.read_state()?;
-        let read = started.elapsed().as_secs_f64();
-        let (dm, c, _) = amr.adapt(&self.tables, &self.dm, &c)?;
-        let started = Instant::now();
-        self.gpu.remesh(&dm, &c)?;
-        amr.add_transfer_seconds(read + started.elapsed().as_secs_f64());
+        if amr.options.on_host {
+            let started = Instant::now();
+            let c = self.gpu.read_state()?;
+            let read = started.elapsed().as_secs_f64();
+            let (dm, c, _) = amr.adapt(&self.tables, &self.dm, &c)?;
+            let started = Instant::now();
+            self.gpu.remesh(&dm, &c)?;
+            amr.add_transfer_seconds(read + started.elapsed().as_secs_f64());
+            self.dm = dm;
+            self.solution = OnceCell::from(c);
+        } else {
+            self.prepare_device()?;
+            if let Some(amr) = self.amr.as_mut() {
+                amr.adapt_on_device(&mut self.gpu, false)?;
+            }
+            self.dm_stale = true;
+            self.solution = OnceCell::new();
+        }
         self.mesh = OnceCell::new();
-        self.dm = dm;
         self.plot = OnceCell::new();
-        self.solution = OnceCell::from(c);
+        Ok(())
+    }
+
+    /// Put the trees on the device (with solver buffers large enough) unless they are there
+    /// with room for the next adaptation.
+    fn prepare_device(&mut self) -> Result<()> {
+        let Some(amr) = self.amr.as_mut() else {
+            return Ok(());
+        };
+        if amr.device_ready(&self.gpu)? {
+            return Ok(());
+        }
+        let started = Instant::now();
+        amr.sync_host()?;
+        let dm = amr.dg_mesh()?;
+        let capacity = device_capacity(dm.num_elements);
+        if self.gpu.capacity().elements < capacity.elements {
+            let c = self.gpu.read_state()?;
+            self.gpu.reserve(&dm, &c, capacity)?;
+        }
+        amr.attach_device(&self.gpu, &dm)?;
+        amr.add_transfer_seconds(started.elapsed().as_secs_f64());
+        self.dm = dm;
+        self.dm_stale = false;
+        Ok(())
+    }
+
+    /// Seconds of each phase of `adaptations` adaptations, `steps` time steps apart (GK19
+    /// Table 3): per adaptation, the elements before it and (phase, seconds) pairs, on the
+    /// device ([`Adaptivity::adapt_on_device`]) or for the host path from [`AmrStats`], plus
+    /// the wall seconds of the whole adaptation ("wall").
+    pub fn time_adaptations(
+        &mut self,
+        steps: usize,
+        adaptations: usize,
+    ) -> Result<Vec<(usize, Vec<(&'static str, f64)>)>> {
+        let mut out = Vec::with_capacity(adaptations);
+        for _ in 0..adaptations {
+            // A far end: the steps only move the solution between adaptations.
+            self.gpu.set_clock(self.t, self.t + 1e3)?;
+            self.gpu.queue_steps(steps)?;
+            let clock = self.gpu.read_clock()?;
+            self.t = clock.t;
+            self.steps += clock.steps;
+            let Some(on_host) = self.amr.as_ref().map(|a| a.options.on_host) else {
+                return Err(Error::Invalid(
+                    "time_adaptations: the case does not adapt".into(),
+                ));
+            };
+            let elements = self.gpu.num_elements;
+            let mut phases = if on_host {
+                let before = self.amr_stats().unwrap_or_default();
+                let started = Instant::now();
+                self.adapt()?;
+                let wall = started.elapsed().as_secs_f64();
+                let after = self.amr_stats().unwrap_or_default();
+                vec![
+                    (
+                        "indicator",
+                        after.indicator_seconds - before.indicator_seconds,
+                    ),
+                    (
+                        "smoothing",
+                        after.smoothing_seconds - before.smoothing_seconds,
+                    ),
+                    ("adapt", after.adapt_seconds - before.adapt_seconds),
+                    (
+                        "connectivity",
+                        after.connectivity_seconds - before.connectivity_seconds,
+                    ),
+                    (
+                        "transfers",
+                        after.transfer_seconds - before.transfer_seconds,
+                    ),
+                    ("wall", wall),
+                ]
+            } else {
+                self.prepare_device()?;
+                let started = Instant::now();
+                let Some(amr) = self.amr.as_mut() else {
+                    return Err(Error::Invalid(
+                        "time_adaptations: the case does not adapt".into(),
+                    ));
+                };
+                let (_, mut phases) = amr.adapt_on_device(&mut self.gpu, true)?;
+                phases.push(("wall", started.elapsed().as_secs_f64()));
+                self.dm_stale = true;
+                phases
+            };
+            phases.retain(|(_, s)| s.is_finite());
+            out.push((elements, phases));
+        }
+        self.solution = OnceCell::new();
+        self.mesh = OnceCell::new();
+        self.plot = OnceCell::new();
+        self.sync_mesh()?;
+        Ok(out)
+    }
+
+    /// Bring the host's DG mesh up to the device's after device adaptations.
+    fn sync_mesh(&mut self) -> Result<()> {
+        if !self.dm_stale {
+            return Ok(());
+        }
+        if let Some(amr) = self.amr.as_mut() {
+            amr.sync_host()?;
+            self.dm = amr.dg_mesh()?;
+        }
+        self.dm_stale = false;
         Ok(())
     }
 
@@ -349,6 +472,7 @@ impl Simulation {
             }
             self.t = clock.t;
             if !(clock.t > last && clock.dt > 0.0 && clock.dt.is_finite()) {
+                self.sync_mesh()?;
                 return Err(self.blow_up());
             }
             if let Some(why) = clock_stalls(target, clock.dt) {
@@ -365,10 +489,11 @@ impl Simulation {
                 self.gpu.set_clock(clock.t, target)?;
             }
             if !go_on {
-                return Ok(());
+                return self.sync_mesh();
             }
         }
         self.t = target;
+        self.sync_mesh()?;
         if self.solution()?.iter().any(|v| !v.is_finite()) {
             return Err(self.blow_up());
         }

@@ -3,11 +3,13 @@
 //! neighbours, geometry). This is the f64 reference path; the solver stays on the device and
 //! hands its coefficients over at every adaptation.
 
+use super::gpu::{slots_needed, GpuAdaptOptions, GpuAdaptReport, GpuAdaptation, TreeCapacity};
 use super::indicator::{flags, gather, indicator, scatter, IndicatorField};
 use super::projection::Projection;
 use super::tree::{AdaptCounts, AdaptiveMesh, Face, NONE};
 use crate::error::{Error, Result};
 use crate::solver::dg::basis::BasisTables;
+use crate::solver::dg::gpu::{Capacity, GpuDg};
 use crate::solver::dg::mesh::{element_geometry, DgMesh, EdgeInfo};
 use std::time::Instant;
 
@@ -25,6 +27,9 @@ pub struct AmrOptions {
     /// Refine above eps * delta, coarsen below eps / delta.
     pub delta: f64,
     pub field: IndicatorField,
+    /// Adapt on the host (read the solution back, the f64 reference, write the new mesh)
+    /// instead of on the device.
+    pub on_host: bool,
 }
 
 impl Default for AmrOptions {
@@ -35,6 +40,7 @@ impl Default for AmrOptions {
             threshold: None,
             delta: 2.0,
             field: IndicatorField::Density,
+            on_host: false,
         }
     }
 }
@@ -100,7 +106,7 @@ impl AmrStats {
 }
 
 /// The adaptive mesh of a DG run with its projection and options.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Adaptivity {
     mesh: AdaptiveMesh,
     /// The faces of `mesh` as it stands (the new mesh's faces are the next smoothing's).
@@ -110,6 +116,20 @@ pub struct Adaptivity {
     /// The threshold in use (resolved from the initial state when not given).
     pub threshold: f64,
     pub stats: AmrStats,
+    /// The trees on the device once the run adapts there.
+    device: Option<GpuAdaptation>,
+    /// Whether `mesh` lags the device's trees.
+    host_stale: bool,
+}
+
+/// Solver buffers for adapting `n` elements on the device: the slots one adaptation may need
+/// ([`slots_needed`]) with room for the mesh to grow by half, and three faces per slot.
+pub fn device_capacity(n: usize) -> Capacity {
+    let elements = slots_needed(n) * 3 / 2;
+    Capacity {
+        elements,
+        edges: 3 * elements,
+    }
 }
 
 impl Adaptivity {
@@ -124,6 +144,8 @@ impl Adaptivity {
             threshold: options.threshold.unwrap_or(f64::NAN),
             options,
             stats: AmrStats::default(),
+            device: None,
+            host_stale: false,
         })
     }
 
@@ -226,6 +248,103 @@ impl Adaptivity {
     /// Count seconds of moving data to and from the device.
     pub fn add_transfer_seconds(&mut self, seconds: f64) {
         self.stats.transfer_seconds += seconds;
+    }
+
+    /// Whether the trees on the device can take the next adaptation of `gpu`'s solution
+    /// whatever its flags (false before the first device adaptation).
+    pub fn device_ready(&self, gpu: &GpuDg) -> Result<bool> {
+        let Some(device) = &self.device else {
+            return Ok(false);
+        };
+        Ok(device.has_room()?
+            && gpu.capacity().elements >= slots_needed(gpu.num_elements)
+            && gpu.capacity().edges >= 3 * gpu.capacity().elements)
+    }
+
+    /// Put the trees on the device for `gpu`, whose mesh is `dm` (this adaptive mesh's active
+    /// elements, as [`Adaptivity::dg_mesh`] gives them).
+    pub fn attach_device(&mut self, gpu: &GpuDg, dm: &DgMesh) -> Result<()> {
+        self.sync_host()?;
+        self.device = None;
+        let flat_ids = (self.mesh.element_ids(), self.mesh.edge_ids());
+        let n = self.mesh.num_active();
+        let options = GpuAdaptOptions {
+            field: self.options.field,
+            threshold: self.threshold,
+            delta: self.options.delta,
+        };
+        self.device = Some(GpuAdaptation::new(
+            gpu.runtime(),
+            &self.mesh,
+            gpu,
+            &dm.color_offsets,
+            self.projection.p,
+            options,
+            TreeCapacity::with_room(n, flat_ids.0, flat_ids.1, 1.5),
+        )?);
+        Ok(())
+    }
+
+    /// One adaptation on the device of the solution in `gpu` (which moves onto the new mesh);
+    /// the host's trees lag until [`Adaptivity::sync_host`]. With `timed`, also the seconds of
+    /// each phase ([`GpuAdaptation::adapt_timed`]; slower: the phases are waited for apart).
+    pub fn adapt_on_device(
+        &mut self,
+        gpu: &mut GpuDg,
+        timed: bool,
+    ) -> Result<(AdaptCounts, Vec<(&'static str, f64)>)> {
+        let device = self.device.as_ref().ok_or_else(|| {
+            Error::Invalid("adapt_on_device: the trees are not on the device".into())
+        })?;
+        let clock = Instant::now();
+        let smoothing;
+        let (report, phases) = if timed {
+            let (report, phases) = device.adapt_timed(gpu)?;
+            smoothing = phases
+                .iter()
+                .filter(|(l, _)| matches!(*l, "flag" | "smooth"))
+                .map(|(_, s)| s)
+                .sum();
+            (report, phases)
+        } else {
+            device.compute_flags()?;
+            let passes = device.smooth()?;
+            smoothing = clock.elapsed().as_secs_f64();
+            let report = device.apply(gpu)?;
+            (
+                GpuAdaptReport {
+                    smoothing_passes: passes,
+                    ..report
+                },
+                Vec::new(),
+            )
+        };
+        let total = clock.elapsed().as_secs_f64();
+        self.stats.smoothing_seconds += smoothing;
+        self.stats.adapt_seconds += (total - smoothing).max(0.0);
+        self.stats.adaptations += 1;
+        self.stats.refined += report.counts.refined;
+        self.stats.coarsened += report.counts.coarsened;
+        self.stats.smoothing_passes += report.smoothing_passes;
+        self.host_stale = true;
+        Ok((report.counts, phases))
+    }
+
+    /// Bring the host's trees up to the device's (a read-back after device adaptations).
+    pub fn sync_host(&mut self) -> Result<()> {
+        if !self.host_stale {
+            return Ok(());
+        }
+        let clock = Instant::now();
+        let device = self
+            .device
+            .as_ref()
+            .ok_or_else(|| Error::Invalid("sync_host: the trees are not on the device".into()))?;
+        self.mesh = device.download()?;
+        self.faces = self.mesh.faces()?;
+        self.host_stale = false;
+        self.stats.transfer_seconds += clock.elapsed().as_secs_f64();
+        Ok(())
     }
 }
 

@@ -498,10 +498,7 @@ impl GpuAdaptation {
                 return Ok(pass);
             }
         }
-        Err(Error::Run(format!(
-            "adaptation: the 2:1 smoothing of the flags did not settle in {MAX_SMOOTHING_PASSES} \
-             passes"
-        )))
+        Err(not_settled())
     }
 
     /// Coarsen, refine, compact and build the new mesh in `dg`'s buffers by the smoothed
@@ -511,26 +508,47 @@ impl GpuAdaptation {
         self.finish(dg)
     }
 
-    /// [`GpuAdaptation::apply`] with device times per phase (GK19 Table 3's subroutines).
-    pub fn apply_timed(&self, dg: &mut GpuDg) -> Result<(GpuAdaptReport, Option<Timings>)> {
-        let timings = if self.rt.has_timestamps() {
-            Some(self.rt.time(&self.adapt_plan, 1)?)
-        } else {
-            self.rt.run(&self.adapt_plan, 1)?;
-            None
+    /// [`GpuAdaptation::adapt`] with the seconds of each phase (GK19 Table 3's subroutines):
+    /// device times where the device has timestamps (else wall times of each plan), and the
+    /// host's recording of the solver's plans for the new mesh ("plans").
+    pub fn adapt_timed(
+        &self,
+        dg: &mut GpuDg,
+    ) -> Result<(GpuAdaptReport, Vec<(&'static str, f64)>)> {
+        let mut phases: Vec<(&'static str, f64)> = Vec::new();
+        let mut add = |timings: Timings| {
+            for (label, s) in timings.entries() {
+                match phases.iter_mut().find(|(l, _)| *l == label) {
+                    Some(entry) => entry.1 += s,
+                    None => phases.push((label, s)),
+                }
+            }
         };
-        Ok((self.finish(dg)?, timings))
-    }
-
-    /// Device times of the flag computation and one smoothing pass.
-    pub fn time_flags_and_pass(&self) -> Result<Option<(Timings, Timings)>> {
-        if !self.rt.has_timestamps() {
-            return Ok(None);
+        add(self.rt.time(&self.flag_plan, 1)?);
+        let mut passes = 0;
+        loop {
+            passes += 1;
+            self.rt.write(&self.counters, counter::CHANGED, &[0u32])?;
+            add(self.rt.time(&self.smooth_plan, 1)?);
+            let changed: Vec<u32> = self.rt.read(&self.counters, counter::CHANGED, 1)?;
+            if changed[0] == 0 {
+                break;
+            }
+            if passes == MAX_SMOOTHING_PASSES {
+                return Err(not_settled());
+            }
         }
-        Ok(Some((
-            self.rt.time(&self.flag_plan, 1)?,
-            self.rt.time(&self.smooth_plan, 1)?,
-        )))
+        add(self.rt.time(&self.adapt_plan, 1)?);
+        let clock = std::time::Instant::now();
+        let report = self.finish(dg)?;
+        phases.push(("plans", clock.elapsed().as_secs_f64()));
+        Ok((
+            GpuAdaptReport {
+                smoothing_passes: passes,
+                ..report
+            },
+            phases,
+        ))
     }
 
     fn finish(&self, dg: &mut GpuDg) -> Result<GpuAdaptReport> {
@@ -629,6 +647,12 @@ impl GpuAdaptation {
         };
         AdaptiveMesh::from_flat(&flat, self.max_level, self.base_colors)
     }
+}
+
+fn not_settled() -> Error {
+    Error::Run(format!(
+        "adaptation: the 2:1 smoothing of the flags did not settle in {MAX_SMOOTHING_PASSES} passes"
+    ))
 }
 
 impl std::fmt::Debug for GpuAdaptation {

@@ -174,3 +174,73 @@ fn device_adaptation_equals_the_reference_on_a_wall_box() {
 fn device_adaptation_equals_the_reference_on_a_periodic_square() {
     device_matches_reference(periodic_mesh().expect("mesh"), 1, 4, 23);
 }
+
+#[test]
+fn device_flags_follow_the_reference_indicator() {
+    let rt = Runtime::wgpu().expect("a Vulkan adapter (lavapipe in CI)");
+    let p = 2;
+    let tables = BasisTables::new(p);
+    let mut am = AdaptiveMesh::new(&wall_box(), 2).expect("tree");
+    let proj = Projection::new(p);
+    let mut coef = smooth_state(&am, &tables);
+    // A tree with two levels so heights and Jacobians differ between elements.
+    let mut seed = 3;
+    let faces = am.faces().expect("faces");
+    let mut f: Vec<i8> = rand_flags(am.num_active(), &mut seed)
+        .iter()
+        .map(|&x| x.max(0))
+        .collect();
+    am.smooth_flags(&faces, &mut f);
+    am.adapt(&f, &mut coef, &proj).expect("adapt");
+    let dm = am.dg_mesh().expect("dg mesh");
+    let n = am.num_active();
+    let cfg = config(NumericalFlux::Hllc, false, vortex());
+    let capacity = Capacity {
+        elements: slots_needed(n),
+        edges: 3 * slots_needed(n),
+    };
+    let dg = GpuDg::with_capacity(&rt, &dm, &tables, &cfg, capacity).expect("solver");
+    dg.set_solution(&scatter(&coef, tables.np))
+        .expect("solution");
+    let flat = am.to_flat();
+    for field in [
+        IndicatorField::Density,
+        IndicatorField::Pressure,
+        IndicatorField::Energy,
+    ] {
+        let eps = indicator(&tables, field, &coef, |i| {
+            (dm.inv_jacobian[i], dm.min_height[i])
+        });
+        let mut sorted = eps.clone();
+        sorted.sort_by(f64::total_cmp);
+        // The median: about a quarter refine and a quarter coarsen with delta = 2.
+        let threshold = sorted[n / 2];
+        let options = GpuAdaptOptions {
+            field,
+            threshold,
+            delta: 2.0,
+        };
+        let tree = TreeCapacity::with_room(n, flat.element_tree.len(), flat.edge_tree.len(), 1.0);
+        let ga = GpuAdaptation::new(&rt, &am, &dg, &dm.color_offsets, p, options, tree)
+            .expect("device trees");
+        ga.compute_flags().expect("flags");
+        let got = ga.read_flags().expect("flags");
+        let want = flags(&eps, threshold, 2.0);
+        let (mut refine, mut coarsen) = (0, 0);
+        for i in 0..n {
+            // f32 may flip an element within round-off of either limit.
+            let near = [threshold * 2.0, threshold / 2.0]
+                .iter()
+                .any(|&t| (eps[i] - t).abs() <= 1e-4 * t);
+            if !near {
+                assert_eq!(got[i], want[i], "{field:?}: element {i}, eps {}", eps[i]);
+            }
+            refine += usize::from(want[i] > 0);
+            coarsen += usize::from(want[i] < 0);
+        }
+        assert!(
+            refine > n / 10 && coarsen > n / 10,
+            "{field:?}: {refine} / {coarsen}"
+        );
+    }
+}

@@ -43,6 +43,8 @@ pub fn child_vertices(v: &[[f64; 2]; 3]) -> [[[f64; 2]; 3]; 4] {
 /// The weights W^c of one polynomial order.
 #[derive(Clone, Debug)]
 pub struct Projection {
+    /// Polynomial order p.
+    pub p: usize,
     pub np: usize,
     /// `weights[(c * np + k) * np + m]` = W^c_{km}.
     pub weights: Vec<f64>,
@@ -65,7 +67,7 @@ impl Projection {
                 }
             }
         }
-        Projection { np, weights }
+        Projection { p, np, weights }
     }
 
     /// Coefficients of child `c` from the parent's (both `[mode][equation]`).

@@ -185,6 +185,16 @@ impl AdaptiveMesh {
         })
     }
 
+    /// Element ids in use (live or freed).
+    pub fn element_ids(&self) -> usize {
+        self.elements.len()
+    }
+
+    /// Edge ids in use (live or freed).
+    pub fn edge_ids(&self) -> usize {
+        self.edges.len()
+    }
+
     /// Number of active elements (slots 0..n after an adaptation).
     pub fn num_active(&self) -> usize {
         self.slots.len()

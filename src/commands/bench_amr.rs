@@ -1,0 +1,130 @@
+//! `chromaflow bench amr`: the seconds of each adaptation phase (GK19 Table 3) on the device
+//! and on the host's f64 path, for the same case in one run.
+
+use crate::commands::GlobalArgs;
+use chromaflow::error::Error;
+use chromaflow::runtime::median;
+use chromaflow::solver::dg::amr::AmrOptions;
+use chromaflow::solver::dg::{Case, Simulation, SimulationOptions};
+use clap::Args;
+
+/// Options of `chromaflow bench amr`.
+#[derive(Args, Debug)]
+pub struct BenchAmrArgs {
+    /// Builtin case: vortex, dmr, kh.
+    #[arg(long, default_value = "dmr")]
+    pub builtin: String,
+    /// About this many triangles in the base mesh.
+    #[arg(long)]
+    pub cells: Option<usize>,
+    /// Polynomial order.
+    #[arg(long, default_value_t = 1)]
+    pub order: usize,
+    /// Levels of refinement above the base mesh.
+    #[arg(long, default_value_t = 4)]
+    pub levels: u8,
+    /// Time steps between adaptations.
+    #[arg(long, default_value_t = 8)]
+    pub every: usize,
+    /// Adaptations timed (the median is reported).
+    #[arg(long, default_value_t = 20)]
+    pub adaptations: usize,
+    /// Skip the host path.
+    #[arg(long)]
+    pub device_only: bool,
+    /// Print JSON instead of a markdown table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Median seconds per phase, in the order the phases first appear, and the median elements.
+fn medians(rows: &[(usize, Vec<(&'static str, f64)>)]) -> (f64, Vec<(&'static str, f64)>) {
+    let mut labels: Vec<&'static str> = Vec::new();
+    for (_, phases) in rows {
+        for (l, _) in phases {
+            if !labels.contains(l) {
+                labels.push(l);
+            }
+        }
+    }
+    let per_label = labels
+        .iter()
+        .map(|l| {
+            let v: Vec<f64> = rows
+                .iter()
+                .map(|(_, p)| p.iter().filter(|(k, _)| k == l).map(|(_, s)| s).sum())
+                .collect();
+            (*l, median(&v))
+        })
+        .collect();
+    let elements: Vec<f64> = rows.iter().map(|(n, _)| *n as f64).collect();
+    (median(&elements), per_label)
+}
+
+pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
+    if args.adaptations == 0 || args.every == 0 {
+        return Err(Error::Invalid("--adaptations and --every must be at least 1".into()).into());
+    }
+    let rt = global.runtime()?;
+    let mut case = Case::builtin(&args.builtin, args.cells)?;
+    case.order = args.order;
+    let mut results = Vec::new();
+    for on_host in [false, true] {
+        if on_host && args.device_only {
+            continue;
+        }
+        case.amr = Some(AmrOptions {
+            max_level: args.levels,
+            every: Some(args.every),
+            on_host,
+            ..AmrOptions::default()
+        });
+        let mut sim = Simulation::new(&case, &rt, &SimulationOptions::default())?;
+        let rows = sim.time_adaptations(args.every, args.adaptations)?;
+        let (elements, phases) = medians(&rows);
+        results.push((
+            if on_host { "host f64" } else { "device" },
+            elements,
+            phases,
+        ));
+    }
+    if args.json {
+        let json: Vec<serde_json::Value> = results
+            .iter()
+            .map(|(path, elements, phases)| {
+                serde_json::json!({
+                    "path": path,
+                    "device": rt.name(),
+                    "case": args.builtin,
+                    "order": args.order,
+                    "levels": args.levels,
+                    "elements": elements,
+                    "microseconds": phases
+                        .iter()
+                        .map(|(l, s)| (l.to_string(), serde_json::json!(1e6 * s)))
+                        .collect::<serde_json::Map<_, _>>(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&json)?);
+        return Ok(());
+    }
+    println!(
+        "adaptation of {} (p = {}, {} levels, every {} steps) on {}: median of {} adaptations\n",
+        args.builtin,
+        args.order,
+        args.levels,
+        args.every,
+        rt.name(),
+        args.adaptations
+    );
+    for (path, elements, phases) in &results {
+        println!("{path} path, {elements:.0} elements:\n");
+        println!("| phase | microseconds |\n|---|---:|");
+        for (l, s) in phases {
+            println!("| {l} | {:.1} |", 1e6 * s);
+        }
+        println!();
+    }
+    Ok(())
+}
