@@ -38,6 +38,11 @@ fn dg() {
 }
 
 #[test]
+fn amr() {
+    run(conformance::amr);
+}
+
+#[test]
 fn smooth() {
     run(|report, rt| {
         conformance::smooth(report, rt);

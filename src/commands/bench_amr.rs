@@ -4,6 +4,7 @@
 use crate::commands::GlobalArgs;
 use chromaflow::error::Error;
 use chromaflow::runtime::median;
+use chromaflow::solver::dg::amr::gpu::PhaseSeconds;
 use chromaflow::solver::dg::amr::AmrOptions;
 use chromaflow::solver::dg::{Case, Simulation, SimulationOptions};
 use clap::Args;
@@ -38,7 +39,7 @@ pub struct BenchAmrArgs {
 }
 
 /// Median seconds per phase, in the order the phases first appear, and the median elements.
-fn medians(rows: &[(usize, Vec<(&'static str, f64)>)]) -> (f64, Vec<(&'static str, f64)>) {
+fn medians(rows: &[(usize, PhaseSeconds)]) -> (f64, PhaseSeconds) {
     let mut labels: Vec<&'static str> = Vec::new();
     for (_, phases) in rows {
         for (l, _) in phases {

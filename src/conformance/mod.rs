@@ -9,6 +9,8 @@
 //!   per-layer mass conservation and the lake at rest to t = 5 s.
 //! - [`dg`](mod@dg): the DG Euler right-hand side for p = 0..4 on a mesh with every boundary
 //!   kind, the limiter on a shock, and 10 limited steps with periodic boundaries.
+//! - [`amr`](mod@amr): the device adaptation against the f64 adaptive mesh, id for id over
+//!   several adaptations, and the device's refinement flags against the reference indicator.
 //! - [`coloring`](mod@coloring): the exclusive prefix sum and the min-reduction (exact), and
 //!   the speculative vertex coloring (both variants: proper, near the greedy count, boundary
 //!   classes, bad input).
@@ -20,11 +22,13 @@
 //! `chromaflow parity` runs [`run_all`] on every backend it can open (wgpu and CUDA) and prints
 //! the [`Report`]; tests/conformance.rs runs each workload on wgpu (lavapipe in CI).
 
+pub mod amr;
 pub mod coloring;
 pub mod dg;
 pub mod smooth;
 pub mod swe;
 
+pub use amr::amr;
 pub use coloring::coloring;
 pub use dg::dg;
 pub use smooth::{probe_across, smooth, HwProbe};
@@ -145,6 +149,7 @@ impl Report {
 pub fn run_all(report: &mut Report, rt: &Runtime, quick: bool, probes: &mut Vec<HwProbe>) {
     swe(report, rt, quick);
     dg(report, rt);
+    amr(report, rt);
     coloring(report, rt);
     smooth(report, rt);
     smooth::probe(report, rt, probes);

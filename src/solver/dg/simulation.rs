@@ -18,6 +18,7 @@
 //! density error, PNG/VTU snapshots and the CSV of a whole run ([`Simulation::run`]).
 
 use super::amr::driver::device_capacity;
+use super::amr::gpu::PhaseSeconds;
 use super::amr::{Adaptivity, AmrStats};
 use super::cpu::Operator;
 use super::euler::{pressure, sound_speed, State};
@@ -317,7 +318,7 @@ impl Simulation {
         &mut self,
         steps: usize,
         adaptations: usize,
-    ) -> Result<Vec<(usize, Vec<(&'static str, f64)>)>> {
+    ) -> Result<Vec<(usize, PhaseSeconds)>> {
         let mut out = Vec::with_capacity(adaptations);
         for _ in 0..adaptations {
             // A far end: the steps only move the solution between adaptations.

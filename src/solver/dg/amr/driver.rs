@@ -3,7 +3,9 @@
 //! neighbours, geometry). This is the f64 reference path; the solver stays on the device and
 //! hands its coefficients over at every adaptation.
 
-use super::gpu::{slots_needed, GpuAdaptOptions, GpuAdaptReport, GpuAdaptation, TreeCapacity};
+use super::gpu::{
+    slots_needed, GpuAdaptOptions, GpuAdaptReport, GpuAdaptation, PhaseSeconds, TreeCapacity,
+};
 use super::indicator::{flags, gather, indicator, scatter, IndicatorField};
 use super::projection::Projection;
 use super::tree::{AdaptCounts, AdaptiveMesh, Face, NONE};
@@ -292,7 +294,7 @@ impl Adaptivity {
         &mut self,
         gpu: &mut GpuDg,
         timed: bool,
-    ) -> Result<(AdaptCounts, Vec<(&'static str, f64)>)> {
+    ) -> Result<(AdaptCounts, PhaseSeconds)> {
         let device = self.device.as_ref().ok_or_else(|| {
             Error::Invalid("adapt_on_device: the trees are not on the device".into())
         })?;

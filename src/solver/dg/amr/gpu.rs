@@ -95,6 +95,9 @@ pub struct GpuAdaptOptions {
     pub delta: f64,
 }
 
+/// Seconds of named phases, in the order they ran.
+pub type PhaseSeconds = Vec<(&'static str, f64)>;
+
 /// What one device adaptation did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GpuAdaptReport {
@@ -515,7 +518,7 @@ impl GpuAdaptation {
         &self,
         dg: &mut GpuDg,
     ) -> Result<(GpuAdaptReport, Vec<(&'static str, f64)>)> {
-        let mut phases: Vec<(&'static str, f64)> = Vec::new();
+        let mut phases = PhaseSeconds::new();
         let mut add = |timings: Timings| {
             for (label, s) in timings.entries() {
                 match phases.iter_mut().find(|(l, _)| *l == label) {

@@ -19,6 +19,4 @@ pub use projection::Projection;
 pub use tree::{AdaptCounts, AdaptiveMesh, Face, NONE};
 
 #[cfg(test)]
-mod gpu_tests;
-#[cfg(test)]
 mod tests;

@@ -2,6 +2,7 @@
 //! at most 2K colors with none repeated at an element, conservation and reversibility.
 
 use super::*;
+use crate::conformance::amr::{rand_flags, smooth_state};
 use crate::conformance::dg::periodic_mesh;
 use crate::mesh::generate;
 use crate::order::{prepare, Ordering, PrepareOptions};
@@ -10,7 +11,7 @@ use crate::solver::dg::basis::BasisTables;
 use crate::solver::dg::euler::State;
 use crate::solver::dg::mesh::{BoundaryKind, DgMesh};
 
-pub(super) fn wall_box() -> DgMesh {
+fn wall_box() -> DgMesh {
     let mesh = generate::rectangle(0.0, 2.0, 0.0, 1.0, 60, 5).expect("mesh");
     let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 3)).expect("prepare");
     DgMesh::build(&om, &|_| Ok(BoundaryKind::Wall)).expect("dg mesh")
@@ -108,35 +109,6 @@ fn check(am: &AdaptiveMesh, periodic: bool) {
     }
 }
 
-/// A smooth state with every mode excited, per element slot.
-pub(super) fn smooth_state(am: &AdaptiveMesh, tables: &BasisTables) -> Vec<Vec<State>> {
-    let rule = &tables.vol;
-    (0..am.num_active())
-        .map(|i| {
-            let v = am.vertices(i);
-            (0..tables.np)
-                .map(|k| {
-                    let mut u = [0.0; 4];
-                    for (q, (x, w)) in rule.points.iter().zip(&rule.weights).enumerate() {
-                        let p = map(&v, *x);
-                        let phi = tables.vol_phi[q * tables.np + k];
-                        let s = [
-                            1.0 + 0.3 * (3.0 * p[0]).sin() * p[1],
-                            0.2 * p[0] * p[0],
-                            -0.1 * p[1],
-                            2.5 + (2.0 * p[1]).cos(),
-                        ];
-                        for eq in 0..4 {
-                            u[eq] += w * s[eq] * phi;
-                        }
-                    }
-                    u
-                })
-                .collect()
-        })
-        .collect()
-}
-
 /// Integral of each conserved quantity: sum_i (det J_i / 2) sqrt(2) c_{i,0}.
 fn totals(am: &AdaptiveMesh, coef: &[Vec<State>]) -> State {
     let mut s = [0.0; 4];
@@ -147,21 +119,6 @@ fn totals(am: &AdaptiveMesh, coef: &[Vec<State>]) -> State {
         }
     }
     s
-}
-
-pub(super) fn rand_flags(n: usize, seed: &mut u64) -> Vec<i8> {
-    (0..n)
-        .map(|_| {
-            *seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            match (*seed >> 33) % 5 {
-                0 => 1,
-                1 | 2 => -1,
-                _ => 0,
-            }
-        })
-        .collect()
 }
 
 #[test]

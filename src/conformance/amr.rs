@@ -1,0 +1,347 @@
+//! Adaptive refinement conformance: the device adaptation (`amr_*` kernels) against the f64
+//! reference [`AdaptiveMesh`], adaptation after adaptation on the same device trees: the same
+//! smoothed flags and passes, the same trees, slots and free rings id for id, the projected
+//! solution to f32 round-off, and the same DG mesh buffers (faces by color, neighbours,
+//! geometry); and the device's flags against the reference indicator.
+
+use super::dg::{all_boundaries, config, periodic_mesh, vortex};
+use super::Report;
+use crate::error::{Error, Result};
+use crate::mesh::NO_ELEMENT;
+use crate::order::Ordering;
+use crate::runtime::Runtime;
+use crate::solver::dg::amr::gpu::{slots_needed, GpuAdaptOptions, GpuAdaptation, TreeCapacity};
+use crate::solver::dg::amr::tree::EDGE_ALIVE_BIT;
+use crate::solver::dg::amr::{flags, indicator, scatter, AdaptiveMesh, IndicatorField, Projection};
+use crate::solver::dg::euler::State;
+use crate::solver::dg::gpu::{Capacity, GpuDg};
+use crate::solver::dg::mesh::DgEdge;
+use crate::solver::dg::{BasisTables, DgMesh, NumericalFlux};
+
+/// The checks of [`crate::conformance::run_all`] on backend `b`.
+pub fn amr(report: &mut Report, b: &Runtime) {
+    let cases = [
+        (
+            "all boundary kinds",
+            all_boundaries(Ordering::Original),
+            2,
+            5,
+            5,
+        ),
+        ("periodic", periodic_mesh(), 1, 4, 23),
+    ];
+    for (label, base, p, rounds, seed) in cases {
+        let name = format!("amr device adaptation = reference ({label}) p={p}, {rounds} rounds");
+        report.check(&name, b.kind(), "ids exact, rel 2e-5", || {
+            let base = base?;
+            Ok((device_adaptation(b, &base, p, rounds, seed)?, true))
+        });
+    }
+    report.check(
+        "amr device flags = reference indicator, 3 fields",
+        b.kind(),
+        "exact off 1e-4 of a limit",
+        || Ok((device_flags(b)?, true)),
+    );
+}
+
+fn ensure(ok: bool, what: impl FnOnce() -> String) -> Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Run(what()))
+    }
+}
+
+/// |a - b| <= tol (1 + |b|), elementwise.
+fn close(a: &[f64], b: &[f64], tol: f64, what: &str) -> Result<()> {
+    ensure(a.len() == b.len(), || {
+        format!("{what}: {} values, want {}", a.len(), b.len())
+    })?;
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        ensure((x - y).abs() <= tol * (1.0 + y.abs()), || {
+            format!("{what}[{i}]: device {x}, reference {y}")
+        })?;
+    }
+    Ok(())
+}
+
+/// Map of the reference triangle onto `v`.
+fn map(v: &[[f64; 2]; 3], r: [f64; 2]) -> [f64; 2] {
+    [
+        v[0][0] + r[0] * (v[1][0] - v[0][0]) + r[1] * (v[2][0] - v[0][0]),
+        v[0][1] + r[0] * (v[1][1] - v[0][1]) + r[1] * (v[2][1] - v[0][1]),
+    ]
+}
+
+/// A smooth state with every mode excited, per element slot (`[mode][equation]`).
+pub fn smooth_state(am: &AdaptiveMesh, tables: &BasisTables) -> Vec<Vec<State>> {
+    let rule = &tables.vol;
+    (0..am.num_active())
+        .map(|i| {
+            let v = am.vertices(i);
+            (0..tables.np)
+                .map(|k| {
+                    let mut u = [0.0; 4];
+                    for (q, (x, w)) in rule.points.iter().zip(&rule.weights).enumerate() {
+                        let p = map(&v, *x);
+                        let phi = tables.vol_phi[q * tables.np + k];
+                        let s = [
+                            1.0 + 0.3 * (3.0 * p[0]).sin() * p[1],
+                            0.2 * p[0] * p[0],
+                            -0.1 * p[1],
+                            2.5 + (2.0 * p[1]).cos(),
+                        ];
+                        for eq in 0..4 {
+                            u[eq] += w * s[eq] * phi;
+                        }
+                    }
+                    u
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Pseudo-random flags: +1 one time in five, -1 two times in five.
+pub fn rand_flags(n: usize, seed: &mut u64) -> Vec<i8> {
+    (0..n)
+        .map(|_| {
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            match (*seed >> 33) % 5 {
+                0 => 1,
+                1 | 2 => -1,
+                _ => 0,
+            }
+        })
+        .collect()
+}
+
+/// The device's mesh buffers against those the host builds from the reference's DG mesh.
+fn check_mesh_buffers(rt: &Runtime, dg: &GpuDg, dm: &DgMesh) -> Result<()> {
+    let (_, [inv_jac, inv_det, heights, neighbors, edges]) = dg.device_buffers();
+    let ne = dm.num_elements;
+    let cap = dg.capacity().elements;
+    let got: Vec<DgEdge> = rt.read(edges, 0, dm.edges.len())?;
+    for (j, (g, w)) in got.iter().zip(dm.gpu_edges()).enumerate() {
+        ensure(
+            (g.left, g.right, g.info) == (w.left, w.right, w.info),
+            || format!("face {j}: device {g:?}, reference {w:?}"),
+        )?;
+        close(
+            &[g.nx, g.ny, g.length, g.mx, g.my].map(f64::from),
+            &[w.nx, w.ny, w.length, w.mx, w.my].map(f64::from),
+            1e-5,
+            "face geometry",
+        )?;
+    }
+    let jac: Vec<[f32; 4]> = rt.read(inv_jac, 0, ne)?;
+    let idet: Vec<f32> = rt.read(inv_det, 0, ne)?;
+    let h: Vec<f32> = rt.read(heights, 0, ne)?;
+    for i in 0..ne {
+        let scale = dm.inv_jacobian[i]
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        for (g, w) in jac[i].iter().zip(dm.inv_jacobian[i]) {
+            ensure((f64::from(*g) - w).abs() <= 1e-5 * scale, || {
+                format!(
+                    "element {i}: inverse Jacobian {:?}, reference {:?}",
+                    jac[i], dm.inv_jacobian[i]
+                )
+            })?;
+        }
+        close(&[f64::from(idet[i])], &[1.0 / dm.det[i]], 1e-5, "1/det J")?;
+        close(&[f64::from(h[i])], &[dm.min_height[i]], 1e-5, "height")?;
+    }
+    let nb: Vec<[u32; 4]> = rt.read(neighbors, 0, 2 * cap)?;
+    let id = |o: Option<usize>| o.map_or(NO_ELEMENT, |v| v as u32);
+    for i in 0..ne {
+        let n = &dm.neighbors[i];
+        let split = (0..3)
+            .filter(|&j| n[j + 3].is_some())
+            .fold(0, |m, j| m | 1 << j);
+        let want = (
+            [id(n[0]), id(n[1]), id(n[2]), split],
+            [id(n[3]), id(n[4]), id(n[5])],
+        );
+        ensure(nb[i] == want.0 && nb[cap + i][..3] == want.1, || {
+            format!(
+                "element {i}: neighbours {:?} {:?}, reference {want:?}",
+                nb[i],
+                nb[cap + i]
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// `rounds` adaptations by pseudo-random flags of a smooth state on `base` at order `p`, on
+/// the device and by the reference, compared after each; a summary, or the first mismatch as
+/// an error.
+pub fn device_adaptation(
+    rt: &Runtime,
+    base: &DgMesh,
+    p: usize,
+    rounds: usize,
+    seed: u64,
+) -> Result<String> {
+    let tables = BasisTables::new(p);
+    let proj = Projection::new(p);
+    let mut am = AdaptiveMesh::new(base, 3)?;
+    let mut coef = smooth_state(&am, &tables);
+    // Room for the rounds without growing (the flags refine one element in five).
+    let grown = am.num_active() * 16;
+    let ne = slots_needed(grown);
+    let dm = am.dg_mesh()?;
+    let cfg = config(NumericalFlux::Hllc, true, vortex());
+    let capacity = Capacity {
+        elements: ne,
+        edges: 3 * ne,
+    };
+    let mut dg = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
+    dg.set_solution(&scatter(&coef, tables.np))?;
+    let tree = TreeCapacity::with_room(grown, am.element_ids(), am.edge_ids(), 2.0);
+    let options = GpuAdaptOptions {
+        field: IndicatorField::Density,
+        threshold: 1.0,
+        delta: 2.0,
+    };
+    let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;
+    let mut seed = seed;
+    let (mut refined, mut coarsened) = (0, 0);
+    for round in 0..rounds {
+        ensure(ga.has_room()?, || format!("round {round}: no room left"))?;
+        let faces = am.faces()?;
+        let raw = rand_flags(am.num_active(), &mut seed);
+        let mut want_flags = raw.clone();
+        let passes = am.smooth_flags(&faces, &mut want_flags);
+        ga.set_flags(&raw)?;
+        let got_passes = ga.smooth()?;
+        ensure(got_passes == passes, || {
+            format!("round {round}: {got_passes} smoothing passes, reference {passes}")
+        })?;
+        ensure(ga.read_flags()? == want_flags, || {
+            format!("round {round}: smoothed flags differ")
+        })?;
+        let counts = am.adapt(&want_flags, &mut coef, &proj)?;
+        refined += counts.refined;
+        coarsened += counts.coarsened;
+        let report = ga.apply(&mut dg)?;
+        ensure(
+            report.counts == counts && report.num_elements == am.num_active(),
+            || format!("round {round}: device {report:?}, reference {counts:?}"),
+        )?;
+        let (mut got, mut want) = (ga.download()?.to_flat(), am.to_flat());
+        for (g, w) in got.element_vertices.iter().zip(&want.element_vertices) {
+            close(g.as_flattened(), w.as_flattened(), 1e-6, "vertices")?;
+        }
+        ensure(got.edge_tree.len() == want.edge_tree.len(), || {
+            format!(
+                "round {round}: {} edge ids, reference {}",
+                got.edge_tree.len(),
+                want.edge_tree.len()
+            )
+        })?;
+        // Freed ids keep what they held; compare every edge's flags and the live edges whole.
+        for (e, (g, w)) in got.edge_tree.iter().zip(&want.edge_tree).enumerate() {
+            let live = w[0] & EDGE_ALIVE_BIT != 0;
+            ensure(
+                g[0] == w[0] && (!live || (g == w && got.edge_sides[e] == want.edge_sides[e])),
+                || format!("round {round}: edge {e}: device {g:?}, reference {w:?}"),
+            )?;
+        }
+        for flat in [&mut got, &mut want] {
+            flat.element_vertices.clear();
+            flat.edge_tree.clear();
+            flat.edge_sides.clear();
+        }
+        ensure(got == want, || {
+            format!("round {round}: element trees, slots or free rings differ")
+        })?;
+        close(
+            &dg.read_state()?,
+            &scatter(&coef, tables.np),
+            2e-5,
+            "coefficients",
+        )?;
+        check_mesh_buffers(rt, &dg, &am.dg_mesh()?)?;
+    }
+    ensure(refined > 0 && coarsened > 0, || {
+        format!("{refined} refined and {coarsened} coarsened: the rounds should do both")
+    })?;
+    Ok(format!(
+        "{rounds} rounds equal ({refined} refined, {coarsened} coarsened, {} elements)",
+        am.num_active()
+    ))
+}
+
+/// The device's flags of a smooth state on a two-level mesh, each indicator field with the
+/// median as threshold and delta 1.25 (so many elements refine and coarsen), against the reference's (elements within 1e-4 of a limit excepted).
+pub fn device_flags(rt: &Runtime) -> Result<String> {
+    let p = 2;
+    let tables = BasisTables::new(p);
+    let mut am = AdaptiveMesh::new(&all_boundaries(Ordering::Original)?, 2)?;
+    let proj = Projection::new(p);
+    let mut coef = smooth_state(&am, &tables);
+    let mut seed = 3;
+    let faces = am.faces()?;
+    let mut f: Vec<i8> = rand_flags(am.num_active(), &mut seed)
+        .iter()
+        .map(|&x| x.max(0))
+        .collect();
+    am.smooth_flags(&faces, &mut f);
+    am.adapt(&f, &mut coef, &proj)?;
+    let dm = am.dg_mesh()?;
+    let n = am.num_active();
+    let cfg = config(NumericalFlux::Hllc, false, vortex());
+    let capacity = Capacity {
+        elements: slots_needed(n),
+        edges: 3 * slots_needed(n),
+    };
+    let dg = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
+    dg.set_solution(&scatter(&coef, tables.np))?;
+    let mut compared = 0;
+    for field in [
+        IndicatorField::Density,
+        IndicatorField::Pressure,
+        IndicatorField::Energy,
+    ] {
+        let eps = indicator(&tables, field, &coef, |i| {
+            (dm.inv_jacobian[i], dm.min_height[i])
+        });
+        let mut sorted = eps.clone();
+        sorted.sort_by(f64::total_cmp);
+        let (threshold, delta) = (sorted[n / 2], 1.25);
+        let options = GpuAdaptOptions {
+            field,
+            threshold,
+            delta,
+        };
+        let tree = TreeCapacity::with_room(n, am.element_ids(), am.edge_ids(), 1.0);
+        let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;
+        ga.compute_flags()?;
+        let got = ga.read_flags()?;
+        let want = flags(&eps, threshold, delta);
+        let (mut refine, mut coarsen) = (0, 0);
+        for i in 0..n {
+            let near = [threshold * delta, threshold / delta]
+                .iter()
+                .any(|&t| (eps[i] - t).abs() <= 1e-4 * t);
+            ensure(near || got[i] == want[i], || {
+                format!(
+                    "{field:?}: element {i} (eps {}) flagged {}, reference {}",
+                    eps[i], got[i], want[i]
+                )
+            })?;
+            compared += usize::from(!near);
+            refine += usize::from(want[i] > 0);
+            coarsen += usize::from(want[i] < 0);
+        }
+        ensure(refine > n / 10 && coarsen > n / 10, || {
+            format!("{field:?}: {refine} refined and {coarsen} coarsened of {n}: a weak test")
+        })?;
+    }
+    Ok(format!("{compared} flags equal over 3 fields"))
+}
