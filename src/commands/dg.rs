@@ -92,6 +92,10 @@ pub struct DgArgs {
     /// Field whose gradient drives the refinement: density, pressure or energy.
     #[arg(long)]
     pub amr_field: Option<String>,
+    /// Adapt on the host (the f64 reference path: solution read back, mesh written) instead of
+    /// on the GPU.
+    #[arg(long)]
+    pub amr_on_host: bool,
 }
 
 /// The case's adaptive refinement with the command line's overrides.
@@ -103,12 +107,14 @@ fn amr_options(args: &DgArgs, case: &Case) -> anyhow::Result<Option<AmrOptions>>
             ..amr.unwrap_or_default()
         });
     }
-    let tuned =
-        args.amr_every.is_some() || args.amr_threshold.is_some() || args.amr_field.is_some();
+    let tuned = args.amr_every.is_some()
+        || args.amr_threshold.is_some()
+        || args.amr_field.is_some()
+        || args.amr_on_host;
     let Some(mut amr) = amr else {
         if tuned {
             return Err(Error::Invalid(
-                "--amr-every, --amr-threshold and --amr-field need --amr-levels (or an [amr] \
+                "--amr-every, --amr-threshold, --amr-field and --amr-on-host need --amr-levels (or an [amr] \
                  table in the case file)"
                     .into(),
             )
@@ -116,6 +122,7 @@ fn amr_options(args: &DgArgs, case: &Case) -> anyhow::Result<Option<AmrOptions>>
         }
         return Ok(None);
     };
+    amr.on_host |= args.amr_on_host;
     if args.amr_every.is_some() {
         amr.every = args.amr_every;
     }
@@ -240,7 +247,7 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                 "dg: adaptive refinement: {} adaptations ({} refined, {} coarsened), {} elements \
                  at the end; {:.3} s adapting ({:.1}% of the run), per adaptation: indicator \
                  {:.3} ms, smoothing {:.3} ms ({:.1} passes), coarsen/refine/compact {:.3} ms, \
-                 connectivity {:.3} ms, transfers {:.3} ms (host f64 path)",
+                 connectivity {:.3} ms, transfers {:.3} ms ({})",
                 a.adaptations,
                 a.refined,
                 a.coarsened,
@@ -253,6 +260,11 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                 ms(a.adapt_seconds),
                 ms(a.connectivity_seconds),
                 ms(a.transfer_seconds),
+                if case.amr.is_some_and(|o| o.on_host) {
+                    "host f64 path"
+                } else {
+                    "on the GPU: flags in smoothing; coarsen/refine/compact with connectivity"
+                },
             );
         }
     }

@@ -193,7 +193,7 @@ pub fn device_adaptation(
     let mut coef = smooth_state(&am, &tables);
     // Room for the rounds without growing (the flags refine one element in five).
     let grown = am.num_active() * 16;
-    let ne = slots_needed(grown);
+    let ne = slots_needed(grown, grown / 4);
     let dm = am.dg_mesh()?;
     let cfg = config(NumericalFlux::Hllc, true, vortex());
     let capacity = Capacity {
@@ -212,15 +212,20 @@ pub fn device_adaptation(
     let mut seed = seed;
     let (mut refined, mut coarsened) = (0, 0);
     for round in 0..rounds {
-        ensure(ga.has_room()?, || format!("round {round}: no room left"))?;
         let faces = am.faces()?;
         let raw = rand_flags(am.num_active(), &mut seed);
         let mut want_flags = raw.clone();
         let passes = am.smooth_flags(&faces, &mut want_flags);
         ga.set_flags(&raw)?;
-        let got_passes = ga.smooth()?;
-        ensure(got_passes == passes, || {
-            format!("round {round}: {got_passes} smoothing passes, reference {passes}")
+        let smoothed = ga.smooth(None)?;
+        ensure(smoothed.passes == passes, || {
+            format!(
+                "round {round}: {} smoothing passes, reference {passes}",
+                smoothed.passes
+            )
+        })?;
+        ensure(ga.has_room(&smoothed), || {
+            format!("round {round}: no room left")
         })?;
         ensure(ga.read_flags()? == want_flags, || {
             format!("round {round}: smoothed flags differ")
@@ -228,7 +233,7 @@ pub fn device_adaptation(
         let counts = am.adapt(&want_flags, &mut coef, &proj)?;
         refined += counts.refined;
         coarsened += counts.coarsened;
-        let report = ga.apply(&mut dg)?;
+        let report = ga.apply(&mut dg, &smoothed, None)?;
         ensure(
             report.counts == counts && report.num_elements == am.num_active(),
             || format!("round {round}: device {report:?}, reference {counts:?}"),
@@ -297,8 +302,8 @@ pub fn device_flags(rt: &Runtime) -> Result<String> {
     let n = am.num_active();
     let cfg = config(NumericalFlux::Hllc, false, vortex());
     let capacity = Capacity {
-        elements: slots_needed(n),
-        edges: 3 * slots_needed(n),
+        elements: n,
+        edges: 3 * n,
     };
     let dg = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
     dg.set_solution(&scatter(&coef, tables.np))?;
@@ -321,7 +326,7 @@ pub fn device_flags(rt: &Runtime) -> Result<String> {
         };
         let tree = TreeCapacity::with_room(n, am.element_ids(), am.edge_ids(), 1.0);
         let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;
-        ga.compute_flags()?;
+        ga.compute_flags(None)?;
         let got = ga.read_flags()?;
         let want = flags(&eps, threshold, delta);
         let (mut refine, mut coarsen) = (0, 0);

@@ -17,8 +17,8 @@
 //! clock on the GPU) and reads the solution back only there, for the conserved totals, the
 //! density error, PNG/VTU snapshots and the CSV of a whole run ([`Simulation::run`]).
 
-use super::amr::driver::device_capacity;
-use super::amr::gpu::PhaseSeconds;
+use super::amr::driver::{device_capacity, DeviceAdaptation};
+use super::amr::gpu::{slots_needed, PhaseSeconds};
 use super::amr::{Adaptivity, AmrStats};
 use super::cpu::Operator;
 use super::euler::{pressure, sound_speed, State};
@@ -274,11 +274,7 @@ impl Simulation {
             self.dm = dm;
             self.solution = OnceCell::from(c);
         } else {
-            self.prepare_device()?;
-            if let Some(amr) = self.amr.as_mut() {
-                amr.adapt_on_device(&mut self.gpu, false)?;
-            }
-            self.dm_stale = true;
+            self.adapt_on_device(false)?;
             self.solution = OnceCell::new();
         }
         self.mesh = OnceCell::new();
@@ -286,28 +282,47 @@ impl Simulation {
         Ok(())
     }
 
-    /// Put the trees on the device (with solver buffers large enough) unless they are there
-    /// with room for the next adaptation.
-    fn prepare_device(&mut self) -> Result<()> {
-        let Some(amr) = self.amr.as_mut() else {
-            return Ok(());
-        };
-        if amr.device_ready(&self.gpu)? {
-            return Ok(());
+    /// One device adaptation: the trees go to the device first when they are not there, and
+    /// again (with larger solver buffers) when the flags ask for more room than there is.
+    fn adapt_on_device(&mut self, timed: bool) -> Result<PhaseSeconds> {
+        let mut room_for = None;
+        loop {
+            let Some(amr) = self.amr.as_mut() else {
+                return Ok(PhaseSeconds::new());
+            };
+            if !amr.on_device() || room_for.is_some() {
+                let started = Instant::now();
+                amr.sync_host()?;
+                let dm = amr.dg_mesh()?;
+                let capacity = device_capacity(
+                    room_for.map_or(dm.num_elements, |s: usize| s.max(dm.num_elements)),
+                );
+                if self.gpu.capacity().elements < capacity.elements {
+                    let c = self.gpu.read_state()?;
+                    self.gpu.reserve(&dm, &c, capacity)?;
+                }
+                amr.attach_device(&self.gpu, &dm)?;
+                amr.add_transfer_seconds(started.elapsed().as_secs_f64());
+                self.dm = dm;
+                self.dm_stale = false;
+            }
+            match amr.adapt_on_device(&mut self.gpu, timed)? {
+                DeviceAdaptation::Done(_, phases) => {
+                    self.dm_stale = true;
+                    return Ok(phases);
+                }
+                DeviceAdaptation::NeedsRoom(s) if room_for.is_none() => {
+                    room_for = Some(slots_needed(s.active, s.refines));
+                }
+                DeviceAdaptation::NeedsRoom(s) => {
+                    return Err(Error::Run(format!(
+                        "adaptation: no room for {} refined of {} elements after growing the \
+                         buffers",
+                        s.refines, s.active
+                    )))
+                }
+            }
         }
-        let started = Instant::now();
-        amr.sync_host()?;
-        let dm = amr.dg_mesh()?;
-        let capacity = device_capacity(dm.num_elements);
-        if self.gpu.capacity().elements < capacity.elements {
-            let c = self.gpu.read_state()?;
-            self.gpu.reserve(&dm, &c, capacity)?;
-        }
-        amr.attach_device(&self.gpu, &dm)?;
-        amr.add_transfer_seconds(started.elapsed().as_secs_f64());
-        self.dm = dm;
-        self.dm_stale = false;
-        Ok(())
     }
 
     /// Seconds of each phase of `adaptations` adaptations, `steps` time steps apart (GK19
@@ -360,16 +375,9 @@ impl Simulation {
                     ("wall", wall),
                 ]
             } else {
-                self.prepare_device()?;
                 let started = Instant::now();
-                let Some(amr) = self.amr.as_mut() else {
-                    return Err(Error::Invalid(
-                        "time_adaptations: the case does not adapt".into(),
-                    ));
-                };
-                let (_, mut phases) = amr.adapt_on_device(&mut self.gpu, true)?;
+                let mut phases = self.adapt_on_device(true)?;
                 phases.push(("wall", started.elapsed().as_secs_f64()));
-                self.dm_stale = true;
                 phases
             };
             phases.retain(|(_, s)| s.is_finite());

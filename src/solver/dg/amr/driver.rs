@@ -3,9 +3,7 @@
 //! neighbours, geometry). This is the f64 reference path; the solver stays on the device and
 //! hands its coefficients over at every adaptation.
 
-use super::gpu::{
-    slots_needed, GpuAdaptOptions, GpuAdaptReport, GpuAdaptation, PhaseSeconds, TreeCapacity,
-};
+use super::gpu::{GpuAdaptOptions, GpuAdaptation, PhaseSeconds, Smoothed, TreeCapacity};
 use super::indicator::{flags, gather, indicator, scatter, IndicatorField};
 use super::projection::Projection;
 use super::tree::{AdaptCounts, AdaptiveMesh, Face, NONE};
@@ -124,14 +122,24 @@ pub struct Adaptivity {
     host_stale: bool,
 }
 
-/// Solver buffers for adapting `n` elements on the device: the slots one adaptation may need
-/// ([`slots_needed`]) with room for the mesh to grow by half, and three faces per slot.
+/// Solver buffers for `n` elements adapting on the device: room for the mesh to double (with
+/// the three extra slots of each refined element until compaction) before the buffers must
+/// grow, and three faces per slot.
 pub fn device_capacity(n: usize) -> Capacity {
-    let elements = slots_needed(n) * 3 / 2;
+    let elements = 2 * n.max(1);
     Capacity {
         elements,
         edges: 3 * elements,
     }
+}
+
+/// What a device adaptation did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DeviceAdaptation {
+    /// Adapted: the counts and, when timed, the seconds of each phase.
+    Done(AdaptCounts, PhaseSeconds),
+    /// Nothing changed: the buffers need room for what the smoothed flags ask for.
+    NeedsRoom(Smoothed),
 }
 
 impl Adaptivity {
@@ -252,23 +260,16 @@ impl Adaptivity {
         self.stats.transfer_seconds += seconds;
     }
 
-    /// Whether the trees on the device can take the next adaptation of `gpu`'s solution
-    /// whatever its flags (false before the first device adaptation).
-    pub fn device_ready(&self, gpu: &GpuDg) -> Result<bool> {
-        let Some(device) = &self.device else {
-            return Ok(false);
-        };
-        Ok(device.has_room()?
-            && gpu.capacity().elements >= slots_needed(gpu.num_elements)
-            && gpu.capacity().edges >= 3 * gpu.capacity().elements)
+    /// Whether the trees are on the device.
+    pub fn on_device(&self) -> bool {
+        self.device.is_some()
     }
 
     /// Put the trees on the device for `gpu`, whose mesh is `dm` (this adaptive mesh's active
-    /// elements, as [`Adaptivity::dg_mesh`] gives them).
+    /// elements, as [`Adaptivity::dg_mesh`] gives them), with id room to refine every element.
     pub fn attach_device(&mut self, gpu: &GpuDg, dm: &DgMesh) -> Result<()> {
         self.sync_host()?;
         self.device = None;
-        let flat_ids = (self.mesh.element_ids(), self.mesh.edge_ids());
         let n = self.mesh.num_active();
         let options = GpuAdaptOptions {
             field: self.options.field,
@@ -282,54 +283,37 @@ impl Adaptivity {
             &dm.color_offsets,
             self.projection.p,
             options,
-            TreeCapacity::with_room(n, flat_ids.0, flat_ids.1, 1.5),
+            TreeCapacity::with_room(n, self.mesh.element_ids(), self.mesh.edge_ids(), 1.5),
         )?);
         Ok(())
     }
 
     /// One adaptation on the device of the solution in `gpu` (which moves onto the new mesh);
     /// the host's trees lag until [`Adaptivity::sync_host`]. With `timed`, also the seconds of
-    /// each phase ([`GpuAdaptation::adapt_timed`]; slower: the phases are waited for apart).
-    pub fn adapt_on_device(
-        &mut self,
-        gpu: &mut GpuDg,
-        timed: bool,
-    ) -> Result<(AdaptCounts, PhaseSeconds)> {
+    /// each phase (slower: the phases are waited for apart). When the buffers cannot hold what
+    /// the flags ask for, nothing changes and the answer says how much is needed.
+    pub fn adapt_on_device(&mut self, gpu: &mut GpuDg, timed: bool) -> Result<DeviceAdaptation> {
         let device = self.device.as_ref().ok_or_else(|| {
             Error::Invalid("adapt_on_device: the trees are not on the device".into())
         })?;
         let clock = Instant::now();
-        let smoothing;
-        let (report, phases) = if timed {
-            let (report, phases) = device.adapt_timed(gpu)?;
-            smoothing = phases
-                .iter()
-                .filter(|(l, _)| matches!(*l, "flag" | "smooth"))
-                .map(|(_, s)| s)
-                .sum();
-            (report, phases)
-        } else {
-            device.compute_flags()?;
-            let passes = device.smooth()?;
-            smoothing = clock.elapsed().as_secs_f64();
-            let report = device.apply(gpu)?;
-            (
-                GpuAdaptReport {
-                    smoothing_passes: passes,
-                    ..report
-                },
-                Vec::new(),
-            )
-        };
-        let total = clock.elapsed().as_secs_f64();
+        let mut phases = PhaseSeconds::new();
+        let mut timing = timed.then_some(&mut phases);
+        device.compute_flags(timing.as_deref_mut())?;
+        let smoothed = device.smooth(timing.as_deref_mut())?;
+        if !device.has_room(&smoothed) {
+            return Ok(DeviceAdaptation::NeedsRoom(smoothed));
+        }
+        let smoothing = clock.elapsed().as_secs_f64();
+        let report = device.apply(gpu, &smoothed, timing)?;
         self.stats.smoothing_seconds += smoothing;
-        self.stats.adapt_seconds += (total - smoothing).max(0.0);
+        self.stats.adapt_seconds += clock.elapsed().as_secs_f64() - smoothing;
         self.stats.adaptations += 1;
         self.stats.refined += report.counts.refined;
         self.stats.coarsened += report.counts.coarsened;
         self.stats.smoothing_passes += report.smoothing_passes;
         self.host_stale = true;
-        Ok((report.counts, phases))
+        Ok(DeviceAdaptation::Done(report.counts, phases))
     }
 
     /// Bring the host's trees up to the device's (a read-back after device adaptations).

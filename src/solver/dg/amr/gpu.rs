@@ -13,7 +13,7 @@ use super::tree::{AdaptCounts, AdaptiveMesh, FlatTree, NONE};
 use crate::args;
 use crate::error::{Error, Result};
 use crate::runtime::scan::PrefixSum;
-use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime, Timings};
+use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime};
 use crate::solver::dg::basis::{dubiner, dubiner_gradient, mode_indices};
 use crate::solver::dg::euler::GAMMA;
 use crate::solver::dg::gpu::GpuDg;
@@ -65,26 +65,37 @@ pub struct TreeCapacity {
 }
 
 impl TreeCapacity {
-    /// Room for one adaptation of `active` elements whatever the flags: every element refined
-    /// takes 4 element ids, splits at most 3 edges (2 ids each) and adds 3 interior edges.
-    pub fn fits(&self, active: usize, element_ids: usize, edge_ids: usize) -> bool {
-        self.elements >= element_ids + 4 * active && self.edges >= edge_ids + 9 * active
+    /// Room to refine `refines` elements: each takes 4 element ids, splits at most 3 edges
+    /// (2 ids each) and adds 3 interior edges.
+    pub fn fits(&self, refines: usize, element_ids: usize, edge_ids: usize) -> bool {
+        self.elements >= element_ids + 4 * refines && self.edges >= edge_ids + 9 * refines
     }
 
     /// [`TreeCapacity::fits`] with room to grow by `factor`.
-    pub fn with_room(active: usize, element_ids: usize, edge_ids: usize, factor: f64) -> Self {
+    pub fn with_room(refines: usize, element_ids: usize, edge_ids: usize, factor: f64) -> Self {
         let grow = |n: usize| (n as f64 * factor).ceil() as usize;
         TreeCapacity {
-            elements: grow(element_ids + 4 * active),
-            edges: grow(edge_ids + 9 * active),
+            elements: grow(element_ids + 4 * refines),
+            edges: grow(edge_ids + 9 * refines),
         }
     }
 }
 
-/// Slots a DG solver needs for one adaptation of `active` elements: each refined element
-/// takes three more slots before compaction.
-pub fn slots_needed(active: usize) -> usize {
-    4 * active
+/// Slots an adaptation of `active` elements refining `refines` of them needs before
+/// compaction: three more per refined element.
+pub fn slots_needed(active: usize, refines: usize) -> usize {
+    active + 3 * refines
+}
+
+/// What the smoothed flags ask of the next adaptation, with the counts it starts from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Smoothed {
+    pub passes: usize,
+    pub active: usize,
+    pub clusters: usize,
+    pub refines: usize,
+    pub element_ids: usize,
+    pub edge_ids: usize,
 }
 
 /// What the host sets once: the indicator and the limits.
@@ -154,15 +165,10 @@ impl GpuAdaptation {
                 color_offsets.len().saturating_sub(1)
             )));
         }
-        if ne < slots_needed(active)
-            || dg_edges < 3 * ne
-            || !capacity.fits(active, flat.element_tree.len(), flat.edge_tree.len())
-        {
+        if ne < active || dg_edges < 3 * ne {
             return Err(Error::Invalid(format!(
-                "device adaptation: {active} elements need {} slots and {} faces in the solver \
-                 (it has {ne} and {dg_edges}) and room for their children in the trees",
-                slots_needed(active),
-                3 * slots_needed(active)
+                "device adaptation: {active} elements in a solver for {ne} elements and \
+                 {dg_edges} faces (it needs three faces per element slot)"
             )));
         }
         let rings = [
@@ -325,14 +331,16 @@ impl GpuAdaptation {
             color: 0,
             pad,
         };
-        let mut adapt = PlanBuilder::new();
-        adapt.segment("determine parents").launch(
+        // Every pass numbers the clusters and the elements to refine: the last one's counts
+        // tell the host whether the adaptation fits.
+        smooth.segment("determine parents").launch(
             &kernel("amr_mark", &with_ne)?,
             &args![slots, element_tree, flags, marks, counters],
             ItemRange::all(ne as u32),
         );
-        marks_sum.record(&mut adapt);
-        count(&mut adapt, 0, 1);
+        marks_sum.record(&mut smooth);
+        count(&mut smooth, 0, 1);
+        let mut adapt = PlanBuilder::new();
 
         let coarsen_kernel = kernel("amr_coarsen", &with_np)?;
         let mut coarsen_args = args![
@@ -473,9 +481,24 @@ impl GpuAdaptation {
         })
     }
 
-    /// Flags from the indicator of the solution in `dg`'s register 0.
-    pub fn compute_flags(&self) -> Result<()> {
-        self.rt.run(&self.flag_plan, 1)
+    /// Run `plan`; with `phases`, timed (device times where the device has timestamps, else
+    /// the wall time of the plan) and added to its segments' entries.
+    fn run(&self, plan: &Plan, phases: Option<&mut PhaseSeconds>) -> Result<()> {
+        let Some(phases) = phases else {
+            return self.rt.run(plan, 1);
+        };
+        for (label, s) in self.rt.time(plan, 1)?.entries() {
+            match phases.iter_mut().find(|(l, _)| *l == label) {
+                Some(entry) => entry.1 += s,
+                None => phases.push((label, s)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Flags from the indicator of the solution in the solver's register 0.
+    pub fn compute_flags(&self, phases: Option<&mut PhaseSeconds>) -> Result<()> {
+        self.run(&self.flag_plan, phases)
     }
 
     /// Set the flags (per active slot) instead of computing them.
@@ -491,70 +514,54 @@ impl GpuAdaptation {
         Ok(v.into_iter().map(|f| f.clamp(-1, 1) as i8).collect())
     }
 
-    /// Smooth the flags until a pass changes nothing; returns the passes.
-    pub fn smooth(&self) -> Result<usize> {
+    /// Smooth the flags until a pass changes nothing (each pass also numbers the clusters
+    /// and the elements to refine, so the last one says what the adaptation needs).
+    pub fn smooth(&self, mut phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
         for pass in 1..=MAX_SMOOTHING_PASSES {
             self.rt.write(&self.counters, counter::CHANGED, &[0u32])?;
-            self.rt.run(&self.smooth_plan, 1)?;
-            let changed: Vec<u32> = self.rt.read(&self.counters, counter::CHANGED, 1)?;
-            if changed[0] == 0 {
-                return Ok(pass);
+            self.run(&self.smooth_plan, phases.as_deref_mut())?;
+            let c = self.read_counters()?;
+            if c[counter::CHANGED] == 0 {
+                return Ok(Smoothed {
+                    passes: pass,
+                    active: c[counter::ACTIVE] as usize,
+                    clusters: c[counter::CLUSTERS] as usize,
+                    refines: c[counter::REFINES] as usize,
+                    element_ids: c[counter::ELEMENT_IDS] as usize,
+                    edge_ids: c[counter::EDGE_IDS] as usize,
+                });
             }
         }
-        Err(not_settled())
+        Err(Error::Run(format!(
+            "adaptation: the 2:1 smoothing of the flags did not settle in {MAX_SMOOTHING_PASSES} \
+             passes"
+        )))
+    }
+
+    /// Whether the buffers hold the adaptation the smoothed flags ask for (else grow: read the
+    /// trees back and start again with more room).
+    pub fn has_room(&self, s: &Smoothed) -> bool {
+        self.slot_capacity >= slots_needed(s.active, s.refines)
+            && self.capacity.fits(s.refines, s.element_ids, s.edge_ids)
     }
 
     /// Coarsen, refine, compact and build the new mesh in `dg`'s buffers by the smoothed
-    /// flags, then move `dg` onto it.
-    pub fn apply(&self, dg: &mut GpuDg) -> Result<GpuAdaptReport> {
-        self.rt.run(&self.adapt_plan, 1)?;
-        self.finish(dg)
-    }
-
-    /// [`GpuAdaptation::adapt`] with the seconds of each phase (GK19 Table 3's subroutines):
-    /// device times where the device has timestamps (else wall times of each plan), and the
-    /// host's recording of the solver's plans for the new mesh ("plans").
-    pub fn adapt_timed(
+    /// flags, then move `dg` onto it; with `phases`, the seconds of each phase (GK19 Table 3's
+    /// subroutines) and of recording the solver's plans ("plans").
+    pub fn apply(
         &self,
         dg: &mut GpuDg,
-    ) -> Result<(GpuAdaptReport, Vec<(&'static str, f64)>)> {
-        let mut phases = PhaseSeconds::new();
-        let mut add = |timings: Timings| {
-            for (label, s) in timings.entries() {
-                match phases.iter_mut().find(|(l, _)| *l == label) {
-                    Some(entry) => entry.1 += s,
-                    None => phases.push((label, s)),
-                }
-            }
-        };
-        add(self.rt.time(&self.flag_plan, 1)?);
-        let mut passes = 0;
-        loop {
-            passes += 1;
-            self.rt.write(&self.counters, counter::CHANGED, &[0u32])?;
-            add(self.rt.time(&self.smooth_plan, 1)?);
-            let changed: Vec<u32> = self.rt.read(&self.counters, counter::CHANGED, 1)?;
-            if changed[0] == 0 {
-                break;
-            }
-            if passes == MAX_SMOOTHING_PASSES {
-                return Err(not_settled());
-            }
+        smoothed: &Smoothed,
+        mut phases: Option<&mut PhaseSeconds>,
+    ) -> Result<GpuAdaptReport> {
+        if !self.has_room(smoothed) {
+            return Err(Error::Invalid(format!(
+                "adaptation: no room to refine {} of {} elements in buffers for {} slots",
+                smoothed.refines, smoothed.active, self.slot_capacity
+            )));
         }
-        add(self.rt.time(&self.adapt_plan, 1)?);
+        self.run(&self.adapt_plan, phases.as_deref_mut())?;
         let clock = std::time::Instant::now();
-        let report = self.finish(dg)?;
-        phases.push(("plans", clock.elapsed().as_secs_f64()));
-        Ok((
-            GpuAdaptReport {
-                smoothing_passes: passes,
-                ..report
-            },
-            phases,
-        ))
-    }
-
-    fn finish(&self, dg: &mut GpuDg) -> Result<GpuAdaptReport> {
         let c = self.read_counters()?;
         if c[counter::ERROR] != 0 {
             return Err(Error::Run(
@@ -568,42 +575,21 @@ impl GpuAdaptation {
             .collect();
         let n = c[counter::ACTIVE] as usize;
         dg.adopt(n, &offsets)?;
+        if let Some(phases) = phases {
+            phases.push(("plans", clock.elapsed().as_secs_f64()));
+        }
         Ok(GpuAdaptReport {
             counts: AdaptCounts {
                 refined: c[counter::REFINES] as usize,
                 coarsened: c[counter::CLUSTERS] as usize,
             },
-            smoothing_passes: 0,
+            smoothing_passes: smoothed.passes,
             num_elements: n,
-        })
-    }
-
-    /// Flags, smoothing and the adaptation in one call.
-    pub fn adapt(&self, dg: &mut GpuDg) -> Result<GpuAdaptReport> {
-        self.compute_flags()?;
-        let passes = self.smooth()?;
-        let report = self.apply(dg)?;
-        Ok(GpuAdaptReport {
-            smoothing_passes: passes,
-            ..report
         })
     }
 
     fn read_counters(&self) -> Result<Vec<u32>> {
         self.rt.read(&self.counters, 0, counter::LEN)
-    }
-
-    /// Whether the next adaptation has room whatever the flags (else grow: read the trees
-    /// back and start again with more room).
-    pub fn has_room(&self) -> Result<bool> {
-        let c = self.read_counters()?;
-        let active = c[counter::ACTIVE] as usize;
-        Ok(self.slot_capacity >= slots_needed(active)
-            && self.capacity.fits(
-                active,
-                c[counter::ELEMENT_IDS] as usize,
-                c[counter::EDGE_IDS] as usize,
-            ))
     }
 
     /// The trees as they stand on the device.
@@ -650,12 +636,6 @@ impl GpuAdaptation {
         };
         AdaptiveMesh::from_flat(&flat, self.max_level, self.base_colors)
     }
-}
-
-fn not_settled() -> Error {
-    Error::Run(format!(
-        "adaptation: the 2:1 smoothing of the flags did not settle in {MAX_SMOOTHING_PASSES} passes"
-    ))
 }
 
 impl std::fmt::Debug for GpuAdaptation {
