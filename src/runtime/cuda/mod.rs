@@ -34,6 +34,7 @@ macro_rules! cuda_source {
 /// Every CUDA source under `shaders/cuda/`, embedded at build time (kernels `*.cu`, shared code
 /// `common/*.cuh`). A test checks this list against the directory and the WGSL twins.
 pub const CUDA_FILES: &[(&str, &str)] = &[
+    cuda_source!("common/amr_tree.cuh"),
     cuda_source!("common/dg_euler.cuh"),
     cuda_source!("common/dg_tables.cuh"),
     cuda_source!("common/dispatch.cuh"),
@@ -41,6 +42,16 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("common/swe_control.cuh"),
     cuda_source!("common/swe_flux.cuh"),
     cuda_source!("common/vcolor_first_fit.cuh"),
+    cuda_source!("amr_coarsen.cu"),
+    cuda_source!("amr_compact.cu"),
+    cuda_source!("amr_count.cu"),
+    cuda_source!("amr_faces.cu"),
+    cuda_source!("amr_flag.cu"),
+    cuda_source!("amr_geometry.cu"),
+    cuda_source!("amr_mark.cu"),
+    cuda_source!("amr_refine.cu"),
+    cuda_source!("amr_smooth.cu"),
+    cuda_source!("amr_split.cu"),
     cuda_source!("dg_limit.cu"),
     cuda_source!("dg_local_dt.cu"),
     cuda_source!("dg_stage.cu"),

@@ -1,0 +1,189 @@
+// #include "common/dispatch.cuh"
+// #include "common/amr_tree.cuh"
+
+// CUDA twin of shaders/amr_coarsen.wgsl. Coarsening of the sibling clusters, one thread per
+// slot, the cluster k = marks_scan[i] when slot i holds its first child (AdaptiveMesh::coarsen
+// in src/solver/dg/amr/tree.rs, the clusters in slot order). Phase range.pad:
+//   0: per side of the parent, decide (before any tree changes) whether the split edge's halves
+//      are freed: yes unless the element across is still refined when cluster k runs in the
+//      reference's order, i.e. refined and not a cluster of smaller rank. Where they stay, the
+//      halves lose their elements on this side. Writes the side mask to `work` and the number of
+//      freed blocks to `items` (scanned next, for their places in the ring).
+//   1: the parent takes its first child's slot with the L2 projection
+//      c^P_m = 1/4 sum_c sum_k W^c_km c^c_k (weights W^c from Projection), the other three slots
+//      become holes 3k .. 3k + 2, and the element block, the interior edges and the freed
+//      split blocks join the tails of their rings in cluster order.
+//
+// The WGSL override constants are preprocessor defines here (the host passes -D values).
+
+#ifndef NP
+#define NP 3u
+#endif
+#ifndef NE
+#define NE 1u
+#endif
+// Largest NP (p = 4): private arrays are sized by it, loops run to NP.
+#define MAX_NP 15u
+
+__device__ __forceinline__ bool is_cluster(u32 i, const u32* marks, const u32* counters) {
+    return i < counters[C_ACTIVE] && marks[i] == 1u;
+}
+
+__device__ void decide_sides(
+    u32 i,
+    const u32* slots,
+    const uint4* element_tree,
+    const uint4* element_edges,
+    const uint4* edge_tree,
+    uint2* edge_sides,
+    const u32* marks,
+    const u32* marks_scan,
+    u32* work,
+    u32* items,
+    const u32* counters) {
+    u32 k = marks_scan[i];
+    u32 parent = element_tree[slots[i]].y;
+    u32 mask = 0u;
+    u32 count = 0u;
+    for (u32 s = 0u; s < 3u; s = s + 1u) {
+        u32 e = word(element_edges, parent, s);
+        u32 side = 0u;
+        if (edge_sides[2u * e].x != parent) {
+            side = 1u;
+        }
+        u32 other = edge_sides[2u * e + 1u - side].x;
+        bool refined = false;
+        if (other != NONE) {
+            u32 first = element_tree[other].z;
+            if (first != NONE) {
+                refined = true;
+                u32 pos = element_tree[first].w;
+                if (pos != NONE && is_cluster(pos, marks, counters) && marks_scan[pos] < k) {
+                    refined = false;
+                }
+            }
+        }
+        if (refined) {
+            u32 half = edge_tree[e].z;
+            edge_sides[2u * half + side].x = NONE;
+            edge_sides[2u * (half + 1u) + side].x = NONE;
+        } else {
+            mask = mask | (1u << s);
+            count = count + 1u;
+        }
+    }
+    work[i] = mask;
+    items[i] = count;
+}
+
+__device__ void coarsen(
+    u32 i,
+    u32* slots,
+    uint4* element_tree,
+    const uint4* element_edges,
+    uint4* edge_tree,
+    const u32* marks_scan,
+    const u32* work,
+    const u32* items_scan,
+    u32* rings,
+    const u32* counters,
+    u32* holes,
+    float* regs,
+    const float* weights,
+    const AmrParams& params) {
+    u32 k = marks_scan[i];
+    u32 parent = element_tree[slots[i]].y;
+    u32 block = element_tree[parent].z;
+    u32 pos[4];
+    for (u32 c = 0u; c < 4u; c = c + 1u) {
+        pos[c] = element_tree[block + c].w;
+    }
+    float4 merged[MAX_NP];
+    for (u32 m = 0u; m < NP; m = m + 1u) {
+        merged[m] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    for (u32 c = 0u; c < 4u; c = c + 1u) {
+        for (u32 kk = 0u; kk < NP; kk = kk + 1u) {
+            float4 a = make_float4(
+                regs[(0u * NP + kk) * NE + pos[c]],
+                regs[(1u * NP + kk) * NE + pos[c]],
+                regs[(2u * NP + kk) * NE + pos[c]],
+                regs[(3u * NP + kk) * NE + pos[c]]);
+            for (u32 m = 0u; m < NP; m = m + 1u) {
+                merged[m] = merged[m] + (0.25f * weights[(c * NP + kk) * NP + m]) * a;
+            }
+        }
+    }
+    for (u32 m = 0u; m < NP; m = m + 1u) {
+        regs[(0u * NP + m) * NE + pos[0]] = merged[m].x;
+        regs[(1u * NP + m) * NE + pos[0]] = merged[m].y;
+        regs[(2u * NP + m) * NE + pos[0]] = merged[m].z;
+        regs[(3u * NP + m) * NE + pos[0]] = merged[m].w;
+    }
+    slots[pos[0]] = parent;
+    for (u32 c = 1u; c < 4u; c = c + 1u) {
+        slots[pos[c]] = NONE;
+        holes[3u * k + c - 1u] = pos[c];
+    }
+    for (u32 c = 0u; c < 4u; c = c + 1u) {
+        element_tree[block + c].w = NONE;
+    }
+    element_tree[parent].w = pos[0];
+    element_tree[parent].z = NONE;
+    rings[ring_index(params, 0u, counters[C_RINGS], counters[C_RINGS + 1u] + k)] = block;
+    u32 interior = element_edges[block + 3u].x;
+    for (u32 e = interior; e < interior + 3u; e = e + 1u) {
+        edge_tree[e].x = edge_tree[e].x & ~EDGE_ALIVE;
+    }
+    rings[ring_index(params, 2u, counters[C_RINGS + 4u], counters[C_RINGS + 5u] + k)] = interior;
+    u32 mask = work[i];
+    u32 freed = items_scan[i];
+    for (u32 s = 0u; s < 3u; s = s + 1u) {
+        if ((mask & (1u << s)) == 0u) {
+            continue;
+        }
+        u32 e = word(element_edges, parent, s);
+        u32 half = edge_tree[e].z;
+        edge_tree[half].x = edge_tree[half].x & ~EDGE_ALIVE;
+        edge_tree[half + 1u].x = edge_tree[half + 1u].x & ~EDGE_ALIVE;
+        edge_tree[e].z = NONE;
+        u32 at = counters[C_RINGS + 3u] + freed;
+        rings[ring_index(params, 1u, counters[C_RINGS + 2u], at)] = half;
+        freed = freed + 1u;
+    }
+}
+
+extern "C" __global__ void amr_coarsen(
+    u32* slots,
+    uint4* element_tree,
+    const uint4* __restrict__ element_edges,
+    uint4* edge_tree,
+    uint2* edge_sides,
+    const u32* __restrict__ marks,
+    const u32* __restrict__ marks_scan,
+    u32* work,
+    u32* items,
+    const u32* __restrict__ items_scan,
+    u32* rings,
+    const u32* __restrict__ counters,
+    u32* holes,
+    float* regs,
+    const float* __restrict__ weights,
+    AmrParams params,
+    ItemRange range) {
+    u32 i = linear_index();
+    if (i >= range.count) {
+        return;
+    }
+    if (range.pad == 0u) {
+        if (is_cluster(i, marks, counters)) {
+            decide_sides(i, slots, element_tree, element_edges, edge_tree, edge_sides, marks,
+                         marks_scan, work, items, counters);
+        } else {
+            items[i] = 0u;
+        }
+    } else if (is_cluster(i, marks, counters)) {
+        coarsen(i, slots, element_tree, element_edges, edge_tree, marks_scan, work, items_scan,
+                rings, counters, holes, regs, weights, params);
+    }
+}

@@ -1,0 +1,52 @@
+// #include "common/dispatch.cuh"
+// #include "common/amr_tree.cuh"
+
+// CUDA twin of shaders/amr_compact.wgsl. In-place compaction (GK19 Algorithm 4;
+// AdaptiveMesh::compact in src/solver/dg/amr/tree.rs), one thread per slot, phase range.pad:
+//   0: items[p] = 1 for a hole below the new active count n and for an occupied slot at or
+//      past it (the two sets are equally large; scanned next, holes come first);
+//   1: hole number j (in slot order) is listed at holes[j];
+//   2: occupied slot p past n, number H + j, moves into hole j with its coefficients.
+//
+// The WGSL override constants are preprocessor defines here (the host passes -D values).
+
+#ifndef NP
+#define NP 3u
+#endif
+#ifndef NE
+#define NE 1u
+#endif
+
+extern "C" __global__ void amr_compact(
+    u32* slots,
+    uint4* element_tree,
+    u32* items,
+    const u32* __restrict__ items_scan,
+    u32* holes,
+    const u32* __restrict__ counters,
+    float* regs,
+    ItemRange range) {
+    u32 p = linear_index();
+    if (p >= range.count) {
+        return;
+    }
+    u32 n = counters[C_NEW_ACTIVE];
+    bool used = p < counters[C_SLOTS];
+    bool hole = used && p < n && slots[p] == NONE;
+    bool moves = used && p >= n && slots[p] != NONE;
+    if (range.pad == 0u) {
+        items[p] = (hole || moves) ? 1u : 0u;
+    } else if (range.pad == 1u) {
+        if (hole) {
+            holes[items_scan[p]] = p;
+        }
+    } else if (moves) {
+        u32 to = holes[items_scan[p] - counters[C_COMPACT_HOLES]];
+        u32 id = slots[p];
+        slots[to] = id;
+        element_tree[id].w = to;
+        for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
+            regs[j * NE + to] = regs[j * NE + p];
+        }
+    }
+}

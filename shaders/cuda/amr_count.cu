@@ -1,0 +1,108 @@
+// #include "common/dispatch.cuh"
+// #include "common/amr_tree.cuh"
+
+// CUDA twin of shaders/amr_count.wgsl. The bookkeeping between the adaptation phases, one
+// thread (range.pad = the phase). Counts come from the exclusive scans as
+// out[n - 1] + in[n - 1]:
+//   0: after the cluster/refine scan: the numbers of clusters and refined elements;
+//   1: after the scan of freed split blocks: their number;
+//   2: after coarsening: the freed element, split and interior blocks join their rings;
+//   3: after the split scan: the number of edges to split;
+//   4: after splitting: split blocks taken from the ring first, then new ids;
+//   5: after refining: element and interior blocks taken likewise, new slots, the new count;
+//   6: after the compaction scan: holes below the new count (half the marks);
+//   7: after compaction: the active count;
+//   8: after the face scan: the face offsets of the 2K colors.
+//
+// marks, marks_scan: the cluster and refine marks (2 NE) and their scan. items, items_scan: the
+// phase's own marks and scan (n = range.count items).
+//
+// The WGSL override constant is a preprocessor define here (the host passes a -D value).
+
+#ifndef NE
+#define NE 1u
+#endif
+
+__device__ __forceinline__ u32 items_total(
+    const u32* items, const u32* items_scan, ItemRange range) {
+    u32 n = range.count;
+    return items_scan[n - 1u] + items[n - 1u];
+}
+
+// Take `wanted` blocks of ring r, the rest as new ids of `width` each: returns the new ids used.
+__device__ __forceinline__ u32 take(u32 r, u32 wanted, u32* counters, const AmrParams& params) {
+    u32 len = counters[C_RINGS + 2u * r + 1u];
+    u32 taken = min(wanted, len);
+    counters[C_RINGS + 2u * r] = (counters[C_RINGS + 2u * r] + taken) % ring_size(params, r);
+    counters[C_RINGS + 2u * r + 1u] = len - taken;
+    return wanted - taken;
+}
+
+extern "C" __global__ void amr_count(
+    u32* counters,
+    const u32* __restrict__ marks,
+    const u32* __restrict__ marks_scan,
+    const u32* __restrict__ items,
+    const u32* __restrict__ items_scan,
+    AmrParams params,
+    ItemRange range) {
+    if (linear_index() != 0u) {
+        return;
+    }
+    switch (range.pad) {
+        case 0u: {
+            u32 clusters = marks_scan[NE];
+            counters[C_CLUSTERS] = clusters;
+            counters[C_REFINES] = marks_scan[2u * NE - 1u] + marks[2u * NE - 1u] - clusters;
+            break;
+        }
+        case 1u: {
+            counters[C_SPLIT_FREES] = items_total(items, items_scan, range);
+            break;
+        }
+        case 2u: {
+            u32 clusters = counters[C_CLUSTERS];
+            counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
+            counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
+            counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
+            break;
+        }
+        case 3u: {
+            counters[C_SPLITS] = items_total(items, items_scan, range);
+            break;
+        }
+        case 4u: {
+            counters[C_EDGE_IDS] =
+                counters[C_EDGE_IDS] + 2u * take(1u, counters[C_SPLITS], counters, params);
+            break;
+        }
+        case 5u: {
+            u32 refines = counters[C_REFINES];
+            u32 num_active = counters[C_ACTIVE];
+            u32 holes = 3u * counters[C_CLUSTERS];
+            counters[C_ELEMENT_IDS] =
+                counters[C_ELEMENT_IDS] + 4u * take(0u, refines, counters, params);
+            counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines, counters, params);
+            counters[C_SLOTS] = num_active + max(3u * refines, holes) - holes;
+            counters[C_NEW_ACTIVE] = num_active + 3u * refines - holes;
+            break;
+        }
+        case 6u: {
+            counters[C_COMPACT_HOLES] = items_total(items, items_scan, range) / 2u;
+            break;
+        }
+        case 7u: {
+            counters[C_ACTIVE] = counters[C_NEW_ACTIVE];
+            break;
+        }
+        default: {
+            u32 colors = 2u * params.base_colors;
+            u32 per_color = params.edge_capacity;
+            for (u32 c = 0u; c < colors; c = c + 1u) {
+                counters[C_COLOR_OFFSETS + c] = items_scan[c * per_color];
+            }
+            counters[C_COLOR_OFFSETS + colors] = items_total(items, items_scan, range);
+            break;
+        }
+    }
+}

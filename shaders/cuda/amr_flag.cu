@@ -1,0 +1,72 @@
+// #include "common/dispatch.cuh"
+// #include "common/amr_tree.cuh"
+
+// CUDA twin of shaders/amr_flag.wgsl. Refinement flags from the indicator, one thread per slot
+// (indicator() and flags() in src/solver/dg/amr/indicator.rs): eps_i = h_i |grad q(U_i)| at the
+// centroid (GK19 eq. 10), +1 above threshold * delta, -1 below threshold / delta, else 0; only
+// 0 / +1 when refining only. q is density, pressure or energy (params.field); for pressure
+//   grad p = (gamma - 1) (grad E - (m . grad m) / rho + |m|^2 grad rho / (2 rho^2)).
+//
+// centroid_basis: per mode k, (phi_k, d phi_k / d xi, d phi_k / d eta, 0) at the reference
+// centroid.
+//
+// The WGSL override constants are preprocessor defines here (the host passes -D values).
+
+#ifndef NP
+#define NP 3u
+#endif
+#ifndef NE
+#define NE 1u
+#endif
+
+__device__ __forceinline__ float2 field_gradient(
+    float4 u, float4 gx, float4 gy, const AmrParams& params) {
+    if (params.field == 0u) {
+        return make_float2(gx.x, gy.x);
+    }
+    if (params.field == 2u) {
+        return make_float2(gx.w, gy.w);
+    }
+    float m2 = u.y * u.y + u.z * u.z;
+    float px = gx.w - (u.y * gx.y + u.z * gx.z) / u.x + m2 * gx.x / (2.0f * u.x * u.x);
+    float py = gy.w - (u.y * gy.y + u.z * gy.z) / u.x + m2 * gy.x / (2.0f * u.x * u.x);
+    return (params.gamma - 1.0f) * make_float2(px, py);
+}
+
+extern "C" __global__ void amr_flag(
+    const float* __restrict__ regs,
+    const float4* __restrict__ centroid_basis,
+    const float4* __restrict__ inv_jac,
+    const float* __restrict__ heights,
+    int* flags,
+    const u32* __restrict__ counters,
+    AmrParams params,
+    ItemRange range) {
+    u32 i = linear_index();
+    if (i >= min(range.count, counters[C_ACTIVE])) {
+        return;
+    }
+    float4 g = inv_jac[i];
+    float4 u = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float4 gx = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float4 gy = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (u32 k = 0u; k < NP; k = k + 1u) {
+        float4 b = centroid_basis[k];
+        float4 a = make_float4(
+            regs[(0u * NP + k) * NE + i],
+            regs[(1u * NP + k) * NE + i],
+            regs[(2u * NP + k) * NE + i],
+            regs[(3u * NP + k) * NE + i]);
+        u = u + b.x * a;
+        gx = gx + (b.y * g.x + b.z * g.z) * a;
+        gy = gy + (b.y * g.y + b.z * g.w) * a;
+    }
+    float eps = heights[i] * length(field_gradient(u, gx, gy, params));
+    int f = 0;
+    if (eps > params.threshold * params.delta) {
+        f = 1;
+    } else if (eps < params.threshold / params.delta && params.refine_only == 0u) {
+        f = -1;
+    }
+    flags[i] = f;
+}

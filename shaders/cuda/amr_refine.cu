@@ -1,0 +1,151 @@
+// #include "common/dispatch.cuh"
+// #include "common/amr_tree.cuh"
+
+// CUDA twin of shaders/amr_refine.wgsl. Refinement, one thread per slot flagged +1, refined
+// element number k in slot order (AdaptiveMesh::refine in src/solver/dg/amr/tree.rs). The four
+// children C0..C3 (corners at v0, v1, v2, then the centre one) take the ring's k-th element
+// block or new ids; C0 takes the parent's slot, C1..C3 holes 3k .. 3k + 2 left by coarsening,
+// then new slots past the active ones. Child c gets c^c_k = sum_m W^c_km c^P_m (exact). Side s
+// of the parent is split: its halves go to children s and s + 1 (in the order the parent walks
+// it); the interior edges (side s of corner child s + 2 and of the centre child) take the
+// ring's k-th interior block or new ids, with the color of parent side s.
+//
+// The WGSL override constants are preprocessor defines here (the host passes -D values).
+
+#ifndef NP
+#define NP 3u
+#endif
+#ifndef NE
+#define NE 1u
+#endif
+// Largest NP (p = 4): private arrays are sized by it, loops run to NP.
+#define MAX_NP 15u
+
+// Block number k of ring r (width ids each) or a new one past `next`.
+__device__ __forceinline__ u32 block(
+    u32 r,
+    u32 k,
+    u32 next,
+    u32 width,
+    const u32* rings,
+    const u32* counters,
+    const AmrParams& params) {
+    u32 len = counters[C_RINGS + 2u * r + 1u];
+    if (k < len) {
+        return rings[ring_index(params, r, counters[C_RINGS + 2u * r], k)];
+    }
+    return next + width * (k - len);
+}
+
+extern "C" __global__ void amr_refine(
+    u32* slots,
+    uint4* element_tree,
+    uint4* element_edges,
+    float2* vertices,
+    uint4* edge_tree,
+    uint2* edge_sides,
+    const int* __restrict__ flags,
+    const u32* __restrict__ marks_scan,
+    const u32* __restrict__ rings,
+    const u32* __restrict__ counters,
+    const u32* __restrict__ holes,
+    float* regs,
+    const float* __restrict__ weights,
+    AmrParams params,
+    ItemRange range) {
+    u32 i = linear_index();
+    u32 num_active = counters[C_ACTIVE];
+    if (i >= min(range.count, num_active) || flags[i] <= 0) {
+        return;
+    }
+    u32 k = marks_scan[NE + i] - marks_scan[NE];
+    u32 id = slots[i];
+    u32 level = element_tree[id].x + 1u;
+    u32 children = block(0u, k, counters[C_ELEMENT_IDS], 4u, rings, counters, params);
+    u32 num_holes = 3u * counters[C_CLUSTERS];
+    u32 pos[4];
+    pos[0] = i;
+    for (u32 c = 1u; c < 4u; c = c + 1u) {
+        u32 j = 3u * k + c - 1u;
+        if (j < num_holes) {
+            pos[c] = holes[j];
+        } else {
+            pos[c] = num_active + j - num_holes;
+        }
+    }
+    float4 parent_coef[MAX_NP];
+    for (u32 m = 0u; m < NP; m = m + 1u) {
+        parent_coef[m] = make_float4(
+            regs[(0u * NP + m) * NE + i],
+            regs[(1u * NP + m) * NE + i],
+            regs[(2u * NP + m) * NE + i],
+            regs[(3u * NP + m) * NE + i]);
+    }
+    for (u32 c = 0u; c < 4u; c = c + 1u) {
+        for (u32 kk = 0u; kk < NP; kk = kk + 1u) {
+            float4 u = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            for (u32 m = 0u; m < NP; m = m + 1u) {
+                u = u + weights[(c * NP + kk) * NP + m] * parent_coef[m];
+            }
+            regs[(0u * NP + kk) * NE + pos[c]] = u.x;
+            regs[(1u * NP + kk) * NE + pos[c]] = u.y;
+            regs[(2u * NP + kk) * NE + pos[c]] = u.z;
+            regs[(3u * NP + kk) * NE + pos[c]] = u.w;
+        }
+    }
+    float2 v0 = vertices[3u * id];
+    float2 v1 = vertices[3u * id + 1u];
+    float2 v2 = vertices[3u * id + 2u];
+    float2 m01 = 0.5f * (v0 + v1);
+    float2 m12 = 0.5f * (v1 + v2);
+    float2 m20 = 0.5f * (v2 + v0);
+    float2 child_vertices[12] = {v0, m01, m20, m01, v1, m12, m20, m12, v2, m12, m20, m01};
+    for (u32 c = 0u; c < 4u; c = c + 1u) {
+        u32 cid = children + c;
+        element_tree[cid] = make_uint4(level, id, NONE, pos[c]);
+        slots[pos[c]] = cid;
+        for (u32 j = 0u; j < 3u; j = j + 1u) {
+            vertices[3u * cid + j] = child_vertices[3u * c + j];
+        }
+    }
+    element_tree[id].z = children;
+    element_tree[id].w = NONE;
+    uint4 sides = element_edges[id];
+    // Zeroed as a WGSL var is.
+    uint4 new_edges[4] = {};
+    for (u32 s = 0u; s < 3u; s = s + 1u) {
+        u32 e = at(sides, s);
+        u32 side = 0u;
+        if (edge_sides[2u * e].x != id) {
+            side = 1u;
+        }
+        u32 first = edge_tree[e].z;
+        u32 a = first;
+        u32 b = first + 1u;
+        if (side == 1u) {
+            a = first + 1u;
+            b = first;
+        }
+        u32 ca = children + s;
+        u32 cb = children + (s + 1u) % 3u;
+        at(new_edges[s], s) = a;
+        at(new_edges[(s + 1u) % 3u], s) = b;
+        edge_sides[2u * a + side] = make_uint2(ca, s);
+        edge_sides[2u * b + side] = make_uint2(cb, s);
+    }
+    u32 interior = block(2u, k, counters[C_EDGE_IDS], 3u, rings, counters, params);
+    for (u32 s = 0u; s < 3u; s = s + 1u) {
+        u32 corner = (s + 2u) % 3u;
+        u32 e = interior + s;
+        u32 color = (edge_tree[at(sides, s)].x >> 8u) & 0xffu;
+        edge_tree[e] = make_uint4(level | (color << 8u) | EDGE_ALIVE, NONE, NONE, EDGE_INTERIOR);
+        edge_sides[2u * e] = make_uint2(children + corner, s);
+        edge_sides[2u * e + 1u] = make_uint2(children + 3u, s);
+        at(new_edges[corner], s) = e;
+        at(new_edges[3], s) = e;
+    }
+    for (u32 c = 0u; c < 4u; c = c + 1u) {
+        new_edges[c].w = 0u;
+        element_edges[children + c] = new_edges[c];
+    }
+}

@@ -1,0 +1,101 @@
+// CUDA twin of shaders/common/amr_tree.wgsl. The adaptive trees on the GPU, shared by the amr_*
+// kernels (FlatTree in src/solver/dg/amr/tree.rs is the same layout; src/solver/dg/amr/gpu.rs
+// drives the phases):
+//   element_tree[id]  = (level, parent, first child, slot)
+//   element_edges[id] = (edge of side 0, 1, 2, 0)
+//   vertices[3 id + j]
+//   edge_tree[id]     = (level | color << 8 | alive << 16, parent, first child, kind | state << 4)
+//   edge_sides[2 id + s] = (element, local side) on side s
+// Freed blocks wait in three rings (element blocks of 4, split-edge blocks of 2, interior-edge
+// blocks of 3) inside one buffer; the counters hold their heads and lengths and what one phase
+// hands the next. Shared records are written a 32-bit word at a time: two threads may write
+// different words of one record in the same phase, never the same word. Here that means a store
+// to one member (`.x`, ..., `.w`) or through word(), never a whole-record read-modify-write.
+//
+// The WGSL uniform `params` is a kernel parameter passed by value (AmrParams, mirroring
+// AmrParams in src/solver/dg/amr/gpu.rs: 16 words).
+
+#define NONE 0xffffffffu
+#define EDGE_ALIVE 0x10000u
+#define EDGE_INTERIOR 0u
+
+// Counter words (mod counter in src/solver/dg/amr/gpu.rs).
+#define C_ACTIVE 0u
+#define C_ELEMENT_IDS 1u
+#define C_EDGE_IDS 2u
+// Ring r: head at C_RINGS + 2 r, length at C_RINGS + 2 r + 1.
+#define C_RINGS 3u
+#define C_CHANGED 9u
+#define C_CLUSTERS 10u
+#define C_REFINES 11u
+#define C_SPLIT_FREES 12u
+#define C_SPLITS 13u
+#define C_SLOTS 14u
+#define C_NEW_ACTIVE 15u
+#define C_COMPACT_HOLES 16u
+#define C_ERROR 17u
+// Face color offsets: 2K + 1 words.
+#define C_COLOR_OFFSETS 20u
+
+struct AmrParams {
+    u32 element_capacity;
+    u32 edge_capacity;
+    u32 ring_elements;
+    u32 ring_splits;
+    u32 ring_interiors;
+    u32 base_colors;
+    u32 max_level;
+    u32 field;
+    u32 refine_only;
+    float threshold;
+    float delta;
+    float gamma;
+    u32 pad0;
+    u32 pad1;
+    u32 pad2;
+    u32 pad3;
+};
+
+__device__ __forceinline__ u32 ring_base(const AmrParams& p, u32 r) {
+    if (r == 0u) {
+        return 0u;
+    }
+    if (r == 1u) {
+        return p.ring_elements;
+    }
+    return p.ring_elements + p.ring_splits;
+}
+
+__device__ __forceinline__ u32 ring_size(const AmrParams& p, u32 r) {
+    if (r == 0u) {
+        return p.ring_elements;
+    }
+    if (r == 1u) {
+        return p.ring_splits;
+    }
+    return p.ring_interiors;
+}
+
+// Index in the ring buffer of entry k counted from the head of ring r.
+__device__ __forceinline__ u32 ring_index(const AmrParams& p, u32 r, u32 head, u32 k) {
+    return ring_base(p, r) + (head + k) % ring_size(p, r);
+}
+
+/// Word k of record i of a vec4<u32> buffer, as WGSL's arr[i][k]: a 32-bit load or store of
+/// that word alone (other threads may write the record's other words in the same launch).
+__device__ __forceinline__ u32& word(uint4* arr, u32 i, u32 k) {
+    return reinterpret_cast<u32*>(&arr[i])[k];
+}
+__device__ __forceinline__ u32 word(const uint4* arr, u32 i, u32 k) {
+    return reinterpret_cast<const u32*>(&arr[i])[k];
+}
+
+/// Component k of a private vec4<u32>, as WGSL's v[k] (read and write).
+__device__ __forceinline__ u32& at(uint4& v, u32 k) {
+    return k == 0u ? v.x : (k == 1u ? v.y : (k == 2u ? v.z : v.w));
+}
+
+/// WGSL length() of a vec2<f32>.
+__device__ __forceinline__ float length(float2 v) {
+    return sqrtf(v.x * v.x + v.y * v.y);
+}
