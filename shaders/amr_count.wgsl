@@ -30,7 +30,7 @@ fn items_total() -> u32 {
     return items_scan[n - 1u] + items[n - 1u];
 }
 
-// Take `wanted` blocks of ring r, the rest as new ids of `width` each: returns the new ids used.
+// Take `wanted` blocks of ring r, oldest first: returns how many must be new ids instead.
 fn take(r: u32, wanted: u32) -> u32 {
     let len = counters[C_RINGS + 2u * r + 1u];
     let taken = min(wanted, len);

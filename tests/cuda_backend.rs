@@ -35,7 +35,8 @@ fn every_cuda_kernel_has_a_wgsl_twin() {
             "shaders/cuda/common/{stem}.cuh has no twin shaders/common/{stem}.wgsl"
         );
     }
-    // The workloads of the CUDA backend are complete: SWE, reduction, scan, vertex coloring.
+    // The workloads of the CUDA backend are complete: SWE, reduction, scan, vertex coloring,
+    // DG, smoothing and the adaptation.
     for stem in [
         "swe_edge_flux",
         "swe_cell_gather",
@@ -58,6 +59,16 @@ fn every_cuda_kernel_has_a_wgsl_twin() {
         "smooth_hardware",
         "smooth_texel",
         "smooth_buffer",
+        "amr_flag",
+        "amr_smooth",
+        "amr_mark",
+        "amr_count",
+        "amr_coarsen",
+        "amr_split",
+        "amr_refine",
+        "amr_compact",
+        "amr_geometry",
+        "amr_faces",
     ] {
         assert!(
             cu.iter().any(|s| s == stem),

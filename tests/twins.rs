@@ -129,6 +129,7 @@ fn wgsl_size(stem: &str, name: &str) -> u32 {
 #[test]
 fn rust_mirrors_have_the_wgsl_struct_sizes() {
     use chromaflow::runtime::ItemRange;
+    use chromaflow::solver::dg::amr::gpu::AmrParams;
     use chromaflow::solver::dg::mesh::DgEdge;
     use chromaflow::solver::gradient::GpuEdge;
     use chromaflow::solver::swe::mesh::SweEdge;
@@ -138,6 +139,7 @@ fn rust_mirrors_have_the_wgsl_struct_sizes() {
         ("green_gauss_gradient", "Edge", size_of::<GpuEdge>()),
         ("swe_edge_flux", "SweEdge", size_of::<SweEdge>()),
         ("dg_surface", "DgEdge", size_of::<DgEdge>()),
+        ("amr_flag", "AmrParams", size_of::<AmrParams>()),
     ];
     for (stem, name, rust) in table {
         assert_eq!(

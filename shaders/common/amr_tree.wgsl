@@ -14,7 +14,7 @@ const NONE: u32 = 0xffffffffu;
 const EDGE_ALIVE: u32 = 0x10000u;
 const EDGE_INTERIOR: u32 = 0u;
 
-// Counter words (AmrCounter in src/solver/dg/amr/gpu.rs).
+// Counter words (mod counter in src/solver/dg/amr/gpu.rs).
 const C_ACTIVE: u32 = 0u;
 const C_ELEMENT_IDS: u32 = 1u;
 const C_EDGE_IDS: u32 = 2u;

@@ -29,7 +29,7 @@ __device__ __forceinline__ u32 items_total(
     return items_scan[n - 1u] + items[n - 1u];
 }
 
-// Take `wanted` blocks of ring r, the rest as new ids of `width` each: returns the new ids used.
+// Take `wanted` blocks of ring r, oldest first: returns how many must be new ids instead.
 __device__ __forceinline__ u32 take(u32 r, u32 wanted, u32* counters, const AmrParams& params) {
     u32 len = counters[C_RINGS + 2u * r + 1u];
     u32 taken = min(wanted, len);

@@ -38,10 +38,11 @@ const MAX_COLORS: usize = counter::LEN - counter::COLOR_OFFSETS - 1;
 /// Smoothing passes after which the flags are taken not to converge.
 const MAX_SMOOTHING_PASSES: usize = 256;
 
-/// Mirrors `AmrParams` in shaders/common/amr_tree.wgsl.
+/// The adaptation's uniform parameters; mirrors `AmrParams` in shaders/common/amr_tree.wgsl
+/// (and its CUDA twin).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-struct AmrParams {
+pub struct AmrParams {
     element_capacity: u32,
     edge_capacity: u32,
     ring_elements: u32,
