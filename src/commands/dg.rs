@@ -247,7 +247,7 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                 "dg: adaptive refinement: {} adaptations ({} refined, {} coarsened), {} elements \
                  at the end; {:.3} s adapting ({:.1}% of the run), per adaptation: indicator \
                  {:.3} ms, smoothing {:.3} ms ({:.1} passes), coarsen/refine/compact {:.3} ms, \
-                 connectivity {:.3} ms, transfers {:.3} ms ({})",
+                 connectivity {:.3} ms, transfers {:.3} ms, setup {:.3} s in all ({})",
                 a.adaptations,
                 a.refined,
                 a.coarsened,
@@ -260,6 +260,7 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                 ms(a.adapt_seconds),
                 ms(a.connectivity_seconds),
                 ms(a.transfer_seconds),
+                a.setup_seconds,
                 if case.amr.is_some_and(|o| o.on_host) {
                     "host f64 path"
                 } else {

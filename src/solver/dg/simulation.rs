@@ -302,7 +302,7 @@ impl Simulation {
                     self.gpu.reserve(&dm, &c, capacity)?;
                 }
                 amr.attach_device(&self.gpu, &dm)?;
-                amr.add_transfer_seconds(started.elapsed().as_secs_f64());
+                amr.add_setup_seconds(started.elapsed().as_secs_f64());
                 self.dm = dm;
                 self.dm_stale = false;
             }

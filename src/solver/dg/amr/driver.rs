@@ -92,6 +92,9 @@ pub struct AmrStats {
     pub connectivity_seconds: f64,
     /// Solution read-back and the new mesh and solution written to the device.
     pub transfer_seconds: f64,
+    /// Trees put on the device and the adaptation kernels built (at the first device
+    /// adaptation and when the buffers grow).
+    pub setup_seconds: f64,
 }
 
 impl AmrStats {
@@ -102,6 +105,7 @@ impl AmrStats {
             + self.adapt_seconds
             + self.connectivity_seconds
             + self.transfer_seconds
+            + self.setup_seconds
     }
 }
 
@@ -258,6 +262,11 @@ impl Adaptivity {
     /// Count seconds of moving data to and from the device.
     pub fn add_transfer_seconds(&mut self, seconds: f64) {
         self.stats.transfer_seconds += seconds;
+    }
+
+    /// Count seconds of putting the trees on the device.
+    pub fn add_setup_seconds(&mut self, seconds: f64) {
+        self.stats.setup_seconds += seconds;
     }
 
     /// Whether the trees are on the device.

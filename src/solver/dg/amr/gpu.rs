@@ -38,6 +38,10 @@ const MAX_COLORS: usize = counter::LEN - counter::COLOR_OFFSETS - 1;
 /// Smoothing passes after which the flags are taken not to converge.
 const MAX_SMOOTHING_PASSES: usize = 256;
 
+/// Smoothing passes per submission (one read-back each): GK19's Algorithm 2 usually settles in
+/// 3 to 6 passes, and passes past the fixed point change nothing.
+pub const SMOOTHING_PASSES: usize = 3;
+
 /// The adaptation's uniform parameters; mirrors `AmrParams` in shaders/common/amr_tree.wgsl
 /// (and its CUDA twin).
 #[repr(C)]
@@ -286,26 +290,6 @@ impl GpuAdaptation {
         flag.segment("flag")
             .launch(&flag_kernel, &flag_args, ItemRange::all(ne as u32));
 
-        let mut smooth = PlanBuilder::new();
-        let smooth_kernel = kernel("amr_smooth", &[])?;
-        let mut smooth_args = args![slots, element_tree, flags, *faces, counters].to_vec();
-        smooth_args.push(prm.clone());
-        smooth
-            .segment("smooth")
-            .launch(&smooth_kernel, &smooth_args, ItemRange::all(ne as u32));
-        for c in 0..colors as u32 {
-            smooth.launch(
-                &smooth_kernel,
-                &smooth_args,
-                ItemRange {
-                    first: 0,
-                    count: dg_edges as u32,
-                    color: c,
-                    pad: 1,
-                },
-            );
-        }
-
         let marks_sum = PrefixSum::new(rt, &marks, &marks_scan, 2 * ne as u32)?;
         let slot_sum = PrefixSum::new(rt, &items, &items_scan, ne as u32)?;
         let edge_sum = PrefixSum::new(rt, &items, &items_scan, capacity.edges as u32)?;
@@ -332,8 +316,36 @@ impl GpuAdaptation {
             color: 0,
             pad,
         };
-        // Every pass numbers the clusters and the elements to refine: the last one's counts
-        // tell the host whether the adaptation fits.
+        // SMOOTHING_PASSES passes per submission, the change flag cleared before the last (a
+        // pass that changes nothing leaves a fixed point); then the clusters and the elements
+        // to refine are numbered, so the converged submission's counts tell the host whether
+        // the adaptation fits.
+        let mut smooth = PlanBuilder::new();
+        let smooth_kernel = kernel("amr_smooth", &[])?;
+        let mut smooth_args = args![slots, element_tree, flags, *faces, counters].to_vec();
+        smooth_args.push(prm.clone());
+        for pass in 0..SMOOTHING_PASSES {
+            if pass + 1 == SMOOTHING_PASSES {
+                count(&mut smooth, 9, 1);
+            }
+            smooth.segment("smooth").launch(
+                &smooth_kernel,
+                &smooth_args,
+                ItemRange::all(ne as u32),
+            );
+            for c in 0..colors as u32 {
+                smooth.launch(
+                    &smooth_kernel,
+                    &smooth_args,
+                    ItemRange {
+                        first: 0,
+                        count: dg_edges as u32,
+                        color: c,
+                        pad: 1,
+                    },
+                );
+            }
+        }
         smooth.segment("determine parents").launch(
             &kernel("amr_mark", &with_ne)?,
             &args![slots, element_tree, flags, marks, counters],
@@ -497,9 +509,13 @@ impl GpuAdaptation {
         Ok(())
     }
 
-    /// Flags from the indicator of the solution in the solver's register 0.
+    /// Flags from the indicator of the solution in the solver's register 0 (queued: the
+    /// smoothing's read-back waits for it).
     pub fn compute_flags(&self, phases: Option<&mut PhaseSeconds>) -> Result<()> {
-        self.run(&self.flag_plan, phases)
+        match phases {
+            Some(phases) => self.run(&self.flag_plan, Some(phases)),
+            None => self.rt.queue(&self.flag_plan, 1),
+        }
     }
 
     /// Set the flags (per active slot) instead of computing them.
@@ -515,16 +531,16 @@ impl GpuAdaptation {
         Ok(v.into_iter().map(|f| f.clamp(-1, 1) as i8).collect())
     }
 
-    /// Smooth the flags until a pass changes nothing (each pass also numbers the clusters
-    /// and the elements to refine, so the last one says what the adaptation needs).
+    /// Smooth the flags until a pass changes nothing, [`SMOOTHING_PASSES`] passes per
+    /// submission (so `passes` is the first multiple of it not below the reference's count);
+    /// the converged submission's counts say what the adaptation needs.
     pub fn smooth(&self, mut phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
-        for pass in 1..=MAX_SMOOTHING_PASSES {
-            self.rt.write(&self.counters, counter::CHANGED, &[0u32])?;
+        for submission in 1..=MAX_SMOOTHING_PASSES / SMOOTHING_PASSES {
             self.run(&self.smooth_plan, phases.as_deref_mut())?;
             let c = self.read_counters()?;
             if c[counter::CHANGED] == 0 {
                 return Ok(Smoothed {
-                    passes: pass,
+                    passes: submission * SMOOTHING_PASSES,
                     active: c[counter::ACTIVE] as usize,
                     clusters: c[counter::CLUSTERS] as usize,
                     refines: c[counter::REFINES] as usize,
