@@ -60,7 +60,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var hi_b = me.b;
     var va: array<vec4<f32>, 3>;
     var vb: array<vec2<f32>, 3>;
-    // #unroll
     for (var k = 0; k < 3; k = k + 1) {
         let j = nb[k];
         va[k] = me.a;

@@ -38,8 +38,8 @@
 //! ```
 
 use super::expr::Expr;
-use super::mesh::{EdgeKind, SweMesh};
 use super::friction::Friction;
+use super::mesh::{EdgeKind, SweMesh};
 use super::{check_order, Physics, Scheme};
 use crate::error::{Error, Result};
 use crate::mesh::MeshSource;
@@ -346,8 +346,16 @@ impl Case {
             g: file.physics.g.unwrap_or(9.81),
             dry_tol: file.physics.dry_tolerance.unwrap_or(1e-4),
             friction: Friction {
-                manning: file.friction.as_ref().and_then(|f| f.manning).unwrap_or(0.0),
-                interface: file.friction.as_ref().and_then(|f| f.interface).unwrap_or(0.0),
+                manning: file
+                    .friction
+                    .as_ref()
+                    .and_then(|f| f.manning)
+                    .unwrap_or(0.0),
+                interface: file
+                    .friction
+                    .as_ref()
+                    .and_then(|f| f.interface)
+                    .unwrap_or(0.0),
             },
         };
         for (key, v) in [

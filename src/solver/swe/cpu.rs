@@ -116,7 +116,8 @@ impl CpuSolver {
             *a = [0.0; 6];
         }
         self.speed_sum.iter_mut().for_each(|s| *s = 0.0);
-        let deltas = (self.order == 2).then(|| self.recon.reconstruct(state, &self.depth, &self.phys));
+        let deltas =
+            (self.order == 2).then(|| self.recon.reconstruct(state, &self.depth, &self.phys));
         for e in &self.edges {
             let interior = e.kind == EdgeKind::Interior && e.right != NO_ELEMENT as usize;
             let out = match &deltas {

@@ -221,7 +221,8 @@ impl GpuSolver {
             ]
         };
         // W^n during Heun's second stage (order 2); a placeholder the Euler update never reads.
-        let cells_old = rt.zeroed::<[f32; 4]>("swe cells W^n", if order == 2 { 2 * n } else { 1 })?;
+        let cells_old =
+            rt.zeroed::<[f32; 4]>("swe cells W^n", if order == 2 { 2 * n } else { 1 })?;
         let mut plan = PlanBuilder::new();
         let second_order = if order == 2 {
             let recon = super::muscl::Reconstruction::new(mesh, depth);

@@ -88,7 +88,12 @@ pub fn barth_jespersen(phi: f64, lo: f64, hi: f64, increments: &[f64; 3]) -> f64
 
 /// Least-squares gradient Σ_k c_k (φ_k − φ_i) of one variable, limited by Barth–Jespersen
 /// within `bounds` (the 2-ring's min and max).
-fn limited_gradient(cell: &ReconCell, phi: f64, neighbours: &[f64; 3], bounds: (f64, f64)) -> [f64; 2] {
+fn limited_gradient(
+    cell: &ReconCell,
+    phi: f64,
+    neighbours: &[f64; 3],
+    bounds: (f64, f64),
+) -> [f64; 2] {
     let mut g = [0.0; 2];
     let (lo, hi) = bounds;
     for k in 0..3 {
@@ -151,7 +156,8 @@ impl Reconstruction {
                 if det > 1e-12 * (a * d).max(f64::MIN_POSITIVE) {
                     for k in 0..3 {
                         let v = delta[k];
-                        cell.weights[k] = [(d * v[0] - b * v[1]) / det, (a * v[1] - b * v[0]) / det];
+                        cell.weights[k] =
+                            [(d * v[0] - b * v[1]) / det, (a * v[1] - b * v[0]) / det];
                     }
                 }
                 cell
