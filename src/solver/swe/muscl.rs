@@ -36,7 +36,7 @@
 //! is linear in x, so the barycentre rule is exact: |V_i| g h1_i ∇η1 = Σ_j |Γ_ij| g h1_i (η1⁻ −
 //! η1_i) n_ij (exact for linear η1). Both are per-edge terms, so the edge kernel adds them to
 //! its cells' accumulators, and at rest every term is exactly zero. The mass rows stay in flux
-//! form (G = qn⁻ + D⁻[h]), so mass is conserved exactly as at first order.
+//! form (G = qn⁻ + D⁻ of the depth row), so mass is conserved exactly as at first order.
 
 // Index loops over the 3 slots and 6 variables mirror the WGSL kernels line by line.
 #![allow(clippy::needless_range_loop)]
