@@ -670,3 +670,53 @@ fn case_keys_for_order_and_friction() {
         assert!(e.contains(key) && e.contains("case.toml"), "{key}: {e}");
     }
 }
+
+/// `chromaflow swe --order 2` runs a case to the end and reports order 2 with mass conserved;
+/// order 2 with the gather layout and an order other than 1 or 2 are usage errors (exit 2)
+/// naming what is wrong.
+#[test]
+fn swe_command_runs_at_second_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("lake");
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_chromaflow"))
+            .args([
+                "-q",
+                "swe",
+                "--builtin",
+                "lake",
+                "--cells",
+                "400",
+                "--final-time",
+                "0.2",
+            ])
+            .args(["--cfl", "0.45", "--overwrite", "--out"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let ok = run(&["--order", "2", "--json"]);
+    let text = String::from_utf8_lossy(&ok.stdout);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(summary["order"], 2, "{text}");
+    for k in 0..2 {
+        let drift = summary["mass_drift"][k].as_f64().unwrap();
+        assert!(drift <= 1e-6, "layer {k}: {drift}");
+    }
+    let gather = run(&["--order", "2", "--gather"]);
+    let err = String::from_utf8_lossy(&gather.stderr);
+    assert_eq!(gather.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("order 2") && err.contains("edge-scatter"),
+        "{err}"
+    );
+    let bad = run(&["--order", "3"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--order"));
+}
