@@ -15,8 +15,8 @@
 //! the 2-ring (the cell, its face neighbours and theirs): with the face neighbours alone the
 //! limiter clips even *linear* data on triangles (an edge midpoint can lie beyond every
 //! neighbour's barycentre along the gradient), and the vortex of `tests/swe_order2.rs` (to
-//! t = 0.25 s) then converged at 1.79 and 1.66 instead of 1.92 and 1.99. The depth H gets the same limited
-//! gradient, once.
+//! t = 0.25 s) then converged at 1.79 and 1.66 instead of 1.92 and 1.99. The depth H gets the
+//! same limited gradient, once.
 //!
 //! **Positivity and dry layers**: h2 at an edge is h2_i + (∇η2 + ∇H)·d. A layer that is dry in
 //! the cell (h < κ), or whose reconstructed depth would be negative at one of the three edge
