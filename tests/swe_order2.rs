@@ -642,7 +642,10 @@ fn interface_drag_decays_the_shear_at_the_analytic_rate() {
 /// Case files: `[run] order` and `[friction]` are read, and bad values are errors naming the key.
 #[test]
 fn case_keys_for_order_and_friction() {
-    let base = "[mesh]\nbuiltin = \"cross:4\"\n[physics]\nr = 0.5\n[initial]\nH = 2\nh1 = 1\nh2 = 1\n[run]\nfinal_time = 0.1\n";
+    let base = concat!(
+        "[mesh]\nbuiltin = \"cross:4\"\n[physics]\nr = 0.5\n",
+        "[initial]\nH = 2\nh1 = 1\nh2 = 1\n[run]\nfinal_time = 0.1\n"
+    );
     let path = std::path::Path::new("case.toml");
     let ok = format!("{base}order = 2\n[friction]\nmanning = 0.025\ninterface = 0.001\n");
     let case = Case::from_toml(&ok, path).unwrap();

@@ -26,7 +26,7 @@
 //! **Edge term** (Castro, Gallardo & Parés 2006, path-conservative schemes with reconstruction
 //! of states): the semi-discrete scheme is
 //!
-//! dW_i/dt = −1/|V_i| [ Σ_j |Γ_ij| D⁻(W_ij⁻, W_ij⁺) + ∫_{V_i} (∇·F(P_i) − B(P_i)∇P_i − S(P_i)∇H_i) ]
+//! dW_i/dt = −1/|V_i| [Σ_j |Γ_ij| D⁻(W_ij⁻, W_ij⁺) + ∫_{V_i} (∇·F(P_i) − B(P_i)∇P_i − S(P_i)∇H)]
 //!
 //! with P_i the linear reconstruction. In the momentum rows of layer 1 the integrand is
 //! ∇·(q1 ⊗ u1) + g h1 ∇(h1 + h2 − H) = ∇·(q1 ⊗ u1) + g h1 ∇η1, of layer 2
