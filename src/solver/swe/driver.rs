@@ -70,7 +70,12 @@ pub fn write_snapshot(
         let opts = PlotOptions {
             width: size,
             height: (size as f64 * 0.85) as u32,
-            title: format!("{} {} t={t:.4}s: {what}", case.name, case.scheme),
+            title: format!(
+                "{} {}{} t={t:.4}s: {what}",
+                case.name,
+                case.scheme,
+                if case.order == 2 { " order 2" } else { "" }
+            ),
             label: label.to_string(),
             colormap: colormap_for(name),
             ..PlotOptions::default()
