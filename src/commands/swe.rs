@@ -27,6 +27,10 @@ pub struct SweArgs {
     /// Numerical scheme (default: the case's, else pvm-ifcp).
     #[arg(long, value_enum)]
     pub scheme: Option<Scheme>,
+    /// Spatial order: 1 (the paper's schemes) or 2 (limited MUSCL reconstruction + Heun's
+    /// SSP-RK2; edge-scatter layout only). Default: the case's, else 1.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=2))]
+    pub order: Option<u32>,
     /// Mesh file (.msh) or built-in mesh spec (e.g. rect:20000, cross:100); built-in meshes
     /// are mapped onto the case's domain.
     #[arg(long)]
@@ -80,6 +84,9 @@ pub fn case_from_args(args: &SweArgs) -> anyhow::Result<Case> {
     };
     if let Some(s) = args.scheme {
         case.scheme = s;
+    }
+    if let Some(o) = args.order {
+        case.order = o;
     }
     if let Some(m) = &args.mesh {
         case.mesh = MeshSource::from_arg(m);
@@ -152,9 +159,10 @@ pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "{}: {} on {} cells ({} edges, {} colors, ordering {}, {}) on {}",
+        "{}: {} order {} on {} cells ({} edges, {} colors, ordering {}, {}) on {}",
         summary.case,
         summary.scheme,
+        summary.order,
         summary.cells,
         summary.edges,
         summary.colors,

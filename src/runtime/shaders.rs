@@ -48,6 +48,8 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("swe_local_dt.wgsl"),
     shader!("swe_time.wgsl"),
     shader!("swe_update.wgsl"),
+    shader!("swe_reconstruct.wgsl"),
+    shader!("swe_edge_flux2.wgsl"),
     shader!("common/smooth_relocate.wgsl"),
     shader!("smooth_hardware.wgsl"),
     shader!("smooth_texel.wgsl"),

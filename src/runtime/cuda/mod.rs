@@ -70,6 +70,8 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("swe_local_dt.cu"),
     cuda_source!("swe_time.cu"),
     cuda_source!("swe_update.cu"),
+    cuda_source!("swe_reconstruct.cu"),
+    cuda_source!("swe_edge_flux2.cu"),
     cuda_source!("vcolor_assign.cu"),
     cuda_source!("vcolor_compact.cu"),
     cuda_source!("vcolor_detect.cu"),

@@ -23,8 +23,12 @@
 //! h2 = "H - h1"
 //! [run]
 //! scheme = "pvm-ifcp"           # pvm-ifcp, ir-roe, roe
+//! order = 1                     # 1, or 2: limited MUSCL reconstruction + Heun (optional)
 //! final_time = 0.1
 //! cfl = 0.9
+//! [friction]                    # optional, semi-implicit (see super::friction)
+//! manning = 0.025               # Manning n of the bottom under the lower layer (s m^-1/3)
+//! interface = 0.001             # quadratic drag coefficient between the layers
 //! [boundary]
 //! default = "wall"              # wall or open; keys are tag names or numbers
 //! right = "open"
@@ -34,8 +38,9 @@
 //! ```
 
 use super::expr::Expr;
+use super::friction::Friction;
 use super::mesh::{EdgeKind, SweMesh};
-use super::{Physics, Scheme};
+use super::{check_order, Physics, Scheme};
 use crate::error::{Error, Result};
 use crate::mesh::MeshSource;
 use crate::order::{prepare, Ordering, PrepareOptions};
@@ -89,6 +94,14 @@ struct RunSection {
     scheme: Option<String>,
     final_time: f64,
     cfl: Option<f64>,
+    order: Option<u32>,
+}
+
+#[derive(Clone, Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FrictionSection {
+    manning: Option<f64>,
+    interface: Option<f64>,
 }
 
 #[derive(Clone, Debug, Deserialize, Default)]
@@ -110,6 +123,7 @@ struct CaseFile {
     physics: PhysicsSection,
     initial: InitialSection,
     run: RunSection,
+    friction: Option<FrictionSection>,
     boundary: Option<BTreeMap<String, String>>,
     output: Option<OutputSection>,
 }
@@ -156,6 +170,8 @@ pub struct Case {
     pub scheme: Scheme,
     pub final_time: f64,
     pub cfl: f64,
+    /// Spatial order, 1 or 2 (limited MUSCL reconstruction and Heun's SSP-RK2).
+    pub order: u32,
     /// Boundary kinds by tag name or number; `default` for the rest.
     pub boundary: BTreeMap<String, EdgeKind>,
     pub default_boundary: EdgeKind,
@@ -230,6 +246,7 @@ impl Case {
             scheme: Scheme::default(),
             final_time: t,
             cfl: 0.9,
+            order: 1,
             boundary: BTreeMap::new(),
             default_boundary: EdgeKind::Wall,
             depth: Expr::parse(depth, VARS_H)?,
@@ -328,7 +345,27 @@ impl Case {
             r: file.physics.r,
             g: file.physics.g.unwrap_or(9.81),
             dry_tol: file.physics.dry_tolerance.unwrap_or(1e-4),
+            friction: Friction {
+                manning: file
+                    .friction
+                    .as_ref()
+                    .and_then(|f| f.manning)
+                    .unwrap_or(0.0),
+                interface: file
+                    .friction
+                    .as_ref()
+                    .and_then(|f| f.interface)
+                    .unwrap_or(0.0),
+            },
         };
+        for (key, v) in [
+            ("[friction] manning", physics.friction.manning),
+            ("[friction] interface", physics.friction.interface),
+        ] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(bad(key, format!("{} must be finite and >= 0", num(v))));
+            }
+        }
         if !(physics.r > 0.0 && physics.r < 1.0) {
             return Err(bad(
                 "[physics] r",
@@ -360,6 +397,8 @@ impl Case {
                 format!("{} must be > 0", num(file.run.final_time)),
             ));
         }
+        let order = file.run.order.unwrap_or(1);
+        check_order(order).map_err(|e| bad("[run] order", e.to_string()))?;
         let cfl = file.run.cfl.unwrap_or(0.9);
         if !(cfl > 0.0 && cfl <= 1.0) {
             return Err(bad("[run] cfl", format!("{} must lie in (0, 1]", num(cfl))));
@@ -430,6 +469,7 @@ impl Case {
             scheme,
             final_time: file.run.final_time,
             cfl,
+            order,
             boundary,
             default_boundary,
             depth: field("H", &init.H, VARS_H)?,
@@ -460,10 +500,11 @@ impl Case {
     /// state), for checkpoints: the final time and the outputs may change on a restart.
     pub fn fingerprint(&self) -> u64 {
         let text = format!(
-            "{:?} {:?} {} {:?} {:?} {:?} {:?} {:?} {:?}",
+            "{:?} {:?} {} {} {:?} {:?} {:?} {:?} {:?} {:?}",
             self.physics,
             self.scheme,
             self.cfl,
+            self.order,
             self.boundary,
             self.default_boundary,
             self.depth.text(),

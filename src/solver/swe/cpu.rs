@@ -1,12 +1,15 @@
 //! The f64 CPU reference solver: the same edge kernel ([`super::flux::edge_contribution`]), the
 //! same accumulate-then-update structure and the same time-step clamp as the GPU driver, so the
-//! tests can judge the f32 GPU results against it.
+//! tests can judge the f32 GPU results against it. At order 2 each step is Heun's SSP-RK2
+//! (W* = W + Δt L(W), W^{n+1} = ½ (W + W* + Δt L(W*)), Δt from the first stage) with the
+//! [`super::muscl`] reconstruction in L; friction follows every stage (semi-implicit).
 
 // Index loops over the 4 and 6 state components mirror the WGSL kernel line by line.
 #![allow(clippy::needless_range_loop)]
 
 use super::flux::{edge_contribution, Neighbor};
 use super::mesh::{EdgeKind, SweMesh};
+use super::muscl::{edge_contribution2, Reconstruction};
 use super::{Counters, Physics, Scheme};
 use crate::error::{Error, Result};
 use crate::mesh::NO_ELEMENT;
@@ -19,6 +22,8 @@ struct CpuEdge {
     ny: f64,
     length: f64,
     kind: EdgeKind,
+    /// Slots of the edge in its left and right cell (order 2).
+    slots: [u32; 2],
 }
 
 /// f64 reference solver on one mesh.
@@ -34,6 +39,8 @@ pub struct CpuSolver {
     pub phys: Physics,
     /// CFL number γ of (3).
     pub cfl: f64,
+    /// Spatial order, 1 or 2 ([`super::check_order`]); 2 adds the reconstruction and Heun.
+    pub order: u32,
     /// Simulated time.
     pub t: f64,
     /// Steps taken.
@@ -42,6 +49,7 @@ pub struct CpuSolver {
     pub counters: Counters,
     acc: Vec<[f64; 6]>,
     speed_sum: Vec<f64>,
+    recon: Reconstruction,
 }
 
 impl CpuSolver {
@@ -64,12 +72,15 @@ impl CpuSolver {
             )));
         }
         phys.validate()?;
+        let recon = Reconstruction::new(mesh, &depth);
         let edges = mesh
             .face_order
             .iter()
-            .map(|&f| {
+            .zip(&recon.edge_slots)
+            .map(|(&f, &slots)| {
                 let f = f as usize;
                 CpuEdge {
+                    slots,
                     left: mesh.topo.left[f] as usize,
                     right: mesh.topo.right[f] as usize,
                     nx: mesh.geom.normals[f][0],
@@ -87,38 +98,63 @@ impl CpuSolver {
             scheme,
             phys,
             cfl,
+            order: 1,
             t: 0.0,
             steps: 0,
             counters: Counters::default(),
             acc: vec![[0.0; 6]; n],
             speed_sum: vec![0.0; n],
+            recon,
         })
     }
 
-    /// Edge pass: accumulate every edge's contributions and CFL speeds (spec §2.4).
-    fn edge_pass(&mut self) -> Counters {
+    /// Edge pass on `state`: accumulate every edge's contributions and CFL speeds (spec
+    /// §2.4), on the reconstructed edge states at order 2.
+    fn edge_pass(&mut self, state: &[[f64; 6]]) -> Counters {
         let mut c = Counters::default();
         for a in self.acc.iter_mut() {
             *a = [0.0; 6];
         }
         self.speed_sum.iter_mut().for_each(|s| *s = 0.0);
+        let deltas =
+            (self.order == 2).then(|| self.recon.reconstruct(state, &self.depth, &self.phys));
         for e in &self.edges {
-            let neighbor = match e.kind {
-                EdgeKind::Interior if e.right != NO_ELEMENT as usize => {
-                    Neighbor::Cell(&self.state[e.right], self.depth[e.right])
+            let interior = e.kind == EdgeKind::Interior && e.right != NO_ELEMENT as usize;
+            let out = match &deltas {
+                Some(d) => edge_contribution2(
+                    &state[e.left],
+                    self.depth[e.left],
+                    &d[e.left][e.slots[0] as usize],
+                    interior.then(|| {
+                        (
+                            &state[e.right],
+                            self.depth[e.right],
+                            &d[e.right][e.slots[1] as usize],
+                        )
+                    }),
+                    e.kind,
+                    e.nx,
+                    e.ny,
+                    self.scheme,
+                    &self.phys,
+                ),
+                None => {
+                    let neighbor = match e.kind {
+                        _ if interior => Neighbor::Cell(&state[e.right], self.depth[e.right]),
+                        EdgeKind::Open => Neighbor::Open,
+                        _ => Neighbor::Wall,
+                    };
+                    edge_contribution(
+                        &state[e.left],
+                        self.depth[e.left],
+                        neighbor,
+                        e.nx,
+                        e.ny,
+                        self.scheme,
+                        &self.phys,
+                    )
                 }
-                EdgeKind::Open => Neighbor::Open,
-                _ => Neighbor::Wall,
             };
-            let out = edge_contribution(
-                &self.state[e.left],
-                self.depth[e.left],
-                neighbor,
-                e.nx,
-                e.ny,
-                self.scheme,
-                &self.phys,
-            );
             c.nonhyperbolic += out.nonhyperbolic as u64;
             c.fallback += out.fallback as u64;
             c.chi_clamped += out.chi_clamped as u64;
@@ -126,7 +162,7 @@ impl CpuSolver {
                 self.acc[e.left][k] += e.length * out.left[k];
             }
             self.speed_sum[e.left] += e.length * out.lam_max;
-            if matches!(neighbor, Neighbor::Cell(..)) {
+            if interior {
                 for k in 0..6 {
                     self.acc[e.right][k] += e.length * out.right[k];
                 }
@@ -154,7 +190,8 @@ impl CpuSolver {
         if remaining <= 0.0 {
             return 0.0;
         }
-        let c = self.edge_pass();
+        let start = self.state.clone();
+        let mut c = self.edge_pass(&start);
         let dt_cfl = self.cfl_dt();
         let dt = dt_cfl.min(remaining);
         if dt_cfl >= remaining {
@@ -163,25 +200,50 @@ impl CpuSolver {
             self.t += dt;
         }
         self.steps += 1;
+        self.apply_update(dt, None);
+        if self.order == 2 {
+            let stage = self.state.clone();
+            let c2 = self.edge_pass(&stage);
+            c.nonhyperbolic += c2.nonhyperbolic;
+            c.fallback += c2.fallback;
+            c.chi_clamped += c2.chi_clamped;
+            self.apply_update(dt, Some(&start));
+        }
         self.counters.add_step(&c);
+        dt
+    }
+
+    /// W −= Δt/|V| acc, then the dry-layer rules (clip negative depths, counted; no momentum
+    /// below κ) and friction; with `average` (Heun's second stage) the result is averaged with
+    /// it, W = ½ (average + W), and the momentum rule applied again.
+    fn apply_update(&mut self, dt: f64, average: Option<&[[f64; 6]]>) {
         let kappa = self.phys.dry_tol;
-        for (i, w) in self.state.iter_mut().enumerate() {
-            let s = dt / self.areas[i];
-            for k in 0..6 {
-                w[k] -= s * self.acc[i][k];
-            }
+        let dry_rules = |w: &mut [f64; 6], clipped: &mut u64| {
             for h in [0, 3] {
                 if w[h] < 0.0 {
                     w[h] = 0.0;
-                    self.counters.clipped += 1;
+                    *clipped += 1;
                 }
                 if w[h] < kappa {
                     w[h + 1] = 0.0;
                     w[h + 2] = 0.0;
                 }
             }
+        };
+        for (i, w) in self.state.iter_mut().enumerate() {
+            let s = dt / self.areas[i];
+            for k in 0..6 {
+                w[k] -= s * self.acc[i][k];
+            }
+            dry_rules(w, &mut self.counters.clipped);
+            self.phys.friction.apply(w, dt, &self.phys);
+            if let Some(old) = average {
+                for k in 0..6 {
+                    w[k] = 0.5 * (old[i][k] + w[k]);
+                }
+                dry_rules(w, &mut self.counters.clipped);
+            }
         }
-        dt
     }
 
     /// Step until t = `t_end`; returns the number of steps taken.

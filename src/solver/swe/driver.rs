@@ -25,6 +25,8 @@ pub const CSV_FIELDS: &[&str] = &["h1", "h2", "eta1", "eta2", "speed1", "speed2"
 pub struct RunSummary {
     pub case: String,
     pub scheme: String,
+    /// Spatial order (1 or 2).
+    pub order: u32,
     pub ordering: String,
     pub cells: usize,
     pub edges: usize,
@@ -68,7 +70,12 @@ pub fn write_snapshot(
         let opts = PlotOptions {
             width: size,
             height: (size as f64 * 0.85) as u32,
-            title: format!("{} {} t={t:.4}s: {what}", case.name, case.scheme),
+            title: format!(
+                "{} {}{} t={t:.4}s: {what}",
+                case.name,
+                case.scheme,
+                if case.order == 2 { " order 2" } else { "" }
+            ),
             label: label.to_string(),
             colormap: colormap_for(name),
             ..PlotOptions::default()
@@ -170,7 +177,7 @@ impl Simulation {
     /// Prepare `case` (mesh, ordering, boundaries, initial state) and upload it to `rt`.
     pub fn new(case: &Case, rt: &Runtime, layout: FluxLayout) -> Result<Simulation> {
         let setup = case.prepare()?;
-        let solver = GpuSolver::new(
+        let solver = GpuSolver::with_order(
             rt,
             &setup.mesh,
             &setup.depth,
@@ -179,6 +186,7 @@ impl Simulation {
             case.physics,
             case.cfl,
             layout,
+            case.order,
         )?;
         Ok(Simulation {
             case: case.clone(),
@@ -366,6 +374,7 @@ impl Simulation {
         Ok(RunSummary {
             case: case.name.clone(),
             scheme: case.scheme.to_string(),
+            order: case.order,
             ordering: mesh.ordering.to_string(),
             cells: mesh.num_cells(),
             edges: mesh.num_faces(),

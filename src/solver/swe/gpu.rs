@@ -4,6 +4,9 @@
 //! flux segment (one launch per edge color, or the cell-centred gather, or on CUDA one atomicAdd
 //! launch over all edges) → update segment: local Δt per cell → GPU min-reduction → time kernel
 //! (Δt = min(Δt_CFL, t_end − t), t advanced on the GPU) → cell update (reads Δt from the GPU),
+//! and at order 2 (Heun) the flux segment starts with the reconstruction and a second flux and
+//! update segment follow with the same Δt (the edge counters of that second stage are folded
+//! into the run totals by the next step's time kernel),
 //!
 //! queued many steps per submit; the host reads back only the small control block (time,
 //! steps, counters) between batches and the state when it prints or saves.
@@ -113,6 +116,18 @@ pub fn unpack_cells(raw: &[[f32; 4]]) -> Vec<[f64; 6]> {
         .collect()
 }
 
+/// The kernels and buffers of the second-order stages (reconstruction, then the edge flux on
+/// the reconstructed states).
+struct SecondOrder {
+    recon_cells: Buffer,
+    neighbors: Buffer,
+    slots: Buffer,
+    deltas: Buffer,
+    reconstruct: crate::runtime::Kernel,
+    flux: crate::runtime::Kernel,
+    colors: Vec<ItemRange>,
+}
+
 /// A two-layer shallow-water run on a compute device (wgpu or CUDA, as its [`Runtime`]).
 pub struct GpuSolver {
     rt: Runtime,
@@ -128,7 +143,7 @@ pub struct GpuSolver {
 
 impl GpuSolver {
     /// Upload the mesh and initial state, build the kernels (physical constants are override
-    /// constants / `-D` defines) and prepare the step plan.
+    /// constants / `-D` defines) and prepare the step plan of the first-order scheme.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         rt: &Runtime,
@@ -140,7 +155,34 @@ impl GpuSolver {
         cfl: f64,
         layout: FluxLayout,
     ) -> Result<GpuSolver> {
+        Self::with_order(rt, mesh, depth, state, scheme, phys, cfl, layout, 1)
+    }
+
+    /// [`GpuSolver::new`] at spatial order `order` (1 or 2). Order 2 runs Heun's SSP-RK2 with
+    /// two stages of reconstruct (`swe_reconstruct`) → colored edge flux (`swe_edge_flux2`)
+    /// → update, the local Δt, reduction and time kernel between them (first stage only); it
+    /// takes the colored edge scatter layout.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_order(
+        rt: &Runtime,
+        mesh: &SweMesh,
+        depth: &[f64],
+        state: &[[f64; 6]],
+        scheme: Scheme,
+        phys: Physics,
+        cfl: f64,
+        layout: FluxLayout,
+        order: u32,
+    ) -> Result<GpuSolver> {
         phys.validate()?;
+        super::check_order(order)?;
+        if order == 2 && layout != FluxLayout::ColoredScatter {
+            return Err(Error::Invalid(format!(
+                "order 2 runs with the {} flux layout only, not {}",
+                FluxLayout::ColoredScatter.name(),
+                layout.name()
+            )));
+        }
         let n = mesh.num_cells();
         if depth.len() != n || state.len() != n {
             return Err(Error::Invalid(format!(
@@ -168,10 +210,50 @@ impl GpuSolver {
             ("DRY_TOL", phys.dry_tol),
             ("SCHEME", scheme.shader_id() as f64),
         ];
+        let update_consts = |stage: u32| {
+            [
+                ("DRY_TOL", phys.dry_tol),
+                ("GRAVITY", phys.g),
+                ("DENSITY_RATIO", phys.r),
+                ("MANNING", phys.friction.manning),
+                ("INTERFACE_DRAG", phys.friction.interface),
+                ("STAGE", stage as f64),
+            ]
+        };
+        // W^n during Heun's second stage (order 2); a placeholder the Euler update never reads.
+        let cells_old =
+            rt.zeroed::<[f32; 4]>("swe cells W^n", if order == 2 { 2 * n } else { 1 })?;
         let mut plan = PlanBuilder::new();
+        let second_order = if order == 2 {
+            let recon = super::muscl::Reconstruction::new(mesh, depth);
+            Some(SecondOrder {
+                recon_cells: rt.upload("swe reconstruction", &recon.gpu_cells())?,
+                neighbors: rt.upload("swe neighbours", &recon.gpu_neighbors())?,
+                slots: rt.upload("swe edge slots", &recon.gpu_edge_slots(mesh))?,
+                deltas: rt.zeroed::<[f32; 4]>("swe edge increments", 6 * n)?,
+                reconstruct: rt.kernel("swe_reconstruct", &flux_consts)?,
+                flux: rt.kernel("swe_edge_flux2", &flux_consts)?,
+                colors: ItemRange::per_color(&mesh.color_offsets)?,
+            })
+        } else {
+            None
+        };
+        let stage_flux = |plan: &mut PlanBuilder, o: &SecondOrder| {
+            plan.launch(
+                &o.reconstruct,
+                &args![cells, o.recon_cells, o.neighbors, o.deltas],
+                ItemRange::all(n_cells),
+            );
+            plan.launch_ranges(
+                &o.flux,
+                &args![edges, cells, o.deltas, o.slots, acc, counters],
+                &o.colors,
+            );
+        };
         plan.segment("flux");
-        match layout {
-            FluxLayout::ColoredScatter => {
+        match (&second_order, layout) {
+            (Some(o), _) => stage_flux(&mut plan, o),
+            (None, FluxLayout::ColoredScatter) => {
                 let k = rt.kernel("swe_edge_flux", &flux_consts)?;
                 plan.launch_ranges(
                     &k,
@@ -179,7 +261,7 @@ impl GpuSolver {
                     &ItemRange::per_color(&mesh.color_offsets)?,
                 );
             }
-            FluxLayout::AtomicScatter => {
+            (None, FluxLayout::AtomicScatter) => {
                 let k =
                     rt.kernel_variant("swe_edge_flux", Some("swe_edge_flux_atomic"), &flux_consts)?;
                 plan.launch_ranges(
@@ -188,7 +270,7 @@ impl GpuSolver {
                     &[ItemRange::all(mesh.num_faces() as u32)],
                 );
             }
-            FluxLayout::CellGather => {
+            (None, FluxLayout::CellGather) => {
                 let slots = rt.upload("swe cell edges", &mesh.cell_edge_slots())?;
                 let k = rt.kernel("swe_cell_gather", &flux_consts)?;
                 plan.launch_ranges(
@@ -214,12 +296,24 @@ impl GpuSolver {
             ItemRange::all(1),
             1,
         );
-        let update = rt.kernel("swe_update", &[("DRY_TOL", phys.dry_tol)])?;
+        let first_stage = if order == 2 { 1 } else { 0 };
+        let update = rt.kernel("swe_update", &update_consts(first_stage))?;
         plan.launch(
             &update,
-            &args![control, cells, acc, counters],
+            &args![control, cells, acc, counters, cells_old],
             ItemRange::all(n_cells),
         );
+        if let Some(o) = &second_order {
+            plan.segment("flux");
+            stage_flux(&mut plan, o);
+            plan.segment("update");
+            let average = rt.kernel("swe_update", &update_consts(2))?;
+            plan.launch(
+                &average,
+                &args![control, cells, acc, counters, cells_old],
+                ItemRange::all(n_cells),
+            );
+        }
         let step = rt.prepare(&plan)?;
         Ok(GpuSolver {
             rt: rt.clone(),

@@ -16,7 +16,8 @@
 //! driver on the runtime, wgpu or CUDA: edge flux per color or cell-centred gather, local Δt,
 //! GPU min-reduction, time kernel, update), [`diag`] (mass, fields), [`driver`] (a run with
 //! PNG/VTU/CSV outputs), [`bench`](mod@bench) (Test 1 timed per configuration, the bytes
-//! model).
+//! model), [`muscl`] (the second-order reconstruction, `order = 2`, with Heun's SSP-RK2 in
+//! time), [`friction`] (Manning bottom friction and interface drag, semi-implicit).
 //!
 //! Decisions on the spec's open points (§14), with the evidence in `tests/swe_*.rs`:
 //! 1. Fluctuation form (2) with the mass rows in flux form (§2.2), one thread per edge giving
@@ -54,8 +55,10 @@ pub mod diag;
 pub mod driver;
 pub mod expr;
 pub mod flux;
+pub mod friction;
 pub mod gpu;
 pub mod mesh;
+pub mod muscl;
 
 use crate::error::{Error, Result};
 
@@ -134,6 +137,8 @@ pub struct Physics {
     /// Dry threshold ε_h = κ (m): below it a layer is dry (velocity desingularised, momentum
     /// zeroed after the update, Roe schemes fall back to IFCP on the edge).
     pub dry_tol: f64,
+    /// Bottom and interface friction (none by default).
+    pub friction: friction::Friction,
 }
 
 impl Default for Physics {
@@ -142,6 +147,7 @@ impl Default for Physics {
             g: 9.81,
             r: 0.5,
             dry_tol: 1e-4,
+            friction: friction::Friction::default(),
         }
     }
 }
@@ -167,7 +173,17 @@ impl Physics {
                 self.dry_tol
             )));
         }
+        self.friction.validate()
+    }
+}
+
+/// Spatial order of accuracy: 1 (the paper's schemes) or 2 (limited MUSCL reconstruction,
+/// [`muscl`], with Heun's SSP-RK2 in time).
+pub fn check_order(order: u32) -> Result<()> {
+    if order == 1 || order == 2 {
         Ok(())
+    } else {
+        Err(Error::Invalid(format!("order {order} must be 1 or 2")))
     }
 }
 

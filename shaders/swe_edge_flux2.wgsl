@@ -1,0 +1,99 @@
+// #include "common/dispatch.wgsl"
+// #include "common/swe_flux.wgsl"
+
+// Second order, step 2 of a stage: the colored edge scatter of swe_edge_flux on the states
+// reconstructed at the edge midpoint (cell value + the increments swe_reconstruct wrote for
+// this edge's slot in each cell), plus each cell's in-cell terms: the advective flux
+// difference q-(u-.n) - q_i(u_i.n) per layer and the pressure terms g h1_i d(eta1) n and
+// g h2_i (d(eta2) + r d(h1)) n (muscl.rs explains why these make the scheme second order and
+// keep the lake at rest exact). A wall or open edge builds its ghost from the reconstructed
+// left state. CPU reference: edge_contribution2 in src/solver/swe/muscl.rs.
+
+@group(0) @binding(0) var<storage, read> edges: array<SweEdge>;
+@group(0) @binding(1) var<storage, read> cells: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> deltas: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> slots: array<vec2<u32>>;
+@group(0) @binding(4) var<storage, read_write> acc: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> counters: array<atomic<u32>, 8>;
+@group(1) @binding(0) var<uniform> range: ItemRange;
+
+struct EdgeState {
+    w0: vec4<f32>,
+    w1: vec4<f32>,
+}
+
+// The cell state (w0, w1) reconstructed with increments (d0, d1): h + dh, q = h (u + du), H + dH.
+fn state_at_edge(w0: vec4<f32>, w1: vec4<f32>, d0: vec4<f32>, d1: vec4<f32>) -> EdgeState {
+    let u1 = w0.yz / desing(w0.x);
+    let u2 = w1.xy / desing(w0.w);
+    let h1 = w0.x + d0.x;
+    let h2 = w0.w + d0.w;
+    let q1 = h1 * (u1 + d0.yz);
+    let q2 = h2 * (u2 + d1.xy);
+    return EdgeState(vec4<f32>(h1, q1.x, q1.y, h2), vec4<f32>(q2.x, q2.y, w1.z + d1.z, w1.w));
+}
+
+fn advective(h: f32, u: vec2<f32>, nx: f32, ny: f32) -> vec2<f32> {
+    let un = u.x * nx + u.y * ny;
+    return h * u * un;
+}
+
+// In-cell terms (q1x, q1y, q2x, q2y) of a cell's share of an edge with outward normal n.
+fn in_cell_terms(w0: vec4<f32>, w1: vec4<f32>, d0: vec4<f32>, d1: vec4<f32>, nx: f32, ny: f32) -> vec4<f32> {
+    let u1 = w0.yz / desing(w0.x);
+    let u2 = w1.xy / desing(w0.w);
+    let n = vec2<f32>(nx, ny);
+    let e1 = advective(w0.x + d0.x, u1 + d0.yz, nx, ny) - advective(w0.x, u1, nx, ny);
+    let e2 = advective(w0.w + d0.w, u2 + d1.xy, nx, ny) - advective(w0.w, u2, nx, ny);
+    let p1 = GRAVITY * w0.x * (d0.x + d1.w);
+    let p2 = GRAVITY * w0.w * (d1.w + DENSITY_RATIO * d0.x);
+    return vec4<f32>(e1 + p1 * n, e2 + p2 * n);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= range.count) {
+        return;
+    }
+    let e = edges[range.first + i];
+    let s = slots[range.first + i];
+    let wl0 = cells[2u * e.left];
+    let wl1 = cells[2u * e.left + 1u];
+    let dl0 = deltas[s.x];
+    let dl1 = deltas[s.x + 1u];
+    let el = state_at_edge(wl0, wl1, dl0, dl1);
+    var er = el;
+    var wr0 = wl0;
+    var wr1 = wl1;
+    var dr0 = dl0;
+    var dr1 = dl1;
+    if (e.kind == KIND_INTERIOR) {
+        wr0 = cells[2u * e.right];
+        wr1 = cells[2u * e.right + 1u];
+        dr0 = deltas[s.y];
+        dr1 = deltas[s.y + 1u];
+        er = state_at_edge(wr0, wr1, dr0, dr1);
+    }
+    let out = edge_contribution(el.w0, el.w1, er.w0, er.w1, e.kind, e.nx, e.ny);
+    let tl = in_cell_terms(wl0, wl1, dl0, dl1, e.nx, e.ny);
+    let len = e.length;
+    acc[2u * e.left] = acc[2u * e.left] + len * (out.left0 + vec4<f32>(0.0, tl.x, tl.y, 0.0));
+    acc[2u * e.left + 1u] = acc[2u * e.left + 1u] + len * vec4<f32>(out.left1 + tl.zw, out.lam, 0.0);
+    if (e.kind == KIND_INTERIOR) {
+        let tr = in_cell_terms(wr0, wr1, dr0, dr1, -e.nx, -e.ny);
+        acc[2u * e.right] = acc[2u * e.right] + len * (out.right0 + vec4<f32>(0.0, tr.x, tr.y, 0.0));
+        acc[2u * e.right + 1u] = acc[2u * e.right + 1u] + len * vec4<f32>(out.right1 + tr.zw, out.lam, 0.0);
+    }
+    if (out.flags != 0u) {
+        if ((out.flags & FLAG_NONHYPERBOLIC) != 0u) {
+            atomicAdd(&counters[0], 1u);
+        }
+        if ((out.flags & FLAG_FALLBACK) != 0u) {
+            atomicAdd(&counters[1], 1u);
+        }
+        if ((out.flags & FLAG_CHI_CLAMPED) != 0u) {
+            atomicAdd(&counters[2], 1u);
+        }
+    }
+}
