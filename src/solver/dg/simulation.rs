@@ -19,10 +19,11 @@
 
 use super::amr::driver::{device_capacity, DeviceAdaptation};
 use super::amr::gpu::{slots_needed, PhaseSeconds};
+use super::amr::locality;
 use super::amr::{Adaptivity, AmrStats};
 use super::cpu::Operator;
 use super::euler::{pressure, sound_speed, State};
-use super::gpu::{Capacity, GpuConfig, GpuDg};
+use super::gpu::{Capacity, GpuConfig, GpuDg, Kernel};
 use super::{BasisTables, Case, DgMesh, StateFn};
 use crate::checkpoint::{self, fingerprint, Checkpoint};
 use crate::error::{Error, Result};
@@ -388,6 +389,32 @@ impl Simulation {
         self.plot = OnceCell::new();
         self.sync_mesh()?;
         Ok(out)
+    }
+
+    /// Surface-kernel seconds per step on the mesh as adapted, and on the same mesh with its
+    /// elements along a Morton curve and its faces by color and left element (GK19's
+    /// compaction keeps no order); `None` without device timestamps. Consumes the simulation:
+    /// the reordered solver no longer matches the adaptive trees.
+    pub fn surface_locality(mut self, steps: usize) -> Result<Option<(f64, f64)>> {
+        let surface = |gpu: &GpuDg| -> Result<Option<f64>> {
+            Ok(gpu.time_kernels(steps)?.map(|t| {
+                t.iter()
+                    .filter(|(k, _)| *k == Kernel::Surface)
+                    .map(|(_, s)| s)
+                    .sum::<f64>()
+                    / steps.max(1) as f64
+            }))
+        };
+        self.sync_mesh()?;
+        let Some(adapted) = surface(&self.gpu)? else {
+            return Ok(None);
+        };
+        let order = locality::morton_order(&self.dm);
+        let dm = locality::permute(&self.dm, &order);
+        let c =
+            locality::permute_coefficients(&self.gpu.read_state()?, self.dm.num_elements, &order);
+        self.gpu.remesh(&dm, &c)?;
+        Ok(surface(&self.gpu)?.map(|reordered| (adapted, reordered)))
     }
 
     /// Bring the host's DG mesh up to the device's after device adaptations.
