@@ -5,18 +5,7 @@
 //! element, to measure what that order is worth against the adapted one.
 
 use crate::solver::dg::mesh::DgMesh;
-
-/// Interleave the low 16 bits of x and y: x in the even bits, y in the odd ones.
-fn morton(x: u32, y: u32) -> u32 {
-    let spread = |v: u32| {
-        let mut v = v & 0xffff;
-        v = (v | (v << 8)) & 0x00ff_00ff;
-        v = (v | (v << 4)) & 0x0f0f_0f0f;
-        v = (v | (v << 2)) & 0x3333_3333;
-        (v | (v << 1)) & 0x5555_5555
-    };
-    spread(x) | (spread(y) << 1)
-}
+use crate::solver::smooth::layout::morton_keys;
 
 /// Element order along the Morton curve of the centroids (quantised to 2^16 per axis of the
 /// bounding box); ties keep the current order.
@@ -28,19 +17,9 @@ pub fn morton_order(dm: &DgMesh) -> Vec<usize> {
         ]
     };
     let c: Vec<[f64; 2]> = dm.vertices.iter().map(centroid).collect();
-    let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
-    for p in &c {
-        for d in 0..2 {
-            lo[d] = lo[d].min(p[d]);
-            hi[d] = hi[d].max(p[d]);
-        }
-    }
-    let q = |v: f64, d: usize| {
-        let span = (hi[d] - lo[d]).max(f64::MIN_POSITIVE);
-        (((v - lo[d]) / span) * 65535.0).round() as u32
-    };
+    let keys = morton_keys(&c);
     let mut order: Vec<usize> = (0..c.len()).collect();
-    order.sort_by_key(|&i| morton(q(c[i][0], 0), q(c[i][1], 1)));
+    order.sort_by_key(|&i| keys[i]);
     order
 }
 
