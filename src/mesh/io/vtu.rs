@@ -248,3 +248,39 @@ fn write_grid(
         writeln!(w, "</VTKFile>")
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lagrange_nodes_follow_vtk_order() {
+        // VTK's cubic Lagrange triangle (as vtkLagrangeTriangle and PyVista list its points):
+        // corners, edge 0-1, edge 1-2, edge 2-0, then the centre.
+        let cubic = [
+            (0, 0),
+            (3, 0),
+            (0, 3),
+            (1, 0),
+            (2, 0),
+            (2, 1),
+            (1, 2),
+            (0, 2),
+            (0, 1),
+            (1, 1),
+        ];
+        assert_eq!(lagrange_triangle_nodes(3), cubic);
+        // Quartic: the three interior nodes form a linear triangle in the same order.
+        let quartic = lagrange_triangle_nodes(4);
+        assert_eq!(&quartic[12..], &[(1, 1), (2, 1), (1, 2)]);
+        assert_eq!(lagrange_triangle_nodes(1), [(0, 0), (1, 0), (0, 1)]);
+        for p in 1..=6 {
+            let mut n = lagrange_triangle_nodes(p);
+            assert_eq!(n.len(), (p + 1) * (p + 2) / 2);
+            n.sort_unstable();
+            n.dedup();
+            assert_eq!(n.len(), (p + 1) * (p + 2) / 2, "degree {p}: repeated nodes");
+            assert!(n.iter().all(|&(i, j)| i + j <= p));
+        }
+    }
+}
