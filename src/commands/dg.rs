@@ -19,6 +19,7 @@ use chromaflow::solver::dg::amr::{AmrOptions, IndicatorField};
 use chromaflow::solver::dg::bench::{
     bench_one, ordering_variants, BenchRow, BenchSetup, COPY_SAMPLES, SURFACE_BYTES_MODEL,
 };
+use chromaflow::solver::dg::plot;
 use chromaflow::solver::dg::{
     Case, DgMesh, NumericalFlux, Quantity, Simulation, SimulationOptions, SnapshotOptions,
 };
@@ -329,9 +330,45 @@ pub struct BenchDgArgs {
     /// Also write the JSON to this file.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Instead of the GPU tables, time the snapshot density PNG (1400 x 1000, per-pixel, all
+    /// host threads) of the vortex projected on about this many triangles (no device needed).
+    #[arg(long, value_name = "CELLS")]
+    pub png_cells: Option<usize>,
+    /// Polynomial order of `--png-cells`.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=4))]
+    pub png_order: u32,
+}
+
+/// `bench dg --png-cells N`: the PNG timing of [`plot::bench_png`], written into a temporary
+/// directory.
+fn bench_png(args: &BenchDgArgs, cells: usize) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let t = plot::bench_png(cells, args.png_order as usize, args.repeats, dir.path())?;
+    let json = serde_json::to_value(&t)?;
+    if let Some(path) = &args.out {
+        write_json_atomic(path, &json)?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&json)?);
+        return Ok(());
+    }
+    println!(
+        "DG density PNG, vortex, {} triangles, p = {}, {}x{} pixels, {} threads, median of {}",
+        t.elements, t.p, t.width, t.height, t.threads, args.repeats
+    );
+    println!("| render s | encode + write s | total s |");
+    println!("|---|---|---|");
+    println!(
+        "| {:.3} | {:.3} | {:.3} |",
+        t.render_seconds, t.write_seconds, t.total_seconds
+    );
+    Ok(())
 }
 
 pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
+    if let Some(cells) = args.png_cells {
+        return bench_png(args, cells);
+    }
     let backend = global.runtime()?;
     let copy = if args.copy_mib == 0 {
         None

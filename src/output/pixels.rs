@@ -95,6 +95,9 @@ impl PixelValues {
     }
 }
 
+/// A strip's index and its rows of the value and coverage buffers.
+type StripJob<'a> = (usize, &'a mut [f32], &'a mut [bool]);
+
 /// Number of worker threads: the machine's parallelism.
 fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -160,8 +163,7 @@ fn rasterize<F: TriangleField>(
     let mut values = vec![f32::NAN; w * h];
     let mut covered = vec![false; w * h];
     // Strips round-robin over the threads, each with its own rows of the buffers.
-    let mut work: Vec<Vec<(usize, &mut [f32], &mut [bool])>> =
-        (0..workers).map(|_| Vec::new()).collect();
+    let mut work: Vec<Vec<StripJob>> = (0..workers).map(|_| Vec::new()).collect();
     for (s, (v, c)) in values
         .chunks_mut(rows_per * w)
         .zip(covered.chunks_mut(rows_per * w))
@@ -408,7 +410,7 @@ fn draw_isolines(img: &mut RgbaImage, px: &PixelValues, levels: usize, range: (f
     let scale = (levels + 1) as f64 / (range.1 - range.0);
     let level = |i: usize| -> Option<f64> {
         let v = f64::from(px.values[i]);
-        (px.covered[i] && v.is_finite()).then(|| (v - range.0) * scale)
+        (px.covered[i] && v.is_finite()).then_some((v - range.0) * scale)
     };
     for_rows(img, px, |seg, y| {
         for (x, out) in seg.chunks_exact_mut(4).enumerate() {
@@ -506,7 +508,7 @@ mod tests {
         let (_, st) = render_triangle_field(&field, &auto, None)?;
         let (lo, hi) = st.range.expect("range");
         assert!(
-            lo >= 0.0 && lo < 0.05 && hi <= 3.0 && hi > 2.95,
+            (0.0..0.05).contains(&lo) && hi <= 3.0 && hi > 2.95,
             "{lo} {hi}"
         );
         // Same colors: both interpolate a linear function exactly (to the f32 values and the

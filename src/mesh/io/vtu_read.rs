@@ -343,6 +343,9 @@ fn attributes(s: &str) -> Vec<(&str, &str)> {
     out
 }
 
+/// Points (x, y, z flat), cell end offsets, cell types and connectivity, as read.
+type CellArrays = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>);
+
 /// The XML of a `.vtu` file scanned: the decoder state, every `<DataArray>`, the point and
 /// cell counts and the byte offset of the `<Piece>`.
 struct Scanned<'a> {
@@ -370,7 +373,7 @@ impl<'a> Scanned<'a> {
     }
 
     /// Points (x, y, z), cell offsets, types and connectivity, checked for length.
-    fn cells(&self) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>)> {
+    fn cells(&self) -> Result<CellArrays> {
         let v = &self.v;
         let pts_da = self.need("Points", None)?;
         if pts_da.attr("NumberOfComponents").unwrap_or("1").trim() != "3" {

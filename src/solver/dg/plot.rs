@@ -201,6 +201,80 @@ impl TriangleField for ModalField<'_> {
     }
 }
 
+/// What [`bench_png`] measured: median seconds over the repeats.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PngTiming {
+    pub elements: usize,
+    pub p: usize,
+    pub width: u32,
+    pub height: u32,
+    /// Worker threads the renderer used.
+    pub threads: usize,
+    /// Per-pixel rendering (rasterization, evaluation, colors, legend).
+    pub render_seconds: f64,
+    /// PNG encoding and the atomic write.
+    pub write_seconds: f64,
+    /// Both: one snapshot's density PNG.
+    pub total_seconds: f64,
+}
+
+/// Time the density PNG of the isentropic vortex projected at order `p` on about `cells`
+/// triangles, the `dg` command's 1400 x 1000 layout, `repeats` times (median), written into
+/// `dir`. The solution comes from the f64 projection on the host: no device is needed.
+pub fn bench_png(
+    cells: usize,
+    p: usize,
+    repeats: usize,
+    dir: &std::path::Path,
+) -> crate::error::Result<PngTiming> {
+    use crate::order::{prepare, Ordering, PrepareOptions};
+    use crate::output::{render_triangle_field, write_png_atomic, PlotOptions};
+    use std::time::Instant;
+    let mut case = super::Case::vortex(cells);
+    case.order = p;
+    let mesh = case.build_mesh(1)?;
+    let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 1))?;
+    let dm = super::DgMesh::build(&om, &|t| case.boundary(&om.mesh, t))?;
+    let tables = super::BasisTables::new(p);
+    let op = super::Operator {
+        mesh: &dm,
+        tables: &tables,
+        flux: case.flux,
+        state_fn: case.initial,
+        states: case.states.clone(),
+    };
+    let c = op.project(&|x, y| case.initial.eval(x, y, 0.0));
+    let opts = PlotOptions {
+        title: format!("vortex: density, p = {p} (bench)"),
+        label: "density".into(),
+        width: 1400,
+        height: 1000,
+        ..PlotOptions::default()
+    };
+    let path = dir.join("bench_density.png");
+    let (mut render, mut write) = (Vec::new(), Vec::new());
+    for _ in 0..repeats.max(1) {
+        let started = Instant::now();
+        let field = ModalField::new(&dm.vertices, p, &c, Quantity::Density);
+        let (img, _) = render_triangle_field(&field, &opts, None)?;
+        render.push(started.elapsed().as_secs_f64());
+        let started = Instant::now();
+        write_png_atomic(&img, &path)?;
+        write.push(started.elapsed().as_secs_f64());
+    }
+    let total: Vec<f64> = render.iter().zip(&write).map(|(a, b)| a + b).collect();
+    Ok(PngTiming {
+        elements: dm.num_elements,
+        p,
+        width: opts.width,
+        height: opts.height,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        render_seconds: crate::runtime::median(&render),
+        write_seconds: crate::runtime::median(&write),
+        total_seconds: crate::runtime::median(&total),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
