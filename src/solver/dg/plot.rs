@@ -1,6 +1,7 @@
 //! The DG solution as pictures and high-order cells: each element's polynomial evaluated per
 //! pixel ([`ModalField`], a [`TriangleField`] for [`crate::output::render_triangle_field`]) and
-//! at the nodes of VTK Lagrange triangles ([`lagrange_nodes`]).
+//! at the nodes of VTK Lagrange triangles ([`ModalField::at_points`] at the nodes of
+//! [`crate::mesh::io::lagrange_triangle_nodes`]).
 //!
 //! Evaluating the Dubiner basis at every pixel would cost two Jacobi recurrences per mode, so
 //! each element's modal coefficients are first converted to the monomial basis of its reference
