@@ -217,7 +217,11 @@ fn pipeline_cache_is_saved_reused_and_survives_corruption() {
     build();
     let written = files();
     assert_eq!(written.len(), 1, "{written:?}");
-    let name = written[0].file_name().unwrap().to_string_lossy().into_owned();
+    let name = written[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     assert!(name.starts_with("wgpu_pipeline_cache_vulkan_") && name.ends_with(".bin"));
     let good = std::fs::read(&written[0]).expect("cache file");
     build();

@@ -352,7 +352,7 @@ pub fn save_field_png(
 }
 
 /// Render `field` on `mesh` with the element edges of `overlay` drawn on top (a mesh over the
-/// same domain, e.g. an adapted DG mesh over its sub-sampled solution) and write it as a PNG at
+/// same domain, e.g. an adapted mesh over a solution drawn on a finer one) and write it as a PNG at
 /// `path` atomically; returns the render statistics.
 pub fn save_field_png_with_mesh(
     mesh: &Mesh,
