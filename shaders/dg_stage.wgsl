@@ -5,7 +5,7 @@
 //   R_dst[j] = R_B[j] + (sum_{r != B} a_r (R_r[j] - R_B[j]) + b dt rhs[j])
 // (and optionally R_dst2 with a2, b2). Registers R0..R3 are f32 pairs R = hi + lo (regs,
 // regs_lo); volume, surface and limiter read hi. The bracket is an O(dt rhs) increment in plain
-// f32; it goes into lo, and lo's part on the grid g = 2 ulp(hi_B) moves into hi (split_pair),
+// f32; it goes into lo, and lo's part on the grid ulp(hi_B) moves into hi (split_pair),
 // so neither the coefficients' f32 rounding (they sum to 1 +- 3e-8) nor increments below half
 // an ulp of hi are lost (issue 13: both drained ~1e-8 of the mass per step). Each thread reads
 // every register at j before writing, so in-place stages are safe. dt = 0 (the run reached
@@ -35,26 +35,32 @@ struct Stage {
 // count: DOFs per register; color: stage index.
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
-// x truncated toward zero to a multiple of 2^k: its mantissa bits below 2^k cleared with an
-// integer mask. The remainder x - t is then exact, and no compiler algebra can fold it away
-// (Vulkan compilers may simplify (a + b) - a to b, which breaks TwoSum-style compensation).
-fn truncate_to(x: f32, k: i32) -> f32 {
+// x rounded to the nearest multiple of 2^k (ties away from zero) with integer operations on its
+// bits (adding half the unit carries into the exponent where it must), so the remainder x - t is
+// exact and no compiler algebra can fold it away (Vulkan compilers may simplify (a + b) - a to
+// b, which breaks TwoSum-style compensation).
+fn round_to(x: f32, k: i32) -> f32 {
     let bits = bitcast<u32>(x);
-    let clear = k - (i32((bits >> 23u) & 0xffu) - 150);
+    let clear = k - (max(i32((bits >> 23u) & 0xffu), 1) - 150);
     if (clear <= 0) {
         return x;
     }
-    if (clear > 23) {
+    if (clear > 24) {
         return 0.0;
     }
-    return bitcast<f32>(bits & ~((1u << u32(clear)) - 1u));
+    if (clear == 24) {
+        // 2^(k-1) <= |x| < 2^k: +-2^k.
+        return bitcast<f32>((bits & 0x80000000u) | (u32(k + 127) << 23u));
+    }
+    return bitcast<f32>((bits + (1u << u32(clear - 1))) & ~((1u << u32(clear)) - 1u));
 }
 
-// The pair (hb + t, lo - t) with t = lo on the grid 2 ulp(hb) = 2^(E(hb) - 22): hb + t is exact
-// unless it crosses a binade upward (then it rounds once, by at most ulp(hb)), lo - t always.
+// The pair (hb + t, lo - t) with t = lo rounded to the grid ulp(hb) = 2^(E(hb) - 23): lo - t is
+// exact, hb + t too unless it crosses a binade upward (then it rounds once, by half an ulp),
+// and hi stays the nearest f32 to hi + lo (|lo| <= ulp(hb) / 2) for the kernels that read hi.
 fn split_pair(hb: f32, lo: f32) -> vec2<f32> {
     let e = max(i32((bitcast<u32>(hb) >> 23u) & 0xffu), 1) - 127;
-    let t = truncate_to(lo, e - 22);
+    let t = round_to(lo, e - 23);
     return vec2<f32>(hb + t, lo - t);
 }
 

@@ -108,3 +108,55 @@ fn vortex_converges_at_order_p_plus_one_in_f32() {
         }
     }
 }
+
+/// `dg --reference` prints the device's and the f64 reference's L2 density errors (agreeing on
+/// a coarse mesh) and refuses a case without an exact solution.
+#[test]
+fn dg_reference_prints_both_errors() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_chromaflow"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("chromaflow runs")
+    };
+    let out = run(&[
+        "-q",
+        "dg",
+        "--builtin",
+        "vortex",
+        "--cells",
+        "150",
+        "--order",
+        "1",
+        "--t-end",
+        "0.1",
+        "--snapshot-every",
+        "0.1",
+        "--reference",
+        "--out",
+        "vortex",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let errors: Vec<f64> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("L2 density error at t = 0.1: "))
+        .map(|l| l.split(' ').next().and_then(|v| v.parse().ok()).expect(l))
+        .collect();
+    assert_eq!(errors.len(), 2, "{stdout}");
+    assert!((errors[0] / errors[1] - 1.0).abs() < 0.01, "{stdout}");
+    assert!(stdout.contains("(f64 CPU reference, "), "{stdout}");
+    let out = run(&["dg", "--builtin", "dmr", "--reference", "--out", "dmr"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--reference needs a case with an exact solution"),
+        "{stderr}"
+    );
+}

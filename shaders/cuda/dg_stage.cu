@@ -6,7 +6,7 @@
 //   R_dst[j] = R_B[j] + (sum_{r != B} a_r (R_r[j] - R_B[j]) + b dt rhs[j])
 // (and optionally R_dst2 with a2, b2). Registers R0..R3 are f32 pairs R = hi + lo (regs,
 // regs_lo); the bracket is an O(dt rhs) increment in plain f32 that goes into lo, and lo's
-// part on the grid 2 ulp(hi_B) moves into hi (split_pair), so neither the coefficients' f32
+// part on the grid ulp(hi_B) moves into hi (split_pair), so neither the coefficients' f32
 // rounding nor increments below half an ulp of hi are lost. Each thread reads every register
 // at j before writing, so in-place stages are safe. dt = 0 (the run reached t_end) leaves all
 // registers untouched. range: count the DOFs per register, color the stage index.
@@ -25,24 +25,27 @@ struct Stage {
     u32 pad2;
 };
 
-/// x truncated toward zero to a multiple of 2^k (mantissa bits below 2^k cleared with an
-/// integer mask, so the remainder x - t is exact).
-__device__ __forceinline__ float truncate_to(float x, int k) {
+/// x rounded to the nearest multiple of 2^k (ties away from zero) with integer operations on
+/// its bits, so the remainder x - t is exact.
+__device__ __forceinline__ float round_to(float x, int k) {
     u32 bits = __float_as_uint(x);
-    int clear = k - ((int)((bits >> 23) & 0xffu) - 150);
+    int clear = k - (max((int)((bits >> 23) & 0xffu), 1) - 150);
     if (clear <= 0) {
         return x;
     }
-    if (clear > 23) {
+    if (clear > 24) {
         return 0.0f;
     }
-    return __uint_as_float(bits & ~((1u << (u32)clear) - 1u));
+    if (clear == 24) {
+        return __uint_as_float((bits & 0x80000000u) | ((u32)(k + 127) << 23));
+    }
+    return __uint_as_float((bits + (1u << (u32)(clear - 1))) & ~((1u << (u32)clear) - 1u));
 }
 
-/// The pair (hb + t, lo - t) with t = lo on the grid 2 ulp(hb) = 2^(E(hb) - 22).
+/// The pair (hb + t, lo - t) with t = lo rounded to the grid ulp(hb) = 2^(E(hb) - 23).
 __device__ __forceinline__ float2 split_pair(float hb, float lo) {
     int e = max((int)((__float_as_uint(hb) >> 23) & 0xffu), 1) - 127;
-    float t = truncate_to(lo, e - 22);
+    float t = round_to(lo, e - 23);
     return make_float2(hb + t, lo - t);
 }
 
