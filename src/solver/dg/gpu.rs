@@ -695,11 +695,18 @@ impl GpuDg {
         (self.step, self.rhs_plan, self.limit_plan) = self
             .launches
             .plans(&self.rt, self.atomic_surface.as_ref())?;
-        Ok(())
+        // The adaptation kernels moved hi only: the solution is hi from here on.
+        self.clear_low_words()
     }
 
-    /// The buffers the adaptation kernels work on: the registers (the solution is register 0)
-    /// and the mesh buffers (inverse Jacobians, 1 / det J, heights, neighbours, edges).
+    /// lo = 0 for register 0 (the solution is its hi words alone).
+    fn clear_low_words(&self) -> Result<()> {
+        let stride = 4 * self.np * self.capacity.elements;
+        self.rt.write(&self.regs_lo, 0, &vec![0f32; stride])
+    }
+
+    /// The buffers the adaptation kernels work on: the registers' hi words (the solution is
+    /// register 0; [`GpuDg::adopt`] clears its lo words) and the mesh buffers (inverse Jacobians, 1 / det J, heights, neighbours, edges).
     pub fn device_buffers(&self) -> (&Buffer, &[Buffer; 5]) {
         (&self.regs, &self.mesh_buffers)
     }
@@ -842,11 +849,7 @@ impl GpuDg {
     /// (lo = 0: the limiter works on hi), and return it.
     pub fn limit_once(&self, c: &[f64]) -> Result<Vec<f64>> {
         self.write_register(SCRATCH, c)?;
-        self.rt.write(
-            &self.regs_lo,
-            0,
-            &vec![0f32; 4 * self.np * self.capacity.elements],
-        )?;
+        self.clear_low_words()?;
         self.rt.write(&self.clock, 0, &LIMIT_CLOCK)?;
         self.rt.queue(&self.limit_plan, 1)?;
         self.read_state()
