@@ -499,6 +499,8 @@ pub struct GpuDg {
     regs: Buffer,
     /// Low words of R0..R3 (`regs` = hi).
     regs_lo: Buffer,
+    /// Zeros the size of one register, made on the first [`GpuDg::adopt`].
+    zero_register: Option<Buffer>,
     rhs: Buffer,
     clock: Buffer,
     /// Per-element and per-edge mesh buffers, rewritten by [`GpuDg::remesh`].
@@ -613,6 +615,7 @@ impl GpuDg {
             fixed_dt: cfg.fixed_dt.unwrap_or(0.0),
             regs,
             regs_lo,
+            zero_register: None,
             rhs,
             clock,
             mesh_buffers: [inv_jac, inv_det, heights, neighbors, edges],
@@ -695,11 +698,19 @@ impl GpuDg {
         (self.step, self.rhs_plan, self.limit_plan) = self
             .launches
             .plans(&self.rt, self.atomic_surface.as_ref())?;
-        // The adaptation kernels moved hi only: the solution is hi from here on.
-        self.clear_low_words()
+        // The adaptation kernels moved hi only: the solution is hi from here on. A device copy
+        // from a zero register clears lo without sending megabytes per adaptation.
+        let bytes = (4 * 4 * self.np * self.capacity.elements) as u64;
+        if self.zero_register.is_none() {
+            self.zero_register = Some(self.rt.zeroed::<u8>("dg zero register", bytes as usize)?);
+        }
+        if let Some(zeros) = &self.zero_register {
+            self.rt.copy(zeros, &self.regs_lo, bytes)?;
+        }
+        Ok(())
     }
 
-    /// lo = 0 for register 0 (the solution is its hi words alone).
+    /// lo = 0 for register 0 (the solution is its hi words alone), written from the host.
     fn clear_low_words(&self) -> Result<()> {
         let stride = 4 * self.np * self.capacity.elements;
         self.rt.write(&self.regs_lo, 0, &vec![0f32; stride])
