@@ -56,12 +56,13 @@ __device__ __forceinline__ float2 combine(
     u32 base = a.x != 0.0f ? 0u : (a.y != 0.0f ? 1u : (a.z != 0.0f ? 2u : 3u));
     float hb = regs[base * n + j];
     float lb = regs_lo[base * n + j];
-    float increment = b * dt * rhs[j];
+    // Rounded products and sums (no FMA contraction), as the WGSL evaluates them.
+    float increment = __fmul_rn(__fmul_rn(b, dt), rhs[j]);
     #pragma unroll
     for (int r = 0; r < 4; r = r + 1) {
         if (at(a, r) != 0.0f && (u32)r != base) {
-            increment = increment
-                + at(a, r) * ((regs[(u32)r * n + j] - hb) + (regs_lo[(u32)r * n + j] - lb));
+            float d = (regs[(u32)r * n + j] - hb) + (regs_lo[(u32)r * n + j] - lb);
+            increment = __fadd_rn(increment, __fmul_rn(at(a, r), d));
         }
     }
     return split_pair(hb, lb + increment);
