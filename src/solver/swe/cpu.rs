@@ -5,6 +5,7 @@
 // Index loops over the 4 and 6 state components mirror the WGSL kernel line by line.
 #![allow(clippy::needless_range_loop)]
 
+use super::boundary::DrivenBoundaries;
 use super::flux::{edge_contribution, Neighbor};
 use super::mesh::{EdgeKind, SweMesh};
 use super::{Counters, Physics, Scheme};
@@ -40,12 +41,15 @@ pub struct CpuSolver {
     pub steps: u64,
     /// Event counters (non-hyperbolic edges, fallbacks, clamps, clips).
     pub counters: Counters,
+    /// Prescribed discharges and elevations of the driven boundary edges.
+    pub boundaries: DrivenBoundaries,
     acc: Vec<[f64; 6]>,
     speed_sum: Vec<f64>,
 }
 
 impl CpuSolver {
-    /// A solver on `mesh` with cell depths `depth` and initial state `state`.
+    /// A solver on `mesh` with cell depths `depth` and initial state `state` (a mesh without
+    /// driven boundary edges).
     pub fn new(
         mesh: &SweMesh,
         depth: Vec<f64>,
@@ -54,6 +58,22 @@ impl CpuSolver {
         phys: Physics,
         cfl: f64,
     ) -> Result<CpuSolver> {
+        let none = DrivenBoundaries::default();
+        Self::new_driven(mesh, depth, state, scheme, phys, cfl, none)
+    }
+
+    /// A solver whose mesh may have driven boundary edges (Discharge, Elevation), with their
+    /// prescribed values ([`DrivenBoundaries::new`] on the same mesh).
+    pub fn new_driven(
+        mesh: &SweMesh,
+        depth: Vec<f64>,
+        state: Vec<[f64; 6]>,
+        scheme: Scheme,
+        phys: Physics,
+        cfl: f64,
+        boundaries: DrivenBoundaries,
+    ) -> Result<CpuSolver> {
+        boundaries.check_mesh(mesh)?;
         let n = mesh.num_cells();
         if depth.len() != n || state.len() != n {
             return Err(Error::Invalid(format!(
@@ -90,6 +110,7 @@ impl CpuSolver {
             t: 0.0,
             steps: 0,
             counters: Counters::default(),
+            boundaries,
             acc: vec![[0.0; 6]; n],
             speed_sum: vec![0.0; n],
         })
@@ -102,12 +123,20 @@ impl CpuSolver {
             *a = [0.0; 6];
         }
         self.speed_sum.iter_mut().for_each(|s| *s = 0.0);
-        for e in &self.edges {
+        for (slot, e) in self.edges.iter().enumerate() {
+            let driven = |kind: fn(f64) -> Neighbor<'static>| {
+                kind(
+                    self.boundaries
+                        .value(self.boundaries.slot_driver[slot], self.t),
+                )
+            };
             let neighbor = match e.kind {
                 EdgeKind::Interior if e.right != NO_ELEMENT as usize => {
                     Neighbor::Cell(&self.state[e.right], self.depth[e.right])
                 }
                 EdgeKind::Open => Neighbor::Open,
+                EdgeKind::Discharge => driven(Neighbor::Discharge),
+                EdgeKind::Elevation => driven(Neighbor::Elevation),
                 _ => Neighbor::Wall,
             };
             let out = edge_contribution(

@@ -48,12 +48,14 @@
 //!     below κ, negative depths clipped to 0 and counted.
 
 pub mod bench;
+pub mod boundary;
 pub mod case;
 pub mod cpu;
 pub mod diag;
 pub mod driver;
 pub mod expr;
 pub mod flux;
+pub mod gauge;
 pub mod gpu;
 pub mod mesh;
 
