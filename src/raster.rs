@@ -438,11 +438,13 @@ impl Raster {
         let (mut px, mut py) = (x, y);
         if !(x >= x_min && x <= x_max && y >= y_min && y <= y_max) {
             match outside {
-                Outside::Error => return Err(Error::Invalid(format!(
+                Outside::Error => {
+                    return Err(Error::Invalid(format!(
                     "{}: point ({x}, {y}) lies outside the raster's extent [{x_min}, {x_max}] x \
                          [{y_min}, {y_max}] (choose outside = \"clamp\" or a value)",
                     self.source.display()
-                ))),
+                )))
+                }
                 Outside::Value(v) => return Ok(v),
                 Outside::Clamp => {
                     px = x.clamp(x_min, x_max);

@@ -1,0 +1,464 @@
+//! Driven open boundaries (prescribed discharge and elevation), gauges and raster fields of the
+//! shallow-water solver: physics on the f64 CPU reference, GPU (lavapipe in CI) = CPU.
+
+use chromaflow::mesh::generate::split_square_grid;
+use chromaflow::order::{prepare, Ordering, PrepareOptions};
+use chromaflow::runtime::Runtime;
+use chromaflow::solver::swe::boundary::{BoundaryCondition, DrivenBoundaries, TimeSeries};
+use chromaflow::solver::swe::case::{Case, DEFAULT_SEED};
+use chromaflow::solver::swe::cpu::CpuSolver;
+use chromaflow::solver::swe::diag::layer_masses;
+use chromaflow::solver::swe::gauge::{GaugeSpec, Gauges, SampleClock};
+use chromaflow::solver::swe::gpu::{Extras, FluxLayout, GpuSolver};
+use chromaflow::solver::swe::mesh::{EdgeKind, SweMesh};
+use chromaflow::solver::swe::{Physics, Scheme};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn rt() -> Runtime {
+    Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)")
+}
+
+/// Tags of `split_square_grid`: 1 bottom, 2 right, 3 top, 4 left.
+const RIGHT: i32 = 2;
+const LEFT: i32 = 4;
+
+/// A channel [0, len] × [0, width] of nx × ny criss-cross squares, walls except the given
+/// conditions, and its driven boundaries.
+fn channel(
+    len: f64,
+    width: f64,
+    nx: usize,
+    ny: usize,
+    conditions: &[(i32, BoundaryCondition)],
+) -> (SweMesh, DrivenBoundaries) {
+    let mesh = split_square_grid(0.0, len, 0.0, width, nx, ny).unwrap();
+    let ordered = prepare(
+        &mesh,
+        &PrepareOptions::new(Ordering::Original, DEFAULT_SEED),
+    )
+    .unwrap();
+    let map: BTreeMap<i32, (String, BoundaryCondition)> = conditions
+        .iter()
+        .map(|(t, bc)| (*t, (t.to_string(), bc.clone())))
+        .collect();
+    let sm = SweMesh::new(&ordered, |tag| {
+        map.get(&tag).map_or(EdgeKind::Wall, |(_, bc)| bc.kind)
+    })
+    .unwrap();
+    let db = DrivenBoundaries::new(&sm, &map).unwrap();
+    (sm, db)
+}
+
+fn driven(kind: EdgeKind, series: TimeSeries) -> BoundaryCondition {
+    BoundaryCondition {
+        kind,
+        series: Some(series),
+    }
+}
+
+fn series(text: &str) -> TimeSeries {
+    TimeSeries::parse(Path::new("series.csv"), text).unwrap()
+}
+
+fn cpu(
+    sm: &SweMesh,
+    db: &DrivenBoundaries,
+    depth: &[f64],
+    state: &[[f64; 6]],
+    scheme: Scheme,
+    phys: Physics,
+) -> CpuSolver {
+    CpuSolver::new_driven(
+        sm,
+        depth.to_vec(),
+        state.to_vec(),
+        scheme,
+        phys,
+        0.9,
+        db.clone(),
+    )
+    .unwrap()
+}
+
+/// Discharge through the vertical line x = const, from the cells whose centroids lie in each
+/// of `bins` slabs: Q ≈ Σ |V_i| (q1x + q2x)_i / slab width.
+fn section_discharges(sm: &SweMesh, s: &CpuSolver, len: f64, bins: usize) -> Vec<f64> {
+    let mut q = vec![0.0; bins];
+    for (i, p) in sm.geom.centroids.iter().enumerate() {
+        let b = ((p[0] / len * bins as f64) as usize).min(bins - 1);
+        q[b] += sm.geom.areas[i] * (s.state[i][1] + s.state[i][4]);
+    }
+    q.iter().map(|v| v / (len / bins as f64)).collect()
+}
+
+/// A uniform two-layer stream (layers at different velocities) with the discharge it carries
+/// prescribed at the inflow and the level it has prescribed at the outflow stays uniform: the
+/// characteristic ghosts equal the interior state (free-stream preservation, f64).
+#[test]
+fn driven_boundaries_matching_a_uniform_stream_keep_it_uniform() {
+    let (h1, u1, h2, u2, width) = (1.0, 0.4, 2.0, 0.2, 1.0);
+    let q = (h1 * u1 + h2 * u2) * width;
+    let (sm, db) = channel(
+        10.0,
+        width,
+        10,
+        1,
+        &[
+            (LEFT, driven(EdgeKind::Discharge, TimeSeries::constant(q))),
+            (
+                RIGHT,
+                driven(EdgeKind::Elevation, TimeSeries::constant(0.0)),
+            ),
+        ],
+    );
+    let n = sm.num_cells();
+    let want = [h1, h1 * u1, 0.0, h2, h2 * u2, 0.0];
+    let phys = Physics {
+        r: 0.8,
+        ..Physics::default()
+    };
+    for scheme in Scheme::ALL {
+        let mut s = cpu(&sm, &db, &vec![3.0; n], &vec![want; n], scheme, phys);
+        s.run_to(2.0);
+        for w in &s.state {
+            for k in 0..6 {
+                assert!((w[k] - want[k]).abs() < 1e-10, "{scheme}: {w:?}");
+            }
+        }
+    }
+}
+
+/// A channel at rest fed by a prescribed inflow discharge (ramped up from 0 to Q over 10 s, a
+/// CSV time series) against a prescribed level downstream reaches the steady state, uniform
+/// flow on the flat frictionless bottom, with the prescribed discharge through every
+/// cross-section (single layer: the upper layer dry; and two layers). The seiche the start-up
+/// leaves between the two reflecting ends decays by numerical dissipation alone (about a
+/// factor 10 every 25 s on this mesh), hence the long run.
+#[test]
+fn prescribed_inflow_discharge_reaches_steady_state_through_every_section() {
+    let (len, width, q_in) = (10.0, 1.0, 0.5);
+    let ramp = series("t, Q\n0, 0\n10, 0.5\n1000, 0.5\n");
+    let (sm, db) = channel(
+        len,
+        width,
+        40,
+        2,
+        &[
+            (LEFT, driven(EdgeKind::Discharge, ramp)),
+            (
+                RIGHT,
+                driven(EdgeKind::Elevation, TimeSeries::constant(0.0)),
+            ),
+        ],
+    );
+    let n = sm.num_cells();
+    for (label, layers) in [("one layer", [0.0, 1.0]), ("two layers", [0.4, 0.6])] {
+        let state = vec![[layers[0], 0.0, 0.0, layers[1], 0.0, 0.0]; n];
+        let phys = Physics {
+            r: 0.9,
+            ..Physics::default()
+        };
+        let mut s = cpu(&sm, &db, &vec![1.0; n], &state, Scheme::PvmIfcp, phys);
+        s.run_to(160.0);
+        let before = s.state.clone();
+        s.run_to(161.0);
+        let change = s
+            .state
+            .iter()
+            .zip(&before)
+            .flat_map(|(a, b)| (0..6).map(move |k| (a[k] - b[k]).abs()))
+            .fold(0.0, f64::max);
+        let sections = section_discharges(&sm, &s, len, 20);
+        let worst = sections
+            .iter()
+            .map(|qs| (qs - q_in).abs() / q_in)
+            .fold(0.0, f64::max);
+        eprintln!(
+            "{label}: change over the last second {change:.2e}, worst section error {worst:.2e}"
+        );
+        assert!(change < 1e-4, "{label}: not steady, change {change:e}");
+        assert!(worst < 1e-3, "{label}: sections {sections:?}");
+        // The level at the outflow is the prescribed one.
+        let eta = |w: &[f64; 6]| w[0] + w[3] - 1.0;
+        let out: Vec<f64> = (0..n)
+            .filter(|&c| sm.geom.centroids[c][0] > len - 0.25)
+            .map(|c| eta(&s.state[c]))
+            .collect();
+        assert!(
+            out.iter().all(|e| e.abs() < 5e-3),
+            "{label}: outflow levels {out:?}"
+        );
+    }
+}
+
+/// The built-in lake at rest (two layers over a bump) with the surface level prescribed on all
+/// four sides at the lake's own level stays at rest: f64 to round-off, the GPU (f32) to its
+/// round-off, both flux layouts.
+#[test]
+fn prescribed_level_on_a_lake_at_rest_keeps_it_at_rest() {
+    let lake = Case::builtin("lake").unwrap();
+    let mesh = chromaflow::solver::swe::mesh::criss_cross(12).unwrap();
+    let ordered = prepare(&mesh, &PrepareOptions::new(Ordering::Rcm, DEFAULT_SEED)).unwrap();
+    let level = driven(EdgeKind::Elevation, TimeSeries::constant(2.0));
+    let conds: BTreeMap<i32, (String, BoundaryCondition)> = (1..=4)
+        .map(|t| (t, (t.to_string(), level.clone())))
+        .collect();
+    let sm = SweMesh::new(&ordered, |_| EdgeKind::Elevation).unwrap();
+    let db = DrivenBoundaries::new(&sm, &conds).unwrap();
+    let (depth, state) = lake.initial_state(&sm).unwrap();
+    let max_q = |st: &[[f64; 6]]| {
+        st.iter()
+            .flat_map(|w| [w[1], w[2], w[4], w[5]])
+            .fold(0.0f64, |m, v| m.max(v.abs()))
+    };
+    for scheme in Scheme::ALL {
+        let mut s = cpu(&sm, &db, &depth, &state, scheme, lake.physics);
+        s.run_steps(200);
+        assert!(
+            max_q(&s.state) < 1e-12,
+            "{scheme}: f64 |q| {:e}",
+            max_q(&s.state)
+        );
+    }
+    let rt = rt();
+    for layout in [FluxLayout::ColoredScatter, FluxLayout::CellGather] {
+        let extras = Extras {
+            boundaries: db.clone(),
+            gauges: None,
+        };
+        let mut g = GpuSolver::with_extras(
+            &rt,
+            &sm,
+            &depth,
+            &state,
+            Scheme::PvmIfcp,
+            lake.physics,
+            0.9,
+            layout,
+            &extras,
+        )
+        .unwrap();
+        g.steps(200).unwrap();
+        let st = g.read_state().unwrap();
+        assert!(max_q(&st) < 2e-5, "{layout:?}: f32 |q| {:e}", max_q(&st));
+        let eta_err = st
+            .iter()
+            .zip(&depth)
+            .map(|(w, h)| (w[0] + w[3] - h - 2.0).abs())
+            .fold(0.0, f64::max);
+        assert!(eta_err < 2e-5, "{layout:?}: surface moved by {eta_err:e}");
+    }
+}
+
+/// GPU = CPU with driven boundaries: a two-layer channel with a time-series inflow discharge
+/// (the ramp crosses several points within the steps), an outflowing discharge at the other
+/// end and, in a second run, a tidal elevation; every scheme and both wgpu flux layouts, 40
+/// steps: |Δh| ≤ 5e-5 m, |Δq| ≤ 2e-4 m² s⁻¹ (the plain solver's bounds), the same time.
+#[test]
+fn driven_boundaries_gpu_matches_cpu() {
+    let inflow = series("0, 0.2\n0.05, 0.8\n0.1, 0.5\n0.2, 1.2\n10, 1.2\n");
+    let runs = [
+        (
+            "discharge in, discharge out",
+            vec![
+                (LEFT, driven(EdgeKind::Discharge, inflow.clone())),
+                (
+                    RIGHT,
+                    driven(EdgeKind::Discharge, TimeSeries::constant(-0.3)),
+                ),
+            ],
+        ),
+        (
+            "discharge in, tide out",
+            vec![
+                (LEFT, driven(EdgeKind::Discharge, inflow)),
+                (
+                    RIGHT,
+                    driven(
+                        EdgeKind::Elevation,
+                        series("0, 0\n0.1, 0.15\n0.2, -0.1\n10, 0\n"),
+                    ),
+                ),
+            ],
+        ),
+    ];
+    let rt = rt();
+    for (label, conds) in runs {
+        let (sm, db) = channel(4.0, 1.0, 12, 3, &conds);
+        let n = sm.num_cells();
+        let depth: Vec<f64> = sm
+            .geom
+            .centroids
+            .iter()
+            .map(|p| 2.0 + 0.2 * (p[0] * 1.3).sin())
+            .collect();
+        let state: Vec<[f64; 6]> = sm
+            .geom
+            .centroids
+            .iter()
+            .zip(&depth)
+            .map(|(p, &h)| {
+                let h1 = 0.8 + 0.1 * (p[1] * 2.0).cos();
+                [h1, 0.1 * h1, 0.05 * h1, h - h1, -0.05 * (h - h1), 0.0]
+            })
+            .collect();
+        assert_eq!(state.len(), n);
+        let phys = Physics {
+            r: 0.7,
+            ..Physics::default()
+        };
+        for scheme in Scheme::ALL {
+            let mut c = cpu(&sm, &db, &depth, &state, scheme, phys);
+            c.run_steps(40);
+            for layout in [FluxLayout::ColoredScatter, FluxLayout::CellGather] {
+                let extras = Extras {
+                    boundaries: db.clone(),
+                    gauges: None,
+                };
+                let mut g = GpuSolver::with_extras(
+                    &rt, &sm, &depth, &state, scheme, phys, 0.9, layout, &extras,
+                )
+                .unwrap();
+                g.steps(40).unwrap();
+                let st = g.read_state().unwrap();
+                let (mut dh, mut dq) = (0.0f64, 0.0f64);
+                for (a, b) in st.iter().zip(&c.state) {
+                    for k in 0..6 {
+                        let d = (a[k] - b[k]).abs();
+                        if k % 3 == 0 {
+                            dh = dh.max(d);
+                        } else {
+                            dq = dq.max(d);
+                        }
+                    }
+                }
+                let t = g.read_control().unwrap().t as f64;
+                eprintln!("{label} {scheme} {layout:?}: dh {dh:.2e} dq {dq:.2e} t {t}");
+                assert!(
+                    dh <= 5e-5 && dq <= 2e-4,
+                    "{label} {scheme} {layout:?}: dh {dh:e} dq {dq:e}"
+                );
+                assert!((t - c.t).abs() <= 1e-5 * c.t, "{label}: t {t} vs {}", c.t);
+            }
+        }
+        // The inflow really enters: the mass grew by about the discharge's time integral.
+        let mut c = cpu(&sm, &db, &depth, &state, Scheme::PvmIfcp, phys);
+        let m0 = layer_masses(&sm.geom.areas, &c.state);
+        c.run_to(0.05);
+        let m1 = layer_masses(&sm.geom.areas, &c.state);
+        assert!(m1[0] + m1[1] > m0[0] + m0[1], "{label}: no mass entered");
+    }
+}
+
+/// Gauges GPU = CPU on Test 1 (M(16)): three gauges sampled every step for 25 steps (26 rows
+/// with the initial state), then every 0.05 s: the same sample count, times within f32
+/// round-off and values within the plain solver's bounds.
+#[test]
+fn gauges_sample_the_cells_holding_their_points_gpu_matches_cpu() {
+    let case = Case::builtin("test1").unwrap();
+    let mesh = chromaflow::solver::swe::mesh::criss_cross(16).unwrap();
+    let ordered = prepare(&mesh, &PrepareOptions::new(Ordering::Rcm, DEFAULT_SEED)).unwrap();
+    let sm = SweMesh::new(&ordered, |_| EdgeKind::Wall).unwrap();
+    let (depth, state) = case.initial_state(&sm).unwrap();
+    let specs = vec![
+        GaugeSpec {
+            name: "centre".into(),
+            x: 0.1,
+            y: 0.05,
+        },
+        GaugeSpec {
+            name: "ring".into(),
+            x: 1.5,
+            y: 0.3,
+        },
+        GaugeSpec {
+            name: "far".into(),
+            x: -4.0,
+            y: 3.0,
+        },
+    ];
+    let rt = rt();
+    for every in [0.0, 0.05] {
+        let gauges = Gauges::locate(&specs, every, &sm).unwrap();
+        for (g, &c) in specs.iter().zip(&gauges.cells) {
+            assert_eq!(sm.locate(g.x, g.y), Some(c as usize));
+        }
+        let extras = Extras {
+            boundaries: DrivenBoundaries::default(),
+            gauges: Some(gauges.clone()),
+        };
+        let mut g = GpuSolver::with_extras(
+            &rt,
+            &sm,
+            &depth,
+            &state,
+            Scheme::PvmIfcp,
+            case.physics,
+            case.cfl,
+            FluxLayout::ColoredScatter,
+            &extras,
+        )
+        .unwrap();
+        g.steps(25).unwrap();
+        let got = g.take_gauge_samples();
+        assert_eq!(g.gauge_samples_taken().unwrap() as usize, got.len());
+        let mut c = CpuSolver::new(
+            &sm,
+            depth.clone(),
+            state.clone(),
+            Scheme::PvmIfcp,
+            case.physics,
+            case.cfl,
+        )
+        .unwrap();
+        let mut clock = SampleClock::default();
+        let mut want = Vec::new();
+        if clock.due(every, 0.0, 0.0, 0) {
+            want.push(gauges.gather(0.0, &c.state, &depth));
+        }
+        for _ in 0..25 {
+            let dt = c.step(f64::INFINITY);
+            if clock.due(every, c.t, dt, c.steps) {
+                want.push(gauges.gather(c.t, &c.state, &depth));
+            }
+        }
+        if every == 0.0 {
+            assert_eq!(got.len(), 26);
+        } else {
+            assert!(got.len() > 2 && got.len() < 26, "{} samples", got.len());
+        }
+        assert_eq!(got.len(), want.len(), "every {every}");
+        for (a, b) in got.iter().zip(&want) {
+            assert!((a.t - b.t).abs() <= 1e-6, "t {} vs {}", a.t, b.t);
+            for (x, y) in a.cells.iter().zip(&b.cells) {
+                for k in 0..7 {
+                    let tol = if k == 0 || k == 3 || k == 6 {
+                        5e-5
+                    } else {
+                        2e-4
+                    };
+                    assert!(
+                        (x[k] - y[k]).abs() <= tol,
+                        "every {every} t {}: {x:?} vs {y:?}",
+                        a.t
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A gauge outside the mesh is an error naming it.
+#[test]
+fn gauge_outside_the_mesh_is_named() {
+    let text = "[mesh]\nbuiltin = \"cross:4\"\n[physics]\nr = 0.5\n[initial]\nH = 1.0\nh1 = 0.5\n\
+                h2 = 0.5\n[run]\nfinal_time = 0.1\n[[gauges]]\nname = \"inside\"\nx = 0.2\ny = 0.2\n\
+                [[gauges]]\nname = \"pier\"\nx = 7.0\ny = 0.5\n";
+    let case = Case::from_toml(text, Path::new("g.toml")).unwrap();
+    let e = case.prepare().unwrap_err().to_string();
+    assert!(
+        e.contains("g.toml: [[gauges]]: gauge 'pier' at (7, 0.5) lies outside the mesh"),
+        "{e}"
+    );
+}
