@@ -462,3 +462,192 @@ fn gauge_outside_the_mesh_is_named() {
         "{e}"
     );
 }
+
+/// f(x, y) = 2 + 0.1 x − 0.05 y: bilinear interpolation reproduces it exactly.
+fn linear(x: f64, y: f64) -> f64 {
+    2.0 + 0.1 * x - 0.05 * y
+}
+
+/// An ESRI ASCII grid of `linear` on [−6, 6]² (cells of 0.5, corner-registered).
+fn write_asc(path: &Path) {
+    let (n, dx) = (24, 0.5);
+    let mut text = format!(
+        "ncols {n}\nnrows {n}\nxllcorner -6\nyllcorner -6.0\ncellsize {dx}\nNODATA_value -9999\n"
+    );
+    for r in 0..n {
+        let y = 6.0 - (r as f64 + 0.5) * dx;
+        let row: Vec<String> = (0..n)
+            .map(|c| format!("{}", linear(-6.0 + (c as f64 + 0.5) * dx, y)))
+            .collect();
+        text.push_str(&row.join(" "));
+        text.push('\n');
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// A GeoTIFF of `linear` on [−6, 6]², f32 or f64, PixelIsArea (tie point at the top-left
+/// corner) or PixelIsPoint (tie point at the top-left pixel's centre).
+fn write_tiff(path: &Path, double: bool, pixel_is_point: bool) {
+    use tiff::encoder::{colortype, TiffEncoder};
+    use tiff::tags::Tag;
+    let (n, dx) = (24u32, 0.5);
+    let values: Vec<f64> = (0..n)
+        .flat_map(|r| {
+            (0..n).map(move |c| linear(-6.0 + (c as f64 + 0.5) * dx, 6.0 - (r as f64 + 0.5) * dx))
+        })
+        .collect();
+    let mut file = std::fs::File::create(path).unwrap();
+    let mut enc = TiffEncoder::new(&mut file).unwrap();
+    let corner = if pixel_is_point { 0.5 * dx } else { 0.0 };
+    let geo = |img: &mut tiff::encoder::DirectoryEncoder<'_, _, _>| {
+        img.write_tag(Tag::ModelPixelScaleTag, &[dx, dx, 0.0][..])
+            .unwrap();
+        img.write_tag(
+            Tag::ModelTiepointTag,
+            &[0.0, 0.0, 0.0, -6.0 + corner, 6.0 - corner, 0.0][..],
+        )
+        .unwrap();
+        if pixel_is_point {
+            img.write_tag(Tag::GeoKeyDirectoryTag, &[1u16, 1, 0, 1, 1025, 0, 1, 2][..])
+                .unwrap();
+        }
+    };
+    if double {
+        let mut img = enc.new_image::<colortype::Gray64Float>(n, n).unwrap();
+        geo(img.encoder());
+        img.write_data(&values).unwrap();
+    } else {
+        let mut img = enc.new_image::<colortype::Gray32Float>(n, n).unwrap();
+        geo(img.encoder());
+        let v32: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+        img.write_data(&v32).unwrap();
+    }
+}
+
+fn raster_case(dir: &Path, raster: &str, domain: f64, outside: &str) -> String {
+    let text = format!(
+        "[mesh]\nbuiltin = \"rect:600@3\"\ndomain = [-{domain}, {domain}, -{domain}, {domain}]\n\
+         [physics]\nr = 0.5\n[initial]\nH = {{ raster = \"{raster}\"{outside} }}\nh1 = 0.5\n\
+         h2 = \"H - h1\"\n[run]\nfinal_time = 0.1\n"
+    );
+    std::fs::write(dir.join("case.toml"), &text).unwrap();
+    text
+}
+
+/// Bathymetry from an ESRI ASCII grid and from GeoTIFFs (f32, f64, PixelIsArea and
+/// PixelIsPoint) is the raster sampled bilinearly at the cell barycentres: a linear field comes
+/// back exactly (f64 to 1e-12, f32 samples to their rounding).
+#[test]
+fn raster_bathymetry_is_bilinear_at_barycentres() {
+    let dir = tempfile::tempdir().unwrap();
+    write_asc(&dir.path().join("bathy.asc"));
+    write_tiff(&dir.path().join("bathy32.tif"), false, false);
+    write_tiff(&dir.path().join("bathy64.tif"), true, false);
+    write_tiff(&dir.path().join("point64.tif"), true, true);
+    for (file, tol) in [
+        ("bathy.asc", 1e-12),
+        ("bathy64.tif", 1e-12),
+        ("point64.tif", 1e-12),
+        ("bathy32.tif", 1e-6),
+    ] {
+        raster_case(dir.path(), file, 5.0, "");
+        let case = Case::from_file(&dir.path().join("case.toml")).unwrap();
+        let setup = case.prepare().unwrap();
+        let err = setup
+            .mesh
+            .geom
+            .centroids
+            .iter()
+            .zip(&setup.depth)
+            .map(|(p, h)| (h - linear(p[0], p[1])).abs())
+            .fold(0.0, f64::max);
+        assert!(err <= tol, "{file}: {err:e}");
+        assert!(setup
+            .state
+            .iter()
+            .zip(&setup.depth)
+            .all(|(w, h)| (w[3] - (h - 0.5)).abs() < 1e-12));
+    }
+}
+
+/// Outside the raster: an error naming the raster, the key and the cell by default; the value
+/// or the nearest edge when the case says so.
+#[test]
+fn raster_outside_follows_the_case() {
+    let dir = tempfile::tempdir().unwrap();
+    write_asc(&dir.path().join("bathy.asc"));
+    let prepared = |outside: &str| {
+        raster_case(dir.path(), "bathy.asc", 8.0, outside);
+        Case::from_file(&dir.path().join("case.toml")).and_then(|c| c.prepare())
+    };
+    let e = prepared("").unwrap_err().to_string();
+    assert!(
+        e.contains("case.toml: [initial] H: cell")
+            && e.contains("bathy.asc: point (")
+            && e.contains("outside the raster's extent"),
+        "{e}"
+    );
+    let e = prepared(", outside = \"nearest\"").unwrap_err().to_string();
+    assert!(
+        e.contains("[initial] H outside") && e.contains("is not \"error\", \"clamp\""),
+        "{e}"
+    );
+    let s = prepared(", outside = 3.5").unwrap();
+    assert!(s.mesh.geom.centroids.iter().zip(&s.depth).all(|(p, &h)| {
+        // Inside the extent the half-pixel border extends the outer centres' values.
+        let inside = p[0].abs() <= 6.0 && p[1].abs() <= 6.0;
+        let (x, y) = (p[0].clamp(-5.75, 5.75), p[1].clamp(-5.75, 5.75));
+        (inside && (h - linear(x, y)).abs() < 1e-12) || (!inside && h == 3.5)
+    }));
+    let s = prepared(", outside = \"clamp\"").unwrap();
+    assert!(s.mesh.geom.centroids.iter().zip(&s.depth).all(|(p, &h)| {
+        let (x, y) = (p[0].clamp(-5.75, 5.75), p[1].clamp(-5.75, 5.75));
+        (h - linear(x, y)).abs() < 1e-12
+    }));
+}
+
+/// Malformed raster files are errors naming the case key and the file (with its line for a
+/// grid); a truncated GeoTIFF and one without georeferencing too.
+#[test]
+fn malformed_rasters_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_asc(&d.join("bathy.asc"));
+    write_tiff(&d.join("bathy64.tif"), true, false);
+    let asc = std::fs::read_to_string(d.join("bathy.asc")).unwrap();
+    std::fs::write(
+        d.join("bad.asc"),
+        asc.replacen("cellsize 0.5", "cellsize 0.5 0.5", 1),
+    )
+    .unwrap();
+    let tif = std::fs::read(d.join("bathy64.tif")).unwrap();
+    std::fs::write(d.join("cut.tif"), &tif[..tif.len() / 2]).unwrap();
+    {
+        use tiff::encoder::{colortype, TiffEncoder};
+        let mut f = std::fs::File::create(d.join("plain.tif")).unwrap();
+        let mut enc = TiffEncoder::new(&mut f).unwrap();
+        enc.write_image::<colortype::Gray32Float>(2, 2, &[1.0, 2.0, 3.0, 4.0])
+            .unwrap();
+    }
+    for (file, want) in [
+        (
+            "bad.asc",
+            "bad.asc:5: header line 'cellsize' has more than one value",
+        ),
+        ("cut.tif", "cut.tif: TIFF"),
+        (
+            "plain.tif",
+            "plain.tif: TIFF: no ModelPixelScale tag: not georeferenced",
+        ),
+        ("missing.asc", "missing.asc"),
+    ] {
+        raster_case(d, file, 5.0, "");
+        let e = Case::from_file(&d.join("case.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("case.toml: [initial] H raster:") && e.contains(want),
+            "{file}: {e}"
+        );
+    }
+}
