@@ -22,6 +22,9 @@ pub const MAX_RASTER_BYTES: u64 = 1 << 30;
 /// Most pixels of a raster (an allocation bound: 2^28 f64 are 2 GiB).
 pub const MAX_PIXELS: u64 = 1 << 28;
 
+/// Largest ratio of decoded to file bytes a compressed GeoTIFF may have (decoding bound).
+pub const MAX_COMPRESSION: u64 = 256;
+
 /// What a sample outside the raster's extent, or touching a no-data pixel, gives.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Outside {
@@ -265,8 +268,12 @@ impl Raster {
         use tiff::decoder::{Decoder, DecodingResult, Limits};
         use tiff::tags::Tag;
         let tiff_err = |e: tiff::TiffError| parse_err(path, 0, format!("TIFF: {e}"));
+        // Decoded size bound: what the file can back at a generous compression ratio, so a
+        // header claiming a huge image cannot make the decoder allocate it.
+        let max_decoded = (bytes.len() as u64 * MAX_COMPRESSION).clamp(16 << 20, MAX_PIXELS * 8);
         let mut limits = Limits::default();
-        limits.decoding_buffer_size = (MAX_PIXELS as usize) * 8;
+        limits.decoding_buffer_size = max_decoded as usize;
+        limits.intermediate_buffer_size = max_decoded as usize;
         limits.ifd_value_size = 1 << 20;
         let mut dec = Decoder::new(std::io::Cursor::new(bytes))
             .map_err(tiff_err)?
@@ -337,8 +344,16 @@ impl Raster {
             None => None,
         };
         let pixels = w as u64 * h as u64;
-        if pixels == 0 || pixels > MAX_PIXELS {
-            return Err(parse_err(path, 0, format!("TIFF: {w} x {h} pixels")));
+        if pixels == 0 || pixels > MAX_PIXELS || pixels > max_decoded {
+            return Err(parse_err(
+                path,
+                0,
+                format!(
+                    "TIFF: {w} x {h} pixels: more than a file of {} bytes can hold (at most \
+                     {MAX_COMPRESSION}:1 compression, {MAX_PIXELS} pixels)",
+                    bytes.len()
+                ),
+            ));
         }
         let values: Vec<f64> = match dec.read_image().map_err(tiff_err)? {
             DecodingResult::F32(v) => v.into_iter().map(f64::from).collect(),
