@@ -37,7 +37,13 @@ fn error_of(text: &str) -> String {
 
 #[test]
 fn shipped_case_files_load_and_match_builtins() {
-    for name in ["swe_test1", "swe_test2", "swe_lake", "swe_channel_open", "swe_estuary"] {
+    for name in [
+        "swe_test1",
+        "swe_test2",
+        "swe_lake",
+        "swe_channel_open",
+        "swe_estuary",
+    ] {
         let case = Case::from_file(&cases_dir().join(format!("{name}.toml"))).unwrap();
         let setup = case.prepare().unwrap();
         assert!(setup.mesh.num_cells() > 1000, "{name}");
