@@ -1,6 +1,6 @@
 //! Case files: the shipped cases load and match the built-ins, and bad case files give clear
 //! errors naming the file and the key (unknown keys, negative depths, a missing mesh, r outside
-//! (0, 1), bad expressions, unknown boundary names).
+//! (0, 1), bad expressions, unknown boundary names, driven boundaries, gauges, rasters).
 
 use chromaflow::mesh::builtin;
 use chromaflow::order::{prepare, Ordering, PrepareOptions};

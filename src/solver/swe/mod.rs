@@ -16,7 +16,9 @@
 //! driver on the runtime, wgpu or CUDA: edge flux per color or cell-centred gather, local Δt,
 //! GPU min-reduction, time kernel, update), [`diag`] (mass, fields), [`driver`] (a run with
 //! PNG/VTU/CSV outputs), [`bench`](mod@bench) (Test 1 timed per configuration, the bytes
-//! model).
+//! model), [`boundary`] (driven open boundaries: prescribed discharge or elevation, constant or
+//! a time series; the ghost state is [`flux::driven_ghost`]), [`gauge`] (point time series
+//! sampled on the GPU).
 //!
 //! Decisions on the spec's open points (§14), with the evidence in `tests/swe_*.rs`:
 //! 1. Fluctuation form (2) with the mass rows in flux form (§2.2), one thread per edge giving
