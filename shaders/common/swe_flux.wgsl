@@ -100,7 +100,8 @@ fn wall_ghost(w: Rot) -> Rot {
 // kept; elevation: h_b = max(eta_b + H, 0); discharge q_b (outward): the subcritical root of
 // 2c^3 - R c^2 + q_b g = 0 (c = sqrt(g h_b)) by bracketed Newton, critical c = R/3 when none
 // (the bracket's cube root is taken of at least 1e-30: pow of 0 is not portable).
-// Then u_b = R - 2 c_b. Supercritical outflow prescribes nothing: the ghost is the interior.
+// Then u_b = R - 2 c_b; a dry interior facing an elevation sees a reservoir at rest at that level
+// (u_b = 0, h_b exact). Supercritical outflow prescribes nothing: the ghost is the interior.
 // Ghost layers in the interior's proportions s = h_b / h, every normal velocity shifted by
 // u_b - u, tangential velocities kept; a dry interior puts h_b in the lower layer.
 fn driven_ghost(l: Rot, hh: f32, kind: u32, value: f32) -> Rot {
@@ -138,8 +139,12 @@ fn driven_ghost(l: Rot, hh: f32, kind: u32, value: f32) -> Rot {
             }
         }
     }
-    let hb = cb * cb / GRAVITY;
-    let du = (r_out - 2.0 * cb) - u;
+    var hb = cb * cb / GRAVITY;
+    var du = (r_out - 2.0 * cb) - u;
+    if (kind == KIND_ELEVATION && !wet) {
+        hb = max(value + hh, 0.0);
+        du = 0.0;
+    }
     var s = 0.0;
     var hl = vec2<f32>(0.0, hb);
     if (wet) {

@@ -113,7 +113,8 @@ __device__ Rot wall_ghost(Rot w) {
 // kept; elevation: h_b = max(eta_b + H, 0); discharge q_b (outward): the subcritical root of
 // 2c^3 - R c^2 + q_b g = 0 (c = sqrt(g h_b)) by bracketed Newton, critical c = R/3 when none
 // (the bracket's cube root is taken of at least 1e-30: pow of 0 is not portable).
-// Then u_b = R - 2 c_b. Supercritical outflow prescribes nothing: the ghost is the interior.
+// Then u_b = R - 2 c_b; a dry interior facing an elevation sees a reservoir at rest at that level
+// (u_b = 0, h_b exact). Supercritical outflow prescribes nothing: the ghost is the interior.
 // Ghost layers in the interior's proportions s = h_b / h, every normal velocity shifted by
 // u_b - u, tangential velocities kept; a dry interior puts h_b in the lower layer.
 __device__ Rot driven_ghost(Rot l, float hh, u32 kind, float value) {
@@ -153,6 +154,10 @@ __device__ Rot driven_ghost(Rot l, float hh, u32 kind, float value) {
     }
     float hb = cb * cb / GRAVITY;
     float du = (r_out - 2.0f * cb) - u;
+    if (kind == KIND_ELEVATION && !wet) {
+        hb = fmaxf(value + hh, 0.0f);
+        du = 0.0f;
+    }
     float s = 0.0f;
     float2 hl = make_float2(0.0f, hb);
     if (wet) {

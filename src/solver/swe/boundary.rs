@@ -316,15 +316,6 @@ impl DrivenBoundaries {
             .collect();
         (edges, series)
     }
-
-    /// Text that identifies the series (for checkpoint fingerprints).
-    pub fn describe(&self) -> String {
-        self.drivers
-            .iter()
-            .map(|d| format!("{} {:?} {:?}", d.key, d.kind, d.series.points))
-            .collect::<Vec<_>>()
-            .join(";")
-    }
 }
 
 #[cfg(test)]

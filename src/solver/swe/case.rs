@@ -132,15 +132,14 @@ impl FieldSource {
         }
     }
 
-    /// Text that identifies the field (for fingerprints and messages).
-    pub fn describe(&self) -> String {
+    /// Text that identifies the field by content (for checkpoint fingerprints): the expression,
+    /// or the raster's values and geometry and the outside rule (not its path).
+    pub fn identity(&self) -> String {
         match self {
             FieldSource::Expr(e) => e.text().to_string(),
-            FieldSource::Raster { raster, outside } => format!(
-                "raster {} outside {outside} #{:016x}",
-                raster.source.display(),
-                raster.fingerprint()
-            ),
+            FieldSource::Raster { raster, outside } => {
+                format!("raster #{:016x} outside {outside}", raster.fingerprint())
+            }
         }
     }
 }
@@ -691,21 +690,25 @@ impl Case {
     }
 
     /// Fingerprint of what decides the solution (physics, scheme, CFL, boundaries, initial
-    /// state), for checkpoints: the final time and the outputs may change on a restart.
+    /// state, by content: a series or raster moved to another path keeps it), for checkpoints:
+    /// the final time and the outputs may change on a restart.
     pub fn fingerprint(&self) -> u64 {
         let text = format!(
             "{:?} {:?} {} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {}",
             self.physics,
             self.scheme,
             self.cfl,
-            self.boundary,
+            self.boundary
+                .iter()
+                .map(|(k, bc)| (k, bc.kind, bc.series.as_ref().map(TimeSeries::points)))
+                .collect::<Vec<_>>(),
             self.default_boundary,
-            self.depth.describe(),
-            self.h1.describe(),
-            self.h2.describe(),
+            self.depth.identity(),
+            self.h1.identity(),
+            self.h2.identity(),
             self.velocity
                 .iter()
-                .map(FieldSource::describe)
+                .map(FieldSource::identity)
                 .collect::<Vec<_>>(),
             self.gauges,
             self.output.gauge_every

@@ -584,7 +584,9 @@ pub const DISCHARGE_ITERATIONS: usize = 24;
 /// treatment of the external mode: the outgoing Riemann invariant R = u + 2√(gh) is carried
 /// from the interior, the incoming one is replaced by the prescribed value:
 ///
-/// - elevation η_b: h_b = max(η_b + H, 0), u_b = R − 2√(g h_b);
+/// - elevation η_b: h_b = max(η_b + H, 0), u_b = R − 2√(g h_b); a dry interior (h ≤ κ) has no
+///   outgoing invariant and sees a reservoir at rest at the prescribed level (u_b = 0), so the
+///   Riemann problem gives the dry-bed dam-break inflow;
 /// - discharge q_b (outward): h_b u_b = q_b with u_b = R − 2c_b, c_b = √(g h_b), i.e. the
 ///   cubic p(c) = 2c³ − R c² + q_b g = 0 on its subcritical branch c ≥ R/3; when it has no root
 ///   there (an outflow larger than the interior can carry), c_b = max(R/3, 0), critical flow.
@@ -605,7 +607,12 @@ pub fn barotropic_boundary(
         return None;
     }
     let r_out = u + 2.0 * ci;
+    let wet = h > phys.dry_tol;
     let cb = match kind {
+        Neighbor::Elevation(eta) if !wet => {
+            let hb = (eta + hh).max(0.0);
+            return Some((hb, 0.0));
+        }
         Neighbor::Elevation(eta) => (g * (eta + hh).max(0.0)).sqrt(),
         Neighbor::Discharge(q) => {
             let p = |c: f64| {
