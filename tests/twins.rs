@@ -139,7 +139,11 @@ fn rust_mirrors_have_the_wgsl_struct_sizes() {
         ("reduce_min", "ItemRange", size_of::<ItemRange>()),
         ("green_gauss_gradient", "Edge", size_of::<GpuEdge>()),
         ("swe_edge_flux", "SweEdge", size_of::<SweEdge>()),
-        ("swe_boundary_values", "DrivenEdge", size_of::<GpuDrivenEdge>()),
+        (
+            "swe_boundary_values",
+            "DrivenEdge",
+            size_of::<GpuDrivenEdge>(),
+        ),
         ("swe_gauges", "GaugeState", size_of::<GaugeState>()),
         ("dg_surface", "DgEdge", size_of::<DgEdge>()),
     ];
