@@ -44,7 +44,9 @@
 //! ([`super::boundary`]): `left = { discharge = 2.5 }` (m³ s⁻¹ into the domain) or
 //! `right = { elevation = "tide.csv" }` (m; a CSV of `t, value` rows, linear in between).
 //! Gauges ([`super::gauge`]) are `[[gauges]]` tables with `name`, `x`, `y`, sampled every step
-//! or every `[output] gauge_every` seconds into `gauge_<name>.csv`.
+//! or every `[output] gauge_every` seconds into `gauge_<name>.csv`. Both work at either
+//! `order`: at order 2 a driven edge's ghost is built from the reconstructed edge state and a
+//! gauge samples after the full (two-stage) step.
 
 use super::boundary::{BoundaryCondition, DrivenBoundaries, TimeSeries};
 use super::expr::Expr;

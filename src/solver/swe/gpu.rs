@@ -1,12 +1,13 @@
 //! The GPU driver, written once over [`Runtime`] (wgpu or CUDA): buffers, kernels and one
 //! prepared step plan
 //!
-//! flux segment (one launch per edge color, or the cell-centred gather, or on CUDA one atomicAdd
-//! launch over all edges) → update segment: local Δt per cell → GPU min-reduction → time kernel
-//! (Δt = min(Δt_CFL, t_end − t), t advanced on the GPU) → cell update (reads Δt from the GPU),
-//! and at order 2 (Heun) the flux segment starts with the reconstruction and a second flux and
-//! update segment follow with the same Δt (the edge counters of that second stage are folded
-//! into the run totals by the next step's time kernel),
+//! flux segment (the driven edges' boundary values, then one launch per edge color, or the
+//! cell-centred gather, or on CUDA one atomicAdd launch over all edges) → update segment: local
+//! Δt per cell → GPU min-reduction → time kernel (Δt = min(Δt_CFL, t_end − t), t advanced on
+//! the GPU) → cell update (reads Δt from the GPU), and at order 2 (Heun) the flux segment
+//! starts with the reconstruction and a second flux and update segment follow with the same Δt
+//! (boundary values at t^n + Δt; the edge counters of that second stage are folded into the run
+//! totals by the next step's time kernel), then the gauges,
 //!
 //! queued many steps per submit; the host reads back only the small control block (time,
 //! steps, counters) between batches and the state when it prints or saves.
