@@ -334,7 +334,7 @@ fn driven_and_gauges_check(report: &mut Report, b: &Runtime) {
             "t,Q\n0,0.2\n0.05,0.8\n0.1,0.5\n0.2,1.2\n10,1.2\n",
         )?;
         write("tide.csv", "t,eta\n0,0\n0.1,0.15\n0.2,-0.1\n10,0\n")?;
-        let second_order = "[friction]\nmanning = 0.03\ninterface = 0.002\n";
+        let friction = "[friction]\nmanning = 0.03\ninterface = 0.002\n";
         let text = r#"
 [mesh]
 builtin = "cross:10"
@@ -367,7 +367,7 @@ y = 0.2
             &format!("final_time = 1.0\norder = {order}\n"),
         );
         let text = if order == 2 {
-            text + second_order
+            text + friction
         } else {
             text
         };
