@@ -6,7 +6,7 @@
 
 use chromaflow::error::{Error, Result};
 use chromaflow::runtime::Runtime;
-use chromaflow::solver::dg::{Case, Quantity, Simulation, SimulationOptions};
+use chromaflow::solver::dg::{Case, Quantity, Simulation, SimulationOptions, SnapshotOptions};
 
 /// Simulated time: about 35 steps at p = 1, a few seconds on a software Vulkan device.
 const T_END: f64 = 0.5;
@@ -39,7 +39,12 @@ fn main() -> Result<()> {
         "totals: mass {mass} (relative drift {drift:.1e}), momentum ({mx}, {my}), energy {energy}"
     );
     let dir = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
-    let files = sim.write_snapshot(dir.path(), 0, &[Quantity::Density, Quantity::Mach], false)?;
+    let snapshot = SnapshotOptions {
+        fields: vec![Quantity::Density, Quantity::Mach],
+        vtu: true,
+        contours: 10,
+    };
+    let files = sim.write_snapshot(dir.path(), 0, &snapshot)?;
     println!("wrote {} files to {}", files.len(), dir.path().display());
     if drift >= MASS_TOL {
         return Err(Error::Invalid(format!(

@@ -67,7 +67,7 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String> {
 
 /// What a run writes into its output directory; `overwrite` removes only these (not meshes:
 /// an input may sit there).
-const OUTPUT_EXTENSIONS: &[&str] = &["png", "vtu", "csv", "ckpt", "json"];
+const OUTPUT_EXTENSIONS: &[&str] = &["png", "vtu", "pvd", "csv", "ckpt", "json"];
 
 /// Make `dir` the output directory of a new run (created when missing). When it already holds
 /// an earlier run's outputs (or temporary files an interrupted one left), refuse, so the two

@@ -86,7 +86,7 @@ fn atomic_surface_on_wgpu_is_a_clear_error() {
 #[test]
 fn simulation_run_writes_snapshots_and_totals() {
     use chromaflow::solver::dg::simulation::{TOTALS_COLUMNS, TOTALS_CSV};
-    use chromaflow::solver::dg::{Quantity, Simulation, SimulationOptions};
+    use chromaflow::solver::dg::{Quantity, Simulation, SimulationOptions, SnapshotOptions};
     let mut case = Case::vortex(120);
     case.order = 1;
     case.t_end = 0.2;
@@ -98,10 +98,14 @@ fn simulation_run_writes_snapshots_and_totals() {
     };
     let mut sim = Simulation::new(&case, &rt(), &opts).expect("simulation");
     let dir = tempfile::tempdir().expect("temp dir");
-    let fields = [Quantity::Density, Quantity::Pressure];
+    let snapshots = SnapshotOptions {
+        fields: vec![Quantity::Density, Quantity::Pressure],
+        vtu: true,
+        contours: 5,
+    };
     let rc = chromaflow::solver::RunControl::default();
     let summary = sim
-        .run(dir.path(), &fields, true, &rc, |_, _| {})
+        .run(dir.path(), &snapshots, &rc, |_, _| {})
         .expect("run");
     assert_eq!((summary.t, summary.steps, summary.snapshots), (0.2, 4, 3));
     assert_eq!((sim.time(), sim.steps()), (0.2, 4));
@@ -118,8 +122,25 @@ fn simulation_run_writes_snapshots_and_totals() {
             format!("dg_{i:04}.vtu"),
         ]);
     }
+    expected.push("dg.pvd".to_string());
     assert_eq!(names, expected);
     assert!(summary.files.iter().all(|p| p.is_file()));
+    let collection = chromaflow::output::read_collection(&dir.path().join("dg.pvd")).expect("pvd");
+    let listed: Vec<(f64, &str)> = collection
+        .iter()
+        .map(|e| (e.time, e.file.as_str()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (0.0, "dg_0000.vtu"),
+            (0.1, "dg_0001.vtu"),
+            (0.2, "dg_0002.vtu")
+        ]
+    );
+    assert_eq!(summary.run_steps, 4);
+    assert!(summary.step_seconds > 0.0 && summary.output_seconds > 0.0);
+    assert!(summary.step_seconds + summary.output_seconds <= summary.wall_seconds);
     let csv = std::fs::read_to_string(dir.path().join(TOTALS_CSV)).expect("csv");
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines[0], TOTALS_COLUMNS.join(","));

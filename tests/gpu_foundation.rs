@@ -193,10 +193,49 @@ fn oversized_buffers_are_an_error_naming_the_limit() {
     assert!(ctx.check_binding_size("cell states", max).is_ok());
 }
 
+/// The pipeline cache is written when a runtime that compiled kernels is dropped, loaded by
+/// the next one, and a corrupt file is ignored (the kernels still build) and rewritten.
+#[test]
+fn pipeline_cache_is_saved_reused_and_survives_corruption() {
+    use chromaflow::runtime::BackendKind;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let opts = GpuOptions {
+        pipeline_cache: Some(dir.path().to_path_buf()),
+        ..GpuOptions::default()
+    };
+    let build = || {
+        let rt = Runtime::new(BackendKind::Wgpu, &opts).expect("runtime");
+        rt.kernel("scan_add", &[]).expect("kernel");
+        rt.kernel("reduce_min", &[]).expect("kernel");
+    };
+    let files = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(dir.path())
+            .expect("cache dir")
+            .map(|e| e.expect("entry").path())
+            .collect()
+    };
+    build();
+    let written = files();
+    assert_eq!(written.len(), 1, "{written:?}");
+    let name = written[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(name.starts_with("wgpu_pipeline_cache_vulkan_") && name.ends_with(".bin"));
+    let good = std::fs::read(&written[0]).expect("cache file");
+    build();
+    assert_eq!(files(), written, "a second start reuses the same file");
+    std::fs::write(&written[0], b"not a pipeline cache").expect("corrupt");
+    build();
+    assert_eq!(std::fs::read(&written[0]).expect("rewritten"), good);
+}
+
 #[test]
 fn unknown_adapter_name_is_a_clear_error() {
     let err = GpuContext::new(&GpuOptions {
         adapter: Some("no-such-gpu-xyz".into()),
+        ..GpuOptions::default()
     })
     .err()
     .expect("must fail")

@@ -33,6 +33,10 @@ pub struct BenchAmrArgs {
     /// Skip the host path.
     #[arg(long)]
     pub device_only: bool,
+    /// After the device adaptations, time the surface kernel on the adapted mesh and on the
+    /// same mesh reordered along a Morton curve (what GK19's compaction costs in locality).
+    #[arg(long)]
+    pub locality: bool,
     /// Print JSON instead of a markdown table.
     #[arg(long)]
     pub json: bool,
@@ -70,6 +74,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let mut case = Case::builtin(&args.builtin, args.cells)?;
     case.order = args.order;
     let mut results = Vec::new();
+    let mut locality: Option<(f64, f64)> = None;
     for on_host in [false, true] {
         if on_host && args.device_only {
             continue;
@@ -88,6 +93,9 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             elements,
             phases,
         ));
+        if args.locality && !on_host {
+            locality = sim.surface_locality(20)?;
+        }
     }
     if args.json {
         let json: Vec<serde_json::Value> = results
@@ -100,6 +108,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     "order": args.order,
                     "levels": args.levels,
                     "elements": elements,
+                    "surface_per_step_adapted_vs_morton": locality,
                     "microseconds": phases
                         .iter()
                         .map(|(l, s)| (l.to_string(), serde_json::json!(1e6 * s)))
@@ -126,6 +135,15 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             println!("| {l} | {:.1} |", 1e6 * s);
         }
         println!();
+    }
+    if let Some((adapted, reordered)) = locality {
+        println!(
+            "surface kernel per step after the adaptations: {:.1} us as adapted, {:.1} us with \
+             the elements along a Morton curve ({:.2}x)",
+            1e6 * adapted,
+            1e6 * reordered,
+            adapted / reordered
+        );
     }
     Ok(())
 }

@@ -19,12 +19,17 @@ use chromaflow::solver::dg::amr::{AmrOptions, IndicatorField};
 use chromaflow::solver::dg::bench::{
     bench_one, ordering_variants, BenchRow, BenchSetup, COPY_SAMPLES, SURFACE_BYTES_MODEL,
 };
+use chromaflow::solver::dg::plot;
 use chromaflow::solver::dg::{
-    Case, DgMesh, NumericalFlux, Quantity, Simulation, SimulationOptions,
+    Case, DgMesh, NumericalFlux, Quantity, Simulation, SimulationOptions, SnapshotOptions,
 };
 use chromaflow::solver::MAX_BATCH;
 use clap::Args;
 use std::path::PathBuf;
+use std::time::Instant;
+
+/// Most isolines `--contours` draws (more would fill a PNG).
+const MAX_CONTOURS: usize = 1000;
 
 /// Options of `chromaflow dg`.
 #[derive(Args, Debug)]
@@ -68,9 +73,14 @@ pub struct DgArgs {
     /// Extra fields to plot besides density: pressure, mach, speed (comma separated).
     #[arg(long, value_delimiter = ',')]
     pub fields: Vec<String>,
-    /// Also write a VTU file per snapshot.
+    /// Also write a VTU file per snapshot (VTK Lagrange triangles of degree p, fields at the
+    /// nodes) and the collection dg.pvd listing them with their times (open it in ParaView).
     #[arg(long)]
     pub vtu: bool,
+    /// Draw N isolines over every PNG, evenly spaced inside the color range (DMR pictures
+    /// conventionally show 30 density contours); 0 for none.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub contours: usize,
     /// Steps recorded per GPU submit.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=MAX_BATCH as i64))]
     pub batch: u32,
@@ -202,7 +212,16 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             return Err(Error::Invalid(format!("--dt must be positive, got {dt}")).into());
         }
     }
+    if args.contours > MAX_CONTOURS {
+        return Err(Error::Invalid(format!(
+            "--contours must be at most {MAX_CONTOURS}, got {}",
+            args.contours
+        ))
+        .into());
+    }
+    let opened = Instant::now();
     let backend = global.runtime()?;
+    let device_seconds = opened.elapsed().as_secs_f64();
     let rc = args.run.control(&args.out)?;
     let opts = SimulationOptions {
         ordering: args.ordering,
@@ -227,19 +246,37 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         );
     }
     let mut progress = RunProgress::new(&case.name, case.t_end, global.quiet);
-    let summary = sim.run(&args.out, &fields, args.vtu, &rc, |t, steps| {
+    let snapshots = SnapshotOptions {
+        fields,
+        vtu: args.vtu,
+        contours: args.contours,
+    };
+    let summary = sim.run(&args.out, &snapshots, &rc, |t, steps| {
         progress.update(t, steps)
     })?;
     progress.finish();
     if !global.quiet {
         let secs = summary.wall_seconds;
+        let setup = summary.setup;
         eprintln!(
-            "dg: t = {} after {} steps in {secs:.2} s ({:.3} ms/step); wrote {} snapshots to {}",
+            "dg: t = {} after {} steps; wrote {} snapshots to {}",
             summary.t,
             summary.steps,
-            1e3 * secs / summary.steps.max(1) as f64,
             summary.snapshots,
             args.out.display()
+        );
+        eprintln!(
+            "dg: time: setup {:.2} s (device {device_seconds:.2}, mesh {:.2}, solver and \
+             kernels {:.2}, initial state {:.2}), stepping {:.2} s ({:.3} ms/step over {} \
+             steps), outputs {:.2} s, run {secs:.2} s",
+            device_seconds + setup.total(),
+            setup.mesh,
+            setup.solver,
+            setup.initial,
+            summary.step_seconds,
+            1e3 * summary.step_seconds / summary.run_steps.max(1) as f64,
+            summary.run_steps,
+            summary.output_seconds,
         );
         if let Some(a) = summary.amr {
             let ms = |s: f64| 1e3 * s / a.adaptations.max(1) as f64;
@@ -293,9 +330,45 @@ pub struct BenchDgArgs {
     /// Also write the JSON to this file.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Instead of the GPU tables, time the snapshot density PNG (1400 x 1000, per-pixel, all
+    /// host threads) of the vortex projected on about this many triangles (no device needed).
+    #[arg(long, value_name = "CELLS")]
+    pub png_cells: Option<usize>,
+    /// Polynomial order of `--png-cells`.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=4))]
+    pub png_order: u32,
+}
+
+/// `bench dg --png-cells N`: the PNG timing of [`plot::bench_png`], written into a temporary
+/// directory.
+fn bench_png(args: &BenchDgArgs, cells: usize) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let t = plot::bench_png(cells, args.png_order as usize, args.repeats, dir.path())?;
+    let json = serde_json::to_value(&t)?;
+    if let Some(path) = &args.out {
+        write_json_atomic(path, &json)?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&json)?);
+        return Ok(());
+    }
+    println!(
+        "DG density PNG, vortex, {} triangles, p = {}, {}x{} pixels, {} threads, median of {}",
+        t.elements, t.p, t.width, t.height, t.threads, args.repeats
+    );
+    println!("| render s | encode + write s | total s |");
+    println!("|---|---|---|");
+    println!(
+        "| {:.3} | {:.3} | {:.3} |",
+        t.render_seconds, t.write_seconds, t.total_seconds
+    );
+    Ok(())
 }
 
 pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
+    if let Some(cells) = args.png_cells {
+        return bench_png(args, cells);
+    }
     let backend = global.runtime()?;
     let copy = if args.copy_mib == 0 {
         None

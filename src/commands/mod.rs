@@ -38,13 +38,23 @@ pub struct GlobalArgs {
     /// Compute backend.
     #[arg(long, global = true, value_enum, default_value_t = BackendKind::Wgpu)]
     pub backend: BackendKind,
+    /// Compile every kernel afresh instead of keeping compiled kernels between runs in
+    /// $XDG_CACHE_HOME/chromaflow (else ~/.cache/chromaflow): wgpu's pipeline cache on
+    /// Vulkan, NVRTC's PTX on CUDA.
+    #[arg(long, global = true)]
+    pub no_pipeline_cache: bool,
 }
 
 impl GlobalArgs {
-    /// The device options `--adapter` gives.
+    /// The device options `--adapter` and `--no-pipeline-cache` give.
     pub fn gpu_options(&self) -> GpuOptions {
         GpuOptions {
             adapter: self.adapter.clone(),
+            pipeline_cache: if self.no_pipeline_cache {
+                None
+            } else {
+                chromaflow::runtime::disk_cache::default_dir()
+            },
         }
     }
 

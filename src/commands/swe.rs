@@ -171,11 +171,14 @@ pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         summary.device
     );
     println!(
-        "t = {:.6} s in {} steps, {:.3} s wall ({:.3e} cell updates/s)",
+        "t = {:.6} s in {} steps, {:.3} s wall: stepping {:.3} s ({:.3e} cell updates/s), \
+         outputs {:.3} s",
         summary.t,
         summary.steps,
         summary.wall_seconds,
-        summary.cells as f64 * summary.steps as f64 / summary.wall_seconds.max(1e-12)
+        summary.step_seconds,
+        summary.cells as f64 * summary.steps as f64 / summary.step_seconds.max(1e-12),
+        summary.output_seconds
     );
     println!(
         "mass drift: upper {:.2e}, lower {:.2e}; non-hyperbolic edge evaluations {} (max {} per step), Roe→IFCP fallbacks {}, clipped depths {}",

@@ -69,7 +69,7 @@ fn close(a: &[f64], b: &[f64], tol: f64, what: &str) -> Result<()> {
 }
 
 /// Map of the reference triangle onto `v`.
-fn map(v: &[[f64; 2]; 3], r: [f64; 2]) -> [f64; 2] {
+pub fn map(v: &[[f64; 2]; 3], r: [f64; 2]) -> [f64; 2] {
     [
         v[0][0] + r[0] * (v[1][0] - v[0][0]) + r[1] * (v[2][0] - v[0][0]),
         v[0][1] + r[0] * (v[1][1] - v[0][1]) + r[1] * (v[2][1] - v[0][1]),

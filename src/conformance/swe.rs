@@ -366,11 +366,7 @@ y = 0.2
             "final_time = 1.0\n",
             &format!("final_time = 1.0\norder = {order}\n"),
         );
-        let text = if order == 2 {
-            text + friction
-        } else {
-            text
-        };
+        let text = if order == 2 { text + friction } else { text };
         let case = Case::from_toml(&text, &dir.path().join("driven.toml"))?;
         Ok((dir, case))
     };

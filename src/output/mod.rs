@@ -1,5 +1,6 @@
-//! Output: PNG snapshots of fields on 2D meshes (colormaps, colorbar, title), CSV time series
-//! and JSON statistics.
+//! Output: PNG snapshots of fields on 2D meshes (colormaps, colorbar, title; per mesh cell or
+//! vertex, or per pixel of a function on each triangle), CSV time series, JSON statistics and
+//! ParaView collections (`.pvd`) of VTU snapshots.
 //!
 //! Every file is written atomically ([`crate::files::atomic_write`]): the bytes go to a temporary file in the
 //! destination directory, which is flushed, fsynced and then renamed over the destination. A
@@ -10,14 +11,18 @@
 pub mod colormap;
 pub mod csv;
 pub mod font;
+pub mod pixels;
 pub mod png;
+pub mod pvd;
 pub mod raster;
 mod tables;
 
 pub use colormap::{categorical, Colormap, CATEGORICAL};
 pub use csv::{format_number, write_json_atomic, CsvWriter};
+pub use pixels::{render_triangle_field, save_triangle_field_png, TriangleField};
 pub use png::{
-    render, render_edges, render_with_stats, save_edges_png, save_field_png,
+    render, render_edges, render_with_stats, resolve_range, save_edges_png, save_field_png,
     save_field_png_with_mesh, topology_edges, write_png_atomic, Field, PixelTransform, PlotOptions,
     RenderStats, NAN_COLOR,
 };
+pub use pvd::{add_to_collection, read_collection, CollectionEntry};

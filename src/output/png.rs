@@ -40,7 +40,7 @@ use crate::mesh::{ElementKind, Mesh, Topology};
 
 /// Color of cells (or triangles) whose value is NaN or infinite: magenta, found in no colormap.
 pub const NAN_COLOR: [u8; 4] = [255, 0, 255, 255];
-const BACKGROUND: [u8; 4] = [255, 255, 255, 255];
+pub(super) const BACKGROUND: [u8; 4] = [255, 255, 255, 255];
 const TEXT_COLOR: [u8; 4] = [20, 20, 20, 255];
 const FRAME_COLOR: [u8; 3] = [60, 60, 60];
 const WIRE_COLOR: [u8; 3] = [25, 25, 25];
@@ -71,6 +71,10 @@ pub struct PlotOptions {
     pub wireframe: bool,
     /// Draw the colorbar (scalar fields) or class legend (class fields and edge colorings).
     pub colorbar: bool,
+    /// Isolines drawn over a per-pixel field ([`super::render_triangle_field`]): this many
+    /// levels evenly spaced inside the color range, `lo + k (hi - lo) / (N + 1)`, k = 1..=N;
+    /// 0 draws none. The mesh renderers ignore it.
+    pub contours: usize,
 }
 
 impl Default for PlotOptions {
@@ -84,6 +88,7 @@ impl Default for PlotOptions {
             range: None,
             wireframe: false,
             colorbar: true,
+            contours: 0,
         }
     }
 }
@@ -142,7 +147,7 @@ impl PixelTransform {
     }
 }
 
-fn rect_u32(r: Rect) -> [u32; 4] {
+pub(super) fn rect_u32(r: Rect) -> [u32; 4] {
     [r.x0, r.y0, r.x1, r.y1].map(|v| v.clamp(0, i64::from(u32::MAX)) as u32)
 }
 
@@ -347,7 +352,7 @@ pub fn save_field_png(
 }
 
 /// Render `field` on `mesh` with the element edges of `overlay` drawn on top (a mesh over the
-/// same domain, e.g. an adapted DG mesh over its sub-sampled solution) and write it as a PNG at
+/// same domain, e.g. an adapted mesh over a solution drawn on a finer one) and write it as a PNG at
 /// `path` atomically; returns the render statistics.
 pub fn save_field_png_with_mesh(
     mesh: &Mesh,
@@ -358,6 +363,14 @@ pub fn save_field_png_with_mesh(
 ) -> Result<RenderStats> {
     validate_mesh(overlay)?;
     let (mut img, stats) = render_with_stats(mesh, field, opts)?;
+    draw_overlay(&mut img, &stats, overlay);
+    write_png_atomic(&img, path)?;
+    Ok(stats)
+}
+
+/// Draw the element edges of `overlay` (validated) on a rendered image, with the render's
+/// transform and clipped to its plot area.
+pub(super) fn draw_overlay(img: &mut RgbaImage, stats: &RenderStats, overlay: &Mesh) {
     let pixels: Vec<[f64; 2]> = overlay
         .points
         .iter()
@@ -365,13 +378,11 @@ pub fn save_field_png_with_mesh(
         .collect();
     let [x0, y0, x1, y1] = stats.plot_area.map(i64::from);
     let mut canvas = Canvas {
-        buf: &mut img,
-        width: i64::from(opts.width),
+        buf: img,
+        width: i64::from(stats.width),
         clip: Rect { x0, y0, x1, y1 },
     };
     draw_wireframe(&mut canvas, overlay, &pixels);
-    write_png_atomic(&img, path)?;
-    Ok(stats)
 }
 
 /// Render an edge coloring ([`render_edges`]) and write it as a PNG at `path` atomically.
@@ -477,7 +488,7 @@ fn trim_zeros(s: &str) -> String {
     }
 }
 
-fn validate_mesh(mesh: &Mesh) -> Result<()> {
+pub(super) fn validate_mesh(mesh: &Mesh) -> Result<()> {
     if mesh.dim != 2 {
         return Err(Error::Invalid(format!(
             "PNG rendering needs a 2D mesh, got a {}D mesh",
@@ -573,7 +584,7 @@ fn for_each_triangle<F: FnMut(usize, [u32; 3])>(mesh: &Mesh, mut f: F) {
 /// Unique element edges (sorted point pairs) drawn as thin anti-aliased lines. Opacity fades
 /// with the mean edge length `L` in pixels, `alpha = 0.8 clamp((L - 1.5) / 6, 0.1, 1)`, so a
 /// mesh too fine for the image shows as a light tint instead of a black area.
-fn draw_wireframe(canvas: &mut Canvas, mesh: &Mesh, pixels: &[[f64; 2]]) {
+pub(super) fn draw_wireframe(canvas: &mut Canvas, mesh: &Mesh, pixels: &[[f64; 2]]) {
     let mut edges: Vec<(u32, u32)> = Vec::with_capacity(mesh.connectivity.len());
     for (e, &kind) in mesh.kinds.iter().enumerate() {
         let v = mesh.element(e);
@@ -610,32 +621,36 @@ struct View {
     fixed: Vec<[i64; 2]>,
 }
 
+/// The transform fitting the box `lo..hi` into `plot` (inset by 2 pixels so edge lines are not
+/// cut), one scale for both axes, centred.
+pub(super) fn fit_box(lo: [f64; 2], hi: [f64; 2], plot: Rect) -> PixelTransform {
+    let inset = 2.0;
+    let (aw, ah) = (
+        plot.width() as f64 - 2.0 * inset,
+        plot.height() as f64 - 2.0 * inset,
+    );
+    let (bw, bh) = (hi[0] - lo[0], hi[1] - lo[1]);
+    let scale = match (bw > 0.0, bh > 0.0) {
+        (true, true) => (aw / bw).min(ah / bh),
+        (true, false) => aw / bw,
+        (false, true) => ah / bh,
+        (false, false) => 1.0,
+    };
+    PixelTransform {
+        xmin: lo[0],
+        ymax: hi[1],
+        scale,
+        ox: plot.x0 as f64 + inset + 0.5 * (aw - bw * scale),
+        oy: plot.y0 as f64 + inset + 0.5 * (ah - bh * scale),
+    }
+}
+
 impl View {
     /// Fit the mesh bounding box into `plot` (inset by 2 pixels so edge lines are not cut),
     /// one scale for both axes, centred.
     fn fit(mesh: &Mesh, plot: Rect) -> View {
         let (lo, hi) = mesh.bounding_box();
-        let inset = 2.0;
-        let (aw, ah) = (
-            plot.width() as f64 - 2.0 * inset,
-            plot.height() as f64 - 2.0 * inset,
-        );
-        let (bw, bh) = (hi[0] - lo[0], hi[1] - lo[1]);
-        let scale = match (bw > 0.0, bh > 0.0) {
-            (true, true) => (aw / bw).min(ah / bh),
-            (true, false) => aw / bw,
-            (false, true) => ah / bh,
-            (false, false) => 1.0,
-        };
-        let ox = plot.x0 as f64 + inset + 0.5 * (aw - bw * scale);
-        let oy = plot.y0 as f64 + inset + 0.5 * (ah - bh * scale);
-        let transform = PixelTransform {
-            xmin: lo[0],
-            ymax: hi[1],
-            scale,
-            ox,
-            oy,
-        };
+        let transform = fit_box([lo[0], lo[1]], [hi[0], hi[1]], plot);
         let pixels: Vec<[f64; 2]> = mesh
             .points
             .iter()
@@ -650,7 +665,7 @@ impl View {
     }
 }
 
-enum Legend {
+pub(super) enum Legend {
     Bar { lo: f64, hi: f64 },
     Classes(Vec<u32>),
     Nothing,
@@ -664,13 +679,13 @@ fn distinct_classes(c: &[u32]) -> Vec<u32> {
 }
 
 /// Pixel geometry of one plot.
-struct Layout {
+pub(super) struct Layout {
     /// Font scale (1 or 2) and derived glyph size and padding, in pixels.
     scale: u32,
     glyph: i64,
     pad: i64,
     /// Mesh drawing area.
-    plot: Rect,
+    pub(super) plot: Rect,
     /// Legend column (colorbar or classes), when drawn.
     column: Option<Rect>,
     /// Colorbar tick labels.
@@ -678,7 +693,7 @@ struct Layout {
 }
 
 impl Layout {
-    fn new(opts: &PlotOptions, legend: &Legend, nan_count: usize) -> Result<Layout> {
+    pub(super) fn new(opts: &PlotOptions, legend: &Legend, nan_count: usize) -> Result<Layout> {
         let (w, h) = (i64::from(opts.width), i64::from(opts.height));
         if u64::from(opts.width) * u64::from(opts.height) > MAX_PIXELS {
             return Err(Error::Invalid(format!(
@@ -811,7 +826,7 @@ fn fit_text(text: &str, max_px: i64, scale: u32) -> String {
     s
 }
 
-fn draw_title(img: &mut RgbaImage, opts: &PlotOptions, layout: &Layout) {
+pub(super) fn draw_title(img: &mut RgbaImage, opts: &PlotOptions, layout: &Layout) {
     if opts.title.is_empty() {
         return;
     }
@@ -829,7 +844,7 @@ fn draw_title(img: &mut RgbaImage, opts: &PlotOptions, layout: &Layout) {
 }
 
 /// Draw the colorbar or class legend; returns the colorbar rectangle when one was drawn.
-fn draw_legend(
+pub(super) fn draw_legend(
     img: &mut RgbaImage,
     opts: &PlotOptions,
     layout: &Layout,

@@ -68,6 +68,95 @@ fn owns_edge(a: [i64; 2], b: [i64; 2]) -> bool {
     dy > 0 || (dy == 0 && dx < 0)
 }
 
+/// Visit every pixel of `clip` whose centre lies in the triangle with fixed-point vertices `v`
+/// (pixel coordinates times [`SUBPIXEL`], y down), with the tie rules of the module doc:
+/// `visit(x, y, l1, l2)` gets the pixel and its barycentric coordinates with respect to `v[1]`
+/// and `v[2]` (`l0 = 1 - l1 - l2`). Degenerate triangles visit nothing. Returns the number of
+/// pixels visited.
+pub fn scan_triangle<F: FnMut(i64, i64, f64, f64)>(
+    v: [[i64; 2]; 3],
+    clip: Rect,
+    mut visit: F,
+) -> usize {
+    let area = edge(v[0], v[1], v[2]);
+    if area == 0 {
+        return 0;
+    }
+    // Orient counter-clockwise in the edge-function sense; remember whether 1 and 2 swapped
+    // so the barycentric coordinates handed to `visit` still refer to the caller's order.
+    let (v, swapped, area) = if area < 0 {
+        ([v[0], v[2], v[1]], true, -area)
+    } else {
+        (v, false, area)
+    };
+    let s = SUBPIXEL;
+    let half = s / 2;
+    let minx = v[0][0].min(v[1][0]).min(v[2][0]);
+    let maxx = v[0][0].max(v[1][0]).max(v[2][0]);
+    let miny = v[0][1].min(v[1][1]).min(v[2][1]);
+    let maxy = v[0][1].max(v[1][1]).max(v[2][1]);
+    // Pixel x covers centre x*s + s/2: first centre >= min, last centre <= max.
+    let x_start = (minx - half + s - 1).div_euclid(s).max(clip.x0);
+    let x_end = (maxx - half).div_euclid(s).min(clip.x1 - 1);
+    let y_start = (miny - half + s - 1).div_euclid(s).max(clip.y0);
+    let y_end = (maxy - half).div_euclid(s).min(clip.y1 - 1);
+    if x_start > x_end || y_start > y_end {
+        return 0;
+    }
+    // E_i is the edge opposite vertex i, so E_i / area is barycentric coordinate i.
+    let edges = [(v[1], v[2]), (v[2], v[0]), (v[0], v[1])];
+    let p0 = [x_start * s + half, y_start * s + half];
+    let mut row = [0i64; 3];
+    let mut dx = [0i64; 3];
+    let mut dy = [0i64; 3];
+    for (i, &(a, b)) in edges.iter().enumerate() {
+        let bias = if owns_edge(a, b) { 0 } else { -1 };
+        row[i] = edge(a, b, p0) + bias;
+        dx[i] = -(b[1] - a[1]) * s;
+        dy[i] = (b[0] - a[0]) * s;
+    }
+    let inv_area = 1.0 / area as f64;
+    let mut count = 0;
+    for y in y_start..=y_end {
+        let mut w = row;
+        let mut seen = false;
+        for x in x_start..=x_end {
+            if (w[0] | w[1] | w[2]) >= 0 {
+                seen = true;
+                let (l1, l2) = (w[1] as f64 * inv_area, w[2] as f64 * inv_area);
+                if swapped {
+                    visit(x, y, l2, l1)
+                } else {
+                    visit(x, y, l1, l2)
+                }
+                count += 1;
+            } else if seen {
+                // Triangles are convex: once the span is left it does not come back.
+                break;
+            }
+            w[0] += dx[0];
+            w[1] += dx[1];
+            w[2] += dx[2];
+        }
+        row[0] += dy[0];
+        row[1] += dy[1];
+        row[2] += dy[2];
+    }
+    count
+}
+
+/// The rows `y_start..=y_end` of pixel centres a triangle with fixed-point vertices `v` can
+/// cover (the same bounds [`scan_triangle`] walks), unclipped.
+pub fn triangle_rows(v: &[[i64; 2]; 3]) -> (i64, i64) {
+    let (s, half) = (SUBPIXEL, SUBPIXEL / 2);
+    let miny = v[0][1].min(v[1][1]).min(v[2][1]);
+    let maxy = v[0][1].max(v[1][1]).max(v[2][1]);
+    (
+        (miny - half + s - 1).div_euclid(s),
+        (maxy - half).div_euclid(s),
+    )
+}
+
 impl Canvas<'_> {
     /// Fill the triangle with fixed-point vertices `v` (pixel coordinates times [`SUBPIXEL`],
     /// y down). `shade(l1, l2)` returns the color of a pixel whose barycentric coordinates with
@@ -78,74 +167,11 @@ impl Canvas<'_> {
         v: [[i64; 2]; 3],
         mut shade: F,
     ) -> usize {
-        let area = edge(v[0], v[1], v[2]);
-        if area == 0 {
-            return 0;
-        }
-        // Orient counter-clockwise in the edge-function sense; remember whether 1 and 2 swapped
-        // so the barycentric coordinates handed to `shade` still refer to the caller's order.
-        let (v, swapped, area) = if area < 0 {
-            ([v[0], v[2], v[1]], true, -area)
-        } else {
-            (v, false, area)
-        };
-        let s = SUBPIXEL;
-        let half = s / 2;
-        let minx = v[0][0].min(v[1][0]).min(v[2][0]);
-        let maxx = v[0][0].max(v[1][0]).max(v[2][0]);
-        let miny = v[0][1].min(v[1][1]).min(v[2][1]);
-        let maxy = v[0][1].max(v[1][1]).max(v[2][1]);
-        // Pixel x covers centre x*s + s/2: first centre >= min, last centre <= max.
-        let x_start = (minx - half + s - 1).div_euclid(s).max(self.clip.x0);
-        let x_end = (maxx - half).div_euclid(s).min(self.clip.x1 - 1);
-        let y_start = (miny - half + s - 1).div_euclid(s).max(self.clip.y0);
-        let y_end = (maxy - half).div_euclid(s).min(self.clip.y1 - 1);
-        if x_start > x_end || y_start > y_end {
-            return 0;
-        }
-        // E_i is the edge opposite vertex i, so E_i / area is barycentric coordinate i.
-        let edges = [(v[1], v[2]), (v[2], v[0]), (v[0], v[1])];
-        let p0 = [x_start * s + half, y_start * s + half];
-        let mut row = [0i64; 3];
-        let mut dx = [0i64; 3];
-        let mut dy = [0i64; 3];
-        for (i, &(a, b)) in edges.iter().enumerate() {
-            let bias = if owns_edge(a, b) { 0 } else { -1 };
-            row[i] = edge(a, b, p0) + bias;
-            dx[i] = -(b[1] - a[1]) * s;
-            dy[i] = (b[0] - a[0]) * s;
-        }
-        let inv_area = 1.0 / area as f64;
-        let mut count = 0;
-        for y in y_start..=y_end {
-            let mut w = row;
-            let base = (y * self.width) as usize;
-            let mut seen = false;
-            for x in x_start..=x_end {
-                if (w[0] | w[1] | w[2]) >= 0 {
-                    seen = true;
-                    let (l1, l2) = (w[1] as f64 * inv_area, w[2] as f64 * inv_area);
-                    let c = if swapped {
-                        shade(l2, l1)
-                    } else {
-                        shade(l1, l2)
-                    };
-                    let i = (base + x as usize) * 4;
-                    self.buf[i..i + 4].copy_from_slice(&c);
-                    count += 1;
-                } else if seen {
-                    // Triangles are convex: once the span is left it does not come back.
-                    break;
-                }
-                w[0] += dx[0];
-                w[1] += dx[1];
-                w[2] += dx[2];
-            }
-            row[0] += dy[0];
-            row[1] += dy[1];
-            row[2] += dy[2];
-        }
-        count
+        let (buf, width) = (&mut *self.buf, self.width);
+        scan_triangle(v, self.clip, |x, y, l1, l2| {
+            let i = ((y * width + x) * 4) as usize;
+            buf[i..i + 4].copy_from_slice(&shade(l1, l2));
+        })
     }
 
     /// Blend `color` with opacity `alpha * coverage` into pixel (x, y), if inside the clip.

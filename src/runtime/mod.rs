@@ -23,6 +23,7 @@
 //! structs by value, textures as texture objects) with the range last, by value.
 
 pub mod bandwidth;
+pub mod disk_cache;
 pub mod half;
 pub mod interface;
 pub mod reduce;
@@ -508,7 +509,7 @@ impl Runtime {
         let device = match kind {
             BackendKind::Wgpu => Device::Wgpu(Box::new(self::wgpu::WgpuDevice::new(opts)?)),
             #[cfg(feature = "cuda")]
-            BackendKind::Cuda => Device::Cuda(self::cuda::CudaDevice::new()?),
+            BackendKind::Cuda => Device::Cuda(self::cuda::CudaDevice::new(opts)?),
             #[cfg(not(feature = "cuda"))]
             BackendKind::Cuda => {
                 return Err(Error::Invalid(format!(

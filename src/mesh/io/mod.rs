@@ -22,8 +22,16 @@ pub use graph::{adjacency_from_edges, parse_graph, read_graph, write_graph};
 pub use medit::parse_medit;
 pub use msh::{parse_msh, read_msh};
 pub use msh_write::write_msh41;
-pub use vtu::write_vtu;
-pub use vtu_read::parse_vtu;
+pub use vtu::{
+    lagrange_triangle_nodes, write_vtu, write_vtu_lagrange_triangles, VTK_LAGRANGE_TRIANGLE,
+};
+pub use vtu_read::{parse_vtu, parse_vtu_grid, VtuGrid};
+
+/// Read a `.vtu` file whole, high-order nodes and data arrays included (see [`VtuGrid`]).
+pub fn read_vtu_grid(path: &Path) -> Result<VtuGrid> {
+    let data = crate::files::read_limited(path, crate::files::MAX_INPUT_BYTES)?;
+    parse_vtu_grid(path, &data)
+}
 
 /// File extensions [`read_mesh`] understands.
 pub const SUPPORTED_EXTENSIONS: &[&str] = &["msh", "mesh", "meshb", "vtu"];

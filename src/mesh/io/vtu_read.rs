@@ -25,9 +25,18 @@ use crate::mesh::model::Mesh;
 /// Cell arrays that carry region tags, by preference.
 const TAG_ARRAYS: [&str; 4] = ["region_tag", "gmsh:physical", "CellEntityIds", "medit:ref"];
 
-/// VTK cell type -> (linear Gmsh type, Gmsh type read from the file); 0 = skipped (vertices).
-fn vtk_to_gmsh(t: i64) -> Option<(u8, i64)> {
+/// VTK cell type of `nodes` nodes -> (linear Gmsh type, Gmsh type read from the file); 0 =
+/// skipped (vertices). Lagrange triangles (69) are read as the Gmsh triangle of their order.
+fn vtk_to_gmsh(t: i64, nodes: usize) -> Option<(u8, i64)> {
     Some(match t {
+        69 => match nodes {
+            3 => (2, 2),
+            6 => (2, 9),
+            10 => (2, 21),
+            15 => (2, 23),
+            21 => (2, 25),
+            _ => return None,
+        },
         1 | 2 => (0, 15),
         3 => (1, 1),
         5 => (2, 2),
@@ -334,8 +343,53 @@ fn attributes(s: &str) -> Vec<(&str, &str)> {
     out
 }
 
-/// Parse the bytes of a `.vtu` file; `path` is only used in error messages.
-pub fn parse_vtu(path: &Path, data: &[u8]) -> Result<Mesh> {
+/// Points (x, y, z flat), cell end offsets, cell types and connectivity, as read.
+type CellArrays = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>);
+
+/// The XML of a `.vtu` file scanned: the decoder state, every `<DataArray>`, the point and
+/// cell counts and the byte offset of the `<Piece>`.
+struct Scanned<'a> {
+    v: Vtu<'a>,
+    arrays: Vec<DataArray<'a>>,
+    np: usize,
+    nc: usize,
+    piece_at: usize,
+}
+
+impl<'a> Scanned<'a> {
+    fn find(&self, parent: &str, name: Option<&str>) -> Option<&DataArray<'a>> {
+        self.arrays
+            .iter()
+            .find(|a| a.parent == parent && name.is_none_or(|n| a.name() == n))
+    }
+
+    fn need(&self, parent: &str, name: Option<&str>) -> Result<&DataArray<'a>> {
+        self.find(parent, name).ok_or_else(|| {
+            self.v.err(
+                self.piece_at,
+                format!("no {} array in <{parent}>", name.unwrap_or("coordinate")),
+            )
+        })
+    }
+
+    /// Points (x, y, z), cell offsets, types and connectivity, checked for length.
+    fn cells(&self) -> Result<CellArrays> {
+        let v = &self.v;
+        let pts_da = self.need("Points", None)?;
+        if pts_da.attr("NumberOfComponents").unwrap_or("1").trim() != "3" {
+            return Err(v.err(pts_da.at, "Points must have NumberOfComponents=\"3\""));
+        }
+        let pts = v.values(pts_da, self.np.saturating_mul(3))?;
+        let offs = v.values(self.need("Cells", Some("offsets"))?, self.nc)?;
+        let types = v.values(self.need("Cells", Some("types"))?, self.nc)?;
+        let conn_len = offs.last().copied().unwrap_or(0.0);
+        let conn = v.values(self.need("Cells", Some("connectivity"))?, conn_len as usize)?;
+        Ok((pts, offs, types, conn))
+    }
+}
+
+/// Scan the XML of a `.vtu` file (see [`parse_vtu`]).
+fn scan<'a>(path: &'a Path, data: &'a [u8]) -> Result<Scanned<'a>> {
     let mut v = Vtu {
         path,
         data,
@@ -464,31 +518,23 @@ pub fn parse_vtu(path: &Path, data: &[u8]) -> Result<Mesh> {
             "not a VTK UnstructuredGrid file: no <Piece>",
         ));
     };
-    let find = |parent: &str, name: Option<&str>| {
-        arrays
-            .iter()
-            .find(|a| a.parent == parent && name.is_none_or(|n| a.name() == n))
-    };
-    let need = |parent: &str, name: Option<&str>| {
-        find(parent, name).ok_or_else(|| {
-            v.err(
-                piece_at.unwrap_or(0),
-                format!("no {} array in <{parent}>", name.unwrap_or("coordinate")),
-            )
-        })
-    };
-    let pts_da = need("Points", None)?;
-    if pts_da.attr("NumberOfComponents").unwrap_or("1").trim() != "3" {
-        return Err(v.err(pts_da.at, "Points must have NumberOfComponents=\"3\""));
-    }
-    let pts = v.values(pts_da, np.saturating_mul(3))?;
-    let offs_da = need("Cells", Some("offsets"))?;
-    let offs = v.values(offs_da, nc)?;
-    let types = v.values(need("Cells", Some("types"))?, nc)?;
-    let conn_da = need("Cells", Some("connectivity"))?;
-    let conn_len = offs.last().copied().unwrap_or(0.0);
-    let conn = v.values(conn_da, conn_len as usize)?;
-    let tags = match TAG_ARRAYS.iter().find_map(|n| find("CellData", Some(n))) {
+    Ok(Scanned {
+        v,
+        arrays,
+        np,
+        nc,
+        piece_at: piece_at.unwrap_or(0),
+    })
+}
+
+/// Parse the bytes of a `.vtu` file; `path` is only used in error messages.
+pub fn parse_vtu(path: &Path, data: &[u8]) -> Result<Mesh> {
+    let sc = scan(path, data)?;
+    let (v, nc) = (&sc.v, sc.nc);
+    let (pts, offs, types, conn) = sc.cells()?;
+    let offs_da = sc.need("Cells", Some("offsets"))?;
+    let conn_da = sc.need("Cells", Some("connectivity"))?;
+    let tags = match TAG_ARRAYS.iter().find_map(|n| sc.find("CellData", Some(n))) {
         Some(da) => v.values(da, nc)?,
         None => vec![0.0; nc],
     };
@@ -514,10 +560,14 @@ pub fn parse_vtu(path: &Path, data: &[u8]) -> Result<Mesh> {
         }
         let (lo, hi) = (prev, o as usize);
         prev = hi;
-        let Some((lin, t)) = vtk_to_gmsh(types[c] as i64) else {
+        let Some((lin, t)) = vtk_to_gmsh(types[c] as i64, hi - lo) else {
             return Err(v.err(
                 offs_da.at,
-                format!("cell {c}: unsupported VTK cell type {}", types[c]),
+                format!(
+                    "cell {c}: unsupported VTK cell type {} with {} nodes",
+                    types[c],
+                    hi - lo
+                ),
             ));
         };
         if lin == 0 {
@@ -540,4 +590,93 @@ pub fn parse_vtu(path: &Path, data: &[u8]) -> Result<Mesh> {
         push_element(&mut file, (lin, t), c as u64, tags[c] as i32, conn_line);
     }
     file.into_mesh(&r)
+}
+
+/// A `.vtu` file's cells as written, with its data arrays: what [`parse_vtu`] reduces to a
+/// linear mesh, kept whole (high-order nodes and point and cell data included), e.g. to check
+/// a high-order output against the solution it came from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VtuGrid {
+    /// Point coordinates.
+    pub points: Vec<[f64; 3]>,
+    /// Point indices of each cell: `connectivity[offsets[c]..offsets[c + 1]]`.
+    pub connectivity: Vec<usize>,
+    /// `offsets[0] = 0`, then the end of each cell's points.
+    pub offsets: Vec<usize>,
+    /// VTK cell type of each cell.
+    pub types: Vec<u8>,
+    /// Single-component point arrays by name, one value per point.
+    pub point_data: Vec<(String, Vec<f64>)>,
+    /// Single-component cell arrays by name, one value per cell.
+    pub cell_data: Vec<(String, Vec<f64>)>,
+}
+
+impl VtuGrid {
+    /// The point array `name`.
+    pub fn point_array(&self, name: &str) -> Option<&[f64]> {
+        self.point_data
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_slice())
+    }
+
+    /// The point indices of cell `c`.
+    pub fn cell(&self, c: usize) -> &[usize] {
+        &self.connectivity[self.offsets[c]..self.offsets[c + 1]]
+    }
+}
+
+/// Parse a `.vtu` file into its [`VtuGrid`] (the same encodings as [`parse_vtu`]). Errors name
+/// the file and line: bad offsets, point indices out of range, arrays of the wrong length.
+pub fn parse_vtu_grid(path: &Path, data: &[u8]) -> Result<VtuGrid> {
+    let sc = scan(path, data)?;
+    let v = &sc.v;
+    let (pts, offs, types, conn) = sc.cells()?;
+    let offs_da = sc.need("Cells", Some("offsets"))?;
+    let conn_da = sc.need("Cells", Some("connectivity"))?;
+    let mut offsets = Vec::with_capacity(sc.nc + 1);
+    offsets.push(0);
+    for (c, &o) in offs.iter().enumerate() {
+        let prev = offsets[c];
+        if !(o.fract() == 0.0 && o >= prev as f64 && o <= conn.len() as f64) {
+            let msg = format!(
+                "cell {c}: offset {o} is not between {prev} and {}",
+                conn.len()
+            );
+            return Err(v.err(offs_da.at, msg));
+        }
+        offsets.push(o as usize);
+    }
+    let connectivity = conn
+        .iter()
+        .enumerate()
+        .map(|(k, &x)| {
+            if x >= 0.0 && x.fract() == 0.0 && (x as usize) < sc.np {
+                Ok(x as usize)
+            } else {
+                let msg = format!(
+                    "connectivity entry {k}: {x} is not a point index below {}",
+                    sc.np
+                );
+                Err(v.err(conn_da.at, msg))
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let arrays = |parent: &str, count: usize| -> Result<Vec<(String, Vec<f64>)>> {
+        sc.arrays
+            .iter()
+            .filter(|a| {
+                a.parent == parent && a.attr("NumberOfComponents").unwrap_or("1").trim() == "1"
+            })
+            .map(|a| Ok((a.name().to_string(), v.values(a, count)?)))
+            .collect()
+    };
+    Ok(VtuGrid {
+        points: pts.chunks_exact(3).map(|p| [p[0], p[1], p[2]]).collect(),
+        connectivity,
+        offsets,
+        types: types.iter().map(|&t| t as u8).collect(),
+        point_data: arrays("PointData", sc.np)?,
+        cell_data: arrays("CellData", sc.nc)?,
+    })
 }

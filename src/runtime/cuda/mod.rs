@@ -138,11 +138,14 @@ pub struct CudaDevice {
     name: String,
     capability: (i32, i32),
     modules: Mutex<ModuleCache>,
+    /// Directory of NVRTC's PTX kept between runs (`<cache>/cuda`), when enabled.
+    ptx_dir: Option<std::path::PathBuf>,
 }
 
 impl CudaDevice {
-    /// Open device 0. A clear error when the driver or NVRTC is missing or there is no device.
-    pub fn new() -> Result<CudaDevice> {
+    /// Open device 0, its PTX cached under `opts.pipeline_cache`. A clear error when the driver
+    /// or NVRTC is missing or there is no device.
+    pub fn new(opts: &crate::runtime::GpuOptions) -> Result<CudaDevice> {
         libraries_present().map_err(|e| Error::Gpu(format!("--backend cuda: {e}")))?;
         let ctx = CudaContext::new(0).map_err(driver_err("cannot open device 0"))?;
         let name = ctx.name().map_err(driver_err("device name"))?;
@@ -156,6 +159,7 @@ impl CudaDevice {
             name,
             capability,
             modules: Mutex::new(HashMap::new()),
+            ptx_dir: opts.pipeline_cache.as_ref().map(|d| d.join("cuda")),
         })
     }
 
@@ -216,6 +220,12 @@ impl CudaDevice {
         let mut options = vec![self.arch_option()];
         options.extend(defines.iter().cloned());
         let file = format!("shaders/cuda/{stem}.cu");
+        let cached = self.ptx_path(stem, &source, &options);
+        if let Some(path) = &cached {
+            if let Some(module) = self.load_cached(path) {
+                return self.remember(key, module);
+            }
+        }
         let opts = cudarc::nvrtc::CompileOptions {
             options,
             name: Some(format!("{stem}.cu")),
@@ -223,6 +233,7 @@ impl CudaDevice {
         };
         let ptx = cudarc::nvrtc::compile_ptx_with_opts(&source, opts)
             .map_err(|e| Error::Gpu(format!("NVRTC failed on {file}: {}", compile_message(&e))))?;
+        let text = cached.as_ref().map(|_| ptx.to_src());
         let module = self.ctx.load_module(ptx).map_err(|e| {
             Error::Gpu(format!(
                 "CUDA could not load the PTX of {file} ({}): {e}; a driver older than the \
@@ -230,6 +241,59 @@ impl CudaDevice {
                 self.arch_option()
             ))
         })?;
+        if let (Some(path), Some(text)) = (&cached, text) {
+            crate::runtime::disk_cache::store(path, text.as_bytes());
+        }
+        self.remember(key, module)
+    }
+
+    /// The cache file of the PTX of `stem` compiled from `source` with `options` (None when
+    /// the cache is off): named by a key of the source, the options (architecture and
+    /// defines), the device's compute capability and NVRTC's version.
+    fn ptx_path(&self, stem: &str, source: &str, options: &[String]) -> Option<std::path::PathBuf> {
+        let dir = self.ptx_dir.as_ref()?;
+        let (mut major, mut minor) = (0, 0);
+        // SAFETY: NVRTC was loaded by `new` (libraries_present); the call writes two ints.
+        let _ = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+        let capability = format!(
+            "{}.{} nvrtc {major}.{minor}",
+            self.capability.0, self.capability.1
+        );
+        let mut parts: Vec<&[u8]> = vec![source.as_bytes(), capability.as_bytes()];
+        parts.extend(options.iter().map(|o| o.as_bytes()));
+        let key = crate::runtime::disk_cache::key(&parts);
+        Some(dir.join(format!("{stem}-{key:016x}.ptx")))
+    }
+
+    /// The module of a cached PTX file, or None (with a warning when the file exists but
+    /// cannot be used: it is then compiled again and replaced).
+    fn load_cached(&self, path: &std::path::Path) -> Option<Arc<CudaModule>> {
+        let bytes = crate::runtime::disk_cache::load(path)?;
+        let text = match String::from_utf8(bytes) {
+            Ok(t) if t.contains(".entry") => t,
+            _ => {
+                log::warn!("cached PTX {} is not PTX; compiling again", path.display());
+                return None;
+            }
+        };
+        match self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(text)) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                log::warn!(
+                    "cached PTX {} not loaded ({e}); compiling again",
+                    path.display()
+                );
+                None
+            }
+        }
+    }
+
+    /// Keep `module` in the in-memory cache under `key` and return it.
+    fn remember(
+        &self,
+        key: (String, Vec<String>),
+        module: Arc<CudaModule>,
+    ) -> Result<Arc<CudaModule>> {
         self.modules
             .lock()
             .map_err(|_| Error::Gpu("CUDA module cache poisoned".into()))?

@@ -10,11 +10,16 @@ use crate::error::{Error, Result};
 /// Environment variable that overrides the adapter choice (substring of the adapter name).
 pub const ADAPTER_ENV: &str = "CHROMAFLOW_ADAPTER";
 
-/// Options for creating a [`GpuContext`].
+/// Options for opening a device ([`GpuContext`], [`crate::runtime::Runtime::new`]).
 #[derive(Clone, Debug, Default)]
 pub struct GpuOptions {
     /// Substring of the adapter name to use; falls back to [`ADAPTER_ENV`], then the ranking.
     pub adapter: Option<String>,
+    /// Directory of the on-disk kernel cache (wgpu's pipeline cache where the backend has
+    /// one, CUDA's PTX; see [`crate::runtime::disk_cache`]); None compiles every kernel afresh.
+    /// The command line passes [`crate::runtime::disk_cache::default_dir`] unless
+    /// `--no-pipeline-cache`.
+    pub pipeline_cache: Option<std::path::PathBuf>,
 }
 
 /// What a listing of adapters shows.
@@ -136,9 +141,12 @@ impl GpuContext {
         let wanted = opts.adapter.clone().or(env);
         let adapter = choose_adapter(ranked_adapters(&instance), wanted.as_deref())?;
         let info = adapter.get_info();
-        let wanted_features = wgpu::Features::TIMESTAMP_QUERY
+        let mut wanted_features = wgpu::Features::TIMESTAMP_QUERY
             | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
             | wgpu::Features::FLOAT32_FILTERABLE;
+        if opts.pipeline_cache.is_some() {
+            wanted_features |= wgpu::Features::PIPELINE_CACHE;
+        }
         let features = adapter.features() & wanted_features;
         let al = adapter.limits();
         let limits = wgpu::Limits {

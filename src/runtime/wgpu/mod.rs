@@ -24,12 +24,94 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use timing::PassTimer;
 
-/// A wgpu device with its read-back staging buffer and the item-range layout every kernel
-/// shares.
+/// A wgpu device with its read-back staging buffer, the item-range layout every kernel
+/// shares and the pipeline cache its kernels are compiled through.
 pub struct WgpuDevice {
     ctx: GpuContext,
     readback: Mutex<Readback>,
     range_layout: wgpu::BindGroupLayout,
+    cache: Option<CacheFile>,
+}
+
+/// wgpu's pipeline cache and the file it was loaded from and is saved to (when the device is
+/// dropped, if its contents changed).
+struct CacheFile {
+    cache: wgpu::PipelineCache,
+    path: std::path::PathBuf,
+    /// Key of the bytes loaded (0 when none), to skip rewriting an unchanged cache.
+    loaded: u64,
+}
+
+impl CacheFile {
+    /// Open the cache of `ctx`'s adapter in `dir`: None when the backend has no pipeline
+    /// cache (wgpu implements it on Vulkan). The file name holds the adapter's vendor and
+    /// device ([`wgpu::util::pipeline_cache_key`]) and a key of its name, driver, this crate's
+    /// version and the embedded kernel sources; wgpu checks its own header against the driver
+    /// (`pipelineCacheUUID`) too. Data wgpu rejects are ignored with a warning.
+    fn open(ctx: &GpuContext, dir: &std::path::Path) -> Option<CacheFile> {
+        if !ctx.features.contains(wgpu::Features::PIPELINE_CACHE) {
+            return None;
+        }
+        let adapter = wgpu::util::pipeline_cache_key(&ctx.info)?;
+        let i = &ctx.info;
+        let build = super::disk_cache::key(&[
+            i.name.as_bytes(),
+            i.driver.as_bytes(),
+            i.driver_info.as_bytes(),
+            env!("CARGO_PKG_VERSION").as_bytes(),
+            &super::disk_cache::sources_key(super::shaders::SHADER_FILES).to_le_bytes(),
+        ]);
+        let path = dir.join(format!("{adapter}_{build:016x}.bin"));
+        let data = super::disk_cache::load(&path);
+        let dev = &ctx.device;
+        let create = |data: Option<&[u8]>| {
+            // SAFETY: `data` is what `PipelineCache::get_data` returned for an adapter with the
+            // same cache key (the file name), written whole; wgpu validates its header (magic,
+            // version, backend, adapter, driver UUID, length) before the driver sees it, and
+            // rejected data are dropped below.
+            unsafe {
+                dev.create_pipeline_cache(&wgpu::PipelineCacheDescriptor {
+                    label: Some("chromaflow kernels"),
+                    data,
+                    fallback: false,
+                })
+            }
+        };
+        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut cache = create(data.as_deref());
+        let mut loaded = data.as_deref().map_or(0, |d| super::disk_cache::key(&[d]));
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            log::warn!(
+                "pipeline cache {} ignored (it will be rewritten): {e}",
+                path.display()
+            );
+            cache = create(None);
+            loaded = 0;
+        }
+        log::info!(
+            "pipeline cache {} ({})",
+            path.display(),
+            if loaded == 0 { "new" } else { "loaded" }
+        );
+        Some(CacheFile {
+            cache,
+            path,
+            loaded,
+        })
+    }
+}
+
+impl Drop for WgpuDevice {
+    /// Save the pipeline cache when kernels were compiled into it.
+    fn drop(&mut self) {
+        let Some(c) = &self.cache else { return };
+        match c.cache.get_data() {
+            Some(data) if super::disk_cache::key(&[&data]) != c.loaded => {
+                super::disk_cache::store(&c.path, &data)
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A compute pipeline and the layouts of its groups other than the range group.
@@ -136,10 +218,15 @@ impl WgpuDevice {
     pub fn new(opts: &GpuOptions) -> Result<WgpuDevice> {
         let ctx = GpuContext::new(opts)?;
         let range_layout = range_layout(&ctx.device);
+        let cache = opts
+            .pipeline_cache
+            .as_deref()
+            .and_then(|dir| CacheFile::open(&ctx, dir));
         Ok(WgpuDevice {
             ctx,
             readback: Mutex::new(Readback::new()),
             range_layout,
+            cache,
         })
     }
 
@@ -271,7 +358,8 @@ impl WgpuDevice {
                 layouts.push(l);
             }
         }
-        let pipeline = compute_pipeline(dev, stem, &layouts, constants)?;
+        let cache = self.cache.as_ref().map(|c| &c.cache);
+        let pipeline = compute_pipeline(dev, stem, &layouts, constants, cache)?;
         Ok(KernelInner::Wgpu(Arc::new(WgpuKernel {
             pipeline,
             groups,
@@ -596,12 +684,13 @@ fn arg_key(a: &Arg) -> ArgKey {
 }
 
 /// Compile kernel `name` into a compute pipeline with entry point `main` and an automatic layout
-/// from the given bind group layouts.
+/// from the given bind group layouts, through `cache` when given.
 pub fn compute_pipeline(
     device: &wgpu::Device,
     name: &str,
     layouts: &[&wgpu::BindGroupLayout],
     constants: &[(&str, f64)],
+    cache: Option<&wgpu::PipelineCache>,
 ) -> Result<wgpu::ComputePipeline> {
     let source = unroll_loops(&kernel_source(name)?, constants)
         .map_err(|e| Error::Gpu(format!("kernel shaders/{name}.wgsl: {e}")))?;
@@ -634,7 +723,7 @@ pub fn compute_pipeline(
             constants,
             zero_initialize_workgroup_memory: false,
         },
-        cache: None,
+        cache,
     });
     match pollster::block_on(scope.pop()) {
         Some(e) => Err(Error::Gpu(format!("kernel shaders/{name}.wgsl: {e}"))),

@@ -24,6 +24,7 @@ pub mod cpu;
 pub mod euler;
 pub mod gpu;
 pub mod mesh;
+pub mod plot;
 pub mod quadrature;
 pub mod rk;
 pub mod simulation;
@@ -33,4 +34,6 @@ pub use case::{Case, StateFn};
 pub use cpu::Operator;
 pub use euler::NumericalFlux;
 pub use mesh::{BoundaryKind, DgMesh};
-pub use simulation::{Quantity, RunSummary, Simulation, SimulationOptions};
+pub use simulation::{
+    Quantity, RunSummary, SetupTimes, Simulation, SimulationOptions, SnapshotOptions,
+};

@@ -16,19 +16,28 @@
 //! initial state, drives [`GpuDg`] from output time to output time (many steps per submit, the
 //! clock on the GPU) and reads the solution back only there, for the conserved totals, the
 //! density error, PNG/VTU snapshots and the CSV of a whole run ([`Simulation::run`]).
+//!
+//! Snapshots show each element's polynomial as it is: PNGs evaluate it once per pixel
+//! ([`super::plot::ModalField`], in parallel), VTUs hold VTK Lagrange triangles of degree p with
+//! the fields at their nodes (ParaView interpolates them exactly), listed with their times in
+//! the collection [`COLLECTION`]. A run times its setup, its stepping and its outputs apart
+//! ([`RunSummary`]).
 
 use super::amr::driver::{device_capacity, DeviceAdaptation};
 use super::amr::gpu::{slots_needed, PhaseSeconds};
+use super::amr::locality;
 use super::amr::{Adaptivity, AmrStats};
 use super::cpu::Operator;
 use super::euler::{pressure, sound_speed, State};
-use super::gpu::{Capacity, GpuConfig, GpuDg};
+use super::gpu::{Capacity, GpuConfig, GpuDg, Kernel};
+use super::plot::ModalField;
 use super::{BasisTables, Case, DgMesh, StateFn};
 use crate::checkpoint::{self, fingerprint, Checkpoint};
 use crate::error::{Error, Result};
+use crate::mesh::io::{lagrange_triangle_nodes, write_vtu_lagrange_triangles};
 use crate::mesh::{ElementKind, Mesh};
 use crate::order::{prepare, Ordering, PrepareOptions};
-use crate::output::{save_field_png, save_field_png_with_mesh, CsvWriter, Field, PlotOptions};
+use crate::output::{add_to_collection, save_triangle_field_png, CsvWriter, PlotOptions};
 use crate::runtime::Runtime;
 use crate::solver::{clock_stalls, interrupted, output_times, RunControl, MAX_BATCH};
 use std::cell::OnceCell;
@@ -37,6 +46,48 @@ use std::time::Instant;
 
 /// File name of the CSV of conserved totals that [`Simulation::run`] writes.
 pub const TOTALS_CSV: &str = "dg_totals.csv";
+
+/// File name of the ParaView collection listing the VTU snapshots with their times.
+pub const COLLECTION: &str = "dg.pvd";
+
+/// What a snapshot writes: a PNG per field (with `contours` isolines when nonzero) and, with
+/// `vtu`, a VTU of Lagrange triangles with every field at the nodes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SnapshotOptions {
+    /// Fields drawn and written, in order.
+    pub fields: Vec<Quantity>,
+    /// Also write `dg_{index:04}.vtu` and list it in [`COLLECTION`].
+    pub vtu: bool,
+    /// Isolines over each PNG ([`PlotOptions::contours`]); 0 for none.
+    pub contours: usize,
+}
+
+impl Default for SnapshotOptions {
+    fn default() -> Self {
+        SnapshotOptions {
+            fields: vec![Quantity::Density],
+            vtu: false,
+            contours: 0,
+        }
+    }
+}
+
+/// Wall-clock seconds of building a [`Simulation`], by phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SetupTimes {
+    /// Mesh built, colored and ordered; DG mesh geometry.
+    pub mesh: f64,
+    /// GPU solver: kernels compiled (or loaded from the pipeline cache), buffers uploaded.
+    pub solver: f64,
+    /// Initial projection (and limiting, and the adaptive mesh's first refinement).
+    pub initial: f64,
+}
+
+impl SetupTimes {
+    pub fn total(&self) -> f64 {
+        self.mesh + self.solver + self.initial
+    }
+}
 
 /// Columns of [`TOTALS_CSV`]: the totals are the domain integrals of the conserved variables.
 pub const TOTALS_COLUMNS: [&str; 8] = [
@@ -144,8 +195,16 @@ pub struct RunSummary {
     pub steps: u64,
     /// Final time.
     pub t: f64,
-    /// Wall-clock seconds of the run, outputs included.
+    /// Wall-clock seconds of the run, outputs included (setup not).
     pub wall_seconds: f64,
+    /// Of which stepping: queueing steps and waiting for the device (adaptations not included).
+    pub step_seconds: f64,
+    /// Of which outputs: read-backs, totals, errors, PNGs, VTUs, CSV rows and checkpoints.
+    pub output_seconds: f64,
+    /// Steps taken by this run (from its start or restart point).
+    pub run_steps: u64,
+    /// Building the simulation before the run.
+    pub setup: SetupTimes,
     /// Snapshots written, the initial one included.
     pub snapshots: usize,
     /// Every file written: the CSV, then the PNGs and VTUs in snapshot order.
@@ -174,12 +233,11 @@ pub struct Simulation {
     steps: u64,
     /// The solution at `t`, read back once per output time.
     solution: OnceCell<Vec<f64>>,
-    /// Built on the first snapshot.
-    plot: OnceCell<PlotMesh>,
     /// The adaptive mesh when the case adapts (`mesh` and `dm` are then its active elements).
     amr: Option<Adaptivity>,
     /// Whether `dm` lags the device's adapted mesh (rebuilt by [`Simulation::sync_mesh`]).
     dm_stale: bool,
+    setup: SetupTimes,
 }
 
 impl Simulation {
@@ -188,10 +246,16 @@ impl Simulation {
     /// (limited when the case limits) at t = 0.
     pub fn new(case: &Case, rt: &Runtime, opts: &SimulationOptions) -> Result<Simulation> {
         validate(case, opts)?;
+        let started = Instant::now();
         let mesh = case.build_mesh(opts.seed)?;
         let om = prepare(&mesh, &PrepareOptions::new(opts.ordering, opts.seed))?;
         let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t))?;
         let tables = BasisTables::new(case.order);
+        let mut setup = SetupTimes {
+            mesh: started.elapsed().as_secs_f64(),
+            ..SetupTimes::default()
+        };
+        let started = Instant::now();
         let project =
             |dm: &DgMesh| operator(case, dm, &tables).project(&|x, y| case.initial.eval(x, y, 0.0));
         let cfg = GpuConfig::for_case(case, opts.fixed_dt);
@@ -214,7 +278,11 @@ impl Simulation {
                 Capacity::of(&dm),
             ),
         };
+        setup.initial = started.elapsed().as_secs_f64();
+        let started = Instant::now();
         let gpu = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
+        setup.solver = started.elapsed().as_secs_f64();
+        let started = Instant::now();
         let mut sim = Simulation {
             case: case.clone(),
             mesh,
@@ -226,9 +294,9 @@ impl Simulation {
             t: 0.0,
             steps: 0,
             solution: OnceCell::new(),
-            plot: OnceCell::new(),
             amr,
             dm_stale: false,
+            setup,
         };
         if case.limiter {
             let limited = sim.gpu.limit_once(&c0)?;
@@ -236,7 +304,13 @@ impl Simulation {
         } else {
             sim.gpu.set_solution(&c0)?;
         }
+        sim.setup.initial += started.elapsed().as_secs_f64();
         Ok(sim)
+    }
+
+    /// How long [`Simulation::new`] took, by phase.
+    pub fn setup_times(&self) -> SetupTimes {
+        self.setup
     }
 
     /// The elements as a [`Mesh`] (VTU geometry, vertex averages): the ordered mesh, or for an
@@ -278,7 +352,6 @@ impl Simulation {
             self.solution = OnceCell::new();
         }
         self.mesh = OnceCell::new();
-        self.plot = OnceCell::new();
         Ok(())
     }
 
@@ -385,9 +458,34 @@ impl Simulation {
         }
         self.solution = OnceCell::new();
         self.mesh = OnceCell::new();
-        self.plot = OnceCell::new();
         self.sync_mesh()?;
         Ok(out)
+    }
+
+    /// Surface-kernel seconds per step on the mesh as adapted, and on the same mesh with its
+    /// elements along a Morton curve and its faces by color and left element (GK19's
+    /// compaction keeps no order); `None` without device timestamps. Consumes the simulation:
+    /// the reordered solver no longer matches the adaptive trees.
+    pub fn surface_locality(mut self, steps: usize) -> Result<Option<(f64, f64)>> {
+        let surface = |gpu: &GpuDg| -> Result<Option<f64>> {
+            Ok(gpu.time_kernels(steps)?.map(|t| {
+                t.iter()
+                    .filter(|(k, _)| *k == Kernel::Surface)
+                    .map(|(_, s)| s)
+                    .sum::<f64>()
+                    / steps.max(1) as f64
+            }))
+        };
+        self.sync_mesh()?;
+        let Some(adapted) = surface(&self.gpu)? else {
+            return Ok(None);
+        };
+        let order = locality::morton_order(&self.dm);
+        let dm = locality::permute(&self.dm, &order);
+        let c =
+            locality::permute_coefficients(&self.gpu.read_state()?, self.dm.num_elements, &order);
+        self.gpu.remesh(&dm, &c)?;
+        Ok(surface(&self.gpu)?.map(|reordered| (adapted, reordered)))
     }
 
     /// Bring the host's DG mesh up to the device's after device adaptations.
@@ -592,45 +690,25 @@ impl Simulation {
     }
 
     /// Write snapshot `index` of the current time into `dir`: one PNG per field,
-    /// `{field}_{index:04}.png`, each element's polynomial drawn sub-sampled, and with `vtu`
-    /// `dg_{index:04}.vtu` with the fields at the vertices (averaged over the elements around
-    /// each) and their element means. Files are written whole; returns their paths.
+    /// `{field}_{index:04}.png`, each element's polynomial evaluated per pixel (an adaptive
+    /// run's mesh drawn over it), and with `opts.vtu` `dg_{index:04}.vtu`: VTK Lagrange
+    /// triangles of degree max(p, 1) with every field at their nodes and the element means as
+    /// cell data, added to the collection [`COLLECTION`] in `dir`. Files are written whole;
+    /// returns the PNGs and the VTU.
     pub fn write_snapshot(
         &self,
         dir: &Path,
         index: usize,
-        fields: &[Quantity],
-        vtu: bool,
+        opts: &SnapshotOptions,
     ) -> Result<Vec<PathBuf>> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let c = self.solution()?;
-        let op = self.operator();
-        let plot = self
-            .plot
-            .get_or_init(|| PlotMesh::new(&self.dm, &self.tables));
-        let tb = &self.tables;
-        let np = tb.np;
-        let ne = self.dm.num_elements;
+        let p = self.tables.p;
         let mut files = Vec::new();
-        let mut cell_fields = Vec::new();
-        let mut point_fields = Vec::new();
-        for &q in fields {
+        for &q in &opts.fields {
             let name = q.name();
-            let per: Vec<[f64; 3]> = (0..ne)
-                .map(|i| {
-                    let coef = op.element(c, i);
-                    std::array::from_fn(|v| {
-                        q.eval(&Operator::eval(&coef, &tb.vertex_phi[v * np..(v + 1) * np]))
-                    })
-                })
-                .collect();
-            let values = vertex_field(self.element_mesh(), &per);
-            let means: Vec<f64> = (0..ne).map(|i| q.eval(&op.mean(c, i))).collect();
-            let opts = PlotOptions {
-                title: format!(
-                    "{}: {name}, p = {}, t = {:.4}",
-                    self.case.name, tb.p, self.t
-                ),
+            let plot = PlotOptions {
+                title: format!("{}: {name}, p = {p}, t = {:.4}", self.case.name, self.t),
                 label: name.to_string(),
                 width: 1400,
                 height: if matches!(self.case.initial, StateFn::DoubleMach) {
@@ -638,36 +716,55 @@ impl Simulation {
                 } else {
                     1000
                 },
+                contours: opts.contours,
                 ..PlotOptions::default()
             };
             let path = dir.join(format!("{name}_{index:04}.png"));
-            let sampled = plot.values(&op, c, q);
-            let field = Field::Vertex(&sampled);
+            let field = ModalField::new(&self.dm.vertices, p, c, q);
             // An adaptive run shows its mesh over the solution.
-            match self.amr {
-                Some(_) => {
-                    save_field_png_with_mesh(&plot.mesh, field, &opts, self.element_mesh(), &path)?
-                }
-                None => save_field_png(&plot.mesh, field, &opts, &path)?,
-            };
+            let overlay = self.amr.as_ref().map(|_| self.element_mesh());
+            save_triangle_field_png(&field, &plot, overlay, &path)?;
             files.push(path);
-            point_fields.push((name, values));
-            cell_fields.push((format!("{name}_mean"), means));
         }
-        if vtu {
-            let pf: Vec<(&str, &[f64])> = point_fields
-                .iter()
-                .map(|(n, v)| (*n, v.as_slice()))
-                .collect();
-            let cf: Vec<(&str, &[f64])> = cell_fields
-                .iter()
-                .map(|(n, v)| (n.as_str(), v.as_slice()))
-                .collect();
-            let path = dir.join(format!("dg_{index:04}.vtu"));
-            crate::mesh::write_vtu(self.element_mesh(), &path, &pf, &cf)?;
+        if opts.vtu {
+            let name = format!("dg_{index:04}.vtu");
+            let path = dir.join(&name);
+            self.write_vtu(&path, &opts.fields)?;
+            add_to_collection(&dir.join(COLLECTION), self.t, &name)?;
             files.push(path);
         }
         Ok(files)
+    }
+
+    /// Write the solution as VTK Lagrange triangles of degree max(p, 1) at `path`: every
+    /// field of `fields` at the nodes, their element means as cell data (`{field}_mean`).
+    pub fn write_vtu(&self, path: &Path, fields: &[Quantity]) -> Result<()> {
+        let c = self.solution()?;
+        let p = self.tables.p;
+        let degree = p.max(1);
+        let lattice: Vec<[f64; 2]> = lagrange_triangle_nodes(degree)
+            .iter()
+            .map(|&(i, j)| [i as f64 / degree as f64, j as f64 / degree as f64])
+            .collect();
+        let nodes: Vec<[f64; 2]> = (0..self.dm.num_elements)
+            .flat_map(|e| lattice.iter().map(move |x| self.dm.map(e, x[0], x[1])))
+            .collect();
+        let op = self.operator();
+        let mut point_fields = Vec::new();
+        let mut cell_fields = Vec::new();
+        for &q in fields {
+            let field = ModalField::new(&self.dm.vertices, p, c, q);
+            point_fields.push((q.name().to_string(), field.at_points(&lattice)));
+            let means = (0..self.dm.num_elements).map(|i| q.eval(&op.mean(c, i)));
+            cell_fields.push((format!("{}_mean", q.name()), means.collect::<Vec<f64>>()));
+        }
+        write_vtu_lagrange_triangles(
+            path,
+            degree,
+            &nodes,
+            &named(&point_fields),
+            &named(&cell_fields),
+        )
     }
 
     /// The whole `dg` job: from t = 0 (or `rc`'s restart checkpoint) to the case's `t_end`, a
@@ -679,12 +776,12 @@ impl Simulation {
     pub fn run(
         &mut self,
         out: &Path,
-        fields: &[Quantity],
-        vtu: bool,
+        snapshots: &SnapshotOptions,
         rc: &RunControl,
         mut progress: impl FnMut(f64, u64),
     ) -> Result<RunSummary> {
         let started = Instant::now();
+        let mut clock = RunClock::default();
         let ck_path = out.join(checkpoint::FILE_NAME);
         let fp = self.fingerprints();
         if self.amr.is_some() && (rc.restart.is_some() || rc.checkpoint_every.is_some()) {
@@ -718,20 +815,26 @@ impl Simulation {
             None => {
                 let mut csv = CsvWriter::create(&csv_path, &TOTALS_COLUMNS)?;
                 files.push(csv_path);
-                files.extend(self.record(out, 0, fields, vtu, &mut csv)?);
+                let written = clock.output(|| self.record(out, 0, snapshots, &mut csv))?;
+                files.extend(written);
                 (csv, 0)
             }
         };
+        let first_step = self.steps;
         let mut next_ck = rc.next_checkpoint(self.t);
         for (i, target) in times.enumerate().skip(index) {
             loop {
                 let due = next_ck;
+                let adapting = self.amr_stats().map_or(0.0, |a| a.seconds());
+                let stepping = Instant::now();
                 self.advance_to_with(target, |t, s| {
                     progress(t, s);
                     !crate::interrupt::requested() && t < due
                 })?;
+                let adapted = self.amr_stats().map_or(0.0, |a| a.seconds()) - adapting;
+                clock.step += stepping.elapsed().as_secs_f64() - adapted;
                 if crate::interrupt::requested() {
-                    self.write_snapshot(out, i + 1, fields, vtu)?;
+                    self.write_snapshot(out, i + 1, snapshots)?;
                     if self.amr.is_some() {
                         return Err(Error::Interrupted(format!(
                             "interrupted at t = {} after {} steps; wrote a final snapshot (an \
@@ -743,7 +846,7 @@ impl Simulation {
                     return Err(interrupted(self.t, self.steps, &ck_path));
                 }
                 if self.t >= next_ck {
-                    self.save(&ck_path, fp, i, csv.rows_written())?;
+                    clock.output(|| self.save(&ck_path, fp, i, csv.rows_written()))?;
                     next_ck = rc.next_checkpoint(self.t);
                 }
                 if self.t >= target {
@@ -751,12 +854,20 @@ impl Simulation {
                 }
             }
             index = i + 1;
-            files.extend(self.record(out, index, fields, vtu, &mut csv)?);
+            let written = clock.output(|| self.record(out, index, snapshots, &mut csv))?;
+            files.extend(written);
+        }
+        if snapshots.vtu {
+            files.push(out.join(COLLECTION));
         }
         Ok(RunSummary {
             steps: self.steps,
             t: self.t,
             wall_seconds: started.elapsed().as_secs_f64(),
+            step_seconds: clock.step,
+            output_seconds: clock.output,
+            run_steps: self.steps - first_step,
+            setup: self.setup,
             snapshots: index + 1,
             files,
             amr: self.amr_stats(),
@@ -769,8 +880,7 @@ impl Simulation {
         &self,
         out: &Path,
         index: usize,
-        fields: &[Quantity],
-        vtu: bool,
+        snapshots: &SnapshotOptions,
         csv: &mut CsvWriter,
     ) -> Result<Vec<PathBuf>> {
         let tot = self.totals()?;
@@ -785,7 +895,29 @@ impl Simulation {
             err,
             self.dm.num_elements as f64,
         ])?;
-        self.write_snapshot(out, index, fields, vtu)
+        self.write_snapshot(out, index, snapshots)
+    }
+}
+
+/// `(name, values)` pairs as the slices the writers take.
+fn named(v: &[(String, Vec<f64>)]) -> Vec<(&str, &[f64])> {
+    v.iter().map(|(n, x)| (n.as_str(), x.as_slice())).collect()
+}
+
+/// Seconds a run spends stepping and writing outputs.
+#[derive(Default)]
+struct RunClock {
+    step: f64,
+    output: f64,
+}
+
+impl RunClock {
+    /// Run `f`, adding its wall time to the output time.
+    fn output<T>(&mut self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let started = Instant::now();
+        let r = f();
+        self.output += started.elapsed().as_secs_f64();
+        r
     }
 }
 
@@ -857,86 +989,4 @@ fn validate(case: &Case, opts: &SimulationOptions) -> Result<()> {
     }
 
     Ok(())
-}
-
-/// Per-vertex values of a per-element-vertex quantity, averaged over the elements around
-/// each vertex (a continuous rendering of the discontinuous polynomials).
-fn vertex_field(mesh: &Mesh, per_elem_vertex: &[[f64; 3]]) -> Vec<f64> {
-    let mut sum = vec![0.0; mesh.num_points()];
-    let mut cnt = vec![0.0; mesh.num_points()];
-    for (e, vals) in per_elem_vertex.iter().enumerate() {
-        for (v, val) in mesh.element(e).iter().zip(vals) {
-            sum[*v as usize] += val;
-            cnt[*v as usize] += 1.0;
-        }
-    }
-    sum.iter()
-        .zip(&cnt)
-        .map(|(s, c)| if *c > 0.0 { s / c } else { f64::NAN })
-        .collect()
-}
-
-/// A plotting mesh: every element split into m^2 sub-triangles on the lattice (i/m, j/m) of
-/// its reference triangle (m = 2p for p >= 2, else 1), points not shared between elements, so
-/// each element's polynomial is drawn sub-sampled and smooth inside, discontinuous across edges.
-struct PlotMesh {
-    mesh: Mesh,
-    /// Basis values at each lattice point, `[point][mode]`.
-    phi: Vec<f64>,
-    points_per_element: usize,
-}
-
-impl PlotMesh {
-    fn new(dm: &DgMesh, tables: &BasisTables) -> PlotMesh {
-        let m = if tables.p >= 2 { 2 * tables.p } else { 1 };
-        let mut lattice = Vec::new();
-        for j in 0..=m {
-            for i in 0..=m - j {
-                lattice.push([i as f64 / m as f64, j as f64 / m as f64]);
-            }
-        }
-        let row_start = |j: usize| -> usize { (0..j).map(|r| m + 1 - r).sum() };
-        let at = |i: usize, j: usize| -> u32 { (row_start(j) + i) as u32 };
-        let mut mesh = Mesh::new(2);
-        let npe = lattice.len();
-        for e in 0..dm.num_elements {
-            let base = (e * npe) as u32;
-            for x in &lattice {
-                let [px, py] = dm.map(e, x[0], x[1]);
-                mesh.points.push([px, py, 0.0]);
-            }
-            for j in 0..m {
-                for i in 0..m - j {
-                    let up = [at(i, j), at(i + 1, j), at(i, j + 1)].map(|v| base + v);
-                    mesh.push_element(ElementKind::Triangle, &up, 1);
-                    if i + j + 1 < m {
-                        let down = [at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)].map(|v| base + v);
-                        mesh.push_element(ElementKind::Triangle, &down, 1);
-                    }
-                }
-            }
-        }
-        let phi = lattice
-            .iter()
-            .flat_map(|x| tables.eval(x[0], x[1]))
-            .collect();
-        PlotMesh {
-            mesh,
-            phi,
-            points_per_element: npe,
-        }
-    }
-
-    /// Values of a derived quantity at every plotting point.
-    fn values(&self, op: &Operator, c: &[f64], q: Quantity) -> Vec<f64> {
-        let np = op.tables.np;
-        (0..op.mesh.num_elements)
-            .flat_map(|e| {
-                let coef = op.element(c, e);
-                (0..self.points_per_element)
-                    .map(|p| q.eval(&Operator::eval(&coef, &self.phi[p * np..(p + 1) * np])))
-                    .collect::<Vec<f64>>()
-            })
-            .collect()
-    }
 }

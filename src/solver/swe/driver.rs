@@ -37,7 +37,12 @@ pub struct RunSummary {
     pub device: String,
     pub steps: u64,
     pub t: f64,
+    /// Wall-clock seconds of the time loop, outputs included.
     pub wall_seconds: f64,
+    /// Of which stepping: queueing steps and waiting for the device.
+    pub step_seconds: f64,
+    /// Of which outputs after the start: read-backs, CSV rows, snapshots, checkpoints.
+    pub output_seconds: f64,
     /// Relative mass change of each layer, |M_k(t) − M_k(0)| / M_k(0).
     pub mass_drift: [f64; 2],
     pub counters: Counters,
@@ -99,8 +104,11 @@ pub fn write_snapshot(
             .iter()
             .map(|(n, v)| (n.as_str(), v.as_slice()))
             .collect();
-        let path = dir.join(format!("{}_{index:04}.vtu", case.name));
+        let name = format!("{}_{index:04}.vtu", case.name);
+        let path = dir.join(&name);
         crate::mesh::write_vtu(&mesh.mesh, &path, &[], &refs)?;
+        // The collection ParaView opens as one time series.
+        crate::output::add_to_collection(&dir.join(format!("{}.pvd", case.name)), t, &name)?;
         files.push(path);
     }
     Ok(files)
@@ -359,6 +367,7 @@ impl Simulation {
         let mut ctl = solver.read_control()?;
         let mut next_ck = rc.next_checkpoint(ctl.t as f64);
         let mut state = setup.state.clone();
+        let (mut step_seconds, mut output_seconds) = (0.0, 0.0);
         let save = |solver: &mut GpuSolver, ctl: &GpuControl, done: u64, rows: u64| {
             let words = solver.save_words()?;
             let pos = (ctl.t as f64, ctl.steps as u64);
@@ -375,10 +384,12 @@ impl Simulation {
         };
         for (i, t_out) in times.enumerate().skip(done as usize) {
             loop {
+                let stepping = Instant::now();
                 ctl = solver.advance_to(t_out, self.max_batch, &mut |c| {
                     progress(c.t as f64, c.steps as u64);
                     !crate::interrupt::requested() && (c.t as f64) < next_ck
                 })?;
+                step_seconds += stepping.elapsed().as_secs_f64();
                 flush_gauges(solver)?;
                 let rows = csv.as_ref().map_or(0, |w| w.rows_written() as u64);
                 if crate::interrupt::requested() {
@@ -388,13 +399,16 @@ impl Simulation {
                     return Err(interrupted(ctl.t as f64, ctl.steps as u64, &ck_path));
                 }
                 if ctl.t as f64 >= next_ck {
+                    let saving = Instant::now();
                     save(solver, &ctl, i as u64, rows)?;
+                    output_seconds += saving.elapsed().as_secs_f64();
                     next_ck = rc.next_checkpoint(ctl.t as f64);
                 }
                 if ctl.t >= t_out as f32 {
                     break;
                 }
             }
+            let writing = Instant::now();
             state = solver.read_state()?;
             if state.iter().flatten().any(|v| !v.is_finite()) {
                 return Err(solver.blow_up(&ctl));
@@ -410,6 +424,7 @@ impl Simulation {
                 t_out,
                 i + 1,
             )?);
+            output_seconds += writing.elapsed().as_secs_f64();
         }
         let wall = start.elapsed().as_secs_f64();
         let m = layer_masses(&mesh.geom.areas, &state);
@@ -425,6 +440,8 @@ impl Simulation {
             steps: ctl.steps as u64,
             t: ctl.t as f64,
             wall_seconds: wall,
+            step_seconds,
+            output_seconds,
             mass_drift: [(m[0] - m0[0]).abs() / m0[0], (m[1] - m0[1]).abs() / m0[1]],
             counters: ctl.counters(),
             files,

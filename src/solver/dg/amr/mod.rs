@@ -10,6 +10,7 @@
 pub mod driver;
 pub mod gpu;
 pub mod indicator;
+pub mod locality;
 pub mod projection;
 pub mod tree;
 

@@ -2,7 +2,7 @@
 //! at most 2K colors with none repeated at an element, conservation and reversibility.
 
 use super::*;
-use crate::conformance::amr::{rand_flags, smooth_state};
+use crate::conformance::amr::{map, rand_flags, smooth_state};
 use crate::conformance::dg::periodic_mesh;
 use crate::mesh::generate;
 use crate::order::{prepare, Ordering, PrepareOptions};
@@ -15,13 +15,6 @@ fn wall_box() -> DgMesh {
     let mesh = generate::rectangle(0.0, 2.0, 0.0, 1.0, 60, 5).expect("mesh");
     let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 3)).expect("prepare");
     DgMesh::build(&om, &|_| Ok(BoundaryKind::Wall)).expect("dg mesh")
-}
-
-fn map(v: &[[f64; 2]; 3], r: [f64; 2]) -> [f64; 2] {
-    [
-        v[0][0] + r[0] * (v[1][0] - v[0][0]) + r[1] * (v[2][0] - v[0][0]),
-        v[0][1] + r[0] * (v[1][1] - v[0][1]) + r[1] * (v[2][1] - v[0][1]),
-    ]
 }
 
 fn det(v: &[[f64; 2]; 3]) -> f64 {
