@@ -1,35 +1,82 @@
 // #include "common/dispatch.wgsl"
 
-// One SSP Runge-Kutta stage (rk::step), one thread per DOF j of a register:
-//   R_dst[j] = sum_r a_r R_r[j] + b dt rhs[j]   (and optionally R_dst2 with a2, b2).
-// Each thread reads every register at j before writing, so in-place stages are safe. dt = 0
-// (the run reached t_end) leaves all registers untouched.
+// One SSP Runge-Kutta stage (rk::step), one thread per DOF j of a register, in difference form
+// around the base register B (the first with a_B != 0; every combination is convex):
+//   R_dst[j] = R_B[j] + (sum_{r != B} a_r (R_r[j] - R_B[j]) + b dt rhs[j])
+// (and optionally R_dst2 with a2, b2). Registers R0..R3 are f32 pairs R = hi + lo (regs,
+// regs_lo); volume, surface and limiter read hi. The bracket is an O(dt rhs) increment in plain
+// f32; it goes into lo, and lo's part on the grid ulp(hi_B) moves into hi (split_pair),
+// so neither the coefficients' f32 rounding (they sum to 1 +- 3e-8) nor increments below half
+// an ulp of hi are lost (issue 13: both drained ~1e-8 of the mass per step). Each thread reads
+// every register at j before writing, so in-place stages are safe. dt = 0 (the run reached
+// t_end) leaves all registers untouched.
 
 struct Stage {
     a: vec4<f32>,
     a2: vec4<f32>,
     b: f32,
     b2: f32,
-    dst: u32,
+    dst: u32,    // register of hi (the limiter's scratch when the limiter is on)
     dst2: u32,   // 0xffffffff: none
+    // The stage's register: its lo word is the pair's when dst is that register, else 0 (the
+    // limiter writes its hi from the scratch's hi alone).
+    lo_dst: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<storage, read_write> regs: array<f32>;
 @group(0) @binding(1) var<storage, read> rhs: array<f32>;
 @group(0) @binding(2) var<storage, read> clock: array<f32>;
 @group(0) @binding(3) var<storage, read> stages: array<Stage>;
+// Low words of R0..R3 (same layout as regs).
+@group(0) @binding(4) var<storage, read_write> regs_lo: array<f32>;
 // count: DOFs per register; color: stage index.
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
-fn combine(a: vec4<f32>, b: f32, dt: f32, j: u32, n: u32) -> f32 {
-    var v = b * dt * rhs[j];
+// x rounded to the nearest multiple of 2^k (ties away from zero) with integer operations on its
+// bits (adding half the unit carries into the exponent where it must), so the remainder x - t is
+// exact and no compiler algebra can fold it away (Vulkan compilers may simplify (a + b) - a to
+// b, which breaks TwoSum-style compensation).
+fn round_to(x: f32, k: i32) -> f32 {
+    let bits = bitcast<u32>(x);
+    let clear = k - (max(i32((bits >> 23u) & 0xffu), 1) - 150);
+    if (clear <= 0) {
+        return x;
+    }
+    if (clear > 24) {
+        return 0.0;
+    }
+    if (clear == 24) {
+        // 2^(k-1) <= |x| < 2^k: +-2^k.
+        return bitcast<f32>((bits & 0x80000000u) | (u32(k + 127) << 23u));
+    }
+    return bitcast<f32>((bits + (1u << u32(clear - 1))) & ~((1u << u32(clear)) - 1u));
+}
+
+// The pair (hb + t, lo - t) with t = lo rounded to the grid ulp(hb) = 2^(E(hb) - 23): lo - t is
+// exact, hb + t too unless it crosses a binade upward (then it rounds once, by half an ulp),
+// and hi stays the nearest f32 to hi + lo (|lo| <= ulp(hb) / 2) for the kernels that read hi.
+fn split_pair(hb: f32, lo: f32) -> vec2<f32> {
+    let e = max(i32((bitcast<u32>(hb) >> 23u) & 0xffu), 1) - 127;
+    let t = round_to(lo, e - 23);
+    return vec2<f32>(hb + t, lo - t);
+}
+
+// hi + lo of sum_r a_r R_r[j] + b dt rhs[j] in difference form (see the top).
+fn combine(a: vec4<f32>, b: f32, dt: f32, j: u32, n: u32) -> vec2<f32> {
+    let base = select(select(select(3u, 2u, a.z != 0.0), 1u, a.y != 0.0), 0u, a.x != 0.0);
+    let hb = regs[base * n + j];
+    let lb = regs_lo[base * n + j];
+    var increment = b * dt * rhs[j];
     // #unroll
     for (var r = 0u; r < 4u; r = r + 1u) {
-        if (a[r] != 0.0) {
-            v = v + a[r] * regs[r * n + j];
+        if (a[r] != 0.0 && r != base) {
+            increment = increment + a[r] * ((regs[r * n + j] - hb) + (regs_lo[r * n + j] - lb));
         }
     }
-    return v;
+    return split_pair(hb, lb + increment);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -43,7 +90,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let s = stages[range.color];
     let v = combine(s.a, s.b, dt, j, n);
     if (s.dst2 != 0xffffffffu) {
-        regs[s.dst2 * n + j] = combine(s.a2, s.b2, dt, j, n);
+        let v2 = combine(s.a2, s.b2, dt, j, n);
+        regs[s.dst2 * n + j] = v2.x;
+        regs_lo[s.dst2 * n + j] = v2.y;
     }
-    regs[s.dst * n + j] = v;
+    regs[s.dst * n + j] = v.x;
+    regs_lo[s.lo_dst * n + j] = select(0.0, v.y, s.dst == s.lo_dst);
 }

@@ -19,6 +19,7 @@ use chromaflow::solver::dg::amr::{AmrOptions, IndicatorField};
 use chromaflow::solver::dg::bench::{
     bench_one, ordering_variants, BenchRow, BenchSetup, COPY_SAMPLES, SURFACE_BYTES_MODEL,
 };
+use chromaflow::solver::dg::cpu;
 use chromaflow::solver::dg::plot;
 use chromaflow::solver::dg::{
     Case, DgMesh, NumericalFlux, Quantity, Simulation, SimulationOptions, SnapshotOptions,
@@ -106,6 +107,11 @@ pub struct DgArgs {
     /// on the GPU.
     #[arg(long)]
     pub amr_on_host: bool,
+    /// Also run the f64 CPU reference (single-threaded: minutes from ~10,000 triangles at
+    /// p = 3) on the same mesh to the final time, at the case's CFL number or --dt, and print its
+    /// L2 density error next to the device's (cases with an exact solution, no --amr-levels).
+    #[arg(long)]
+    pub reference: bool,
 }
 
 /// The case's adaptive refinement with the command line's overrides.
@@ -219,6 +225,14 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         ))
         .into());
     }
+    if args.reference && !(case.exact && case.amr.is_none()) {
+        return Err(Error::Invalid(
+            "--reference needs a case with an exact solution (vortex or a constant state) and \
+             no adaptive refinement"
+                .into(),
+        )
+        .into());
+    }
     let opened = Instant::now();
     let backend = global.runtime()?;
     let device_seconds = opened.elapsed().as_secs_f64();
@@ -306,7 +320,39 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             );
         }
     }
+    if let Some(error) = sim.l2_density_error()? {
+        println!(
+            "L2 density error at t = {}: {error:.4e} (device)",
+            sim.time()
+        );
+        if args.reference {
+            let started = std::time::Instant::now();
+            let (reference, steps) = reference_error(&sim, args.dt);
+            println!(
+                "L2 density error at t = {}: {reference:.4e} (f64 CPU reference, {steps} steps \
+                 in {:.1} s); device / reference = {:.4}",
+                sim.time(),
+                started.elapsed().as_secs_f64(),
+                error / reference
+            );
+        }
+    }
     Ok(())
+}
+
+/// The L2 density error of the f64 CPU reference run of `sim`'s case on its mesh to its time
+/// (initial limiting and limiter as the device run), and the steps it took.
+fn reference_error(sim: &Simulation, dt: Option<f64>) -> (f64, usize) {
+    let case = sim.case();
+    let op = sim.operator();
+    let mut c = op.project(&|x, y| case.initial.eval(x, y, 0.0));
+    if case.limiter {
+        let mut limited = c.clone();
+        op.limit(&c, &mut limited, true);
+        c = limited;
+    }
+    let steps = cpu::run(&op, &mut c, sim.time(), case.cfl, dt, case.limiter);
+    (op.l2_density_error(&c, sim.time()), steps)
 }
 
 /// Options of `chromaflow bench dg`.

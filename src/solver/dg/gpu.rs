@@ -7,7 +7,10 @@
 //! Registers: R0 = U^n, R1..R3 stage states (see [`super::rk`]), R4 = the unlimited output of a
 //! stage when the limiter is on (the limiter reads R4 and writes the stage's register, so
 //! neighbours are always read before they are limited). All registers and the rhs use the
-//! `c[eq][k][element]` layout.
+//! `c[eq][k][element]` layout. R0..R3 are f32 pairs hi + lo: the kernels read hi, `dg_stage`
+//! updates both exactly (no increment below an ulp of hi is lost), and the host reads and
+//! writes the solution as hi + lo, so an f64 initial projection is kept to ~2^-48 and the
+//! checkpoint holds both words.
 
 use super::basis::BasisTables;
 use super::case::{Case, StateFn};
@@ -24,7 +27,7 @@ use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime};
 const GPU_REGISTERS: usize = rk::REGISTERS + 1;
 const SCRATCH: u32 = rk::REGISTERS as u32;
 
-/// Mirrors `Stage` in shaders/dg_stage.wgsl and shaders/cuda/dg_stage.cu (48 bytes).
+/// Mirrors `Stage` in shaders/dg_stage.wgsl and shaders/cuda/dg_stage.cu (64 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 struct GpuStage {
@@ -32,8 +35,12 @@ struct GpuStage {
     a2: [f32; 4],
     b: f32,
     b2: f32,
+    /// Register of the result's hi word (the limiter's scratch when the limiter is on).
     dst: u32,
     dst2: u32,
+    /// The stage's register, whose lo word the stage sets (0 when `dst` is the scratch).
+    lo_dst: u32,
+    pad: [u32; 3],
 }
 
 /// Run parameters of the GPU solver.
@@ -490,6 +497,10 @@ pub struct GpuDg {
     cfl: f64,
     fixed_dt: f64,
     regs: Buffer,
+    /// Low words of R0..R3 (`regs` = hi).
+    regs_lo: Buffer,
+    /// Zeros the size of one register, made on the first [`GpuDg::adopt`].
+    zero_register: Option<Buffer>,
     rhs: Buffer,
     clock: Buffer,
     /// Per-element and per-edge mesh buffers, rewritten by [`GpuDg::remesh`].
@@ -543,6 +554,7 @@ impl GpuDg {
 
         let stride = 4 * np * cap;
         let regs = rt.zeroed::<f32>("dg registers", GPU_REGISTERS * stride)?;
+        let regs_lo = rt.zeroed::<f32>("dg registers, low words", rk::REGISTERS * stride)?;
         let rhs = rt.zeroed::<f32>("dg rhs", stride)?;
         let clock = rt.zeroed::<f32>("dg clock", 8)?;
         let table_buf = rt.upload("dg basis tables", &inputs.tables)?;
@@ -567,7 +579,7 @@ impl GpuDg {
             ),
             stage: Bound::new(
                 rt.kernel("dg_stage", &[])?,
-                &args![regs, rhs, clock, stage_buf],
+                &args![regs, rhs, clock, stage_buf, regs_lo],
             ),
             limit: Bound::new(
                 rt.kernel("dg_limit", &constants)?,
@@ -602,6 +614,8 @@ impl GpuDg {
             cfl: cfg.cfl,
             fixed_dt: cfg.fixed_dt.unwrap_or(0.0),
             regs,
+            regs_lo,
+            zero_register: None,
             rhs,
             clock,
             mesh_buffers: [inv_jac, inv_det, heights, neighbors, edges],
@@ -684,11 +698,26 @@ impl GpuDg {
         (self.step, self.rhs_plan, self.limit_plan) = self
             .launches
             .plans(&self.rt, self.atomic_surface.as_ref())?;
+        // The adaptation kernels moved hi only: the solution is hi from here on. A device copy
+        // from a zero register clears lo without sending megabytes per adaptation.
+        let bytes = (4 * 4 * self.np * self.capacity.elements) as u64;
+        if self.zero_register.is_none() {
+            self.zero_register = Some(self.rt.zeroed::<u8>("dg zero register", bytes as usize)?);
+        }
+        if let Some(zeros) = &self.zero_register {
+            self.rt.copy(zeros, &self.regs_lo, bytes)?;
+        }
         Ok(())
     }
 
-    /// The buffers the adaptation kernels work on: the registers (the solution is register 0)
-    /// and the mesh buffers (inverse Jacobians, 1 / det J, heights, neighbours, edges).
+    /// lo = 0 for register 0 (the solution is its hi words alone), written from the host.
+    fn clear_low_words(&self) -> Result<()> {
+        let stride = 4 * self.np * self.capacity.elements;
+        self.rt.write(&self.regs_lo, 0, &vec![0f32; stride])
+    }
+
+    /// The buffers the adaptation kernels work on: the registers' hi words (the solution is
+    /// register 0; [`GpuDg::adopt`] clears its lo words) and the mesh buffers (inverse Jacobians, 1 / det J, heights, neighbours, edges).
     pub fn device_buffers(&self) -> (&Buffer, &[Buffer; 5]) {
         (&self.regs, &self.mesh_buffers)
     }
@@ -708,18 +737,34 @@ impl GpuDg {
         self.rt.name()
     }
 
-    /// Upload coefficients (c[eq][k][i], f64) into register `reg`.
+    /// Upload coefficients (c[eq][k][i], f64) into register `reg` as hi = f32(c) and, for a
+    /// paired register (R0..R3), lo = f32(c - hi); the scratch register gets hi only.
     fn write_register(&self, reg: u32, c: &[f64]) -> Result<()> {
-        if c.len() != self.ndof {
+        self.check_len(c.len(), 1)?;
+        let hi: Vec<f32> = c.iter().map(|&x| x as f32).collect();
+        let stride = 4 * self.np * self.capacity.elements;
+        if (reg as usize) < rk::REGISTERS {
+            let lo: Vec<f32> = c
+                .iter()
+                .zip(&hi)
+                .map(|(&x, &h)| (x - h as f64) as f32)
+                .collect();
+            self.rt
+                .write(&self.regs_lo, reg as usize * stride, &self.strided(lo))?;
+        }
+        self.rt
+            .write(&self.regs, reg as usize * stride, &self.strided(hi))
+    }
+
+    /// An error unless `len` is `words` values per unknown.
+    fn check_len(&self, len: usize, words: usize) -> Result<()> {
+        if len != words * self.ndof {
             return Err(Error::Invalid(format!(
-                "expected {} coefficients, got {}",
-                self.ndof,
-                c.len()
+                "expected {} coefficients, got {len}",
+                words * self.ndof
             )));
         }
-        let v: Vec<f32> = self.strided(c.iter().map(|&x| x as f32).collect());
-        let stride = 4 * self.np * self.capacity.elements;
-        self.rt.write(&self.regs, reg as usize * stride, &v)
+        Ok(())
     }
 
     /// Host layout (stride ne) to the device's (stride = capacity).
@@ -737,11 +782,18 @@ impl GpuDg {
 
     /// Read `4 np ne` host-layout values of a device array that starts at `first`.
     fn read_rows(&self, buffer: &Buffer, first: usize) -> Result<Vec<f64>> {
+        Ok(self
+            .read_words(buffer, first)?
+            .into_iter()
+            .map(f64::from)
+            .collect())
+    }
+
+    /// [`GpuDg::read_rows`] as the device's f32 words.
+    fn read_words(&self, buffer: &Buffer, first: usize) -> Result<Vec<f32>> {
         let (ne, cap) = (self.num_elements, self.capacity.elements);
         let v: Vec<f32> = self.rt.read(buffer, first, 4 * self.np * cap)?;
-        Ok(v.chunks(cap)
-            .flat_map(|row| row[..ne].iter().map(|&x| f64::from(x)))
-            .collect())
+        Ok(v.chunks(cap).flat_map(|row| row[..ne].to_vec()).collect())
     }
 
     /// Set the solution U^n (register 0), coefficients `c[eq][k][i]`.
@@ -749,9 +801,28 @@ impl GpuDg {
         self.write_register(0, c)
     }
 
-    /// Read the solution U^n (waits for queued work).
+    /// Read the solution U^n = hi + lo (waits for queued work).
     pub fn read_state(&self) -> Result<Vec<f64>> {
-        self.read_rows(&self.regs, 0)
+        let lo = self.read_words(&self.regs_lo, 0)?;
+        let mut c = self.read_rows(&self.regs, 0)?;
+        c.iter_mut().zip(lo).for_each(|(v, l)| *v += f64::from(l));
+        Ok(c)
+    }
+
+    /// The solution's device words, hi then lo (`2 ndof`): a checkpoint's payload, restored
+    /// to the same bits by [`GpuDg::set_state_words`].
+    pub fn state_words(&self) -> Result<Vec<f32>> {
+        let mut words = self.read_words(&self.regs, 0)?;
+        words.extend(self.read_words(&self.regs_lo, 0)?);
+        Ok(words)
+    }
+
+    /// Set the solution from [`GpuDg::state_words`].
+    pub fn set_state_words(&self, words: &[f32]) -> Result<()> {
+        self.check_len(words.len(), 2)?;
+        let (hi, lo) = words.split_at(self.ndof);
+        self.rt.write(&self.regs, 0, &self.strided(hi.to_vec()))?;
+        self.rt.write(&self.regs_lo, 0, &self.strided(lo.to_vec()))
     }
 
     /// Reset the clock: time t, run end t_end, no steps taken.
@@ -785,10 +856,11 @@ impl GpuDg {
         self.read_rows(&self.rhs, 0)
     }
 
-    /// Apply the slope + positivity limiter once to `c`, writing the result into register 0,
-    /// and return it.
+    /// Apply the slope + positivity limiter once to `c`, writing the result into register 0
+    /// (lo = 0: the limiter works on hi), and return it.
     pub fn limit_once(&self, c: &[f64]) -> Result<Vec<f64>> {
         self.write_register(SCRATCH, c)?;
+        self.clear_low_words()?;
         self.rt.write(&self.clock, 0, &LIMIT_CLOCK)?;
         self.rt.queue(&self.limit_plan, 1)?;
         self.read_state()
@@ -859,5 +931,7 @@ fn gpu_stage(s: &Stage, limiter: bool) -> GpuStage {
         b2: b2 as f32,
         dst: if limiter { SCRATCH } else { s.dst as u32 },
         dst2,
+        lo_dst: s.dst as u32,
+        pad: [0; 3],
     }
 }

@@ -6,6 +6,18 @@
 //! R_dst = sum_j a_j R_j + b dt L (and optionally a second combination R_dst2), reading every
 //! register before writing, element by element.
 //!
+//! Every combination is convex (sum_j a_j = 1, [`scheme`]'s tables are written so), and it is
+//! evaluated in difference form around a base register B (the first with a_B != 0):
+//!
+//!   R_dst = R_B + (sum_{j != B} a_j (R_j - R_B) + b dt L).
+//!
+//! The bracket is an increment of size O(dt L), so the coefficients' rounding only scales the
+//! increment and a constant state stays constant whatever the precision. The GPU kernels
+//! evaluate the same form on registers kept as f32 pairs (hi + lo, see `shaders/dg_stage.wgsl`):
+//! with `sum_j a_j R_j` in plain f32 the f32-rounded coefficients sum to 1 +- 3e-8, which scaled
+//! the whole solution every stage and drained ~1e-8 of the mass per step (issue 13), and
+//! increments below half an ulp of U were lost every stage.
+//!
 //! * p = 0: forward Euler; p = 1: SSPRK(2,2) (Heun); p = 2: SSPRK(3,3) (Shu–Osher);
 //! * p = 3, 4: SSPRK(5,4) of Spiteri and Ruuth (fourth order; for p = 4 the time error is
 //!   O(dt^4), below the spatial error at the CFL numbers used).
@@ -60,17 +72,27 @@ pub fn scheme(p: usize) -> Vec<Stage> {
             let c2 = a21 * c1 + b21;
             let c3 = a32 * c2 + b32;
             let c4 = a43 * c3 + b43;
+            // U^{n+1} = a52 U2 + a53 U3 + b53 dt L(U3) + a54 U4 + b54 dt L(U4): stage 4 keeps
+            // the first part, divided by w = a52 + a53 so that it is itself a convex
+            // combination, in R0, and stage 5 adds w R0 + a54 R1 (w + a54 = 1).
+            let w = a52 + a53;
             let mut s4 = st(3, c3, [a40, 0.0, 0.0, a43], b43, 1);
-            s4.second = Some(([0.0, 0.0, a52, a53], b53, 0));
+            s4.second = Some(([0.0, 0.0, a52 / w, a53 / w], b53 / w, 0));
             vec![
                 st(0, 0.0, [1.0, 0.0, 0.0, 0.0], b10, 1),
                 st(1, c1, [a20, a21, 0.0, 0.0], b21, 2),
                 st(2, c2, [a30, 0.0, a32, 0.0], b32, 3),
                 s4,
-                st(1, c4, [1.0, a54, 0.0, 0.0], b54, 0),
+                st(1, c4, [w, a54, 0.0, 0.0], b54, 0),
             ]
         }
     }
+}
+
+/// The base register of a combination `a`: the first with a nonzero weight (the kernels pick
+/// it the same way).
+pub fn base_register(a: &[f64; 4]) -> usize {
+    a.iter().position(|&v| v != 0.0).unwrap_or(0)
 }
 
 /// A right-hand side `rhs(state, t, out)`.
@@ -92,13 +114,15 @@ pub fn step(
     for s in stages {
         rhs(&regs[s.src * n..(s.src + 1) * n], t + s.c * dt, &mut l);
         let combine = |regs: &[f64], a: &[f64; 4], b: f64, i: usize| -> f64 {
-            let mut v = b * dt * l[i];
+            let base = base_register(a);
+            let rb = regs[base * n + i];
+            let mut increment = b * dt * l[i];
             for (j, aj) in a.iter().enumerate() {
-                if *aj != 0.0 {
-                    v += aj * regs[j * n + i];
+                if *aj != 0.0 && j != base {
+                    increment += aj * (regs[j * n + i] - rb);
                 }
             }
-            v
+            rb + increment
         };
         let first: Vec<f64> = (0..n).map(|i| combine(regs, &s.a, s.b, i)).collect();
         if let Some((a2, b2, d2)) = s.second {
@@ -113,6 +137,21 @@ pub fn step(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The difference form needs convex combinations: sum_j a_j = 1 for every output.
+    #[test]
+    fn every_combination_is_convex() {
+        for p in 0..=4 {
+            for s in scheme(p) {
+                let mut outputs = vec![s.a];
+                outputs.extend(s.second.map(|(a, _, _)| a));
+                for a in outputs {
+                    let sum: f64 = a.iter().sum();
+                    assert!((sum - 1.0).abs() < 1e-14, "p={p}: {a:?} sums to {sum}");
+                }
+            }
+        }
+    }
 
     /// Empirical order on y' = -y^2 + sin(t) (nonlinear, non-autonomous).
     #[test]

@@ -643,12 +643,13 @@ impl Simulation {
         (fingerprint(text.as_bytes()), mesh)
     }
 
-    /// Write a checkpoint of the current state.
+    /// Write a checkpoint of the current state: the solution's device words (hi, then lo).
     fn save(&self, path: &Path, fp: (u64, u64), outputs: usize, rows: usize) -> Result<()> {
         let words = self
-            .solution()?
+            .gpu
+            .state_words()?
             .iter()
-            .map(|&v| (v as f32).to_bits())
+            .map(|v| v.to_bits())
             .collect();
         let pos = (self.t, self.steps);
         let ck = Checkpoint::new(
@@ -798,12 +799,13 @@ impl Simulation {
         let mut files = Vec::new();
         let (mut csv, mut index) = match &restart {
             Some(ck) => {
-                let c: Vec<f64> = ck
-                    .payload
-                    .iter()
-                    .map(|&w| f32::from_bits(w) as f64)
-                    .collect();
-                self.gpu.set_solution(&c)?;
+                let words: Vec<f32> = ck.payload.iter().map(|&w| f32::from_bits(w)).collect();
+                self.gpu.set_state_words(&words).map_err(|e| {
+                    Error::Invalid(format!(
+                        "checkpoint {}: the state does not fit this run ({e})",
+                        rc.restart.as_deref().unwrap_or(&ck_path).display()
+                    ))
+                })?;
                 (self.t, self.steps, self.solution) =
                     (ck.header.t, ck.header.steps, OnceCell::new());
                 let rows = ck.header.csv_rows as usize;
