@@ -27,7 +27,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         wr0 = cells[2u * e.right];
         wr1 = cells[2u * e.right + 1u];
     }
-    let out = edge_contribution(wl0, wl1, wr0, wr1, e.kind, e.nx, e.ny);
+    let out = edge_contribution(wl0, wl1, wr0, wr1, e.kind, e.nx, e.ny, e.value);
     let len = e.length;
     acc[2u * e.left] = acc[2u * e.left] + len * out.left0;
     acc[2u * e.left + 1u] = acc[2u * e.left + 1u] + len * vec4<f32>(out.left1, out.lam, 0.0);

@@ -6,8 +6,9 @@
 // this edge's slot in each cell), plus each cell's in-cell terms: the advective flux
 // difference q-(u-.n) - q_i(u_i.n) per layer and the pressure terms g h1_i d(eta1) n and
 // g h2_i (d(eta2) + r d(h1)) n (muscl.rs explains why these make the scheme second order and
-// keep the lake at rest exact). A wall or open edge builds its ghost from the reconstructed
-// left state. CPU reference: edge_contribution2 in src/solver/swe/muscl.rs.
+// keep the lake at rest exact). A boundary edge (wall, open, or driven with the edge's value)
+// builds its ghost by boundary_state from the reconstructed left state. CPU reference:
+// edge_contribution2 in src/solver/swe/muscl.rs.
 
 @group(0) @binding(0) var<storage, read> edges: array<SweEdge>;
 @group(0) @binding(1) var<storage, read> cells: array<vec4<f32>>;
@@ -75,7 +76,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         dr1 = deltas[s.y + 1u];
         er = state_at_edge(wr0, wr1, dr0, dr1);
     }
-    let out = edge_contribution(el.w0, el.w1, er.w0, er.w1, e.kind, e.nx, e.ny);
+    let out = edge_contribution(el.w0, el.w1, er.w0, er.w1, e.kind, e.nx, e.ny, e.value);
     let tl = in_cell_terms(wl0, wl1, dl0, dl1, e.nx, e.ny);
     let len = e.length;
     acc[2u * e.left] = acc[2u * e.left] + len * (out.left0 + vec4<f32>(0.0, tl.x, tl.y, 0.0));

@@ -13,5 +13,6 @@ pub mod interrupt;
 pub mod mesh;
 pub mod order;
 pub mod output;
+pub mod raster;
 pub mod runtime;
 pub mod solver;

@@ -1,5 +1,6 @@
 //! Mutation fuzzing of every reader on stable Rust: seeds (the sample files, the case files,
-//! typical expressions, a metric file, a checkpoint) mutated by flips, splices of hostile
+//! typical expressions, a metric file, a checkpoint, ESRI ASCII grids and GeoTIFFs, a boundary
+//! time series) mutated by flips, splices of hostile
 //! tokens, deletions, duplications and truncations, from a fixed seed. Every mutant must give a
 //! value or an error, never a panic; the readers' own bounds keep memory and time small.
 //! CI runs 10,000 mutants per reader; `cargo test --release --test fuzz_readers -- --ignored`
@@ -8,7 +9,9 @@
 use chromaflow::checkpoint::Checkpoint;
 use chromaflow::mesh::io::{parse_graph, parse_mesh, parse_msh};
 use chromaflow::mesh::validate;
+use chromaflow::raster::{Outside, Raster};
 use chromaflow::solver::smooth::metric::VertexMetric;
+use chromaflow::solver::swe::boundary::TimeSeries;
 use chromaflow::solver::swe::expr::Expr;
 use rand::{Rng, SeedableRng};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -191,6 +194,66 @@ fn metric_file(n: usize) {
     });
 }
 
+/// A small georeferenced float32 GeoTIFF (deflate-compressed when `deflate`).
+fn geotiff(deflate: bool) -> Vec<u8> {
+    use tiff::encoder::{colortype, compression::DeflateLevel, Compression, TiffEncoder};
+    use tiff::tags::Tag;
+    let mut buf = std::io::Cursor::new(Vec::new());
+    let compression = if deflate {
+        Compression::Deflate(DeflateLevel::Balanced)
+    } else {
+        Compression::Uncompressed
+    };
+    let mut enc = TiffEncoder::new(&mut buf)
+        .expect("encoder")
+        .with_compression(compression);
+    let data: Vec<f32> = (0..48).map(|i| i as f32 * 0.25 - 3.0).collect();
+    let tags = |e: &mut tiff::encoder::DirectoryEncoder<'_, _, _>| {
+        e.write_tag(Tag::ModelPixelScaleTag, &[0.5f64, 0.5, 0.0][..])
+            .expect("tag");
+        e.write_tag(
+            Tag::ModelTiepointTag,
+            &[0.0f64, 0.0, 0.0, -2.0, 1.5, 0.0][..],
+        )
+        .expect("tag");
+        e.write_tag(Tag::GeoKeyDirectoryTag, &[1u16, 1, 0, 1, 1025, 0, 1, 1][..])
+            .expect("tag");
+        e.write_tag(Tag::GdalNodata, "-9999").expect("tag");
+    };
+    let mut img = enc
+        .new_image::<colortype::Gray32Float>(8, 6)
+        .expect("image");
+    tags(img.encoder());
+    img.write_data(&data).expect("data");
+    buf.into_inner()
+}
+
+/// ESRI ASCII grids and GeoTIFFs through the content-detecting raster reader, then sampled.
+fn rasters(n: usize) {
+    let asc = b"ncols 4\nnrows 3\nxllcorner -1.0\nyllcenter 0.5\ncellsize 0.5\n\
+        NODATA_value -9999\n1 2 3 4\n5 -9999 7 8\n9.5 1e3 -2 0\n"
+        .to_vec();
+    let seeds = vec![asc, geotiff(false), geotiff(true)];
+    for seed in &seeds {
+        let r = Raster::parse(Path::new("seed"), seed).expect("every seed reads");
+        assert_eq!(r.values.len(), r.ncols * r.nrows);
+    }
+    fuzz("raster", &seeds, n, |b| {
+        Raster::parse(Path::new("r.asc"), b).is_ok_and(|r| {
+            let [x0, x1, y0, y1] = r.extent();
+            let (x, y) = (0.5 * (x0 + x1), 0.5 * (y0 + y1));
+            r.sample(x, y, Outside::Clamp).is_ok() || r.sample(x, y, Outside::Value(0.0)).is_ok()
+        })
+    });
+}
+
+fn time_series(n: usize) {
+    let seed = b"t, Q\n# ramp\n0, 0\n1.5; 2\n\n3\t2.5e1\n".to_vec();
+    fuzz("time series", &[seed], n, |b| {
+        TimeSeries::parse(Path::new("s.csv"), &text(b)).is_ok_and(|s| s.value_at(1.0).is_finite())
+    });
+}
+
 fn checkpoint(n: usize) {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("c.ckpt");
@@ -234,6 +297,14 @@ fn metric_file_mutants() {
 fn checkpoint_mutants() {
     checkpoint(CI_CASES);
 }
+#[test]
+fn raster_mutants() {
+    rasters(CI_CASES);
+}
+#[test]
+fn time_series_mutants() {
+    time_series(CI_CASES);
+}
 
 #[test]
 #[ignore = "long: 1,000,000 mutants per reader"]
@@ -246,4 +317,6 @@ fn long_run_every_reader() {
     expressions(LONG_CASES);
     metric_file(LONG_CASES);
     checkpoint(LONG_CASES);
+    rasters(LONG_CASES);
+    time_series(LONG_CASES);
 }

@@ -250,7 +250,7 @@ fn inputs_are_judged_by_their_meaning() {
         ("h2 = \"H \u{2212} h1\"", &["U+2212", "Unicode minus"][..]),
         (
             "h2 = true",
-            &["expected a number or an expression string"][..],
+            &["expected a number, an expression string or { raster"][..],
         ),
     ] {
         case = swe_case(d, "bad", initial, "");

@@ -1,6 +1,6 @@
 //! Case files: the shipped cases load and match the built-ins, and bad case files give clear
 //! errors naming the file and the key (unknown keys, negative depths, a missing mesh, r outside
-//! (0, 1), bad expressions, unknown boundary names).
+//! (0, 1), bad expressions, unknown boundary names, driven boundaries, gauges, rasters).
 
 use chromaflow::mesh::builtin;
 use chromaflow::order::{prepare, Ordering, PrepareOptions};
@@ -37,7 +37,13 @@ fn error_of(text: &str) -> String {
 
 #[test]
 fn shipped_case_files_load_and_match_builtins() {
-    for name in ["swe_test1", "swe_test2", "swe_lake", "swe_channel_open"] {
+    for name in [
+        "swe_test1",
+        "swe_test2",
+        "swe_lake",
+        "swe_channel_open",
+        "swe_estuary",
+    ] {
         let case = Case::from_file(&cases_dir().join(format!("{name}.toml"))).unwrap();
         let setup = case.prepare().unwrap();
         assert!(setup.mesh.num_cells() > 1000, "{name}");
@@ -168,4 +174,85 @@ fn ordering_and_seed_are_read_and_reach_the_mesh() {
     );
     let e = error_of(&GOOD.replace("[physics]", "seed = -1\n[physics]"));
     assert!(e.contains("cases/bad.toml:6"), "line of the seed: {e}");
+}
+
+/// Driven boundaries, gauges and raster fields: every mistake names the file, the key and
+/// what is wrong.
+#[test]
+fn driven_boundary_gauge_and_raster_mistakes_are_named() {
+    let with_boundary = |entry: &str| format!("{GOOD}\n[boundary]\nleft = {entry}\n");
+    let e = error_of(&with_boundary("{ discharge = 1.0, elevation = 0.0 }"));
+    assert!(
+        e.contains("[boundary] left: give exactly one of 'discharge' and 'elevation'"),
+        "{e}"
+    );
+    let e = error_of(&with_boundary("{ inflow = 1.0 }"));
+    assert!(
+        e.contains("cases/bad.toml:") && e.contains("{ discharge = Q } or { elevation = η }"),
+        "{e}"
+    );
+    let e = error_of(&with_boundary("{ discharge = \"no_such_series.csv\" }"));
+    assert!(
+        e.contains("[boundary] left") && e.contains("no_such_series.csv"),
+        "{e}"
+    );
+    let e = error_of(&format!(
+        "{GOOD}\n[boundary]\ndefault = {{ elevation = 0.0 }}\n"
+    ));
+    assert!(
+        e.contains("[boundary] default: the default boundary is wall or open"),
+        "{e}"
+    );
+    // A series that ends before the final time.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("short.csv"), "0, 1\n0.05, 2\n").unwrap();
+    let path = dir.path().join("c.toml");
+    let case = Case::from_toml(&with_boundary("{ discharge = \"short.csv\" }"), &path).unwrap();
+    let e = case.prepare().unwrap_err().to_string();
+    assert!(
+        e.contains("c.toml: [boundary]: 'left': the series")
+            && e.contains("covers t = 0 .. 0.05, not the run's 0 .. 0.1"),
+        "{e}"
+    );
+    std::fs::write(dir.path().join("bad.csv"), "t,Q\n0, 1\n0.5, one\n").unwrap();
+    let e = Case::from_toml(&with_boundary("{ discharge = \"bad.csv\" }"), &path)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("[boundary] left")
+            && e.contains("bad.csv:3: value 'one' is not a finite number"),
+        "{e}"
+    );
+    // Gauges.
+    let gauge = |g: &str| format!("{GOOD}\n[[gauges]]\n{g}\n");
+    let e = error_of(&gauge("name = \"a/b\"\nx = 0.0\ny = 0.0"));
+    assert!(e.contains("[[gauges]] 1 ('a/b'): name must be"), "{e}");
+    let e = error_of(&format!(
+        "{}[[gauges]]\nname = \"a\"\nx = 1.0\ny = 0.0\n",
+        gauge("name = \"a\"\nx = 0.0\ny = 0.0")
+    ));
+    assert!(
+        e.contains("[[gauges]] 2 ('a'): two gauges have this name"),
+        "{e}"
+    );
+    let e = error_of(&gauge("name = \"a\"\nx = 0.0"));
+    assert!(e.contains("missing field `y`"), "{e}");
+    let e = error_of(&gauge("name = \"far\"\nx = 50.0\ny = 0.0"));
+    assert!(
+        e.contains("gauge 'far' at (50, 0) lies outside the mesh"),
+        "{e}"
+    );
+    let e = error_of(&GOOD.replace("[run]", "[output]\ngauge_every = -1\n[run]"));
+    assert!(e.contains("[output] gauge_every: -1 must be ≥ 0"), "{e}");
+    // Raster fields.
+    let e = error_of(&GOOD.replace("H = 6.0", "H = { raster = \"none.asc\" }"));
+    assert!(
+        e.contains("[initial] H raster") && e.contains("none.asc"),
+        "{e}"
+    );
+    let e = error_of(&GOOD.replace("H = 6.0", "H = { file = \"b.asc\" }"));
+    assert!(
+        e.contains("expected a number, an expression string or { raster"),
+        "{e}"
+    );
 }

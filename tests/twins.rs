@@ -132,12 +132,20 @@ fn rust_mirrors_have_the_wgsl_struct_sizes() {
     use chromaflow::solver::dg::amr::gpu::AmrParams;
     use chromaflow::solver::dg::mesh::DgEdge;
     use chromaflow::solver::gradient::GpuEdge;
+    use chromaflow::solver::swe::boundary::GpuDrivenEdge;
+    use chromaflow::solver::swe::gpu::GaugeState;
     use chromaflow::solver::swe::mesh::SweEdge;
     use std::mem::size_of;
     let table: &[(&str, &str, usize)] = &[
         ("reduce_min", "ItemRange", size_of::<ItemRange>()),
         ("green_gauss_gradient", "Edge", size_of::<GpuEdge>()),
         ("swe_edge_flux", "SweEdge", size_of::<SweEdge>()),
+        (
+            "swe_boundary_values",
+            "DrivenEdge",
+            size_of::<GpuDrivenEdge>(),
+        ),
+        ("swe_gauges", "GaugeState", size_of::<GaugeState>()),
         ("dg_surface", "DgEdge", size_of::<DgEdge>()),
         ("amr_flag", "AmrParams", size_of::<AmrParams>()),
     ];

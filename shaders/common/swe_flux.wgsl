@@ -17,6 +17,9 @@ const NO_ELEMENT: u32 = 0xffffffffu;
 const KIND_INTERIOR: u32 = 0u;
 const KIND_WALL: u32 = 1u;
 const KIND_OPEN: u32 = 2u;
+const KIND_DISCHARGE: u32 = 3u;
+const KIND_ELEVATION: u32 = 4u;
+const DISCHARGE_ITERATIONS: i32 = 24;
 // Bits of the per-edge event flags (counted per step).
 const FLAG_NONHYPERBOLIC: u32 = 1u;
 const FLAG_FALLBACK: u32 = 2u;
@@ -30,8 +33,8 @@ struct SweEdge {
     ny: f32,
     length: f32,
     kind: u32,    // KIND_*
-    pad0: u32,
-    pad1: u32,
+    value: f32,   // driven edges: q_b or eta_b of this step (swe_boundary_values)
+    pad: u32,
 }
 
 struct Rot {
@@ -90,6 +93,79 @@ fn rotate_state(w0: vec4<f32>, w1: vec4<f32>, nx: f32, ny: f32) -> Rot {
 // Mirror ghost of a wall (section 9): normal momenta negated.
 fn wall_ghost(w: Rot) -> Rot {
     return Rot(vec4<f32>(w.c.x, -w.c.y, w.c.z, -w.c.w), w.t);
+}
+
+// Driven boundary, external mode (CPU reference: barotropic_boundary in flux.rs): the outgoing
+// Riemann invariant R = u + 2 sqrt(g h) of the interior (h = h1 + h2, u = (q1n + q2n) / h) is
+// kept; elevation: h_b = max(eta_b + H, 0); discharge q_b (outward): the subcritical root of
+// 2c^3 - R c^2 + q_b g = 0 (c = sqrt(g h_b)) by bracketed Newton, critical c = R/3 when none
+// (the bracket's cube root is taken of at least 1e-30: pow of 0 is not portable).
+// Then u_b = R - 2 c_b; a dry interior facing an elevation sees a reservoir at rest at that level
+// (u_b = 0, h_b exact). Supercritical outflow prescribes nothing: the ghost is the interior.
+// Ghost layers in the interior's proportions s = h_b / h, every normal velocity shifted by
+// u_b - u, tangential velocities kept; a dry interior puts h_b in the lower layer.
+fn driven_ghost(l: Rot, hh: f32, kind: u32, value: f32) -> Rot {
+    let h = l.c.x + l.c.z;
+    let qn = l.c.y + l.c.w;
+    let wet = h > DRY_TOL;
+    var u = 0.0;
+    if (wet) {
+        u = qn / h;
+    }
+    let ci = sqrt(GRAVITY * max(h, 0.0));
+    if (wet && u >= ci) {
+        return l;
+    }
+    let r_out = u + 2.0 * ci;
+    var cb = 0.0;
+    if (kind == KIND_ELEVATION) {
+        cb = sqrt(GRAVITY * max(value + hh, 0.0));
+    } else {
+        var lo = max(r_out / 3.0, 0.0);
+        var hi = 0.5 * max(r_out, 0.0) + pow(max(0.5 * abs(value) * GRAVITY, 1.0e-30), 1.0 / 3.0);
+        cb = lo;
+        if (2.0 * lo * lo * lo - r_out * lo * lo + value * GRAVITY < 0.0) {
+            cb = min(max(ci, lo), hi);
+            for (var it = 0; it < DISCHARGE_ITERATIONS; it = it + 1) {
+                let f = 2.0 * cb * cb * cb - r_out * cb * cb + value * GRAVITY;
+                let d = 6.0 * cb * cb - 2.0 * r_out * cb;
+                if (f > 0.0) {
+                    hi = cb;
+                } else {
+                    lo = cb;
+                }
+                let n = cb - f / d;
+                cb = select(0.5 * (lo + hi), n, n >= lo && n <= hi);
+            }
+        }
+    }
+    var hb = cb * cb / GRAVITY;
+    var du = (r_out - 2.0 * cb) - u;
+    if (kind == KIND_ELEVATION && !wet) {
+        hb = max(value + hh, 0.0);
+        du = 0.0;
+    }
+    var s = 0.0;
+    var hl = vec2<f32>(0.0, hb);
+    if (wet) {
+        s = hb / h;
+        hl = s * vec2<f32>(l.c.x, l.c.z);
+    }
+    return Rot(
+        vec4<f32>(hl.x, s * l.c.y + hl.x * du, hl.y, s * l.c.w + hl.y * du),
+        s * l.t,
+    );
+}
+
+// The state beyond a boundary edge of the given kind (H beyond it is the interior's hh).
+fn boundary_state(l: Rot, hh: f32, kind: u32, value: f32) -> Rot {
+    if (kind == KIND_WALL) {
+        return wall_ghost(l);
+    }
+    if (kind == KIND_DISCHARGE || kind == KIND_ELEVATION) {
+        return driven_ghost(l, hh, kind, value);
+    }
+    return l;
 }
 
 // Roe averages (section 3.1) with desingularised velocities.
@@ -467,16 +543,17 @@ fn fluct_to_xy(f: Fluct, nx: f32, ny: f32) -> Fluct {
 }
 
 // The complete edge kernel (section 2.4) for left cell data (wl0, wl1) and the neighbour
-// (wr0, wr1) (ignored unless kind == KIND_INTERIOR).
-fn edge_contribution(wl0: vec4<f32>, wl1: vec4<f32>, wr0: vec4<f32>, wr1: vec4<f32>, kind: u32, nx: f32, ny: f32) -> EdgeOut {
+// (wr0, wr1) (ignored unless kind == KIND_INTERIOR; boundary_state otherwise, with the edge's
+// boundary value).
+fn edge_contribution(wl0: vec4<f32>, wl1: vec4<f32>, wr0: vec4<f32>, wr1: vec4<f32>, kind: u32, nx: f32, ny: f32, value: f32) -> EdgeOut {
     let l = rotate_state(wl0, wl1, nx, ny);
     var r = l;
     var hr = wl1.z;
     if (kind == KIND_INTERIOR) {
         r = rotate_state(wr0, wr1, nx, ny);
         hr = wr1.z;
-    } else if (kind == KIND_WALL) {
-        r = wall_ghost(l);
+    } else {
+        r = boundary_state(l, wl1.z, kind, value);
     }
     let dhb = hr - wl1.z;
     var f: Fluct;

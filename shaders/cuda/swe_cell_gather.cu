@@ -37,7 +37,7 @@ extern "C" __global__ void swe_cell_gather(
             wr0 = cells[2u * e.right];
             wr1 = cells[2u * e.right + 1u];
         }
-        EdgeOut out = edge_contribution(wl0, wl1, wr0, wr1, e.kind, e.nx, e.ny);
+        EdgeOut out = edge_contribution(wl0, wl1, wr0, wr1, e.kind, e.nx, e.ny, e.value);
         if (e.left == c) {
             sum0 = sum0 + e.length * out.left0;
             sum1 = sum1 + e.length * make_float4(out.left1.x, out.left1.y, out.lam, 0.0f);

@@ -45,7 +45,7 @@ extern "C" __global__ void swe_edge_flux(
         wr0 = cells[2u * e.right];
         wr1 = cells[2u * e.right + 1u];
     }
-    EdgeOut out = edge_contribution(wl0, wl1, wr0, wr1, e.kind, e.nx, e.ny);
+    EdgeOut out = edge_contribution(wl0, wl1, wr0, wr1, e.kind, e.nx, e.ny, e.value);
     float len = e.length;
     acc[2u * e.left] = acc[2u * e.left] + len * out.left0;
     acc[2u * e.left + 1u] = acc[2u * e.left + 1u] + len * make_float4(out.left1.x, out.left1.y, out.lam, 0.0f);
@@ -83,7 +83,7 @@ extern "C" __global__ void swe_edge_flux_atomic(
         wr0 = cells[2u * e.right];
         wr1 = cells[2u * e.right + 1u];
     }
-    EdgeOut out = edge_contribution(wl0, wl1, wr0, wr1, e.kind, e.nx, e.ny);
+    EdgeOut out = edge_contribution(wl0, wl1, wr0, wr1, e.kind, e.nx, e.ny, e.value);
     float len = e.length;
     float* al = reinterpret_cast<float*>(&acc[2u * e.left]);
     atomic_add4(&acc[2u * e.left], len * out.left0);

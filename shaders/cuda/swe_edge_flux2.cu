@@ -5,8 +5,9 @@
 // scatter of swe_edge_flux on the states reconstructed at the edge midpoint (cell value + the
 // increments swe_reconstruct wrote for this edge's slot in each cell), plus each cell's in-cell
 // terms: the advective flux difference q-(u-.n) - q_i(u_i.n) per layer and the pressure terms
-// g h1_i d(eta1) n and g h2_i (d(eta2) + r d(h1)) n. A wall or open edge builds its ghost from
-// the reconstructed left state. CPU reference: edge_contribution2 in src/solver/swe/muscl.rs.
+// g h1_i d(eta1) n and g h2_i (d(eta2) + r d(h1)) n. A boundary edge (wall, open, or driven
+// with the edge's value) builds its ghost by boundary_state from the reconstructed left state.
+// CPU reference: edge_contribution2 in src/solver/swe/muscl.rs.
 // Launches of one stream run in order, so color c + 1 sees the writes of color c.
 
 struct EdgeState {
@@ -82,7 +83,7 @@ extern "C" __global__ void swe_edge_flux2(
         dr1 = deltas[s.y + 1u];
         er = state_at_edge(wr0, wr1, dr0, dr1);
     }
-    EdgeOut out = edge_contribution(el.w0, el.w1, er.w0, er.w1, e.kind, e.nx, e.ny);
+    EdgeOut out = edge_contribution(el.w0, el.w1, er.w0, er.w1, e.kind, e.nx, e.ny, e.value);
     float4 tl = in_cell_terms(wl0, wl1, dl0, dl1, e.nx, e.ny);
     float len = e.length;
     acc[2u * e.left] = acc[2u * e.left] + len * (out.left0 + make_float4(0.0f, tl.x, tl.y, 0.0f));

@@ -5,7 +5,8 @@
 //! - [`swe`](mod@swe): the two-layer shallow-water solver after 10 steps of Tests 1 and 2 on
 //!   M(16) for every scheme and flux layout (GPU f32 vs CPU f64, same event counters),
 //!   independence of the cell ordering and the flux layout, a dry upper layer (no NaN, Roe
-//!   fallbacks); and, unless `quick`, [`swe_long`]: the spec §12 table on M(50) with
+//!   fallbacks), driven boundaries (time-series discharge and elevation) with gauges sampled
+//!   every step; and, unless `quick`, [`swe_long`]: the spec §12 table on M(50) with
 //!   per-layer mass conservation and the lake at rest to t = 5 s.
 //! - [`dg`](mod@dg): the DG Euler right-hand side for p = 0..4 on a mesh with every boundary
 //!   kind, the limiter on a shock, and 10 limited steps with periodic boundaries.

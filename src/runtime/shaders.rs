@@ -47,6 +47,8 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("swe_cell_gather.wgsl"),
     shader!("swe_local_dt.wgsl"),
     shader!("swe_time.wgsl"),
+    shader!("swe_boundary_values.wgsl"),
+    shader!("swe_gauges.wgsl"),
     shader!("swe_update.wgsl"),
     shader!("swe_reconstruct.wgsl"),
     shader!("swe_edge_flux2.wgsl"),

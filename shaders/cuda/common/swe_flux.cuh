@@ -27,6 +27,9 @@
 #define KIND_INTERIOR 0u
 #define KIND_WALL 1u
 #define KIND_OPEN 2u
+#define KIND_DISCHARGE 3u
+#define KIND_ELEVATION 4u
+#define DISCHARGE_ITERATIONS 24
 // Bits of the per-edge event flags (counted per step).
 #define FLAG_NONHYPERBOLIC 1u
 #define FLAG_FALLBACK 2u
@@ -40,8 +43,8 @@ struct SweEdge {
     float ny;
     float length;
     u32 kind;   // KIND_*
-    u32 pad0;
-    u32 pad1;
+    float value;  // driven edges: q_b or eta_b of this step (swe_boundary_values)
+    u32 pad;
 };
 
 struct Rot {
@@ -103,6 +106,79 @@ __device__ Rot wall_ghost(Rot w) {
     g.c = make_float4(w.c.x, -w.c.y, w.c.z, -w.c.w);
     g.t = w.t;
     return g;
+}
+
+// Driven boundary, external mode (CPU reference: barotropic_boundary in flux.rs): the outgoing
+// Riemann invariant R = u + 2 sqrt(g h) of the interior (h = h1 + h2, u = (q1n + q2n) / h) is
+// kept; elevation: h_b = max(eta_b + H, 0); discharge q_b (outward): the subcritical root of
+// 2c^3 - R c^2 + q_b g = 0 (c = sqrt(g h_b)) by bracketed Newton, critical c = R/3 when none
+// (the bracket's cube root is taken of at least 1e-30: pow of 0 is not portable).
+// Then u_b = R - 2 c_b; a dry interior facing an elevation sees a reservoir at rest at that level
+// (u_b = 0, h_b exact). Supercritical outflow prescribes nothing: the ghost is the interior.
+// Ghost layers in the interior's proportions s = h_b / h, every normal velocity shifted by
+// u_b - u, tangential velocities kept; a dry interior puts h_b in the lower layer.
+__device__ Rot driven_ghost(Rot l, float hh, u32 kind, float value) {
+    float h = l.c.x + l.c.z;
+    float qn = l.c.y + l.c.w;
+    bool wet = h > DRY_TOL;
+    float u = 0.0f;
+    if (wet) {
+        u = qn / h;
+    }
+    float ci = sqrtf(GRAVITY * fmaxf(h, 0.0f));
+    if (wet && u >= ci) {
+        return l;
+    }
+    float r_out = u + 2.0f * ci;
+    float cb = 0.0f;
+    if (kind == KIND_ELEVATION) {
+        cb = sqrtf(GRAVITY * fmaxf(value + hh, 0.0f));
+    } else {
+        float lo = fmaxf(r_out / 3.0f, 0.0f);
+        float hi = 0.5f * fmaxf(r_out, 0.0f) + powf(fmaxf(0.5f * fabsf(value) * GRAVITY, 1.0e-30f), 1.0f / 3.0f);
+        cb = lo;
+        if (2.0f * lo * lo * lo - r_out * lo * lo + value * GRAVITY < 0.0f) {
+            cb = fminf(fmaxf(ci, lo), hi);
+            for (int it = 0; it < DISCHARGE_ITERATIONS; it = it + 1) {
+                float f = 2.0f * cb * cb * cb - r_out * cb * cb + value * GRAVITY;
+                float d = 6.0f * cb * cb - 2.0f * r_out * cb;
+                if (f > 0.0f) {
+                    hi = cb;
+                } else {
+                    lo = cb;
+                }
+                float n = cb - f / d;
+                cb = (n >= lo && n <= hi) ? n : 0.5f * (lo + hi);
+            }
+        }
+    }
+    float hb = cb * cb / GRAVITY;
+    float du = (r_out - 2.0f * cb) - u;
+    if (kind == KIND_ELEVATION && !wet) {
+        hb = fmaxf(value + hh, 0.0f);
+        du = 0.0f;
+    }
+    float s = 0.0f;
+    float2 hl = make_float2(0.0f, hb);
+    if (wet) {
+        s = hb / h;
+        hl = s * make_float2(l.c.x, l.c.z);
+    }
+    Rot g;
+    g.c = make_float4(hl.x, s * l.c.y + hl.x * du, hl.y, s * l.c.w + hl.y * du);
+    g.t = s * l.t;
+    return g;
+}
+
+// The state beyond a boundary edge of the given kind (H beyond it is the interior's hh).
+__device__ Rot boundary_state(Rot l, float hh, u32 kind, float value) {
+    if (kind == KIND_WALL) {
+        return wall_ghost(l);
+    }
+    if (kind == KIND_DISCHARGE || kind == KIND_ELEVATION) {
+        return driven_ghost(l, hh, kind, value);
+    }
+    return l;
 }
 
 // Roe averages (section 3.1) with desingularised velocities.
@@ -512,16 +588,17 @@ __device__ Fluct classical_roe(Rot l, Rot r, float dhb, float nx, float ny) {
 }
 
 // The complete edge kernel (section 2.4) for left cell data (wl0, wl1) and the neighbour
-// (wr0, wr1) (ignored unless kind == KIND_INTERIOR).
-__device__ EdgeOut edge_contribution(float4 wl0, float4 wl1, float4 wr0, float4 wr1, u32 kind, float nx, float ny) {
+// (wr0, wr1) (ignored unless kind == KIND_INTERIOR; boundary_state otherwise, with the edge's
+// boundary value).
+__device__ EdgeOut edge_contribution(float4 wl0, float4 wl1, float4 wr0, float4 wr1, u32 kind, float nx, float ny, float value) {
     Rot l = rotate_state(wl0, wl1, nx, ny);
     Rot r = l;
     float hr = wl1.z;
     if (kind == KIND_INTERIOR) {
         r = rotate_state(wr0, wr1, nx, ny);
         hr = wr1.z;
-    } else if (kind == KIND_WALL) {
-        r = wall_ghost(l);
+    } else {
+        r = boundary_state(l, wl1.z, kind, value);
     }
     float dhb = hr - wl1.z;
     Fluct f;

@@ -69,6 +69,8 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("swe_edge_flux.cu"),
     cuda_source!("swe_local_dt.cu"),
     cuda_source!("swe_time.cu"),
+    cuda_source!("swe_boundary_values.cu"),
+    cuda_source!("swe_gauges.cu"),
     cuda_source!("swe_update.cu"),
     cuda_source!("swe_reconstruct.cu"),
     cuda_source!("swe_edge_flux2.cu"),

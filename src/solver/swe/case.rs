@@ -36,25 +36,119 @@
 //! snapshot_every = 0.05
 //! fields = ["h1", "h2", "eta1", "eta2", "speed1", "speed2"]
 //! ```
+//!
+//! Fields may also come from a raster file ([`crate::raster`]: ESRI ASCII grid or GeoTIFF,
+//! relative to the case file), sampled bilinearly at the barycentres, with an explicit choice
+//! for points outside it or next to no-data pixels: `H = { raster = "bathy.asc", outside =
+//! "error" }` (`"error"`, the default; `"clamp"`; or a number). Boundaries may be driven
+//! ([`super::boundary`]): `left = { discharge = 2.5 }` (m³ s⁻¹ into the domain) or
+//! `right = { elevation = "tide.csv" }` (m; a CSV of `t, value` rows, linear in between).
+//! Gauges ([`super::gauge`]) are `[[gauges]]` tables with `name`, `x`, `y`, sampled every step
+//! or every `[output] gauge_every` seconds into `gauge_<name>.csv`. Both work at either
+//! `order`: at order 2 a driven edge's ghost is built from the reconstructed edge state and a
+//! gauge samples after the full (two-stage) step.
 
+use super::boundary::{BoundaryCondition, DrivenBoundaries, TimeSeries};
 use super::expr::Expr;
 use super::friction::Friction;
+use super::gauge::{GaugeSpec, Gauges, MAX_GAUGES};
 use super::mesh::{EdgeKind, SweMesh};
 use super::{check_order, Physics, Scheme};
 use crate::error::{Error, Result};
 use crate::mesh::MeshSource;
 use crate::order::{prepare, Ordering, PrepareOptions};
 use crate::output::format_number as num;
+use crate::raster::{Outside, Raster};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// A number or an expression string in a case file.
+/// A number, an expression string or a raster table in a case file.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(untagged)]
 pub enum FieldSpec {
     Number(f64),
     Expr(String),
+    Raster(RasterSpec),
+}
+
+/// `{ raster = "file.asc", outside = "error" | "clamp" | value }`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RasterSpec {
+    raster: PathBuf,
+    outside: Option<OutsideSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+enum OutsideSpec {
+    Value(f64),
+    Mode(String),
+}
+
+/// A boundary entry: `"wall"`, `"open"` or a driven table.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+enum BoundaryEntry {
+    Kind(String),
+    Driven(DrivenEntry),
+}
+
+/// `{ discharge = Q }` or `{ elevation = η }`, Q and η a number or a CSV file.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct DrivenEntry {
+    discharge: Option<SeriesEntry>,
+    elevation: Option<SeriesEntry>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+enum SeriesEntry {
+    Value(f64),
+    File(PathBuf),
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GaugeEntry {
+    name: String,
+    x: f64,
+    y: f64,
+}
+
+/// A field of the case: an expression of the barycentre (and earlier fields), or a raster
+/// sampled at the barycentre.
+#[derive(Clone, Debug)]
+pub enum FieldSource {
+    Expr(Expr),
+    Raster {
+        raster: Arc<Raster>,
+        outside: Outside,
+    },
+}
+
+impl FieldSource {
+    /// The value at variables `vars` (x, y first).
+    pub fn eval(&self, vars: &[f64]) -> Result<f64> {
+        match self {
+            FieldSource::Expr(e) => Ok(e.eval(vars)),
+            FieldSource::Raster { raster, outside } => raster.sample(vars[0], vars[1], *outside),
+        }
+    }
+
+    /// Text that identifies the field by content (for checkpoint fingerprints): the expression,
+    /// or the raster's values and geometry and the outside rule (not its path).
+    pub fn identity(&self) -> String {
+        match self {
+            FieldSource::Expr(e) => e.text().to_string(),
+            FieldSource::Raster { raster, outside } => {
+                format!("raster #{:016x} outside {outside}", raster.fingerprint())
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, Default)]
@@ -113,6 +207,7 @@ struct OutputSection {
     vtu: Option<bool>,
     csv: Option<bool>,
     image_size: Option<u32>,
+    gauge_every: Option<f64>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -124,7 +219,8 @@ struct CaseFile {
     initial: InitialSection,
     run: RunSection,
     friction: Option<FrictionSection>,
-    boundary: Option<BTreeMap<String, String>>,
+    boundary: Option<BTreeMap<String, BoundaryEntry>>,
+    gauges: Option<Vec<GaugeEntry>>,
     output: Option<OutputSection>,
 }
 
@@ -150,6 +246,8 @@ pub struct OutputSpec {
     pub csv: bool,
     /// PNG width and height in pixels.
     pub image_size: u32,
+    /// Gauge sample interval in simulated seconds (0: every step).
+    pub gauge_every: f64,
 }
 
 /// A fully resolved case.
@@ -172,13 +270,15 @@ pub struct Case {
     pub cfl: f64,
     /// Spatial order, 1 or 2 (limited MUSCL reconstruction and Heun's SSP-RK2).
     pub order: u32,
-    /// Boundary kinds by tag name or number; `default` for the rest.
-    pub boundary: BTreeMap<String, EdgeKind>,
+    /// Boundary conditions by tag name or number; `default` (wall or open) for the rest.
+    pub boundary: BTreeMap<String, BoundaryCondition>,
     pub default_boundary: EdgeKind,
-    depth: Expr,
-    h1: Expr,
-    h2: Expr,
-    velocity: [Expr; 4],
+    /// Gauges (points whose solution is written every step or every `gauge_every`).
+    pub gauges: Vec<GaugeSpec>,
+    depth: FieldSource,
+    h1: FieldSource,
+    h2: FieldSource,
+    velocity: [FieldSource; 4],
     pub output: OutputSpec,
 }
 
@@ -231,7 +331,7 @@ impl Case {
                 )))
             }
         };
-        let zero = || Expr::constant(0.0);
+        let zero = || FieldSource::Expr(Expr::constant(0.0));
         Ok(Case {
             name: name.to_string(),
             origin: None,
@@ -249,9 +349,10 @@ impl Case {
             order: 1,
             boundary: BTreeMap::new(),
             default_boundary: EdgeKind::Wall,
-            depth: Expr::parse(depth, VARS_H)?,
-            h1: Expr::parse(h1, VARS_H1)?,
-            h2: Expr::parse(h2, VARS_H2)?,
+            gauges: Vec::new(),
+            depth: FieldSource::Expr(Expr::parse(depth, VARS_H)?),
+            h1: FieldSource::Expr(Expr::parse(h1, VARS_H1)?),
+            h2: FieldSource::Expr(Expr::parse(h2, VARS_H2)?),
             velocity: [zero(), zero(), zero(), zero()],
             output: OutputSpec {
                 dir: PathBuf::from(format!("out/swe-{name}")),
@@ -260,6 +361,7 @@ impl Case {
                 vtu: false,
                 csv: true,
                 image_size: 800,
+                gauge_every: 0.0,
             },
         })
     }
@@ -275,10 +377,19 @@ impl Case {
         let file: CaseFile = toml::from_str(text).map_err(|e| {
             let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
             // serde's words for a wrong type in an untagged number-or-string field.
-            let msg = e.message().trim().replace(
-                "data did not match any variant of untagged enum FieldSpec",
-                "expected a number or an expression string",
-            );
+            let msg = e
+                .message()
+                .trim()
+                .replace(
+                    "data did not match any variant of untagged enum FieldSpec",
+                    "expected a number, an expression string or { raster = \"file\", outside = \
+                     \"error\" | \"clamp\" | value }",
+                )
+                .replace(
+                    "data did not match any variant of untagged enum BoundaryEntry",
+                    "expected \"wall\", \"open\", { discharge = Q } or { elevation = η } (Q, η a \
+                     number or a CSV file of 't, value' rows)",
+                );
             Error::parse(path, line, msg)
         })?;
         let bad = |key: &str, msg: String| Error::parse(path, 0, format!("{key}: {msg}"));
@@ -403,32 +514,147 @@ impl Case {
         if !(cfl > 0.0 && cfl <= 1.0) {
             return Err(bad("[run] cfl", format!("{} must lie in (0, 1]", num(cfl))));
         }
-        let field = |key: &str, spec: &FieldSpec, vars: &[&str]| -> Result<Expr> {
-            match spec {
-                FieldSpec::Number(v) => Ok(Expr::constant(*v)),
-                FieldSpec::Expr(s) => Expr::parse(s, vars)
-                    .map_err(|e| bad(&format!("[initial] {key}"), e.to_string())),
+        let relative = |f: &Path| {
+            if f.is_absolute() {
+                f.to_path_buf()
+            } else {
+                base.join(f)
             }
         };
-        let vel = |key: &str, spec: &Option<FieldSpec>| -> Result<Expr> {
+        let rasters = std::cell::RefCell::new(BTreeMap::<PathBuf, Arc<Raster>>::new());
+        let field = |key: &str, spec: &FieldSpec, vars: &[&str]| -> Result<FieldSource> {
+            let at = format!("[initial] {key}");
+            match spec {
+                FieldSpec::Number(v) => Ok(FieldSource::Expr(Expr::constant(*v))),
+                FieldSpec::Expr(s) => Expr::parse(s, vars)
+                    .map(FieldSource::Expr)
+                    .map_err(|e| bad(&at, e.to_string())),
+                FieldSpec::Raster(r) => {
+                    let outside = match &r.outside {
+                        None => Outside::Error,
+                        Some(OutsideSpec::Value(v)) if v.is_finite() => Outside::Value(*v),
+                        Some(OutsideSpec::Mode(m)) if m == "error" => Outside::Error,
+                        Some(OutsideSpec::Mode(m)) if m == "clamp" => Outside::Clamp,
+                        Some(other) => {
+                            return Err(bad(
+                                &format!("{at} outside"),
+                                format!("{other:?} is not \"error\", \"clamp\" or a finite number"),
+                            ))
+                        }
+                    };
+                    let file = relative(&r.raster);
+                    let cached = rasters.borrow().get(&file).cloned();
+                    let raster = match cached {
+                        Some(r) => r,
+                        None => {
+                            let loaded = Arc::new(
+                                Raster::from_file(&file)
+                                    .map_err(|e| bad(&format!("{at} raster"), e.to_string()))?,
+                            );
+                            rasters.borrow_mut().insert(file, loaded.clone());
+                            loaded
+                        }
+                    };
+                    Ok(FieldSource::Raster { raster, outside })
+                }
+            }
+        };
+        let vel = |key: &str, spec: &Option<FieldSpec>| -> Result<FieldSource> {
             spec.as_ref()
-                .map_or(Ok(Expr::constant(0.0)), |s| field(key, s, VARS_U))
+                .map_or(Ok(FieldSource::Expr(Expr::constant(0.0))), |s| {
+                    field(key, s, VARS_U)
+                })
         };
         let init = &file.initial;
         let mut boundary = BTreeMap::new();
         let mut default_boundary = EdgeKind::Wall;
         for (k, v) in file.boundary.clone().unwrap_or_default() {
-            let kind = parse_kind(&v).ok_or_else(|| {
-                bad(
-                    &format!("[boundary] {k}"),
-                    format!("unknown boundary condition '{v}' (expected wall or open)"),
-                )
-            })?;
+            let at = format!("[boundary] {k}");
+            let bc = match v {
+                BoundaryEntry::Kind(name) => {
+                    BoundaryCondition::plain(parse_kind(&name).ok_or_else(|| {
+                        bad(
+                            &at,
+                            format!(
+                                "unknown boundary condition '{name}' (expected wall, open, \
+                             {{ discharge = Q }} or {{ elevation = η }})"
+                            ),
+                        )
+                    })?)
+                }
+                BoundaryEntry::Driven(d) => {
+                    let (kind, entry) = match (d.discharge, d.elevation) {
+                        (Some(q), None) => (EdgeKind::Discharge, q),
+                        (None, Some(e)) => (EdgeKind::Elevation, e),
+                        _ => {
+                            return Err(bad(
+                                &at,
+                                "give exactly one of 'discharge' and 'elevation'".into(),
+                            ))
+                        }
+                    };
+                    let series = match entry {
+                        SeriesEntry::Value(v) if v.is_finite() && v.abs() < 1e30 => {
+                            TimeSeries::constant(v)
+                        }
+                        SeriesEntry::Value(v) => {
+                            return Err(bad(&at, format!("value {v} is not a finite number")))
+                        }
+                        SeriesEntry::File(f) => TimeSeries::from_file(&relative(&f))
+                            .map_err(|e| bad(&at, e.to_string()))?,
+                    };
+                    BoundaryCondition {
+                        kind,
+                        series: Some(series),
+                    }
+                }
+            };
             if k == "default" {
-                default_boundary = kind;
+                if bc.series.is_some() {
+                    return Err(bad(
+                        &at,
+                        "the default boundary is wall or open; drive boundaries by name or tag"
+                            .into(),
+                    ));
+                }
+                default_boundary = bc.kind;
             } else {
-                boundary.insert(k, kind);
+                boundary.insert(k, bc);
             }
+        }
+        let gauge_entries = file.gauges.clone().unwrap_or_default();
+        if gauge_entries.len() > MAX_GAUGES {
+            return Err(bad(
+                "[[gauges]]",
+                format!("{} gauges, at most {MAX_GAUGES}", gauge_entries.len()),
+            ));
+        }
+        let mut gauges: Vec<GaugeSpec> = Vec::new();
+        for (i, g) in gauge_entries.into_iter().enumerate() {
+            let at = format!("[[gauges]] {} ('{}')", i + 1, g.name);
+            let name_ok = !g.name.is_empty()
+                && g.name.len() <= 64
+                && g.name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.');
+            if !name_ok {
+                return Err(bad(
+                    &at,
+                    "name must be 1 to 64 letters, digits, '_', '-' or '.' (it names the CSV file)"
+                        .into(),
+                ));
+            }
+            if gauges.iter().any(|o| o.name == g.name) {
+                return Err(bad(&at, "two gauges have this name".into()));
+            }
+            if !(g.x.is_finite() && g.y.is_finite()) {
+                return Err(bad(&at, "x and y must be finite".into()));
+            }
+            gauges.push(GaugeSpec {
+                name: g.name,
+                x: g.x,
+                y: g.y,
+            });
         }
         let out = file.output.clone().unwrap_or_default();
         if let Some(s) = out.snapshot_every {
@@ -452,6 +678,13 @@ impl Case {
                 ),
             ));
         }
+        let gauge_every = out.gauge_every.unwrap_or(0.0);
+        if !(gauge_every >= 0.0 && gauge_every.is_finite()) {
+            return Err(bad(
+                "[output] gauge_every",
+                format!("{} must be ≥ 0 (0: every step)", num(gauge_every)),
+            ));
+        }
         let image_size = out.image_size.unwrap_or(800);
         if !(64..=8192).contains(&image_size) {
             return Err(bad(
@@ -472,6 +705,7 @@ impl Case {
             order,
             boundary,
             default_boundary,
+            gauges,
             depth: field("H", &init.H, VARS_H)?,
             h1: field("h1", &init.h1, VARS_H1)?,
             h2: field("h2", &init.h2, VARS_H2)?,
@@ -491,26 +725,36 @@ impl Case {
                 vtu: out.vtu.unwrap_or(false),
                 csv: out.csv.unwrap_or(true),
                 image_size,
+                gauge_every,
             },
             name,
         })
     }
 
-    /// Fingerprint of what decides the solution (physics, scheme, CFL, boundaries, initial
-    /// state), for checkpoints: the final time and the outputs may change on a restart.
+    /// Fingerprint of what decides the solution (physics with friction, scheme, CFL, order,
+    /// boundaries, gauges, initial state, by content: a series or raster moved to another path
+    /// keeps it), for checkpoints: the final time and the outputs may change on a restart.
     pub fn fingerprint(&self) -> u64 {
         let text = format!(
-            "{:?} {:?} {} {} {:?} {:?} {:?} {:?} {:?} {:?}",
+            "{:?} {:?} {} {} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {}",
             self.physics,
             self.scheme,
             self.cfl,
             self.order,
-            self.boundary,
+            self.boundary
+                .iter()
+                .map(|(k, bc)| (k, bc.kind, bc.series.as_ref().map(TimeSeries::points)))
+                .collect::<Vec<_>>(),
             self.default_boundary,
-            self.depth.text(),
-            self.h1.text(),
-            self.h2.text(),
-            self.velocity.iter().map(Expr::text).collect::<Vec<_>>()
+            self.depth.identity(),
+            self.h1.identity(),
+            self.h2.identity(),
+            self.velocity
+                .iter()
+                .map(FieldSource::identity)
+                .collect::<Vec<_>>(),
+            self.gauges,
+            self.output.gauge_every
         );
         crate::checkpoint::fingerprint(text.as_bytes())
     }
@@ -522,11 +766,15 @@ impl Case {
         }
     }
 
-    /// The boundary-kind function for a mesh: checks that every named boundary exists.
-    pub fn boundary_map(&self, mesh: &crate::mesh::Mesh) -> Result<BTreeMap<i32, EdgeKind>> {
+    /// The boundary conditions of a mesh by tag (with the case's key): checks that every named
+    /// boundary exists.
+    pub fn boundary_map(
+        &self,
+        mesh: &crate::mesh::Mesh,
+    ) -> Result<BTreeMap<i32, (String, BoundaryCondition)>> {
         let mut map = BTreeMap::new();
         let mut keys = BTreeMap::new();
-        for (key, &kind) in &self.boundary {
+        for (key, bc) in &self.boundary {
             let tag = match key.parse::<i32>() {
                 Ok(t) if mesh.boundary_facets.iter().any(|f| f.tag == t) => t,
                 Ok(t) => {
@@ -561,7 +809,7 @@ impl Case {
                     format!("tag {tag} already has a condition from '{first}'"),
                 ));
             }
-            map.insert(tag, kind);
+            map.insert(tag, (key.clone(), bc.clone()));
         }
         Ok(map)
     }
@@ -574,14 +822,18 @@ impl Case {
         let mut state = Vec::with_capacity(n);
         for c in 0..n {
             let [x, y] = mesh.geom.centroids[c];
-            let hh = self.depth.eval(&[x, y]);
-            let h1 = self.h1.eval(&[x, y, hh]);
-            let h2 = self.h2.eval(&[x, y, hh, h1]);
-            let u: Vec<f64> = self
+            let at = |key: &'static str| {
+                move |e: Error| self.err(&format!("[initial] {key}"), format!("cell {c}: {e}"))
+            };
+            let hh = self.depth.eval(&[x, y]).map_err(at("H"))?;
+            let h1 = self.h1.eval(&[x, y, hh]).map_err(at("h1"))?;
+            let h2 = self.h2.eval(&[x, y, hh, h1]).map_err(at("h2"))?;
+            let u = self
                 .velocity
                 .iter()
-                .map(|e| e.eval(&[x, y, hh, h1, h2]))
-                .collect();
+                .zip(["u1x", "u1y", "u2x", "u2y"])
+                .map(|(e, key)| e.eval(&[x, y, hh, h1, h2]).map_err(at(key)))
+                .collect::<Result<Vec<f64>>>()?;
             for (key, v) in [
                 ("H", hh),
                 ("h1", h1),
@@ -619,18 +871,23 @@ impl Case {
     }
 }
 
-/// A case made ready to run: the prepared mesh, cell depths and initial states.
+/// A case made ready to run: the prepared mesh, cell depths and initial states, the driven
+/// boundaries and the gauges.
 #[derive(Clone, Debug)]
 pub struct Setup {
     pub mesh: SweMesh,
     pub depth: Vec<f64>,
     pub state: Vec<[f64; 6]>,
+    pub boundaries: DrivenBoundaries,
+    /// None when the case has no gauges.
+    pub gauges: Option<Gauges>,
 }
 
 impl Case {
     /// Load or build the mesh (a built-in one mapped onto the domain), color and order it with
     /// the case's seed and ordering ([`crate::order::prepare`]), apply the boundary conditions,
-    /// evaluate the initial state.
+    /// evaluate the initial state, collect the driven boundaries (their series must cover the
+    /// run) and find the gauges' cells.
     pub fn prepare(&self) -> Result<Setup> {
         let mut raw = self.mesh.build(self.seed)?;
         if let Some(d) = self.domain.filter(|_| !self.mesh.is_file()) {
@@ -640,8 +897,28 @@ impl Case {
         let default = self.default_boundary;
         SweMesh::check(&raw)?;
         let ordered = prepare(&raw, &PrepareOptions::new(self.ordering, self.seed))?;
-        let mesh = SweMesh::new(&ordered, |tag| map.get(&tag).copied().unwrap_or(default))?;
+        let mesh = SweMesh::new(&ordered, |tag| {
+            map.get(&tag).map_or(default, |(_, bc)| bc.kind)
+        })?;
         let (depth, state) = self.initial_state(&mesh)?;
-        Ok(Setup { mesh, depth, state })
+        let boundaries = DrivenBoundaries::new(&mesh, &map)?;
+        boundaries
+            .check_covers(self.final_time)
+            .map_err(|e| self.err("[boundary]", e.to_string()))?;
+        let gauges = if self.gauges.is_empty() {
+            None
+        } else {
+            Some(
+                Gauges::locate(&self.gauges, self.output.gauge_every, &mesh)
+                    .map_err(|e| self.err("[[gauges]]", e.to_string()))?,
+            )
+        };
+        Ok(Setup {
+            mesh,
+            depth,
+            state,
+            boundaries,
+            gauges,
+        })
     }
 }

@@ -7,6 +7,7 @@
 // Index loops over the 4 and 6 state components mirror the WGSL kernel line by line.
 #![allow(clippy::needless_range_loop)]
 
+use super::boundary::DrivenBoundaries;
 use super::flux::{edge_contribution, Neighbor};
 use super::mesh::{EdgeKind, SweMesh};
 use super::muscl::{edge_contribution2, Reconstruction};
@@ -47,13 +48,16 @@ pub struct CpuSolver {
     pub steps: u64,
     /// Event counters (non-hyperbolic edges, fallbacks, clamps, clips).
     pub counters: Counters,
+    /// Prescribed discharges and elevations of the driven boundary edges.
+    pub boundaries: DrivenBoundaries,
     acc: Vec<[f64; 6]>,
     speed_sum: Vec<f64>,
     recon: Reconstruction,
 }
 
 impl CpuSolver {
-    /// A solver on `mesh` with cell depths `depth` and initial state `state`.
+    /// A solver on `mesh` with cell depths `depth` and initial state `state` (a mesh without
+    /// driven boundary edges).
     pub fn new(
         mesh: &SweMesh,
         depth: Vec<f64>,
@@ -62,6 +66,22 @@ impl CpuSolver {
         phys: Physics,
         cfl: f64,
     ) -> Result<CpuSolver> {
+        let none = DrivenBoundaries::default();
+        Self::new_driven(mesh, depth, state, scheme, phys, cfl, none)
+    }
+
+    /// A solver whose mesh may have driven boundary edges (Discharge, Elevation), with their
+    /// prescribed values ([`DrivenBoundaries::new`] on the same mesh).
+    pub fn new_driven(
+        mesh: &SweMesh,
+        depth: Vec<f64>,
+        state: Vec<[f64; 6]>,
+        scheme: Scheme,
+        phys: Physics,
+        cfl: f64,
+        boundaries: DrivenBoundaries,
+    ) -> Result<CpuSolver> {
+        boundaries.check_mesh(mesh)?;
         let n = mesh.num_cells();
         if depth.len() != n || state.len() != n {
             return Err(Error::Invalid(format!(
@@ -102,6 +122,7 @@ impl CpuSolver {
             t: 0.0,
             steps: 0,
             counters: Counters::default(),
+            boundaries,
             acc: vec![[0.0; 6]; n],
             speed_sum: vec![0.0; n],
             recon,
@@ -118,8 +139,16 @@ impl CpuSolver {
         self.speed_sum.iter_mut().for_each(|s| *s = 0.0);
         let deltas =
             (self.order == 2).then(|| self.recon.reconstruct(state, &self.depth, &self.phys));
-        for e in &self.edges {
+        for (slot, e) in self.edges.iter().enumerate() {
             let interior = e.kind == EdgeKind::Interior && e.right != NO_ELEMENT as usize;
+            // q_b or η_b of a driven edge at the stage's time (t^n, then t^n + Δt for Heun's
+            // second stage), as swe_boundary_values writes it into the edge.
+            let value = match e.kind {
+                EdgeKind::Discharge | EdgeKind::Elevation => self
+                    .boundaries
+                    .value(self.boundaries.slot_driver[slot], self.t),
+                _ => 0.0,
+            };
             let out = match &deltas {
                 Some(d) => edge_contribution2(
                     &state[e.left],
@@ -133,6 +162,7 @@ impl CpuSolver {
                         )
                     }),
                     e.kind,
+                    value,
                     e.nx,
                     e.ny,
                     self.scheme,
@@ -142,6 +172,8 @@ impl CpuSolver {
                     let neighbor = match e.kind {
                         _ if interior => Neighbor::Cell(&state[e.right], self.depth[e.right]),
                         EdgeKind::Open => Neighbor::Open,
+                        EdgeKind::Discharge => Neighbor::Discharge(value),
+                        EdgeKind::Elevation => Neighbor::Elevation(value),
                         _ => Neighbor::Wall,
                     };
                     edge_contribution(

@@ -2,11 +2,13 @@
 //! to output time (many steps per submit, Δt and t kept on the GPU) and reads the state back
 //! only at those times, to write a CSV row (time, steps, Δt, mass of each layer and its relative
 //! drift, min/max of every field, event counters), PNG snapshots of the chosen fields with
-//! colorbars, and VTU files on request.
+//! colorbars, and VTU files on request. Gauge samples, taken on the GPU, are read back after
+//! every batch of steps and appended to one CSV per gauge ([`super::gauge`]).
 
 use super::case::{Case, Setup};
 use super::diag::{field, field_title, layer_masses, min_max};
-use super::gpu::{FluxLayout, GpuControl, GpuSolver};
+use super::gauge::{self, GaugeSample};
+use super::gpu::{Extras, FluxLayout, GpuControl, GpuSolver};
 use super::mesh::SweMesh;
 use super::Counters;
 use crate::checkpoint::{self, fingerprint, Checkpoint};
@@ -185,7 +187,11 @@ impl Simulation {
     /// Prepare `case` (mesh, ordering, boundaries, initial state) and upload it to `rt`.
     pub fn new(case: &Case, rt: &Runtime, layout: FluxLayout) -> Result<Simulation> {
         let setup = case.prepare()?;
-        let solver = GpuSolver::with_order(
+        let extras = Extras {
+            boundaries: setup.boundaries.clone(),
+            gauges: setup.gauges.clone(),
+        };
+        let solver = GpuSolver::with_extras(
             rt,
             &setup.mesh,
             &setup.depth,
@@ -195,6 +201,7 @@ impl Simulation {
             case.cfl,
             layout,
             case.order,
+            &extras,
         )?;
         Ok(Simulation {
             case: case.clone(),
@@ -218,9 +225,19 @@ impl Simulation {
     }
 
     /// Advance to time `t` (the last step is clamped to hit it); errors when the solution
-    /// blows up.
+    /// blows up. Gauge samples accumulate until [`Simulation::take_gauge_samples`].
     pub fn advance_to(&mut self, t: f64) -> Result<GpuControl> {
-        self.solver.advance_to(t, self.max_batch, &mut |_| true)
+        loop {
+            let ctl = self.solver.advance_to(t, self.max_batch, &mut |_| true)?;
+            if ctl.t >= t as f32 {
+                return Ok(ctl);
+            }
+        }
+    }
+
+    /// The gauge samples taken since the last call (the first holds the initial state).
+    pub fn take_gauge_samples(&mut self) -> Vec<GaugeSample> {
+        self.solver.take_gauge_samples()
     }
 
     /// The state W = (h1, q1x, q1y, h2, q2x, q2y) per cell (waits for queued steps).
@@ -287,8 +304,18 @@ impl Simulation {
         let cols: Vec<&str> = cols.iter().map(|s| s.as_str()).collect();
         let mut csv = None;
         let mut done = 0;
+        let gauge_paths: Vec<PathBuf> = case
+            .gauges
+            .iter()
+            .map(|g| case.output.dir.join(format!("gauge_{}.csv", g.name)))
+            .collect();
+        let mut gauge_csvs = Vec::new();
         if let Some(ck) = &restart {
             solver.restore_words(&ck.payload)?;
+            let rows = solver.gauge_samples_taken()? as usize;
+            for p in &gauge_paths {
+                gauge_csvs.push(CsvWriter::resume(p, &gauge::COLUMNS, rows)?);
+            }
             done = ck.header.outputs;
             if case.output.csv {
                 csv = Some(CsvWriter::resume(
@@ -321,13 +348,27 @@ impl Simulation {
                 0.0,
                 0,
             )?);
+            for p in &gauge_paths {
+                gauge_csvs.push(CsvWriter::create(p, &gauge::COLUMNS)?);
+                files.push(p.clone());
+            }
         }
+        let dry_tol = case.physics.dry_tol;
+        let mut flush_gauges = |solver: &mut GpuSolver| -> Result<()> {
+            for s in solver.take_gauge_samples() {
+                for (w, cell) in gauge_csvs.iter_mut().zip(&s.cells) {
+                    w.row(&gauge::row(s.t, cell, dry_tol))?;
+                }
+            }
+            Ok(())
+        };
+        flush_gauges(solver)?;
         let start = Instant::now();
         let mut ctl = solver.read_control()?;
         let mut next_ck = rc.next_checkpoint(ctl.t as f64);
         let mut state = setup.state.clone();
         let (mut step_seconds, mut output_seconds) = (0.0, 0.0);
-        let save = |solver: &GpuSolver, ctl: &GpuControl, done: u64, rows: u64| {
+        let save = |solver: &mut GpuSolver, ctl: &GpuControl, done: u64, rows: u64| {
             let words = solver.save_words()?;
             let pos = (ctl.t as f64, ctl.steps as u64);
             let ck = Checkpoint::new(
@@ -349,6 +390,7 @@ impl Simulation {
                     !crate::interrupt::requested() && (c.t as f64) < next_ck
                 })?;
                 step_seconds += stepping.elapsed().as_secs_f64();
+                flush_gauges(solver)?;
                 let rows = csv.as_ref().map_or(0, |w| w.rows_written() as u64);
                 if crate::interrupt::requested() {
                     state = solver.read_state()?;

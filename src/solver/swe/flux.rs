@@ -568,6 +568,116 @@ pub enum Neighbor<'a> {
     /// Open / transmissive: ghost = copy of the left state (zero-gradient), so D⁻ = 0 and the
     /// mass flux is the left state's own normal flux.
     Open,
+    /// Prescribed normal discharge per unit length q_b (m² s⁻¹, along the outward normal:
+    /// negative flows in), ghost by [`driven_ghost`].
+    Discharge(f64),
+    /// Prescribed free-surface elevation η_b (m above the reference level), ghost by
+    /// [`driven_ghost`].
+    Elevation(f64),
+}
+
+/// Newton–bisection iterations of the discharge boundary's cubic (bracket [R/3, R/2 + ∛(|q|g/2)]).
+pub const DISCHARGE_ITERATIONS: usize = 24;
+
+/// The barotropic boundary state (h_b, u_b) of a driven boundary from the interior total depth
+/// h = h1 + h2 and normal velocity u = (q1n + q2n)/h (u = 0 when h ≤ κ), by the characteristic
+/// treatment of the external mode: the outgoing Riemann invariant R = u + 2√(gh) is carried
+/// from the interior, the incoming one is replaced by the prescribed value:
+///
+/// - elevation η_b: h_b = max(η_b + H, 0), u_b = R − 2√(g h_b); a dry interior (h ≤ κ) has no
+///   outgoing invariant and sees a reservoir at rest at the prescribed level (u_b = 0), so the
+///   Riemann problem gives the dry-bed dam-break inflow;
+/// - discharge q_b (outward): h_b u_b = q_b with u_b = R − 2c_b, c_b = √(g h_b), i.e. the
+///   cubic p(c) = 2c³ − R c² + q_b g = 0 on its subcritical branch c ≥ R/3; when it has no root
+///   there (an outflow larger than the interior can carry), c_b = max(R/3, 0), critical flow.
+///
+/// Returns None for supercritical outflow (u ≥ √(gh)): every characteristic leaves the domain,
+/// nothing is prescribed and the ghost is the interior state.
+pub fn barotropic_boundary(
+    h: f64,
+    qn: f64,
+    hh: f64,
+    kind: Neighbor<'_>,
+    phys: &Physics,
+) -> Option<(f64, f64)> {
+    let g = phys.g;
+    let u = if h > phys.dry_tol { qn / h } else { 0.0 };
+    let ci = (g * h.max(0.0)).sqrt();
+    if h > phys.dry_tol && u >= ci {
+        return None;
+    }
+    let r_out = u + 2.0 * ci;
+    let wet = h > phys.dry_tol;
+    let cb = match kind {
+        Neighbor::Elevation(eta) if !wet => {
+            let hb = (eta + hh).max(0.0);
+            return Some((hb, 0.0));
+        }
+        Neighbor::Elevation(eta) => (g * (eta + hh).max(0.0)).sqrt(),
+        Neighbor::Discharge(q) => {
+            let p = |c: f64| {
+                (
+                    2.0 * c * c * c - r_out * c * c + q * g,
+                    6.0 * c * c - 2.0 * r_out * c,
+                )
+            };
+            let mut lo = (r_out / 3.0).max(0.0);
+            let mut hi = 0.5 * r_out.max(0.0) + (0.5 * q.abs() * g).cbrt();
+            if p(lo).0 >= 0.0 {
+                lo
+            } else {
+                let mut c = ci.max(lo).min(hi);
+                for _ in 0..DISCHARGE_ITERATIONS {
+                    let (f, d) = p(c);
+                    if f > 0.0 {
+                        hi = c;
+                    } else {
+                        lo = c;
+                    }
+                    let n = c - f / d;
+                    c = if n >= lo && n <= hi {
+                        n
+                    } else {
+                        0.5 * (lo + hi)
+                    };
+                }
+                c
+            }
+        }
+        _ => return None,
+    };
+    Some((cb * cb / g, r_out - 2.0 * cb))
+}
+
+/// Ghost state of a driven boundary (prescribed discharge or elevation) in the edge frame: the
+/// barotropic (h_b, u_b) of [`barotropic_boundary`] split into the layers in the interior's
+/// proportions, s = h_b/h: h_k,b = s h_k, q_kn,b = s q_kn + h_k,b (u_b − u) (every layer's
+/// velocity shifted by the same amount, so the interior's shear passes and Σ q_kn,b = h_b u_b),
+/// q_kτ,b = s q_kτ (tangential velocities kept). A dry interior (h ≤ κ) gets all of h_b in the
+/// lower layer. The depth H of the ghost is the interior's, so a lake at rest at the prescribed
+/// level sees a ghost equal to itself and stays at rest.
+pub fn driven_ghost(wl: &Rotated, hl: f64, kind: Neighbor<'_>, phys: &Physics) -> Rotated {
+    let h = wl[H1] + wl[H2];
+    let qn = wl[1] + wl[4];
+    let Some((hb, ub)) = barotropic_boundary(h, qn, hl, kind, phys) else {
+        return *wl;
+    };
+    let wet = h > phys.dry_tol;
+    let (s, u) = if wet { (hb / h, qn / h) } else { (0.0, 0.0) };
+    let (h1, h2) = if wet {
+        (s * wl[H1], s * wl[H2])
+    } else {
+        (0.0, hb)
+    };
+    let du = ub - u;
+    [
+        h1,
+        s * wl[1] + h1 * du,
+        s * wl[2],
+        h2,
+        s * wl[4] + h2 * du,
+        s * wl[5],
+    ]
 }
 
 /// Contributions of one edge to its two cells' accumulators, in the x-y frame, per unit edge
@@ -599,6 +709,9 @@ pub fn edge_contribution(
         Neighbor::Cell(w, h) => (rotate(w, nx, ny), h),
         Neighbor::Wall => (wall_ghost(&wl), hl),
         Neighbor::Open => (wl, hl),
+        Neighbor::Discharge(_) | Neighbor::Elevation(_) => {
+            (driven_ghost(&wl, hl, neighbor, phys), hl)
+        }
     };
     let dhb = hr - hl;
     let (mut dm_xy, mut dp_xy, f) = match scheme {

@@ -1,12 +1,13 @@
 //! The GPU driver, written once over [`Runtime`] (wgpu or CUDA): buffers, kernels and one
 //! prepared step plan
 //!
-//! flux segment (one launch per edge color, or the cell-centred gather, or on CUDA one atomicAdd
-//! launch over all edges) → update segment: local Δt per cell → GPU min-reduction → time kernel
-//! (Δt = min(Δt_CFL, t_end − t), t advanced on the GPU) → cell update (reads Δt from the GPU),
-//! and at order 2 (Heun) the flux segment starts with the reconstruction and a second flux and
-//! update segment follow with the same Δt (the edge counters of that second stage are folded
-//! into the run totals by the next step's time kernel),
+//! flux segment (the driven edges' boundary values, then one launch per edge color, or the
+//! cell-centred gather, or on CUDA one atomicAdd launch over all edges) → update segment: local
+//! Δt per cell → GPU min-reduction → time kernel (Δt = min(Δt_CFL, t_end − t), t advanced on
+//! the GPU) → cell update (reads Δt from the GPU), and at order 2 (Heun) the flux segment
+//! starts with the reconstruction and a second flux and update segment follow with the same Δt
+//! (boundary values at t^n + Δt; the edge counters of that second stage are folded into the run
+//! totals by the next step's time kernel), then the gauges,
 //!
 //! queued many steps per submit; the host reads back only the small control block (time,
 //! steps, counters) between batches and the state when it prints or saves.
@@ -14,6 +15,8 @@
 //! Layout (f32): cells are two vec4 per cell, (h1, q1x, q1y, h2) and (q2x, q2y, H, |V|);
 //! accumulators are two vec4 per cell, the 6 update components plus the CFL sum.
 
+use super::boundary::DrivenBoundaries;
+use super::gauge::{GaugeSample, Gauges};
 use super::mesh::SweMesh;
 use super::{Counters, Physics, Scheme};
 use crate::args;
@@ -128,6 +131,41 @@ struct SecondOrder {
     colors: Vec<ItemRange>,
 }
 
+/// What a run may add to the plain solver: driven boundaries (their values are written into
+/// the edges before every stage's flux) and gauges (sampled at the end of every step).
+#[derive(Clone, Debug, Default)]
+pub struct Extras {
+    pub boundaries: DrivenBoundaries,
+    pub gauges: Option<Gauges>,
+}
+
+/// Mirrors `GaugeState` in shaders/swe_gauges.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GaugeState {
+    /// Index k of the next sample mark (t ≥ k·T).
+    pub next: u32,
+    /// Samples in the buffer, not yet read back.
+    pub count: u32,
+    /// Samples taken since the start of the run.
+    pub total: u32,
+    /// Samples lost to a full buffer (0 unless a batch outran the capacity).
+    pub dropped: u32,
+}
+
+/// Most gauge samples kept on the host before [`GpuSolver::advance_to`] returns early so that
+/// the caller can take them ([`GpuSolver::take_gauge_samples`]).
+pub const GAUGE_PENDING_LIMIT: usize = 4096;
+
+/// The GPU side of the gauges.
+struct GaugeBuffers {
+    n: usize,
+    capacity: u32,
+    state: Buffer,
+    samples: Buffer,
+    pending: Vec<GaugeSample>,
+}
+
 /// A two-layer shallow-water run on a compute device (wgpu or CUDA, as its [`Runtime`]).
 pub struct GpuSolver {
     rt: Runtime,
@@ -137,13 +175,17 @@ pub struct GpuSolver {
     counters: Buffer,
     /// Cell centroids, to say where a solution blew up.
     centroids: Vec<[f64; 2]>,
-    /// One step: segment "flux", then segment "update" (local Δt, reduction, time, update).
+    /// One step: segment "flux" (boundary values of driven edges, then the fluxes), then
+    /// segment "update" (local Δt, reduction, time, update), at order 2 a second "flux" and
+    /// "update" (Heun's second stage), then the gauges.
     step: Plan,
+    gauges: Option<GaugeBuffers>,
 }
 
 impl GpuSolver {
     /// Upload the mesh and initial state, build the kernels (physical constants are override
-    /// constants / `-D` defines) and prepare the step plan of the first-order scheme.
+    /// constants / `-D` defines) and prepare the step plan of the first-order scheme (a mesh
+    /// without driven boundary edges, no gauges).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         rt: &Runtime,
@@ -158,10 +200,8 @@ impl GpuSolver {
         Self::with_order(rt, mesh, depth, state, scheme, phys, cfl, layout, 1)
     }
 
-    /// [`GpuSolver::new`] at spatial order `order` (1 or 2). Order 2 runs Heun's SSP-RK2 with
-    /// two stages of reconstruct (`swe_reconstruct`) → colored edge flux (`swe_edge_flux2`)
-    /// → update, the local Δt, reduction and time kernel between them (first stage only); it
-    /// takes the colored edge scatter layout.
+    /// [`GpuSolver::new`] at spatial order `order` (1 or 2), without driven boundaries and
+    /// gauges.
     #[allow(clippy::too_many_arguments)]
     pub fn with_order(
         rt: &Runtime,
@@ -174,8 +214,33 @@ impl GpuSolver {
         layout: FluxLayout,
         order: u32,
     ) -> Result<GpuSolver> {
+        let extras = Extras::default();
+        Self::with_extras(
+            rt, mesh, depth, state, scheme, phys, cfl, layout, order, &extras,
+        )
+    }
+
+    /// [`GpuSolver::new`] at spatial order `order` (1 or 2), with driven boundaries and gauges.
+    /// Order 2 runs Heun's SSP-RK2 with two stages of reconstruct (`swe_reconstruct`) →
+    /// colored edge flux (`swe_edge_flux2`) → update, the local Δt, reduction and time kernel
+    /// between them (first stage only); it takes the colored edge scatter layout. The driven
+    /// edges' values are written before each stage's flux, the gauges sampled after the step.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_extras(
+        rt: &Runtime,
+        mesh: &SweMesh,
+        depth: &[f64],
+        state: &[[f64; 6]],
+        scheme: Scheme,
+        phys: Physics,
+        cfl: f64,
+        layout: FluxLayout,
+        order: u32,
+        extras: &Extras,
+    ) -> Result<GpuSolver> {
         phys.validate()?;
         super::check_order(order)?;
+        extras.boundaries.check_mesh(mesh)?;
         if order == 2 && layout != FluxLayout::ColoredScatter {
             return Err(Error::Invalid(format!(
                 "order 2 runs with the {} flux layout only, not {}",
@@ -250,7 +315,25 @@ impl GpuSolver {
                 &o.colors,
             );
         };
+        // Driven boundaries: the edges' values at the stage's time (t^n; t^n + Δt for Heun's
+        // second stage, after the time kernel advanced the clock).
+        let boundary_values = if extras.boundaries.is_empty() {
+            None
+        } else {
+            let (driven, series) = extras.boundaries.gpu_tables();
+            let driven = rt.upload("swe driven edges", &driven)?;
+            let series = rt.upload("swe boundary series", &series)?;
+            let k = rt.kernel("swe_boundary_values", &[])?;
+            let range = ItemRange::all(extras.boundaries.edges.len() as u32);
+            Some((k, args![control, driven, series, edges], range))
+        };
+        let launch_boundary_values = |plan: &mut PlanBuilder| {
+            if let Some((k, a, range)) = &boundary_values {
+                plan.launch(k, a, *range);
+            }
+        };
         plan.segment("flux");
+        launch_boundary_values(&mut plan);
         match (&second_order, layout) {
             (Some(o), _) => stage_flux(&mut plan, o),
             (None, FluxLayout::ColoredScatter) => {
@@ -305,6 +388,7 @@ impl GpuSolver {
         );
         if let Some(o) = &second_order {
             plan.segment("flux");
+            launch_boundary_values(&mut plan);
             stage_flux(&mut plan, o);
             plan.segment("update");
             let average = rt.kernel("swe_update", &update_consts(2))?;
@@ -314,8 +398,38 @@ impl GpuSolver {
                 ItemRange::all(n_cells),
             );
         }
+        // After the full step (both stages at order 2).
+        let mut gauges = None;
+        if let Some(g) = extras.gauges.as_ref().filter(|g| !g.cells.is_empty()) {
+            let capacity = g.capacity();
+            let ids = rt.upload("swe gauge cells", &g.cells)?;
+            let state = rt.zeroed::<GaugeState>("swe gauge state", 1)?;
+            let samples =
+                rt.zeroed::<[f32; 4]>("swe gauge samples", 2 * g.cells.len() * capacity as usize)?;
+            let k = rt.kernel(
+                "swe_gauges",
+                &[
+                    ("GAUGE_EVERY", g.every),
+                    ("GAUGE_CAPACITY", capacity as f64),
+                ],
+            )?;
+            let sample_args = args![control, cells, ids, state, samples];
+            let range = ItemRange::all(g.cells.len() as u32);
+            plan.launch_threads(&k, &sample_args, range, 1);
+            // The initial state is the first sample (no step taken yet).
+            let mut first = PlanBuilder::new();
+            first.launch_threads(&k, &sample_args, range, 1);
+            rt.run(&rt.prepare(&first)?, 1)?;
+            gauges = Some(GaugeBuffers {
+                n: g.cells.len(),
+                capacity,
+                state,
+                samples,
+                pending: Vec::new(),
+            });
+        }
         let step = rt.prepare(&plan)?;
-        Ok(GpuSolver {
+        let mut solver = GpuSolver {
             rt: rt.clone(),
             n_cells,
             cells,
@@ -323,7 +437,70 @@ impl GpuSolver {
             counters,
             centroids: mesh.geom.centroids.clone(),
             step,
-        })
+            gauges,
+        };
+        solver.drain_gauges()?;
+        Ok(solver)
+    }
+
+    /// Read the gauge samples taken since the last read back into the pending list and empty
+    /// the GPU buffer (a no-op without gauges). Errors if samples were lost to a full buffer.
+    fn drain_gauges(&mut self) -> Result<()> {
+        let Some(g) = self.gauges.as_mut() else {
+            return Ok(());
+        };
+        let st = self.rt.read::<GaugeState>(&g.state, 0, 1)?[0];
+        if st.dropped > 0 {
+            return Err(Error::Run(format!(
+                "{} gauge samples were lost: a batch took more steps than the {} samples the \
+                 buffer holds",
+                st.dropped, g.capacity
+            )));
+        }
+        if st.count == 0 {
+            return Ok(());
+        }
+        let raw = self
+            .rt
+            .read::<[f32; 4]>(&g.samples, 0, 2 * g.n * st.count as usize)?;
+        for sample in raw.chunks_exact(2 * g.n) {
+            let cells = sample
+                .chunks_exact(2)
+                .map(|p| {
+                    let (a, b) = (p[0], p[1]);
+                    [a[1], a[2], a[3], b[0], b[1], b[2], b[3]].map(|v| v as f64)
+                })
+                .collect();
+            g.pending.push(GaugeSample {
+                t: sample[0][0] as f64,
+                cells,
+            });
+        }
+        let count_word = std::mem::offset_of!(GaugeState, count) / std::mem::size_of::<u32>();
+        self.rt.write(&g.state, count_word, &[0u32])
+    }
+
+    /// The gauge samples read back so far (oldest first), leaving none pending.
+    pub fn take_gauge_samples(&mut self) -> Vec<GaugeSample> {
+        self.gauges
+            .as_mut()
+            .map(|g| std::mem::take(&mut g.pending))
+            .unwrap_or_default()
+    }
+
+    /// Samples taken since the start of the run (the initial state included), 0 without gauges.
+    pub fn gauge_samples_taken(&self) -> Result<u64> {
+        match &self.gauges {
+            Some(g) => Ok(self.rt.read::<GaugeState>(&g.state, 0, 1)?[0].total as u64),
+            None => Ok(0),
+        }
+    }
+
+    /// The most steps one submit may take: a step takes at most one gauge sample, so a batch
+    /// stays within the sample buffer.
+    fn batch_limit(&self, max_batch: u32) -> u32 {
+        let cap = self.gauges.as_ref().map_or(MAX_BATCH, |g| g.capacity);
+        max_batch.clamp(1, MAX_BATCH).min(cap)
     }
 
     /// The device the solver runs on.
@@ -343,11 +520,19 @@ impl GpuSolver {
         self.rt.queue(&self.step, n)
     }
 
-    /// Take exactly `n` steps without a time clamp (t_end = f32::MAX) and wait for them.
+    /// Take exactly `n` steps without a time clamp (t_end = f32::MAX) and wait for them (gauge
+    /// samples are read back between batches and kept pending).
     pub fn steps(&mut self, n: u32) -> Result<()> {
         self.set_end_time(f32::MAX)?;
-        self.queue_steps(n)?;
-        self.rt.wait()
+        let mut left = n;
+        while left > 0 {
+            let batch = left.min(self.batch_limit(MAX_BATCH));
+            self.queue_steps(batch)?;
+            self.rt.wait()?;
+            self.drain_gauges()?;
+            left -= batch;
+        }
+        Ok(())
     }
 
     /// Read the control block (time, last Δt, steps, counters); waits for the queued steps.
@@ -383,28 +568,45 @@ impl GpuSolver {
         })
     }
 
-    /// The device state between steps as words: cells, control block, event counters.
-    pub fn save_words(&self) -> Result<Vec<u32>> {
+    /// The device state between steps as words: cells, control block, event counters, and
+    /// with gauges their [`GaugeState`] (samples taken; the samples themselves are read back
+    /// first, so none is in the buffer).
+    pub fn save_words(&mut self) -> Result<Vec<u32>> {
+        self.drain_gauges()?;
         let mut words: Vec<u32> = self.rt.read(&self.cells, 0, 8 * self.n_cells as usize)?;
         words.extend(self.rt.read::<u32>(&self.control, 0, 12)?);
         words.extend(self.rt.read::<u32>(&self.counters, 0, 8)?);
+        if let Some(g) = &self.gauges {
+            words.extend(self.rt.read::<u32>(&g.state, 0, 4)?);
+        }
         Ok(words)
     }
 
-    /// Restore what [`GpuSolver::save_words`] saved.
+    /// Restore what [`GpuSolver::save_words`] saved (pending gauge samples are dropped: they
+    /// belong to the run being replaced).
     pub fn restore_words(&mut self, words: &[u32]) -> Result<()> {
         let n = 8 * self.n_cells as usize;
-        if words.len() != n + 20 {
+        let expected = n + 20 + if self.gauges.is_some() { 4 } else { 0 };
+        if words.len() != expected {
             return Err(Error::Invalid(format!(
-                "a state of {} words, expected {} for {} cells",
+                "a state of {} words, expected {expected} for {} cells{}",
                 words.len(),
-                n + 20,
-                self.n_cells
+                self.n_cells,
+                if self.gauges.is_some() {
+                    " and gauges"
+                } else {
+                    ""
+                }
             )));
         }
         self.rt.write(&self.cells, 0, &words[..n])?;
         self.rt.write(&self.control, 0, &words[n..n + 12])?;
-        self.rt.write(&self.counters, 0, &words[n + 12..])
+        self.rt.write(&self.counters, 0, &words[n + 12..n + 20])?;
+        if let Some(g) = self.gauges.as_mut() {
+            g.pending.clear();
+            self.rt.write(&g.state, 0, &words[n + 20..])?;
+        }
+        Ok(())
     }
 
     /// The error for a solution that blew up: time, step, the first cell with a NaN or Inf
@@ -426,11 +628,13 @@ impl GpuSolver {
         ))
     }
 
-    /// Advance to `t_end`, queueing batches of at most `max_batch` (and [`MAX_BATCH`]) steps
-    /// sized from the last Δt; `progress(control)` is called after each batch and stops the
-    /// run there (at a step boundary, short of `t_end`) by returning false. Errors ([`Error::Run`]) when
-    /// a cell goes NaN or Inf (the time kernel then stops stepping), or when Δt is too small
-    /// for the f32 clock to reach `t_end`.
+    /// Advance to `t_end`, queueing batches of at most `max_batch` (and [`MAX_BATCH`], and the
+    /// gauge buffer's capacity) steps sized from the last Δt; `progress(control)` is called
+    /// after each batch and stops the run there (at a step boundary, short of `t_end`) by
+    /// returning false. Gauge samples are read back after every batch; it also returns short
+    /// of `t_end` once [`GAUGE_PENDING_LIMIT`] of them wait to be taken. Errors
+    /// ([`Error::Run`]) when a cell goes NaN or Inf (the time kernel then stops stepping), or
+    /// when Δt is too small for the f32 clock to reach `t_end`.
     pub fn advance_to(
         &mut self,
         t_end: f64,
@@ -446,8 +650,9 @@ impl GpuSolver {
             } else {
                 1
             };
-            self.queue_steps(est.clamp(1, max_batch.clamp(1, MAX_BATCH)))?;
+            self.queue_steps(est.clamp(1, self.batch_limit(max_batch)))?;
             let next = self.read_control()?;
+            self.drain_gauges()?;
             if next.dt < 0.0 || !next.t.is_finite() {
                 return Err(self.blow_up(&next));
             }
@@ -460,7 +665,8 @@ impl GpuSolver {
                 )));
             }
             ctl = next;
-            if !progress(&ctl) {
+            let pending = self.gauges.as_ref().map_or(0, |g| g.pending.len());
+            if !progress(&ctl) || pending >= GAUGE_PENDING_LIMIT {
                 break;
             }
         }

@@ -23,6 +23,11 @@ pub enum EdgeKind {
     Wall = 1,
     /// Open / transmissive: zero-gradient ghost (a copy of the inner state).
     Open = 2,
+    /// Prescribed discharge: characteristic ghost ([`super::flux::driven_ghost`]), the edge's
+    /// `value` is the outward normal discharge per unit length.
+    Discharge = 3,
+    /// Prescribed free-surface elevation: characteristic ghost, the edge's `value` is η_b.
+    Elevation = 4,
 }
 
 /// One edge as the WGSL kernels read it (mirrors `SweEdge` in shaders/common/swe_flux.wgsl).
@@ -38,7 +43,10 @@ pub struct SweEdge {
     pub length: f32,
     /// [`EdgeKind`] as u32.
     pub kind: u32,
-    pub pad: [u32; 2],
+    /// Boundary data of a driven edge at the current step (q_b or η_b), written by
+    /// `swe_boundary_values` before the flux pass; 0 elsewhere.
+    pub value: f32,
+    pub pad: u32,
 }
 
 /// A triangle mesh prepared for the solver: geometry in f64, faces grouped by color.
@@ -127,7 +135,8 @@ impl SweMesh {
                     ny: self.geom.normals[f][1] as f32,
                     length: self.geom.lengths[f] as f32,
                     kind: self.face_kind[f] as u32,
-                    pad: [0; 2],
+                    value: 0.0,
+                    pad: 0,
                 }
             })
             .collect()

@@ -17,7 +17,10 @@
 //! GPU min-reduction, time kernel, update), [`diag`] (mass, fields), [`driver`] (a run with
 //! PNG/VTU/CSV outputs), [`bench`](mod@bench) (Test 1 timed per configuration, the bytes
 //! model), [`muscl`] (the second-order reconstruction, `order = 2`, with Heun's SSP-RK2 in
-//! time), [`friction`] (Manning bottom friction and interface drag, semi-implicit).
+//! time), [`friction`] (Manning bottom friction and interface drag, semi-implicit),
+//! [`boundary`] (driven open boundaries: prescribed discharge or elevation, constant or a time
+//! series; the ghost state is [`flux::driven_ghost`]), [`gauge`] (point time series sampled on
+//! the GPU).
 //!
 //! Decisions on the spec's open points (§14), with the evidence in `tests/swe_*.rs`:
 //! 1. Fluctuation form (2) with the mass rows in flux form (§2.2), one thread per edge giving
@@ -49,6 +52,7 @@
 //!     below κ, negative depths clipped to 0 and counted.
 
 pub mod bench;
+pub mod boundary;
 pub mod case;
 pub mod cpu;
 pub mod diag;
@@ -56,6 +60,7 @@ pub mod driver;
 pub mod expr;
 pub mod flux;
 pub mod friction;
+pub mod gauge;
 pub mod gpu;
 pub mod mesh;
 pub mod muscl;

@@ -408,8 +408,11 @@ pub fn in_cell_terms(
 
 /// The second-order edge kernel: the edge kernel of [`edge_contribution`] on the states
 /// reconstructed at the edge midpoint (`dl`, `dr`: the increments of the left and right cell
-/// at this edge), plus each cell's in-cell terms ([`in_cell_terms`]). A wall or open edge
-/// builds its ghost from the reconstructed left state.
+/// at this edge), plus each cell's in-cell terms ([`in_cell_terms`]). A boundary edge builds
+/// its ghost from the reconstructed left state: a wall or open edge as at first order, a driven
+/// edge ([`EdgeKind::Discharge`], [`EdgeKind::Elevation`]) by [`super::flux::driven_ghost`] with
+/// the edge's `value` of this step (q_b or η_b), so the characteristic treatment sees the state
+/// at the edge midpoint.
 #[allow(clippy::too_many_arguments)]
 pub fn edge_contribution2(
     wl: &[f64; 6],
@@ -417,6 +420,7 @@ pub fn edge_contribution2(
     dl: &Deltas,
     right: Option<(&[f64; 6], f64, &Deltas)>,
     kind: EdgeKind,
+    value: f64,
     nx: f64,
     ny: f64,
     scheme: Scheme,
@@ -428,6 +432,8 @@ pub fn edge_contribution2(
     let neighbor = match (kind, &er) {
         (EdgeKind::Interior, Some((w, h))) => Neighbor::Cell(w, *h),
         (EdgeKind::Open, _) => Neighbor::Open,
+        (EdgeKind::Discharge, _) => Neighbor::Discharge(value),
+        (EdgeKind::Elevation, _) => Neighbor::Elevation(value),
         _ => Neighbor::Wall,
     };
     let mut out = edge_contribution(&el, hel, neighbor, nx, ny, scheme, phys);
