@@ -10,8 +10,8 @@
 //! multiply-adds per conserved variable.
 
 use super::basis::{dubiner, mode_indices, num_basis, MAX_ORDER, PHI0};
-use super::euler::State;
-use super::simulation::Quantity;
+use super::euler::{pressure, sound_speed, State};
+use crate::error::{Error, Result};
 use crate::output::TriangleField;
 
 /// Largest number of modes (p = [`MAX_ORDER`]).
@@ -274,6 +274,69 @@ pub fn bench_png(
         write_seconds: crate::runtime::median(&write),
         total_seconds: crate::runtime::median(&total),
     })
+}
+
+/// A quantity derived from the conserved state U = (rho, rho u, rho v, E), for snapshots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Quantity {
+    /// rho.
+    Density,
+    /// p = (gamma - 1)(E - rho |v|^2 / 2).
+    Pressure,
+    /// |v| / c with c = sqrt(gamma p / rho).
+    Mach,
+    /// |v| = |rho v| / rho.
+    Speed,
+}
+
+impl Quantity {
+    pub const ALL: [Quantity; 4] = [
+        Quantity::Density,
+        Quantity::Pressure,
+        Quantity::Mach,
+        Quantity::Speed,
+    ];
+
+    /// The name in file names, plot labels and the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Quantity::Density => "density",
+            Quantity::Pressure => "pressure",
+            Quantity::Mach => "mach",
+            Quantity::Speed => "speed",
+        }
+    }
+
+    /// The quantity at state `u`.
+    pub fn eval(self, u: &State) -> f64 {
+        let speed = || (u[1] * u[1] + u[2] * u[2]).sqrt() / u[0];
+        match self {
+            Quantity::Density => u[0],
+            Quantity::Pressure => pressure(u),
+            Quantity::Mach => speed() / sound_speed(u).max(1e-300),
+            Quantity::Speed => speed(),
+        }
+    }
+}
+
+impl std::fmt::Display for Quantity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Quantity {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Quantity::ALL
+            .into_iter()
+            .find(|q| q.name() == s)
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "unknown field '{s}' (expected density, pressure, mach, speed)"
+                ))
+            })
+    }
 }
 
 #[cfg(test)]
