@@ -32,8 +32,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (e >= range.count) {
         return;
     }
-    let live = e < counters[C_EDGE_IDS] && (edge_tree[e].x & EDGE_ALIVE) != 0u;
     if (range.pad == 0u) {
+        let live = e < counters[C_EDGE_IDS] && (edge_tree[e].x & EDGE_ALIVE) != 0u;
         var split = 0u;
         if (live && edge_tree[e].z == NONE) {
             if (refines(edge_sides[2u * e].x) || refines(edge_sides[2u * e + 1u].x)) {

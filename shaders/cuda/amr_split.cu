@@ -31,8 +31,8 @@ extern "C" __global__ void amr_split(
     if (e >= range.count) {
         return;
     }
-    bool live = e < counters[C_EDGE_IDS] && (edge_tree[e].x & EDGE_ALIVE) != 0u;
     if (range.pad == 0u) {
+        bool live = e < counters[C_EDGE_IDS] && (edge_tree[e].x & EDGE_ALIVE) != 0u;
         u32 split = 0u;
         if (live && edge_tree[e].z == NONE) {
             if (refines(edge_sides[2u * e].x, element_tree, flags) ||
