@@ -1,6 +1,7 @@
 // #include "common/dispatch.wgsl"
 // #include "common/dg_euler.wgsl"
 // #include "common/dg_tables.wgsl"
+// #include "common/dg_edge.wgsl"
 
 // DG surface term, one thread per edge, one dispatch per edge color (Operator::rhs, second
 // loop). With F* the numerical flux at edge node q (left parameter t_q, right 1 - t_q on its
@@ -10,17 +11,6 @@
 //   rhs_k(R) += L_e / det J_R sum_q w_q phi_k(x_q) F*(U_L, U_R) . n
 // U_R is a ghost state on boundary edges. No two edges of one color share an element, so the
 // read-modify-write of rhs needs no atomics.
-
-struct DgEdge {
-    left: u32,
-    right: u32,
-    info: u32,   // left_local | right_local << 2 | kind << 4 | right_half << 7 | state << 9
-    nx: f32,
-    ny: f32,
-    length: f32,
-    mx: f32,
-    my: f32,
-}
 
 @group(0) @binding(0) var<storage, read> regs: array<f32>;
 @group(0) @binding(1) var<storage, read_write> rhs: array<f32>;
@@ -46,11 +36,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let ll = e.info & 3u;
     // The right trace's table row: its whole local edge, or half 1 / 2 of it.
     let rl = ((e.info >> 2u) & 3u) + 3u * ((e.info >> 7u) & 3u);
-    let kind = (e.info >> 4u) & 7u;
-    let state = e.info >> 9u;
     let interior = e.right != 0xffffffffu;
     let n = vec2<f32>(e.nx, e.ny);
-    let tau = vec2<f32>(-e.ny, e.nx);
     let t = clock[0] + bitcast<f32>(range.color) * clock[1];
     // Traces first (k outer, so one element's coefficients are read once and dropped), then
     // the fluxes in place of the left traces, then rhs_k += phi_k(x_q) F*_q: the thread holds
@@ -83,16 +70,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     for (var q = 0u; q < NQE; q = q + 1u) {
         var u_ghost = ur[q];
         if (!interior) {
-            if (kind == EDGE_WALL) {
-                u_ghost = wall_ghost(ul[q], n);
-            } else if (kind == EDGE_INFLOW) {
-                u_ghost = case_data[2u + state];
-            } else if (kind == EDGE_EXACT) {
-                let x = vec2<f32>(e.mx, e.my) + (tables[t_edge_t(q)] - 0.5) * e.length * tau;
-                u_ghost = case_state(x, t, case_data[0], case_data[1]);
-            } else {
-                u_ghost = ul[q];
-            }
+            u_ghost = boundary_ghost(ul[q], e, tables[t_edge_t(q)], t);
         }
         ul[q] = numerical_flux(ul[q], u_ghost, n) * (tables[t_edge_w(q)] * e.length);
     }

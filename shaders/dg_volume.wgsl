@@ -5,14 +5,23 @@
 // DG volume term, one thread per element (Operator::rhs, first loop):
 //   rhs_k = sum_q w_q F(U_q) . (J^{-T} grad_ref phi_k)(x_q)
 // The thread reads the element's coefficients of register range.pad (coalesced) and
-// overwrites rhs; the surface kernel adds the edge terms afterwards.
+// overwrites rhs; the colored surface kernel adds the edge terms afterwards. With LIFT = 1 the
+// thread adds them itself from the edge fluxes dg_flux wrote for its three sides:
+//   rhs_k += 1 / det J sum_s sum_q phi_k(x_{s,q}) flux[(3 i + s) NQE + q].
 
 @group(0) @binding(0) var<storage, read> regs: array<f32>;
 @group(0) @binding(1) var<storage, read_write> rhs: array<f32>;
 @group(0) @binding(2) var<storage, read> tables: array<f32>;
 // (xi_x, xi_y, eta_x, eta_y) per element.
 @group(0) @binding(3) var<storage, read> inv_jac: array<vec4<f32>>;
+// 1 / det J per element (LIFT = 1).
+@group(0) @binding(4) var<storage, read> inv_det: array<f32>;
+// The edge fluxes of dg_flux, NQE per element side (LIFT = 1).
+@group(0) @binding(5) var<storage, read> fluxes: array<vec4<f32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
+
+// 1: add the gathered surface integral (dg_trace + dg_flux); 0: dg_surface adds it.
+override LIFT: u32 = 0u;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -50,6 +59,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             let gx = dxi * g.x + deta * g.z;
             let gy = dxi * g.y + deta * g.w;
             r[k] = r[k] + w * (f * gx + h * gy);
+        }
+    }
+    if (LIFT == 1u) {
+        let d = inv_det[i];
+        // #unroll
+        for (var j = 0u; j < 3u * NQE; j = j + 1u) {
+            let f = fluxes[3u * NQE * i + j] * d;
+            // #unroll
+            for (var k = 0u; k < NP; k = k + 1u) {
+                r[k] = r[k] + f * tables[t_edge_phi(j / NQE, j % NQE, k)];
+            }
         }
     }
     // #unroll

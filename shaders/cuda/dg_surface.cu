@@ -1,6 +1,7 @@
 // #include "common/dispatch.cuh"
 // #include "common/dg_euler.cuh"
 // #include "common/dg_tables.cuh"
+// #include "common/dg_edge.cuh"
 
 // CUDA twin of shaders/dg_surface.wgsl. DG surface term, one thread per edge, one launch per
 // edge color (Operator::rhs, second loop). With F* the numerical flux at edge node q (left
@@ -16,18 +17,6 @@
 // inv_det: 1 / det J per element. case_data: [0], [1] the case function's parameters,
 // [2 + s] inflow state s (conserved). clock: t, dt, ... range: first/count the color's edges,
 // color the bits of the stage time fraction c, pad the register.
-
-/// Mirrors DgEdge in src/solver/dg/mesh.rs (32 bytes).
-struct DgEdge {
-    u32 left;
-    u32 right;
-    u32 info;   // left_local | right_local << 2 | kind << 4 | right_half << 7 | state << 9
-    float nx;
-    float ny;
-    float length;
-    float mx;
-    float my;
-};
 
 /// rhs_k(i) += a, the four equations of mode k of element i: a plain read-modify-write for the
 /// colored launches (no two edges of a color share an element), atomicAdd for the one-launch
@@ -65,11 +54,8 @@ __device__ __forceinline__ void surface_edge(
     u32 ll = e.info & 3u;
     // The right trace's table row: its whole local edge, or half 1 / 2 of it.
     u32 rl = ((e.info >> 2u) & 3u) + 3u * ((e.info >> 7u) & 3u);
-    u32 kind = (e.info >> 4u) & 7u;
-    u32 state = e.info >> 9u;
     bool interior = e.right != 0xffffffffu;
     float2 n = make_float2(e.nx, e.ny);
-    float2 tau = make_float2(-e.ny, e.nx);
     float t = clock[0] + __uint_as_float(range.color) * clock[1];
     // Traces first (k outer, so one element's coefficients are read once and dropped), then
     // the fluxes in place of the left traces, then rhs_k += phi_k(x_q) F*_q: the thread holds
@@ -102,16 +88,7 @@ __device__ __forceinline__ void surface_edge(
     for (u32 q = 0u; q < NQE; q = q + 1u) {
         float4 u_ghost = ur[q];
         if (!interior) {
-            if (kind == EDGE_WALL) {
-                u_ghost = wall_ghost(ul[q], n);
-            } else if (kind == EDGE_INFLOW) {
-                u_ghost = case_data[2u + state];
-            } else if (kind == EDGE_EXACT) {
-                float2 x = make_float2(e.mx, e.my) + ((tables[t_edge_t(q)] - 0.5f) * e.length) * tau;
-                u_ghost = case_state(x, t, case_data[0], case_data[1]);
-            } else {
-                u_ghost = ul[q];
-            }
+            u_ghost = boundary_ghost(ul[q], e, tables[t_edge_t(q)], t, case_data);
         }
         ul[q] = (tables[t_edge_w(q)] * e.length) * numerical_flux(ul[q], u_ghost, n);
     }

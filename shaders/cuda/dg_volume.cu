@@ -6,15 +6,24 @@
 // (Operator::rhs, first loop):
 //   rhs_k = sum_q w_q F(U_q) . (J^{-T} grad_ref phi_k)(x_q)
 // The thread reads the element's coefficients of register range.pad (coalesced) and
-// overwrites rhs; the surface kernel adds the edge terms afterwards.
+// overwrites rhs; the colored surface kernel adds the edge terms afterwards. With LIFT = 1 the
+// thread adds them itself from the edge fluxes dg_flux wrote for its three sides:
+//   rhs_k += 1 / det J sum_s sum_q phi_k(x_{s,q}) flux[(3 i + s) NQE + q].
 //
-// inv_jac: (xi_x, xi_y, eta_x, eta_y) per element.
+// inv_jac: (xi_x, xi_y, eta_x, eta_y) per element. inv_det: 1 / det J per element and fluxes
+// the edge fluxes of dg_flux, NQE per element side (both read with LIFT = 1 only).
+
+#ifndef LIFT
+#define LIFT 0u
+#endif
 
 extern "C" __global__ void dg_volume(
     const float* __restrict__ regs,
     float* __restrict__ rhs,
     const float* __restrict__ tables,
     const float4* __restrict__ inv_jac,
+    const float* __restrict__ inv_det,
+    const float4* __restrict__ fluxes,
     ItemRange range) {
     u32 i = linear_index();
     if (i >= range.count) {
@@ -50,6 +59,17 @@ extern "C" __global__ void dg_volume(
             float gx = dxi * g.x + deta * g.z;
             float gy = dxi * g.y + deta * g.w;
             r[k] = r[k] + w * (gx * f + gy * h);
+        }
+    }
+    if (LIFT == 1u) {
+        float d = inv_det[i];
+        #pragma unroll
+        for (u32 j = 0u; j < 3u * NQE; j = j + 1u) {
+            float4 f = d * fluxes[3u * NQE * i + j];
+            #pragma unroll
+            for (u32 k = 0u; k < NP; k = k + 1u) {
+                r[k] = r[k] + tables[t_edge_phi(j / NQE, j % NQE, k)] * f;
+            }
         }
     }
     #pragma unroll

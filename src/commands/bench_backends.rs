@@ -18,7 +18,7 @@ use chromaflow::output::write_json_atomic;
 use chromaflow::runtime::shaders::{set_trusted_kernels, trusted_kernels};
 use chromaflow::runtime::{BackendKind, GpuOptions, Runtime};
 use chromaflow::solver::dg::bench::{bench_one, BenchSetup as DgBenchSetup};
-use chromaflow::solver::dg::gpu::Kernel;
+use chromaflow::solver::dg::gpu::{Kernel, SurfaceLayout};
 use chromaflow::solver::dg::{Case as DgCase, DgMesh};
 use chromaflow::solver::smooth::bench::{bench_input, time_sampling, BenchInput as SmoothInput};
 use chromaflow::solver::smooth::{schedule_gpu, Sampling, SmoothParams};
@@ -326,7 +326,16 @@ fn dg(args: &BenchBackendsArgs, dev: &Devices) -> anyhow::Result<Table> {
         table.each_column(
             dev,
             &format!("dg p = {p}"),
-            |b| bench_one(b, &setup, args.steps, args.repeats, label, false),
+            |b| {
+                bench_one(
+                    b,
+                    &setup,
+                    args.steps,
+                    args.repeats,
+                    label,
+                    SurfaceLayout::Colored,
+                )
+            },
             |t, col, row| {
                 for (k, name) in DG_KERNELS {
                     let ms = row.kernel_seconds(k).map(|s| s * 1e3);

@@ -11,7 +11,7 @@ use crate::commands::progress::RunProgress;
 use crate::commands::{GlobalArgs, RunArgs};
 use chromaflow::error::Error;
 use chromaflow::mesh::MeshSource;
-use chromaflow::order::Ordering;
+use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::output::write_json_atomic;
 use chromaflow::runtime::bandwidth::copy_bandwidth;
 use chromaflow::runtime::BackendKind;
@@ -20,6 +20,7 @@ use chromaflow::solver::dg::bench::{
     bench_one, ordering_variants, BenchRow, BenchSetup, COPY_SAMPLES, SURFACE_BYTES_MODEL,
 };
 use chromaflow::solver::dg::cpu;
+use chromaflow::solver::dg::gpu::SurfaceLayout;
 use chromaflow::solver::dg::plot;
 use chromaflow::solver::dg::{
     Case, DgMesh, NumericalFlux, Quantity, Simulation, SimulationOptions, SnapshotOptions,
@@ -383,6 +384,20 @@ pub struct BenchDgArgs {
     /// Polynomial order of `--png-cells`.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=4))]
     pub png_order: u32,
+    /// Instead of the DMR tables, PyFR's throughput benchmark: the isentropic vortex on a
+    /// fully periodic square of about --cells triangles, no limiter, each of --orders in each
+    /// of --surface; prints DOF-RHS/s = elements x (p+1)(p+2)/2 x 4 x RHS evaluations per
+    /// second (PyFR's convention, whole steps).
+    #[arg(long)]
+    pub vortex: bool,
+    /// Polynomial orders of --vortex (comma-separated, 0..=4).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4",
+          value_parser = clap::value_parser!(u32).range(0..=4))]
+    pub orders: Vec<u32>,
+    /// Surface layouts of --vortex (comma-separated: colored, gathered, atomic; atomic is
+    /// CUDA only).
+    #[arg(long, value_delimiter = ',', default_value = "colored,gathered")]
+    pub surface: Vec<SurfaceLayout>,
 }
 
 /// `bench dg --png-cells N`: the PNG timing of [`plot::bench_png`], written into a temporary
@@ -411,6 +426,97 @@ fn bench_png(args: &BenchDgArgs, cells: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `bench dg --vortex`: DOF-RHS/s of the periodic vortex per order and surface layout.
+fn bench_vortex(
+    args: &BenchDgArgs,
+    backend: &chromaflow::runtime::Runtime,
+    copy: Option<&chromaflow::runtime::bandwidth::CopyBandwidth>,
+) -> anyhow::Result<()> {
+    let case = Case::periodic_vortex(args.cells);
+    let mesh = case.build_mesh(1)?;
+    let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 1))?;
+    let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t))?;
+    let mut rows: Vec<BenchRow> = Vec::new();
+    for &p in &args.orders {
+        let setup = BenchSetup::new(&dm, &case, p as usize);
+        for &layout in &args.surface {
+            let label = layout.name();
+            rows.push(bench_one(
+                backend,
+                &setup,
+                args.steps,
+                args.repeats,
+                label,
+                layout,
+            )?);
+        }
+    }
+    let ms_per_rhs = |r: &BenchRow| r.seconds_per_step * 1e3 / r.stages as f64;
+    let json = serde_json::json!({
+        "adapter": backend.name(),
+        "backend": backend.kind().name(),
+        "case": "isentropic vortex, periodic, no limiter",
+        "elements": dm.num_elements,
+        "steps": args.steps,
+        "copy_bandwidth": copy,
+        "rows": rows.iter().map(|r| serde_json::json!({
+            "surface": r.label,
+            "p": r.p,
+            "stages": r.stages,
+            "ms_per_step": r.seconds_per_step * 1e3,
+            "ms_per_rhs": ms_per_rhs(r),
+            "dof_rhs_per_s": r.dof_per_s,
+            "run_check": r.run_check,
+            "kernel_ms_per_step": r.kernels.iter()
+                .map(|(k, s)| (format!("{k:?}").to_lowercase(), serde_json::json!(s * 1e3)))
+                .collect::<serde_json::Map<_, _>>(),
+        })).collect::<Vec<_>>(),
+    });
+    if let Some(path) = &args.out {
+        write_json_atomic(path, &json)?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&json)?);
+        return Ok(());
+    }
+    println!(
+        "DG Euler, isentropic vortex, periodic, no limiter, {} triangles, {} steps, {}",
+        dm.num_elements,
+        args.steps,
+        backend.name()
+    );
+    println!(
+        "DOF-RHS/s = elements x (p+1)(p+2)/2 x 4 x RHS evaluations per second (whole steps)\n"
+    );
+    println!(
+        "| p | surface | stages | ms/step | ms/RHS | DOF-RHS/s | kernels (ms/step) | run check |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for r in &rows {
+        let k: Vec<String> = r
+            .kernels
+            .iter()
+            .map(|(k, s)| format!("{k:?} {:.3}", s * 1e3))
+            .collect();
+        println!(
+            "| {} | {} | {} | {:.3} | {:.3} | {:.3e} | {} | {} |",
+            r.p,
+            r.label,
+            r.stages,
+            r.seconds_per_step * 1e3,
+            ms_per_rhs(r),
+            r.dof_per_s,
+            if k.is_empty() {
+                "n/a (no timestamps)".to_string()
+            } else {
+                k.join(", ")
+            },
+            r.run_check
+        );
+    }
+    Ok(())
+}
+
 pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     if let Some(cells) = args.png_cells {
         return bench_png(args, cells);
@@ -427,22 +533,26 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             }
         }
     };
+    if args.vortex {
+        return bench_vortex(args, &backend, copy.as_ref());
+    }
     let case = Case::double_mach(args.cells);
     let mesh = case.build_mesh(1)?;
     let variants = ordering_variants(&mesh)?;
     let mut rows: Vec<BenchRow> = Vec::new();
-    let mut run = |dm: &DgMesh, p: usize, label: &str, atomic: bool| -> anyhow::Result<()> {
-        let setup = BenchSetup::new(dm, &case, p);
-        rows.push(bench_one(
-            &backend,
-            &setup,
-            args.steps,
-            args.repeats,
-            label,
-            atomic,
-        )?);
-        Ok(())
-    };
+    let mut run =
+        |dm: &DgMesh, p: usize, label: &str, surface: SurfaceLayout| -> anyhow::Result<()> {
+            let setup = BenchSetup::new(dm, &case, p);
+            rows.push(bench_one(
+                &backend,
+                &setup,
+                args.steps,
+                args.repeats,
+                label,
+                surface,
+            )?);
+            Ok(())
+        };
     // p = 1 for every variant; p = 2..4 for the last one (Algorithm 5) only, and on CUDA the
     // same again with one atomicAdd surface launch instead of one launch per color.
     let last = variants.len() - 1;
@@ -451,9 +561,10 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         let dm = DgMesh::build(om, &|t| case.boundary(&om.mesh, t))?;
         let orders = if i == last { 1..=4 } else { 1..=1 };
         for p in orders {
-            run(&dm, p, label, false)?;
+            run(&dm, p, label, SurfaceLayout::Colored)?;
             if cuda && i == last {
-                run(&dm, p, &format!("{label}, atomicAdd surface"), true)?;
+                let label = format!("{label}, atomicAdd surface");
+                run(&dm, p, &label, SurfaceLayout::Atomic)?;
             }
         }
     }

@@ -9,7 +9,7 @@ use crate::runtime::Runtime;
 use crate::solver::dg::amr::{AdaptiveMesh, Projection};
 use crate::solver::dg::cpu::run;
 use crate::solver::dg::euler::{conserved, State};
-use crate::solver::dg::gpu::{Capacity, GpuConfig, GpuDg};
+use crate::solver::dg::gpu::{Capacity, GpuConfig, GpuDg, SurfaceLayout};
 use crate::solver::dg::{BasisTables, BoundaryKind, DgMesh, NumericalFlux, Operator, StateFn};
 
 /// Largest |a − b| relative to max |b| (infinite on NaN or a length mismatch).
@@ -156,10 +156,11 @@ pub fn adapted_mesh(base: &Result<DgMesh>, seed: u64) -> Result<DgMesh> {
 /// holds): the rhs for p = 0..4 on [`all_boundaries`] in two orderings (Rusanov and HLLC
 /// fluxes), relative 2e-5; the limiter on a shock for p = 1, 2 (RCM ordering), relative 1e-5,
 /// and it must limit; and 10 limited steps for p = 1..3 on [`periodic_mesh`] at a fixed dt,
-/// relative 1e-4, exactly 10 steps, conserved totals within 2e-6 (f32). The same on a
+/// relative 1e-4, exactly 10 steps, conserved totals within 2e-6 (f32); the rhs and the steps
+/// in both the colored and the gathered surface layout. The same on a
 /// nonconforming mesh ([`nonconforming_mesh`], hanging nodes): rhs p = 0..4 with every
 /// boundary kind, the limiter p = 1..3, and 10 limited steps p = 1..3 in a box of walls (mass
-/// and energy conserved).
+/// and energy conserved), colored only: the gathered layout must refuse that mesh.
 pub fn dg(report: &mut Report, b: &Runtime) {
     for (ordering, flux) in [
         (Ordering::Original, NumericalFlux::Rusanov),
@@ -167,8 +168,14 @@ pub fn dg(report: &mut Report, b: &Runtime) {
     ] {
         let dm = all_boundaries(ordering);
         for p in 0..=4 {
-            let name = format!("dg rhs {ordering} {} p={p} all boundary kinds", flux.name());
-            check_rhs(report, b, &name, &dm, p, flux);
+            for layout in [SurfaceLayout::Colored, SurfaceLayout::Gathered] {
+                let name = format!(
+                    "dg rhs {ordering} {} p={p} all boundary kinds, {} surface",
+                    flux.name(),
+                    layout.name()
+                );
+                check_rhs(report, b, &name, &dm, p, flux, layout);
+            }
         }
     }
     let rcm = all_boundaries(Ordering::Rcm);
@@ -177,14 +184,21 @@ pub fn dg(report: &mut Report, b: &Runtime) {
     }
     let periodic = periodic_mesh();
     for p in [1usize, 2, 3] {
-        let name = format!("dg 10 steps p={p} limiter periodic 5x5");
-        check_steps(report, b, &name, &periodic, p, &[0, 1, 2, 3]);
+        for layout in [SurfaceLayout::Colored, SurfaceLayout::Gathered] {
+            let name = format!(
+                "dg 10 steps p={p} limiter periodic 5x5, {} surface",
+                layout.name()
+            );
+            check_steps(report, b, &name, &periodic, p, &[0, 1, 2, 3], layout);
+        }
     }
     let nc = nonconforming_mesh(140, 4, &refine_pattern(4), &mixed_boundaries);
     for p in 0..=4 {
         let name = format!("dg rhs nonconforming p={p} all boundary kinds");
-        check_rhs(report, b, &name, &nc, p, NumericalFlux::Hllc);
+        let colored = SurfaceLayout::Colored;
+        check_rhs(report, b, &name, &nc, p, NumericalFlux::Hllc, colored);
     }
+    check_gathered_refuses_hanging_nodes(report, b, &nc);
     // At p = 3 some elements are limited for a half-edge node alone (positivity must hold
     // where the fluxes of a split side are evaluated).
     for p in 1..=3 {
@@ -212,11 +226,12 @@ pub fn dg(report: &mut Report, b: &Runtime) {
     let walls = nonconforming_mesh(100, 5, &refine_pattern(5), &|_| Ok(BoundaryKind::Wall));
     for p in [1usize, 2, 3] {
         let name = format!("dg 10 steps p={p} limiter nonconforming walls");
-        check_steps(report, b, &name, &walls, p, &[0, 3]);
+        check_steps(report, b, &name, &walls, p, &[0, 3], SurfaceLayout::Colored);
     }
 }
 
-/// The rhs of the projected vortex at t = 0.25, GPU against CPU, relative 2e-5.
+/// The rhs of the projected vortex at t = 0.25 with the surface integral in `layout`, GPU
+/// against CPU, relative 2e-5.
 fn check_rhs(
     report: &mut Report,
     b: &Runtime,
@@ -224,12 +239,33 @@ fn check_rhs(
     dm: &Result<DgMesh>,
     p: usize,
     flux: NumericalFlux,
+    layout: SurfaceLayout,
 ) {
     report.check(name, b.kind(), "rel 2e-5", || {
         let err = rhs_error(dm, p, flux, |dm, tables, cfg, _| {
-            GpuDg::new(b, dm, tables, cfg)
+            let mut gpu = GpuDg::new(b, dm, tables, cfg)?;
+            gpu.set_surface(layout)?;
+            Ok(gpu)
         })?;
         Ok((format!("rel {err:.2e}"), err < 2e-5))
+    });
+}
+
+/// The gathered surface layout on a mesh with hanging nodes must be refused with an error
+/// that says why (a half face has no slot of its own), not run wrong.
+fn check_gathered_refuses_hanging_nodes(report: &mut Report, b: &Runtime, dm: &Result<DgMesh>) {
+    let name = "dg gathered surface refuses a mesh with hanging nodes";
+    report.check(name, b.kind(), "clear error", || {
+        let dm = ready(dm)?;
+        let tables = BasisTables::new(1);
+        let cfg = config(NumericalFlux::Hllc, false, vortex());
+        let mut gpu = GpuDg::new(b, dm, &tables, &cfg)?;
+        let refused = gpu.set_surface(SurfaceLayout::Gathered);
+        let kept = gpu.surface_layout() == SurfaceLayout::Colored;
+        Ok(match refused {
+            Err(e) => (e.to_string(), e.to_string().contains("hanging") && kept),
+            Ok(()) => ("accepted".into(), false),
+        })
     });
 }
 
@@ -302,6 +338,7 @@ fn check_steps(
     dm: &Result<DgMesh>,
     p: usize,
     conserved: &[usize],
+    layout: SurfaceLayout,
 ) {
     report.check(name, b.kind(), "rel 1e-4, 10 steps, totals 2e-6", || {
         let dm = ready(dm)?;
@@ -318,7 +355,8 @@ fn check_steps(
             fixed_dt: Some(dt),
             ..cfg
         };
-        let gpu = GpuDg::new(b, dm, &tables, &cfg)?;
+        let mut gpu = GpuDg::new(b, dm, &tables, &cfg)?;
+        gpu.set_surface(layout)?;
         gpu.set_solution(&c0)?;
         gpu.set_clock(0.0, dt * steps as f64)?;
         gpu.queue_steps(steps + 2)?;

@@ -5,7 +5,7 @@
 //! model ([`surface_bytes_per_stage`]).
 
 use super::cpu::Operator;
-use super::gpu::{GpuConfig, GpuDg, Kernel};
+use super::gpu::{GpuConfig, GpuDg, Kernel, SurfaceLayout};
 use super::{BasisTables, Case, DgMesh};
 use crate::color::faces::greedy_face_coloring;
 use crate::error::Result;
@@ -95,16 +95,16 @@ impl<'a> BenchSetup<'a> {
     }
 }
 
-/// Time `steps` steps of `setup` on `rt`: a warm-up run, then the median of `repeats`
-/// wall-clock runs, and per-kernel times from the device's timers over min(steps, 8) steps.
-/// `atomic_surface`: one atomicAdd surface launch instead of one launch per color (CUDA).
+/// Time `steps` steps of `setup` on `rt` with the surface integral in `surface`: a warm-up
+/// run, then the median of `repeats` wall-clock runs, and per-kernel times from the device's
+/// timers over min(steps, 8) steps.
 pub fn bench_one(
     rt: &Runtime,
     setup: &BenchSetup,
     steps: usize,
     repeats: usize,
     label: &str,
-    atomic_surface: bool,
+    surface: SurfaceLayout,
 ) -> Result<BenchRow> {
     let BenchSetup {
         dm,
@@ -115,7 +115,7 @@ pub fn bench_one(
     let steps = steps.max(1);
     let p = tables.p;
     let mut gpu = GpuDg::new(rt, dm, tables, &GpuConfig::for_case(case, None))?;
-    gpu.set_atomic_surface(atomic_surface)?;
+    gpu.set_surface(surface)?;
     let mut samples = Vec::new();
     let mut run_check = String::new();
     let mut kernel_times: std::collections::HashMap<Kernel, Vec<f64>> = Default::default();

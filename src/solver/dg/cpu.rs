@@ -1,5 +1,7 @@
 //! f64 CPU reference of the DG operator, read side by side with the kernels
-//! (`dg_volume`, `dg_surface`, `dg_limit`, `dg_local_dt`).
+//! (`dg_volume`, `dg_surface`, `dg_limit`, `dg_local_dt`, and the gathered surface integral's
+//! `dg_trace`, `dg_flux` and `dg_volume` with LIFT: [`Operator::traces`],
+//! [`Operator::edge_fluxes`], [`Operator::gathered_rhs`]).
 //!
 //! Coefficients are stored `c[eq][k][i]` (index `(eq * np + k) * ne + i`), as on the GPU. With
 //! the orthonormal basis the semi-discrete scheme of element i is
@@ -79,32 +81,8 @@ impl<'a> Operator<'a> {
     /// The right-hand side at time t (volume + surface terms).
     pub fn rhs(&self, c: &[f64], t: f64, out: &mut [f64]) {
         let tb = self.tables;
-        let (np, nq, nqe) = (tb.np, tb.nq(), tb.nqe());
-        let ne = self.mesh.num_elements;
-        out.iter_mut().for_each(|v| *v = 0.0);
-        for i in 0..ne {
-            let coef = self.element(c, i);
-            let g = self.mesh.inv_jacobian[i];
-            let mut res = vec![[0.0; 4]; np];
-            for q in 0..nq {
-                let u = Self::eval(&coef, &tb.vol_phi[q * np..(q + 1) * np]);
-                let (f, gf) = euler::flux(&u);
-                let w = tb.vol.weights[q];
-                for (k, r) in res.iter_mut().enumerate() {
-                    let (dxi, deta) = (tb.vol_dxi[q * np + k], tb.vol_deta[q * np + k]);
-                    let gx = dxi * g[0] + deta * g[2];
-                    let gy = dxi * g[1] + deta * g[3];
-                    for eq in 0..4 {
-                        r[eq] += w * (f[eq] * gx + gf[eq] * gy);
-                    }
-                }
-            }
-            for (k, r) in res.iter().enumerate() {
-                for eq in 0..4 {
-                    out[self.idx(eq, k, i)] = r[eq];
-                }
-            }
-        }
+        let (np, nqe) = (tb.np, tb.nqe());
+        self.volume_terms(c, out);
         for e in &self.mesh.edges {
             let cl = self.element(c, e.left);
             let cr = e.right.map(|r| self.element(c, r));
@@ -149,6 +127,113 @@ impl<'a> Operator<'a> {
             .edges
             .iter()
             .all(|e| e.right.is_some() == (e.kind == EDGE_INTERIOR)));
+    }
+
+    /// The volume terms alone (`dg_volume` with LIFT = 0): out = sum_q w_q F(U_q) .
+    /// (J^{-T} grad_ref phi_k)(x_q), overwriting out.
+    pub fn volume_terms(&self, c: &[f64], out: &mut [f64]) {
+        let tb = self.tables;
+        let (np, nq) = (tb.np, tb.nq());
+        let ne = self.mesh.num_elements;
+        out.iter_mut().for_each(|v| *v = 0.0);
+        for i in 0..ne {
+            let coef = self.element(c, i);
+            let g = self.mesh.inv_jacobian[i];
+            let mut res = vec![[0.0; 4]; np];
+            for q in 0..nq {
+                let u = Self::eval(&coef, &tb.vol_phi[q * np..(q + 1) * np]);
+                let (f, gf) = euler::flux(&u);
+                let w = tb.vol.weights[q];
+                for (k, r) in res.iter_mut().enumerate() {
+                    let (dxi, deta) = (tb.vol_dxi[q * np + k], tb.vol_deta[q * np + k]);
+                    let gx = dxi * g[0] + deta * g[2];
+                    let gy = dxi * g[1] + deta * g[3];
+                    for eq in 0..4 {
+                        r[eq] += w * (f[eq] * gx + gf[eq] * gy);
+                    }
+                }
+            }
+            for (k, r) in res.iter().enumerate() {
+                for eq in 0..4 {
+                    out[self.idx(eq, k, i)] = r[eq];
+                }
+            }
+        }
+    }
+
+    /// f64 twin of `dg_trace`: the state of element i at the NQE Gauss nodes of each of its
+    /// sides s, in the side's own orientation, at `(3 i + s) nqe + q`.
+    pub fn traces(&self, c: &[f64]) -> Vec<State> {
+        let tb = self.tables;
+        let nqe = tb.nqe();
+        let mut out = Vec::with_capacity(3 * nqe * self.mesh.num_elements);
+        for i in 0..self.mesh.num_elements {
+            let coef = self.element(c, i);
+            for s in 0..3 {
+                for q in 0..nqe {
+                    out.push(Self::eval(&coef, tb.edge_row(s, 0, q)));
+                }
+            }
+        }
+        out
+    }
+
+    /// f64 twin of `dg_flux` on `traces` ([`Operator::traces`]) at time t: with
+    /// F*_q = F*(U_L, U_R) . n w_q L_e, -F*_q in the left side's slot q and +F*_q in the right
+    /// side's slot nqe - 1 - q. Conforming meshes only: a half face (a hanging node) has no
+    /// slot of its own, so it is an error.
+    pub fn edge_fluxes(&self, traces: &[State], t: f64) -> crate::error::Result<Vec<State>> {
+        let tb = self.tables;
+        let nqe = tb.nqe();
+        let mut out = vec![[0.0; 4]; traces.len()];
+        for (n, e) in self.mesh.edges.iter().enumerate() {
+            if e.right_half != 0 {
+                return Err(crate::error::Error::Invalid(format!(
+                    "edge {n} is half of a side at a hanging node: the gathered surface \
+                     integral needs a conforming mesh"
+                )));
+            }
+            let left = (3 * e.left + e.left_local) * nqe;
+            let right = e.right.map(|r| (3 * r + e.right_local) * nqe);
+            for q in 0..nqe {
+                let ul = traces[left + q];
+                let ur = match right {
+                    Some(r) => traces[r + nqe - 1 - q],
+                    None => self.ghost(e, &ul, e.point(tb.edge_t[q]), t),
+                };
+                let w = tb.edge_w[q] * e.length;
+                let f = euler::numerical_flux(self.flux, &ul, &ur, e.normal).map(|v| w * v);
+                out[left + q] = f.map(|v| -v);
+                if let Some(r) = right {
+                    out[r + nqe - 1 - q] = f;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// f64 twin of the gathered surface integral (`dg_trace`, `dg_flux`, then `dg_volume` with
+    /// LIFT = 1): the volume terms plus, per element, 1 / det J sum_s sum_q phi_k(x_{s,q})
+    /// flux_{s,q}. Equal to [`Operator::rhs`] on a conforming mesh up to round-off.
+    pub fn gathered_rhs(&self, c: &[f64], t: f64, out: &mut [f64]) -> crate::error::Result<()> {
+        let tb = self.tables;
+        let nqe = tb.nqe();
+        let fluxes = self.edge_fluxes(&self.traces(c), t)?;
+        self.volume_terms(c, out);
+        for i in 0..self.mesh.num_elements {
+            let d = 1.0 / self.mesh.det[i];
+            for s in 0..3 {
+                for q in 0..nqe {
+                    let f = fluxes[(3 * i + s) * nqe + q];
+                    for (k, phi) in tb.edge_row(s, 0, q).iter().enumerate() {
+                        for (eq, fv) in f.iter().enumerate() {
+                            out[self.idx(eq, k, i)] += d * phi * fv;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Element means U_i = c_0 phi_0 = sqrt(2) c_0 (the higher modes integrate to zero).

@@ -1,6 +1,8 @@
 //! The DG solver on a compute device ([`crate::runtime`], wgpu or CUDA): the kernels
-//! `dg_volume`, `dg_surface` (one launch per edge color, or on CUDA one atomicAdd launch over
-//! all edges), `dg_stage`, `dg_limit`, `dg_local_dt` + min-reduction + `dg_time`, prepared once
+//! `dg_volume`, the surface integral ([`SurfaceLayout`]: `dg_surface` one launch per edge
+//! color, on CUDA optionally one atomicAdd launch over all edges, or on conforming meshes
+//! `dg_trace` + `dg_flux` with the lift in `dg_volume`), `dg_stage`, `dg_limit`,
+//! `dg_local_dt` + min-reduction + `dg_time`, prepared once
 //! as plans and queued many steps per submit; the time step and the clock stay on the GPU, the
 //! host reads only for output. Each kernel has its f64 twin in [`super::cpu`] / [`super::rk`].
 //!
@@ -41,6 +43,54 @@ struct GpuStage {
     /// The stage's register, whose lo word the stage sets (0 when `dst` is the scratch).
     lo_dst: u32,
     pad: [u32; 3],
+}
+
+/// How the surface integral is evaluated. Every layout is race-free without float atomics
+/// except [`SurfaceLayout::Atomic`] (CUDA only, a comparison).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SurfaceLayout {
+    /// `dg_surface`, one thread per edge and one launch per edge color: each thread reads both
+    /// elements' coefficients and adds its edge's integral into both rhs (no two edges of a
+    /// color share an element). Any mesh, hanging nodes included.
+    #[default]
+    Colored,
+    /// `dg_surface_atomic`: one launch over all edges with atomicAdd (CUDA only).
+    Atomic,
+    /// `dg_trace` (per element: its states at its sides' nodes, read coalesced), `dg_flux`
+    /// (per edge, one launch: the numerical flux into slots the two sides own) and the lift in
+    /// `dg_volume` (per element: rhs += its sides' fluxes against the basis). No colors, no
+    /// scattered reads of coefficients, no read-modify-write of rhs. Conforming meshes.
+    Gathered,
+}
+
+impl SurfaceLayout {
+    /// The layout's name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            SurfaceLayout::Colored => "colored",
+            SurfaceLayout::Atomic => "atomic",
+            SurfaceLayout::Gathered => "gathered",
+        }
+    }
+}
+
+impl std::str::FromStr for SurfaceLayout {
+    type Err = Error;
+
+    fn from_str(name: &str) -> Result<SurfaceLayout> {
+        [
+            SurfaceLayout::Colored,
+            SurfaceLayout::Atomic,
+            SurfaceLayout::Gathered,
+        ]
+        .into_iter()
+        .find(|l| l.name() == name)
+        .ok_or_else(|| {
+            Error::Invalid(format!(
+                "unknown surface layout '{name}' (expected colored, gathered or atomic)"
+            ))
+        })
+    }
 }
 
 /// Run parameters of the GPU solver.
@@ -97,6 +147,8 @@ struct DgInputs {
     /// conforming mesh's limiter reads the first block only, coalesced as before).
     neighbors: Vec<[u32; 4]>,
     edges: Vec<DgEdge>,
+    /// No face is half of a side (no hanging node): the gathered surface layout applies.
+    conforming: bool,
     /// The case function's parameters (two vec4), then the inflow states, then a zero.
     case_data: Vec<[f32; 4]>,
     /// The scheme's stages in GPU form.
@@ -212,6 +264,7 @@ impl DgInputs {
                 edges.resize(capacity_edges, DgEdge::default());
                 edges
             },
+            conforming: mesh.edges.iter().all(|e| e.right_half == 0),
             case_data,
             stages: gpu_stages,
             volume_ranges,
@@ -370,6 +423,32 @@ impl Bound {
     }
 }
 
+/// The surface kernels of the layout in use.
+enum SurfaceKernels {
+    Colored,
+    /// `dg_surface_atomic`.
+    Atomic(crate::runtime::Kernel),
+    Gathered(Gathered),
+}
+
+impl SurfaceKernels {
+    fn layout(&self) -> SurfaceLayout {
+        match self {
+            SurfaceKernels::Colored => SurfaceLayout::Colored,
+            SurfaceKernels::Atomic(_) => SurfaceLayout::Atomic,
+            SurfaceKernels::Gathered(_) => SurfaceLayout::Gathered,
+        }
+    }
+}
+
+/// The gathered layout's kernels: traces, edge fluxes, and the volume kernel with LIFT = 1
+/// (their buffers, NQE states per element side, live in the bound arguments).
+struct Gathered {
+    trace: Bound,
+    flux: Bound,
+    volume: Bound,
+}
+
 /// What the plans are recorded from: the kernels with their buffers, and the launch ranges.
 struct Launches {
     volume: Bound,
@@ -402,37 +481,43 @@ impl Launches {
         p.launch(&b.kernel, &b.args, self.inputs.time_ranges[phase]);
     }
 
-    /// The rhs of stage `s`: volume, then surface one launch per edge color, or with `atomic`
-    /// (`dg_surface_atomic`) one launch over the colors' contiguous edge ranges.
-    fn record_rhs(&self, p: &mut PlanBuilder, s: usize, atomic: Option<&crate::runtime::Kernel>) {
-        self.record_volume(p, s);
-        self.record_surface(p, s, atomic);
-    }
-
-    fn record_volume(&self, p: &mut PlanBuilder, s: usize) {
+    /// The rhs of stage `s`: the volume and surface kernels of layout `surface`.
+    fn record_rhs(&self, p: &mut PlanBuilder, s: usize, surface: &SurfaceKernels) {
+        if let SurfaceKernels::Gathered(g) = surface {
+            p.segment("surface");
+            p.launch(&g.trace.kernel, &g.trace.args, self.inputs.volume_ranges[s]);
+            p.launch(&g.flux.kernel, &g.flux.args, self.all_edges(s));
+            p.segment("volume");
+            p.launch(
+                &g.volume.kernel,
+                &g.volume.args,
+                self.inputs.volume_ranges[s],
+            );
+            return;
+        }
+        p.segment("volume");
         let b = &self.volume;
         p.launch(&b.kernel, &b.args, self.inputs.volume_ranges[s]);
-    }
-
-    fn record_surface(
-        &self,
-        p: &mut PlanBuilder,
-        s: usize,
-        atomic: Option<&crate::runtime::Kernel>,
-    ) {
+        p.segment("surface");
         let nc = self.num_colors;
         let colors = &self.inputs.surface_ranges[s * nc..(s + 1) * nc];
-        match (atomic, colors.first()) {
-            (Some(kernel), Some(first)) => {
-                let all = ItemRange {
-                    count: colors.iter().map(|r| r.count).sum(),
-                    ..*first
-                };
-                p.launch_ranges(kernel, &self.surface.args, &[all]);
+        match surface {
+            SurfaceKernels::Atomic(kernel) => {
+                p.launch_ranges(kernel, &self.surface.args, &[self.all_edges(s)]);
             }
             _ => {
                 p.launch_ranges(&self.surface.kernel, &self.surface.args, colors);
             }
+        }
+    }
+
+    /// Stage `s`'s surface range over the edges of every color (contiguous from the first).
+    fn all_edges(&self, s: usize) -> ItemRange {
+        let nc = self.num_colors;
+        let colors = &self.inputs.surface_ranges[s * nc..(s + 1) * nc];
+        ItemRange {
+            count: colors.iter().map(|r| r.count).sum(),
+            ..colors[0]
         }
     }
 
@@ -443,14 +528,11 @@ impl Launches {
     }
 
     /// One full step, a timing segment per kernel group (see [`SEGMENTS`]).
-    fn record_step(&self, p: &mut PlanBuilder, atomic: Option<&crate::runtime::Kernel>) {
+    fn record_step(&self, p: &mut PlanBuilder, surface: &SurfaceKernels) {
         p.segment("dt");
         self.record_dt(p);
         for s in 0..self.inputs.stages.len() {
-            p.segment("volume");
-            self.record_volume(p, s);
-            p.segment("surface");
-            self.record_surface(p, s, atomic);
+            self.record_rhs(p, s, surface);
             p.segment("stage");
             let b = &self.stage;
             p.launch(&b.kernel, &b.args, self.inputs.stage_ranges[s]);
@@ -464,16 +546,12 @@ impl Launches {
     }
 
     /// The plans: (full step, rhs of stage 0, the limiter once).
-    fn plans(
-        &self,
-        rt: &Runtime,
-        atomic: Option<&crate::runtime::Kernel>,
-    ) -> Result<(Plan, Plan, Plan)> {
+    fn plans(&self, rt: &Runtime, surface: &SurfaceKernels) -> Result<(Plan, Plan, Plan)> {
         let mut step = PlanBuilder::new();
-        self.record_step(&mut step, atomic);
+        self.record_step(&mut step, surface);
         let mut rhs = PlanBuilder::new();
         // Stage 0 of every scheme evaluates register 0 at the clock's time.
-        self.record_rhs(&mut rhs, 0, atomic);
+        self.record_rhs(&mut rhs, 0, surface);
         let mut limit = PlanBuilder::new();
         self.record_limit(&mut limit, self.inputs.limit_ranges.len() - 1);
         Ok((rt.prepare(&step)?, rt.prepare(&rhs)?, rt.prepare(&limit)?))
@@ -505,9 +583,11 @@ pub struct GpuDg {
     clock: Buffer,
     /// Per-element and per-edge mesh buffers, rewritten by [`GpuDg::remesh`].
     mesh_buffers: [Buffer; 5],
+    /// The basis tables and the case data.
+    data_buffers: [Buffer; 2],
     launches: Launches,
-    /// `dg_surface_atomic` while the atomicAdd surface variant is on.
-    atomic_surface: Option<crate::runtime::Kernel>,
+    /// The surface layout's kernels.
+    surface: SurfaceKernels,
     /// One full step (segments per kernel group, for [`GpuDg::time_kernels`]).
     step: Plan,
     /// The rhs of register 0 at the clock's time.
@@ -566,12 +646,14 @@ impl GpuDg {
         let case_buf = rt.upload("dg case data", &inputs.case_data)?;
         let stage_buf = rt.upload("dg stages", &inputs.stages)?;
         let local_dt_buf = rt.zeroed::<f32>("dg local dt", cap)?;
+        // dg_volume's edge fluxes while the gathered layout is off (read with LIFT = 1 only).
+        let no_fluxes = rt.zeroed::<[f32; 4]>("dg no edge fluxes", 1)?;
         let reduction = MinReduction::new(rt, &local_dt_buf, cap as u32)?;
 
         let launches = Launches {
             volume: Bound::new(
                 rt.kernel("dg_volume", &constants)?,
-                &args![regs, rhs, table_buf, inv_jac],
+                &args![regs, rhs, table_buf, inv_jac, inv_det, no_fluxes],
             ),
             surface: Bound::new(
                 rt.kernel("dg_surface", &constants)?,
@@ -600,7 +682,7 @@ impl GpuDg {
             num_colors: mesh.num_colors(),
             limiter: cfg.limiter,
         };
-        let (step, rhs_plan, limit_plan) = launches.plans(rt, None)?;
+        let (step, rhs_plan, limit_plan) = launches.plans(rt, &SurfaceKernels::Colored)?;
         Ok(GpuDg {
             rt: rt.clone(),
             num_elements: ne,
@@ -619,8 +701,9 @@ impl GpuDg {
             rhs,
             clock,
             mesh_buffers: [inv_jac, inv_det, heights, neighbors, edges],
+            data_buffers: [table_buf, case_buf],
             launches,
-            atomic_surface: None,
+            surface: SurfaceKernels::Colored,
             step,
             rhs_plan,
             limit_plan,
@@ -639,6 +722,13 @@ impl GpuDg {
             return self.reserve(mesh, c, Capacity::with_room(mesh, 1.5));
         }
         let inputs = DgInputs::new(mesh, &self.tables, &self.cfg, self.capacity)?;
+        if !inputs.conforming && self.surface_layout() == SurfaceLayout::Gathered {
+            return Err(Error::Invalid(
+                "a mesh with hanging nodes under the gathered surface layout (the colored \
+                 layout takes any mesh)"
+                    .into(),
+            ));
+        }
         let [inv_jac, inv_det, heights, neighbors, edges] = &self.mesh_buffers;
         self.rt.write(inv_jac, 0, &inputs.inv_jac)?;
         self.rt.write(inv_det, 0, &inputs.inv_det)?;
@@ -649,9 +739,8 @@ impl GpuDg {
         self.launches.num_elements = mesh.num_elements as u32;
         self.num_elements = mesh.num_elements;
         self.ndof = 4 * self.np * mesh.num_elements;
-        (self.step, self.rhs_plan, self.limit_plan) = self
-            .launches
-            .plans(&self.rt, self.atomic_surface.as_ref())?;
+        (self.step, self.rhs_plan, self.limit_plan) =
+            self.launches.plans(&self.rt, &self.surface)?;
         self.set_solution(c)
     }
 
@@ -661,9 +750,7 @@ impl GpuDg {
         let clock: Vec<f32> = self.rt.read(&self.clock, 0, 8)?;
         let mut grown = GpuDg::with_capacity(&self.rt, mesh, &self.tables, &self.cfg, capacity)?;
         grown.rt.write(&grown.clock, 0, &clock)?;
-        if self.atomic_surface.is_some() {
-            grown.set_atomic_surface(true)?;
-        }
+        grown.set_surface(self.surface.layout())?;
         *self = grown;
         self.set_solution(c)
     }
@@ -687,17 +774,24 @@ impl GpuDg {
                 self.num_colors
             )));
         }
+        if self.surface_layout() == SurfaceLayout::Gathered {
+            return Err(Error::Invalid(
+                "an adapted mesh (hanging nodes) under the gathered surface layout (adaptive \
+                 runs use the colored layout)"
+                    .into(),
+            ));
+        }
         let stages = rk::scheme(self.tables.p);
         let inputs = &mut self.launches.inputs;
+        inputs.conforming = false;
         (inputs.volume_ranges, inputs.surface_ranges) =
             element_ranges(num_elements, color_offsets, &stages);
         inputs.limit_ranges = limiter_ranges(num_elements, &stages);
         self.launches.num_elements = num_elements as u32;
         self.num_elements = num_elements;
         self.ndof = 4 * self.np * num_elements;
-        (self.step, self.rhs_plan, self.limit_plan) = self
-            .launches
-            .plans(&self.rt, self.atomic_surface.as_ref())?;
+        (self.step, self.rhs_plan, self.limit_plan) =
+            self.launches.plans(&self.rt, &self.surface)?;
         // The adaptation kernels moved hi only: the solution is hi from here on. A device copy
         // from a zero register clears lo without sending megabytes per adaptation.
         let bytes = (4 * 4 * self.np * self.capacity.elements) as u64;
@@ -887,28 +981,86 @@ impl GpuDg {
     }
 
     /// Accumulate the surface term with one atomicAdd launch over all edges instead of one
-    /// launch per color (CUDA only: WGSL has no float atomics, and wgpu says so).
+    /// launch per color (CUDA only: WGSL has no float atomics, and wgpu says so); off: the
+    /// colored layout.
     pub fn set_atomic_surface(&mut self, on: bool) -> Result<()> {
-        if on == self.atomic_surface.is_some() {
+        self.set_surface(if on {
+            SurfaceLayout::Atomic
+        } else {
+            SurfaceLayout::Colored
+        })
+    }
+
+    /// The surface layout in use.
+    pub fn surface_layout(&self) -> SurfaceLayout {
+        self.surface.layout()
+    }
+
+    /// Evaluate the surface integral with `layout` from the next plan on: builds its kernels
+    /// (and for [`SurfaceLayout::Gathered`] its trace and flux buffers, 2 x 3 NQE vec4s per
+    /// element) and records the plans again. Atomic is CUDA only; Gathered needs a conforming
+    /// mesh (no hanging node).
+    pub fn set_surface(&mut self, layout: SurfaceLayout) -> Result<()> {
+        if layout == self.surface.layout() {
             return Ok(());
         }
-        let atomic = if on {
-            let kernel = self
-                .rt
-                .kernel_variant(
-                    "dg_surface",
-                    Some("dg_surface_atomic"),
-                    &self.launches.constants,
-                )
-                .map_err(|e| Error::Invalid(format!("the atomicAdd surface variant: {e}")))?;
-            Some(kernel)
-        } else {
-            None
+        let surface = match layout {
+            SurfaceLayout::Colored => SurfaceKernels::Colored,
+            SurfaceLayout::Atomic => SurfaceKernels::Atomic(
+                self.rt
+                    .kernel_variant(
+                        "dg_surface",
+                        Some("dg_surface_atomic"),
+                        &self.launches.constants,
+                    )
+                    .map_err(|e| Error::Invalid(format!("the atomicAdd surface variant: {e}")))?,
+            ),
+            SurfaceLayout::Gathered => SurfaceKernels::Gathered(self.gathered_kernels()?),
         };
-        (self.step, self.rhs_plan, self.limit_plan) =
-            self.launches.plans(&self.rt, atomic.as_ref())?;
-        self.atomic_surface = atomic;
+        (self.step, self.rhs_plan, self.limit_plan) = self.launches.plans(&self.rt, &surface)?;
+        self.surface = surface;
         Ok(())
+    }
+
+    /// The gathered layout's kernels and buffers, or why the mesh cannot use it.
+    fn gathered_kernels(&self) -> Result<Gathered> {
+        if !self.launches.inputs.conforming {
+            return Err(Error::Invalid(
+                "the gathered surface layout needs a conforming mesh: this one has hanging \
+                 nodes (use the colored layout)"
+                    .into(),
+            ));
+        }
+        let rt = &self.rt;
+        let constants = &self.launches.constants;
+        let nqe = self.tables.nqe();
+        let slots = 3 * nqe * self.capacity.elements;
+        let traces = rt.zeroed::<[f32; 4]>("dg edge traces", slots)?;
+        let fluxes = rt.zeroed::<[f32; 4]>("dg edge fluxes", slots)?;
+        let [inv_jac, inv_det, _, _, edges] = &self.mesh_buffers;
+        let (regs, rhs, clock) = (&self.regs, &self.rhs, &self.clock);
+        let [tables, case_buf] = &self.data_buffers;
+        let table_constants: Vec<(&str, f64)> = constants
+            .iter()
+            .copied()
+            .filter(|(n, _)| ["NP", "NQ", "NQE", "NE"].contains(n))
+            .collect();
+        let mut lift_constants = constants.clone();
+        lift_constants.push(("LIFT", 1.0));
+        Ok(Gathered {
+            trace: Bound::new(
+                rt.kernel("dg_trace", &table_constants)?,
+                &args![*regs, *tables, traces],
+            ),
+            flux: Bound::new(
+                rt.kernel("dg_flux", constants)?,
+                &args![traces, fluxes, *tables, *edges, *case_buf, *clock],
+            ),
+            volume: Bound::new(
+                rt.kernel("dg_volume", &lift_constants)?,
+                &args![*regs, *rhs, *tables, *inv_jac, *inv_det, fluxes],
+            ),
+        })
     }
 }
 

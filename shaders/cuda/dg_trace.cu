@@ -1,0 +1,43 @@
+// #include "common/dispatch.cuh"
+// #include "common/dg_tables.cuh"
+
+// CUDA twin of shaders/dg_trace.wgsl. DG traces of the gathered surface integral
+// (Operator::traces), one thread per element: the state of element i at the NQE Gauss nodes of
+// each of its sides s, in the side's own orientation,
+//   trace[(3 i + s) NQE + q] = sum_k c_k(i) phi_k(x_{s,q}),
+// stored contiguously per element so that dg_flux reads one side's NQE states as one run.
+//
+// range: first/count the elements, pad the register.
+
+extern "C" __global__ void dg_trace(
+    const float* __restrict__ regs,
+    const float* __restrict__ tables,
+    float4* __restrict__ traces,
+    ItemRange range) {
+    u32 i = linear_index();
+    if (i >= range.count) {
+        return;
+    }
+    u32 reg = range.pad;
+    float4 u[3u * MAX_NQE];
+    #pragma unroll
+    for (u32 j = 0u; j < 3u * NQE; j = j + 1u) {
+        u[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    #pragma unroll
+    for (u32 k = 0u; k < NP; k = k + 1u) {
+        float4 c = make_float4(regs[dof(reg, 0u, k, i)], regs[dof(reg, 1u, k, i)],
+                               regs[dof(reg, 2u, k, i)], regs[dof(reg, 3u, k, i)]);
+        #pragma unroll
+        for (u32 s = 0u; s < 3u; s = s + 1u) {
+            #pragma unroll
+            for (u32 q = 0u; q < NQE; q = q + 1u) {
+                u[s * NQE + q] = u[s * NQE + q] + tables[t_edge_phi(s, q, k)] * c;
+            }
+        }
+    }
+    #pragma unroll
+    for (u32 j = 0u; j < 3u * NQE; j = j + 1u) {
+        traces[3u * NQE * i + j] = u[j];
+    }
+}

@@ -1,0 +1,53 @@
+// #include "common/dispatch.wgsl"
+// #include "common/dg_euler.wgsl"
+// #include "common/dg_tables.wgsl"
+// #include "common/dg_edge.wgsl"
+
+// DG edge fluxes of the gathered surface integral (Operator::edge_fluxes), one thread per
+// edge, all edges in one launch: with U_L, U_R the traces dg_trace wrote (U_R a ghost state on
+// boundary edges) and F*_q = F*(U_L, U_R) . n w_q L_e at node q (left parameter t_q, right
+// 1 - t_q),
+//   flux[(3 L + l) NQE + q] = -F*_q,    flux[(3 R + r) NQE + NQE - 1 - q] = +F*_q,
+// so every element side owns its slots and no two threads write one word: no colors, no
+// atomics. dg_volume (LIFT = 1) then adds sum_s sum_q phi_k(x_{s,q}) flux_{s,q} / det J.
+// Conforming meshes only (a hanging node's half face has no slot of its own).
+
+@group(0) @binding(0) var<storage, read> traces: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> fluxes: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> tables: array<f32>;
+@group(0) @binding(3) var<storage, read> edges: array<DgEdge>;
+// [0], [1]: the case function's parameters; [2 + s]: inflow state s (conserved).
+@group(0) @binding(4) var<storage, read> case_data: array<vec4<f32>>;
+// t, dt, ...
+@group(0) @binding(5) var<storage, read> clock: array<f32>;
+// first/count: the edges; color: bits of the stage time fraction c.
+@group(1) @binding(0) var<uniform> range: ItemRange;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let s = linear_index(gid, nwg);
+    if (s >= range.count) {
+        return;
+    }
+    let e = edges[range.first + s];
+    let left = (3u * e.left + (e.info & 3u)) * NQE;
+    let right = (3u * e.right + ((e.info >> 2u) & 3u)) * NQE;
+    let interior = e.right != 0xffffffffu;
+    let n = vec2<f32>(e.nx, e.ny);
+    let t = clock[0] + bitcast<f32>(range.color) * clock[1];
+    // #unroll
+    for (var q = 0u; q < NQE; q = q + 1u) {
+        let ul = traces[left + q];
+        var ur: vec4<f32>;
+        if (interior) {
+            ur = traces[right + NQE - 1u - q];
+        } else {
+            ur = boundary_ghost(ul, e, tables[t_edge_t(q)], t);
+        }
+        let f = numerical_flux(ul, ur, n) * (tables[t_edge_w(q)] * e.length);
+        fluxes[left + q] = -f;
+        if (interior) {
+            fluxes[right + NQE - 1u - q] = f;
+        }
+    }
+}

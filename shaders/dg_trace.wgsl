@@ -1,0 +1,46 @@
+// #include "common/dispatch.wgsl"
+// #include "common/dg_tables.wgsl"
+
+// DG traces of the gathered surface integral (Operator::traces), one thread per element: the
+// state of element i at the NQE Gauss nodes of each of its sides s, in the side's own
+// orientation,
+//   trace[(3 i + s) NQE + q] = sum_k c_k(i) phi_k(x_{s,q}),
+// stored contiguously per element so that dg_flux reads one side's NQE states as one run
+// (the coefficients, c[eq][k][element], are read coalesced here instead of scattered per edge).
+
+@group(0) @binding(0) var<storage, read> regs: array<f32>;
+@group(0) @binding(1) var<storage, read> tables: array<f32>;
+@group(0) @binding(2) var<storage, read_write> traces: array<vec4<f32>>;
+// first/count: the elements; pad: register.
+@group(1) @binding(0) var<uniform> range: ItemRange;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= range.count) {
+        return;
+    }
+    let reg = range.pad;
+    // 3 MAX_NQE states.
+    var u: array<vec4<f32>, 15>;
+    // #unroll
+    for (var j = 0u; j < 3u * NQE; j = j + 1u) {
+        u[j] = vec4<f32>(0.0);
+    }
+    // #unroll
+    for (var k = 0u; k < NP; k = k + 1u) {
+        let c = vec4<f32>(regs[dof(reg, 0u, k, i)], regs[dof(reg, 1u, k, i)],
+                          regs[dof(reg, 2u, k, i)], regs[dof(reg, 3u, k, i)]);
+        // #unroll
+        for (var s = 0u; s < 3u; s = s + 1u) {
+            // #unroll
+            for (var q = 0u; q < NQE; q = q + 1u) {
+                u[s * NQE + q] = u[s * NQE + q] + c * tables[t_edge_phi(s, q, k)];
+            }
+        }
+    }
+    // #unroll
+    for (var j = 0u; j < 3u * NQE; j = j + 1u) {
+        traces[3u * NQE * i + j] = u[j];
+    }
+}
