@@ -35,6 +35,7 @@ macro_rules! cuda_source {
 /// `common/*.cuh`). A test checks this list against the directory and the WGSL twins.
 pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("common/amr_tree.cuh"),
+    cuda_source!("common/dg_edge.cuh"),
     cuda_source!("common/dg_euler.cuh"),
     cuda_source!("common/dg_tables.cuh"),
     cuda_source!("common/dispatch.cuh"),
@@ -56,6 +57,8 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("dg_local_dt.cu"),
     cuda_source!("dg_stage.cu"),
     cuda_source!("dg_surface.cu"),
+    cuda_source!("dg_trace.cu"),
+    cuda_source!("dg_flux.cu"),
     cuda_source!("dg_time.cu"),
     cuda_source!("stream_copy.cu"),
     cuda_source!("dg_volume.cu"),

@@ -391,7 +391,10 @@ fn clock_from_words(c: &[f32]) -> Result<Clock> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kernel {
     Volume,
+    /// The surface integral: `dg_surface` (colored, atomic) or `dg_flux` (gathered).
     Surface,
+    /// The gathered layout's `dg_trace`.
+    Trace,
     Stage,
     Limit,
     /// Local dt, the min-reduction and the clock (at the start and the end of a step).
@@ -399,9 +402,10 @@ pub enum Kernel {
 }
 
 /// The segments of the step plan with the kernel group each one times.
-const SEGMENTS: [(&str, Kernel); 6] = [
+const SEGMENTS: [(&str, Kernel); 7] = [
     ("dt", Kernel::TimeStep),
     ("volume", Kernel::Volume),
+    ("trace", Kernel::Trace),
     ("surface", Kernel::Surface),
     ("stage", Kernel::Stage),
     ("limit", Kernel::Limit),
@@ -484,8 +488,9 @@ impl Launches {
     /// The rhs of stage `s`: the volume and surface kernels of layout `surface`.
     fn record_rhs(&self, p: &mut PlanBuilder, s: usize, surface: &SurfaceKernels) {
         if let SurfaceKernels::Gathered(g) = surface {
-            p.segment("surface");
+            p.segment("trace");
             p.launch(&g.trace.kernel, &g.trace.args, self.inputs.volume_ranges[s]);
+            p.segment("surface");
             p.launch(&g.flux.kernel, &g.flux.args, self.all_edges(s));
             p.segment("volume");
             p.launch(

@@ -29,7 +29,7 @@ use super::amr::locality;
 use super::amr::{Adaptivity, AmrStats};
 use super::cpu::Operator;
 use super::euler::State;
-use super::gpu::{Capacity, GpuConfig, GpuDg, Kernel};
+use super::gpu::{Capacity, GpuConfig, GpuDg, Kernel, SurfaceLayout};
 use super::plot::ModalField;
 pub use super::plot::Quantity;
 use super::{BasisTables, Case, DgMesh, StateFn};
@@ -113,6 +113,9 @@ pub struct SimulationOptions {
     pub fixed_dt: Option<f64>,
     /// Steps queued per GPU submit: more hides the submit cost, fewer reads the clock more often.
     pub batch: usize,
+    /// The surface integral's layout; None: gathered on a mesh that stays conforming, colored
+    /// when the case adapts (hanging nodes).
+    pub surface: Option<SurfaceLayout>,
 }
 
 impl Default for SimulationOptions {
@@ -122,6 +125,7 @@ impl Default for SimulationOptions {
             seed: 1,
             fixed_dt: None,
             batch: 50,
+            surface: None,
         }
     }
 }
@@ -218,7 +222,12 @@ impl Simulation {
         };
         setup.initial = started.elapsed().as_secs_f64();
         let started = Instant::now();
-        let gpu = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
+        let mut gpu = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
+        gpu.set_surface(opts.surface.unwrap_or(if amr.is_some() {
+            SurfaceLayout::Colored
+        } else {
+            SurfaceLayout::Gathered
+        }))?;
         setup.solver = started.elapsed().as_secs_f64();
         let started = Instant::now();
         let mut sim = Simulation {
@@ -912,6 +921,13 @@ fn validate(case: &Case, opts: &SimulationOptions) -> Result<()> {
         if !(s > 0.0 && s.is_finite()) {
             return bad("snapshot_every", format!("must be positive, got {s}"));
         }
+    }
+    if case.amr.is_some() && opts.surface == Some(SurfaceLayout::Gathered) {
+        return bad(
+            "surface layout",
+            "gathered needs a conforming mesh: adaptive runs have hanging nodes (use colored)"
+                .into(),
+        );
     }
     if let Some(dt) = opts.fixed_dt {
         if !(dt > 0.0 && dt.is_finite()) {
