@@ -7,7 +7,7 @@
 // edge, all edges in one launch: with U_L, U_R the traces dg_trace wrote (U_R a ghost state on
 // boundary edges) and F*_q = F*(U_L, U_R) . n w_q L_e at node q (left parameter t_q, right
 // 1 - t_q),
-//   flux[(3 L + l) NQE + q] = -F*_q,    flux[(3 R + r) NQE + NQE - 1 - q] = +F*_q,
+//   flux[side_slot(L, l NQE + q)] = -F*_q,  flux[side_slot(R, r NQE + NQE - 1 - q)] = +F*_q,
 // so every element side owns its slots and no two threads write one word: no colors, no
 // atomics. dg_volume (LIFT = 1) then adds sum_s sum_q phi_k(x_{s,q}) flux_{s,q} / det J.
 // Conforming meshes only (a hanging node's half face has no slot of its own).
@@ -30,24 +30,24 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let e = edges[range.first + s];
-    let left = (3u * e.left + (e.info & 3u)) * NQE;
-    let right = (3u * e.right + ((e.info >> 2u) & 3u)) * NQE;
+    let left = (e.info & 3u) * NQE;
+    let right = ((e.info >> 2u) & 3u) * NQE;
     let interior = e.right != 0xffffffffu;
     let n = vec2<f32>(e.nx, e.ny);
     let t = clock[0] + bitcast<f32>(range.color) * clock[1];
     // #unroll
     for (var q = 0u; q < NQE; q = q + 1u) {
-        let ul = traces[left + q];
+        let ul = traces[side_slot(e.left, left + q)];
         var ur: vec4<f32>;
         if (interior) {
-            ur = traces[right + NQE - 1u - q];
+            ur = traces[side_slot(e.right, right + NQE - 1u - q)];
         } else {
             ur = boundary_ghost(ul, e, tables[t_edge_t(q)], t);
         }
         let f = numerical_flux(ul, ur, n) * (tables[t_edge_w(q)] * e.length);
-        fluxes[left + q] = -f;
+        fluxes[side_slot(e.left, left + q)] = -f;
         if (interior) {
-            fluxes[right + NQE - 1u - q] = f;
+            fluxes[side_slot(e.right, right + NQE - 1u - q)] = f;
         }
     }
 }

@@ -4,9 +4,9 @@
 // DG traces of the gathered surface integral (Operator::traces), one thread per element: the
 // state of element i at the NQE Gauss nodes of each of its sides s, in the side's own
 // orientation,
-//   trace[(3 i + s) NQE + q] = sum_k c_k(i) phi_k(x_{s,q}),
-// stored contiguously per element so that dg_flux reads one side's NQE states as one run
-// (the coefficients, c[eq][k][element], are read coalesced here instead of scattered per edge).
+//   trace[side_slot(i, s NQE + q)] = sum_k c_k(i) phi_k(x_{s,q}),
+// slot-major like the coefficients, so reads and writes are coalesced here and dg_flux reads
+// states instead of gathering every coefficient of both elements per edge.
 
 @group(0) @binding(0) var<storage, read> regs: array<f32>;
 @group(0) @binding(1) var<storage, read> tables: array<f32>;
@@ -41,6 +41,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     // #unroll
     for (var j = 0u; j < 3u * NQE; j = j + 1u) {
-        traces[3u * NQE * i + j] = u[j];
+        traces[side_slot(i, j)] = u[j];
     }
 }

@@ -7,7 +7,7 @@
 // The thread reads the element's coefficients of register range.pad (coalesced) and
 // overwrites rhs; the colored surface kernel adds the edge terms afterwards. With LIFT = 1 the
 // thread adds them itself from the edge fluxes dg_flux wrote for its three sides:
-//   rhs_k += 1 / det J sum_s sum_q phi_k(x_{s,q}) flux[(3 i + s) NQE + q].
+//   rhs_k += 1 / det J sum_s sum_q phi_k(x_{s,q}) flux[side_slot(i, s NQE + q)].
 
 @group(0) @binding(0) var<storage, read> regs: array<f32>;
 @group(0) @binding(1) var<storage, read_write> rhs: array<f32>;
@@ -39,7 +39,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         r[k] = vec4<f32>(0.0);
     }
     let g = inv_jac[i];
-    // #unroll
+    // Not unrolled: unrolling the node loop too makes the p = 4 kernel too large for the
+    // instruction cache (fetch stalls were most of its time on the H100).
     for (var q = 0u; q < NQ; q = q + 1u) {
         var u = vec4<f32>(0.0);
         // #unroll
@@ -63,9 +64,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     if (LIFT == 1u) {
         let d = inv_det[i];
-        // #unroll
+        // Not unrolled, like the node loop.
         for (var j = 0u; j < 3u * NQE; j = j + 1u) {
-            let f = fluxes[3u * NQE * i + j] * d;
+            let f = fluxes[side_slot(i, j)] * d;
             // #unroll
             for (var k = 0u; k < NP; k = k + 1u) {
                 r[k] = r[k] + f * tables[t_edge_phi(j / NQE, j % NQE, k)];

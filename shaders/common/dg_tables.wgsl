@@ -40,6 +40,13 @@ fn t_edge_t(q: u32) -> u32 {
     return NQ + 3u * NQ * NP + NQE + 9u * NQE * NP + 3u * NP + q;
 }
 
+// Slot j = s NQE + q (side s, edge node q) of element i in the gathered layout's traces and
+// edge fluxes: slot-major, so the per-element kernels (dg_trace writing, dg_volume lifting)
+// touch consecutive vec4s across a warp, like the coefficients.
+fn side_slot(i: u32, j: u32) -> u32 {
+    return j * NE + i;
+}
+
 fn dof(reg: u32, eq: u32, k: u32, i: u32) -> u32 {
     return ((reg * 4u + eq) * NP + k) * NE + i;
 }

@@ -7,7 +7,7 @@
 // (Operator::edge_fluxes), one thread per edge, all edges in one launch: with U_L, U_R the
 // traces dg_trace wrote (U_R a ghost state on boundary edges) and
 // F*_q = F*(U_L, U_R) . n w_q L_e at node q (left parameter t_q, right 1 - t_q),
-//   flux[(3 L + l) NQE + q] = -F*_q,    flux[(3 R + r) NQE + NQE - 1 - q] = +F*_q,
+//   flux[side_slot(L, l NQE + q)] = -F*_q,  flux[side_slot(R, r NQE + NQE - 1 - q)] = +F*_q,
 // so every element side owns its slots: no colors, no atomics. Conforming meshes only.
 //
 // case_data: [0], [1] the case function's parameters, [2 + s] inflow state s (conserved).
@@ -26,24 +26,24 @@ extern "C" __global__ void dg_flux(
         return;
     }
     DgEdge e = edges[range.first + s];
-    u32 left = (3u * e.left + (e.info & 3u)) * NQE;
-    u32 right = (3u * e.right + ((e.info >> 2u) & 3u)) * NQE;
+    u32 left = (e.info & 3u) * NQE;
+    u32 right = ((e.info >> 2u) & 3u) * NQE;
     bool interior = e.right != 0xffffffffu;
     float2 n = make_float2(e.nx, e.ny);
     float t = clock[0] + __uint_as_float(range.color) * clock[1];
     #pragma unroll
     for (u32 q = 0u; q < NQE; q = q + 1u) {
-        float4 ul = traces[left + q];
+        float4 ul = traces[side_slot(e.left, left + q)];
         float4 ur;
         if (interior) {
-            ur = traces[right + NQE - 1u - q];
+            ur = traces[side_slot(e.right, right + NQE - 1u - q)];
         } else {
             ur = boundary_ghost(ul, e, tables[t_edge_t(q)], t, case_data);
         }
         float4 f = (tables[t_edge_w(q)] * e.length) * numerical_flux(ul, ur, n);
-        fluxes[left + q] = -1.0f * f;
+        fluxes[side_slot(e.left, left + q)] = -1.0f * f;
         if (interior) {
-            fluxes[right + NQE - 1u - q] = f;
+            fluxes[side_slot(e.right, right + NQE - 1u - q)] = f;
         }
     }
 }

@@ -4,8 +4,9 @@
 // CUDA twin of shaders/dg_trace.wgsl. DG traces of the gathered surface integral
 // (Operator::traces), one thread per element: the state of element i at the NQE Gauss nodes of
 // each of its sides s, in the side's own orientation,
-//   trace[(3 i + s) NQE + q] = sum_k c_k(i) phi_k(x_{s,q}),
-// stored contiguously per element so that dg_flux reads one side's NQE states as one run.
+//   trace[side_slot(i, s NQE + q)] = sum_k c_k(i) phi_k(x_{s,q}),
+// slot-major like the coefficients, so reads and writes are coalesced here and dg_flux reads
+// states instead of gathering every coefficient of both elements per edge.
 //
 // range: first/count the elements, pad the register.
 
@@ -38,6 +39,6 @@ extern "C" __global__ void dg_trace(
     }
     #pragma unroll
     for (u32 j = 0u; j < 3u * NQE; j = j + 1u) {
-        traces[3u * NQE * i + j] = u[j];
+        traces[side_slot(i, j)] = u[j];
     }
 }

@@ -8,7 +8,7 @@
 // The thread reads the element's coefficients of register range.pad (coalesced) and
 // overwrites rhs; the colored surface kernel adds the edge terms afterwards. With LIFT = 1 the
 // thread adds them itself from the edge fluxes dg_flux wrote for its three sides:
-//   rhs_k += 1 / det J sum_s sum_q phi_k(x_{s,q}) flux[(3 i + s) NQE + q].
+//   rhs_k += 1 / det J sum_s sum_q phi_k(x_{s,q}) flux[side_slot(i, s NQE + q)].
 //
 // inv_jac: (xi_x, xi_y, eta_x, eta_y) per element. inv_det: 1 / det J per element and fluxes
 // the edge fluxes of dg_flux, NQE per element side (both read with LIFT = 1 only).
@@ -39,7 +39,9 @@ extern "C" __global__ void dg_volume(
         r[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
     float4 g = inv_jac[i];
-    #pragma unroll
+    // Not unrolled: unrolling the node loop too makes the p = 4 kernel too large for the
+    // instruction cache (fetch stalls were most of its time on the H100).
+    #pragma unroll 1
     for (u32 q = 0u; q < NQ; q = q + 1u) {
         float4 u = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         #pragma unroll
@@ -63,9 +65,10 @@ extern "C" __global__ void dg_volume(
     }
     if (LIFT == 1u) {
         float d = inv_det[i];
-        #pragma unroll
+        // Not unrolled, like the node loop.
+        #pragma unroll 1
         for (u32 j = 0u; j < 3u * NQE; j = j + 1u) {
-            float4 f = d * fluxes[3u * NQE * i + j];
+            float4 f = d * fluxes[side_slot(i, j)];
             #pragma unroll
             for (u32 k = 0u; k < NP; k = k + 1u) {
                 r[k] = r[k] + tables[t_edge_phi(j / NQE, j % NQE, k)] * f;

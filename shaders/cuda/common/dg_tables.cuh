@@ -51,6 +51,13 @@ __device__ __forceinline__ u32 t_edge_t(u32 q) {
     return NQ + 3u * NQ * NP + NQE + 9u * NQE * NP + 3u * NP + q;
 }
 
+/// Slot j = s NQE + q (side s, edge node q) of element i in the gathered layout's traces and
+/// edge fluxes: slot-major, so the per-element kernels (dg_trace writing, dg_volume lifting)
+/// touch consecutive float4s across a warp, like the coefficients.
+__device__ __forceinline__ u32 side_slot(u32 i, u32 j) {
+    return j * NE + i;
+}
+
 __device__ __forceinline__ u32 dof(u32 reg, u32 eq, u32 k, u32 i) {
     return ((reg * 4u + eq) * NP + k) * NE + i;
 }

@@ -742,6 +742,9 @@ impl GpuDg {
         self.rt.write(edges, 0, &inputs.edges)?;
         self.launches.inputs = inputs;
         self.launches.num_elements = mesh.num_elements as u32;
+        if let SurfaceKernels::Gathered(_) = self.surface {
+            self.surface = SurfaceKernels::Gathered(self.gathered_kernels()?);
+        }
         self.num_elements = mesh.num_elements;
         self.ndof = 4 * self.np * mesh.num_elements;
         (self.step, self.rhs_plan, self.limit_plan) =
@@ -1042,7 +1045,13 @@ impl GpuDg {
         let slots = 3 * nqe * self.capacity.elements;
         let traces = rt.zeroed::<[f32; 4]>("dg edge traces", slots)?;
         let fluxes = rt.zeroed::<[f32; 4]>("dg edge fluxes", slots)?;
-        let [inv_jac, inv_det, _, _, edges] = &self.mesh_buffers;
+        let [inv_jac, inv_det, _, _, _] = &self.mesh_buffers;
+        // One launch over all edges in left-element order (the colors do not matter here), so
+        // a warp's left sides are neighbouring slots.
+        let count = self.launches.all_edges(0).count as usize;
+        let mut by_left = self.launches.inputs.edges[..count].to_vec();
+        by_left.sort_by_key(|e| (e.left, e.info & 3));
+        let edges = rt.upload("dg edges by left element", &by_left)?;
         let (regs, rhs, clock) = (&self.regs, &self.rhs, &self.clock);
         let [tables, case_buf] = &self.data_buffers;
         let table_constants: Vec<(&str, f64)> = constants
@@ -1059,7 +1068,7 @@ impl GpuDg {
             ),
             flux: Bound::new(
                 rt.kernel("dg_flux", constants)?,
-                &args![traces, fluxes, *tables, *edges, *case_buf, *clock],
+                &args![traces, fluxes, *tables, edges, *case_buf, *clock],
             ),
             volume: Bound::new(
                 rt.kernel("dg_volume", &lift_constants)?,
