@@ -138,3 +138,55 @@ fn bench_backends_tiny_runs_every_kernel_on_wgpu() {
     }
     assert!(j["verdict"]["wgpu_trusted"].is_null(), "{}", j["verdict"]);
 }
+
+/// `bench dg --vortex` (the PyFR comparison) runs both surface layouts on the periodic vortex
+/// at tiny size: each row is a physical run (the clock advanced every step, all values
+/// finite), with DOF-RHS/s equal to elements x (p+1)(p+2)/2 x 4 x stages / seconds per step,
+/// and the gathered row times its trace kernel apart.
+#[test]
+fn bench_dg_vortex_rows_follow_pyfr_convention() {
+    let run = Command::new(env!("CARGO_BIN_EXE_chromaflow"))
+        .args([
+            "-q",
+            "bench",
+            "dg",
+            "--vortex",
+            "--cells",
+            "120",
+            "--orders",
+            "1,2",
+            "--surface",
+            "colored,gathered",
+            "--steps",
+            "2",
+            "--repeats",
+            "1",
+            "--copy-mib",
+            "0",
+            "--json",
+        ])
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .expect("run chromaflow");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&run.stdout).expect("json");
+    let elements = v["elements"].as_f64().expect("elements");
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    for r in rows {
+        assert_eq!(r["run_check"], "ok", "{r}");
+        let p = r["p"].as_f64().unwrap();
+        let stages = r["stages"].as_f64().unwrap();
+        let per_step = r["ms_per_step"].as_f64().unwrap() / 1e3;
+        let want = elements * (p + 1.0) * (p + 2.0) / 2.0 * 4.0 * stages / per_step;
+        let got = r["dof_rhs_per_s"].as_f64().unwrap();
+        assert!((got - want).abs() <= 1e-9 * want, "{got} vs {want}");
+        let kernels = r["kernel_ms_per_step"].as_object().unwrap();
+        let gathered = r["surface"] == "gathered";
+        assert_eq!(kernels.contains_key("trace"), gathered, "{r}");
+    }
+}

@@ -368,9 +368,11 @@ pub struct BenchDgArgs {
     /// About this many triangles in the DMR mesh.
     #[arg(long, default_value_t = 20000)]
     pub cells: usize,
-    /// Time steps per measurement.
-    #[arg(long, default_value_t = 20)]
-    pub steps: usize,
+    /// Time steps per measurement (default 20; with --vortex 200, about a second of work per
+    /// repeat at p = 4 on an H100 at 800k triangles: short runs on a GPU that has just woken
+    /// up measure its clock ramp, not the kernels).
+    #[arg(long)]
+    pub steps: Option<usize>,
     /// Repetitions (the median is reported).
     #[arg(long, default_value_t = 3)]
     pub repeats: usize,
@@ -442,11 +444,12 @@ fn bench_vortex(
     let mesh = case.build_mesh(1)?;
     let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 1))?;
     let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t))?;
+    let steps = args.steps.unwrap_or(200);
     let mut rows: Vec<BenchRow> = Vec::new();
     // An untimed run first: the device's clocks ramp up during the first second of work.
     if let (Some(&p), Some(&layout)) = (args.orders.first(), args.surface.first()) {
         let setup = BenchSetup::new(&dm, &case, p as usize);
-        bench_one(backend, &setup, args.steps, args.repeats, "warm-up", layout)?;
+        bench_one(backend, &setup, steps, args.repeats, "warm-up", layout)?;
     }
     for &p in &args.orders {
         let setup = BenchSetup::new(&dm, &case, p as usize);
@@ -455,7 +458,7 @@ fn bench_vortex(
             rows.push(bench_one(
                 backend,
                 &setup,
-                args.steps,
+                steps,
                 args.repeats,
                 label,
                 layout,
@@ -468,7 +471,7 @@ fn bench_vortex(
         "backend": backend.kind().name(),
         "case": "isentropic vortex, periodic, no limiter",
         "elements": dm.num_elements,
-        "steps": args.steps,
+        "steps": steps,
         "copy_bandwidth": copy,
         "rows": rows.iter().map(|r| serde_json::json!({
             "surface": r.label,
@@ -493,7 +496,7 @@ fn bench_vortex(
     println!(
         "DG Euler, isentropic vortex, periodic, no limiter, {} triangles, {} steps, {}",
         dm.num_elements,
-        args.steps,
+        steps,
         backend.name()
     );
     println!(
@@ -547,6 +550,7 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     if args.vortex {
         return bench_vortex(args, &backend, copy.as_ref());
     }
+    let steps = args.steps.unwrap_or(20);
     let case = Case::double_mach(args.cells);
     let mesh = case.build_mesh(1)?;
     let variants = ordering_variants(&mesh)?;
@@ -557,7 +561,7 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             rows.push(bench_one(
                 &backend,
                 &setup,
-                args.steps,
+                steps,
                 args.repeats,
                 label,
                 surface,
@@ -584,7 +588,7 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         "backend": backend.kind().name(),
         "case": "double Mach reflection",
         "elements": mesh.num_elements(),
-        "steps": args.steps,
+        "steps": steps,
         "copy_bandwidth": copy,
         "surface_bytes_model": SURFACE_BYTES_MODEL,
         "rows": rows.iter().map(|r| {
@@ -616,7 +620,7 @@ pub fn bench(args: &BenchDgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     println!(
         "DG Euler, double Mach reflection, {} triangles, {} steps, {}",
         mesh.num_elements(),
-        args.steps,
+        steps,
         backend.name()
     );
     match &copy {
