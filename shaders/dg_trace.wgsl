@@ -31,12 +31,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     for (var k = 0u; k < NP; k = k + 1u) {
         let c = vec4<f32>(regs[dof(reg, 0u, k, i)], regs[dof(reg, 1u, k, i)],
                           regs[dof(reg, 2u, k, i)], regs[dof(reg, 3u, k, i)]);
+        // j = s NQE + q: one loop so that u is indexed by a literal (NQE is a pipeline
+        // constant, so s NQE + q would be a run-time index under wgpu's checks).
         // #unroll
-        for (var s = 0u; s < 3u; s = s + 1u) {
-            // #unroll
-            for (var q = 0u; q < NQE; q = q + 1u) {
-                u[s * NQE + q] = u[s * NQE + q] + c * tables[t_edge_phi(s, q, k)];
-            }
+        for (var j = 0u; j < 3u * NQE; j = j + 1u) {
+            u[j] = u[j] + c * tables[t_edge_phi(j / NQE, j % NQE, k)];
         }
     }
     // #unroll

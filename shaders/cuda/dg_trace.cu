@@ -29,12 +29,10 @@ extern "C" __global__ void dg_trace(
     for (u32 k = 0u; k < NP; k = k + 1u) {
         float4 c = make_float4(regs[dof(reg, 0u, k, i)], regs[dof(reg, 1u, k, i)],
                                regs[dof(reg, 2u, k, i)], regs[dof(reg, 3u, k, i)]);
+        // j = s NQE + q, one loop as in the WGSL twin.
         #pragma unroll
-        for (u32 s = 0u; s < 3u; s = s + 1u) {
-            #pragma unroll
-            for (u32 q = 0u; q < NQE; q = q + 1u) {
-                u[s * NQE + q] = u[s * NQE + q] + tables[t_edge_phi(s, q, k)] * c;
-            }
+        for (u32 j = 0u; j < 3u * NQE; j = j + 1u) {
+            u[j] = u[j] + tables[t_edge_phi(j / NQE, j % NQE, k)] * c;
         }
     }
     #pragma unroll
