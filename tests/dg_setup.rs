@@ -1,14 +1,40 @@
 //! The host side of a DG run's setup and outputs against the serial f64 loops they replaced:
-//! the initial L2 projection (elements in parallel blocks) is bit for bit the serial one, and
-//! the L2 density error (partial sums per block) agrees with the serial sum to round-off.
-//! No GPU needed.
+//! the initial L2 projection (elements in parallel blocks) is bit for bit the serial one, the
+//! L2 density error (partial sums per block) agrees with the serial sum to round-off, and the
+//! DG mesh (element maps in parallel, edges grouped by a counting sort) keeps the ordered
+//! mesh's faces in their order. No GPU needed.
 
 use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::parallel::BLOCK;
 use chromaflow::solver::dg::cpu::Operator;
 use chromaflow::solver::dg::euler::State;
 use chromaflow::solver::dg::quadrature::TriangleRule;
+use chromaflow::solver::dg::mesh::element_geometry;
 use chromaflow::solver::dg::{BasisTables, Case, DgMesh};
+
+#[test]
+fn dg_mesh_keeps_the_ordered_faces_and_maps_every_element() {
+    let case = Case::vortex(3 * BLOCK + 500);
+    let mesh = case.build_mesh(3).expect("mesh");
+    let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 3)).expect("order");
+    let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t)).expect("dg mesh");
+    // No periodic sides: edge f is face f (grouped by color already), oriented as it was.
+    assert_eq!(dm.color_offsets, om.color_offsets);
+    assert_eq!(dm.edges.len(), om.topo.num_faces());
+    for (f, e) in dm.edges.iter().enumerate() {
+        let right = om.topo.right[f];
+        assert_eq!(e.left, om.topo.left[f] as usize, "edge {f}");
+        assert_eq!(e.right.map_or(u32::MAX, |r| r as u32), right, "edge {f}");
+    }
+    let pts = om.mesh.points_2d();
+    for i in 0..dm.num_elements {
+        let v = om.mesh.element(i).iter().map(|&k| pts[k as usize]);
+        let v: Vec<[f64; 2]> = v.collect();
+        assert_eq!(dm.vertices[i].as_slice(), v.as_slice(), "element {i}");
+        let (g, d, _) = element_geometry(&dm.vertices[i]);
+        assert_eq!((dm.inv_jacobian[i], dm.det[i]), (g, d), "element {i}");
+    }
+}
 
 /// A vortex case on a mesh of several parallel blocks, the last one partial.
 fn vortex_mesh() -> (Case, DgMesh) {
