@@ -71,7 +71,12 @@ pub fn fill_rows<T: Send>(
     if n == 0 || out.is_empty() {
         return;
     }
-    debug_assert_eq!(out.len() % n, 0, "fill_rows: {} values in rows of {n}", out.len());
+    debug_assert_eq!(
+        out.len() % n,
+        0,
+        "fill_rows: {} values in rows of {n}",
+        out.len()
+    );
     let block = block.max(1);
     let nb = blocks(n, block);
     let mut pieces: Vec<Vec<&mut [T]>> = (0..nb).map(|_| Vec::new()).collect();
@@ -100,11 +105,25 @@ mod tests {
 
     #[test]
     fn map_blocks_covers_every_item_once_in_order() {
-        for (n, block) in [(0, 4), (1, 4), (4, 4), (5, 4), (1000, 7), (1000, 1000), (3, 0)] {
+        for (n, block) in [
+            (0, 4),
+            (1, 4),
+            (4, 4),
+            (5, 4),
+            (1000, 7),
+            (1000, 1000),
+            (3, 0),
+        ] {
             let ranges = map_blocks(n, block, |r| r);
             let items: Vec<usize> = ranges.iter().flat_map(|r| r.clone()).collect();
-            assert_eq!(items, (0..n).collect::<Vec<_>>(), "n = {n}, block = {block}");
-            assert!(ranges.iter().all(|r| r.len() <= block.max(1) && !r.is_empty()));
+            assert_eq!(
+                items,
+                (0..n).collect::<Vec<_>>(),
+                "n = {n}, block = {block}"
+            );
+            assert!(ranges
+                .iter()
+                .all(|r| r.len() <= block.max(1) && !r.is_empty()));
         }
     }
 
@@ -122,7 +141,11 @@ mod tests {
                     }
                 }
             });
-            assert_eq!(out, (0..rows * n).collect::<Vec<_>>(), "n = {n}, block = {block}");
+            assert_eq!(
+                out,
+                (0..rows * n).collect::<Vec<_>>(),
+                "n = {n}, block = {block}"
+            );
         }
     }
 }

@@ -8,8 +8,8 @@ use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::parallel::BLOCK;
 use chromaflow::solver::dg::cpu::Operator;
 use chromaflow::solver::dg::euler::State;
-use chromaflow::solver::dg::quadrature::TriangleRule;
 use chromaflow::solver::dg::mesh::element_geometry;
+use chromaflow::solver::dg::quadrature::TriangleRule;
 use chromaflow::solver::dg::{BasisTables, Case, DgMesh};
 
 #[test]
@@ -127,7 +127,10 @@ fn parallel_l2_error_is_the_serial_sum_to_round_off() {
             assert!(parallel > 0.0, "p = {p}, t = {t}");
             // Sums of ~1e5 positive terms in two orders: a few ulps per term at most.
             let rel = (parallel - serial).abs() / serial;
-            assert!(rel < 1e-12, "p = {p}, t = {t}: {parallel:e} vs {serial:e} ({rel:e})");
+            assert!(
+                rel < 1e-12,
+                "p = {p}, t = {t}: {parallel:e} vs {serial:e} ({rel:e})"
+            );
             assert_eq!(parallel.to_bits(), op.l2_density_error(&c, t).to_bits());
         }
     }

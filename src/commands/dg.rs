@@ -355,7 +355,14 @@ fn time_report(summary: &RunSummary, device_seconds: f64) -> [String; 3] {
             "setup {setup:.2} s: device {device_seconds:.2}, mesh {:.2}, topology {:.2}, \
              coloring {:.2}, ordering {:.2}, DG geometry {:.2}, initial projection {:.2}, solver \
              and kernels {:.2}, initial state to the device {:.2}",
-            s.mesh, p.topology, p.coloring, p.ordering, s.geometry, s.projection, s.solver, s.upload
+            s.mesh,
+            p.topology,
+            p.coloring,
+            p.ordering,
+            s.geometry,
+            s.projection,
+            s.solver,
+            s.upload
         ),
         format!(
             "run {:.2} s: stepping {:.2} s ({:.3} ms/step over {} steps){}, outputs {:.2} s \

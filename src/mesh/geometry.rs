@@ -73,7 +73,11 @@ impl Geometry2d {
                     let (a, b) = (p(fv[0]), p(fv[1]));
                     let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
                     let len = (dx * dx + dy * dy).sqrt();
-                    ([dy / len, -dx / len], len, [0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1])])
+                    (
+                        [dy / len, -dx / len],
+                        len,
+                        [0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1])],
+                    )
                 })
                 .collect();
             block

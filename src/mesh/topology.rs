@@ -268,7 +268,11 @@ fn face_entries(mesh: &Mesh) -> Vec<([u32; 4], u32, u8)> {
 /// which keeps each bucket in element order, then each bucket (the faces whose smallest vertex
 /// it is: a handful) stably by the rest of the key.
 fn sort_face_entries(entries: Vec<([u32; 4], u32, u8)>) -> Vec<([u32; 4], u32, u8)> {
-    let buckets = entries.iter().map(|t| t.0[0] as usize + 1).max().unwrap_or(0);
+    let buckets = entries
+        .iter()
+        .map(|t| t.0[0] as usize + 1)
+        .max()
+        .unwrap_or(0);
     let mut start = vec![0u32; buckets + 1];
     for t in &entries {
         start[t.0[0] as usize + 1] += 1;
@@ -359,7 +363,8 @@ mod tests {
             generate::quad_grid(0.0, 1.0, 0.0, 1.0, 13, 7).expect("quads"),
             hybrid_box(4, 3, 3, true, 2).expect("hybrid box"),
             pyramid_box(3, 2, 2).expect("pyramids"),
-            crate::mesh::generate3d::tri_grid(9, 5, Diagonals::Random { seed: 4 }).expect("tri grid"),
+            crate::mesh::generate3d::tri_grid(9, 5, Diagonals::Random { seed: 4 })
+                .expect("tri grid"),
         ]
     }
 
@@ -390,9 +395,8 @@ mod tests {
             want.dedup();
             let want = Csr::from_pairs(mesh.num_points(), &want);
             assert_eq!(sorted_unique_rows(mesh.num_points(), &pairs), want);
-            let rows_sorted = (0..mesh.num_points()).all(|v| {
-                topo.vertex_neighbors.row(v).windows(2).all(|w| w[0] < w[1])
-            });
+            let rows_sorted = (0..mesh.num_points())
+                .all(|v| topo.vertex_neighbors.row(v).windows(2).all(|w| w[0] < w[1]));
             assert!(rows_sorted);
         }
     }

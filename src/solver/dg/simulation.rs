@@ -668,7 +668,8 @@ impl Simulation {
         let started = Instant::now();
         let c = self.gpu.read_state()?;
         let read = started.elapsed().as_secs_f64();
-        self.readback_seconds.set(self.readback_seconds.get() + read);
+        self.readback_seconds
+            .set(self.readback_seconds.get() + read);
         Ok(self.solution.get_or_init(|| c))
     }
 
