@@ -3,7 +3,7 @@
 //!
 //! Faces are found by sorting the (sorted-vertex key, element, local face) triples of every
 //! element face: a counting sort by the key's smallest vertex, then each vertex's few entries
-//! by the rest of the key ([`sort_face_entries`]), linear in `sum(faces per element)`. The
+//! by the rest of the key (`sort_face_entries`), linear in `sum(faces per element)`. The
 //! left element of a face is the lowest-numbered element that has it; the face's vertices are
 //! listed in the left element's local orientation, so its normal points out of the left
 //! element into the right one.

@@ -12,7 +12,7 @@
 //! # }
 //! ```
 //!
-//! It prepares the mesh (case -> mesh -> [`prepare`] -> [`DgMesh::build`]), projects the
+//! It prepares the mesh (case -> mesh -> [`prepare`](crate::order::prepare) -> [`DgMesh::build`]), projects the
 //! initial state, drives [`GpuDg`] from output time to output time (many steps per submit, the
 //! clock on the GPU) and reads the solution back only there, for the conserved totals, the
 //! density error, PNG/VTU snapshots and the CSV of a whole run ([`Simulation::run`]).
@@ -227,7 +227,7 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    /// Build the case's mesh, color and order it ([`prepare`]; `opts.seed` seeds both), build
+    /// Build the case's mesh, color and order it ([`prepare`](crate::order::prepare); `opts.seed` seeds both), build
     /// the DG mesh and the GPU solver on `rt`, and set the L2 projection of the initial state
     /// (limited when the case limits) at t = 0.
     pub fn new(case: &Case, rt: &Runtime, opts: &SimulationOptions) -> Result<Simulation> {
