@@ -258,15 +258,13 @@ impl Simulation {
                 } else {
                     device_capacity(dm.num_elements)
                 };
-                (OnceCell::new(), dm.clone(), c0, Some(amr), capacity)
+                (OnceCell::new(), dm, c0, Some(amr), capacity)
             }
-            None => (
-                OnceCell::from(om.mesh),
-                dm.clone(),
-                project(&dm),
-                None,
-                Capacity::of(&dm),
-            ),
+            None => {
+                let c0 = project(&dm);
+                let capacity = Capacity::of(&dm);
+                (OnceCell::from(om.mesh), dm, c0, None, capacity)
+            }
         };
         setup.projection = started.elapsed().as_secs_f64();
         let started = Instant::now();
