@@ -13,6 +13,7 @@ pub mod interrupt;
 pub mod mesh;
 pub mod order;
 pub mod output;
+pub mod parallel;
 pub mod raster;
 pub mod runtime;
 pub mod solver;

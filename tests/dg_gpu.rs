@@ -141,6 +141,28 @@ fn simulation_run_writes_snapshots_and_totals() {
     assert_eq!(summary.run_steps, 4);
     assert!(summary.step_seconds > 0.0 && summary.output_seconds > 0.0);
     assert!(summary.step_seconds + summary.output_seconds <= summary.wall_seconds);
+    // The report's parts: outputs by kind add up to the outputs; every setup phase ran.
+    let o = summary.outputs;
+    assert_eq!(o.total(), summary.output_seconds);
+    assert!(
+        o.readback > 0.0 && o.diagnostics > 0.0 && o.files > 0.0,
+        "{o:?}"
+    );
+    assert_eq!(o.checkpoints, 0.0, "no checkpoints asked for");
+    let s = summary.setup;
+    let p = s.prepare;
+    for (phase, secs) in [
+        ("mesh", s.mesh),
+        ("topology", p.topology),
+        ("coloring", p.coloring),
+        ("ordering", p.ordering),
+        ("geometry", s.geometry),
+        ("projection", s.projection),
+        ("solver", s.solver),
+        ("upload", s.upload),
+    ] {
+        assert!(secs > 0.0, "setup phase {phase}: {secs} s of {s:?}");
+    }
     let csv = std::fs::read_to_string(dir.path().join(TOTALS_CSV)).expect("csv");
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines[0], TOTALS_COLUMNS.join(","));
@@ -148,6 +170,11 @@ fn simulation_run_writes_snapshots_and_totals() {
     assert!(lines[3].starts_with("0.2,4,"), "{csv}");
     let err = sim.l2_density_error().expect("error").expect("exact case");
     assert!(err.is_finite() && err < 0.2, "L2 density error {err}");
+    assert_eq!(
+        summary.l2_density_error,
+        Some(err),
+        "the summary's is the last recorded"
+    );
     assert!(
         sim.advance_to(0.1).is_err(),
         "advancing backwards must fail"

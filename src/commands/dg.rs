@@ -23,7 +23,8 @@ use chromaflow::solver::dg::cpu;
 use chromaflow::solver::dg::gpu::SurfaceLayout;
 use chromaflow::solver::dg::plot;
 use chromaflow::solver::dg::{
-    Case, DgMesh, NumericalFlux, Quantity, Simulation, SimulationOptions, SnapshotOptions,
+    Case, DgMesh, NumericalFlux, Quantity, RunSummary, Simulation, SimulationOptions,
+    SnapshotOptions,
 };
 use chromaflow::solver::MAX_BATCH;
 use clap::Args;
@@ -278,7 +279,6 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     progress.finish();
     if !global.quiet {
         let secs = summary.wall_seconds;
-        let setup = summary.setup;
         eprintln!(
             "dg: t = {} after {} steps; wrote {} snapshots to {}",
             summary.t,
@@ -286,19 +286,9 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             summary.snapshots,
             args.out.display()
         );
-        eprintln!(
-            "dg: time: setup {:.2} s (device {device_seconds:.2}, mesh {:.2}, solver and \
-             kernels {:.2}, initial state {:.2}), stepping {:.2} s ({:.3} ms/step over {} \
-             steps), outputs {:.2} s, run {secs:.2} s",
-            device_seconds + setup.total(),
-            setup.mesh,
-            setup.solver,
-            setup.initial,
-            summary.step_seconds,
-            1e3 * summary.step_seconds / summary.run_steps.max(1) as f64,
-            summary.run_steps,
-            summary.output_seconds,
-        );
+        for line in time_report(&summary, device_seconds) {
+            eprintln!("dg: {line}");
+        }
         if let Some(a) = summary.amr {
             let ms = |s: f64| 1e3 * s / a.adaptations.max(1) as f64;
             eprintln!(
@@ -327,7 +317,11 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             );
         }
     }
-    if let Some(error) = sim.l2_density_error()? {
+    let error = match summary.l2_density_error {
+        Some(e) => Some(e),
+        None => sim.l2_density_error()?,
+    };
+    if let Some(error) = error {
         println!(
             "L2 density error at t = {}: {error:.4e} (device)",
             sim.time()
@@ -345,6 +339,55 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Where the time of a `dg` run went, as report lines: the setup by phase, the run as
+/// stepping (device steps, adaptations apart), outputs by kind and the rest, and the total
+/// against setup plus stepping (what the run costs beyond its kernels).
+fn time_report(summary: &RunSummary, device_seconds: f64) -> [String; 3] {
+    let (s, p, o) = (&summary.setup, &summary.setup.prepare, &summary.outputs);
+    let setup = device_seconds + s.total();
+    let adapting = summary.amr.map_or(0.0, |a| a.seconds());
+    let other = summary.wall_seconds - summary.step_seconds - o.total() - adapting;
+    let total = setup + summary.wall_seconds;
+    [
+        format!(
+            "setup {setup:.2} s: device {device_seconds:.2}, mesh {:.2}, topology {:.2}, \
+             coloring {:.2}, ordering {:.2}, DG geometry {:.2}, initial projection {:.2}, solver \
+             and kernels {:.2}, initial state to the device {:.2}",
+            s.mesh,
+            p.topology,
+            p.coloring,
+            p.ordering,
+            s.geometry,
+            s.projection,
+            s.solver,
+            s.upload
+        ),
+        format!(
+            "run {:.2} s: stepping {:.2} s ({:.3} ms/step over {} steps){}, outputs {:.2} s \
+             (read-backs {:.2}, totals and errors {:.2}, snapshots and CSV {:.2}, checkpoints \
+             {:.2}), other {other:.2} s",
+            summary.wall_seconds,
+            summary.step_seconds,
+            1e3 * summary.step_seconds / summary.run_steps.max(1) as f64,
+            summary.run_steps,
+            if adapting > 0.0 {
+                format!(", adapting {adapting:.2} s")
+            } else {
+                String::new()
+            },
+            o.total(),
+            o.readback,
+            o.diagnostics,
+            o.files,
+            o.checkpoints,
+        ),
+        format!(
+            "total {total:.2} s = {:.2} x (setup + stepping)",
+            total / (setup + summary.step_seconds).max(1e-12)
+        ),
+    ]
 }
 
 /// The L2 density error of the f64 CPU reference run of `sim`'s case on its mesh to its time

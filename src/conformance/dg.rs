@@ -126,7 +126,7 @@ fn operator<'a>(dm: &'a DgMesh, tables: &'a BasisTables, cfg: &GpuConfig) -> Ope
 }
 
 /// `f` projected by `op`, rounded to f32 so both sides see the same coefficients.
-fn projected(op: &Operator, f: &dyn Fn(f64, f64) -> State) -> Vec<f64> {
+fn projected(op: &Operator, f: &(dyn Fn(f64, f64) -> State + Sync)) -> Vec<f64> {
     op.project(f).iter().map(|&v| v as f32 as f64).collect()
 }
 

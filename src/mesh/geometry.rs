@@ -8,6 +8,7 @@
 
 use crate::mesh::model::{ElementKind, Mesh};
 use crate::mesh::topology::Topology;
+use crate::parallel;
 
 /// Per-face and per-element geometry of a 2D mesh.
 #[derive(Clone, Debug, Default)]
@@ -64,32 +65,58 @@ impl Geometry2d {
             midpoints: Vec::with_capacity(nf),
             ..Default::default()
         };
-        for f in 0..nf {
-            let fv = topo.face_vertices.row(f);
-            let (a, b) = (p(fv[0]), p(fv[1]));
-            let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
-            let len = (dx * dx + dy * dy).sqrt();
-            g.normals.push([dy / len, -dx / len]);
+        // Faces, then elements, in parallel blocks (each item's arithmetic as one loop's).
+        let faces = parallel::map_blocks(nf, parallel::BLOCK, |faces| {
+            let block: Vec<_> = faces
+                .map(|f| {
+                    let fv = topo.face_vertices.row(f);
+                    let (a, b) = (p(fv[0]), p(fv[1]));
+                    let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
+                    let len = (dx * dx + dy * dy).sqrt();
+                    (
+                        [dy / len, -dx / len],
+                        len,
+                        [0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1])],
+                    )
+                })
+                .collect();
+            block
+        });
+        for (n, len, m) in faces.into_iter().flatten() {
+            g.normals.push(n);
             g.lengths.push(len);
-            g.midpoints.push([0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1])]);
+            g.midpoints.push(m);
         }
         let ne = mesh.num_elements();
         g.areas.reserve(ne);
         g.centroids.reserve(ne);
         g.min_heights.reserve(ne);
-        for e in 0..ne {
-            let pts: Vec<[f64; 2]> = mesh.element(e).iter().map(|&v| p(v)).collect();
-            let (area, c) = polygon_area_centroid(&pts);
-            let max_edge = (0..pts.len())
-                .map(|i| {
-                    let (a, b) = (pts[i], pts[(i + 1) % pts.len()]);
-                    ((b[0] - a[0]).powi(2) + (b[1] - a[1]).powi(2)).sqrt()
+        let elements = parallel::map_blocks(ne, parallel::BLOCK, |elements| {
+            let block: Vec<_> = elements
+                .map(|e| {
+                    let mut corners = [[0.0; 2]; 8];
+                    let vs = mesh.element(e);
+                    for (c, &v) in corners.iter_mut().zip(vs) {
+                        *c = p(v);
+                    }
+                    let pts = &corners[..vs.len()];
+                    let (area, c) = polygon_area_centroid(pts);
+                    let max_edge = (0..pts.len())
+                        .map(|i| {
+                            let (a, b) = (pts[i], pts[(i + 1) % pts.len()]);
+                            ((b[0] - a[0]).powi(2) + (b[1] - a[1]).powi(2)).sqrt()
+                        })
+                        .fold(0.0, f64::max);
+                    let h = match mesh.kinds[e] {
+                        ElementKind::Triangle => 2.0 * area.abs() / max_edge,
+                        _ => area.abs() / max_edge,
+                    };
+                    (area, c, h)
                 })
-                .fold(0.0, f64::max);
-            let h = match mesh.kinds[e] {
-                ElementKind::Triangle => 2.0 * area.abs() / max_edge,
-                _ => area.abs() / max_edge,
-            };
+                .collect();
+            block
+        });
+        for (area, c, h) in elements.into_iter().flatten() {
             g.areas.push(area);
             g.centroids.push(c);
             g.min_heights.push(h);

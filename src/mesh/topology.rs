@@ -2,9 +2,11 @@
 //! and vertex adjacency in CSR form.
 //!
 //! Faces are found by sorting the (sorted-vertex key, element, local face) triples of every
-//! element face, so the cost is one sort of `sum(faces per element)` entries. The left element of
-//! a face is the lowest-numbered element that has it; the face's vertices are listed in the left
-//! element's local orientation, so its normal points out of the left element into the right one.
+//! element face: a counting sort by the key's smallest vertex, then each vertex's few entries
+//! by the rest of the key (`sort_face_entries`), linear in `sum(faces per element)`. The
+//! left element of a face is the lowest-numbered element that has it; the face's vertices are
+//! listed in the left element's local orientation, so its normal points out of the left
+//! element into the right one.
 
 use crate::error::{Error, Result};
 use crate::mesh::model::Mesh;
@@ -83,18 +85,7 @@ impl Topology {
     /// (non-manifold) and on two elements with the same vertex set (duplicates).
     pub fn build(mesh: &Mesh) -> Result<Topology> {
         let ne = mesh.num_elements();
-        let mut entries: Vec<([u32; 4], u32, u8)> = Vec::with_capacity(ne * 4);
-        for e in 0..ne {
-            let verts = mesh.element(e);
-            for (lf, local) in mesh.kinds[e].local_faces().iter().enumerate() {
-                let mut fv = [0u32; 4];
-                for (slot, &i) in fv.iter_mut().zip(local.iter()) {
-                    *slot = verts[i];
-                }
-                entries.push((face_key(&fv[..local.len()]), e as u32, lf as u8));
-            }
-        }
-        entries.sort_unstable();
+        let entries = sort_face_entries(face_entries(mesh));
 
         let mut topo = Topology::default();
         let mut face_pairs_ef: Vec<(u32, u32)> = Vec::with_capacity(entries.len());
@@ -210,9 +201,7 @@ impl Topology {
                 vv.push((b, a));
             }
         }
-        vv.sort_unstable();
-        vv.dedup();
-        topo.vertex_neighbors = Csr::from_pairs(mesh.num_points(), &vv);
+        topo.vertex_neighbors = sorted_unique_rows(mesh.num_points(), &vv);
         Ok(topo)
     }
 
@@ -255,6 +244,93 @@ impl Topology {
     }
 }
 
+/// (sorted-vertex key, element, local face) of every element face, in element and local-face
+/// order.
+fn face_entries(mesh: &Mesh) -> Vec<([u32; 4], u32, u8)> {
+    let ne = mesh.num_elements();
+    let mut entries = Vec::with_capacity(ne * 4);
+    for e in 0..ne {
+        let verts = mesh.element(e);
+        for (lf, local) in mesh.kinds[e].local_faces().iter().enumerate() {
+            let mut fv = [0u32; 4];
+            for (slot, &i) in fv.iter_mut().zip(local.iter()) {
+                *slot = verts[i];
+            }
+            entries.push((face_key(&fv[..local.len()]), e as u32, lf as u8));
+        }
+    }
+    entries
+}
+
+/// Face entries (key, element, local face), given in element and local-face order, in the
+/// order `sort_unstable` gives them (lexicographic: no two entries are equal, an element
+/// having a face once): bucketed by the key's smallest vertex with a stable counting sort,
+/// which keeps each bucket in element order, then each bucket (the faces whose smallest vertex
+/// it is: a handful) stably by the rest of the key.
+fn sort_face_entries(entries: Vec<([u32; 4], u32, u8)>) -> Vec<([u32; 4], u32, u8)> {
+    let buckets = entries
+        .iter()
+        .map(|t| t.0[0] as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut start = vec![0u32; buckets + 1];
+    for t in &entries {
+        start[t.0[0] as usize + 1] += 1;
+    }
+    for b in 0..buckets {
+        start[b + 1] += start[b];
+    }
+    let mut sorted = vec![([0u32; 4], 0u32, 0u8); entries.len()];
+    let mut next = start.clone();
+    for t in entries {
+        let slot = &mut next[t.0[0] as usize];
+        sorted[*slot as usize] = t;
+        *slot += 1;
+    }
+    for b in 0..buckets {
+        let bucket = &mut sorted[start[b] as usize..start[b + 1] as usize];
+        if bucket.len() > 1 {
+            bucket.sort_by_key(|t| t.0);
+        }
+    }
+    sorted
+}
+
+/// The CSR of `pairs` (row, value) with every row sorted and without repeats, as sorting and
+/// deduplicating the pairs before [`Csr::from_pairs`] gives, with one short sort per row.
+fn sorted_unique_rows(num_rows: usize, pairs: &[(u32, u32)]) -> Csr {
+    let mut csr = Csr::from_pairs(num_rows, pairs);
+    let mut kept = 0usize;
+    let mut row_start = 0usize;
+    for r in 0..num_rows {
+        let row_end = csr.offsets[r + 1] as usize;
+        let row = &mut csr.indices[row_start..row_end];
+        row.sort_unstable();
+        let mut last = None;
+        for j in row_start..row_end {
+            let v = csr.indices[j];
+            if last != Some(v) {
+                csr.indices[kept] = v;
+                kept += 1;
+                last = Some(v);
+            }
+        }
+        row_start = row_end;
+        csr.offsets[r + 1] = kept as u32;
+    }
+    csr.indices.truncate(kept);
+    csr
+}
+
+/// The vertices of element `e`, sorted, padded with `u32::MAX` (no element has more than 8).
+fn sorted_vertices(mesh: &Mesh, e: usize) -> [u32; 8] {
+    let mut k = [u32::MAX; 8];
+    let v = mesh.element(e);
+    k[..v.len()].copy_from_slice(v);
+    k[..v.len()].sort_unstable();
+    k
+}
+
 /// Two elements with the same vertex set are duplicates. They share every face, so only
 /// elements that share a face need comparing.
 fn check_duplicates(mesh: &Mesh, topo: &Topology) -> Result<()> {
@@ -263,11 +339,16 @@ fn check_duplicates(mesh: &Mesh, topo: &Topology) -> Result<()> {
         if r == NO_ELEMENT || mesh.kinds[l as usize] != mesh.kinds[r as usize] {
             continue;
         }
-        let mut a = mesh.element(l as usize).to_vec();
-        let mut b = mesh.element(r as usize).to_vec();
-        a.sort_unstable();
-        b.sort_unstable();
-        if a == b {
+        // Equal vertex sets have equal sums: most neighbours are told apart without a sort.
+        let sum = |e: u32| {
+            mesh.element(e as usize)
+                .iter()
+                .map(|&v| u64::from(v))
+                .sum::<u64>()
+        };
+        if sum(l) == sum(r)
+            && sorted_vertices(mesh, l as usize) == sorted_vertices(mesh, r as usize)
+        {
             return Err(Error::invalid_mesh(format!(
                 "elements {l} and {r} are duplicates (same vertices {:?})",
                 mesh.element(l as usize)
@@ -275,4 +356,76 @@ fn check_duplicates(mesh: &Mesh, topo: &Topology) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::generate;
+    use crate::mesh::generate3d::{hybrid_box, pyramid_box, Diagonals};
+
+    /// Meshes of every element kind: Delaunay triangles, quadrilaterals, a hybrid 3D box with
+    /// hexahedra, and pyramids.
+    fn meshes() -> Vec<Mesh> {
+        vec![
+            generate::rectangle(0.0, 2.0, 0.0, 1.0, 3000, 5).expect("rectangle"),
+            generate::quad_grid(0.0, 1.0, 0.0, 1.0, 13, 7).expect("quads"),
+            hybrid_box(4, 3, 3, true, 2).expect("hybrid box"),
+            pyramid_box(3, 2, 2).expect("pyramids"),
+            crate::mesh::generate3d::tri_grid(9, 5, Diagonals::Random { seed: 4 })
+                .expect("tri grid"),
+        ]
+    }
+
+    #[test]
+    fn elements_on_the_same_vertices_are_duplicates() {
+        use crate::mesh::model::ElementKind;
+        let mut mesh = Mesh::new(2);
+        mesh.points = vec![[0.0; 3], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]];
+        mesh.push_element(ElementKind::Quad, &[0, 1, 2, 3], 1);
+        mesh.push_element(ElementKind::Quad, &[1, 2, 3, 0], 1);
+        let err = Topology::build(&mesh)
+            .expect_err("duplicate quads")
+            .to_string();
+        assert!(err.contains("duplicates"), "{err}");
+        // Two triangles sharing an edge are not.
+        let mut mesh = Mesh::new(2);
+        mesh.points = vec![[0.0; 3], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]];
+        mesh.push_element(ElementKind::Triangle, &[0, 1, 3], 1);
+        mesh.push_element(ElementKind::Triangle, &[1, 2, 3], 1);
+        assert!(Topology::build(&mesh).is_ok());
+    }
+
+    #[test]
+    fn face_entries_sort_as_a_full_sort_does() {
+        for mesh in meshes() {
+            let entries = face_entries(&mesh);
+            let mut want = entries.clone();
+            want.sort_unstable();
+            assert_eq!(sort_face_entries(entries), want);
+        }
+    }
+
+    #[test]
+    fn vertex_neighbour_rows_are_the_sorted_deduplicated_pairs() {
+        for mesh in meshes() {
+            let topo = Topology::build(&mesh).expect("topology");
+            let mut pairs = Vec::new();
+            for e in 0..mesh.num_elements() {
+                let v = mesh.element(e);
+                for (k, &a) in v.iter().enumerate() {
+                    let b = v[(k + 1) % v.len()];
+                    pairs.extend([(a, b), (b, a), (a, a)]);
+                }
+            }
+            let mut want = pairs.clone();
+            want.sort_unstable();
+            want.dedup();
+            let want = Csr::from_pairs(mesh.num_points(), &want);
+            assert_eq!(sorted_unique_rows(mesh.num_points(), &pairs), want);
+            let rows_sorted = (0..mesh.num_points())
+                .all(|v| topo.vertex_neighbors.row(v).windows(2).all(|w| w[0] < w[1]));
+            assert!(rows_sorted);
+        }
+    }
 }

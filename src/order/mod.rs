@@ -191,9 +191,36 @@ impl Default for PrepareOptions {
 /// Callers with a coloring of their own (another algorithm, a fixed number of colors) call
 /// [`apply_ordering`] directly.
 pub fn prepare(mesh: &Mesh, opts: &PrepareOptions) -> Result<OrderedMesh> {
+    prepare_timed(mesh, opts).map(|(om, _)| om)
+}
+
+/// Wall-clock seconds of the steps of [`prepare`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PrepareTimes {
+    /// Face topology ([`Topology::build`]).
+    pub topology: f64,
+    /// Face coloring ([`color_faces`]).
+    pub coloring: f64,
+    /// Ordering applied to mesh, topology and coloring ([`apply_ordering`]).
+    pub ordering: f64,
+}
+
+/// [`prepare`], timing each of its steps.
+pub fn prepare_timed(mesh: &Mesh, opts: &PrepareOptions) -> Result<(OrderedMesh, PrepareTimes)> {
+    let started = std::time::Instant::now();
     let topo = Topology::build(mesh)?;
+    let topology = started.elapsed().as_secs_f64();
+    let started = std::time::Instant::now();
     let coloring = color_faces(mesh, &topo, &FaceColoringOptions::with_seed(opts.seed))?;
-    apply_ordering(mesh, &topo, &coloring, opts.ordering)
+    let color_seconds = started.elapsed().as_secs_f64();
+    let started = std::time::Instant::now();
+    let om = apply_ordering(mesh, &topo, &coloring, opts.ordering)?;
+    let times = PrepareTimes {
+        topology,
+        coloring: color_seconds,
+        ordering: started.elapsed().as_secs_f64(),
+    };
+    Ok((om, times))
 }
 
 /// Apply `ordering` to `mesh`, its topology `topo` and a proper face coloring of it.

@@ -16,6 +16,7 @@ use crate::color::nonconforming::{check_nonconforming_coloring, NonconformingMes
 use crate::error::{Error, Result};
 use crate::mesh::{Geometry2d, Mesh, Topology, NO_ELEMENT};
 use crate::order::OrderedMesh;
+use crate::parallel;
 
 /// Boundary condition of a boundary tag.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -178,9 +179,18 @@ impl DgMesh {
         let mut vertices = Vec::with_capacity(ne);
         let mut inv_jacobian = Vec::with_capacity(ne);
         let mut det = Vec::with_capacity(ne);
-        for t in &tris {
-            let v = [pts[t[0] as usize], pts[t[1] as usize], pts[t[2] as usize]];
-            let (g, d, _) = element_geometry(&v);
+        let blocks = parallel::map_blocks(ne, parallel::BLOCK, |elements| {
+            let maps: Vec<_> = tris[elements]
+                .iter()
+                .map(|t| {
+                    let v = [pts[t[0] as usize], pts[t[1] as usize], pts[t[2] as usize]];
+                    let (g, d, _) = element_geometry(&v);
+                    (v, g, d)
+                })
+                .collect();
+            maps
+        });
+        for (v, g, d) in blocks.into_iter().flatten() {
             vertices.push(v);
             inv_jacobian.push(g);
             det.push(d);
@@ -276,14 +286,19 @@ impl DgMesh {
             }
         }
         let ncolors = keep.iter().map(|&i| edge_color[i] + 1).max().unwrap_or(1);
-        let mut order = keep.clone();
-        order.sort_by_key(|&i| edge_color[i]);
         let mut color_offsets = vec![0usize; ncolors + 1];
-        for &i in &order {
+        for &i in &keep {
             color_offsets[edge_color[i] + 1] += 1;
         }
         for c in 0..ncolors {
             color_offsets[c + 1] += color_offsets[c];
+        }
+        // Grouped by color, in their order within each color (a stable counting sort).
+        let mut order = vec![0usize; keep.len()];
+        let mut next = color_offsets.clone();
+        for &i in &keep {
+            order[next[edge_color[i]]] = i;
+            next[edge_color[i]] += 1;
         }
         let edges: Vec<EdgeInfo> = order.iter().map(|&i| edges[i]).collect();
         let mut neighbors = vec![[None; 6]; ne];

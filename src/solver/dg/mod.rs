@@ -35,5 +35,5 @@ pub use cpu::Operator;
 pub use euler::NumericalFlux;
 pub use mesh::{BoundaryKind, DgMesh};
 pub use simulation::{
-    Quantity, RunSummary, SetupTimes, Simulation, SimulationOptions, SnapshotOptions,
+    OutputTimes, Quantity, RunSummary, SetupTimes, Simulation, SimulationOptions, SnapshotOptions,
 };

@@ -12,7 +12,7 @@
 //! # }
 //! ```
 //!
-//! It prepares the mesh (case -> mesh -> [`prepare`] -> [`DgMesh::build`]), projects the
+//! It prepares the mesh (case -> mesh -> [`prepare`](crate::order::prepare) -> [`DgMesh::build`]), projects the
 //! initial state, drives [`GpuDg`] from output time to output time (many steps per submit, the
 //! clock on the GPU) and reads the solution back only there, for the conserved totals, the
 //! density error, PNG/VTU snapshots and the CSV of a whole run ([`Simulation::run`]).
@@ -37,11 +37,11 @@ use crate::checkpoint::{self, fingerprint, Checkpoint};
 use crate::error::{Error, Result};
 use crate::mesh::io::{lagrange_triangle_nodes, write_vtu_lagrange_triangles};
 use crate::mesh::{ElementKind, Mesh};
-use crate::order::{prepare, Ordering, PrepareOptions};
+use crate::order::{prepare_timed, Ordering, PrepareOptions, PrepareTimes};
 use crate::output::{add_to_collection, save_triangle_field_png, CsvWriter, PlotOptions};
 use crate::runtime::Runtime;
 use crate::solver::{clock_stalls, interrupted, output_times, RunControl, MAX_BATCH};
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -73,20 +73,56 @@ impl Default for SnapshotOptions {
     }
 }
 
-/// Wall-clock seconds of building a [`Simulation`], by phase.
+/// Wall-clock seconds of building a [`Simulation`], by phase, in the order they run.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SetupTimes {
-    /// Mesh built, colored and ordered; DG mesh geometry.
+    /// Mesh read or generated (sampling, triangulation) and validated.
     pub mesh: f64,
-    /// GPU solver: kernels compiled (or loaded from the pipeline cache), buffers uploaded.
+    /// Face topology, face coloring and element/face ordering ([`prepare_timed`]).
+    pub prepare: PrepareTimes,
+    /// DG geometry: element maps, edges with their boundary conditions, grouped by color.
+    pub geometry: f64,
+    /// Initial L2 projection on the host (with adaptive refinement: and the first
+    /// refinements, each followed by a projection).
+    pub projection: f64,
+    /// GPU solver: kernels compiled (or loaded from the pipeline cache), buffers allocated
+    /// and the mesh uploaded.
     pub solver: f64,
-    /// Initial projection (and limiting, and the adaptive mesh's first refinement).
-    pub initial: f64,
+    /// Initial state to the device (limited there when the case limits).
+    pub upload: f64,
 }
 
 impl SetupTimes {
     pub fn total(&self) -> f64 {
-        self.mesh + self.solver + self.initial
+        let p = &self.prepare;
+        self.mesh
+            + p.topology
+            + p.coloring
+            + p.ordering
+            + self.geometry
+            + self.projection
+            + self.solver
+            + self.upload
+    }
+}
+
+/// Wall-clock seconds of a run's outputs, by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct OutputTimes {
+    /// Solution read back from the device, once per output time (also the check that it is
+    /// finite at the end of every advance).
+    pub readback: f64,
+    /// Conserved totals and the L2 density error (host, f64, elements in parallel).
+    pub diagnostics: f64,
+    /// Snapshots (PNGs, VTUs) and CSV rows rendered and written.
+    pub files: f64,
+    /// Checkpoints written.
+    pub checkpoints: f64,
+}
+
+impl OutputTimes {
+    pub fn total(&self) -> f64 {
+        self.readback + self.diagnostics + self.files + self.checkpoints
     }
 }
 
@@ -141,8 +177,14 @@ pub struct RunSummary {
     pub wall_seconds: f64,
     /// Of which stepping: queueing steps and waiting for the device (adaptations not included).
     pub step_seconds: f64,
-    /// Of which outputs: read-backs, totals, errors, PNGs, VTUs, CSV rows and checkpoints.
+    /// Of which outputs: read-backs, totals, errors, PNGs, VTUs, CSV rows and checkpoints
+    /// ([`OutputTimes::total`] of `outputs`).
     pub output_seconds: f64,
+    /// The outputs by kind.
+    pub outputs: OutputTimes,
+    /// The L2 density error at the last output time, when the case has an exact solution and
+    /// the run recorded one.
+    pub l2_density_error: Option<f64>,
     /// Steps taken by this run (from its start or restart point).
     pub run_steps: u64,
     /// Building the simulation before the run.
@@ -180,21 +222,27 @@ pub struct Simulation {
     /// Whether `dm` lags the device's adapted mesh (rebuilt by [`Simulation::sync_mesh`]).
     dm_stale: bool,
     setup: SetupTimes,
+    /// Seconds spent reading the solution back, in all ([`Simulation::solution`]).
+    readback_seconds: Cell<f64>,
 }
 
 impl Simulation {
-    /// Build the case's mesh, color and order it ([`prepare`]; `opts.seed` seeds both), build
+    /// Build the case's mesh, color and order it ([`prepare`](crate::order::prepare); `opts.seed` seeds both), build
     /// the DG mesh and the GPU solver on `rt`, and set the L2 projection of the initial state
     /// (limited when the case limits) at t = 0.
     pub fn new(case: &Case, rt: &Runtime, opts: &SimulationOptions) -> Result<Simulation> {
         validate(case, opts)?;
         let started = Instant::now();
         let mesh = case.build_mesh(opts.seed)?;
-        let om = prepare(&mesh, &PrepareOptions::new(opts.ordering, opts.seed))?;
+        let mesh_seconds = started.elapsed().as_secs_f64();
+        let (om, prepare) = prepare_timed(&mesh, &PrepareOptions::new(opts.ordering, opts.seed))?;
+        let started = Instant::now();
         let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t))?;
         let tables = BasisTables::new(case.order);
         let mut setup = SetupTimes {
-            mesh: started.elapsed().as_secs_f64(),
+            mesh: mesh_seconds,
+            prepare,
+            geometry: started.elapsed().as_secs_f64(),
             ..SetupTimes::default()
         };
         let started = Instant::now();
@@ -210,17 +258,15 @@ impl Simulation {
                 } else {
                     device_capacity(dm.num_elements)
                 };
-                (OnceCell::new(), dm.clone(), c0, Some(amr), capacity)
+                (OnceCell::new(), dm, c0, Some(amr), capacity)
             }
-            None => (
-                OnceCell::from(om.mesh),
-                dm.clone(),
-                project(&dm),
-                None,
-                Capacity::of(&dm),
-            ),
+            None => {
+                let c0 = project(&dm);
+                let capacity = Capacity::of(&dm);
+                (OnceCell::from(om.mesh), dm, c0, None, capacity)
+            }
         };
-        setup.initial = started.elapsed().as_secs_f64();
+        setup.projection = started.elapsed().as_secs_f64();
         let started = Instant::now();
         let mut gpu = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
         gpu.set_surface(opts.surface.unwrap_or(if amr.is_some() {
@@ -244,6 +290,7 @@ impl Simulation {
             amr,
             dm_stale: false,
             setup,
+            readback_seconds: Cell::new(0.0),
         };
         if case.limiter {
             let limited = sim.gpu.limit_once(&c0)?;
@@ -251,7 +298,7 @@ impl Simulation {
         } else {
             sim.gpu.set_solution(&c0)?;
         }
-        sim.setup.initial += started.elapsed().as_secs_f64();
+        sim.setup.upload = started.elapsed().as_secs_f64();
         Ok(sim)
     }
 
@@ -616,7 +663,11 @@ impl Simulation {
         if let Some(c) = self.solution.get() {
             return Ok(c);
         }
+        let started = Instant::now();
         let c = self.gpu.read_state()?;
+        let read = started.elapsed().as_secs_f64();
+        self.readback_seconds
+            .set(self.readback_seconds.get() + read);
         Ok(self.solution.get_or_init(|| c))
     }
 
@@ -764,8 +815,7 @@ impl Simulation {
             None => {
                 let mut csv = CsvWriter::create(&csv_path, &TOTALS_COLUMNS)?;
                 files.push(csv_path);
-                let written = clock.output(|| self.record(out, 0, snapshots, &mut csv))?;
-                files.extend(written);
+                files.extend(self.record(out, 0, snapshots, &mut csv, &mut clock)?);
                 (csv, 0)
             }
         };
@@ -775,13 +825,16 @@ impl Simulation {
             loop {
                 let due = next_ck;
                 let adapting = self.amr_stats().map_or(0.0, |a| a.seconds());
+                let reading = self.readback_seconds.get();
                 let stepping = Instant::now();
                 self.advance_to_with(target, |t, s| {
                     progress(t, s);
                     !crate::interrupt::requested() && t < due
                 })?;
                 let adapted = self.amr_stats().map_or(0.0, |a| a.seconds()) - adapting;
-                clock.step += stepping.elapsed().as_secs_f64() - adapted;
+                let read = self.readback_seconds.get() - reading;
+                clock.step += stepping.elapsed().as_secs_f64() - adapted - read;
+                clock.outputs.readback += read;
                 if crate::interrupt::requested() {
                     self.write_snapshot(out, i + 1, snapshots)?;
                     if self.amr.is_some() {
@@ -795,7 +848,9 @@ impl Simulation {
                     return Err(interrupted(self.t, self.steps, &ck_path));
                 }
                 if self.t >= next_ck {
-                    clock.output(|| self.save(&ck_path, fp, i, csv.rows_written()))?;
+                    let started = Instant::now();
+                    self.save(&ck_path, fp, i, csv.rows_written())?;
+                    clock.outputs.checkpoints += started.elapsed().as_secs_f64();
                     next_ck = rc.next_checkpoint(self.t);
                 }
                 if self.t >= target {
@@ -803,8 +858,7 @@ impl Simulation {
                 }
             }
             index = i + 1;
-            let written = clock.output(|| self.record(out, index, snapshots, &mut csv))?;
-            files.extend(written);
+            files.extend(self.record(out, index, snapshots, &mut csv, &mut clock)?);
         }
         if snapshots.vtu {
             files.push(out.join(COLLECTION));
@@ -814,7 +868,9 @@ impl Simulation {
             t: self.t,
             wall_seconds: started.elapsed().as_secs_f64(),
             step_seconds: clock.step,
-            output_seconds: clock.output,
+            output_seconds: clock.outputs.total(),
+            outputs: clock.outputs,
+            l2_density_error: clock.l2_density_error,
             run_steps: self.steps - first_step,
             setup: self.setup,
             snapshots: index + 1,
@@ -824,16 +880,26 @@ impl Simulation {
         })
     }
 
-    /// One CSV row (NaN error without an exact solution) and snapshot `index`.
+    /// One CSV row (NaN error without an exact solution) and snapshot `index`, timed into
+    /// `clock`.
     fn record(
         &self,
         out: &Path,
         index: usize,
         snapshots: &SnapshotOptions,
         csv: &mut CsvWriter,
+        clock: &mut RunClock,
     ) -> Result<Vec<PathBuf>> {
+        let started = Instant::now();
+        self.solution()?;
+        clock.outputs.readback += started.elapsed().as_secs_f64();
+        let started = Instant::now();
         let tot = self.totals()?;
-        let err = self.l2_density_error()?.unwrap_or(f64::NAN);
+        let l2 = self.l2_density_error()?;
+        clock.l2_density_error = l2;
+        clock.outputs.diagnostics += started.elapsed().as_secs_f64();
+        let started = Instant::now();
+        let err = l2.unwrap_or(f64::NAN);
         csv.row(&[
             self.t,
             self.steps as f64,
@@ -844,7 +910,9 @@ impl Simulation {
             err,
             self.dm.num_elements as f64,
         ])?;
-        self.write_snapshot(out, index, snapshots)
+        let written = self.write_snapshot(out, index, snapshots);
+        clock.outputs.files += started.elapsed().as_secs_f64();
+        written
     }
 }
 
@@ -853,21 +921,12 @@ fn named(v: &[(String, Vec<f64>)]) -> Vec<(&str, &[f64])> {
     v.iter().map(|(n, x)| (n.as_str(), x.as_slice())).collect()
 }
 
-/// Seconds a run spends stepping and writing outputs.
+/// Seconds a run spends stepping and on each kind of output, and the last L2 error recorded.
 #[derive(Default)]
 struct RunClock {
     step: f64,
-    output: f64,
-}
-
-impl RunClock {
-    /// Run `f`, adding its wall time to the output time.
-    fn output<T>(&mut self, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        let started = Instant::now();
-        let r = f();
-        self.output += started.elapsed().as_secs_f64();
-        r
-    }
+    outputs: OutputTimes,
+    l2_density_error: Option<f64>,
 }
 
 /// The f64 reference operator of `case` on `dm`.
