@@ -464,9 +464,93 @@ fn smooth_interrupt_writes_its_outputs() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted after"), "{err}");
+    assert!(err.contains("--restart s/checkpoint.ckpt"), "{err}");
     let names = files(&d.join("s"));
     assert!(names.contains(&"after.png".to_string()), "{names:?}");
+    assert!(names.contains(&"checkpoint.ckpt".to_string()), "{names:?}");
     assert!(!names.iter().any(|f| f.ends_with(".tmp")), "{names:?}");
+}
+
+/// `smooth --restart` from a periodic checkpoint ends in the same bits (mesh files, PNGs,
+/// every quality column but the wall seconds) as the run that wrote it, never stopped; it
+/// continues to more iterations; a checkpoint of other options or another mesh is refused. (The
+/// GPU vertex coloring may differ from run to run, so the checkpoint carries the sweep
+/// schedule and the comparison is with the run that wrote it.)
+#[test]
+fn smooth_restart_equals_uninterrupted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let args = |iterations: &str, mesh: &str, more: &[&str]| -> Vec<String> {
+        [
+            "smooth",
+            mesh,
+            "--iterations",
+            iterations,
+            "--quality-every",
+            "10",
+            "--checkpoint-every",
+            "20",
+            "--out",
+            "s",
+        ]
+        .iter()
+        .chain(more)
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let restart = ["--restart", "s/checkpoint.ckpt"];
+    let call = |a: &[String]| run(d, &a.iter().map(String::as_str).collect::<Vec<_>>());
+    let outputs = || -> Vec<Vec<u8>> {
+        let mut v: Vec<Vec<u8>> = ["before.png", "after.png", "smoothed.msh", "smoothed.vtu"]
+            .iter()
+            .map(|name| std::fs::read(d.join("s").join(name)).expect("output"))
+            .collect();
+        let csv = std::fs::read_to_string(d.join("s/quality.csv")).expect("csv");
+        let quality: Vec<&str> = csv
+            .lines()
+            .map(|l| l.rsplit_once(',').map_or(l, |(q, _seconds)| q))
+            .collect();
+        v.push(quality.join("\n").into_bytes());
+        v
+    };
+    // Uninterrupted to 30 (a checkpoint at 20), then again from that checkpoint.
+    assert_eq!(call(&args("30", "rect:600", &[])).0, 0);
+    let uninterrupted = outputs();
+    let (code, err) = call(&args("30", "rect:600", &restart));
+    assert_eq!(code, 0, "{err}");
+    let names = [
+        "before.png",
+        "after.png",
+        "smoothed.msh",
+        "smoothed.vtu",
+        "quality",
+    ];
+    for (name, (a, b)) in names.iter().zip(uninterrupted.iter().zip(&outputs())) {
+        assert!(a == b, "{name} differs after the restart");
+    }
+    // On to 60: four more rows after the kept 0, 10 and 20.
+    let (code, err) = call(&args("60", "rect:600", &restart));
+    assert_eq!(code, 0, "{err}");
+    let csv = std::fs::read_to_string(d.join("s/quality.csv")).expect("csv");
+    assert_eq!(csv.lines().count(), 8, "{csv}");
+    assert!(
+        csv.lines().last().is_some_and(|l| l.starts_with("60,")),
+        "{csv}"
+    );
+    // The checkpoint now stands at 60; other options or another mesh are refused.
+    let (code, err) = call(&args(
+        "60",
+        "rect:600",
+        &[&restart[..], &["--sigma", "0.02"]].concat(),
+    ));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("s/checkpoint.ckpt") && err.contains("another case"),
+        "{err}"
+    );
+    let (code, err) = call(&args("60", "rect:700", &restart));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("another mesh"), "{err}");
 }
 
 #[cfg(unix)]
