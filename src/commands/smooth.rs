@@ -218,8 +218,8 @@ pub struct BenchSmoothArgs {
         default_value = "25472,56878,157673,402849,1002001,4004001,5654659"
     )]
     pub sizes: Vec<usize>,
-    /// Smoothing iterations per measurement.
-    #[arg(long, default_value_t = 1000)]
+    /// Smoothing iterations per measurement (1..=1000000).
+    #[arg(long, default_value_t = 1000, value_parser = super::bench_steps())]
     pub iterations: usize,
     /// Sampling paths to time.
     #[arg(

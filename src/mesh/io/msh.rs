@@ -30,6 +30,7 @@ use crate::mesh::model::{BoundaryFacet, ElementKind, Mesh, NumberingScheme};
 
 /// Read a Gmsh `.msh` file (2.2, 4.0 or 4.1, ASCII or binary). The mesh is not validated.
 pub fn read_msh(path: &Path) -> Result<Mesh> {
+    super::check_memory(path)?;
     let data = crate::files::read_limited(path, crate::files::MAX_INPUT_BYTES)?;
     parse_msh(path, data.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&data))
 }
