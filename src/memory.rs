@@ -12,9 +12,18 @@ use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Peak host bytes per element while a built-in mesh is generated, validated, colored and
-/// ordered, and a solver's host copies are built: measured 300-700 B per triangle (`mesh info`,
-/// `swe`, `dg` p = 1..4 and `smooth` on 20k-400k triangles), doubled as a margin.
+/// ordered, and a shallow-water or smoothing run's host copies are built: the growth of the
+/// peak resident size of the release binary from 50k to 200k triangles was 340 B per triangle
+/// for `mesh info`, 730 for `swe` and 270 for `smooth`; doubled as a margin.
 pub const GENERATED_BYTES_PER_ELEMENT: u64 = 1500;
+
+/// Peak host bytes per element of a DG run of `np = (p + 1)(p + 2) / 2` modes, on top of the
+/// mesh: measured 1,700 B at p = 1 and 4,500 B at p = 4 (20k to 80k triangles), about
+/// 1000 + 230 np; with a margin of 1.5.
+pub fn dg_bytes_per_element(order: usize) -> u64 {
+    let np = ((order + 1) * (order + 2) / 2) as u64;
+    1500 + 350 * np
+}
 
 /// Peak host bytes per byte of a mesh file while it is read and validated: the file itself
 /// plus the parsed elements, which take up to about 3 times an ASCII file's size (more
@@ -46,9 +55,16 @@ fn mem_available() -> Option<u64> {
     kib.checked_mul(1024)
 }
 
-/// Bytes as GiB with 2 decimals.
+/// Bytes as GiB with 2 decimals (MiB below 1 GiB, bytes below 1 MiB).
 pub fn gib(bytes: u64) -> String {
-    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+    let (b, mib) = (bytes as f64, (1u64 << 20) as f64);
+    if b < mib {
+        format!("{bytes} bytes")
+    } else if b < 1024.0 * mib {
+        format!("{:.2} MiB", b / mib)
+    } else {
+        format!("{:.2} GiB", b / (1024.0 * mib))
+    }
 }
 
 /// Error when `estimate` bytes exceed the limit; `what` names the request (e.g. `rect:1e9:
@@ -63,6 +79,15 @@ pub fn check(what: &str, estimate: u64) -> Result<()> {
         ))),
         _ => Ok(()),
     }
+}
+
+/// [`check`] for a DG run of polynomial order `order` on `elements` elements of the mesh `what`.
+pub fn check_dg(what: &str, elements: usize, order: usize) -> Result<()> {
+    let estimate = (elements as u64).saturating_mul(dg_bytes_per_element(order));
+    check(
+        &format!("a DG run of order {order} on {what} ({elements} elements)"),
+        estimate,
+    )
 }
 
 /// [`check`] for a generated mesh of `elements` elements.

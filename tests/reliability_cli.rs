@@ -471,6 +471,97 @@ fn smooth_interrupt_writes_its_outputs() {
     assert!(!names.iter().any(|f| f.ends_with(".tmp")), "{names:?}");
 }
 
+/// Benchmark loop counts are bounded like the solver flags (exit 2 naming the flag and the
+/// range), and a mesh estimated to need more host memory than allowed is refused before it is
+/// built or read, naming its size, the estimate and the limit.
+#[test]
+fn bench_counts_and_mesh_memory_are_bounded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    for (args, flag) in [
+        (&["bench", "dg", "--steps", "0"][..], "--steps"),
+        (&["bench", "dg", "--steps", "4294967295"], "--steps"),
+        (&["bench", "dg", "--copy-mib", "99999999"], "--copy-mib"),
+        (&["bench", "backends", "--repeats", "5000"], "--repeats"),
+        (&["bench", "amr", "--adaptations", "0"], "--adaptations"),
+        (&["bench", "amr", "--every", "0"], "--every"),
+        (&["bench", "swe", "--batch", "100000"], "--batch"),
+        (&["bench", "swe", "--kernel-steps", "0"], "--kernel-steps"),
+        (&["bench", "smooth", "--iterations", "0"], "--iterations"),
+        (&["bench", "color", "--repeat", "0"], "--repeat"),
+    ] {
+        expect(d, args, 2, &[flag, "is not in"]);
+    }
+    expect(
+        d,
+        &["--max-memory", "64", "mesh", "info", "rect:199000000"],
+        2,
+        &[
+            "rect:199000000",
+            "199000000 elements) needs an estimated 278.",
+            "more than the 64.00 GiB allowed by --max-memory",
+        ],
+    );
+    expect(
+        d,
+        &[
+            "--max-memory",
+            "0.01",
+            "swe",
+            "--cells",
+            "100000",
+            "--out",
+            "big",
+        ],
+        2,
+        &[
+            "cross:158",
+            "elements) needs an estimated",
+            "10.24 MiB allowed by --max-memory",
+        ],
+    );
+    expect(
+        d,
+        &[
+            "--max-memory",
+            "0.05",
+            "dg",
+            "--builtin",
+            "vortex",
+            "--cells",
+            "20000",
+            "--order",
+            "4",
+        ],
+        2,
+        &[
+            "a DG run of order 4 on rectangle",
+            "needs an estimated 1",
+            "51.20 MiB allowed",
+        ],
+    );
+    let msh = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 0\n\
+               $EndNodes\n$Elements\n1\n1 2 2 1 1 1 2 3\n$EndElements\n";
+    std::fs::write(d.join("tri.msh"), msh).expect("write");
+    expect(
+        d,
+        &["--max-memory", "0.0000001", "mesh", "info", "tri.msh"],
+        2,
+        &[
+            "mesh file tri.msh (",
+            "bytes) needs an estimated",
+            "allowed by --max-memory",
+        ],
+    );
+    expect(
+        d,
+        &["--max-memory=0", "devices"],
+        2,
+        &["not a positive number of GiB"],
+    );
+    expect(d, &["mesh", "info", "tri.msh"], 0, &[]);
+}
+
 /// `smooth --restart` from a periodic checkpoint ends in the same bits (mesh files, PNGs,
 /// every quality column but the wall seconds) as the run that wrote it, never stopped; it
 /// continues to more iterations; a checkpoint of other options or another mesh is refused. (The

@@ -28,7 +28,8 @@ use crate::mesh::validate::DEGENERACY_TOLERANCE;
 const ENTRIES_PER_ELEMENT: usize = 16;
 
 /// Fail when two elements of a planar 2D mesh overlap, naming both (as the file numbers them)
-/// and a point inside both.
+/// and a point inside both. The grid cells are split among the host's threads; the reported
+/// pair is the first in cell order, whatever the thread count.
 pub(crate) fn check_overlaps(mesh: &Mesh) -> Result<()> {
     let ne = mesh.num_elements();
     if mesh.dim != 2 || ne < 2 {
@@ -37,8 +38,58 @@ pub(crate) fn check_overlaps(mesh: &Mesh) -> Result<()> {
     let started = std::time::Instant::now();
     let boxes: Vec<[f64; 4]> = (0..ne).map(|e| bounding_box(mesh, e)).collect();
     let grid = Grid::new(&boxes);
-    let mut pairs = 0usize;
-    for cell in 0..grid.num_cells() {
+    let cells = grid.num_cells();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 64)
+        .min(cells.div_ceil(4096));
+    let chunk = cells.div_ceil(threads);
+    let found: Vec<_> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|k| {
+                let (grid, boxes) = (&grid, &boxes);
+                let range = k * chunk..((k + 1) * chunk).min(cells);
+                scope.spawn(move || first_overlap(mesh, grid, boxes, range))
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join()).collect()
+    });
+    let mut pairs = 0;
+    for result in found {
+        let (tested, hit) = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        pairs += tested;
+        if let Some((a, b, p)) = hit {
+            return Err(Error::invalid_mesh(format!(
+                "{} and {} overlap: both cover the point ({}, {}) (a tangled mesh, two \
+                 stacked meshes or an element inside another)",
+                mesh.element_label(a),
+                mesh.element_label(b),
+                p[0],
+                p[1]
+            )));
+        }
+    }
+    log::debug!(
+        "overlap check: {ne} elements, {cells} grid cells, {threads} threads, {pairs} box \
+         pairs tested exactly, {:.3} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Two overlapping elements and a point inside both.
+type Overlap = (usize, usize, [f64; 2]);
+
+/// The first overlapping pair of the cells in `range`, in cell order, and the number of
+/// pairs tested exactly.
+fn first_overlap(
+    mesh: &Mesh,
+    grid: &Grid,
+    boxes: &[[f64; 4]],
+    range: std::ops::Range<usize>,
+) -> (usize, Option<Overlap>) {
+    let mut pairs = 0;
+    for cell in range {
         let members = grid.members(cell);
         for (i, &a) in members.iter().enumerate() {
             let ba = &boxes[a as usize];
@@ -48,47 +99,67 @@ pub(crate) fn check_overlaps(mesh: &Mesh) -> Result<()> {
                 if !overlap || grid.cell_of(ba[0].max(bb[0]), ba[1].max(bb[1])) != cell {
                     continue;
                 }
-                pairs += 1;
                 let (a, b) = (a.min(b) as usize, a.max(b) as usize);
-                let (pa, pb) = (corners(mesh, a), corners(mesh, b));
-                if !interiors_overlap(&pa, &pb) {
+                if share_an_edge(mesh.element(a), mesh.element(b)) {
                     continue;
                 }
-                let (area, p) = common_region(&pa, &pb);
+                pairs += 1;
+                let (pa, pb) = (Polygon::of(mesh, a), Polygon::of(mesh, b));
+                if !interiors_overlap(pa.corners(), pb.corners()) {
+                    continue;
+                }
+                let (area, p) = common_region(pa.corners(), pb.corners());
                 let h = [ba, bb]
                     .iter()
                     .map(|b| (b[2] - b[0]).max(b[3] - b[1]))
                     .fold(0.0, f64::max);
                 if area > DEGENERACY_TOLERANCE * h * h {
-                    return Err(Error::invalid_mesh(format!(
-                        "{} and {} overlap: both cover the point ({}, {}) (a tangled mesh, two \
-                         stacked meshes or an element inside another)",
-                        mesh.element_label(a),
-                        mesh.element_label(b),
-                        p[0],
-                        p[1]
-                    )));
+                    return (pairs, Some((a, b, p)));
                 }
             }
         }
     }
-    log::debug!(
-        "overlap check: {ne} elements, {} grid cells, {pairs} box pairs tested exactly, {:.3} s",
-        grid.num_cells(),
-        started.elapsed().as_secs_f64()
-    );
-    Ok(())
+    (pairs, None)
 }
 
-/// The element's corners in the xy plane (3 or 4 of them), counter-clockwise.
-fn corners(mesh: &Mesh, e: usize) -> Vec<[f64; 2]> {
-    mesh.element(e)
-        .iter()
-        .map(|&v| {
-            let p = mesh.points[v as usize];
-            [p[0], p[1]]
+/// True when two elements have a common edge (consecutive in both vertex cycles). Such
+/// neighbours never overlap here: validation has made both counter-clockwise and convex, and
+/// its fold check has seen them list the edge in opposite directions, so the edge's line
+/// separates them.
+fn share_an_edge(a: &[u32], b: &[u32]) -> bool {
+    let (n, m) = (a.len(), b.len());
+    (0..n).any(|i| {
+        let (u, v) = (a[i], a[(i + 1) % n]);
+        (0..m).any(|j| {
+            let (x, y) = (b[j], b[(j + 1) % m]);
+            (x == v && y == u) || (x == u && y == v)
         })
-        .collect()
+    })
+}
+
+/// An element's corners in the xy plane (3 or 4), counter-clockwise, without allocating.
+struct Polygon {
+    p: [[f64; 2]; 4],
+    n: usize,
+}
+
+impl Polygon {
+    fn of(mesh: &Mesh, e: usize) -> Polygon {
+        let mut poly = Polygon {
+            p: [[0.0; 2]; 4],
+            n: 0,
+        };
+        for &v in mesh.element(e).iter().take(4) {
+            let q = mesh.points[v as usize];
+            poly.p[poly.n] = [q[0], q[1]];
+            poly.n += 1;
+        }
+        poly
+    }
+
+    fn corners(&self) -> &[[f64; 2]] {
+        &self.p[..self.n]
+    }
 }
 
 /// (x min, y min, x max, y max) of element `e`.

@@ -190,6 +190,7 @@ impl Simulation {
         validate(case, opts)?;
         let started = Instant::now();
         let mesh = case.build_mesh(opts.seed)?;
+        crate::memory::check_dg(&case.mesh.to_string(), mesh.num_elements(), case.order)?;
         let om = prepare(&mesh, &PrepareOptions::new(opts.ordering, opts.seed))?;
         let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t))?;
         let tables = BasisTables::new(case.order);
