@@ -4,7 +4,7 @@
 //!
 //! The limit is the `MemAvailable` line of /proc/meminfo (Linux; no check elsewhere) unless
 //! [`set_limit`] (the CLI's `--max-memory GIB`) sets one. The estimates are peak resident bytes
-//! per element measured on the release binary (see [`GENERATED_BYTES_PER_ELEMENT`] and
+//! per element measured on the optimised dev build (see [`GENERATED_BYTES_PER_ELEMENT`] and
 //! [`FILE_BYTES_FACTOR`]) with a margin; they cover generating or reading, validating,
 //! coloring and reordering the mesh, which dominate the host side of every run.
 
@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Peak host bytes per element while a built-in mesh is generated, validated, colored and
 /// ordered, and a shallow-water or smoothing run's host copies are built: the growth of the
-/// peak resident size of the release binary from 50k to 200k triangles was 340 B per triangle
+/// peak resident size of the optimised dev build from 50k to 200k triangles was 340 B per triangle
 /// for `mesh info`, 730 for `swe` and 270 for `smooth`; doubled as a margin.
 pub const GENERATED_BYTES_PER_ELEMENT: u64 = 1500;
 

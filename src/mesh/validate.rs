@@ -23,7 +23,7 @@
 //!
 //! 10. planar 2D meshes: no two elements overlap, whether or not they share an edge (a fold
 //!     across a shared edge, two stacked triangulations, a triangle inside another; see
-//!     [`super::overlap`]).
+//!     the `overlap` module: a grid of bounding boxes and an exact orientation predicate).
 //!
 //! Messages name elements and vertices as the file numbers them ([`Mesh::element_label`]: Gmsh
 //! tags, Medit 1-based numbers, VTU 0-based cell and point numbers); generated meshes give
