@@ -131,6 +131,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         cli.global.backend.ensure_compiled()?;
     }
     chromaflow::runtime::shaders::set_trusted_kernels(cli.global.trusted_kernels);
+    chromaflow::memory::set_limit(cli.global.max_memory);
     match cli.command {
         Command::Devices { json } => commands::devices::run(json),
         Command::Mesh(cmd) => commands::mesh::run(cmd, &cli.global),

@@ -10,6 +10,7 @@ pub mod conformance;
 pub mod error;
 pub mod files;
 pub mod interrupt;
+pub mod memory;
 pub mod mesh;
 pub mod order;
 pub mod output;

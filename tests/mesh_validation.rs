@@ -106,25 +106,35 @@ fn unsupported_format() {
 #[test]
 fn nan_coordinates() {
     let msg = load_err("nan_coords.msh");
-    assert_has(&msg, &["vertex 2 has non-finite coordinate (NaN, 1, 0)"]);
+    assert_has(&msg, &["Gmsh node 3 has non-finite coordinate (NaN, 1, 0)"]);
 }
 
 #[test]
 fn degenerate_element() {
     let msg = load_err("degenerate.msh");
-    assert_has(&msg, &["element 2 (triangle) is degenerate: area 0"]);
+    assert_has(&msg, &["Gmsh element 3 (triangle) is degenerate: area 0"]);
 }
 
 #[test]
 fn non_manifold_face() {
     let msg = load_err("nonmanifold.msh");
-    assert_has(&msg, &["non-manifold", "shared by 3 elements", "(0, 1, 2)"]);
+    assert_has(
+        &msg,
+        &[
+            "non-manifold face with vertices [Gmsh node 1, Gmsh node 2]",
+            "shared by 3 elements",
+            "(Gmsh element 1 (triangle), Gmsh element 2 (triangle), Gmsh element 3 (triangle))",
+        ],
+    );
 }
 
 #[test]
 fn duplicate_element() {
     let msg = load_err("duplicate.msh");
-    assert_has(&msg, &["elements 0 and 1 are duplicates"]);
+    assert_has(
+        &msg,
+        &["Gmsh element 1 (triangle) and Gmsh element 2 (triangle) are duplicates"],
+    );
 }
 
 #[test]
@@ -191,7 +201,7 @@ fn index_out_of_range() {
     let msg = validate(&mut m).unwrap_err().to_string();
     assert_has(
         &msg,
-        &["element 1 references vertex 500 but the mesh has 4 vertices"],
+        &["element 1 (triangle) references vertex index 500 but the mesh has 4 vertices"],
     );
 }
 
@@ -342,4 +352,163 @@ fn folded_mesh_is_an_overlap_error() {
     assert!(validate(&mut fan(1.0)).is_ok());
     let msg = validate(&mut fan(3.0)).map(|_| ()).unwrap_err().to_string();
     assert_has(&msg, &["overlap", "tangled"]);
+}
+
+/// Write `text` to a file named `name` in a fresh temporary folder; keep the folder alive.
+fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    (dir, path)
+}
+
+fn load_text_err(name: &str, text: &str) -> String {
+    let (_dir, path) = temp_file(name, text);
+    let msg = load(&path).map(|_| ()).unwrap_err().to_string();
+    assert!(msg.contains(name), "message does not name the file: {msg}");
+    msg
+}
+
+/// Gmsh tags are sparse and unordered: element 205 lies inside element 101 (no shared vertex),
+/// and node 15, first in the file, is used by nothing.
+const GMSH_SPARSE_OVERLAP: &str = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n7\n\
+15 5 5 0\n10 0 0 0\n20 1 0 0\n30 0 1 0\n40 0.2 0.2 0\n50 0.6 0.2 0\n60 0.2 0.6 0\n$EndNodes\n\
+$Elements\n2\n101 2 2 1 1 10 20 30\n205 2 2 1 1 40 50 60\n$EndElements\n";
+
+#[test]
+fn messages_name_gmsh_tags() {
+    let msg = load_text_err("sparse.msh", GMSH_SPARSE_OVERLAP);
+    assert_has(
+        &msg,
+        &[
+            "Gmsh element 101 (triangle) and Gmsh element 205 (triangle) overlap",
+            "both cover the point (0.33333333333333",
+        ],
+    );
+    // Node numbers follow the drop of node 15, and survive an element renumbering.
+    let apart = GMSH_SPARSE_OVERLAP
+        .replace("40 0.2 0.2", "40 2.2 0.2")
+        .replace("50 0.6 0.2 0\n60 0.2 0.6", "50 2.6 0.2 0\n60 2.2 0.6");
+    let (_dir, path) = temp_file("apart.msh", &apart);
+    let mut mesh = load(&path).unwrap();
+    assert_eq!(mesh.numbering.nodes, [10, 20, 30, 40, 50, 60]);
+    assert_eq!(mesh.vertex_label(3), "Gmsh node 40");
+    mesh.permute_elements(&[1, 0]);
+    assert_eq!(mesh.element_label(0), "Gmsh element 205 (triangle)");
+    // A bad coordinate names its node tag, a degenerate element its element tag.
+    let nan = GMSH_SPARSE_OVERLAP.replace("50 0.6 0.2", "50 nan 0.2");
+    assert_has(
+        &load_text_err("nan.msh", &nan),
+        &["Gmsh node 50 has non-finite coordinate (NaN, 0.2, 0)"],
+    );
+    let flat = GMSH_SPARSE_OVERLAP.replace("60 0.2 0.6", "60 1.0 0.2");
+    assert_has(
+        &load_text_err("flat.msh", &flat),
+        &["Gmsh element 205 (triangle) is degenerate"],
+    );
+}
+
+#[test]
+fn messages_name_medit_numbers_per_section() {
+    // Quadrilateral 2 (the file's third element) has three collinear corners.
+    let text = "MeshVersionFormatted 2\nDimension 2\nVertices\n6\n0 0 1\n1 0 1\n1 1 1\n0 1 1\n\
+                2 0 1\n3 0 1\nTriangles\n1\n1 2 4 0\nQuadrilaterals\n2\n2 5 3 4 0\n2 5 6 3 0\nEnd\n";
+    let msg = load_text_err("quads.mesh", text);
+    assert_has(
+        &msg,
+        &["Medit Quadrilaterals 2 (quadrilateral) is not convex"],
+    );
+    let text = text.replace("Vertices\n6\n0 0 1", "Vertices\n6\n1e999 0 1");
+    assert_has(
+        &load_text_err("inf.mesh", &text),
+        &["Medit vertex 1 has non-finite coordinate (inf, 0, 0)"],
+    );
+}
+
+#[test]
+fn messages_name_vtu_cells_as_the_file_numbers_them() {
+    // Cell 0 is a boundary line; cells 1 and 2 are the same triangle.
+    let text = r#"<?xml version="1.0"?>
+<VTKFile type="UnstructuredGrid" version="0.1" byte_order="LittleEndian">
+<UnstructuredGrid>
+<Piece NumberOfPoints="4" NumberOfCells="4">
+<Points>
+<DataArray type="Float64" NumberOfComponents="3" format="ascii">0 0 0 1 0 0 1 1 0 0 1 0</DataArray>
+</Points>
+<Cells>
+<DataArray type="Int64" Name="connectivity" format="ascii">0 1 0 1 2 0 2 3 2 1 0</DataArray>
+<DataArray type="Int64" Name="offsets" format="ascii">2 5 8 11</DataArray>
+<DataArray type="UInt8" Name="types" format="ascii">3 5 5 5</DataArray>
+</Cells>
+</Piece>
+</UnstructuredGrid>
+</VTKFile>
+"#;
+    let msg = load_text_err("dup.vtu", text);
+    assert_has(
+        &msg,
+        &["VTU cell 1 (triangle) and VTU cell 3 (triangle) are duplicates (same vertices [VTU point 0, VTU point 1, VTU point 2])"],
+    );
+}
+
+/// `mesh` twice over: the copy's vertices are new, moved by (dx, dy).
+fn stacked(mesh: &Mesh, dx: f64, dy: f64) -> Mesh {
+    let mut m = mesh.clone();
+    let np = mesh.num_points() as u32;
+    m.points
+        .extend(mesh.points.iter().map(|p| [p[0] + dx, p[1] + dy, p[2]]));
+    for e in 0..mesh.num_elements() {
+        let shifted: Vec<u32> = mesh.element(e).iter().map(|&v| v + np).collect();
+        m.push_element(mesh.kinds[e], &shifted, mesh.region_tags[e]);
+    }
+    m
+}
+
+#[test]
+fn stacked_triangulations_are_an_overlap_error() {
+    let base = chromaflow::mesh::builtin("rect:300").unwrap();
+    let (lo, hi) = base.bounding_box();
+    let width = hi[0] - lo[0];
+    for (dx, dy) in [(0.0, 0.0), (0.013, 0.007), (0.5 * width, 0.0)] {
+        let msg = validate(&mut stacked(&base, dx, dy))
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert_has(&msg, &["overlap: both cover the point ("]);
+    }
+    // Side by side (touching along a crack of doubled vertices) is no overlap.
+    validate(&mut stacked(&base, width, 0.0)).unwrap();
+    let quads = chromaflow::mesh::builtin("quad:8x6").unwrap();
+    assert!(validate(&mut stacked(&quads, 0.01, 0.0)).is_err());
+}
+
+/// A hanging vertex on a neighbour's edge touches it; rounded 1e-15 into the neighbour it still
+/// does (below the degeneracy bound); 1e-3 into it is an overlap.
+#[test]
+fn hanging_vertex_touches_unless_it_cuts_in() {
+    let mesh = |inward: f64| {
+        let mut m = Mesh::new(2);
+        let third = 1.0 / 3.0;
+        m.points = vec![
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [1.0, 1.0, 0.0],
+            [third, 1.0 - third - inward, 0.0],
+        ];
+        for t in [[0, 1, 2], [1, 3, 4], [4, 3, 2]] {
+            m.push_element(ElementKind::Triangle, &t, 1);
+        }
+        m
+    };
+    validate(&mut mesh(0.0)).unwrap();
+    validate(&mut mesh(1e-15)).unwrap();
+    let msg = validate(&mut mesh(1e-3))
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert_has(
+        &msg,
+        &["element 0 (triangle) and element 1 (triangle) overlap"],
+    );
 }

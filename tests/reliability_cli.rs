@@ -464,9 +464,184 @@ fn smooth_interrupt_writes_its_outputs() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted after"), "{err}");
+    assert!(err.contains("--restart s/checkpoint.ckpt"), "{err}");
     let names = files(&d.join("s"));
     assert!(names.contains(&"after.png".to_string()), "{names:?}");
+    assert!(names.contains(&"checkpoint.ckpt".to_string()), "{names:?}");
     assert!(!names.iter().any(|f| f.ends_with(".tmp")), "{names:?}");
+}
+
+/// Benchmark loop counts are bounded like the solver flags (exit 2 naming the flag and the
+/// range), and a mesh estimated to need more host memory than allowed is refused before it is
+/// built or read, naming its size, the estimate and the limit.
+#[test]
+fn bench_counts_and_mesh_memory_are_bounded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    for (args, flag) in [
+        (&["bench", "dg", "--steps", "0"][..], "--steps"),
+        (&["bench", "dg", "--steps", "4294967295"], "--steps"),
+        (&["bench", "dg", "--copy-mib", "99999999"], "--copy-mib"),
+        (&["bench", "backends", "--repeats", "5000"], "--repeats"),
+        (&["bench", "amr", "--adaptations", "0"], "--adaptations"),
+        (&["bench", "amr", "--every", "0"], "--every"),
+        (&["bench", "swe", "--batch", "100000"], "--batch"),
+        (&["bench", "swe", "--kernel-steps", "0"], "--kernel-steps"),
+        (&["bench", "smooth", "--iterations", "0"], "--iterations"),
+        (&["bench", "color", "--repeat", "0"], "--repeat"),
+    ] {
+        expect(d, args, 2, &[flag, "is not in"]);
+    }
+    expect(
+        d,
+        &["--max-memory", "64", "mesh", "info", "rect:199000000"],
+        2,
+        &[
+            "rect:199000000",
+            "199000000 elements) needs an estimated 278.",
+            "more than the 64.00 GiB allowed by --max-memory",
+        ],
+    );
+    expect(
+        d,
+        &[
+            "--max-memory",
+            "0.01",
+            "swe",
+            "--cells",
+            "100000",
+            "--out",
+            "big",
+        ],
+        2,
+        &[
+            "cross:158",
+            "elements) needs an estimated",
+            "10.24 MiB allowed by --max-memory",
+        ],
+    );
+    expect(
+        d,
+        &[
+            "--max-memory",
+            "0.05",
+            "dg",
+            "--builtin",
+            "vortex",
+            "--cells",
+            "20000",
+            "--order",
+            "4",
+        ],
+        2,
+        &[
+            "a DG run of order 4 on rectangle",
+            "needs an estimated 1",
+            "51.20 MiB allowed",
+        ],
+    );
+    let msh = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 0\n\
+               $EndNodes\n$Elements\n1\n1 2 2 1 1 1 2 3\n$EndElements\n";
+    std::fs::write(d.join("tri.msh"), msh).expect("write");
+    expect(
+        d,
+        &["--max-memory", "0.0000001", "mesh", "info", "tri.msh"],
+        2,
+        &[
+            "mesh file tri.msh (",
+            "bytes) needs an estimated",
+            "allowed by --max-memory",
+        ],
+    );
+    expect(
+        d,
+        &["--max-memory=0", "devices"],
+        2,
+        &["not a positive number of GiB"],
+    );
+    expect(d, &["mesh", "info", "tri.msh"], 0, &[]);
+}
+
+/// `smooth --restart` from a periodic checkpoint ends in the same bits (mesh files, PNGs,
+/// every quality column but the wall seconds) as the run that wrote it, never stopped; it
+/// continues to more iterations; a checkpoint of other options or another mesh is refused. (The
+/// GPU vertex coloring may differ from run to run, so the checkpoint carries the sweep
+/// schedule and the comparison is with the run that wrote it.)
+#[test]
+fn smooth_restart_equals_uninterrupted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let args = |iterations: &str, mesh: &str, more: &[&str]| -> Vec<String> {
+        [
+            "smooth",
+            mesh,
+            "--iterations",
+            iterations,
+            "--quality-every",
+            "10",
+            "--checkpoint-every",
+            "20",
+            "--out",
+            "s",
+        ]
+        .iter()
+        .chain(more)
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let restart = ["--restart", "s/checkpoint.ckpt"];
+    let call = |a: &[String]| run(d, &a.iter().map(String::as_str).collect::<Vec<_>>());
+    let outputs = || -> Vec<Vec<u8>> {
+        let mut v: Vec<Vec<u8>> = ["before.png", "after.png", "smoothed.msh", "smoothed.vtu"]
+            .iter()
+            .map(|name| std::fs::read(d.join("s").join(name)).expect("output"))
+            .collect();
+        let csv = std::fs::read_to_string(d.join("s/quality.csv")).expect("csv");
+        let quality: Vec<&str> = csv
+            .lines()
+            .map(|l| l.rsplit_once(',').map_or(l, |(q, _seconds)| q))
+            .collect();
+        v.push(quality.join("\n").into_bytes());
+        v
+    };
+    // Uninterrupted to 30 (a checkpoint at 20), then again from that checkpoint.
+    assert_eq!(call(&args("30", "rect:600", &[])).0, 0);
+    let uninterrupted = outputs();
+    let (code, err) = call(&args("30", "rect:600", &restart));
+    assert_eq!(code, 0, "{err}");
+    let names = [
+        "before.png",
+        "after.png",
+        "smoothed.msh",
+        "smoothed.vtu",
+        "quality",
+    ];
+    for (name, (a, b)) in names.iter().zip(uninterrupted.iter().zip(&outputs())) {
+        assert!(a == b, "{name} differs after the restart");
+    }
+    // On to 60: four more rows after the kept 0, 10 and 20.
+    let (code, err) = call(&args("60", "rect:600", &restart));
+    assert_eq!(code, 0, "{err}");
+    let csv = std::fs::read_to_string(d.join("s/quality.csv")).expect("csv");
+    assert_eq!(csv.lines().count(), 8, "{csv}");
+    assert!(
+        csv.lines().last().is_some_and(|l| l.starts_with("60,")),
+        "{csv}"
+    );
+    // The checkpoint now stands at 60; other options or another mesh are refused.
+    let (code, err) = call(&args(
+        "60",
+        "rect:600",
+        &[&restart[..], &["--sigma", "0.02"]].concat(),
+    ));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("s/checkpoint.ckpt") && err.contains("another case"),
+        "{err}"
+    );
+    let (code, err) = call(&args("60", "rect:700", &restart));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("another mesh"), "{err}");
 }
 
 #[cfg(unix)]

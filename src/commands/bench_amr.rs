@@ -2,7 +2,6 @@
 //! and on the host's f64 path, for the same case in one run.
 
 use crate::commands::GlobalArgs;
-use chromaflow::error::Error;
 use chromaflow::runtime::median;
 use chromaflow::solver::dg::amr::gpu::PhaseSeconds;
 use chromaflow::solver::dg::amr::AmrOptions;
@@ -24,11 +23,11 @@ pub struct BenchAmrArgs {
     /// Levels of refinement above the base mesh.
     #[arg(long, default_value_t = 4)]
     pub levels: u8,
-    /// Time steps between adaptations.
-    #[arg(long, default_value_t = 8)]
+    /// Time steps between adaptations (1..=1000000).
+    #[arg(long, default_value_t = 8, value_parser = super::bench_steps())]
     pub every: usize,
-    /// Adaptations timed (the median is reported).
-    #[arg(long, default_value_t = 20)]
+    /// Adaptations timed, the median reported (1..=1000000).
+    #[arg(long, default_value_t = 20, value_parser = super::bench_steps())]
     pub adaptations: usize,
     /// Skip the host path.
     #[arg(long)]
@@ -67,9 +66,6 @@ fn medians(rows: &[(usize, PhaseSeconds)]) -> (f64, PhaseSeconds) {
 }
 
 pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
-    if args.adaptations == 0 || args.every == 0 {
-        return Err(Error::Invalid("--adaptations and --every must be at least 1".into()).into());
-    }
     let rt = global.runtime()?;
     let mut case = Case::builtin(&args.builtin, args.cells)?;
     case.order = args.order;

@@ -71,8 +71,8 @@ pub struct BenchBackendsArgs {
     /// About this many vertices in the smoothing mesh.
     #[arg(long, default_value_t = 1_002_001)]
     pub smooth_vertices: usize,
-    /// Smoothing iterations per measurement.
-    #[arg(long, default_value_t = 1000)]
+    /// Smoothing iterations per measurement (1..=1000000).
+    #[arg(long, default_value_t = 1000, value_parser = super::bench_steps())]
     pub smooth_iterations: usize,
     /// Texels per side of the smoothing metric texture.
     #[arg(long, default_value_t = 1024)]
@@ -80,11 +80,12 @@ pub struct BenchBackendsArgs {
     /// About this many vertices in the graph of the GPU vertex coloring.
     #[arg(long, default_value_t = 1_000_000)]
     pub color_vertices: usize,
-    /// DG steps per measurement; shallow-water steps per kernel timing.
-    #[arg(long, default_value_t = 20)]
+    /// DG steps per measurement; shallow-water steps per kernel timing (1..=1000000).
+    #[arg(long, default_value_t = 20, value_parser = super::bench_steps())]
     pub steps: usize,
-    /// Repetitions, the median reported (DG step time, shallow-water kernel times, colorings).
-    #[arg(long, default_value_t = 3)]
+    /// Repetitions, the median reported (DG step time, shallow-water kernel times, colorings;
+    /// 1..=1000).
+    #[arg(long, default_value_t = 3, value_parser = super::bench_repeats())]
     pub repeats: usize,
     /// Print JSON instead of markdown tables.
     #[arg(long)]

@@ -17,6 +17,7 @@ use chromaflow::solver::swe::case::{Case, DEFAULT_SEED};
 use chromaflow::solver::swe::gpu::FluxLayout;
 use chromaflow::solver::swe::mesh::{EdgeKind, SweMesh};
 use chromaflow::solver::swe::Scheme;
+use chromaflow::solver::MAX_BATCH;
 use clap::Args;
 
 /// Options of `chromaflow bench swe`.
@@ -48,11 +49,19 @@ pub struct BenchSweArgs {
     /// (criss-cross M(n)).
     #[arg(long, default_value = "rect")]
     pub mesh: String,
-    /// Steps timed with timestamp queries after each run (kernel times).
-    #[arg(long, default_value_t = 20)]
+    /// Steps timed with timestamp queries after each run (kernel times; 1..=1000000).
+    #[arg(
+        long,
+        default_value_t = 20,
+        value_parser = clap::value_parser!(u32).range(1..=super::MAX_BENCH_STEPS as i64)
+    )]
     pub kernel_steps: u32,
-    /// Most steps per submit.
-    #[arg(long, default_value_t = DEFAULT_BATCH)]
+    /// Most steps per submit (1..=4096).
+    #[arg(
+        long,
+        default_value_t = DEFAULT_BATCH,
+        value_parser = clap::value_parser!(u32).range(1..=MAX_BATCH as i64)
+    )]
     pub batch: u32,
     /// Print JSON instead of a markdown table.
     #[arg(long)]

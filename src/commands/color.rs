@@ -270,8 +270,8 @@ pub struct BenchColorArgs {
     /// Color this graph (Matrix Market .mtx or DIMACS .col) instead of the rectangle meshes.
     #[arg(long, value_name = "FILE", conflicts_with = "sizes")]
     pub graph: Option<PathBuf>,
-    /// Repetitions per measurement (the median is reported).
-    #[arg(long, default_value_t = 3)]
+    /// Repetitions per measurement, the median reported (1..=1000).
+    #[arg(long, default_value_t = 3, value_parser = super::bench_repeats())]
     pub repeat: usize,
     /// Print JSON lines instead of a markdown table.
     #[arg(long)]

@@ -411,16 +411,16 @@ pub struct BenchDgArgs {
     /// About this many triangles in the DMR mesh.
     #[arg(long, default_value_t = 20000)]
     pub cells: usize,
-    /// Time steps per measurement (default 20; with --vortex 200, about a second of work per
-    /// repeat at p = 4 on an H100 at 800k triangles: short runs on a GPU that has just woken
-    /// up measure its clock ramp, not the kernels).
-    #[arg(long)]
+    /// Time steps per measurement (1..=1000000; default 20, with --vortex 200: about a second
+    /// of work per repeat at p = 4 on an H100 at 800k triangles, since short runs on a GPU
+    /// that has just woken up measure its clock ramp, not the kernels).
+    #[arg(long, value_parser = super::bench_steps())]
     pub steps: Option<usize>,
-    /// Repetitions (the median is reported).
-    #[arg(long, default_value_t = 3)]
+    /// Repetitions, the median reported (1..=1000).
+    #[arg(long, default_value_t = 3, value_parser = super::bench_repeats())]
     pub repeats: usize,
-    /// MiB per buffer of the device copy-bandwidth measurement (0 skips it).
-    #[arg(long, default_value_t = 512)]
+    /// MiB per buffer of the device copy-bandwidth measurement (0 skips it; at most 65536).
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(0..=65536))]
     pub copy_mib: u64,
     /// Print JSON instead of a markdown table.
     #[arg(long)]

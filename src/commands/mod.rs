@@ -18,6 +18,24 @@ use chromaflow::solver::RunControl;
 use clap::Args;
 use std::path::{Path, PathBuf};
 
+/// Most timed steps, iterations or adaptations in one benchmark measurement: a benchmark is
+/// timed, not run to an end, so a larger count only holds the machine (and some grow memory
+/// with the count).
+pub const MAX_BENCH_STEPS: u64 = 1_000_000;
+
+/// Most repetitions of one benchmark measurement (the median is reported).
+pub const MAX_BENCH_REPEATS: u64 = 1000;
+
+/// Parser of a benchmark's step, iteration or adaptation count: 1..=[`MAX_BENCH_STEPS`].
+pub fn bench_steps() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..=MAX_BENCH_STEPS)
+}
+
+/// Parser of a benchmark's repetition count: 1..=[`MAX_BENCH_REPEATS`].
+pub fn bench_repeats() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..=MAX_BENCH_REPEATS)
+}
+
 /// Options every subcommand accepts.
 #[derive(Args, Debug, Clone, Default)]
 pub struct GlobalArgs {
@@ -43,6 +61,18 @@ pub struct GlobalArgs {
     /// Vulkan, NVRTC's PTX on CUDA.
     #[arg(long, global = true)]
     pub no_pipeline_cache: bool,
+    /// Host memory a run may use, in GiB: meshes (built-in or files) estimated to need more
+    /// are refused before they are built. Default: the available memory (MemAvailable).
+    #[arg(long, global = true, value_name = "GIB", value_parser = parse_gib)]
+    pub max_memory: Option<u64>,
+}
+
+/// A positive, finite number of GiB as bytes.
+fn parse_gib(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(g) if g > 0.0 && g.is_finite() && g < 1e9 => Ok((g * (1u64 << 30) as f64) as u64),
+        _ => Err(format!("'{s}' is not a positive number of GiB")),
+    }
 }
 
 impl GlobalArgs {

@@ -14,6 +14,7 @@ use chromaflow::solver::smooth::texture::check_size;
 use chromaflow::solver::smooth::{
     schedule_gpu, MetricSpec, QualitySummary, Sampling, SmoothParams, Smoothing, SmoothingOptions,
 };
+use chromaflow::solver::RunControl;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -67,12 +68,24 @@ pub struct SmoothArgs {
     #[arg(long, default_value = "out/smooth")]
     pub out: PathBuf,
     /// Replace an earlier run's files in the output directory (removed first).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "restart")]
     pub overwrite: bool,
+    /// Write checkpoint.ckpt into the output directory at the first quality record at or past
+    /// every N iterations (one is always written when a run is interrupted).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub checkpoint_every: Option<u64>,
+    /// Continue an earlier run from its checkpoint, with the same mesh, metric and options,
+    /// into the same output directory, up to --iterations in all (to the same bits on the same
+    /// backend).
+    #[arg(long, value_name = "FILE")]
+    pub restart: Option<PathBuf>,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
 }
+
+/// Most quality records (CSV rows) of one run: each is kept in memory.
+const MAX_QUALITY_RECORDS: usize = 1_000_000;
 
 fn histogram_text(s: &QualitySummary) -> String {
     s.histogram
@@ -94,7 +107,27 @@ pub fn run(args: &SmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         supersample: args.supersample,
     };
     options.check()?;
-    chromaflow::files::claim_output_dir(&args.out, args.overwrite)?;
+    let every = args
+        .quality_every
+        .unwrap_or((args.iterations / 50).max(1))
+        .max(1);
+    let records = args.iterations.div_ceil(every);
+    if records > MAX_QUALITY_RECORDS {
+        return Err(Error::Invalid(format!(
+            "--iterations {} with --quality-every {every} gives {records} quality records, more \
+             than the limit of {MAX_QUALITY_RECORDS} (raise --quality-every)",
+            args.iterations
+        ))
+        .into());
+    }
+    if args.restart.is_none() {
+        chromaflow::files::claim_output_dir(&args.out, args.overwrite)?;
+    }
+    let control = RunControl {
+        checkpoint_every: args.checkpoint_every.map(|n| n as f64),
+        restart: args.restart.clone(),
+        ..RunControl::default()
+    };
     chromaflow::interrupt::install();
     let mesh_name = args
         .mesh
@@ -106,15 +139,16 @@ pub fn run(args: &SmoothArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let spec = MetricSpec::resolve(args.metric.as_deref(), args.metric_file.as_deref(), &mesh)?;
     sp.set_message(format!("resampling metric {}", spec.name()));
     let backend = global.runtime()?;
-    let mut sm = Smoothing::new(mesh, &spec, &options, &backend)?.with_name(mesh_name.as_str());
+    let colors = match &args.restart {
+        Some(path) => Some(Smoothing::checkpoint_colors(path, &mesh)?),
+        None => None,
+    };
+    let mut sm = Smoothing::with_colors(mesh, &spec, &options, &backend, colors.as_deref())?
+        .with_name(mesh_name.as_str());
     sp.finish_and_clear();
 
-    let every = args
-        .quality_every
-        .unwrap_or((args.iterations / 50).max(1))
-        .max(1);
     let pb = bar(args.iterations as u64, "smoothing", global.quiet);
-    sm.run_with_outputs(&args.out, args.iterations, every, |done| {
+    sm.run_controlled(&args.out, args.iterations, every, &control, |done| {
         pb.set_position(done as u64)
     })?;
     pb.finish_and_clear();
@@ -184,8 +218,8 @@ pub struct BenchSmoothArgs {
         default_value = "25472,56878,157673,402849,1002001,4004001,5654659"
     )]
     pub sizes: Vec<usize>,
-    /// Smoothing iterations per measurement.
-    #[arg(long, default_value_t = 1000)]
+    /// Smoothing iterations per measurement (1..=1000000).
+    #[arg(long, default_value_t = 1000, value_parser = super::bench_steps())]
     pub iterations: usize,
     /// Sampling paths to time.
     #[arg(

@@ -254,7 +254,7 @@ fn check_target(target: usize, what: &str) -> Result<()> {
             "{what}: target element count {target} is out of range (2 to {MAX_TARGET})"
         )));
     }
-    Ok(())
+    crate::memory::check_generated(what, target)
 }
 
 /// Triangulate a Poisson-disk sample of a convex domain with about `target` triangles.
@@ -447,6 +447,7 @@ fn check_grid(nx: usize, ny: usize, what: &str) -> Result<()> {
 pub fn quad_grid(x0: f64, x1: f64, y0: f64, y1: f64, nx: usize, ny: usize) -> Result<Mesh> {
     check_rect(x0, x1, y0, y1, "quad_grid")?;
     check_grid(nx, ny, "quad_grid")?;
+    crate::memory::check_generated(&format!("quad_grid {nx} x {ny}"), nx * ny)?;
     let mut mesh = lattice(x0, x1, y0, y1, nx, ny);
     let id = |i: usize, j: usize| (j * (nx + 1) + i) as u32;
     for j in 0..ny {
@@ -469,6 +470,7 @@ pub fn quad_grid(x0: f64, x1: f64, y0: f64, y1: f64, nx: usize, ny: usize) -> Re
 pub fn split_square_grid(x0: f64, x1: f64, y0: f64, y1: f64, nx: usize, ny: usize) -> Result<Mesh> {
     check_rect(x0, x1, y0, y1, "split_square_grid")?;
     check_grid(nx, ny, "split_square_grid")?;
+    crate::memory::check_generated(&format!("split_square_grid {nx} x {ny}"), 4 * nx * ny)?;
     let mut mesh = lattice(x0, x1, y0, y1, nx, ny);
     let id = |i: usize, j: usize| (j * (nx + 1) + i) as u32;
     let base = mesh.points.len();

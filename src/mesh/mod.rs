@@ -6,13 +6,14 @@ pub mod generate3d;
 pub mod geometry;
 pub mod io;
 pub mod model;
+mod overlap;
 pub mod quality;
 pub mod source;
 pub mod topology;
 pub mod validate;
 
 pub use geometry::Geometry2d;
-pub use model::{BoundaryFacet, ElementKind, Mesh};
+pub use model::{BoundaryFacet, ElementKind, FileNumbering, Mesh, NumberingScheme};
 pub use source::MeshSource;
 pub use topology::{Csr, Topology, NO_ELEMENT, UNTAGGED};
 

@@ -100,6 +100,18 @@ impl ElementKind {
         }
     }
 
+    /// The Medit keyword of the section that lists elements of this kind.
+    pub fn medit_keyword(self) -> &'static str {
+        match self {
+            ElementKind::Triangle => "Triangles",
+            ElementKind::Quad => "Quadrilaterals",
+            ElementKind::Tetrahedron => "Tetrahedra",
+            ElementKind::Hexahedron => "Hexahedra",
+            ElementKind::Prism => "Prisms",
+            ElementKind::Pyramid => "Pyramids",
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             ElementKind::Triangle => "triangle",
@@ -139,6 +151,36 @@ pub struct Mesh {
     pub boundary_facets: Vec<BoundaryFacet>,
     /// Physical group names: (dimension, tag) -> name.
     pub physical_names: BTreeMap<(usize, i32), String>,
+    /// The file's own element and node numbers, so messages name what the user can find in
+    /// the file; empty for generated meshes.
+    pub numbering: FileNumbering,
+}
+
+/// The numbering conventions of the mesh formats, for naming elements and nodes in messages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NumberingScheme {
+    /// No file: 0-based positions in the mesh.
+    #[default]
+    Positions,
+    /// Gmsh element and node tags (any positive integers, possibly sparse).
+    Gmsh,
+    /// Medit: vertices 1-based, elements 1-based within their keyword section (`Triangles`, ...).
+    Medit,
+    /// VTU: cells and points 0-based in file order, as the connectivity array and ParaView's
+    /// Cell ID / Point ID give them (the format has no 1-based numbering).
+    Vtu,
+}
+
+/// The number the file gave each element and node (see [`Mesh::element_label`]). Kept in step
+/// with the mesh by validation (dropped vertices) and [`Mesh::permute_elements`]; a mesh whose
+/// lists do not match its counts falls back to positions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileNumbering {
+    pub scheme: NumberingScheme,
+    /// File number of each element, in mesh order.
+    pub elements: Vec<u64>,
+    /// File number of each node (vertex), in mesh order.
+    pub nodes: Vec<u64>,
 }
 
 impl Mesh {
@@ -148,6 +190,40 @@ impl Mesh {
             dim,
             offsets: vec![0],
             ..Default::default()
+        }
+    }
+
+    /// Element `e` as the file numbers it, e.g. `Gmsh element 17 (triangle)`, `Medit Triangles 5
+    /// (triangle)`, `VTU cell 12 (triangle)`; `element 3 (triangle)` for generated meshes.
+    pub fn element_label(&self, e: usize) -> String {
+        let kind = self.kinds.get(e).map_or("?", |k| k.name());
+        let n = &self.numbering;
+        let file_number = (n.elements.len() == self.num_elements())
+            .then(|| n.elements.get(e).copied())
+            .flatten();
+        match (n.scheme, file_number) {
+            (NumberingScheme::Gmsh, Some(t)) => format!("Gmsh element {t} ({kind})"),
+            (NumberingScheme::Medit, Some(t)) => {
+                let section = self.kinds.get(e).map_or("?", |k| k.medit_keyword());
+                format!("Medit {section} {t} ({kind})")
+            }
+            (NumberingScheme::Vtu, Some(t)) => format!("VTU cell {t} ({kind})"),
+            _ => format!("element {e} ({kind})"),
+        }
+    }
+
+    /// Vertex `v` as the file numbers it: `Gmsh node 33`, `Medit vertex 4`, `VTU point 3`, or
+    /// `vertex 2` for generated meshes.
+    pub fn vertex_label(&self, v: usize) -> String {
+        let n = &self.numbering;
+        let file_number = (n.nodes.len() == self.num_points())
+            .then(|| n.nodes.get(v).copied())
+            .flatten();
+        match (n.scheme, file_number) {
+            (NumberingScheme::Gmsh, Some(t)) => format!("Gmsh node {t}"),
+            (NumberingScheme::Medit, Some(t)) => format!("Medit vertex {t}"),
+            (NumberingScheme::Vtu, Some(t)) => format!("VTU point {t}"),
+            _ => format!("vertex {v}"),
         }
     }
 
@@ -284,11 +360,29 @@ impl Mesh {
         m.points = std::mem::take(&mut self.points);
         m.boundary_facets = std::mem::take(&mut self.boundary_facets);
         m.physical_names = std::mem::take(&mut self.physical_names);
+        m.numbering = self.numbering.permuted(perm);
         for &old in perm {
             let old = old as usize;
             m.push_element(self.kinds[old], self.element(old), self.region_tags[old]);
         }
         *self = m;
+    }
+}
+
+impl FileNumbering {
+    /// The numbering after elements were renumbered `new -> perm[new]` (nodes unchanged).
+    pub fn permuted(&self, perm: &[u32]) -> FileNumbering {
+        FileNumbering {
+            scheme: self.scheme,
+            elements: if self.elements.len() == perm.len() {
+                perm.iter()
+                    .map(|&old| self.elements[old as usize])
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            nodes: self.nodes.clone(),
+        }
     }
 }
 

@@ -98,16 +98,18 @@ impl Topology {
                 j += 1;
             }
             if j - i > 2 {
-                let els: Vec<String> = entries[i..j].iter().map(|t| t.1.to_string()).collect();
-                let key: Vec<String> = entries[i]
-                    .0
+                let els: Vec<String> = entries[i..j]
                     .iter()
-                    .filter(|&&v| v != u32::MAX)
-                    .map(|v| v.to_string())
+                    .map(|t| mesh.element_label(t.1 as usize))
+                    .collect();
+                let key: Vec<u32> = entries[i]
+                    .0
+                    .into_iter()
+                    .filter(|&v| v != u32::MAX)
                     .collect();
                 return Err(Error::invalid_mesh(format!(
-                    "non-manifold face with vertices [{}] is shared by {} elements ({}); at most two may share a face",
-                    key.join(", "),
+                    "non-manifold face with vertices {} is shared by {} elements ({}); at most two may share a face",
+                    crate::mesh::validate::vertex_list(mesh, &key),
                     j - i,
                     els.join(", ")
                 )));
@@ -350,8 +352,10 @@ fn check_duplicates(mesh: &Mesh, topo: &Topology) -> Result<()> {
             && sorted_vertices(mesh, l as usize) == sorted_vertices(mesh, r as usize)
         {
             return Err(Error::invalid_mesh(format!(
-                "elements {l} and {r} are duplicates (same vertices {:?})",
-                mesh.element(l as usize)
+                "{} and {} are duplicates (same vertices {})",
+                mesh.element_label(l as usize),
+                mesh.element_label(r as usize),
+                crate::mesh::validate::vertex_list(mesh, mesh.element(l as usize))
             )));
         }
     }

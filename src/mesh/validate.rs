@@ -21,8 +21,13 @@
 //! 8. duplicate elements (same vertex set; one sort of element hashes);
 //! 9. [`Topology::build`]: non-manifold faces (one sort of faces).
 //!
-//! Element and vertex numbers in messages are 0-based positions in the mesh (for a file: the
-//! order of the top-dimension elements and of the nodes in the file), not Gmsh tags.
+//! 10. planar 2D meshes: no two elements overlap, whether or not they share an edge (a fold
+//!     across a shared edge, two stacked triangulations, a triangle inside another; see
+//!     the `overlap` module: a grid of bounding boxes and an exact orientation predicate).
+//!
+//! Messages name elements and vertices as the file numbers them ([`Mesh::element_label`]: Gmsh
+//! tags, Medit 1-based numbers, VTU 0-based cell and point numbers); generated meshes give
+//! 0-based positions.
 
 use crate::error::{Error, Result};
 use crate::mesh::model::{ElementKind, Mesh};
@@ -80,9 +85,9 @@ pub fn validate(mesh: &mut Mesh) -> Result<ValidationReport> {
     check_measures_and_orient(mesh, &mut report)?;
     if report.reoriented > 0 {
         log::warn!(
-            "reoriented {} element(s) with negative orientation (first: element {})",
+            "reoriented {} element(s) with negative orientation (first: {})",
             report.reoriented,
-            report.first_reoriented.unwrap_or(0)
+            mesh.element_label(report.first_reoriented.unwrap_or(0))
         );
     }
     drop_unused_vertices(mesh, &mut report);
@@ -90,6 +95,7 @@ pub fn validate(mesh: &mut Mesh) -> Result<ValidationReport> {
     let topo = Topology::build(mesh)?;
     if !report.embedded_surface {
         check_folds(mesh, &topo)?;
+        super::overlap::check_overlaps(mesh)?;
     }
     report.num_points = mesh.num_points();
     report.num_elements = mesh.num_elements();
@@ -144,15 +150,16 @@ fn check_structure(mesh: &Mesh) -> Result<()> {
         let n = mesh.offsets[e + 1].wrapping_sub(mesh.offsets[e]) as usize;
         if n != kind.num_vertices() {
             return Err(Error::invalid_mesh(format!(
-                "element {e} ({}) has {n} vertices, expected {}",
-                kind.name(),
+                "{} has {n} vertices, expected {}",
+                mesh.element_label(e),
                 kind.num_vertices()
             )));
         }
         if kind.dim() != mesh.dim {
             return Err(Error::invalid_mesh(format!(
-                "element {e} is a {} but the mesh is {}D",
-                kind.name(),
+                "{} is {}D but the mesh is {}D",
+                mesh.element_label(e),
+                kind.dim(),
                 mesh.dim
             )));
         }
@@ -166,7 +173,8 @@ fn check_indices(mesh: &Mesh) -> Result<()> {
     for e in 0..mesh.num_elements() {
         if let Some(&v) = mesh.element(e).iter().find(|&&v| v as usize >= np) {
             return Err(Error::invalid_mesh(format!(
-                "element {e} references vertex {v} but the mesh has {np} vertices"
+                "{} references vertex index {v} but the mesh has {np} vertices",
+                mesh.element_label(e)
             )));
         }
     }
@@ -202,8 +210,11 @@ fn check_coordinates(mesh: &Mesh) -> Result<()> {
         .find(|(_, p)| !p.iter().all(|c| c.is_finite()))
     {
         return Err(Error::invalid_mesh(format!(
-            "vertex {v} has non-finite coordinate ({}, {}, {})",
-            p[0], p[1], p[2]
+            "{} has non-finite coordinate ({}, {}, {})",
+            mesh.vertex_label(v),
+            p[0],
+            p[1],
+            p[2]
         )));
     }
     Ok(())
@@ -225,13 +236,25 @@ fn check_folds(mesh: &Mesh, topo: &Topology) -> Result<()> {
         let fv = topo.face_vertices.row(f);
         if mesh.element(r)[local[0]] == fv[0] {
             return Err(Error::invalid_mesh(format!(
-                "elements {} and {r} overlap (one is folded over their shared edge between \
-                 vertices {} and {}): the mesh is tangled",
-                topo.left[f], fv[0], fv[1]
+                "{} and {} overlap (one is folded over their shared edge between {} and {}): \
+                 the mesh is tangled",
+                mesh.element_label(topo.left[f] as usize),
+                mesh.element_label(r),
+                mesh.vertex_label(fv[0] as usize),
+                mesh.vertex_label(fv[1] as usize)
             )));
         }
     }
     Ok(())
+}
+
+/// Vertices by their file numbers, e.g. `[Gmsh node 4, Gmsh node 9, Gmsh node 7]`.
+pub(crate) fn vertex_list(mesh: &Mesh, vertices: &[u32]) -> String {
+    let names: Vec<String> = vertices
+        .iter()
+        .map(|&v| mesh.vertex_label(v as usize))
+        .collect();
+    format!("[{}]", names.join(", "))
 }
 
 /// a - b.
@@ -341,8 +364,8 @@ fn check_measures_and_orient(mesh: &mut Mesh, report: &mut ValidationReport) -> 
         let nondegenerate = measure.abs() > DEGENERACY_TOLERANCE * scale;
         if !nondegenerate {
             return Err(Error::invalid_mesh(format!(
-                "element {e} ({}) is degenerate: {what} {} (longest edge {h})",
-                kind.name(),
+                "{} is degenerate: {what} {} (longest edge {h})",
+                mesh.element_label(e),
                 measure.abs()
             )));
         }
@@ -354,7 +377,8 @@ fn check_measures_and_orient(mesh: &mut Mesh, report: &mut ValidationReport) -> 
             });
             if !convex {
                 return Err(Error::invalid_mesh(format!(
-                    "element {e} (quadrilateral) is not convex or is self-intersecting"
+                    "{} is not convex or is self-intersecting",
+                    mesh.element_label(e)
                 )));
             }
         }
@@ -407,7 +431,12 @@ fn drop_unused_vertices(mesh: &mut Mesh, report: &mut ValidationReport) {
             first.get_or_insert(v);
         }
     }
+    let first = first.map(|v| mesh.vertex_label(v));
     mesh.points = points;
+    if mesh.numbering.nodes.len() == np {
+        let kept = (0..np).filter(|&v| used[v]);
+        mesh.numbering.nodes = kept.map(|v| mesh.numbering.nodes[v]).collect();
+    }
     for v in &mut mesh.connectivity {
         *v = new_index[*v as usize];
     }
@@ -421,8 +450,8 @@ fn drop_unused_vertices(mesh: &mut Mesh, report: &mut ValidationReport) {
     report.dropped_vertices = dropped;
     report.dropped_facets = before - mesh.boundary_facets.len();
     log::warn!(
-        "dropped {dropped} vertex(es) used by no element (first: vertex {})",
-        first.unwrap_or(0)
+        "dropped {dropped} vertex(es) used by no element (first: {})",
+        first.unwrap_or_default()
     );
     if report.dropped_facets > 0 {
         log::warn!(
@@ -464,8 +493,10 @@ fn check_duplicates(mesh: &Mesh) -> Result<()> {
                 let (a, b) = (keys[x].1 as usize, keys[y].1 as usize);
                 if sorted(a) == sorted(b) {
                     return Err(Error::invalid_mesh(format!(
-                        "elements {a} and {b} are duplicates (same vertices {:?})",
-                        mesh.element(a)
+                        "{} and {} are duplicates (same vertices {})",
+                        mesh.element_label(a),
+                        mesh.element_label(b),
+                        vertex_list(mesh, mesh.element(a))
                     )));
                 }
             }

@@ -504,6 +504,7 @@ fn permuted_mesh(mesh: &Mesh, new_to_old: &[u32]) -> Mesh {
     m.points = mesh.points.clone();
     m.boundary_facets = mesh.boundary_facets.clone();
     m.physical_names = mesh.physical_names.clone();
+    m.numbering = mesh.numbering.permuted(new_to_old);
     m.kinds = Vec::with_capacity(ne);
     m.region_tags = Vec::with_capacity(ne);
     m.offsets = Vec::with_capacity(ne + 1);

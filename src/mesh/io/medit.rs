@@ -16,7 +16,7 @@ use std::path::Path;
 
 use super::msh::{push_element, RawFile, Reader};
 use crate::error::Result;
-use crate::mesh::model::Mesh;
+use crate::mesh::model::{Mesh, NumberingScheme};
 
 /// Element keywords: (ASCII name, binary code, Gmsh type, vertices).
 const ELEMENTS: [(&str, i64, u8, usize); 8] = [
@@ -42,7 +42,7 @@ pub(super) fn looks_like_medit(data: &[u8]) -> bool {
 
 /// Parse the bytes of a `.mesh` or `.meshb` file; `path` is only used in error messages.
 pub fn parse_medit(path: &Path, data: &[u8]) -> Result<Mesh> {
-    let mut file = RawFile::with_elements();
+    let mut file = RawFile::with_elements(NumberingScheme::Medit);
     let binary = data.len() >= 4 && matches!(&data[..4], [1, 0, 0, 0] | [0, 0, 0, 1]);
     let mut r = Reader::new(path, data, "the header");
     if binary {

@@ -36,8 +36,26 @@ pub fn read_vtu_grid(path: &Path) -> Result<VtuGrid> {
 /// File extensions [`read_mesh`] understands.
 pub const SUPPORTED_EXTENSIONS: &[&str] = &["msh", "mesh", "meshb", "vtu"];
 
+/// Error when reading the mesh file at `path` is estimated to need more host memory than
+/// there is ([`crate::memory::FILE_BYTES_FACTOR`] times its size).
+pub(crate) fn check_memory(path: &Path) -> Result<()> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(()); // the read names the file and the error
+    };
+    let what = format!(
+        "mesh file {} ({})",
+        path.display(),
+        crate::memory::gib(meta.len())
+    );
+    crate::memory::check(
+        &what,
+        meta.len().saturating_mul(crate::memory::FILE_BYTES_FACTOR),
+    )
+}
+
 /// Read a mesh file in any supported format (see [`parse_mesh`]). Unvalidated.
 pub fn read_mesh(path: &Path) -> Result<Mesh> {
+    check_memory(path)?;
     let data = crate::files::read_limited(path, crate::files::MAX_INPUT_BYTES)?;
     parse_mesh(path, &data)
 }

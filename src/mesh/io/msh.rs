@@ -26,10 +26,11 @@ use std::path::Path;
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
-use crate::mesh::model::{BoundaryFacet, ElementKind, Mesh};
+use crate::mesh::model::{BoundaryFacet, ElementKind, Mesh, NumberingScheme};
 
 /// Read a Gmsh `.msh` file (2.2, 4.0 or 4.1, ASCII or binary). The mesh is not validated.
 pub fn read_msh(path: &Path) -> Result<Mesh> {
+    super::check_memory(path)?;
     let data = crate::files::read_limited(path, crate::files::MAX_INPUT_BYTES)?;
     parse_msh(path, data.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&data))
 }
@@ -37,7 +38,10 @@ pub fn read_msh(path: &Path) -> Result<Mesh> {
 /// Parse the bytes of a `.msh` file; `path` is only used in error messages.
 pub fn parse_msh(path: &Path, data: &[u8]) -> Result<Mesh> {
     let mut r = Reader::new(path, data, "$MeshFormat");
-    let mut file = RawFile::default();
+    let mut file = RawFile {
+        scheme: NumberingScheme::Gmsh,
+        ..RawFile::default()
+    };
     r.read_all(&mut file)?;
     file.into_mesh(&r)
 }
@@ -146,6 +150,8 @@ pub(super) struct RawFile {
     physical_names: Vec<((usize, i32), String)>,
     /// File type -> count of the high-order elements read as their corners.
     high_order: std::collections::BTreeMap<i64, usize>,
+    /// How the format numbers elements and nodes (`tags`, `node_tags`), kept in the mesh.
+    pub(super) scheme: NumberingScheme,
 }
 
 /// Cursor over a mesh file with error locations; shared with the Medit and VTU readers.
@@ -1055,10 +1061,11 @@ impl NodeMap {
 }
 
 impl RawFile {
-    /// An empty file ready for elements (the Medit and VTU readers).
-    pub(super) fn with_elements() -> Self {
+    /// An empty file ready for elements (the Medit and VTU readers), numbered by `scheme`.
+    pub(super) fn with_elements(scheme: NumberingScheme) -> Self {
         RawFile {
             offsets: vec![0],
+            scheme,
             ..RawFile::default()
         }
     }
@@ -1150,6 +1157,7 @@ impl RawFile {
             if edim == dim {
                 if let Some(kind) = kind_of(t) {
                     mesh.push_element(kind, &verts, self.phys[e]);
+                    mesh.numbering.elements.push(self.tags[e]);
                 }
             } else {
                 mesh.boundary_facets.push(BoundaryFacet {
@@ -1160,6 +1168,8 @@ impl RawFile {
         }
         mesh.points = self.points;
         mesh.physical_names = self.physical_names.into_iter().collect();
+        mesh.numbering.scheme = self.scheme;
+        mesh.numbering.nodes = self.node_tags;
         Ok(mesh)
     }
 }

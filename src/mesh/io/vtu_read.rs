@@ -20,7 +20,7 @@ use base64::Engine;
 
 use super::msh::{push_element, RawFile, Reader};
 use crate::error::{Error, Result};
-use crate::mesh::model::Mesh;
+use crate::mesh::model::{Mesh, NumberingScheme};
 
 /// Cell arrays that carry region tags, by preference.
 const TAG_ARRAYS: [&str; 4] = ["region_tag", "gmsh:physical", "CellEntityIds", "medit:ref"];
@@ -538,7 +538,7 @@ pub fn parse_vtu(path: &Path, data: &[u8]) -> Result<Mesh> {
         Some(da) => v.values(da, nc)?,
         None => vec![0.0; nc],
     };
-    let mut file = RawFile::with_elements();
+    let mut file = RawFile::with_elements(NumberingScheme::Vtu);
     for (i, p) in pts.chunks_exact(3).enumerate() {
         file.node_tags.push(i as u64);
         file.points.push([p[0], p[1], p[2]]);

@@ -234,6 +234,7 @@ impl Simulation {
         validate(case, opts)?;
         let started = Instant::now();
         let mesh = case.build_mesh(opts.seed)?;
+        crate::memory::check_dg(&case.mesh.to_string(), mesh.num_elements(), case.order)?;
         let mesh_seconds = started.elapsed().as_secs_f64();
         let (om, prepare) = prepare_timed(&mesh, &PrepareOptions::new(opts.ordering, opts.seed))?;
         let started = Instant::now();

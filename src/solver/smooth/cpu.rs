@@ -138,6 +138,11 @@ impl Schedule {
                 colors.len()
             )));
         }
+        if let Some(&c) = colors.iter().find(|&&c| c as usize >= n) {
+            return Err(Error::Invalid(format!(
+                "color {c} for {n} vertices: a coloring needs fewer colors than vertices"
+            )));
+        }
         let class = topo.classes();
         let ncol = colors.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
         let mut color_class = vec![u32::MAX; ncol];
@@ -207,6 +212,18 @@ impl Schedule {
 
     pub fn num_colors(&self) -> usize {
         self.offsets.len() - 1
+    }
+
+    /// A color per vertex of `n` that [`Schedule::from_colors`] turns back into this schedule
+    /// (fixed vertices, which it leaves out, get 0).
+    pub fn colors(&self, n: usize) -> Vec<u32> {
+        let mut colors = vec![0u32; n];
+        for c in 0..self.num_colors() {
+            for &v in self.color(c) {
+                colors[v as usize] = c as u32;
+            }
+        }
+        colors
     }
 
     /// Vertices of color `c`.
@@ -416,6 +433,12 @@ mod tests {
         let s = Schedule::greedy(&topo)?;
         assert_eq!(s.order.len(), topo.num_free());
         assert!(s.first_boundary_color > 0 && s.first_boundary_color < s.num_colors());
+        // A checkpoint keeps the schedule as colors: they give it back exactly.
+        let n = topo.num_vertices();
+        assert_eq!(Schedule::from_colors(&topo, &s.colors(n))?, s);
+        let mut bad = s.colors(n);
+        bad[0] = n as u32;
+        assert!(Schedule::from_colors(&topo, &bad).is_err());
         Ok(())
     }
 

@@ -282,6 +282,29 @@ impl GpuSmoother {
         Ok(())
     }
 
+    /// The device state for a checkpoint: the f32 positions in slot order, as raw words.
+    pub fn save_words(&self) -> Result<Vec<u32>> {
+        let by_slot: Vec<[f32; 2]> = self.rt.read(&self.positions, 0, self.n)?;
+        Ok(by_slot.iter().flatten().map(|x| x.to_bits()).collect())
+    }
+
+    /// Put back the words of [`GpuSmoother::save_words`] (2 per vertex), bit for bit.
+    pub fn restore_words(&self, words: &[u32]) -> Result<()> {
+        if words.len() != 2 * self.n {
+            return Err(Error::Invalid(format!(
+                "{} position words for {} vertices (expected {})",
+                words.len(),
+                self.n,
+                2 * self.n
+            )));
+        }
+        let by_slot: Vec<[f32; 2]> = words
+            .chunks_exact(2)
+            .map(|w| [f32::from_bits(w[0]), f32::from_bits(w[1])])
+            .collect();
+        self.rt.write(&self.positions, 0, &by_slot)
+    }
+
     /// Current positions in the caller's numbering (f32, as the kernel holds them).
     pub fn positions(&self) -> Result<Vec<[f32; 2]>> {
         let by_slot: Vec<[f32; 2]> = self.rt.read(&self.positions, 0, self.n)?;

@@ -22,7 +22,9 @@
 //! triangle and records the metric quality ([`QualityRecord`]). The quality is judged on the
 //! CPU with the exact bilinear metric at the texel precision the kernel reads.
 //! [`Smoothing::run_with_outputs`] is the `smooth` command's run: before/after PNGs, the
-//! quality CSV row by row, the smoothed mesh as .msh and .vtu.
+//! quality CSV row by row, the smoothed mesh as .msh and .vtu; [`Smoothing::run_controlled`]
+//! adds checkpoints (`checkpoint.ckpt`: the device positions word for word and the quality
+//! history) and restarts from them, to the same bits as a run never stopped.
 
 use super::cpu::{min_shape, not_above, positions, set_positions};
 use super::gpu::GpuSmoother;
@@ -31,11 +33,13 @@ use super::{
     metric_normalization, metric_quality, sweep_cpu, MetricSpec, MetricTexture, QualitySummary,
     Sampling, Schedule, SmoothParams, SmoothTopology, TexelPrecision, TextureSampler, WeightMode,
 };
+use crate::checkpoint::{self, fingerprint, Checkpoint};
 use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
 use crate::error::{Error, Result};
 use crate::mesh::{write_msh41, write_vtu, Mesh};
 use crate::output::{save_field_png, write_json_atomic, CsvWriter, Field, PlotOptions};
 use crate::runtime::{BackendKind, Runtime};
+use crate::solver::RunControl;
 use std::path::{Path, PathBuf};
 
 /// Columns of [`QUALITY_CSV`], one row per [`QualityRecord`].
@@ -128,7 +132,21 @@ impl QualityRecord {
             self.seconds,
         ]
     }
+
+    /// The record from its [`QualityRecord::row`] (a checkpoint's copy).
+    fn from_row(r: [f64; 5]) -> QualityRecord {
+        QualityRecord {
+            iteration: r[0] as usize,
+            min_quality: r[1],
+            mean_quality: r[2],
+            min_shape: r[3],
+            seconds: r[4],
+        }
+    }
 }
+
+/// u32 words per [`QualityRecord`] in a checkpoint: five f64 as (low, high) word pairs.
+const RECORD_WORDS: usize = 10;
 
 /// The final quality of the f64 CPU reference with exact and with 1/256-quantised bilinear
 /// weights (as NVIDIA's texture units filter), from the same start and schedule.
@@ -163,6 +181,8 @@ pub struct Smoothing {
     history: Vec<QualityRecord>,
     gpu_seconds: f64,
     kernel_seconds: Option<f64>,
+    /// Fingerprint of the starting mesh, for checkpoints.
+    mesh_fingerprint: u64,
 }
 
 impl Smoothing {
@@ -174,12 +194,29 @@ impl Smoothing {
         options: &SmoothingOptions,
         rt: &Runtime,
     ) -> Result<Smoothing> {
+        Smoothing::with_colors(mesh, metric, options, rt, None)
+    }
+
+    /// [`Smoothing::new`] with the vertex colors given (checked) instead of colored on the
+    /// device: the speculative GPU coloring may differ from run to run, and a restart must
+    /// sweep in its checkpoint's order ([`Smoothing::checkpoint_colors`]).
+    pub fn with_colors(
+        mesh: Mesh,
+        metric: &MetricSpec,
+        options: &SmoothingOptions,
+        rt: &Runtime,
+        colors: Option<&[u32]>,
+    ) -> Result<Smoothing> {
         options.check()?;
         let topo = SmoothTopology::build(&mesh)?;
         let tex =
             MetricTexture::from_spec(metric, &mesh, options.texture_size, options.supersample)?;
-        let schedule = schedule_gpu(rt, &topo)?;
+        let schedule = match colors {
+            Some(colors) => Schedule::from_colors(&topo, colors)?,
+            None => schedule_gpu(rt, &topo)?,
+        };
         let start = positions(&mesh);
+        let mesh_fp = mesh_fingerprint(&mesh);
         let gpu = GpuSmoother::new(
             rt,
             &topo,
@@ -220,6 +257,7 @@ impl Smoothing {
             history,
             gpu_seconds: 0.0,
             kernel_seconds: None,
+            mesh_fingerprint: mesh_fp,
         })
     }
 
@@ -382,6 +420,88 @@ impl Smoothing {
         Ok(())
     }
 
+    /// Fingerprint of what the sweeps compute with: the options, the metric texture and the
+    /// sweep schedule (the vertex order of the kernels).
+    fn case_fingerprint(&self) -> u64 {
+        let options = format!("{:?} {}", self.options, self.metric_name);
+        let s = &self.schedule;
+        fingerprint(options.as_bytes())
+            ^ fingerprint(bytemuck::cast_slice(&self.tex.texels)).rotate_left(1)
+            ^ fingerprint(bytemuck::cast_slice(&s.order)).rotate_left(2)
+            ^ fingerprint(bytemuck::cast_slice(&s.offsets)).rotate_left(3)
+    }
+
+    /// The vertex colors of the sweep schedule a `smooth` checkpoint at `path` was written
+    /// with, for [`Smoothing::with_colors`] on a `mesh` of the same vertex count.
+    pub fn checkpoint_colors(path: &Path, mesh: &Mesh) -> Result<Vec<u32>> {
+        let ck = Checkpoint::read(path)?;
+        ck.check(path, "smooth", ck.header.case, mesh_fingerprint(mesh))?;
+        let n = mesh.num_points();
+        ck.payload
+            .get(2 * n..3 * n)
+            .map(<[u32]>::to_vec)
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "{}: cannot restart from this checkpoint: it was written for another mesh \
+                 ({} words of state for {n} vertices)",
+                    path.display(),
+                    ck.payload.len()
+                ))
+            })
+    }
+
+    /// The state of the run as a checkpoint: device positions, the vertex colors of the
+    /// schedule, then the quality history.
+    fn checkpoint(&self, csv_rows: usize) -> Result<Checkpoint> {
+        let mut words = self.gpu.save_words()?;
+        words.extend(self.schedule.colors(self.mesh.num_points()));
+        for rec in &self.history {
+            words.extend(rec.row().iter().flat_map(|x| {
+                let b = x.to_bits();
+                [b as u32, (b >> 32) as u32]
+            }));
+        }
+        let done = self.iterations();
+        Ok(Checkpoint::new(
+            "smooth",
+            self.device_name(),
+            self.case_fingerprint(),
+            self.mesh_fingerprint,
+            (done as f64, done as u64),
+            (self.history.len() as u64, csv_rows as u64),
+            words,
+        ))
+    }
+
+    /// Continue from `ck` (checked against this smoothing's fingerprints by the caller): the
+    /// device positions bit for bit, the quality history and the device seconds.
+    fn restore(&mut self, ck: &Checkpoint) -> Result<()> {
+        let n = 2 * self.mesh.num_points();
+        let colors = n + n / 2;
+        let history = ck.payload.get(colors..).unwrap_or_default();
+        if ck.payload.len() < colors || history.is_empty() || history.len() % RECORD_WORDS != 0 {
+            return Err(Error::Invalid(format!(
+                "checkpoint of {} words does not fit {} vertices, their colors and whole \
+                 quality records",
+                ck.payload.len(),
+                n / 2
+            )));
+        }
+        self.gpu.restore_words(&ck.payload[..n])?;
+        self.history = history
+            .chunks_exact(RECORD_WORDS)
+            .map(|w| {
+                let f =
+                    |k: usize| f64::from_bits(u64::from(w[2 * k]) | u64::from(w[2 * k + 1]) << 32);
+                QualityRecord::from_row([f(0), f(1), f(2), f(3), f(4)])
+            })
+            .collect();
+        self.gpu_seconds = self.history.last().map_or(0.0, |r| r.seconds);
+        self.pos = self.gpu.positions_f64()?;
+        set_positions(&mut self.mesh, &self.pos);
+        Ok(())
+    }
+
     /// The `smooth` command's run: create `dir`, write [`BEFORE_PNG`], run `iterations` sweeps
     /// recording the quality every `every` iterations into [`QUALITY_CSV`] (row by row, so a
     /// failed run leaves its history), then write [`AFTER_PNG`], [`SMOOTHED_MSH`] and
@@ -393,21 +513,63 @@ impl Smoothing {
         dir: &Path,
         iterations: usize,
         every: usize,
+        progress: impl FnMut(usize),
+    ) -> Result<Vec<PathBuf>> {
+        self.run_controlled(dir, iterations, every, &RunControl::default(), progress)
+    }
+
+    /// [`Smoothing::run_with_outputs`] with checkpoints and restarts as `rc` says, counting
+    /// time in iterations: [`checkpoint::FILE_NAME`] in `dir` at the first quality record at or
+    /// past every multiple of `rc.checkpoint_every` iterations and on an interrupt; with
+    /// `rc.restart`, continue that checkpoint's run (same mesh, metric and options: checked)
+    /// up to `iterations` in all, keeping its CSV rows.
+    pub fn run_controlled(
+        &mut self,
+        dir: &Path,
+        iterations: usize,
+        every: usize,
+        rc: &RunControl,
         mut progress: impl FnMut(usize),
     ) -> Result<Vec<PathBuf>> {
-        let (mut files, mut csv) = self.write_before(dir)?;
-        self.run_recorded(iterations, every, |rec| {
+        let ck_path = dir.join(checkpoint::FILE_NAME);
+        let restart = rc.restart_from("smooth", self.case_fingerprint(), self.mesh_fingerprint)?;
+        let mut files = vec![self.write_before_png(dir)?];
+        let csv_path = dir.join(QUALITY_CSV);
+        let mut csv = match &restart {
+            Some(ck) => {
+                self.restore(ck)?;
+                CsvWriter::resume(&csv_path, &QUALITY_COLUMNS, ck.header.csv_rows as usize)?
+            }
+            None => {
+                let mut csv = CsvWriter::create(&csv_path, &QUALITY_COLUMNS)?;
+                for rec in &self.history {
+                    csv.row(&rec.row())?;
+                }
+                csv
+            }
+        };
+        files.push(csv_path);
+        let every = every.max(1);
+        let mut next_ck = rc.next_checkpoint(self.iterations() as f64);
+        while self.iterations() < iterations && !crate::interrupt::requested() {
+            let rec = self.run(every.min(iterations - self.iterations()))?;
             csv.row(&rec.row())?;
             progress(rec.iteration);
-            Ok(())
-        })?;
+            if rec.iteration as f64 >= next_ck {
+                self.checkpoint(csv.rows_written())?.write(&ck_path)?;
+                next_ck = rc.next_checkpoint(rec.iteration as f64);
+            }
+        }
         files.extend(self.write_after(dir)?);
         if crate::interrupt::requested() {
+            self.checkpoint(csv.rows_written())?.write(&ck_path)?;
             return Err(Error::Interrupted(format!(
                 "interrupted after {} of {iterations} iterations; wrote the outputs for them \
-                 to {}",
+                 to {} and {} (continue with --restart {})",
                 self.iterations(),
-                dir.display()
+                dir.display(),
+                ck_path.display(),
+                ck_path.display()
             )));
         }
         Ok(files)
@@ -431,6 +593,17 @@ impl Smoothing {
     /// Create `dir`, write the before PNG and the CSV of the history so far; returns the files
     /// and the CSV, open for more rows.
     fn write_before(&self, dir: &Path) -> Result<(Vec<PathBuf>, CsvWriter)> {
+        let png = self.write_before_png(dir)?;
+        let path = dir.join(QUALITY_CSV);
+        let mut csv = CsvWriter::create(&path, &QUALITY_COLUMNS)?;
+        for rec in &self.history {
+            csv.row(&rec.row())?;
+        }
+        Ok((vec![png, path], csv))
+    }
+
+    /// Create `dir` and write the quality of the starting mesh as [`BEFORE_PNG`].
+    fn write_before_png(&self, dir: &Path) -> Result<PathBuf> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let png = dir.join(BEFORE_PNG);
         let title = self.title("before", &self.before);
@@ -444,12 +617,7 @@ impl Smoothing {
             &moved
         };
         quality_png(mesh, &self.q_before, title, &png)?;
-        let path = dir.join(QUALITY_CSV);
-        let mut csv = CsvWriter::create(&path, &QUALITY_COLUMNS)?;
-        for rec in &self.history {
-            csv.row(&rec.row())?;
-        }
-        Ok((vec![png, path], csv))
+        Ok(png)
     }
 
     /// After PNG, .msh and .vtu of the current positions.
@@ -541,6 +709,12 @@ impl Smoothing {
         write_json_atomic(dir.join(SUMMARY_JSON), &summary)?;
         Ok(summary)
     }
+}
+
+/// Fingerprint of a mesh as a smoothing starts from it: vertex positions and triangles.
+fn mesh_fingerprint(mesh: &Mesh) -> u64 {
+    fingerprint(bytemuck::cast_slice(&mesh.points))
+        ^ fingerprint(bytemuck::cast_slice(&mesh.connectivity)).rotate_left(1)
 }
 
 fn quality_png(mesh: &Mesh, q: &[f64], title: String, path: &Path) -> Result<()> {
