@@ -1,5 +1,6 @@
 // #include "common/dispatch.wgsl"
 // #include "common/swe_control.wgsl"
+// #include "common/swe_cell.wgsl"
 
 // Cell update (2): W_i -= dt / |V_i| * acc_i with dt from the GPU time kernel (no host round
 // trip), then the dry-layer rules of spec section 10: a negative thickness is clipped to 0
@@ -13,8 +14,6 @@
 override DRY_TOL: f32 = 1.0e-4;
 override GRAVITY: f32 = 9.81;
 override DENSITY_RATIO: f32 = 0.5;
-override MANNING: f32 = 0.0;
-override INTERFACE_DRAG: f32 = 0.0;
 override STAGE: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> control: Control;
@@ -23,49 +22,6 @@ override STAGE: u32 = 0u;
 @group(0) @binding(3) var<storage, read_write> counters: array<atomic<u32>, 8>;
 @group(0) @binding(4) var<storage, read_write> cells_old: array<vec4<f32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
-
-// Clip negative depths (returns how many) and zero the momentum of dry layers.
-fn dry_rules(w0: ptr<function, vec4<f32>>, w1: ptr<function, vec4<f32>>) -> u32 {
-    var clipped = 0u;
-    if ((*w0).x < 0.0) {
-        (*w0).x = 0.0;
-        clipped = clipped + 1u;
-    }
-    if ((*w0).x < DRY_TOL) {
-        (*w0).y = 0.0;
-        (*w0).z = 0.0;
-    }
-    if ((*w0).w < 0.0) {
-        (*w0).w = 0.0;
-        clipped = clipped + 1u;
-    }
-    if ((*w0).w < DRY_TOL) {
-        (*w1).x = 0.0;
-        (*w1).y = 0.0;
-    }
-    return clipped;
-}
-
-// Interface drag then Manning bottom friction over dt, both implicit with |u| frozen.
-fn friction(w0: ptr<function, vec4<f32>>, w1: ptr<function, vec4<f32>>, dt: f32) {
-    let h1 = (*w0).x;
-    let h2 = (*w0).w;
-    if (INTERFACE_DRAG > 0.0 && h1 >= DRY_TOL && h2 >= DRY_TOL) {
-        let du = (*w0).yz / h1 - (*w1).xy / h2;
-        let speed = sqrt(du.x * du.x + du.y * du.y);
-        let k1 = dt * INTERFACE_DRAG * speed / h1;
-        let k2 = dt * DENSITY_RATIO * INTERFACE_DRAG * speed / h2;
-        let dn = du * (1.0 / (1.0 + k1 + k2));
-        (*w0) = vec4<f32>(h1, (*w0).yz - h1 * k1 * dn, h2);
-        (*w1) = vec4<f32>((*w1).xy + h2 * k2 * dn, (*w1).zw);
-    }
-    if (MANNING > 0.0 && h2 >= DRY_TOL) {
-        let q = (*w1).xy;
-        let speed = sqrt(q.x * q.x + q.y * q.y) / h2;
-        let k = dt * GRAVITY * MANNING * MANNING * speed / pow(h2, 4.0 / 3.0);
-        (*w1) = vec4<f32>(q / (1.0 + k), (*w1).zw);
-    }
-}
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

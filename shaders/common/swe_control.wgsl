@@ -13,5 +13,34 @@ struct Control {
     max_step_nonhyperbolic: u32,
     max_step_fallback: u32,
     last_dt: f32,
-    pad: u32,
+    // Fused step only: the CFL step (3) of the last fused pass, i.e. of the state before the
+    // step that just ended (the paper's lagged dt); 0 before the first pass, < 0 once a cell
+    // went NaN/Inf.
+    dt_cfl: f32,
+}
+
+// The dt of a fused step (swe_fused_step and swe_fused_clock compute it alike):
+// min(dt_cfl, t_end - t); 0 once t >= t_end or before the first pass (no update, only the
+// speeds); a negative dt_cfl (blow-up) is passed on.
+fn fused_dt(c: Control) -> f32 {
+    if (c.dt_cfl < 0.0) {
+        return c.dt_cfl;
+    }
+    let remaining = c.t_end - c.t;
+    if (remaining > 0.0) {
+        return min(c.dt_cfl, remaining);
+    }
+    return 0.0;
+}
+
+// An f32 as a u32 of the same order (negatives below positives), so a u32 atomicMin gives the
+// minimum of floats: x >= 0 sets the sign bit, x < 0 flips every bit.
+fn ordered_bits(x: f32) -> u32 {
+    let b = bitcast<u32>(x);
+    return select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
+}
+
+// The inverse of ordered_bits.
+fn from_ordered_bits(u: u32) -> f32 {
+    return bitcast<f32>(select(~u, u & 0x7fffffffu, (u & 0x80000000u) != 0u));
 }

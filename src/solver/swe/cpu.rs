@@ -50,6 +50,11 @@ pub struct CpuSolver {
     pub counters: Counters,
     /// Prescribed discharges and elevations of the driven boundary edges.
     pub boundaries: DrivenBoundaries,
+    /// Take step n with the CFL step (3) of W^{n−1} (the first with that of W^0), as the fused
+    /// GPU step does (the paper's lagged Δt, spec §8), instead of that of W^n.
+    pub lagged_dt: bool,
+    /// With `lagged_dt`: the CFL step of the last real step's edge pass.
+    lagged_cfl: Option<f64>,
     acc: Vec<[f64; 6]>,
     speed_sum: Vec<f64>,
     recon: Reconstruction,
@@ -123,6 +128,8 @@ impl CpuSolver {
             steps: 0,
             counters: Counters::default(),
             boundaries,
+            lagged_dt: false,
+            lagged_cfl: None,
             acc: vec![[0.0; 6]; n],
             speed_sum: vec![0.0; n],
             recon,
@@ -216,7 +223,8 @@ impl CpuSolver {
     }
 
     /// One step towards `t_end`: Δt = min(Δt_CFL, t_end − t), and t = t_end exactly when
-    /// clamped. Returns the Δt taken (0 when t ≥ t_end).
+    /// clamped; Δt_CFL is that of W^n, or with [`CpuSolver::lagged_dt`] that of the state
+    /// before the last step. Returns the Δt taken (0 when t ≥ t_end).
     pub fn step(&mut self, t_end: f64) -> f64 {
         let remaining = t_end - self.t;
         if remaining <= 0.0 {
@@ -224,7 +232,12 @@ impl CpuSolver {
         }
         let start = self.state.clone();
         let mut c = self.edge_pass(&start);
-        let dt_cfl = self.cfl_dt();
+        let current_cfl = self.cfl_dt();
+        let dt_cfl = if self.lagged_dt {
+            self.lagged_cfl.replace(current_cfl).unwrap_or(current_cfl)
+        } else {
+            current_cfl
+        };
         let dt = dt_cfl.min(remaining);
         if dt_cfl >= remaining {
             self.t = t_end;

@@ -41,7 +41,10 @@ pub struct GpuControl {
     pub max_step_fallback: u32,
     /// The last positive Δt (Δt is 0 for the no-op steps past t_end).
     pub last_dt: f32,
-    pub pad: u32,
+    /// Fused step ([`FluxLayout::Fused`]) only: the CFL step (3) of the last pass, the next
+    /// step's Δt before the clamp (0 before the first pass, negative once a cell went NaN/Inf);
+    /// 0 on the other layouts.
+    pub dt_cfl: f32,
 }
 
 impl GpuControl {
@@ -61,8 +64,14 @@ impl GpuControl {
 /// How the fluxes are gathered into the cells.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum FluxLayout {
-    /// One thread per edge, one dispatch per edge color, contributions to both cells.
+    /// One cell-centred kernel per step (`swe_fused_step`): gathers the cell's edge fluxes,
+    /// updates the cell into a second state buffer and computes its local CFL step, whose
+    /// workgroup minimum it folds into one word; a one-thread kernel (`swe_fused_clock`)
+    /// advances the clock. Δt of step n comes from the speeds of W^{n−1} (the paper's lagged
+    /// Δt, spec §8; the first step from those of W^0). First order only; the default there.
     #[default]
+    Fused,
+    /// One thread per edge, one dispatch per edge color, contributions to both cells.
     ColoredScatter,
     /// One thread per cell computing its own three edges (each edge twice), no coloring.
     CellGather,
@@ -74,19 +83,38 @@ pub enum FluxLayout {
 impl FluxLayout {
     pub fn name(self) -> &'static str {
         match self {
+            FluxLayout::Fused => "fused",
             FluxLayout::ColoredScatter => "edge-scatter",
             FluxLayout::CellGather => "cell-gather",
             FluxLayout::AtomicScatter => "atomic-scatter",
         }
+    }
+
+    /// The default layout at spatial order `order`: the fused step at order 1, the colored
+    /// edge scatter at order 2 (the only one it runs).
+    pub fn default_for_order(order: u32) -> FluxLayout {
+        if order == 1 {
+            FluxLayout::Fused
+        } else {
+            FluxLayout::ColoredScatter
+        }
+    }
+
+    /// Whether the Δt of step n comes from the state before it (the fused step) rather than
+    /// from W^n itself; the CPU reference follows with [`super::cpu::CpuSolver::lagged_dt`].
+    pub fn lagged_dt(self) -> bool {
+        self == FluxLayout::Fused
     }
 }
 
 /// Seconds spent per kernel group, from device timers (or wall clock without them).
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct KernelTimes {
-    /// The flux pass (all colors, or the gather kernel).
+    /// Steps timed.
+    pub steps: u32,
+    /// The flux pass (all colors, or the gather kernel; the fused step kernel).
     pub flux: f64,
-    /// Local Δt, reduction, time kernel and update.
+    /// Local Δt, reduction, time kernel and update (the fused clock kernel).
     pub update: f64,
     /// True when measured on the device (timestamp queries, CUDA events); otherwise `flux`
     /// holds the wall time of the whole steps and `update` is 0.
@@ -166,20 +194,251 @@ struct GaugeBuffers {
     pending: Vec<GaugeSample>,
 }
 
+/// The prepared steps of a solver.
+enum StepPlans {
+    /// The state stays in `cells[0]`. One step: segment "flux" (boundary values of driven
+    /// edges, then the fluxes), then segment "update" (local Δt, reduction, time, update), at
+    /// order 2 a second "flux" and "update" (Heun's second stage), then the gauges.
+    InPlace(Plan),
+    /// The fused step: the state alternates between `cells[0]` and `cells[1]`. `one[p]` takes
+    /// one step from `cells[p]`, `two[p]` two steps (back to `cells[p]`); a step is segment
+    /// "flux" (boundary values, the fused step kernel), segment "update" (the clock kernel),
+    /// then the gauges.
+    PingPong { one: [Plan; 2], two: [Plan; 2] },
+}
+
 /// A two-layer shallow-water run on a compute device (wgpu or CUDA, as its [`Runtime`]).
 pub struct GpuSolver {
     rt: Runtime,
     n_cells: u32,
-    cells: Buffer,
+    /// The state buffers (the same buffer twice unless the step is fused).
+    cells: [Buffer; 2],
+    /// Which of `cells` holds the current state.
+    current: usize,
     control: Buffer,
     counters: Buffer,
     /// Cell centroids, to say where a solution blew up.
     centroids: Vec<[f64; 2]>,
-    /// One step: segment "flux" (boundary values of driven edges, then the fluxes), then
-    /// segment "update" (local Δt, reduction, time, update), at order 2 a second "flux" and
-    /// "update" (Heun's second stage), then the gauges.
-    step: Plan,
+    steps: StepPlans,
     gauges: Option<GaugeBuffers>,
+}
+
+/// What the step plans of a solver share: the mesh, the physics and the device buffers.
+struct StepInputs<'a> {
+    mesh: &'a SweMesh,
+    depth: &'a [f64],
+    phys: Physics,
+    scheme: Scheme,
+    cfl: f64,
+    order: u32,
+    n_cells: u32,
+    edges: &'a Buffer,
+    cells: &'a [Buffer; 2],
+    control: &'a Buffer,
+    counters: &'a Buffer,
+    flux_consts: &'a [(&'static str, f64); 4],
+}
+
+impl StepInputs<'_> {
+    /// Constants of the kernels that update cells (`swe_update` at `stage`, or the fused step
+    /// without the stage).
+    fn update_consts(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("DRY_TOL", self.phys.dry_tol),
+            ("GRAVITY", self.phys.g),
+            ("DENSITY_RATIO", self.phys.r),
+            ("MANNING", self.phys.friction.manning),
+            ("INTERFACE_DRAG", self.phys.friction.interface),
+        ]
+    }
+}
+
+/// The kernels and buffers of the fused step.
+struct FusedKernels {
+    step: crate::runtime::Kernel,
+    clock: crate::runtime::Kernel,
+    slots: Buffer,
+    /// The pass's minimum local CFL step as [`ordered_bits`], u32::MAX between passes.
+    dt_min: Buffer,
+}
+
+impl FusedKernels {
+    fn new(rt: &Runtime, s: &StepInputs) -> Result<FusedKernels> {
+        let mut consts = s.update_consts();
+        consts.push(("SCHEME", s.scheme.shader_id() as f64));
+        consts.push(("CFL", s.cfl));
+        Ok(FusedKernels {
+            step: rt.kernel("swe_fused_step", &consts)?,
+            clock: rt.kernel("swe_fused_clock", &[])?,
+            slots: rt.upload("swe cell edges", &s.mesh.cell_edge_slots())?,
+            dt_min: rt.upload("swe fused dt min", &[u32::MAX])?,
+        })
+    }
+
+    /// One step from `cells[from]` into the other buffer: the step kernel (segment "flux" is
+    /// the caller's), then segment "update": the clock.
+    fn record(&self, plan: &mut PlanBuilder, s: &StepInputs, from: usize) {
+        let (src, dst) = (&s.cells[from], &s.cells[1 - from]);
+        plan.launch(
+            &self.step,
+            &args![
+                *s.control,
+                *s.edges,
+                self.slots,
+                *src,
+                *dst,
+                *s.counters,
+                self.dt_min
+            ],
+            ItemRange::all(s.n_cells),
+        );
+        plan.segment("update");
+        plan.launch_threads(
+            &self.clock,
+            &args![self.dt_min, *s.control, *s.counters],
+            ItemRange::all(1),
+            1,
+        );
+    }
+}
+
+/// An f32 as a u32 of the same order (`ordered_bits` in shaders/common/swe_control.wgsl), so
+/// that a u32 atomic minimum is the minimum of the floats.
+pub fn ordered_bits(x: f32) -> u32 {
+    let b = x.to_bits();
+    if b & 0x8000_0000 != 0 {
+        !b
+    } else {
+        b | 0x8000_0000
+    }
+}
+
+/// Record the unfused step (flux segment, update chain, Heun's second stage at order 2) into
+/// `plan`, the state in `cells[0]`.
+fn record_unfused(
+    rt: &Runtime,
+    s: &StepInputs,
+    layout: FluxLayout,
+    plan: &mut PlanBuilder,
+    launch_boundary_values: &dyn Fn(&mut PlanBuilder),
+) -> Result<()> {
+    let (mesh, order, n_cells, cfl) = (s.mesh, s.order, s.n_cells, s.cfl);
+    let n = n_cells as usize;
+    let (edges, cells, control, counters) = (
+        s.edges.clone(),
+        s.cells[0].clone(),
+        s.control.clone(),
+        s.counters.clone(),
+    );
+    let flux_consts = s.flux_consts;
+    let acc = rt.zeroed::<[f32; 4]>("swe accumulators", 2 * n)?;
+    let dt_local = rt.zeroed::<f32>("swe local dt", n)?;
+    let update_consts = |stage: u32| {
+        let mut c = s.update_consts();
+        c.push(("STAGE", stage as f64));
+        c
+    };
+    // W^n during Heun's second stage (order 2); a placeholder the Euler update never reads.
+    let cells_old =
+        rt.zeroed::<[f32; 4]>("swe cells W^n", if order == 2 { 2 * n } else { 1 })?;
+    let second_order = if order == 2 {
+        let recon = super::muscl::Reconstruction::new(mesh, s.depth);
+        Some(SecondOrder {
+            recon_cells: rt.upload("swe reconstruction", &recon.gpu_cells())?,
+            neighbors: rt.upload("swe neighbours", &recon.gpu_neighbors())?,
+            slots: rt.upload("swe edge slots", &recon.gpu_edge_slots(mesh))?,
+            deltas: rt.zeroed::<[f32; 4]>("swe edge increments", 6 * n)?,
+            reconstruct: rt.kernel("swe_reconstruct", flux_consts)?,
+            flux: rt.kernel("swe_edge_flux2", flux_consts)?,
+            colors: ItemRange::per_color(&mesh.color_offsets)?,
+        })
+    } else {
+        None
+    };
+    let stage_flux = |plan: &mut PlanBuilder, o: &SecondOrder| {
+        plan.launch(
+            &o.reconstruct,
+            &args![cells, o.recon_cells, o.neighbors, o.deltas],
+            ItemRange::all(n_cells),
+        );
+        plan.launch_ranges(
+            &o.flux,
+            &args![edges, cells, o.deltas, o.slots, acc, counters],
+            &o.colors,
+        );
+    };
+    plan.segment("flux");
+    launch_boundary_values(plan);
+    match (&second_order, layout) {
+        (Some(o), _) => stage_flux(plan, o),
+        (None, FluxLayout::ColoredScatter) => {
+            let k = rt.kernel("swe_edge_flux", flux_consts)?;
+            plan.launch_ranges(
+                &k,
+                &args![edges, cells, acc, counters],
+                &ItemRange::per_color(&mesh.color_offsets)?,
+            );
+        }
+        (None, FluxLayout::AtomicScatter) => {
+            let k =
+                rt.kernel_variant("swe_edge_flux", Some("swe_edge_flux_atomic"), flux_consts)?;
+            plan.launch_ranges(
+                &k,
+                &args![edges, cells, acc, counters],
+                &[ItemRange::all(mesh.num_faces() as u32)],
+            );
+        }
+        (None, FluxLayout::Fused) => {
+            return Err(Error::Invalid(
+                "the fused step has its own plan, not the flux and update segments".into(),
+            ))
+        }
+        (None, FluxLayout::CellGather) => {
+            let slots = rt.upload("swe cell edges", &mesh.cell_edge_slots())?;
+            let k = rt.kernel("swe_cell_gather", flux_consts)?;
+            plan.launch_ranges(
+                &k,
+                &args![edges, cells, acc, counters, slots],
+                &[ItemRange::all(n_cells)],
+            );
+        }
+    }
+    plan.segment("update");
+    let local_dt = rt.kernel("swe_local_dt", &[("CFL", cfl)])?;
+    plan.launch(
+        &local_dt,
+        &args![cells, acc, dt_local],
+        ItemRange::all(n_cells),
+    );
+    let reduction = MinReduction::new(rt, &dt_local, n_cells)?;
+    reduction.record(plan);
+    let time = rt.kernel("swe_time", &[])?;
+    plan.launch_threads(
+        &time,
+        &args![*reduction.result(), control, counters],
+        ItemRange::all(1),
+        1,
+    );
+    let first_stage = if order == 2 { 1 } else { 0 };
+    let update = rt.kernel("swe_update", &update_consts(first_stage))?;
+    plan.launch(
+        &update,
+        &args![control, cells, acc, counters, cells_old],
+        ItemRange::all(n_cells),
+    );
+    if let Some(o) = &second_order {
+        plan.segment("flux");
+        launch_boundary_values(plan);
+        stage_flux(plan, o);
+        plan.segment("update");
+        let average = rt.kernel("swe_update", &update_consts(2))?;
+        plan.launch(
+            &average,
+            &args![control, cells, acc, counters, cells_old],
+            ItemRange::all(n_cells),
+        );
+    }
+    Ok(())
 }
 
 impl GpuSolver {
@@ -243,7 +502,7 @@ impl GpuSolver {
         extras.boundaries.check_mesh(mesh)?;
         if order == 2 && layout != FluxLayout::ColoredScatter {
             return Err(Error::Invalid(format!(
-                "order 2 runs with the {} flux layout only, not {}",
+                "order 2 runs with the {} flux layout only, not {} (the fused step is first order)",
                 FluxLayout::ColoredScatter.name(),
                 layout.name()
             )));
@@ -257,9 +516,15 @@ impl GpuSolver {
             )));
         }
         let n_cells = n as u32;
+        let fused = layout == FluxLayout::Fused;
         let edges = rt.upload("swe edges", &mesh.gpu_edges())?;
-        let cells = rt.upload("swe cells", &pack_cells(state, depth, &mesh.geom.areas))?;
-        let acc = rt.zeroed::<[f32; 4]>("swe accumulators", 2 * n)?;
+        let packed = pack_cells(state, depth, &mesh.geom.areas);
+        let cells = rt.upload("swe cells", &packed)?;
+        let cells = if fused {
+            [cells, rt.upload("swe cells (next)", &packed)?]
+        } else {
+            [cells.clone(), cells]
+        };
         let counters = rt.zeroed::<u32>("swe counters", 8)?;
         let control = rt.upload(
             "swe control",
@@ -268,53 +533,12 @@ impl GpuSolver {
                 ..Default::default()
             }],
         )?;
-        let dt_local = rt.zeroed::<f32>("swe local dt", n)?;
         let flux_consts = [
             ("GRAVITY", phys.g),
             ("DENSITY_RATIO", phys.r),
             ("DRY_TOL", phys.dry_tol),
             ("SCHEME", scheme.shader_id() as f64),
         ];
-        let update_consts = |stage: u32| {
-            [
-                ("DRY_TOL", phys.dry_tol),
-                ("GRAVITY", phys.g),
-                ("DENSITY_RATIO", phys.r),
-                ("MANNING", phys.friction.manning),
-                ("INTERFACE_DRAG", phys.friction.interface),
-                ("STAGE", stage as f64),
-            ]
-        };
-        // W^n during Heun's second stage (order 2); a placeholder the Euler update never reads.
-        let cells_old =
-            rt.zeroed::<[f32; 4]>("swe cells W^n", if order == 2 { 2 * n } else { 1 })?;
-        let mut plan = PlanBuilder::new();
-        let second_order = if order == 2 {
-            let recon = super::muscl::Reconstruction::new(mesh, depth);
-            Some(SecondOrder {
-                recon_cells: rt.upload("swe reconstruction", &recon.gpu_cells())?,
-                neighbors: rt.upload("swe neighbours", &recon.gpu_neighbors())?,
-                slots: rt.upload("swe edge slots", &recon.gpu_edge_slots(mesh))?,
-                deltas: rt.zeroed::<[f32; 4]>("swe edge increments", 6 * n)?,
-                reconstruct: rt.kernel("swe_reconstruct", &flux_consts)?,
-                flux: rt.kernel("swe_edge_flux2", &flux_consts)?,
-                colors: ItemRange::per_color(&mesh.color_offsets)?,
-            })
-        } else {
-            None
-        };
-        let stage_flux = |plan: &mut PlanBuilder, o: &SecondOrder| {
-            plan.launch(
-                &o.reconstruct,
-                &args![cells, o.recon_cells, o.neighbors, o.deltas],
-                ItemRange::all(n_cells),
-            );
-            plan.launch_ranges(
-                &o.flux,
-                &args![edges, cells, o.deltas, o.slots, acc, counters],
-                &o.colors,
-            );
-        };
         // Driven boundaries: the edges' values at the stage's time (t^n; t^n + Δt for Heun's
         // second stage, after the time kernel advanced the clock).
         let boundary_values = if extras.boundaries.is_empty() {
@@ -332,112 +556,111 @@ impl GpuSolver {
                 plan.launch(k, a, *range);
             }
         };
-        plan.segment("flux");
-        launch_boundary_values(&mut plan);
-        match (&second_order, layout) {
-            (Some(o), _) => stage_flux(&mut plan, o),
-            (None, FluxLayout::ColoredScatter) => {
-                let k = rt.kernel("swe_edge_flux", &flux_consts)?;
-                plan.launch_ranges(
-                    &k,
-                    &args![edges, cells, acc, counters],
-                    &ItemRange::per_color(&mesh.color_offsets)?,
+        // After the full step (both stages at order 2), from the buffer the step wrote.
+        let gauge_kernel = match extras.gauges.as_ref().filter(|g| !g.cells.is_empty()) {
+            Some(g) => {
+                let capacity = g.capacity();
+                let k = rt.kernel(
+                    "swe_gauges",
+                    &[
+                        ("GAUGE_EVERY", g.every),
+                        ("GAUGE_CAPACITY", capacity as f64),
+                    ],
+                )?;
+                let buffers = GaugeBuffers {
+                    n: g.cells.len(),
+                    capacity,
+                    state: rt.zeroed::<GaugeState>("swe gauge state", 1)?,
+                    samples: rt.zeroed::<[f32; 4]>(
+                        "swe gauge samples",
+                        2 * g.cells.len() * capacity as usize,
+                    )?,
+                    pending: Vec::new(),
+                };
+                let ids = rt.upload("swe gauge cells", &g.cells)?;
+                Some((k, ids, buffers))
+            }
+            None => None,
+        };
+        let launch_gauges = |plan: &mut PlanBuilder, cells: &Buffer| {
+            if let Some((k, ids, g)) = &gauge_kernel {
+                let range = ItemRange::all(g.n as u32);
+                plan.launch_threads(
+                    k,
+                    &args![control, *cells, *ids, g.state, g.samples],
+                    range,
+                    1,
                 );
             }
-            (None, FluxLayout::AtomicScatter) => {
-                let k =
-                    rt.kernel_variant("swe_edge_flux", Some("swe_edge_flux_atomic"), &flux_consts)?;
-                plan.launch_ranges(
-                    &k,
-                    &args![edges, cells, acc, counters],
-                    &[ItemRange::all(mesh.num_faces() as u32)],
-                );
-            }
-            (None, FluxLayout::CellGather) => {
-                let slots = rt.upload("swe cell edges", &mesh.cell_edge_slots())?;
-                let k = rt.kernel("swe_cell_gather", &flux_consts)?;
-                plan.launch_ranges(
-                    &k,
-                    &args![edges, cells, acc, counters, slots],
-                    &[ItemRange::all(n_cells)],
-                );
-            }
-        }
-        plan.segment("update");
-        let local_dt = rt.kernel("swe_local_dt", &[("CFL", cfl)])?;
-        plan.launch(
-            &local_dt,
-            &args![cells, acc, dt_local],
-            ItemRange::all(n_cells),
-        );
-        let reduction = MinReduction::new(rt, &dt_local, n_cells)?;
-        reduction.record(&mut plan);
-        let time = rt.kernel("swe_time", &[])?;
-        plan.launch_threads(
-            &time,
-            &args![*reduction.result(), control, counters],
-            ItemRange::all(1),
-            1,
-        );
-        let first_stage = if order == 2 { 1 } else { 0 };
-        let update = rt.kernel("swe_update", &update_consts(first_stage))?;
-        plan.launch(
-            &update,
-            &args![control, cells, acc, counters, cells_old],
-            ItemRange::all(n_cells),
-        );
-        if let Some(o) = &second_order {
-            plan.segment("flux");
-            launch_boundary_values(&mut plan);
-            stage_flux(&mut plan, o);
-            plan.segment("update");
-            let average = rt.kernel("swe_update", &update_consts(2))?;
-            plan.launch(
-                &average,
-                &args![control, cells, acc, counters, cells_old],
-                ItemRange::all(n_cells),
-            );
-        }
-        // After the full step (both stages at order 2).
-        let mut gauges = None;
-        if let Some(g) = extras.gauges.as_ref().filter(|g| !g.cells.is_empty()) {
-            let capacity = g.capacity();
-            let ids = rt.upload("swe gauge cells", &g.cells)?;
-            let state = rt.zeroed::<GaugeState>("swe gauge state", 1)?;
-            let samples =
-                rt.zeroed::<[f32; 4]>("swe gauge samples", 2 * g.cells.len() * capacity as usize)?;
-            let k = rt.kernel(
-                "swe_gauges",
-                &[
-                    ("GAUGE_EVERY", g.every),
-                    ("GAUGE_CAPACITY", capacity as f64),
-                ],
-            )?;
-            let sample_args = args![control, cells, ids, state, samples];
-            let range = ItemRange::all(g.cells.len() as u32);
-            plan.launch_threads(&k, &sample_args, range, 1);
-            // The initial state is the first sample (no step taken yet).
-            let mut first = PlanBuilder::new();
-            first.launch_threads(&k, &sample_args, range, 1);
+        };
+        // The initial state is the first sample (no step taken yet).
+        let mut first = PlanBuilder::new();
+        launch_gauges(&mut first, &cells[0]);
+        if !first.is_empty() {
             rt.run(&rt.prepare(&first)?, 1)?;
-            gauges = Some(GaugeBuffers {
-                n: g.cells.len(),
-                capacity,
-                state,
-                samples,
-                pending: Vec::new(),
-            });
         }
-        let step = rt.prepare(&plan)?;
+        let inputs = StepInputs {
+            mesh,
+            depth,
+            phys,
+            scheme,
+            cfl,
+            order,
+            n_cells,
+            edges: &edges,
+            cells: &cells,
+            control: &control,
+            counters: &counters,
+            flux_consts: &flux_consts,
+        };
+        let (steps, current) = if fused {
+            let kernels = FusedKernels::new(rt, &inputs)?;
+            let record = |plan: &mut PlanBuilder, from: usize, gauges: bool| {
+                plan.segment("flux");
+                launch_boundary_values(plan);
+                kernels.record(plan, &inputs, from);
+                if gauges {
+                    launch_gauges(plan, &cells[1 - from]);
+                }
+            };
+            // The first pass, with dt = 0: the speeds of W^0 for the first step's Δt.
+            let mut probe = PlanBuilder::new();
+            record(&mut probe, 0, false);
+            rt.run(&rt.prepare(&probe)?, 1)?;
+            let mut one = Vec::new();
+            let mut two = Vec::new();
+            for from in 0..2 {
+                let mut plan = PlanBuilder::new();
+                record(&mut plan, from, true);
+                one.push(rt.prepare(&plan)?);
+                record(&mut plan, 1 - from, true);
+                two.push(rt.prepare(&plan)?);
+            }
+            let pair = |v: Vec<Plan>| -> [Plan; 2] {
+                let mut it = v.into_iter();
+                [it.next().expect("two plans"), it.next().expect("two plans")]
+            };
+            let steps = StepPlans::PingPong {
+                one: pair(one),
+                two: pair(two),
+            };
+            (steps, 1)
+        } else {
+            let mut plan = PlanBuilder::new();
+            record_unfused(rt, &inputs, layout, &mut plan, &launch_boundary_values)?;
+            launch_gauges(&mut plan, &cells[0]);
+            (StepPlans::InPlace(rt.prepare(&plan)?), 0)
+        };
         let mut solver = GpuSolver {
             rt: rt.clone(),
             n_cells,
             cells,
+            current,
             control,
             counters,
             centroids: mesh.geom.centroids.clone(),
-            step,
-            gauges,
+            steps,
+            gauges: gauge_kernel.map(|(_, _, g)| g),
         };
         solver.drain_gauges()?;
         Ok(solver)
@@ -515,9 +738,25 @@ impl GpuSolver {
         self.rt.write(&self.control, word, &[t_end])
     }
 
-    /// Queue `n` steps in one submit (steps past t_end are no-ops) without waiting for them.
+    /// Queue `n` steps (steps past t_end are no-ops) without waiting for them: one submit,
+    /// two for the fused step when `n` is odd (pairs of steps, then one).
     pub fn queue_steps(&mut self, n: u32) -> Result<()> {
-        self.rt.queue(&self.step, n)
+        match &self.steps {
+            StepPlans::InPlace(plan) => self.rt.queue(plan, n),
+            StepPlans::PingPong { one, two } => {
+                self.rt.queue(&two[self.current], n / 2)?;
+                if n % 2 == 1 {
+                    self.rt.queue(&one[self.current], 1)?;
+                    self.current = 1 - self.current;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The buffer holding the current state.
+    fn state_buffer(&self) -> &Buffer {
+        &self.cells[self.current]
     }
 
     /// Take exactly `n` steps without a time clamp (t_end = f32::MAX) and wait for them (gauge
@@ -544,23 +783,32 @@ impl GpuSolver {
     pub fn read_state(&self) -> Result<Vec<[f64; 6]>> {
         let raw = self
             .rt
-            .read::<[f32; 4]>(&self.cells, 0, 2 * self.n_cells as usize)?;
+            .read::<[f32; 4]>(self.state_buffer(), 0, 2 * self.n_cells as usize)?;
         Ok(unpack_cells(&raw))
     }
 
-    /// Take `n` steps (no clamp), timing the flux segment and the rest of each step separately
-    /// on the device (wall clock for both together, in `flux`, without device timers).
+    /// Take `n` steps (no clamp; the fused step takes `n` rounded up to even), timing the flux
+    /// segment and the rest of each step separately on the device (wall clock for both
+    /// together, in `flux`, without device timers).
     pub fn time_steps(&mut self, n: u32) -> Result<KernelTimes> {
         self.set_end_time(f32::MAX)?;
-        let t = self.rt.time(&self.step, n)?;
+        let (t, steps) = match &self.steps {
+            StepPlans::InPlace(plan) => (self.rt.time(plan, n)?, n),
+            StepPlans::PingPong { two, .. } => {
+                let pairs = n.div_ceil(2);
+                (self.rt.time(&two[self.current], pairs)?, 2 * pairs)
+            }
+        };
         Ok(if t.from_device {
             KernelTimes {
+                steps,
                 flux: t.total("flux"),
                 update: t.total("update"),
                 timestamps: true,
             }
         } else {
             KernelTimes {
+                steps,
                 flux: t.sum(),
                 update: 0.0,
                 timestamps: false,
@@ -573,7 +821,7 @@ impl GpuSolver {
     /// first, so none is in the buffer).
     pub fn save_words(&mut self) -> Result<Vec<u32>> {
         self.drain_gauges()?;
-        let mut words: Vec<u32> = self.rt.read(&self.cells, 0, 8 * self.n_cells as usize)?;
+        let mut words: Vec<u32> = self.rt.read(self.state_buffer(), 0, 8 * self.n_cells as usize)?;
         words.extend(self.rt.read::<u32>(&self.control, 0, 12)?);
         words.extend(self.rt.read::<u32>(&self.counters, 0, 8)?);
         if let Some(g) = &self.gauges {
@@ -599,7 +847,7 @@ impl GpuSolver {
                 }
             )));
         }
-        self.rt.write(&self.cells, 0, &words[..n])?;
+        self.rt.write(self.state_buffer(), 0, &words[..n])?;
         self.rt.write(&self.control, 0, &words[n..n + 12])?;
         self.rt.write(&self.counters, 0, &words[n + 12..n + 20])?;
         if let Some(g) = self.gauges.as_mut() {
@@ -653,7 +901,7 @@ impl GpuSolver {
             self.queue_steps(est.clamp(1, self.batch_limit(max_batch)))?;
             let next = self.read_control()?;
             self.drain_gauges()?;
-            if next.dt < 0.0 || !next.t.is_finite() {
+            if next.dt < 0.0 || next.dt_cfl < 0.0 || !next.t.is_finite() {
                 return Err(self.blow_up(&next));
             }
             let stall = clock_stalls(t_end, next.last_dt as f64);

@@ -1,0 +1,50 @@
+// Two-layer shallow water, the per-cell rules after an update W -= dt/|V| acc (shared by
+// swe_update and swe_fused_step): the dry-layer rules of spec section 10 and friction. The
+// including kernel declares DRY_TOL, GRAVITY and DENSITY_RATIO (directly or through
+// common/swe_flux.wgsl). CPU reference: CpuSolver::apply_update and Friction::apply.
+
+override MANNING: f32 = 0.0;
+override INTERFACE_DRAG: f32 = 0.0;
+
+// Clip negative depths (returns how many) and zero the momentum of dry layers.
+fn dry_rules(w0: ptr<function, vec4<f32>>, w1: ptr<function, vec4<f32>>) -> u32 {
+    var clipped = 0u;
+    if ((*w0).x < 0.0) {
+        (*w0).x = 0.0;
+        clipped = clipped + 1u;
+    }
+    if ((*w0).x < DRY_TOL) {
+        (*w0).y = 0.0;
+        (*w0).z = 0.0;
+    }
+    if ((*w0).w < 0.0) {
+        (*w0).w = 0.0;
+        clipped = clipped + 1u;
+    }
+    if ((*w0).w < DRY_TOL) {
+        (*w1).x = 0.0;
+        (*w1).y = 0.0;
+    }
+    return clipped;
+}
+
+// Interface drag then Manning bottom friction over dt, both implicit with |u| frozen.
+fn friction(w0: ptr<function, vec4<f32>>, w1: ptr<function, vec4<f32>>, dt: f32) {
+    let h1 = (*w0).x;
+    let h2 = (*w0).w;
+    if (INTERFACE_DRAG > 0.0 && h1 >= DRY_TOL && h2 >= DRY_TOL) {
+        let du = (*w0).yz / h1 - (*w1).xy / h2;
+        let speed = sqrt(du.x * du.x + du.y * du.y);
+        let k1 = dt * INTERFACE_DRAG * speed / h1;
+        let k2 = dt * DENSITY_RATIO * INTERFACE_DRAG * speed / h2;
+        let dn = du * (1.0 / (1.0 + k1 + k2));
+        (*w0) = vec4<f32>(h1, (*w0).yz - h1 * k1 * dn, h2);
+        (*w1) = vec4<f32>((*w1).xy + h2 * k2 * dn, (*w1).zw);
+    }
+    if (MANNING > 0.0 && h2 >= DRY_TOL) {
+        let q = (*w1).xy;
+        let speed = sqrt(q.x * q.x + q.y * q.y) / h2;
+        let k = dt * GRAVITY * MANNING * MANNING * speed / pow(h2, 4.0 / 3.0);
+        (*w1) = vec4<f32>(q / (1.0 + k), (*w1).zw);
+    }
+}

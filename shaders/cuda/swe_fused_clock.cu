@@ -1,0 +1,56 @@
+// #include "common/dispatch.cuh"
+// #include "common/swe_control.cuh"
+
+// CUDA twin of shaders/swe_fused_clock.wgsl. One thread, after swe_fused_step: advance the
+// clock by the step's dt (fused_dt, the same value the step used: t = t_end when clamped,
+// nothing once t >= t_end; last_dt keeps the last positive dt; a negative dt, a cell gone
+// NaN/Inf, is passed on in control.dt and the host stops), fold the step's edge event counters
+// into the run totals as swe_time does, and store the pass's minimum local CFL step (dt_min,
+// reset here for the next pass) as dt_cfl, the next step's dt before the clamp. A step that
+// took no dt (past t_end) keeps the dt_cfl it had, so the lag stays one real step
+// (CpuSolver::step with lagged_dt), except the first pass (dt_cfl still 0). The counters and
+// dt_min were written by earlier launches of the stream, so plain loads and stores stand in
+// for atomicLoad / atomicStore.
+
+/// WGSL max() on u32.
+__device__ __forceinline__ u32 max_u32(u32 a, u32 b) {
+    return a > b ? a : b;
+}
+
+extern "C" __global__ void swe_fused_clock(
+    u32* __restrict__ dt_min,
+    Control* __restrict__ control,
+    u32* __restrict__ counters,
+    ItemRange range) {
+    u32 gid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (gid != 0u || range.count == 0u) {
+        return;
+    }
+    float dt = fused_dt(*control);
+    float reduced = from_ordered_bits(dt_min[0]);
+    dt_min[0] = 0xffffffffu;
+    if (dt > 0.0f) {
+        if (control->dt_cfl >= control->t_end - control->t) {
+            control->t = control->t_end;
+        } else {
+            control->t = control->t + dt;
+        }
+        control->steps = control->steps + 1u;
+        control->last_dt = dt;
+        u32 nonhyp = counters[0];
+        u32 fallback = counters[1];
+        control->nonhyperbolic = control->nonhyperbolic + nonhyp;
+        control->fallback = control->fallback + fallback;
+        control->chi_clamped = control->chi_clamped + counters[2];
+        control->max_step_nonhyperbolic = max_u32(control->max_step_nonhyperbolic, nonhyp);
+        control->max_step_fallback = max_u32(control->max_step_fallback, fallback);
+    }
+    control->clipped = control->clipped + counters[3];
+    control->dt = dt;
+    if (dt != 0.0f || control->dt_cfl <= 0.0f) {
+        control->dt_cfl = reduced;
+    }
+    for (int k = 0; k < 4; k = k + 1) {
+        counters[k] = 0u;
+    }
+}

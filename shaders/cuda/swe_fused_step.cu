@@ -1,0 +1,136 @@
+// #include "common/dispatch.cuh"
+// #include "common/swe_control.cuh"
+// #include "common/swe_flux.cuh"
+// #include "common/swe_cell.cuh"
+
+// CUDA twin of shaders/swe_fused_step.wgsl. One fused first-order step, cell-centred: each
+// thread owns one cell, computes the fluctuations of its three edges (each interior edge is
+// computed by both its cells, as in swe_cell_gather), updates the cell with this step's dt
+// (fused_dt: the CFL step of the previous pass, clamped to t_end) as swe_update does (dry-layer
+// rules, friction) and writes it to the other state buffer (the state is read once and written
+// once per step), then computes the local CFL step (3) from the speeds of this pass,
+//   dt_i = 2 CFL |V_i| / sum_j |G_ij| lam_ij   (BIG where nothing moves, -1 where the new state
+//   or the speed sum is NaN/Inf),
+// and folds its block's minimum into dt_min with one atomicMin (ordered_bits).
+// swe_fused_clock then turns that minimum into the next step's dt: step n runs with the speeds
+// of W^{n-1} (the paper's lagged dt; the first step with those of W^0, from a pass with dt = 0).
+// CPU reference: CpuSolver::step with lagged_dt (src/solver/swe/cpu.rs).
+
+#ifndef CFL
+#define CFL 0.9f
+#endif
+#define BIG 3.0e38f
+
+/// Not NaN or Inf, tested on the bits (exponent all ones) as the WGSL does.
+__device__ __forceinline__ bool finite_bits(float x) {
+    return (__float_as_uint(x) & 0x7f800000u) != 0x7f800000u;
+}
+
+// Step cell c with dt; returns its local CFL step.
+__device__ __forceinline__ float step_cell(
+    u32 c,
+    float dt,
+    const SweEdge* __restrict__ edges,
+    const uint4* __restrict__ cell_edges,
+    const float4* __restrict__ cells,
+    float4* __restrict__ cells_next,
+    u32* __restrict__ counters) {
+    float4 w0 = cells[2u * c];
+    float4 w1 = cells[2u * c + 1u];
+    uint4 slots = cell_edges[c];
+    u32 slot[3] = {slots.x, slots.y, slots.z};
+    float4 sum0 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float4 sum1 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int k = 0; k < 3; k = k + 1) {
+        u32 s = slot[k];
+        if (s != NO_ELEMENT) {
+            SweEdge e = edges[s];
+            bool left = e.left == c;
+            float4 wl0 = w0;
+            float4 wl1 = w1;
+            float4 wr0 = w0;
+            float4 wr1 = w1;
+            if (e.kind == KIND_INTERIOR) {
+                u32 other = left ? e.right : e.left;
+                float4 o0 = cells[2u * other];
+                float4 o1 = cells[2u * other + 1u];
+                if (left) {
+                    wr0 = o0;
+                    wr1 = o1;
+                } else {
+                    wl0 = o0;
+                    wl1 = o1;
+                }
+            }
+            EdgeOut out = edge_contribution(wl0, wl1, wr0, wr1, e.kind, e.nx, e.ny, e.value);
+            if (left) {
+                sum0 = sum0 + e.length * out.left0;
+                sum1 = sum1 + e.length * make_float4(out.left1.x, out.left1.y, out.lam, 0.0f);
+                if ((out.flags & FLAG_NONHYPERBOLIC) != 0u) {
+                    atomicAdd(&counters[0], 1u);
+                }
+                if ((out.flags & FLAG_FALLBACK) != 0u) {
+                    atomicAdd(&counters[1], 1u);
+                }
+                if ((out.flags & FLAG_CHI_CLAMPED) != 0u) {
+                    atomicAdd(&counters[2], 1u);
+                }
+            } else {
+                sum0 = sum0 + e.length * out.right0;
+                sum1 = sum1 + e.length * make_float4(out.right1.x, out.right1.y, out.lam, 0.0f);
+            }
+        }
+    }
+    float4 n0 = w0;
+    float4 n1 = w1;
+    if (dt > 0.0f) {
+        float s = dt / w1.w;
+        n0 = w0 - s * sum0;
+        n1 = make_float4(w1.x - s * sum1.x, w1.y - s * sum1.y, w1.z, w1.w);
+        u32 clipped = dry_rules(n0, n1);
+        friction(n0, n1, dt);
+        if (clipped != 0u) {
+            atomicAdd(&counters[3], clipped);
+        }
+    }
+    cells_next[2u * c] = n0;
+    cells_next[2u * c + 1u] = n1;
+    float speeds = sum1.z;
+    bool finite = finite_bits(n0.x) && finite_bits(n0.y) && finite_bits(n0.z)
+        && finite_bits(n0.w) && finite_bits(n1.x) && finite_bits(n1.y) && finite_bits(speeds);
+    return !finite ? -1.0f : speeds > 0.0f ? 2.0f * CFL * w1.w / speeds : BIG;
+}
+
+extern "C" __global__ void swe_fused_step(
+    const Control* __restrict__ control,
+    const SweEdge* __restrict__ edges,
+    const uint4* __restrict__ cell_edges,
+    const float4* __restrict__ cells,
+    float4* __restrict__ cells_next,
+    u32* __restrict__ counters,
+    u32* __restrict__ dt_min,
+    ItemRange range) {
+    __shared__ float partial[WORKGROUP_SIZE];
+    u32 lid = threadIdx.x;
+    u32 i = linear_index();
+    float local_dt = BIG;
+    if (i < range.count) {
+        local_dt = step_cell(range.first + i, fused_dt(*control), edges, cell_edges, cells,
+                             cells_next, counters);
+    }
+    partial[lid] = local_dt;
+    __syncthreads();
+    for (u32 stride = WORKGROUP_SIZE / 2u; stride > 0u; stride = stride / 2u) {
+        if (lid < stride) {
+            partial[lid] = fminf(partial[lid], partial[lid + stride]);
+        }
+        __syncthreads();
+    }
+    if (lid == 0u) {
+        u32 word = ordered_bits(partial[0]);
+        // Most blocks find a smaller minimum already there: a load instead of an atomic.
+        if (word < *(volatile u32*)dt_min) {
+            atomicMin(&dt_min[0], word);
+        }
+    }
+}

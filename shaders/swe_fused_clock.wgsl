@@ -1,0 +1,50 @@
+// #include "common/dispatch.wgsl"
+// #include "common/swe_control.wgsl"
+
+// One thread, after swe_fused_step: advance the clock by the step's dt (fused_dt, the same
+// value the step used: t = t_end when clamped, nothing once t >= t_end; last_dt keeps the
+// last positive dt; a negative dt, a cell gone NaN/Inf, is passed on in control.dt and the
+// host stops), fold the step's edge event counters into the run totals as swe_time does, and
+// store the pass's minimum local CFL step (dt_min, reset here for the next pass) as dt_cfl,
+// the next step's dt before the clamp. A step that took no dt (past t_end) keeps the dt_cfl
+// it had, so the lag stays one real step (CpuSolver::step with lagged_dt), except the first
+// pass (dt_cfl still 0).
+
+@group(0) @binding(0) var<storage, read_write> dt_min: array<atomic<u32>, 1>;
+@group(0) @binding(1) var<storage, read_write> control: Control;
+@group(0) @binding(2) var<storage, read_write> counters: array<atomic<u32>, 8>;
+@group(1) @binding(0) var<uniform> range: ItemRange;
+
+@compute @workgroup_size(1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x != 0u || range.count == 0u) {
+        return;
+    }
+    let dt = fused_dt(control);
+    let reduced = from_ordered_bits(atomicLoad(&dt_min[0]));
+    atomicStore(&dt_min[0], 0xffffffffu);
+    if (dt > 0.0) {
+        if (control.dt_cfl >= control.t_end - control.t) {
+            control.t = control.t_end;
+        } else {
+            control.t = control.t + dt;
+        }
+        control.steps = control.steps + 1u;
+        control.last_dt = dt;
+        let nonhyp = atomicLoad(&counters[0]);
+        let fallback = atomicLoad(&counters[1]);
+        control.nonhyperbolic = control.nonhyperbolic + nonhyp;
+        control.fallback = control.fallback + fallback;
+        control.chi_clamped = control.chi_clamped + atomicLoad(&counters[2]);
+        control.max_step_nonhyperbolic = max(control.max_step_nonhyperbolic, nonhyp);
+        control.max_step_fallback = max(control.max_step_fallback, fallback);
+    }
+    control.clipped = control.clipped + atomicLoad(&counters[3]);
+    control.dt = dt;
+    if (dt != 0.0 || control.dt_cfl <= 0.0) {
+        control.dt_cfl = reduced;
+    }
+    for (var k = 0; k < 4; k = k + 1) {
+        atomicStore(&counters[k], 0u);
+    }
+}

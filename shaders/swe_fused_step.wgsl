@@ -1,0 +1,127 @@
+// #include "common/dispatch.wgsl"
+// #include "common/swe_control.wgsl"
+// #include "common/swe_flux.wgsl"
+// #include "common/swe_cell.wgsl"
+
+// One fused first-order step, cell-centred: each thread owns one cell, computes the
+// fluctuations of its three edges (each interior edge is computed by both its cells, as in
+// swe_cell_gather), updates the cell with this step's dt (fused_dt: the CFL step of the
+// previous pass, clamped to t_end) as swe_update does (dry-layer rules, friction) and writes it
+// to the other state buffer (the state is read once and written once per step), then computes
+// the local CFL step (3) from the speeds of this pass,
+//   dt_i = 2 CFL |V_i| / sum_j |G_ij| lam_ij   (BIG where nothing moves, -1 where the new state
+//   or the speed sum is NaN/Inf),
+// and folds its workgroup's minimum into dt_min with one atomicMin (ordered_bits).
+// swe_fused_clock then turns that minimum into the next step's dt: step n runs with the speeds
+// of W^{n-1} (the paper's lagged dt; the first step with those of W^0, from a pass with dt = 0).
+// CPU reference: CpuSolver::step with lagged_dt (src/solver/swe/cpu.rs).
+
+override CFL: f32 = 0.9;
+const BIG: f32 = 3.0e38;
+
+@group(0) @binding(0) var<storage, read> control: Control;
+@group(0) @binding(1) var<storage, read> edges: array<SweEdge>;
+@group(0) @binding(2) var<storage, read> cell_edges: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> cells: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> cells_next: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> counters: array<atomic<u32>, 8>;
+@group(0) @binding(6) var<storage, read_write> dt_min: array<atomic<u32>, 1>;
+@group(1) @binding(0) var<uniform> range: ItemRange;
+
+var<workgroup> partial: array<f32, WORKGROUP_SIZE>;
+
+// Step cell c with dt; returns its local CFL step.
+fn step_cell(c: u32, dt: f32) -> f32 {
+    let w0 = cells[2u * c];
+    let w1 = cells[2u * c + 1u];
+    let slots = cell_edges[c];
+    var sum0 = vec4<f32>(0.0);
+    var sum1 = vec4<f32>(0.0);
+    for (var k = 0; k < 3; k = k + 1) {
+        let s = slots[k];
+        if (s != NO_ELEMENT) {
+            let e = edges[s];
+            let left = e.left == c;
+            var wl0 = w0;
+            var wl1 = w1;
+            var wr0 = w0;
+            var wr1 = w1;
+            if (e.kind == KIND_INTERIOR) {
+                let other = select(e.left, e.right, left);
+                let o0 = cells[2u * other];
+                let o1 = cells[2u * other + 1u];
+                if (left) {
+                    wr0 = o0;
+                    wr1 = o1;
+                } else {
+                    wl0 = o0;
+                    wl1 = o1;
+                }
+            }
+            let out = edge_contribution(wl0, wl1, wr0, wr1, e.kind, e.nx, e.ny, e.value);
+            if (left) {
+                sum0 = sum0 + e.length * out.left0;
+                sum1 = sum1 + e.length * vec4<f32>(out.left1, out.lam, 0.0);
+                if ((out.flags & FLAG_NONHYPERBOLIC) != 0u) {
+                    atomicAdd(&counters[0], 1u);
+                }
+                if ((out.flags & FLAG_FALLBACK) != 0u) {
+                    atomicAdd(&counters[1], 1u);
+                }
+                if ((out.flags & FLAG_CHI_CLAMPED) != 0u) {
+                    atomicAdd(&counters[2], 1u);
+                }
+            } else {
+                sum0 = sum0 + e.length * out.right0;
+                sum1 = sum1 + e.length * vec4<f32>(out.right1, out.lam, 0.0);
+            }
+        }
+    }
+    var n0 = w0;
+    var n1 = w1;
+    if (dt > 0.0) {
+        let s = dt / w1.w;
+        n0 = w0 - s * sum0;
+        n1 = vec4<f32>(w1.xy - s * sum1.xy, w1.zw);
+        let clipped = dry_rules(&n0, &n1);
+        friction(&n0, &n1, dt);
+        if (clipped != 0u) {
+            atomicAdd(&counters[3], clipped);
+        }
+    }
+    cells_next[2u * c] = n0;
+    cells_next[2u * c + 1u] = n1;
+    let speeds = sum1.z;
+    let inf = vec4<u32>(0x7f800000u);
+    let finite = all((bitcast<vec4<u32>>(n0) & inf) != inf)
+        && all((bitcast<vec4<u32>>(vec4<f32>(n1.xy, speeds, 0.0)) & inf) != inf);
+    return select(-1.0, select(BIG, 2.0 * CFL * w1.w / speeds, speeds > 0.0), finite);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
+    let i = linear_index(gid, nwg);
+    var local_dt = BIG;
+    if (i < range.count) {
+        local_dt = step_cell(range.first + i, fused_dt(control));
+    }
+    partial[lid.x] = local_dt;
+    workgroupBarrier();
+    for (var stride = WORKGROUP_SIZE / 2u; stride > 0u; stride = stride / 2u) {
+        if (lid.x < stride) {
+            partial[lid.x] = min(partial[lid.x], partial[lid.x + stride]);
+        }
+        workgroupBarrier();
+    }
+    if (lid.x == 0u) {
+        let word = ordered_bits(partial[0]);
+        // Most workgroups find a smaller minimum already there: a load instead of an atomic.
+        if (word < atomicLoad(&dt_min[0])) {
+            atomicMin(&dt_min[0], word);
+        }
+    }
+}
