@@ -65,8 +65,9 @@ pub struct BenchBackendsArgs {
     /// Shallow-water cell ordering.
     #[arg(long, value_enum, default_value_t = Ordering::Rcm)]
     pub swe_ordering: Ordering,
-    /// Shallow-water flux layouts: scatter (colored edges) and/or gather (cell-centred).
-    #[arg(long, value_delimiter = ',', default_value = "scatter")]
+    /// Shallow-water layouts: fused (one kernel per step), scatter (colored edges) and/or
+    /// gather (cell-centred), the last two with the update chain.
+    #[arg(long, value_delimiter = ',', default_value = "fused,scatter")]
     pub swe_layouts: Vec<String>,
     /// About this many vertices in the smoothing mesh.
     #[arg(long, default_value_t = 1_002_001)]

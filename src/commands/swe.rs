@@ -59,12 +59,18 @@ pub struct SweArgs {
     /// Also write VTU files.
     #[arg(long)]
     pub vtu: bool,
-    /// Use the cell-centred gather kernel instead of the colored edge scatter.
-    #[arg(long, conflicts_with = "atomic")]
+    /// Use the cell-centred gather kernel and the four-kernel update chain instead of the
+    /// fused step (order 1).
+    #[arg(long, conflicts_with_all = ["atomic", "scatter"])]
     pub gather: bool,
-    /// Use one atomicAdd launch over all edges instead of the colored edge scatter (CUDA only).
-    #[arg(long)]
+    /// Use one atomicAdd launch over all edges and the update chain instead of the fused step
+    /// (order 1; CUDA only).
+    #[arg(long, conflicts_with = "scatter")]
     pub atomic: bool,
+    /// Use the colored edge scatter and the four-kernel update chain (Δt from the current
+    /// state) instead of the fused step (order 1; order 2 always runs it).
+    #[arg(long)]
+    pub scatter: bool,
     /// Most steps recorded in one submit.
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=MAX_BATCH as i64))]
     pub batch: u32,
@@ -146,8 +152,10 @@ pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         FluxLayout::CellGather
     } else if args.atomic {
         FluxLayout::AtomicScatter
-    } else {
+    } else if args.scatter {
         FluxLayout::ColoredScatter
+    } else {
+        FluxLayout::default_for_order(case.order)
     };
     let mut sim = Simulation::new(&case, &backend, layout)?;
     sim.max_batch = args.batch;

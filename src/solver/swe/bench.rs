@@ -127,15 +127,16 @@ pub fn bench_mesh(family: &str, size: usize) -> Result<Mesh> {
     Ok(raw)
 }
 
-/// A flux layout by name: scatter (edge-scatter), gather (cell-gather), atomic
+/// A flux layout by name: fused, scatter (edge-scatter), gather (cell-gather), atomic
 /// (atomic-scatter).
 pub fn parse_layout(s: &str) -> Result<FluxLayout> {
     match s.trim() {
+        "fused" => Ok(FluxLayout::Fused),
         "scatter" | "edge-scatter" => Ok(FluxLayout::ColoredScatter),
         "gather" | "cell-gather" => Ok(FluxLayout::CellGather),
         "atomic" | "atomic-scatter" => Ok(FluxLayout::AtomicScatter),
         o => Err(Error::Invalid(format!(
-            "unknown layout '{o}' (expected scatter, gather or atomic)"
+            "unknown layout '{o}' (expected fused, scatter, gather or atomic)"
         ))),
     }
 }
