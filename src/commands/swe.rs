@@ -188,8 +188,14 @@ pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         summary.cells as f64 * summary.steps as f64 / summary.step_seconds.max(1e-12),
         summary.output_seconds
     );
+    let mass = if summary.closed {
+        "mass drift"
+    } else {
+        "mass change (open or driven boundaries: mass enters and leaves through them, so this \
+         is no conservation error)"
+    };
     println!(
-        "mass drift: upper {:.2e}, lower {:.2e}; non-hyperbolic edge evaluations {} (max {} per step), Roe→IFCP fallbacks {}, clipped depths {}",
+        "{mass}: upper {:.2e}, lower {:.2e}; non-hyperbolic edge evaluations {} (max {} per step), Roe→IFCP fallbacks {}, clipped depths {}",
         summary.mass_drift[0],
         summary.mass_drift[1],
         summary.counters.nonhyperbolic,

@@ -545,7 +545,8 @@ fn spec_table_checks(report: &mut Report, b: &Runtime) {
                         c.lagged_dt = true;
                         c.run_to(0.1);
                         let (e1, e2) = (extrema_of(&c.state, 0), extrema_of(&c.state, 3));
-                        let note = format!(" (f64 lagged: {} steps; table {to_table:.1e})", c.steps);
+                        let note =
+                            format!(" (f64 lagged: {} steps; table {to_table:.1e})", c.steps);
                         (c.steps as u32, dist([e1.0, e1.1, e2.0, e2.1]), note)
                     } else {
                         (steps, to_table, String::new())

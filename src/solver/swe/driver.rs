@@ -9,7 +9,7 @@ use super::case::{Case, Setup};
 use super::diag::{field, field_title, layer_masses, min_max};
 use super::gauge::{self, GaugeSample};
 use super::gpu::{Extras, FluxLayout, GpuControl, GpuSolver};
-use super::mesh::SweMesh;
+use super::mesh::{EdgeKind, SweMesh};
 use super::Counters;
 use crate::checkpoint::{self, fingerprint, Checkpoint};
 use crate::error::Result;
@@ -43,8 +43,14 @@ pub struct RunSummary {
     pub step_seconds: f64,
     /// Of which outputs after the start: read-backs, CSV rows, snapshots, checkpoints.
     pub output_seconds: f64,
-    /// Relative mass change of each layer, |M_k(t) − M_k(0)| / M_k(0).
+    /// The flux layout ([`FluxLayout::name`]).
+    pub layout: String,
+    /// Relative mass change of each layer, |M_k(t) − M_k(0)| / M_k(0): the conservation error
+    /// when `closed`, otherwise mostly what entered and left through the open and driven
+    /// boundaries.
     pub mass_drift: [f64; 2],
+    /// Every boundary edge is a wall, so no mass enters or leaves.
+    pub closed: bool,
     pub counters: Counters,
     /// Files written (PNG, VTU, CSV).
     pub files: Vec<PathBuf>,
@@ -173,11 +179,12 @@ pub const DEFAULT_BATCH: u32 = 256;
 
 /// A shallow-water case on a device: the prepared mesh and initial state, the GPU solver, and
 /// the time loop with its outputs. The library's way to run a case:
-/// `Simulation::new(&case, &rt, FluxLayout::default())?.advance_to(t)?`.
+/// `Simulation::new(&case, &rt, FluxLayout::default_for_order(case.order))?.advance_to(t)?`.
 pub struct Simulation {
     case: Case,
     setup: Setup,
     solver: GpuSolver,
+    layout: FluxLayout,
     /// Steps per batch between read-backs of the control block (at most
     /// [`crate::solver::MAX_BATCH`]).
     pub max_batch: u32,
@@ -207,6 +214,7 @@ impl Simulation {
             case: case.clone(),
             setup,
             solver,
+            layout,
             max_batch: DEFAULT_BATCH,
         })
     }
@@ -442,7 +450,12 @@ impl Simulation {
             wall_seconds: wall,
             step_seconds,
             output_seconds,
+            layout: self.layout.name().to_string(),
             mass_drift: [(m[0] - m0[0]).abs() / m0[0], (m[1] - m0[1]).abs() / m0[1]],
+            closed: mesh
+                .face_kind
+                .iter()
+                .all(|&k| matches!(k, EdgeKind::Interior | EdgeKind::Wall)),
             counters: ctl.counters(),
             files,
         })

@@ -339,8 +339,7 @@ fn record_unfused(
         c
     };
     // W^n during Heun's second stage (order 2); a placeholder the Euler update never reads.
-    let cells_old =
-        rt.zeroed::<[f32; 4]>("swe cells W^n", if order == 2 { 2 * n } else { 1 })?;
+    let cells_old = rt.zeroed::<[f32; 4]>("swe cells W^n", if order == 2 { 2 * n } else { 1 })?;
     let second_order = if order == 2 {
         let recon = super::muscl::Reconstruction::new(mesh, s.depth);
         Some(SecondOrder {
@@ -821,7 +820,9 @@ impl GpuSolver {
     /// first, so none is in the buffer).
     pub fn save_words(&mut self) -> Result<Vec<u32>> {
         self.drain_gauges()?;
-        let mut words: Vec<u32> = self.rt.read(self.state_buffer(), 0, 8 * self.n_cells as usize)?;
+        let mut words: Vec<u32> =
+            self.rt
+                .read(self.state_buffer(), 0, 8 * self.n_cells as usize)?;
         words.extend(self.rt.read::<u32>(&self.control, 0, 12)?);
         words.extend(self.rt.read::<u32>(&self.counters, 0, 8)?);
         if let Some(g) = &self.gauges {
