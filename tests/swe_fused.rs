@@ -267,10 +267,7 @@ fn bench_swe_reports_the_fused_step_and_its_bytes() {
         rows[1]["min_bytes_per_step"].as_f64().unwrap() > f["min_bytes_per_step"].as_f64().unwrap()
     );
     // Test 1 to its final time on both paths (9 steps on this mesh).
-    assert!(
-        rows.iter().all(|r| r["steps"].as_u64().unwrap() > 5),
-        "{v}"
-    );
+    assert!(rows.iter().all(|r| r["steps"].as_u64().unwrap() > 5), "{v}");
     let pct = v["min_percent_of_copy"].as_array().unwrap();
     assert!(
         pct.iter().all(|p| p.as_f64().is_some_and(|p| p > 0.0)),

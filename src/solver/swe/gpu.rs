@@ -7,7 +7,11 @@
 //! the GPU) → cell update (reads Δt from the GPU), and at order 2 (Heun) the flux segment
 //! starts with the reconstruction and a second flux and update segment follow with the same Δt
 //! (boundary values at t^n + Δt; the edge counters of that second stage are folded into the run
-//! totals by the next step's time kernel), then the gauges,
+//! totals by the next step's time kernel), then the gauges; or, the default at order 1, the
+//! fused step ([`FluxLayout::Fused`]): the driven edges' values → `swe_fused_step` (per cell:
+//! gather the edge fluxes, update with this step's Δt into the other state buffer, local CFL
+//! step folded into one atomic-min word per workgroup) → `swe_fused_clock` (one thread: clock,
+//! counters, the next Δt_CFL) → the gauges, the state buffers swapping every step,
 //!
 //! queued many steps per submit; the host reads back only the small control block (time,
 //! steps, counters) between batches and the state when it prints or saves.
@@ -204,7 +208,10 @@ enum StepPlans {
     /// one step from `cells[p]`, `two[p]` two steps (back to `cells[p]`); a step is segment
     /// "flux" (boundary values, the fused step kernel), segment "update" (the clock kernel),
     /// then the gauges.
-    PingPong { one: [Plan; 2], two: [Plan; 2] },
+    PingPong {
+        one: Box<[Plan; 2]>,
+        two: Box<[Plan; 2]>,
+    },
 }
 
 /// A two-layer shallow-water run on a compute device (wgpu or CUDA, as its [`Runtime`]).
@@ -626,22 +633,18 @@ impl GpuSolver {
             let mut probe = PlanBuilder::new();
             record(&mut probe, 0, false);
             rt.run(&rt.prepare(&probe)?, 1)?;
-            let mut one = Vec::new();
-            let mut two = Vec::new();
-            for from in 0..2 {
+            // One step from `cells[from]`, and two steps (back to it).
+            let plans = |from: usize| -> Result<(Plan, Plan)> {
                 let mut plan = PlanBuilder::new();
                 record(&mut plan, from, true);
-                one.push(rt.prepare(&plan)?);
+                let one = rt.prepare(&plan)?;
                 record(&mut plan, 1 - from, true);
-                two.push(rt.prepare(&plan)?);
-            }
-            let pair = |v: Vec<Plan>| -> [Plan; 2] {
-                let mut it = v.into_iter();
-                [it.next().expect("two plans"), it.next().expect("two plans")]
+                Ok((one, rt.prepare(&plan)?))
             };
+            let ((one0, two0), (one1, two1)) = (plans(0)?, plans(1)?);
             let steps = StepPlans::PingPong {
-                one: pair(one),
-                two: pair(two),
+                one: Box::new([one0, one1]),
+                two: Box::new([two0, two1]),
             };
             (steps, 1)
         } else {
