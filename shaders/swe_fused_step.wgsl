@@ -2,6 +2,7 @@
 // #include "common/swe_control.wgsl"
 // #include "common/swe_flux.wgsl"
 // #include "common/swe_cell.wgsl"
+// #include "common/swe_muscl.wgsl"
 
 // One fused first-order step, cell-centred: each thread owns one cell, computes the
 // fluctuations of its three edges (each interior edge is computed by both its cells, as in
@@ -14,18 +15,28 @@
 // and folds its workgroup's minimum into dt_min with one atomicMin (ordered_bits).
 // swe_fused_clock then turns that minimum into the next step's dt: step n runs with the speeds
 // of W^{n-1} (the paper's lagged dt; the first step with those of W^0, from a pass with dt = 0).
+// Order 2 (Heun, after swe_reconstruct wrote the increments of the stage's input state):
+// STAGE 1 reads W^n from `cells` and writes W* to `cells_next` (W^n stays where it is), with
+// the edge states reconstructed and the in-cell terms as in swe_edge_flux2, and gives the
+// local CFL step; STAGE 2 reads W* from `cells`, updates it with control.dt (set by
+// swe_fused_clock between the stages) and averages with the cell's own W^n, read from and
+// written back to `cells_next`: (W^n + W* - dt/|V| acc(W*)) / 2 as swe_update STAGE 2 does;
+// it gives no CFL step. STAGE 0: order 1 (edge_slots and deltas unread).
 // CPU reference: CpuSolver::step with lagged_dt (src/solver/swe/cpu.rs).
 
 override CFL: f32 = 0.9;
+override STAGE: u32 = 0u;
 const BIG: f32 = 3.0e38;
 
 @group(0) @binding(0) var<storage, read> control: Control;
 @group(0) @binding(1) var<storage, read> edges: array<SweEdge>;
 @group(0) @binding(2) var<storage, read> cell_edges: array<vec4<u32>>;
-@group(0) @binding(3) var<storage, read> cells: array<vec4<f32>>;
-@group(0) @binding(4) var<storage, read_write> cells_next: array<vec4<f32>>;
-@group(0) @binding(5) var<storage, read_write> counters: array<atomic<u32>, 8>;
-@group(0) @binding(6) var<storage, read_write> dt_min: array<atomic<u32>, 1>;
+@group(0) @binding(3) var<storage, read> edge_slots: array<vec2<u32>>;
+@group(0) @binding(4) var<storage, read> deltas: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read> cells: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> cells_next: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 8>;
+@group(0) @binding(8) var<storage, read_write> dt_min: array<atomic<u32>, 1>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 var<workgroup> partial: array<f32, WORKGROUP_SIZE>;
@@ -58,10 +69,33 @@ fn step_cell(c: u32, dt: f32) -> f32 {
                     wl1 = o1;
                 }
             }
-            let out = edge_contribution(wl0, wl1, wr0, wr1, e.kind, e.nx, e.ny, e.value);
+            var out: EdgeOut;
+            var own = vec4<f32>(0.0);
+            if (STAGE == 0u) {
+                out = edge_contribution(wl0, wl1, wr0, wr1, e.kind, e.nx, e.ny, e.value);
+            } else {
+                let sl = edge_slots[s];
+                let dl0 = deltas[sl.x];
+                let dl1 = deltas[sl.x + 1u];
+                var dr0 = dl0;
+                var dr1 = dl1;
+                let el = state_at_edge(wl0, wl1, dl0, dl1);
+                var er = el;
+                if (e.kind == KIND_INTERIOR) {
+                    dr0 = deltas[sl.y];
+                    dr1 = deltas[sl.y + 1u];
+                    er = state_at_edge(wr0, wr1, dr0, dr1);
+                }
+                out = edge_contribution(el.w0, el.w1, er.w0, er.w1, e.kind, e.nx, e.ny, e.value);
+                if (left) {
+                    own = in_cell_terms(wl0, wl1, dl0, dl1, e.nx, e.ny);
+                } else {
+                    own = in_cell_terms(wr0, wr1, dr0, dr1, -e.nx, -e.ny);
+                }
+            }
             if (left) {
-                sum0 = sum0 + e.length * out.left0;
-                sum1 = sum1 + e.length * vec4<f32>(out.left1, out.lam, 0.0);
+                sum0 = sum0 + e.length * (out.left0 + vec4<f32>(0.0, own.xy, 0.0));
+                sum1 = sum1 + e.length * vec4<f32>(out.left1 + own.zw, out.lam, 0.0);
                 if ((out.flags & FLAG_NONHYPERBOLIC) != 0u) {
                     atomicAdd(&counters[0], 1u);
                 }
@@ -72,19 +106,31 @@ fn step_cell(c: u32, dt: f32) -> f32 {
                     atomicAdd(&counters[2], 1u);
                 }
             } else {
-                sum0 = sum0 + e.length * out.right0;
-                sum1 = sum1 + e.length * vec4<f32>(out.right1, out.lam, 0.0);
+                sum0 = sum0 + e.length * (out.right0 + vec4<f32>(0.0, own.xy, 0.0));
+                sum1 = sum1 + e.length * vec4<f32>(out.right1 + own.zw, out.lam, 0.0);
             }
         }
     }
     var n0 = w0;
     var n1 = w1;
+    if (STAGE == 2u) {
+        // No step: W^n stays in cells_next.
+        n0 = cells_next[2u * c];
+        n1 = cells_next[2u * c + 1u];
+    }
     if (dt > 0.0) {
         let s = dt / w1.w;
         n0 = w0 - s * sum0;
         n1 = vec4<f32>(w1.xy - s * sum1.xy, w1.zw);
-        let clipped = dry_rules(&n0, &n1);
+        var clipped = dry_rules(&n0, &n1);
         friction(&n0, &n1, dt);
+        if (STAGE == 2u) {
+            let old0 = cells_next[2u * c];
+            let old1 = cells_next[2u * c + 1u];
+            n0 = 0.5 * (old0 + n0);
+            n1 = vec4<f32>(0.5 * (old1.xy + n1.xy), n1.zw);
+            clipped = clipped + dry_rules(&n0, &n1);
+        }
         if (clipped != 0u) {
             atomicAdd(&counters[3], clipped);
         }
@@ -107,7 +153,7 @@ fn main(
     let i = linear_index(gid, nwg);
     var local_dt = BIG;
     if (i < range.count) {
-        local_dt = step_cell(range.first + i, fused_dt(control));
+        local_dt = step_cell(range.first + i, select(fused_dt(control), control.dt, STAGE == 2u));
     }
     partial[lid.x] = local_dt;
     workgroupBarrier();
@@ -117,7 +163,7 @@ fn main(
         }
         workgroupBarrier();
     }
-    if (lid.x == 0u) {
+    if (lid.x == 0u && STAGE != 2u) {
         let word = ordered_bits(partial[0]);
         // Most workgroups find a smaller minimum already there: a load instead of an atomic.
         if (word < atomicLoad(&dt_min[0])) {

@@ -2,6 +2,7 @@
 // #include "common/swe_control.cuh"
 // #include "common/swe_flux.cuh"
 // #include "common/swe_cell.cuh"
+// #include "common/swe_muscl.cuh"
 
 // CUDA twin of shaders/swe_fused_step.wgsl. One fused first-order step, cell-centred: each
 // thread owns one cell, computes the fluctuations of its three edges (each interior edge is
@@ -14,10 +15,20 @@
 // and folds its block's minimum into dt_min with one atomicMin (ordered_bits).
 // swe_fused_clock then turns that minimum into the next step's dt: step n runs with the speeds
 // of W^{n-1} (the paper's lagged dt; the first step with those of W^0, from a pass with dt = 0).
+// Order 2 (Heun, after swe_reconstruct wrote the increments of the stage's input state):
+// STAGE 1 reads W^n from `cells` and writes W* to `cells_next` (W^n stays where it is), with
+// the edge states reconstructed and the in-cell terms as in swe_edge_flux2, and gives the
+// local CFL step; STAGE 2 reads W* from `cells`, updates it with control.dt (set by
+// swe_fused_clock between the stages) and averages with the cell's own W^n, read from and
+// written back to `cells_next`: (W^n + W* - dt/|V| acc(W*)) / 2 as swe_update STAGE 2 does;
+// it gives no CFL step. STAGE 0: order 1 (edge_slots and deltas unread).
 // CPU reference: CpuSolver::step with lagged_dt (src/solver/swe/cpu.rs).
 
 #ifndef CFL
 #define CFL 0.9f
+#endif
+#ifndef STAGE
+#define STAGE 0u
 #endif
 #define BIG 3.0e38f
 
@@ -32,6 +43,8 @@ __device__ __forceinline__ float step_cell(
     float dt,
     const SweEdge* __restrict__ edges,
     const uint4* __restrict__ cell_edges,
+    const uint2* __restrict__ edge_slots,
+    const float4* __restrict__ deltas,
     const float4* __restrict__ cells,
     float4* __restrict__ cells_next,
     u32* __restrict__ counters) {
@@ -62,10 +75,34 @@ __device__ __forceinline__ float step_cell(
                     wl1 = o1;
                 }
             }
-            EdgeOut out = edge_contribution(wl0, wl1, wr0, wr1, e.kind, e.nx, e.ny, e.value);
+            EdgeOut out;
+            float4 own = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (STAGE == 0u) {
+                out = edge_contribution(wl0, wl1, wr0, wr1, e.kind, e.nx, e.ny, e.value);
+            } else {
+                uint2 sl = edge_slots[s];
+                float4 dl0 = deltas[sl.x];
+                float4 dl1 = deltas[sl.x + 1u];
+                float4 dr0 = dl0;
+                float4 dr1 = dl1;
+                EdgeState el = state_at_edge(wl0, wl1, dl0, dl1);
+                EdgeState er = el;
+                if (e.kind == KIND_INTERIOR) {
+                    dr0 = deltas[sl.y];
+                    dr1 = deltas[sl.y + 1u];
+                    er = state_at_edge(wr0, wr1, dr0, dr1);
+                }
+                out = edge_contribution(el.w0, el.w1, er.w0, er.w1, e.kind, e.nx, e.ny, e.value);
+                if (left) {
+                    own = in_cell_terms(wl0, wl1, dl0, dl1, e.nx, e.ny);
+                } else {
+                    own = in_cell_terms(wr0, wr1, dr0, dr1, -e.nx, -e.ny);
+                }
+            }
             if (left) {
-                sum0 = sum0 + e.length * out.left0;
-                sum1 = sum1 + e.length * make_float4(out.left1.x, out.left1.y, out.lam, 0.0f);
+                sum0 = sum0 + e.length * (out.left0 + make_float4(0.0f, own.x, own.y, 0.0f));
+                sum1 = sum1
+                    + e.length * make_float4(out.left1.x + own.z, out.left1.y + own.w, out.lam, 0.0f);
                 if ((out.flags & FLAG_NONHYPERBOLIC) != 0u) {
                     atomicAdd(&counters[0], 1u);
                 }
@@ -76,19 +113,32 @@ __device__ __forceinline__ float step_cell(
                     atomicAdd(&counters[2], 1u);
                 }
             } else {
-                sum0 = sum0 + e.length * out.right0;
-                sum1 = sum1 + e.length * make_float4(out.right1.x, out.right1.y, out.lam, 0.0f);
+                sum0 = sum0 + e.length * (out.right0 + make_float4(0.0f, own.x, own.y, 0.0f));
+                sum1 = sum1
+                    + e.length * make_float4(out.right1.x + own.z, out.right1.y + own.w, out.lam, 0.0f);
             }
         }
     }
     float4 n0 = w0;
     float4 n1 = w1;
+    if (STAGE == 2u) {
+        // No step: W^n stays in cells_next.
+        n0 = cells_next[2u * c];
+        n1 = cells_next[2u * c + 1u];
+    }
     if (dt > 0.0f) {
         float s = dt / w1.w;
         n0 = w0 - s * sum0;
         n1 = make_float4(w1.x - s * sum1.x, w1.y - s * sum1.y, w1.z, w1.w);
         u32 clipped = dry_rules(n0, n1);
         friction(n0, n1, dt);
+        if (STAGE == 2u) {
+            float4 old0 = cells_next[2u * c];
+            float4 old1 = cells_next[2u * c + 1u];
+            n0 = 0.5f * (old0 + n0);
+            n1 = make_float4(0.5f * (old1.x + n1.x), 0.5f * (old1.y + n1.y), n1.z, n1.w);
+            clipped = clipped + dry_rules(n0, n1);
+        }
         if (clipped != 0u) {
             atomicAdd(&counters[3], clipped);
         }
@@ -105,6 +155,8 @@ extern "C" __global__ void swe_fused_step(
     const Control* __restrict__ control,
     const SweEdge* __restrict__ edges,
     const uint4* __restrict__ cell_edges,
+    const uint2* __restrict__ edge_slots,
+    const float4* __restrict__ deltas,
     const float4* __restrict__ cells,
     float4* __restrict__ cells_next,
     u32* __restrict__ counters,
@@ -115,7 +167,8 @@ extern "C" __global__ void swe_fused_step(
     u32 i = linear_index();
     float local_dt = BIG;
     if (i < range.count) {
-        local_dt = step_cell(range.first + i, fused_dt(*control), edges, cell_edges, cells,
+        float dt = STAGE == 2u ? control->dt : fused_dt(*control);
+        local_dt = step_cell(range.first + i, dt, edges, cell_edges, edge_slots, deltas, cells,
                              cells_next, counters);
     }
     partial[lid] = local_dt;
@@ -126,7 +179,7 @@ extern "C" __global__ void swe_fused_step(
         }
         __syncthreads();
     }
-    if (lid == 0u) {
+    if (lid == 0u && STAGE != 2u) {
         u32 word = ordered_bits(partial[0]);
         // Most blocks find a smaller minimum already there: a load instead of an atomic.
         if (word < *(volatile u32*)dt_min) {

@@ -44,6 +44,7 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("common/swe_flux.wgsl"),
     shader!("common/swe_control.wgsl"),
     shader!("common/swe_cell.wgsl"),
+    shader!("common/swe_muscl.wgsl"),
     shader!("swe_edge_flux.wgsl"),
     shader!("swe_cell_gather.wgsl"),
     shader!("swe_local_dt.wgsl"),

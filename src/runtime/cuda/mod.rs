@@ -43,6 +43,7 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("common/swe_cell.cuh"),
     cuda_source!("common/swe_control.cuh"),
     cuda_source!("common/swe_flux.cuh"),
+    cuda_source!("common/swe_muscl.cuh"),
     cuda_source!("common/vcolor_first_fit.cuh"),
     cuda_source!("amr_coarsen.cu"),
     cuda_source!("amr_compact.cu"),

@@ -262,43 +262,105 @@ impl StepInputs<'_> {
 
 /// The kernels and buffers of the fused step.
 struct FusedKernels {
-    step: crate::runtime::Kernel,
+    /// `swe_fused_step` at STAGE 0 (order 1), or at STAGE 1 and 2 (Heun's stages).
+    stages: Vec<crate::runtime::Kernel>,
     clock: crate::runtime::Kernel,
     slots: Buffer,
     /// The pass's minimum local CFL step as [`ordered_bits`], u32::MAX between passes.
     dt_min: Buffer,
+    /// Order 2: the reconstruction kernel and its buffers.
+    reconstruction: Option<FusedReconstruction>,
+    /// The edges' slots in their cells' increments and the increments (placeholders the
+    /// first-order kernel never reads).
+    edge_slots: Buffer,
+    deltas: Buffer,
+}
+
+/// The reconstruction of the fused second-order step (`swe_reconstruct`).
+struct FusedReconstruction {
+    kernel: crate::runtime::Kernel,
+    recon_cells: Buffer,
+    neighbors: Buffer,
 }
 
 impl FusedKernels {
     fn new(rt: &Runtime, s: &StepInputs) -> Result<FusedKernels> {
-        let mut consts = s.update_consts();
-        consts.push(("SCHEME", s.scheme.shader_id() as f64));
-        consts.push(("CFL", s.cfl));
+        let kernel = |stage: u32| {
+            let mut consts = s.update_consts();
+            consts.push(("SCHEME", s.scheme.shader_id() as f64));
+            consts.push(("CFL", s.cfl));
+            consts.push(("STAGE", stage as f64));
+            rt.kernel("swe_fused_step", &consts)
+        };
+        let (stages, reconstruction, edge_slots, deltas) = if s.order == 2 {
+            let recon = super::muscl::Reconstruction::new(s.mesh, s.depth);
+            let r = FusedReconstruction {
+                kernel: rt.kernel("swe_reconstruct", s.flux_consts)?,
+                recon_cells: rt.upload("swe reconstruction", &recon.gpu_cells())?,
+                neighbors: rt.upload("swe neighbours", &recon.gpu_neighbors())?,
+            };
+            (
+                vec![kernel(1)?, kernel(2)?],
+                Some(r),
+                rt.upload("swe edge slots", &recon.gpu_edge_slots(s.mesh))?,
+                rt.zeroed::<[f32; 4]>("swe edge increments", 6 * s.n_cells as usize)?,
+            )
+        } else {
+            (
+                vec![kernel(0)?],
+                None,
+                rt.zeroed::<[u32; 2]>("swe edge slots (unused)", 1)?,
+                rt.zeroed::<[f32; 4]>("swe edge increments (unused)", 1)?,
+            )
+        };
         Ok(FusedKernels {
-            step: rt.kernel("swe_fused_step", &consts)?,
+            stages,
             clock: rt.kernel("swe_fused_clock", &[])?,
             slots: rt.upload("swe cell edges", &s.mesh.cell_edge_slots())?,
             dt_min: rt.upload("swe fused dt min", &[u32::MAX])?,
+            reconstruction,
+            edge_slots,
+            deltas,
         })
     }
 
-    /// One step from `cells[from]` into the other buffer: the step kernel (segment "flux" is
-    /// the caller's), then segment "update": the clock.
-    fn record(&self, plan: &mut PlanBuilder, s: &StepInputs, from: usize) {
-        let (src, dst) = (&s.cells[from], &s.cells[1 - from]);
-        plan.launch(
-            &self.step,
-            &args![
-                *s.control,
-                *s.edges,
-                self.slots,
-                *src,
-                *dst,
-                *s.counters,
-                self.dt_min
-            ],
-            ItemRange::all(s.n_cells),
-        );
+    /// One step from `cells[from]` (segment "flux", opened by the caller, already holds the
+    /// boundary values): order 1, the step kernel into the other buffer, then segment
+    /// "update": the clock; order 2, reconstruction and stage 1 into the other buffer, the
+    /// clock, then segment "flux" again: the boundary values at t^n + Δt, reconstruction of W*
+    /// and stage 2 back into `cells[from]`. Returns the buffer that holds the new state.
+    fn record(
+        &self,
+        plan: &mut PlanBuilder,
+        s: &StepInputs,
+        from: usize,
+        launch_boundary_values: &dyn Fn(&mut PlanBuilder),
+    ) -> usize {
+        let stage = |plan: &mut PlanBuilder, kernel: &crate::runtime::Kernel, src: usize| {
+            if let Some(r) = &self.reconstruction {
+                plan.launch(
+                    &r.kernel,
+                    &args![s.cells[src], r.recon_cells, r.neighbors, self.deltas],
+                    ItemRange::all(s.n_cells),
+                );
+            }
+            plan.launch(
+                kernel,
+                &args![
+                    *s.control,
+                    *s.edges,
+                    self.slots,
+                    self.edge_slots,
+                    self.deltas,
+                    s.cells[src],
+                    s.cells[1 - src],
+                    *s.counters,
+                    self.dt_min
+                ],
+                ItemRange::all(s.n_cells),
+            );
+        };
+        stage(plan, &self.stages[0], from);
         plan.segment("update");
         plan.launch_threads(
             &self.clock,
@@ -306,6 +368,15 @@ impl FusedKernels {
             ItemRange::all(1),
             1,
         );
+        match self.stages.get(1) {
+            Some(second) => {
+                plan.segment("flux");
+                launch_boundary_values(plan);
+                stage(plan, second, 1 - from);
+                from
+            }
+            None => 1 - from,
+        }
     }
 }
 
@@ -506,9 +577,10 @@ impl GpuSolver {
         phys.validate()?;
         super::check_order(order)?;
         extras.boundaries.check_mesh(mesh)?;
-        if order == 2 && layout != FluxLayout::ColoredScatter {
+        if order == 2 && !matches!(layout, FluxLayout::ColoredScatter | FluxLayout::Fused) {
             return Err(Error::Invalid(format!(
-                "order 2 runs with the {} flux layout only, not {} (the fused step is first order)",
+                "order 2 runs with the {} or {} layout only, not {}",
+                FluxLayout::Fused.name(),
                 FluxLayout::ColoredScatter.name(),
                 layout.name()
             )));
@@ -624,29 +696,37 @@ impl GpuSolver {
             let record = |plan: &mut PlanBuilder, from: usize, gauges: bool| {
                 plan.segment("flux");
                 launch_boundary_values(plan);
-                kernels.record(plan, &inputs, from);
+                let to = kernels.record(plan, &inputs, from, &launch_boundary_values);
                 if gauges {
-                    launch_gauges(plan, &cells[1 - from]);
+                    launch_gauges(plan, &cells[to]);
                 }
+                to
             };
             // The first pass, with dt = 0: the speeds of W^0 for the first step's Δt.
             let mut probe = PlanBuilder::new();
-            record(&mut probe, 0, false);
+            let current = record(&mut probe, 0, false);
             rt.run(&rt.prepare(&probe)?, 1)?;
-            // One step from `cells[from]`, and two steps (back to it).
-            let plans = |from: usize| -> Result<(Plan, Plan)> {
+            if order == 2 {
+                // Heun's step returns to the buffer it started from.
                 let mut plan = PlanBuilder::new();
-                record(&mut plan, from, true);
-                let one = rt.prepare(&plan)?;
-                record(&mut plan, 1 - from, true);
-                Ok((one, rt.prepare(&plan)?))
-            };
-            let ((one0, two0), (one1, two1)) = (plans(0)?, plans(1)?);
-            let steps = StepPlans::PingPong {
-                one: Box::new([one0, one1]),
-                two: Box::new([two0, two1]),
-            };
-            (steps, 1)
+                record(&mut plan, 0, true);
+                (StepPlans::InPlace(rt.prepare(&plan)?), 0)
+            } else {
+                // One step from `cells[from]`, and two steps (back to it).
+                let plans = |from: usize| -> Result<(Plan, Plan)> {
+                    let mut plan = PlanBuilder::new();
+                    let to = record(&mut plan, from, true);
+                    let one = rt.prepare(&plan)?;
+                    record(&mut plan, to, true);
+                    Ok((one, rt.prepare(&plan)?))
+                };
+                let ((one0, two0), (one1, two1)) = (plans(0)?, plans(1)?);
+                let steps = StepPlans::PingPong {
+                    one: Box::new([one0, one1]),
+                    two: Box::new([two0, two1]),
+                };
+                (steps, current)
+            }
         } else {
             let mut plan = PlanBuilder::new();
             record_unfused(rt, &inputs, layout, &mut plan, &launch_boundary_values)?;
