@@ -28,7 +28,7 @@ pub struct SweArgs {
     #[arg(long, value_enum)]
     pub scheme: Option<Scheme>,
     /// Spatial order: 1 (the paper's schemes) or 2 (limited MUSCL reconstruction + Heun's
-    /// SSP-RK2; edge-scatter layout only). Default: the case's, else 1.
+    /// SSP-RK2; fused or --scatter). Default: the case's, else 1.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=2))]
     pub order: Option<u32>,
     /// Mesh file (.msh) or built-in mesh spec (e.g. rect:20000, cross:100); built-in meshes
@@ -60,15 +60,15 @@ pub struct SweArgs {
     #[arg(long)]
     pub vtu: bool,
     /// Use the cell-centred gather kernel and the four-kernel update chain instead of the
-    /// fused step (order 1).
+    /// fused step (order 1 only).
     #[arg(long, conflicts_with_all = ["atomic", "scatter"])]
     pub gather: bool,
     /// Use one atomicAdd launch over all edges and the update chain instead of the fused step
-    /// (order 1; CUDA only).
+    /// (order 1 only; CUDA only).
     #[arg(long, conflicts_with = "scatter")]
     pub atomic: bool,
-    /// Use the colored edge scatter and the four-kernel update chain (Δt from the current
-    /// state) instead of the fused step (order 1; order 2 always runs it).
+    /// Use the colored edge scatter and the update chain (Δt from the current state) instead
+    /// of the fused step.
     #[arg(long)]
     pub scatter: bool,
     /// Most steps recorded in one submit.
@@ -155,7 +155,7 @@ pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     } else if args.scatter {
         FluxLayout::ColoredScatter
     } else {
-        FluxLayout::default_for_order(case.order)
+        FluxLayout::default()
     };
     let mut sim = Simulation::new(&case, &backend, layout)?;
     sim.max_batch = args.batch;

@@ -179,7 +179,7 @@ pub const DEFAULT_BATCH: u32 = 256;
 
 /// A shallow-water case on a device: the prepared mesh and initial state, the GPU solver, and
 /// the time loop with its outputs. The library's way to run a case:
-/// `Simulation::new(&case, &rt, FluxLayout::default_for_order(case.order))?.advance_to(t)?`.
+/// `Simulation::new(&case, &rt, FluxLayout::default())?.advance_to(t)?`.
 pub struct Simulation {
     case: Case,
     setup: Setup,

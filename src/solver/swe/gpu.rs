@@ -7,11 +7,13 @@
 //! the GPU) → cell update (reads Δt from the GPU), and at order 2 (Heun) the flux segment
 //! starts with the reconstruction and a second flux and update segment follow with the same Δt
 //! (boundary values at t^n + Δt; the edge counters of that second stage are folded into the run
-//! totals by the next step's time kernel), then the gauges; or, the default at order 1, the
-//! fused step ([`FluxLayout::Fused`]): the driven edges' values → `swe_fused_step` (per cell:
-//! gather the edge fluxes, update with this step's Δt into the other state buffer, local CFL
-//! step folded into one atomic-min word per workgroup) → `swe_fused_clock` (one thread: clock,
-//! counters, the next Δt_CFL) → the gauges, the state buffers swapping every step,
+//! totals by the next step's time kernel), then the gauges; or, the default, the fused step
+//! ([`FluxLayout::Fused`]): the driven edges' values → `swe_fused_step` (per cell: gather the
+//! edge fluxes, update with this step's Δt into the other state buffer, local CFL step folded
+//! into one atomic-min word per workgroup) → `swe_fused_clock` (one thread: clock, counters,
+//! the next Δt_CFL) → the gauges, the state buffers swapping every step (at order 2:
+//! reconstruction and stage 1 into the second buffer, the clock, reconstruction and stage 2
+//! back into the first),
 //!
 //! queued many steps per submit; the host reads back only the small control block (time,
 //! steps, counters) between batches and the state when it prints or saves.
@@ -68,11 +70,12 @@ impl GpuControl {
 /// How the fluxes are gathered into the cells.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum FluxLayout {
-    /// One cell-centred kernel per step (`swe_fused_step`): gathers the cell's edge fluxes,
-    /// updates the cell into a second state buffer and computes its local CFL step, whose
-    /// workgroup minimum it folds into one word; a one-thread kernel (`swe_fused_clock`)
-    /// advances the clock. Δt of step n comes from the speeds of W^{n−1} (the paper's lagged
-    /// Δt, spec §8; the first step from those of W^0). First order only; the default there.
+    /// One cell-centred kernel per step (`swe_fused_step`; per stage at order 2, after the
+    /// reconstruction): gathers the cell's edge fluxes, updates the cell into a second state
+    /// buffer and computes its local CFL step, whose workgroup minimum it folds into one word;
+    /// a one-thread kernel (`swe_fused_clock`) advances the clock. Δt of step n comes from the
+    /// speeds of W^{n−1} (the paper's lagged Δt, spec §8; the first step from those of W^0).
+    /// The default.
     #[default]
     Fused,
     /// One thread per edge, one dispatch per edge color, contributions to both cells.
@@ -91,16 +94,6 @@ impl FluxLayout {
             FluxLayout::ColoredScatter => "edge-scatter",
             FluxLayout::CellGather => "cell-gather",
             FluxLayout::AtomicScatter => "atomic-scatter",
-        }
-    }
-
-    /// The default layout at spatial order `order`: the fused step at order 1, the colored
-    /// edge scatter at order 2 (the only one it runs).
-    pub fn default_for_order(order: u32) -> FluxLayout {
-        if order == 1 {
-            FluxLayout::Fused
-        } else {
-            FluxLayout::ColoredScatter
         }
     }
 
@@ -559,7 +552,8 @@ impl GpuSolver {
     /// [`GpuSolver::new`] at spatial order `order` (1 or 2), with driven boundaries and gauges.
     /// Order 2 runs Heun's SSP-RK2 with two stages of reconstruct (`swe_reconstruct`) →
     /// colored edge flux (`swe_edge_flux2`) → update, the local Δt, reduction and time kernel
-    /// between them (first stage only); it takes the colored edge scatter layout. The driven
+    /// between them (first stage only), or with the fused layout reconstruct → fused stage,
+    /// the clock between them; it takes those two layouts. The driven
     /// edges' values are written before each stage's flux, the gauges sampled after the step.
     #[allow(clippy::too_many_arguments)]
     pub fn with_extras(

@@ -31,8 +31,8 @@
 //!    clamped so the run hits every output time and the final time exactly. The paper's
 //!    lagged Δt (step n uses the speeds of W^{n−1}) is not used: the §12 reference numbers are
 //!    non-lagged, and the non-lagged step needs no initial pass and costs no extra kernel. f32
-//!    runs may take one step more than f64 (clamp rounding), as the spec says. The fused
-//!    first-order step ([`gpu::FluxLayout::Fused`], the default) does use the lagged Δt: the
+//!    runs may take one step more than f64 (clamp rounding), as the spec says. The fused step
+//!    ([`gpu::FluxLayout::Fused`], the default at both orders) does use the lagged Δt: the
 //!    speeds of W^{n+1} need the neighbours' new states, which one kernel cannot wait for
 //!    (its f64 reference is [`cpu::CpuSolver::lagged_dt`]; on M(50) the §12 extrema move by
 //!    at most 8e-4).
