@@ -9,8 +9,16 @@
 // the next step's dt before the clamp. A step that took no dt (past t_end) keeps the dt_cfl
 // it had, so the lag stays one real step (CpuSolver::step with lagged_dt), except the first
 // pass (dt_cfl still 0).
+// A step whose dt exceeds the Courant limit 1 of the speeds of the state it updated
+// (dt CFL > the pass's minimum: the lagged dt fell behind fast-growing speeds) is rejected: t,
+// steps and counters stay, dt_cfl becomes that minimum, and at order 1 (ROLLBACK = 1)
+// dt_min[1] tells the next pass to write nothing, so the state before the step, still in that
+// pass's output buffer, stays current (at order 2 the second stage sees dt = 0 and keeps W^n).
 
-@group(0) @binding(0) var<storage, read_write> dt_min: array<atomic<u32>, 1>;
+override CFL: f32 = 0.9;
+override ROLLBACK: u32 = 1u;
+
+@group(0) @binding(0) var<storage, read_write> dt_min: array<atomic<u32>, 2>;
 @group(0) @binding(1) var<storage, read_write> control: Control;
 @group(0) @binding(2) var<storage, read_write> counters: array<atomic<u32>, 8>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
@@ -23,6 +31,20 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let dt = fused_dt(control);
     let reduced = from_ordered_bits(atomicLoad(&dt_min[0]));
     atomicStore(&dt_min[0], 0xffffffffu);
+    let skipped = atomicLoad(&dt_min[1]) != 0u;
+    atomicStore(&dt_min[1], 0u);
+    let rejected = !skipped && dt > 0.0 && reduced >= 0.0 && dt * CFL > reduced;
+    if (skipped || rejected) {
+        if (rejected) {
+            control.dt_cfl = reduced;
+            atomicStore(&dt_min[1], ROLLBACK);
+        }
+        control.dt = 0.0;
+        for (var k = 0; k < 4; k = k + 1) {
+            atomicStore(&counters[k], 0u);
+        }
+        return;
+    }
     if (dt > 0.0) {
         if (control.dt_cfl >= control.t_end - control.t) {
             control.t = control.t_end;

@@ -36,7 +36,9 @@ const BIG: f32 = 3.0e38;
 @group(0) @binding(5) var<storage, read> cells: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> cells_next: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 8>;
-@group(0) @binding(8) var<storage, read_write> dt_min: array<atomic<u32>, 1>;
+// dt_min[0]: the pass's minimum CFL step (ordered_bits); dt_min[1] != 0: the last step was
+// rejected (swe_fused_clock), this pass writes nothing (its output buffer holds the state).
+@group(0) @binding(8) var<storage, read_write> dt_min: array<atomic<u32>, 2>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 var<workgroup> partial: array<f32, WORKGROUP_SIZE>;
@@ -152,7 +154,7 @@ fn main(
 ) {
     let i = linear_index(gid, nwg);
     var local_dt = BIG;
-    if (i < range.count) {
+    if (i < range.count && atomicLoad(&dt_min[1]) == 0u) {
         local_dt = step_cell(range.first + i, select(fused_dt(control), control.dt, STAGE == 2u));
     }
     partial[lid.x] = local_dt;

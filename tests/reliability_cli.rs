@@ -108,13 +108,31 @@ fn swe_blow_up_stops_with_the_cell() {
             &format!("h2 = \"H - h1\"\n{u}"),
             "snapshot_every = 0.01",
         );
-        let (code, err) = run(d, &["swe", "--case", &case, "--out", name]);
+        // The unfused path (Δt of the current state) blows up before the first output time.
+        let (code, err) = run(d, &["swe", "--case", &case, "--out", name, "--scatter"]);
         assert_eq!(code, 1, "{err}");
         assert!(err.contains(want) && err.contains("steps"), "{err}");
         assert!(name != "u100" || err.contains(": cell "), "{err}");
         let out = files(&d.join(name));
         assert!(out.contains(&"h1_0000.png".to_string()), "{out:?}");
         assert!(!out.iter().any(|f| f.contains("_0001")), "{out:?}");
+        // The fused path (lagged Δt) may get past it before blowing up: it stops naming the
+        // cell, and every output it wrote is finite.
+        let fused = format!("{name}-fused");
+        let (code, err) = run(d, &["swe", "--case", &case, "--out", &fused]);
+        assert_eq!(code, 1, "{err}");
+        assert!(
+            err.contains("blew up (NaN or Inf) at t = ") && err.contains(": cell "),
+            "{err}"
+        );
+        let csv = std::fs::read_to_string(d.join(&fused).join(format!("{name}.csv"))).expect("csv");
+        assert!(
+            csv.lines()
+                .skip(1)
+                .flat_map(|l| l.split(','))
+                .all(|v| v.parse::<f64>().is_ok_and(f64::is_finite)),
+            "{csv}"
+        );
     }
     let vortex = dg_case(d, "vortex", "", "wall", "").replace(".toml", "");
     let text = std::fs::read_to_string(format!("{vortex}.toml")).expect("read");

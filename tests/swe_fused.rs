@@ -309,3 +309,80 @@ fn second_order_batches_and_restart_give_the_same_bits() {
     assert_eq!(sa, c.read_state().unwrap());
     assert_eq!(a.read_control().unwrap().steps, 7);
 }
+
+/// An upper layer at 20 m/s slams into the walls: the speeds grow faster than the lagged Δt
+/// follows, and the fused clock rejects the steps whose Δt exceeds the Courant limit 1 of the
+/// state they updated and takes them again with that state's CFL step (here 4 real steps in
+/// 12 passes), as the f64 reference with `lagged_dt` does: after 12 real steps the same time
+/// (relative 1e-5, a step is 8%) and the same number of clipped depths (the same steps were
+/// rejected), and
+/// the state within |Δh| ≤ 5e-3 m, |Δq| ≤ 0.2 m² s⁻¹ (measured 1.3e-3 and 0.095: the wall
+/// impact amplifies f32 round-off; the unfused path is 3.6e-5 and 2.8e-3 from its reference
+/// on this case).
+#[test]
+fn steps_above_the_courant_limit_are_rejected_and_retaken() {
+    let rt = rt();
+    let text = r#"
+[mesh]
+builtin = "cross:10"
+domain = [-5.0, 5.0, -5.0, 5.0]
+[physics]
+r = 0.5
+[initial]
+H = 6.0
+h1 = 1.0
+h2 = "H - h1"
+u1x = 20.0
+[run]
+final_time = 1.0
+"#;
+    let case = Case::from_toml(text, std::path::Path::new("wall.toml")).unwrap();
+    let setup = case.prepare().unwrap();
+    let make = || {
+        GpuSolver::new(
+            &rt,
+            &setup.mesh,
+            &setup.depth,
+            &setup.state,
+            Scheme::PvmIfcp,
+            case.physics,
+            case.cfl,
+            FluxLayout::Fused,
+        )
+        .unwrap()
+    };
+    let mut passes = make();
+    passes.set_end_time(f32::MAX).unwrap();
+    passes.queue_steps(12).unwrap();
+    let taken = passes.read_control().unwrap().steps;
+    assert!(taken < 12, "no step was rejected ({taken} of 12 passes)");
+    let mut g = make();
+    g.steps(12).unwrap();
+    let mut c = CpuSolver::new(
+        &setup.mesh,
+        setup.depth.clone(),
+        setup.state.clone(),
+        Scheme::PvmIfcp,
+        case.physics,
+        case.cfl,
+    )
+    .unwrap();
+    c.lagged_dt = true;
+    c.run_steps(12);
+    let (mut dh, mut dq) = (0.0f64, 0.0f64);
+    for (x, y) in g.read_state().unwrap().iter().zip(&c.state) {
+        for k in 0..6 {
+            let d = (x[k] - y[k]).abs();
+            if k % 3 == 0 {
+                dh = dh.max(d);
+            } else {
+                dq = dq.max(d);
+            }
+        }
+    }
+    let ctl = g.read_control().unwrap();
+    let t = ctl.t as f64;
+    assert!((t - c.t).abs() <= 1e-5 * c.t, "t {t} vs {}", c.t);
+    assert_eq!(ctl.clipped as u64, c.counters.clipped);
+    assert!(dh <= 5e-3 && dq <= 0.2, "dh {dh:e} dq {dq:e}");
+}

@@ -11,6 +11,18 @@
 // (CpuSolver::step with lagged_dt), except the first pass (dt_cfl still 0). The counters and
 // dt_min were written by earlier launches of the stream, so plain loads and stores stand in
 // for atomicLoad / atomicStore.
+// A step whose dt exceeds the Courant limit 1 of the speeds of the state it updated
+// (dt CFL > the pass's minimum: the lagged dt fell behind fast-growing speeds) is rejected: t,
+// steps and counters stay, dt_cfl becomes that minimum, and at order 1 (ROLLBACK = 1)
+// dt_min[1] tells the next pass to write nothing, so the state before the step, still in that
+// pass's output buffer, stays current (at order 2 the second stage sees dt = 0 and keeps W^n).
+
+#ifndef CFL
+#define CFL 0.9f
+#endif
+#ifndef ROLLBACK
+#define ROLLBACK 1u
+#endif
 
 /// WGSL max() on u32.
 __device__ __forceinline__ u32 max_u32(u32 a, u32 b) {
@@ -29,6 +41,20 @@ extern "C" __global__ void swe_fused_clock(
     float dt = fused_dt(*control);
     float reduced = from_ordered_bits(dt_min[0]);
     dt_min[0] = 0xffffffffu;
+    bool skipped = dt_min[1] != 0u;
+    dt_min[1] = 0u;
+    bool rejected = !skipped && dt > 0.0f && reduced >= 0.0f && dt * CFL > reduced;
+    if (skipped || rejected) {
+        if (rejected) {
+            control->dt_cfl = reduced;
+            dt_min[1] = ROLLBACK;
+        }
+        control->dt = 0.0f;
+        for (int k = 0; k < 4; k = k + 1) {
+            counters[k] = 0u;
+        }
+        return;
+    }
     if (dt > 0.0f) {
         if (control->dt_cfl >= control->t_end - control->t) {
             control->t = control->t_end;

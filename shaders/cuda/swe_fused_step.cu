@@ -166,7 +166,9 @@ extern "C" __global__ void swe_fused_step(
     u32 lid = threadIdx.x;
     u32 i = linear_index();
     float local_dt = BIG;
-    if (i < range.count) {
+    // dt_min[1] != 0: the last step was rejected (swe_fused_clock), this pass writes nothing
+    // (its output buffer holds the state).
+    if (i < range.count && *(volatile u32*)(dt_min + 1) == 0u) {
         float dt = STAGE == 2u ? control->dt : fused_dt(*control);
         local_dt = step_cell(range.first + i, dt, edges, cell_edges, edge_slots, deltas, cells,
                              cells_next, counters);

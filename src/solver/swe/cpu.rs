@@ -51,7 +51,8 @@ pub struct CpuSolver {
     /// Prescribed discharges and elevations of the driven boundary edges.
     pub boundaries: DrivenBoundaries,
     /// Take step n with the CFL step (3) of W^{n−1} (the first with that of W^0), as the fused
-    /// GPU step does (the paper's lagged Δt, spec §8), instead of that of W^n.
+    /// GPU step does (the paper's lagged Δt, spec §8), instead of that of W^n; a step whose
+    /// lagged Δt exceeds the Courant limit 1 of W^n's speeds is taken with W^n's CFL step.
     pub lagged_dt: bool,
     /// With `lagged_dt`: the CFL step of the last real step's edge pass.
     lagged_cfl: Option<f64>,
@@ -233,11 +234,16 @@ impl CpuSolver {
         let start = self.state.clone();
         let mut c = self.edge_pass(&start);
         let current_cfl = self.cfl_dt();
-        let dt_cfl = if self.lagged_dt {
+        let mut dt_cfl = if self.lagged_dt {
             self.lagged_cfl.replace(current_cfl).unwrap_or(current_cfl)
         } else {
             current_cfl
         };
+        // A lagged Δt above the Courant limit 1 of W^n's own speeds (Δt γ > Δt_CFL(W^n)) is
+        // rejected and the step taken with Δt_CFL(W^n), as swe_fused_clock does.
+        if dt_cfl.min(remaining) * self.cfl > current_cfl {
+            dt_cfl = current_cfl;
+        }
         let dt = dt_cfl.min(remaining);
         if dt_cfl >= remaining {
             self.t = t_end;

@@ -220,6 +220,8 @@ pub struct GpuSolver {
     /// Cell centroids, to say where a solution blew up.
     centroids: Vec<[f64; 2]>,
     steps: StepPlans,
+    /// The fused step's [`FusedKernels::dt_min`] words (a rejected step leaves a pass to run).
+    fused_words: Option<Buffer>,
     gauges: Option<GaugeBuffers>,
 }
 
@@ -259,7 +261,8 @@ struct FusedKernels {
     stages: Vec<crate::runtime::Kernel>,
     clock: crate::runtime::Kernel,
     slots: Buffer,
-    /// The pass's minimum local CFL step as [`ordered_bits`], u32::MAX between passes.
+    /// The pass's minimum local CFL step as [`ordered_bits`] (u32::MAX between passes), and
+    /// 1 when the next pass must write nothing (the last step was rejected, order 1).
     dt_min: Buffer,
     /// Order 2: the reconstruction kernel and its buffers.
     reconstruction: Option<FusedReconstruction>,
@@ -308,9 +311,15 @@ impl FusedKernels {
         };
         Ok(FusedKernels {
             stages,
-            clock: rt.kernel("swe_fused_clock", &[])?,
+            clock: rt.kernel(
+                "swe_fused_clock",
+                &[
+                    ("CFL", s.cfl),
+                    ("ROLLBACK", if s.order == 2 { 0.0 } else { 1.0 }),
+                ],
+            )?,
             slots: rt.upload("swe cell edges", &s.mesh.cell_edge_slots())?,
-            dt_min: rt.upload("swe fused dt min", &[u32::MAX])?,
+            dt_min: rt.upload("swe fused dt min", &[u32::MAX, 0])?,
             reconstruction,
             edge_slots,
             deltas,
@@ -685,8 +694,10 @@ impl GpuSolver {
             counters: &counters,
             flux_consts: &flux_consts,
         };
+        let mut fused_words = None;
         let (steps, current) = if fused {
             let kernels = FusedKernels::new(rt, &inputs)?;
+            fused_words = Some(kernels.dt_min.clone());
             let record = |plan: &mut PlanBuilder, from: usize, gauges: bool| {
                 plan.segment("flux");
                 launch_boundary_values(plan);
@@ -736,6 +747,7 @@ impl GpuSolver {
             counters,
             centroids: mesh.geom.centroids.clone(),
             steps,
+            fused_words,
             gauges: gauge_kernel.map(|(_, _, g)| g),
         };
         solver.drain_gauges()?;
@@ -836,16 +848,37 @@ impl GpuSolver {
     }
 
     /// Take exactly `n` steps without a time clamp (t_end = f32::MAX) and wait for them (gauge
-    /// samples are read back between batches and kept pending).
+    /// samples are read back between batches and kept pending). A step the fused path rejects
+    /// (its lagged Δt above the Courant limit, see `swe_fused_clock`) is taken again.
     pub fn steps(&mut self, n: u32) -> Result<()> {
         self.set_end_time(f32::MAX)?;
-        let mut left = n;
-        while left > 0 {
-            let batch = left.min(self.batch_limit(MAX_BATCH));
+        let target = self.read_control()?.steps as u64 + n as u64;
+        loop {
+            let done = self.read_control()?.steps as u64;
+            if done >= target {
+                return Ok(());
+            }
+            let batch =
+                ((target - done).min(u32::MAX as u64) as u32).min(self.batch_limit(MAX_BATCH));
             self.queue_steps(batch)?;
+            self.settle()?;
             self.rt.wait()?;
             self.drain_gauges()?;
-            left -= batch;
+            let ctl = self.read_control()?;
+            if ctl.dt < 0.0 || ctl.dt_cfl < 0.0 {
+                return Err(self.blow_up(&ctl));
+            }
+        }
+    }
+
+    /// After a rejected fused step the next pass must run before the state is read (it writes
+    /// nothing, and the state before the rejected step becomes current again): queue it.
+    fn settle(&mut self) -> Result<()> {
+        let Some(words) = &self.fused_words else {
+            return Ok(());
+        };
+        if self.rt.read::<u32>(words, 1, 1)?[0] != 0 {
+            self.queue_steps(1)?;
         }
         Ok(())
     }
@@ -977,6 +1010,7 @@ impl GpuSolver {
                 1
             };
             self.queue_steps(est.clamp(1, self.batch_limit(max_batch)))?;
+            self.settle()?;
             let next = self.read_control()?;
             self.drain_gauges()?;
             if next.dt < 0.0 || next.dt_cfl < 0.0 || !next.t.is_finite() {
