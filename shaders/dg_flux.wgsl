@@ -18,7 +18,7 @@
 @group(0) @binding(3) var<storage, read> edges: array<DgEdge>;
 // [0], [1]: the case function's parameters; [2 + s]: inflow state s (conserved).
 @group(0) @binding(4) var<storage, read> case_data: array<vec4<f32>>;
-// t, dt, ...
+// t, dt, ..., t_lo (dg_time.wgsl).
 @group(0) @binding(5) var<storage, read> clock: array<f32>;
 // first/count: the edges; color: bits of the stage time fraction c.
 @group(1) @binding(0) var<uniform> range: ItemRange;
@@ -34,7 +34,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let right = ((e.info >> 2u) & 3u) * NQE;
     let interior = e.right != 0xffffffffu;
     let n = vec2<f32>(e.nx, e.ny);
-    let t = clock[0] + bitcast<f32>(range.color) * clock[1];
+    let t = clock[0] + (clock[6] + bitcast<f32>(range.color) * clock[1]);
     // #unroll
     for (var q = 0u; q < NQE; q = q + 1u) {
         let ul = traces[side_slot(e.left, left + q)];

@@ -20,7 +20,7 @@
 @group(0) @binding(4) var<storage, read> inv_det: array<f32>;
 // [0], [1]: the case function's parameters; [2 + s]: inflow state s (conserved).
 @group(0) @binding(5) var<storage, read> case_data: array<vec4<f32>>;
-// t, dt, ...
+// t, dt, ..., t_lo (dg_time.wgsl).
 @group(0) @binding(6) var<storage, read> clock: array<f32>;
 // first/count: the color's edges; color: bits of the stage time fraction c; pad: register.
 @group(1) @binding(0) var<uniform> range: ItemRange;
@@ -38,7 +38,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let rl = ((e.info >> 2u) & 3u) + 3u * ((e.info >> 7u) & 3u);
     let interior = e.right != 0xffffffffu;
     let n = vec2<f32>(e.nx, e.ny);
-    let t = clock[0] + bitcast<f32>(range.color) * clock[1];
+    let t = clock[0] + (clock[6] + bitcast<f32>(range.color) * clock[1]);
     // Traces first (k outer, so one element's coefficients are read once and dropped), then
     // the fluxes in place of the left traces, then rhs_k += phi_k(x_q) F*_q: the thread holds
     // 2 NQE vec4s instead of 4 NP, which keeps p = 3, 4 in registers.

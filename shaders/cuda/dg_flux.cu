@@ -11,7 +11,8 @@
 // so every element side owns its slots: no colors, no atomics. Conforming meshes only.
 //
 // case_data: [0], [1] the case function's parameters, [2 + s] inflow state s (conserved).
-// clock: t, dt, ... range: first/count the edges, color the bits of the stage time fraction c.
+// clock: t, dt, ..., t_lo (dg_time.cu). range: first/count the edges, color the bits of the stage
+// time fraction c.
 
 extern "C" __global__ void dg_flux(
     const float4* __restrict__ traces,
@@ -30,7 +31,7 @@ extern "C" __global__ void dg_flux(
     u32 right = ((e.info >> 2u) & 3u) * NQE;
     bool interior = e.right != 0xffffffffu;
     float2 n = make_float2(e.nx, e.ny);
-    float t = clock[0] + __uint_as_float(range.color) * clock[1];
+    float t = clock[0] + (clock[6] + __uint_as_float(range.color) * clock[1]);
     #pragma unroll
     for (u32 q = 0u; q < NQE; q = q + 1u) {
         float4 ul = traces[side_slot(e.left, left + q)];

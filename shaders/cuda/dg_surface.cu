@@ -15,8 +15,8 @@
 // c + 1 sees the writes of color c.
 //
 // inv_det: 1 / det J per element. case_data: [0], [1] the case function's parameters,
-// [2 + s] inflow state s (conserved). clock: t, dt, ... range: first/count the color's edges,
-// color the bits of the stage time fraction c, pad the register.
+// [2 + s] inflow state s (conserved). clock: t, dt, ..., t_lo (dg_time.cu). range: first/count
+// the color's edges, color the bits of the stage time fraction c, pad the register.
 
 /// rhs_k(i) += a, the four equations of mode k of element i: a plain read-modify-write for the
 /// colored launches (no two edges of a color share an element), atomicAdd for the one-launch
@@ -56,7 +56,7 @@ __device__ __forceinline__ void surface_edge(
     u32 rl = ((e.info >> 2u) & 3u) + 3u * ((e.info >> 7u) & 3u);
     bool interior = e.right != 0xffffffffu;
     float2 n = make_float2(e.nx, e.ny);
-    float t = clock[0] + __uint_as_float(range.color) * clock[1];
+    float t = clock[0] + (clock[6] + __uint_as_float(range.color) * clock[1]);
     // Traces first (k outer, so one element's coefficients are read once and dropped), then
     // the fluxes in place of the left traces, then rhs_k += phi_k(x_q) F*_q: the thread holds
     // 2 NQE float4s instead of 4 NP, which keeps p = 3, 4 in registers.

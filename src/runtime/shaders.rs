@@ -63,6 +63,7 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("common/dg_euler.wgsl"),
     shader!("common/dg_tables.wgsl"),
     shader!("common/dg_edge.wgsl"),
+    shader!("common/f32_pair.wgsl"),
     shader!("dg_volume.wgsl"),
     shader!("dg_surface.wgsl"),
     shader!("dg_trace.wgsl"),

@@ -39,6 +39,7 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("common/dg_euler.cuh"),
     cuda_source!("common/dg_tables.cuh"),
     cuda_source!("common/dispatch.cuh"),
+    cuda_source!("common/f32_pair.cuh"),
     cuda_source!("common/smooth_relocate.cuh"),
     cuda_source!("common/swe_cell.cuh"),
     cuda_source!("common/swe_control.cuh"),

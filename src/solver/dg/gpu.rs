@@ -126,6 +126,7 @@ impl GpuConfig {
 /// The GPU clock after a batch of steps.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Clock {
+    /// The time, the device's f32 pair t + t_lo summed exactly.
     pub t: f64,
     pub dt: f64,
     pub steps: u64,
@@ -357,16 +358,18 @@ impl Capacity {
     }
 }
 
-/// The clock words the host writes: [t, dt, t_end, fixed_dt, cfl, steps, 0, 0].
+/// The clock words the host writes: [t, dt, t_end, fixed_dt, cfl, steps, t_lo, 0], the time
+/// as the f32 pair t + t_lo that `dg_time` advances.
 fn clock_words(t: f64, t_end: f64, fixed_dt: f64, cfl: f64) -> [f32; 8] {
+    let hi = t as f32;
     [
-        t as f32,
+        hi,
         0.0,
         t_end as f32,
         fixed_dt as f32,
         cfl as f32,
         0.0,
-        0.0,
+        (t - f64::from(hi)) as f32,
         0.0,
     ]
 }
@@ -377,11 +380,11 @@ const LIMIT_CLOCK: [f32; 8] = [0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0];
 
 /// The clock read back from its words.
 fn clock_from_words(c: &[f32]) -> Result<Clock> {
-    if c.len() < 6 {
+    if c.len() < 7 {
         return Err(Error::Gpu(format!("clock of {} words", c.len())));
     }
     Ok(Clock {
-        t: c[0] as f64,
+        t: f64::from(c[0]) + f64::from(c[6]),
         dt: c[1] as f64,
         steps: c[5] as u64,
     })
