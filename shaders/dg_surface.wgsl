@@ -7,8 +7,10 @@
 // loop). With F* the numerical flux at edge node q (left parameter t_q, right 1 - t_q on its
 // whole edge, or ((h - 1) + (1 - t_q)) / 2 when the edge is half h of the right element's side
 // next to a hanging node; L_e is then the half face's length):
-//   rhs_k(L) -= L_e / det J_L sum_q w_q phi_k(x_q) F*(U_L, U_R) . n
-//   rhs_k(R) += L_e / det J_R sum_q w_q phi_k(x_q) F*(U_L, U_R) . n
+//   rhs_k(L) -= L_e / det J_L sum_q w_q phi_k(x_q) (F*(U_L, U_R) - F(U_0L)) . n
+//   rhs_k(R) += L_e / det J_R sum_q w_q phi_k(x_q) (F*(U_L, U_R) - F(U_0R)) . n
+// with U_0K = c_0 phi_0 the element's mean (deviation form, dg_euler.wgsl; dg_volume subtracts
+// the same F(U_0K)).
 // U_R is a ghost state on boundary edges. No two edges of one color share an element, so the
 // read-modify-write of rhs needs no atomics.
 
@@ -36,12 +38,23 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let ll = e.info & 3u;
     // The right trace's table row: its whole local edge, or half 1 / 2 of it.
     let rl = ((e.info >> 2u) & 3u) + 3u * ((e.info >> 7u) & 3u);
+    let kind = (e.info >> 4u) & 7u;
+    let state = e.info >> 9u;
     let interior = e.right != 0xffffffffu;
     let n = vec2<f32>(e.nx, e.ny);
+    let tau = vec2<f32>(-e.ny, e.nx);
     let t = clock[0] + (clock[6] + bitcast<f32>(range.color) * clock[1]);
+    // The means U_0K, the traces dU of the higher modes, and per node the jump U_R - U_L.
     // Traces first (k outer, so one element's coefficients are read once and dropped), then
-    // the fluxes in place of the left traces, then rhs_k += phi_k(x_q) F*_q: the thread holds
-    // 2 NQE vec4s instead of 4 NP, which keeps p = 3, 4 in registers.
+    // the left side's terms in place of the left traces, then rhs_k += phi_k(x_q) F*_q: the
+    // thread holds 2 NQE vec4s instead of 4 NP, which keeps p = 3, 4 in registers.
+    let u0l = vec4<f32>(regs[dof(reg, 0u, 0u, e.left)], regs[dof(reg, 1u, 0u, e.left)],
+                        regs[dof(reg, 2u, 0u, e.left)], regs[dof(reg, 3u, 0u, e.left)]) * PHI0;
+    var u0r = u0l;
+    if (interior) {
+        u0r = vec4<f32>(regs[dof(reg, 0u, 0u, e.right)], regs[dof(reg, 1u, 0u, e.right)],
+                        regs[dof(reg, 2u, 0u, e.right)], regs[dof(reg, 3u, 0u, e.right)]) * PHI0;
+    }
     var ul: array<vec4<f32>, MAX_NQE>;
     var ur: array<vec4<f32>, MAX_NQE>;
     // #unroll
@@ -50,7 +63,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         ur[q] = vec4<f32>(0.0);
     }
     // #unroll
-    for (var k = 0u; k < NP; k = k + 1u) {
+    for (var k = 1u; k < NP; k = k + 1u) {
         let cl = vec4<f32>(regs[dof(reg, 0u, k, e.left)], regs[dof(reg, 1u, k, e.left)],
                            regs[dof(reg, 2u, k, e.left)], regs[dof(reg, 3u, k, e.left)]);
         // #unroll
@@ -66,13 +79,35 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
         }
     }
+    let v0l = u0l.yz / u0l.x;
+    let p0l = pressure(u0l);
+    let d0 = u0r - u0l;
+    // F(U_0R) . n - F(U_0L) . n: the right side's terms are the left's minus this.
+    let df0 = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, d0), d0, n);
     // #unroll
     for (var q = 0u; q < NQE; q = q + 1u) {
-        var u_ghost = ur[q];
+        let u = u0l + ul[q];
+        // The jump U_R - U_L.
+        var du = d0 + (ur[q] - ul[q]);
         if (!interior) {
-            u_ghost = boundary_ghost(ul[q], e, tables[t_edge_t(q)], t);
+            if (kind == EDGE_WALL) {
+                let mn = 2.0 * dot(u.yz, n);
+                du = vec4<f32>(0.0, -mn * n.x, -mn * n.y, 0.0);
+            } else if (kind == EDGE_INFLOW) {
+                du = (case_data[2u + state] - u0l) - ul[q];
+            } else if (kind == EDGE_EXACT) {
+                let x = vec2<f32>(e.mx, e.my) + (tables[t_edge_t(q)] - 0.5) * e.length * tau;
+                du = (case_state(x, t, case_data[0], case_data[1]) - u0l) - ul[q];
+            } else {
+                du = vec4<f32>(0.0);
+            }
         }
-        ul[q] = numerical_flux(ul[q], u_ghost, n) * (tables[t_edge_w(q)] * e.length);
+        // F* - F(U_0L) . n = (F(U_L) - F(U_0L)) . n + (F* - F(U_L) . n).
+        let fl = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, ul[q]), ul[q], n)
+            + numerical_flux_change(u, du, n);
+        let wl = tables[t_edge_w(q)] * e.length;
+        ul[q] = fl * wl;
+        ur[q] = (fl - df0) * wl;
     }
     let dl = inv_det[e.left];
     // #unroll
@@ -92,7 +127,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             var a = vec4<f32>(0.0);
             // #unroll
             for (var q = 0u; q < NQE; q = q + 1u) {
-                a = a + tables[t_edge_phi(rl, NQE - 1u - q, k)] * ul[q];
+                a = a + tables[t_edge_phi(rl, NQE - 1u - q, k)] * ur[q];
             }
             a = a * dr;
             add_rhs(k, e.right, a);

@@ -8,8 +8,10 @@
 // parameter t_q, right 1 - t_q on its whole edge, or ((h - 1) + (1 - t_q)) / 2 when the edge is
 // half h of the right element's side next to a hanging node; L_e is then the half face's
 // length):
-//   rhs_k(L) -= L_e / det J_L sum_q w_q phi_k(x_q) F*(U_L, U_R) . n
-//   rhs_k(R) += L_e / det J_R sum_q w_q phi_k(x_q) F*(U_L, U_R) . n
+//   rhs_k(L) -= L_e / det J_L sum_q w_q phi_k(x_q) (F*(U_L, U_R) - F(U_0L)) . n
+//   rhs_k(R) += L_e / det J_R sum_q w_q phi_k(x_q) (F*(U_L, U_R) - F(U_0R)) . n
+// with U_0K = c_0 phi_0 the element's mean (deviation form, dg_euler.cuh; dg_volume subtracts
+// the same F(U_0K)).
 // U_R is a ghost state on boundary edges. No two edges of one color share an element, so the
 // read-modify-write of rhs needs no atomics; launches of one stream run in order, so color
 // c + 1 sees the writes of color c.
@@ -54,12 +56,23 @@ __device__ __forceinline__ void surface_edge(
     u32 ll = e.info & 3u;
     // The right trace's table row: its whole local edge, or half 1 / 2 of it.
     u32 rl = ((e.info >> 2u) & 3u) + 3u * ((e.info >> 7u) & 3u);
+    u32 kind = (e.info >> 4u) & 7u;
+    u32 state = e.info >> 9u;
     bool interior = e.right != 0xffffffffu;
     float2 n = make_float2(e.nx, e.ny);
+    float2 tau = make_float2(-e.ny, e.nx);
     float t = clock[0] + (clock[6] + __uint_as_float(range.color) * clock[1]);
+    // The means U_0K, the traces dU of the higher modes, and per node the jump U_R - U_L.
     // Traces first (k outer, so one element's coefficients are read once and dropped), then
-    // the fluxes in place of the left traces, then rhs_k += phi_k(x_q) F*_q: the thread holds
-    // 2 NQE float4s instead of 4 NP, which keeps p = 3, 4 in registers.
+    // the left side's terms in place of the left traces, then rhs_k += phi_k(x_q) F*_q: the
+    // thread holds 2 NQE float4s instead of 4 NP, which keeps p = 3, 4 in registers.
+    float4 u0l = PHI0 * make_float4(regs[dof(reg, 0u, 0u, e.left)], regs[dof(reg, 1u, 0u, e.left)],
+                                    regs[dof(reg, 2u, 0u, e.left)], regs[dof(reg, 3u, 0u, e.left)]);
+    float4 u0r = u0l;
+    if (interior) {
+        u0r = PHI0 * make_float4(regs[dof(reg, 0u, 0u, e.right)], regs[dof(reg, 1u, 0u, e.right)],
+                                 regs[dof(reg, 2u, 0u, e.right)], regs[dof(reg, 3u, 0u, e.right)]);
+    }
     float4 ul[MAX_NQE];
     float4 ur[MAX_NQE];
     #pragma unroll
@@ -68,7 +81,7 @@ __device__ __forceinline__ void surface_edge(
         ur[q] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
     #pragma unroll
-    for (u32 k = 0u; k < NP; k = k + 1u) {
+    for (u32 k = 1u; k < NP; k = k + 1u) {
         float4 cl = make_float4(regs[dof(reg, 0u, k, e.left)], regs[dof(reg, 1u, k, e.left)],
                                 regs[dof(reg, 2u, k, e.left)], regs[dof(reg, 3u, k, e.left)]);
         #pragma unroll
@@ -84,13 +97,35 @@ __device__ __forceinline__ void surface_edge(
             }
         }
     }
+    float2 v0l = make_float2(u0l.y / u0l.x, u0l.z / u0l.x);
+    float p0l = pressure(u0l);
+    float4 d0 = u0r - u0l;
+    // F(U_0R) . n - F(U_0L) . n: the right side's terms are the left's minus this.
+    float4 df0 = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, d0), d0, n);
     #pragma unroll
     for (u32 q = 0u; q < NQE; q = q + 1u) {
-        float4 u_ghost = ur[q];
+        float4 u = u0l + ul[q];
+        // The jump U_R - U_L.
+        float4 du = d0 + (ur[q] - ul[q]);
         if (!interior) {
-            u_ghost = boundary_ghost(ul[q], e, tables[t_edge_t(q)], t, case_data);
+            if (kind == EDGE_WALL) {
+                float mn = 2.0f * (u.y * n.x + u.z * n.y);
+                du = make_float4(0.0f, -mn * n.x, -mn * n.y, 0.0f);
+            } else if (kind == EDGE_INFLOW) {
+                du = (case_data[2u + state] - u0l) - ul[q];
+            } else if (kind == EDGE_EXACT) {
+                float2 x = make_float2(e.mx, e.my) + ((tables[t_edge_t(q)] - 0.5f) * e.length) * tau;
+                du = (case_state(x, t, case_data[0], case_data[1]) - u0l) - ul[q];
+            } else {
+                du = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            }
         }
-        ul[q] = (tables[t_edge_w(q)] * e.length) * numerical_flux(ul[q], u_ghost, n);
+        // F* - F(U_0L) . n = (F(U_L) - F(U_0L)) . n + (F* - F(U_L) . n).
+        float4 fl = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, ul[q]), ul[q], n)
+            + numerical_flux_change(u, du, n);
+        float wl = tables[t_edge_w(q)] * e.length;
+        ul[q] = wl * fl;
+        ur[q] = wl * (fl - df0);
     }
     float dl = inv_det[e.left];
     #pragma unroll
@@ -110,7 +145,7 @@ __device__ __forceinline__ void surface_edge(
             float4 a = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             #pragma unroll
             for (u32 q = 0u; q < NQE; q = q + 1u) {
-                a = a + tables[t_edge_phi(rl, NQE - 1u - q, k)] * ul[q];
+                a = a + tables[t_edge_phi(rl, NQE - 1u - q, k)] * ur[q];
             }
             a = dr * a;
             add_rhs<ATOMIC>(rhs, k, e.right, a);

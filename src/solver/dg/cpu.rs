@@ -9,7 +9,9 @@
 //!   dc_k/dt = sum_q w_q F(U(x_q)) . (J^{-T} grad_ref phi_k)(x_q)
 //!           - (1 / det J_i) sum_{edges} L_e sum_q w^e_q phi_k(x_q) F*(U_i, U_ghost or U_j) . n,
 //!
-//! with the volume rule weights w_q summing to 1/2 and edge weights w^e_q summing to 1.
+//! with the volume rule weights w_q summing to 1/2 and edge weights w^e_q summing to 1. Like the
+//! kernels, [`Operator::rhs`] evaluates it in deviation form (F and F* less F(U_0i), U_0i the
+//! element's mean), which is the same in exact arithmetic.
 
 use super::basis::{BasisTables, PHI0};
 use super::case::StateFn;
@@ -79,14 +81,55 @@ impl<'a> Operator<'a> {
         }
     }
 
-    /// The right-hand side at time t (volume + surface terms).
+    /// Jump U_ghost - U_L at a boundary node of edge e, where U_L = u0 + du is the left
+    /// element's mean plus its higher modes' trace (the kernels' form: the difference from the
+    /// mean first, so it is exact where the ghost is close to the state).
+    pub fn boundary_jump(
+        &self,
+        e: &EdgeInfo,
+        u0: &State,
+        du: &State,
+        x: [f64; 2],
+        t: f64,
+    ) -> State {
+        let ul: State = std::array::from_fn(|i| u0[i] + du[i]);
+        match e.kind {
+            EDGE_WALL => {
+                let mn = 2.0 * (ul[1] * e.normal[0] + ul[2] * e.normal[1]);
+                [0.0, -mn * e.normal[0], -mn * e.normal[1], 0.0]
+            }
+            EDGE_INFLOW | EDGE_EXACT => {
+                let g = self.ghost(e, &ul, x, t);
+                std::array::from_fn(|i| (g[i] - u0[i]) - du[i])
+            }
+            _ => [0.0; 4],
+        }
+    }
+
+    /// dU = sum_{k >= 1} c_k phi_k, an element's deviation from its mean at a node.
+    fn deviation(coef: &[State], phi: &[f64]) -> State {
+        Self::eval(&coef[1..], &phi[1..])
+    }
+
+    /// The right-hand side at time t (volume + surface terms), in the kernels' deviation form:
+    /// element i integrates F(U) - F(U_0i) and F* - F(U_0i) . n with U_0i = c_0 phi_0 its mean,
+    /// which changes nothing exactly (the divergence of the constant F(U_0i) is zero and both
+    /// rules are exact for it) but keeps f32 rounding at |U - U_0i| instead of |F| (issue 13).
     pub fn rhs(&self, c: &[f64], t: f64, out: &mut [f64]) {
         let tb = self.tables;
         let (np, nqe) = (tb.np, tb.nqe());
-        self.volume_terms(c, out);
+        self.volume_terms(c, out, false);
         for e in &self.mesh.edges {
             let cl = self.element(c, e.left);
             let cr = e.right.map(|r| self.element(c, r));
+            let u0l = cl[0].map(|v| v * PHI0);
+            let u0r = cr.as_ref().map_or(u0l, |cr| cr[0].map(|v| v * PHI0));
+            let v0l = [u0l[1] / u0l[0], u0l[2] / u0l[0]];
+            let p0l = euler::pressure(&u0l);
+            let d0: State = std::array::from_fn(|i| u0r[i] - u0l[i]);
+            // F(U_0R) . n - F(U_0L) . n: the right side's terms are the left's minus this.
+            let ch0 = euler::primitive_change(&u0l, v0l, &d0);
+            let df0 = euler::normal_flux_change(&u0l, p0l, &ch0, &d0, e.normal);
             let mut rl = vec![[0.0; 4]; np];
             let mut rr = vec![[0.0; 4]; np];
             for q in 0..nqe {
@@ -94,17 +137,25 @@ impl<'a> Operator<'a> {
                 // node nqe - 1 - q of the whole edge or of half `right_half` of it.
                 let phil = tb.edge_row(e.left_local, 0, q);
                 let phir = tb.edge_row(e.right_local, e.right_half as usize, nqe - 1 - q);
-                let ul = Self::eval(&cl, phil);
-                let ur = match &cr {
-                    Some(cr) => Self::eval(cr, phir),
-                    None => self.ghost(e, &ul, e.point(tb.edge_t[q]), t),
+                let dul = Self::deviation(&cl, phil);
+                let du: State = match &cr {
+                    Some(cr) => {
+                        let dur = Self::deviation(cr, phir);
+                        std::array::from_fn(|i| d0[i] + (dur[i] - dul[i]))
+                    }
+                    None => self.boundary_jump(e, &u0l, &dul, e.point(tb.edge_t[q]), t),
                 };
-                let fnum = euler::numerical_flux(self.flux, &ul, &ur, e.normal);
+                let ul: State = std::array::from_fn(|i| u0l[i] + dul[i]);
+                // F* - F(U_0L) . n = (F(U_L) - F(U_0L)) . n + (F* - F(U_L) . n).
+                let chl = euler::primitive_change(&u0l, v0l, &dul);
+                let dfl = euler::normal_flux_change(&u0l, p0l, &chl, &dul, e.normal);
+                let fnum = euler::numerical_flux_change(self.flux, &ul, &du, e.normal);
                 let w = tb.edge_w[q] * e.length;
                 for k in 0..np {
                     for eq in 0..4 {
-                        rl[k][eq] -= w * phil[k] * fnum[eq];
-                        rr[k][eq] += w * phir[k] * fnum[eq];
+                        let fl = dfl[eq] + fnum[eq];
+                        rl[k][eq] -= w * phil[k] * fl;
+                        rr[k][eq] += w * phir[k] * (fl - df0[eq]);
                     }
                 }
             }
@@ -130,9 +181,11 @@ impl<'a> Operator<'a> {
             .all(|e| e.right.is_some() == (e.kind == EDGE_INTERIOR)));
     }
 
-    /// The volume terms alone (`dg_volume` with LIFT = 0): out = sum_q w_q F(U_q) .
-    /// (J^{-T} grad_ref phi_k)(x_q), overwriting out.
-    pub fn volume_terms(&self, c: &[f64], out: &mut [f64]) {
+    /// The volume terms alone (`dg_volume`), overwriting out: in deviation form
+    /// sum_q w_q (F(U_q) - F(U_0)) . (J^{-T} grad_ref phi_k)(x_q) with U_0 the element's mean
+    /// (LIFT = 0, for [`Operator::rhs`]), or with `full` the whole flux F(U_q) = F(U_0) +
+    /// (F(U_q) - F(U_0)) (LIFT = 1: the gathered fluxes are whole ones).
+    pub fn volume_terms(&self, c: &[f64], out: &mut [f64], full: bool) {
         let tb = self.tables;
         let (np, nq) = (tb.np, tb.nq());
         let ne = self.mesh.num_elements;
@@ -140,10 +193,21 @@ impl<'a> Operator<'a> {
         for i in 0..ne {
             let coef = self.element(c, i);
             let g = self.mesh.inv_jacobian[i];
+            let u0 = coef[0].map(|v| v * PHI0);
+            let v0 = [u0[1] / u0[0], u0[2] / u0[0]];
+            let p0 = euler::pressure(&u0);
+            let (f0, g0) = if full {
+                euler::flux(&u0)
+            } else {
+                ([0.0; 4], [0.0; 4])
+            };
             let mut res = vec![[0.0; 4]; np];
             for q in 0..nq {
-                let u = Self::eval(&coef, &tb.vol_phi[q * np..(q + 1) * np]);
-                let (f, gf) = euler::flux(&u);
+                let du = Self::deviation(&coef, &tb.vol_phi[q * np..(q + 1) * np]);
+                let ch = euler::primitive_change(&u0, v0, &du);
+                let (df, dg) = euler::flux_change(&u0, p0, &ch, &du);
+                let f: State = std::array::from_fn(|eq| f0[eq] + df[eq]);
+                let gf: State = std::array::from_fn(|eq| g0[eq] + dg[eq]);
                 let w = tb.vol.weights[q];
                 for (k, r) in res.iter_mut().enumerate() {
                     let (dxi, deta) = (tb.vol_dxi[q * np + k], tb.vol_deta[q * np + k]);
@@ -220,7 +284,7 @@ impl<'a> Operator<'a> {
         let tb = self.tables;
         let nqe = tb.nqe();
         let fluxes = self.edge_fluxes(&self.traces(c), t)?;
-        self.volume_terms(c, out);
+        self.volume_terms(c, out, true);
         for i in 0..self.mesh.num_elements {
             let d = 1.0 / self.mesh.det[i];
             for s in 0..3 {

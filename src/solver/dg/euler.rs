@@ -139,6 +139,136 @@ pub fn numerical_flux(kind: NumericalFlux, ul: &State, ur: &State, n: [f64; 2]) 
     }
 }
 
+/// The change of the primitive variables from a state u (velocity v = m / rho) to u + du, from
+/// du alone (the deviation form of the kernels, issue 13):
+/// dv = (dm - v drho) / (rho + drho), v1 = v + dv, dp = (gamma - 1)(dE - (dm . v1 + m . dv) / 2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PrimitiveChange {
+    pub dv: [f64; 2],
+    /// The velocity of u + du.
+    pub v1: [f64; 2],
+    pub dp: f64,
+}
+
+/// [`PrimitiveChange`] from u, its velocity v and the deviation du.
+pub fn primitive_change(u: &State, v: [f64; 2], du: &State) -> PrimitiveChange {
+    let r1 = u[0] + du[0];
+    let dv = [(du[1] - v[0] * du[0]) / r1, (du[2] - v[1] * du[0]) / r1];
+    let v1 = [v[0] + dv[0], v[1] + dv[1]];
+    let dp = (GAMMA - 1.0)
+        * (du[3] - 0.5 * ((du[1] * v1[0] + du[2] * v1[1]) + (u[1] * dv[0] + u[2] * dv[1])));
+    PrimitiveChange { dv, v1, dp }
+}
+
+/// The normal flux's change F(u + du) . n - F(u) . n from du, for u with pressure p and the
+/// change c = [`primitive_change`]: (dm . n, dm u1_n + m dv_n + dp n, (dE + dp) u1_n +
+/// (E + p) dv_n), where u1_n = v1 . n and dv_n = dv . n. Its rounding scales with |du|, where
+/// normal_flux(u + du) - normal_flux(u) rounds at |F|.
+pub fn normal_flux_change(
+    u: &State,
+    p: f64,
+    c: &PrimitiveChange,
+    du: &State,
+    n: [f64; 2],
+) -> State {
+    let un1 = c.v1[0] * n[0] + c.v1[1] * n[1];
+    let dun = c.dv[0] * n[0] + c.dv[1] * n[1];
+    [
+        du[1] * n[0] + du[2] * n[1],
+        du[1] * un1 + u[1] * dun + c.dp * n[0],
+        du[2] * un1 + u[2] * dun + c.dp * n[1],
+        (du[3] + c.dp) * un1 + (u[3] + p) * dun,
+    ]
+}
+
+/// The physical fluxes' change (F(u + du) - F(u), G(u + du) - G(u)) from du (the volume
+/// kernel's form of [`normal_flux_change`] for n = x and y), for u with pressure p.
+pub fn flux_change(u: &State, p: f64, c: &PrimitiveChange, du: &State) -> (State, State) {
+    let dh = du[3] + c.dp;
+    let h = u[3] + p;
+    (
+        [
+            du[1],
+            du[1] * c.v1[0] + u[1] * c.dv[0] + c.dp,
+            du[2] * c.v1[0] + u[2] * c.dv[0],
+            dh * c.v1[0] + h * c.dv[0],
+        ],
+        [
+            du[2],
+            du[1] * c.v1[1] + u[1] * c.dv[1],
+            du[2] * c.v1[1] + u[2] * c.dv[1] + c.dp,
+            dh * c.v1[1] + h * c.dv[1],
+        ],
+    )
+}
+
+/// U*_K - U_K of [`hllc`]'s star state from d = S* - u_n alone: with fac - rho = rho d / (S - S*)
+/// and Y = S* + p / (rho (S - u_n)), (fac - rho)(1, S* n + u_t, E / rho + d Y) + rho d (0, n, Y).
+#[allow(clippy::too_many_arguments)]
+fn hllc_star_change(
+    u: &State,
+    p: f64,
+    v: [f64; 2],
+    un: f64,
+    s: f64,
+    sm: f64,
+    d: f64,
+    n: [f64; 2],
+) -> State {
+    let dfac = u[0] * d / (s - sm);
+    let vt = [v[0] - un * n[0], v[1] - un * n[1]];
+    let y = sm + p / (u[0] * (s - un));
+    let rd = u[0] * d;
+    [
+        dfac,
+        dfac * (sm * n[0] + vt[0]) + rd * n[0],
+        dfac * (sm * n[1] + vt[1]) + rd * n[1],
+        dfac * (u[3] / u[0] + d * y) + rd * y,
+    ]
+}
+
+/// F*(ul, ul + du) - F(ul) . n: the numerical flux's departure from the left state's normal
+/// flux, computed from the jump du so that it vanishes with du in any precision (the kernels'
+/// `numerical_flux_change`). Rusanov: (F(ur) - F(ul)) . n / 2 - lambda du / 2. HLLC: the star
+/// states' departures with S* - u_nL = (dp - du_n rho_R (S_R - u_nR)) / (d_L - d_R) and
+/// S* - u_nR = (dp - du_n rho_L (S_L - u_nL)) / (d_L - d_R), d_K = rho_K (S_K - u_nK).
+pub fn numerical_flux_change(kind: NumericalFlux, ul: &State, du: &State, n: [f64; 2]) -> State {
+    let ur: State = std::array::from_fn(|i| ul[i] + du[i]);
+    let pl = pressure(ul);
+    let vl = [ul[1] / ul[0], ul[2] / ul[0]];
+    let c = primitive_change(ul, vl, du);
+    let unl = vl[0] * n[0] + vl[1] * n[1];
+    let unr = c.v1[0] * n[0] + c.v1[1] * n[1];
+    let pr = pl + c.dp;
+    let cl = (GAMMA * pl.max(0.0) / ul[0]).sqrt();
+    let cr = (GAMMA * pr.max(0.0) / ur[0]).sqrt();
+    let df = normal_flux_change(ul, pl, &c, du, n);
+    if kind == NumericalFlux::Rusanov {
+        let lam = (unl.abs() + cl).max(unr.abs() + cr);
+        return std::array::from_fn(|i| 0.5 * df[i] - 0.5 * lam * du[i]);
+    }
+    let sl = (unl - cl).min(unr - cr);
+    let sr = (unl + cl).max(unr + cr);
+    if sl >= 0.0 {
+        return [0.0; 4];
+    }
+    if sr <= 0.0 {
+        return df;
+    }
+    let dun = c.dv[0] * n[0] + c.dv[1] * n[1];
+    let dl = ul[0] * (sl - unl);
+    let dr = ur[0] * (sr - unr);
+    let dsl = (c.dp - dun * dr) / (dl - dr);
+    let sm = unl + dsl;
+    if sm >= 0.0 {
+        let s = hllc_star_change(ul, pl, vl, unl, sl, sm, dsl, n);
+        return s.map(|v| sl * v);
+    }
+    let dsr = (c.dp - dun * dl) / (dl - dr);
+    let s = hllc_star_change(&ur, pr, c.v1, unr, sr, sm, dsr, n);
+    std::array::from_fn(|i| df[i] + sr * s[i])
+}
+
 /// Reflecting-wall ghost state: the normal momentum reversed, m_g = m - 2 (m . n) n.
 pub fn wall_ghost(u: &State, n: [f64; 2]) -> State {
     let mn = u[1] * n[0] + u[2] * n[1];
@@ -166,6 +296,52 @@ mod tests {
         let h = hllc(&a, &b, [1.0, 0.0]);
         assert!(h[0].abs() < 1e-14 && (h[1] - 1.0).abs() < 1e-14 && h[3].abs() < 1e-14);
         assert!(rusanov(&a, &b, [1.0, 0.0])[0] > 0.1);
+    }
+
+    /// The deviation forms are the full fluxes' differences (f64, so to rounding), in every
+    /// branch of HLLC (supersonic either way, contact moving either way) and for Rusanov.
+    #[test]
+    fn flux_changes_are_differences_of_fluxes() {
+        let base = conserved(1.1, 0.3, -0.2, 0.9);
+        let cases = [
+            (base, conserved(0.7, -0.4, 0.5, 0.6)),
+            (base, conserved(1.3, 0.6, 0.1, 1.4)),
+            (
+                conserved(1.0, 3.0, 0.2, 1.0),
+                conserved(0.8, 2.8, -0.1, 0.7),
+            ),
+            (
+                conserved(1.0, -3.0, 0.2, 1.0),
+                conserved(0.8, -2.7, 0.3, 0.9),
+            ),
+            // At rest, the higher pressure pushes the contact right (S* > 0), then left.
+            (conserved(1.0, 0.0, 0.0, 2.0), conserved(0.9, 0.0, 0.0, 1.0)),
+            (conserved(0.9, 0.0, 0.0, 1.0), conserved(1.0, 0.0, 0.0, 2.0)),
+        ];
+        for (ul, ur) in cases {
+            let du: State = std::array::from_fn(|i| ur[i] - ul[i]);
+            let (pl, vl) = (pressure(&ul), [ul[1] / ul[0], ul[2] / ul[0]]);
+            let c = primitive_change(&ul, vl, &du);
+            let (fl, gl) = flux(&ul);
+            let (fr, gr) = flux(&ur);
+            let (df, dg) = flux_change(&ul, pl, &c, &du);
+            for n in [[1.0, 0.0], [0.6, -0.8], [-0.28, 0.96]] {
+                let dn = normal_flux_change(&ul, pl, &c, &du, n);
+                let (nl, nr) = (normal_flux(&ul, n), normal_flux(&ur, n));
+                for kind in [NumericalFlux::Rusanov, NumericalFlux::Hllc] {
+                    let want = numerical_flux(kind, &ul, &ur, n);
+                    let got = numerical_flux_change(kind, &ul, &du, n);
+                    for i in 0..4 {
+                        assert!((nl[i] + got[i] - want[i]).abs() < 1e-13, "{kind:?} {n:?}");
+                    }
+                }
+                for i in 0..4 {
+                    assert!((dn[i] - (nr[i] - nl[i])).abs() < 1e-13);
+                    assert!((df[i] - (fr[i] - fl[i])).abs() < 1e-13);
+                    assert!((dg[i] - (gr[i] - gl[i])).abs() < 1e-13);
+                }
+            }
+        }
     }
 
     #[test]
