@@ -156,8 +156,9 @@ pub fn adapted_mesh(base: &Result<DgMesh>, seed: u64) -> Result<DgMesh> {
 /// holds): the rhs for p = 0..4 on [`all_boundaries`] in two orderings (Rusanov and HLLC
 /// fluxes), relative 2e-5; the limiter on a shock for p = 1, 2 (RCM ordering), relative 1e-5,
 /// and it must limit; and 10 limited steps for p = 1..3 on [`periodic_mesh`] at a fixed dt,
-/// relative 1e-4, exactly 10 steps, conserved totals within 2e-6 (f32); the rhs and the steps
-/// in both the colored and the gathered surface layout. The same on a
+/// relative 1e-4 (one element 2e-3: a limiter decision at alpha ~ 1), exactly 10 steps,
+/// conserved totals within 2e-6 (f32); the rhs and the steps in both the colored and the
+/// gathered surface layout. The same on a
 /// nonconforming mesh ([`nonconforming_mesh`], hanging nodes): rhs p = 0..4 with every
 /// boundary kind, the limiter p = 1..3, and 10 limited steps p = 1..3 in a box of walls (mass
 /// and energy conserved), colored only: the gathered layout must refuse that mesh.
@@ -330,7 +331,11 @@ fn check_limiter(report: &mut Report, b: &Runtime, name: &str, dm: &Result<DgMes
 }
 
 /// 10 limited steps of the vortex at a fixed dt, relative 1e-4, exactly 10 steps, the totals
-/// of the equations `conserved` within 2e-6 (f32).
+/// of the equations `conserved` within 2e-6 (f32). One element may differ by up to 2e-3: for
+/// p >= 2 the limiter keeps or drops an element's higher modes as alpha is below 1 or not, and
+/// on this smooth vortex alpha comes within f32 rounding of 1 (0.999991 in element 6 at p = 3,
+/// issue 13), so one decision may go the other way on the device and change that element by
+/// its higher modes (4.7e-4).
 fn check_steps(
     report: &mut Report,
     b: &Runtime,
@@ -340,37 +345,54 @@ fn check_steps(
     conserved: &[usize],
     layout: SurfaceLayout,
 ) {
-    report.check(name, b.kind(), "rel 1e-4, 10 steps, totals 2e-6", || {
-        let dm = ready(dm)?;
-        let tables = BasisTables::new(p);
-        let vortex = vortex();
-        let cfg = config(NumericalFlux::Rusanov, true, vortex);
-        let op = operator(dm, &tables, &cfg);
-        let c0 = projected(&op, &|x, y| vortex.eval(x, y, 0.0));
-        let dt = 0.5 * op.cfl_dt(&c0, 0.3);
-        let steps = 10;
-        let mut cpu = c0.clone();
-        run(&op, &mut cpu, dt * steps as f64, 0.3, Some(dt), true);
-        let cfg = GpuConfig {
-            fixed_dt: Some(dt),
-            ..cfg
-        };
-        let mut gpu = GpuDg::new(b, dm, &tables, &cfg)?;
-        gpu.set_surface(layout)?;
-        gpu.set_solution(&c0)?;
-        gpu.set_clock(0.0, dt * steps as f64)?;
-        gpu.queue_steps(steps + 2)?;
-        let clock = gpu.read_clock()?;
-        let g = gpu.read_state()?;
-        let err = max_rel(&g, &cpu);
-        let (t0, t1) = (op.totals(&c0), op.totals(&g));
-        let drift = conserved
-            .iter()
-            .map(|&eq| (t1[eq] - t0[eq]).abs() / t0[eq].abs().max(1.0))
-            .fold(0.0f64, f64::max);
-        Ok((
-            format!("rel {err:.2e} steps {} totals {drift:.2e}", clock.steps),
-            err < 1e-4 && clock.steps == steps as u64 && drift < 2e-6,
-        ))
-    });
+    report.check(
+        name,
+        b.kind(),
+        "rel 1e-4 (one element 2e-3), 10 steps, totals 2e-6",
+        || {
+            let dm = ready(dm)?;
+            let tables = BasisTables::new(p);
+            let vortex = vortex();
+            let cfg = config(NumericalFlux::Rusanov, true, vortex);
+            let op = operator(dm, &tables, &cfg);
+            let c0 = projected(&op, &|x, y| vortex.eval(x, y, 0.0));
+            let dt = 0.5 * op.cfl_dt(&c0, 0.3);
+            let steps = 10;
+            let mut cpu = c0.clone();
+            run(&op, &mut cpu, dt * steps as f64, 0.3, Some(dt), true);
+            let cfg = GpuConfig {
+                fixed_dt: Some(dt),
+                ..cfg
+            };
+            let mut gpu = GpuDg::new(b, dm, &tables, &cfg)?;
+            gpu.set_surface(layout)?;
+            gpu.set_solution(&c0)?;
+            gpu.set_clock(0.0, dt * steps as f64)?;
+            gpu.queue_steps(steps + 2)?;
+            let clock = gpu.read_clock()?;
+            let g = gpu.read_state()?;
+            let err = max_rel(&g, &cpu);
+            let ne = dm.num_elements;
+            let scale = cpu.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-30);
+            let mut over: Vec<usize> = (0..g.len())
+                .filter(|&j| (g[j] - cpu[j]).abs() > 1e-4 * scale)
+                .map(|j| j % ne)
+                .collect();
+            over.sort_unstable();
+            over.dedup();
+            let (t0, t1) = (op.totals(&c0), op.totals(&g));
+            let drift = conserved
+                .iter()
+                .map(|&eq| (t1[eq] - t0[eq]).abs() / t0[eq].abs().max(1.0))
+                .fold(0.0f64, f64::max);
+            Ok((
+                format!(
+                    "rel {err:.2e} ({} elements over 1e-4) steps {} totals {drift:.2e}",
+                    over.len(),
+                    clock.steps
+                ),
+                over.len() <= 1 && err < 2e-3 && clock.steps == steps as u64 && drift < 2e-6,
+            ))
+        },
+    );
 }
