@@ -8,10 +8,10 @@
 use chromaflow::mesh::generate::{rectangle, split_square_grid};
 use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::runtime::Runtime;
-use chromaflow::solver::dg::cpu::{run, Operator};
-use chromaflow::solver::dg::gpu::{GpuConfig, GpuDg};
 use chromaflow::solver::dg::basis::PHI0;
+use chromaflow::solver::dg::cpu::{run, Operator};
 use chromaflow::solver::dg::euler::conserved;
+use chromaflow::solver::dg::gpu::{GpuConfig, GpuDg};
 use chromaflow::solver::dg::{BasisTables, BoundaryKind, DgMesh, NumericalFlux, StateFn};
 
 /// Shu's vortex (beta = 5) advected diagonally, as in tests/dg_cpu.rs.
@@ -125,13 +125,13 @@ fn free_stream_rhs_is_exactly_zero_away_from_the_boundary() {
     let dm = DgMesh::build(&om, &|_| Ok(BoundaryKind::Exact)).expect("dg mesh");
     let ne = dm.num_elements;
     let inner: Vec<usize> = (0..ne)
-        .filter(|&i| {
-            !dm.edges
-                .iter()
-                .any(|e| e.right.is_none() && e.left == i)
-        })
+        .filter(|&i| !dm.edges.iter().any(|e| e.right.is_none() && e.left == i))
         .collect();
-    assert!(inner.len() > ne / 2, "{} of {ne} elements inside", inner.len());
+    assert!(
+        inner.len() > ne / 2,
+        "{} of {ne} elements inside",
+        inner.len()
+    );
     let u0 = conserved(1.0, 1.0, 1.0, 1.0);
     for flux in [NumericalFlux::Rusanov, NumericalFlux::Hllc] {
         for p in 1..=3 {
@@ -158,9 +158,17 @@ fn free_stream_rhs_is_exactly_zero_away_from_the_boundary() {
                     .fold(0.0f64, |m, j| m.max(rhs[j].abs()))
             };
             let all: Vec<usize> = (0..ne).collect();
-            println!("{flux:?} p={p}: |rhs| inside {:e}, anywhere {:e}", worst(&inner), worst(&all));
+            println!(
+                "{flux:?} p={p}: |rhs| inside {:e}, anywhere {:e}",
+                worst(&inner),
+                worst(&all)
+            );
             assert_eq!(worst(&inner), 0.0, "{flux:?} p={p}");
-            assert!(worst(&all) < 1e-4, "{flux:?} p={p}: |rhs| {:e}", worst(&all));
+            assert!(
+                worst(&all) < 1e-4,
+                "{flux:?} p={p}: |rhs| {:e}",
+                worst(&all)
+            );
         }
     }
 }
