@@ -4,10 +4,11 @@
 // #include "common/dg_edge.wgsl"
 
 // DG edge fluxes of the gathered surface integral (Operator::edge_fluxes), one thread per
-// edge, all edges in one launch: with U_L, U_R the traces dg_trace wrote (U_R a ghost state on
-// boundary edges) and F*_q = F*(U_L, U_R) . n w_q L_e at node q (left parameter t_q, right
-// 1 - t_q),
-//   flux[side_slot(L, l NQE + q)] = -F*_q,  flux[side_slot(R, r NQE + NQE - 1 - q)] = +F*_q,
+// edge, all edges in one launch: with U_K = U_0K + dU_K the means (register range.pad) plus
+// the traces dg_trace wrote (U_R a ghost state on boundary edges) and, in deviation form
+// (dg_euler.wgsl), G_K = (F*(U_L, U_R) - F(U_0K)) . n w_q L_e at node q (left parameter t_q,
+// right 1 - t_q),
+//   flux[side_slot(L, l NQE + q)] = -G_L,  flux[side_slot(R, r NQE + NQE - 1 - q)] = +G_R,
 // so every element side owns its slots and no two threads write one word: no colors, no
 // atomics. dg_volume (LIFT = 1) then adds sum_s sum_q phi_k(x_{s,q}) flux_{s,q} / det J.
 // Conforming meshes only (a hanging node's half face has no slot of its own).
@@ -20,7 +21,8 @@
 @group(0) @binding(4) var<storage, read> case_data: array<vec4<f32>>;
 // t, dt, ..., t_lo (dg_time.wgsl).
 @group(0) @binding(5) var<storage, read> clock: array<f32>;
-// first/count: the edges; color: bits of the stage time fraction c.
+@group(0) @binding(6) var<storage, read> regs: array<f32>;
+// first/count: the edges; color: bits of the stage time fraction c; pad: register.
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -35,19 +37,39 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let interior = e.right != 0xffffffffu;
     let n = vec2<f32>(e.nx, e.ny);
     let t = clock[0] + (clock[6] + bitcast<f32>(range.color) * clock[1]);
+    let u0l = mean_of(range.pad, e.left);
+    var u0r = u0l;
+    if (interior) {
+        u0r = mean_of(range.pad, e.right);
+    }
+    let v0l = u0l.yz / u0l.x;
+    let p0l = pressure(u0l);
+    let d0 = u0r - u0l;
+    // F(U_0R) . n - F(U_0L) . n: the right side's terms are the left's minus this.
+    let df0 = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, d0), d0, n);
     // #unroll
     for (var q = 0u; q < NQE; q = q + 1u) {
-        let ul = traces[side_slot(e.left, left + q)];
-        var ur: vec4<f32>;
+        let dul = traces[side_slot(e.left, left + q)];
+        // The jump U_R - U_L.
+        var du: vec4<f32>;
         if (interior) {
-            ur = traces[side_slot(e.right, right + NQE - 1u - q)];
+            du = d0 + (traces[side_slot(e.right, right + NQE - 1u - q)] - dul);
         } else {
-            ur = boundary_ghost(ul, e, tables[t_edge_t(q)], t);
+            du = boundary_jump(u0l, dul, e, tables[t_edge_t(q)], t);
         }
-        let f = numerical_flux(ul, ur, n) * (tables[t_edge_w(q)] * e.length);
-        fluxes[side_slot(e.left, left + q)] = -f;
+        // F* - F(U_0L) . n = (F(U_L) - F(U_0L)) . n + (F* - F(U_L) . n).
+        let fl = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, dul), dul, n)
+            + numerical_flux_change(u0l + dul, du, n);
+        let w = tables[t_edge_w(q)] * e.length;
+        fluxes[side_slot(e.left, left + q)] = -fl * w;
         if (interior) {
-            fluxes[side_slot(e.right, right + NQE - 1u - q)] = f;
+            fluxes[side_slot(e.right, right + NQE - 1u - q)] = (fl - df0) * w;
         }
     }
+}
+
+// The mean c_0 phi_0 of element i in register reg.
+fn mean_of(reg: u32, i: u32) -> vec4<f32> {
+    return vec4<f32>(regs[dof(reg, 0u, 0u, i)], regs[dof(reg, 1u, 0u, i)],
+                     regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]) * PHI0;
 }

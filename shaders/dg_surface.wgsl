@@ -38,11 +38,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let ll = e.info & 3u;
     // The right trace's table row: its whole local edge, or half 1 / 2 of it.
     let rl = ((e.info >> 2u) & 3u) + 3u * ((e.info >> 7u) & 3u);
-    let kind = (e.info >> 4u) & 7u;
-    let state = e.info >> 9u;
     let interior = e.right != 0xffffffffu;
     let n = vec2<f32>(e.nx, e.ny);
-    let tau = vec2<f32>(-e.ny, e.nx);
     let t = clock[0] + (clock[6] + bitcast<f32>(range.color) * clock[1]);
     // The means U_0K, the traces dU of the higher modes, and per node the jump U_R - U_L.
     // Traces first (k outer, so one element's coefficients are read once and dropped), then
@@ -86,25 +83,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let df0 = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, d0), d0, n);
     // #unroll
     for (var q = 0u; q < NQE; q = q + 1u) {
-        let u = u0l + ul[q];
         // The jump U_R - U_L.
         var du = d0 + (ur[q] - ul[q]);
         if (!interior) {
-            if (kind == EDGE_WALL) {
-                let mn = 2.0 * dot(u.yz, n);
-                du = vec4<f32>(0.0, -mn * n.x, -mn * n.y, 0.0);
-            } else if (kind == EDGE_INFLOW) {
-                du = (case_data[2u + state] - u0l) - ul[q];
-            } else if (kind == EDGE_EXACT) {
-                let x = vec2<f32>(e.mx, e.my) + (tables[t_edge_t(q)] - 0.5) * e.length * tau;
-                du = (case_state(x, t, case_data[0], case_data[1]) - u0l) - ul[q];
-            } else {
-                du = vec4<f32>(0.0);
-            }
+            du = boundary_jump(u0l, ul[q], e, tables[t_edge_t(q)], t);
         }
         // F* - F(U_0L) . n = (F(U_L) - F(U_0L)) . n + (F* - F(U_L) . n).
         let fl = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, ul[q]), ul[q], n)
-            + numerical_flux_change(u, du, n);
+            + numerical_flux_change(u0l + ul[q], du, n);
         let wl = tables[t_edge_w(q)] * e.length;
         ul[q] = fl * wl;
         ur[q] = (fl - df0) * wl;

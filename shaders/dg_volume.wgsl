@@ -5,7 +5,7 @@
 // DG volume term, one thread per element (Operator::rhs, first loop):
 //   rhs_k = sum_q w_q (F(U_q) - F(U_0)) . (J^{-T} grad_ref phi_k)(x_q),  U_0 = c_0 phi_0,
 // in deviation form (dg_euler.wgsl; dg_surface subtracts the same F(U_0) . n, and the two
-// cancel exactly; with LIFT = 1 the whole F(U_q)).
+// cancel exactly; so does dg_flux with LIFT = 1).
 // The thread reads the element's coefficients of register range.pad (coalesced) and
 // overwrites rhs; the colored surface kernel adds the edge terms afterwards. With LIFT = 1 the
 // thread adds them itself from the edge fluxes dg_flux wrote for its three sides:
@@ -41,18 +41,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         r[k] = vec4<f32>(0.0);
     }
     let g = inv_jac[i];
-    // The element's mean U_0 and, per node, the higher modes' part dU = U - U_0. With LIFT = 1
-    // the gathered edge fluxes are whole ones, so the whole F(U) = F(U_0) + (F(U) - F(U_0)).
+    // The element's mean U_0 and, per node, the higher modes' part dU = U - U_0.
     let u0 = c[0] * PHI0;
     let v0 = u0.yz / u0.x;
     let p0 = pressure(u0);
     let h0 = u0.w + p0;
-    var f0 = vec4<f32>(0.0);
-    var g0 = vec4<f32>(0.0);
-    if (LIFT == 1u) {
-        f0 = vec4<f32>(u0.y, u0.y * v0.x + p0, u0.z * v0.x, h0 * v0.x);
-        g0 = vec4<f32>(u0.z, u0.y * v0.y, u0.z * v0.y + p0, h0 * v0.y);
-    }
     // Not unrolled: unrolling the node loop too makes the p = 4 kernel too large for the
     // instruction cache (fetch stalls were most of its time on the H100).
     for (var q = 0u; q < NQ; q = q + 1u) {
@@ -63,10 +56,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
         let ch = primitive_change(u0, v0, du);
         let dh = du.w + ch.dp;
-        let f = f0 + vec4<f32>(du.y, du.y * ch.v1.x + u0.y * ch.dv.x + ch.dp,
-                               du.z * ch.v1.x + u0.z * ch.dv.x, dh * ch.v1.x + h0 * ch.dv.x);
-        let h = g0 + vec4<f32>(du.z, du.y * ch.v1.y + u0.y * ch.dv.y,
-                               du.z * ch.v1.y + u0.z * ch.dv.y + ch.dp, dh * ch.v1.y + h0 * ch.dv.y);
+        let f = vec4<f32>(du.y, du.y * ch.v1.x + u0.y * ch.dv.x + ch.dp,
+                          du.z * ch.v1.x + u0.z * ch.dv.x, dh * ch.v1.x + h0 * ch.dv.x);
+        let h = vec4<f32>(du.z, du.y * ch.v1.y + u0.y * ch.dv.y,
+                          du.z * ch.v1.y + u0.z * ch.dv.y + ch.dp, dh * ch.v1.y + h0 * ch.dv.y);
         let w = tables[t_vol_w(q)];
         // #unroll
         for (var k = 0u; k < NP; k = k + 1u) {

@@ -13,20 +13,25 @@ struct DgEdge {
     my: f32,
 }
 
-// The ghost state of boundary edge e at the node of whole-edge parameter tq at time t, from
-// the inside state u: a wall mirrors the momentum, an inflow edge takes its constant state, an
-// exact edge the case function at x = m + (tq - 1/2) L tau, an outflow edge copies u.
-fn boundary_ghost(u: vec4<f32>, e: DgEdge, tq: f32, t: f32) -> vec4<f32> {
+// The jump U_ghost - U at boundary edge e's node of whole-edge parameter tq at time t, where
+// the inside state U = u0 + du is the element's mean plus its higher modes' trace (deviation
+// form, dg_euler.wgsl: the ghost less the mean first, so the jump is exact where the ghost is
+// close to the state): a wall reverses the normal momentum, (0, -2 (m . n) n, 0); an inflow
+// edge takes its constant state, an exact edge the case function at x = m + (tq - 1/2) L tau;
+// an outflow edge copies U (no jump).
+fn boundary_jump(u0: vec4<f32>, du: vec4<f32>, e: DgEdge, tq: f32, t: f32) -> vec4<f32> {
     let kind = (e.info >> 4u) & 7u;
+    let n = vec2<f32>(e.nx, e.ny);
     if (kind == EDGE_WALL) {
-        return wall_ghost(u, vec2<f32>(e.nx, e.ny));
+        let mn = 2.0 * dot((u0 + du).yz, n);
+        return vec4<f32>(0.0, -mn * n.x, -mn * n.y, 0.0);
     }
     if (kind == EDGE_INFLOW) {
-        return case_data[2u + (e.info >> 9u)];
+        return (case_data[2u + (e.info >> 9u)] - u0) - du;
     }
     if (kind == EDGE_EXACT) {
         let x = vec2<f32>(e.mx, e.my) + (tq - 0.5) * e.length * vec2<f32>(-e.ny, e.nx);
-        return case_state(x, t, case_data[0], case_data[1]);
+        return (case_state(x, t, case_data[0], case_data[1]) - u0) - du;
     }
-    return u;
+    return vec4<f32>(0.0);
 }

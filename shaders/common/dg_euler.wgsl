@@ -28,72 +28,6 @@ fn conserved(rho: f32, vx: f32, vy: f32, p: f32) -> vec4<f32> {
     return vec4<f32>(rho, rho * vx, rho * vy, p / (GAMMA - 1.0) + 0.5 * rho * (vx * vx + vy * vy));
 }
 
-// F n_x + G n_y.
-fn normal_flux(u: vec4<f32>, n: vec2<f32>) -> vec4<f32> {
-    let p = pressure(u);
-    let un = (u.y * n.x + u.z * n.y) / u.x;
-    return vec4<f32>(u.x * un, u.y * un + p * n.x, u.z * un + p * n.y, (u.w + p) * un);
-}
-
-// Rusanov: (F_L + F_R) . n / 2 - lambda_max (U_R - U_L) / 2, lambda = |u . n| + c.
-fn rusanov(ul: vec4<f32>, ur: vec4<f32>, n: vec2<f32>) -> vec4<f32> {
-    let ll = abs((ul.y * n.x + ul.z * n.y) / ul.x) + sound_speed(ul);
-    let lr = abs((ur.y * n.x + ur.z * n.y) / ur.x) + sound_speed(ur);
-    let lam = max(ll, lr);
-    return 0.5 * (normal_flux(ul, n) + normal_flux(ur, n)) - 0.5 * lam * (ur - ul);
-}
-
-fn hllc_star(u: vec4<f32>, p: f32, un: f32, s: f32, sm: f32, n: vec2<f32>) -> vec4<f32> {
-    let fac = u.x * (s - un) / (s - sm);
-    let vt = vec2<f32>(u.y / u.x - un * n.x, u.z / u.x - un * n.y);
-    return vec4<f32>(
-        fac,
-        fac * (sm * n.x + vt.x),
-        fac * (sm * n.y + vt.y),
-        fac * (u.w / u.x + (sm - un) * (sm + p / (u.x * (s - un)))),
-    );
-}
-
-// HLLC (Toro) with Davis wave speeds; see hllc() in euler.rs for the formulas.
-fn hllc(ul: vec4<f32>, ur: vec4<f32>, n: vec2<f32>) -> vec4<f32> {
-    let pl = pressure(ul);
-    let pr = pressure(ur);
-    let unl = (ul.y * n.x + ul.z * n.y) / ul.x;
-    let unr = (ur.y * n.x + ur.z * n.y) / ur.x;
-    let cl = sound_speed(ul);
-    let cr = sound_speed(ur);
-    let sl = min(unl - cl, unr - cr);
-    let sr = max(unl + cl, unr + cr);
-    let fl = normal_flux(ul, n);
-    let fr = normal_flux(ur, n);
-    if (sl >= 0.0) {
-        return fl;
-    }
-    if (sr <= 0.0) {
-        return fr;
-    }
-    let dl = ul.x * (sl - unl);
-    let dr = ur.x * (sr - unr);
-    let sm = (pr - pl + unl * dl - unr * dr) / (dl - dr);
-    if (sm >= 0.0) {
-        return fl + sl * (hllc_star(ul, pl, unl, sl, sm, n) - ul);
-    }
-    return fr + sr * (hllc_star(ur, pr, unr, sr, sm, n) - ur);
-}
-
-fn numerical_flux(ul: vec4<f32>, ur: vec4<f32>, n: vec2<f32>) -> vec4<f32> {
-    if (FLUX == 1u) {
-        return hllc(ul, ur, n);
-    }
-    return rusanov(ul, ur, n);
-}
-
-// Reflecting wall: m_g = m - 2 (m . n) n.
-fn wall_ghost(u: vec4<f32>, n: vec2<f32>) -> vec4<f32> {
-    let mn = u.y * n.x + u.z * n.y;
-    return vec4<f32>(u.x, u.y - 2.0 * mn * n.x, u.z - 2.0 * mn * n.y, u.w);
-}
-
 // Deviation form (issue 13). In f32 the fluxes of the free stream are O(1) and the volume and
 // surface integrals of an element cancel to a small residual, so rounding them left an error
 // of eps |F| / h in the rhs, a floor near 1e-5 in the vortex's L2 error. The kernels instead
@@ -129,7 +63,7 @@ fn normal_flux_change(u: vec4<f32>, p: f32, c: PrimitiveChange, du: vec4<f32>, n
     );
 }
 
-// U*_K - U_K of hllc_star with d = S* - u_n: with fac - rho = rho d / (S - S*) and
+// U*_K - U_K of HLLC's star state (hllc() in euler.rs) with d = S* - u_n: with fac - rho = rho d / (S - S*) and
 // Y = S* + p / (rho (S - u_n)),
 //   (fac - rho)(1, S* n + u_t, E / rho + d Y) + rho d (0, n, Y).
 fn hllc_star_change(u: vec4<f32>, p: f32, v: vec2<f32>, un: f32, s: f32, sm: f32, d: f32, n: vec2<f32>) -> vec4<f32> {
@@ -146,7 +80,7 @@ fn hllc_star_change(u: vec4<f32>, p: f32, v: vec2<f32>, un: f32, s: f32, sm: f32
 }
 
 // F*(ul, ul + du) - F(ul) . n, the numerical flux's departure from the left state's flux, from
-// the jump du: the same fluxes as numerical_flux, with S* - u_n of either side from the jumps
+// the jump du: Rusanov or HLLC as in euler.rs, with S* - u_n of either side from the jumps
 // in pressure and normal velocity, S* - u_nL = (dp - du_n rho_R (S_R - u_nR)) / (d_L - d_R).
 fn numerical_flux_change(ul: vec4<f32>, du: vec4<f32>, n: vec2<f32>) -> vec4<f32> {
     let ur = ul + du;

@@ -4,15 +4,22 @@
 // #include "common/dg_edge.cuh"
 
 // CUDA twin of shaders/dg_flux.wgsl. DG edge fluxes of the gathered surface integral
-// (Operator::edge_fluxes), one thread per edge, all edges in one launch: with U_L, U_R the
-// traces dg_trace wrote (U_R a ghost state on boundary edges) and
-// F*_q = F*(U_L, U_R) . n w_q L_e at node q (left parameter t_q, right 1 - t_q),
-//   flux[side_slot(L, l NQE + q)] = -F*_q,  flux[side_slot(R, r NQE + NQE - 1 - q)] = +F*_q,
+// (Operator::edge_fluxes), one thread per edge, all edges in one launch: with
+// U_K = U_0K + dU_K the means (register range.pad) plus the traces dg_trace wrote (U_R a ghost
+// state on boundary edges) and, in deviation form (dg_euler.cuh),
+// G_K = (F*(U_L, U_R) - F(U_0K)) . n w_q L_e at node q (left parameter t_q, right 1 - t_q),
+//   flux[side_slot(L, l NQE + q)] = -G_L,  flux[side_slot(R, r NQE + NQE - 1 - q)] = +G_R,
 // so every element side owns its slots: no colors, no atomics. Conforming meshes only.
 //
 // case_data: [0], [1] the case function's parameters, [2 + s] inflow state s (conserved).
 // clock: t, dt, ..., t_lo (dg_time.cu). range: first/count the edges, color the bits of the stage
-// time fraction c.
+// time fraction c, pad the register.
+
+/// The mean c_0 phi_0 of element i in register reg.
+__device__ __forceinline__ float4 mean_of(const float* __restrict__ regs, u32 reg, u32 i) {
+    return PHI0 * make_float4(regs[dof(reg, 0u, 0u, i)], regs[dof(reg, 1u, 0u, i)],
+                              regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]);
+}
 
 extern "C" __global__ void dg_flux(
     const float4* __restrict__ traces,
@@ -21,6 +28,7 @@ extern "C" __global__ void dg_flux(
     const DgEdge* __restrict__ edges,
     const float4* __restrict__ case_data,
     const float* __restrict__ clock,
+    const float* __restrict__ regs,
     ItemRange range) {
     u32 s = linear_index();
     if (s >= range.count) {
@@ -32,19 +40,33 @@ extern "C" __global__ void dg_flux(
     bool interior = e.right != 0xffffffffu;
     float2 n = make_float2(e.nx, e.ny);
     float t = clock[0] + (clock[6] + __uint_as_float(range.color) * clock[1]);
+    float4 u0l = mean_of(regs, range.pad, e.left);
+    float4 u0r = u0l;
+    if (interior) {
+        u0r = mean_of(regs, range.pad, e.right);
+    }
+    float2 v0l = make_float2(u0l.y / u0l.x, u0l.z / u0l.x);
+    float p0l = pressure(u0l);
+    float4 d0 = u0r - u0l;
+    // F(U_0R) . n - F(U_0L) . n: the right side's terms are the left's minus this.
+    float4 df0 = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, d0), d0, n);
     #pragma unroll
     for (u32 q = 0u; q < NQE; q = q + 1u) {
-        float4 ul = traces[side_slot(e.left, left + q)];
-        float4 ur;
+        float4 dul = traces[side_slot(e.left, left + q)];
+        // The jump U_R - U_L.
+        float4 du;
         if (interior) {
-            ur = traces[side_slot(e.right, right + NQE - 1u - q)];
+            du = d0 + (traces[side_slot(e.right, right + NQE - 1u - q)] - dul);
         } else {
-            ur = boundary_ghost(ul, e, tables[t_edge_t(q)], t, case_data);
+            du = boundary_jump(u0l, dul, e, tables[t_edge_t(q)], t, case_data);
         }
-        float4 f = (tables[t_edge_w(q)] * e.length) * numerical_flux(ul, ur, n);
-        fluxes[side_slot(e.left, left + q)] = -1.0f * f;
+        // F* - F(U_0L) . n = (F(U_L) - F(U_0L)) . n + (F* - F(U_L) . n).
+        float4 fl = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, dul), dul, n)
+            + numerical_flux_change(u0l + dul, du, n);
+        float w = tables[t_edge_w(q)] * e.length;
+        fluxes[side_slot(e.left, left + q)] = -1.0f * (w * fl);
         if (interior) {
-            fluxes[side_slot(e.right, right + NQE - 1u - q)] = f;
+            fluxes[side_slot(e.right, right + NQE - 1u - q)] = w * (fl - df0);
         }
     }
 }

@@ -56,11 +56,8 @@ __device__ __forceinline__ void surface_edge(
     u32 ll = e.info & 3u;
     // The right trace's table row: its whole local edge, or half 1 / 2 of it.
     u32 rl = ((e.info >> 2u) & 3u) + 3u * ((e.info >> 7u) & 3u);
-    u32 kind = (e.info >> 4u) & 7u;
-    u32 state = e.info >> 9u;
     bool interior = e.right != 0xffffffffu;
     float2 n = make_float2(e.nx, e.ny);
-    float2 tau = make_float2(-e.ny, e.nx);
     float t = clock[0] + (clock[6] + __uint_as_float(range.color) * clock[1]);
     // The means U_0K, the traces dU of the higher modes, and per node the jump U_R - U_L.
     // Traces first (k outer, so one element's coefficients are read once and dropped), then
@@ -104,25 +101,14 @@ __device__ __forceinline__ void surface_edge(
     float4 df0 = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, d0), d0, n);
     #pragma unroll
     for (u32 q = 0u; q < NQE; q = q + 1u) {
-        float4 u = u0l + ul[q];
         // The jump U_R - U_L.
         float4 du = d0 + (ur[q] - ul[q]);
         if (!interior) {
-            if (kind == EDGE_WALL) {
-                float mn = 2.0f * (u.y * n.x + u.z * n.y);
-                du = make_float4(0.0f, -mn * n.x, -mn * n.y, 0.0f);
-            } else if (kind == EDGE_INFLOW) {
-                du = (case_data[2u + state] - u0l) - ul[q];
-            } else if (kind == EDGE_EXACT) {
-                float2 x = make_float2(e.mx, e.my) + ((tables[t_edge_t(q)] - 0.5f) * e.length) * tau;
-                du = (case_state(x, t, case_data[0], case_data[1]) - u0l) - ul[q];
-            } else {
-                du = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            }
+            du = boundary_jump(u0l, ul[q], e, tables[t_edge_t(q)], t, case_data);
         }
         // F* - F(U_0L) . n = (F(U_L) - F(U_0L)) . n + (F* - F(U_L) . n).
         float4 fl = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, ul[q]), ul[q], n)
-            + numerical_flux_change(u, du, n);
+            + numerical_flux_change(u0l + ul[q], du, n);
         float wl = tables[t_edge_w(q)] * e.length;
         ul[q] = wl * fl;
         ur[q] = wl * (fl - df0);

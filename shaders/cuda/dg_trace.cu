@@ -4,7 +4,8 @@
 // CUDA twin of shaders/dg_trace.wgsl. DG traces of the gathered surface integral
 // (Operator::traces), one thread per element: the state of element i at the NQE Gauss nodes of
 // each of its sides s, in the side's own orientation,
-//   trace[side_slot(i, s NQE + q)] = sum_k c_k(i) phi_k(x_{s,q}),
+//   trace[side_slot(i, s NQE + q)] = sum_{k >= 1} c_k(i) phi_k(x_{s,q}),
+// its deviation from the mean c_0 phi_0 (deviation form, dg_euler: dg_flux adds the means),
 // slot-major like the coefficients, so reads and writes are coalesced here and dg_flux reads
 // states instead of gathering every coefficient of both elements per edge.
 //
@@ -26,7 +27,7 @@ extern "C" __global__ void dg_trace(
         u[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
     #pragma unroll
-    for (u32 k = 0u; k < NP; k = k + 1u) {
+    for (u32 k = 1u; k < NP; k = k + 1u) {
         float4 c = make_float4(regs[dof(reg, 0u, k, i)], regs[dof(reg, 1u, k, i)],
                                regs[dof(reg, 2u, k, i)], regs[dof(reg, 3u, k, i)]);
         // j = s NQE + q, one loop as in the WGSL twin.

@@ -6,7 +6,7 @@
 // (Operator::rhs, first loop):
 //   rhs_k = sum_q w_q (F(U_q) - F(U_0)) . (J^{-T} grad_ref phi_k)(x_q),  U_0 = c_0 phi_0,
 // in deviation form (dg_euler.cuh; dg_surface subtracts the same F(U_0) . n, and the two
-// cancel exactly; with LIFT = 1 the whole F(U_q)).
+// cancel exactly; so does dg_flux with LIFT = 1).
 // The thread reads the element's coefficients of register range.pad (coalesced) and
 // overwrites rhs; the colored surface kernel adds the edge terms afterwards. With LIFT = 1 the
 // thread adds them itself from the edge fluxes dg_flux wrote for its three sides:
@@ -41,18 +41,11 @@ extern "C" __global__ void dg_volume(
         r[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
     float4 g = inv_jac[i];
-    // The element's mean U_0 and, per node, the higher modes' part dU = U - U_0. With LIFT = 1
-    // the gathered edge fluxes are whole ones, so the whole F(U) = F(U_0) + (F(U) - F(U_0)).
+    // The element's mean U_0 and, per node, the higher modes' part dU = U - U_0.
     float4 u0 = PHI0 * c[0];
     float2 v0 = make_float2(u0.y / u0.x, u0.z / u0.x);
     float p0 = pressure(u0);
     float h0 = u0.w + p0;
-    float4 f0 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    float4 g0 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (LIFT == 1u) {
-        f0 = make_float4(u0.y, u0.y * v0.x + p0, u0.z * v0.x, h0 * v0.x);
-        g0 = make_float4(u0.z, u0.y * v0.y, u0.z * v0.y + p0, h0 * v0.y);
-    }
     // Not unrolled: unrolling the node loop too makes the p = 4 kernel too large for the
     // instruction cache (fetch stalls were most of its time on the H100).
     #pragma unroll 1
@@ -64,10 +57,10 @@ extern "C" __global__ void dg_volume(
         }
         PrimitiveChange ch = primitive_change(u0, v0, du);
         float dh = du.w + ch.dp;
-        float4 f = f0 + make_float4(du.y, du.y * ch.v1.x + u0.y * ch.dv.x + ch.dp,
-                                    du.z * ch.v1.x + u0.z * ch.dv.x, dh * ch.v1.x + h0 * ch.dv.x);
-        float4 h = g0 + make_float4(du.z, du.y * ch.v1.y + u0.y * ch.dv.y,
-                                    du.z * ch.v1.y + u0.z * ch.dv.y + ch.dp, dh * ch.v1.y + h0 * ch.dv.y);
+        float4 f = make_float4(du.y, du.y * ch.v1.x + u0.y * ch.dv.x + ch.dp,
+                               du.z * ch.v1.x + u0.z * ch.dv.x, dh * ch.v1.x + h0 * ch.dv.x);
+        float4 h = make_float4(du.z, du.y * ch.v1.y + u0.y * ch.dv.y,
+                               du.z * ch.v1.y + u0.z * ch.dv.y + ch.dp, dh * ch.v1.y + h0 * ch.dv.y);
         float w = tables[t_vol_w(q)];
         #pragma unroll
         for (u32 k = 0u; k < NP; k = k + 1u) {

@@ -14,21 +14,25 @@ struct DgEdge {
     float my;
 };
 
-/// The ghost state of boundary edge e at the node of whole-edge parameter tq at time t, from
-/// the inside state u: a wall mirrors the momentum, an inflow edge takes its constant state, an
-/// exact edge the case function at x = m + (tq - 1/2) L tau, an outflow edge copies u.
-__device__ __forceinline__ float4 boundary_ghost(
-    float4 u, DgEdge e, float tq, float t, const float4* __restrict__ case_data) {
+/// The jump U_ghost - U at boundary edge e's node of whole-edge parameter tq at time t, where
+/// the inside state U = u0 + du is the element's mean plus its higher modes' trace (deviation
+/// form, dg_euler.cuh): a wall reverses the normal momentum, an inflow edge takes its constant
+/// state, an exact edge the case function at x = m + (tq - 1/2) L tau; outflow: no jump.
+__device__ __forceinline__ float4 boundary_jump(
+    float4 u0, float4 du, DgEdge e, float tq, float t, const float4* __restrict__ case_data) {
     u32 kind = (e.info >> 4u) & 7u;
+    float2 n = make_float2(e.nx, e.ny);
     if (kind == EDGE_WALL) {
-        return wall_ghost(u, make_float2(e.nx, e.ny));
+        float4 u = u0 + du;
+        float mn = 2.0f * (u.y * n.x + u.z * n.y);
+        return make_float4(0.0f, -mn * n.x, -mn * n.y, 0.0f);
     }
     if (kind == EDGE_INFLOW) {
-        return case_data[2u + (e.info >> 9u)];
+        return (case_data[2u + (e.info >> 9u)] - u0) - du;
     }
     if (kind == EDGE_EXACT) {
         float2 x = make_float2(e.mx, e.my) + ((tq - 0.5f) * e.length) * make_float2(-e.ny, e.nx);
-        return case_state(x, t, case_data[0], case_data[1]);
+        return (case_state(x, t, case_data[0], case_data[1]) - u0) - du;
     }
-    return u;
+    return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 }

@@ -36,71 +36,6 @@ __device__ __forceinline__ float4 conserved(float rho, float vx, float vy, float
     return make_float4(rho, rho * vx, rho * vy, p / (GAMMA - 1.0f) + 0.5f * rho * (vx * vx + vy * vy));
 }
 
-// F n_x + G n_y.
-__device__ __forceinline__ float4 normal_flux(float4 u, float2 n) {
-    float p = pressure(u);
-    float un = (u.y * n.x + u.z * n.y) / u.x;
-    return make_float4(u.x * un, u.y * un + p * n.x, u.z * un + p * n.y, (u.w + p) * un);
-}
-
-// Rusanov: (F_L + F_R) . n / 2 - lambda_max (U_R - U_L) / 2, lambda = |u . n| + c.
-__device__ __forceinline__ float4 rusanov(float4 ul, float4 ur, float2 n) {
-    float ll = fabsf((ul.y * n.x + ul.z * n.y) / ul.x) + sound_speed(ul);
-    float lr = fabsf((ur.y * n.x + ur.z * n.y) / ur.x) + sound_speed(ur);
-    float lam = fmaxf(ll, lr);
-    return 0.5f * (normal_flux(ul, n) + normal_flux(ur, n)) - 0.5f * lam * (ur - ul);
-}
-
-__device__ __forceinline__ float4 hllc_star(float4 u, float p, float un, float s, float sm, float2 n) {
-    float fac = u.x * (s - un) / (s - sm);
-    float2 vt = make_float2(u.y / u.x - un * n.x, u.z / u.x - un * n.y);
-    return make_float4(
-        fac,
-        fac * (sm * n.x + vt.x),
-        fac * (sm * n.y + vt.y),
-        fac * (u.w / u.x + (sm - un) * (sm + p / (u.x * (s - un)))));
-}
-
-// HLLC (Toro) with Davis wave speeds; see hllc() in euler.rs for the formulas.
-__device__ __forceinline__ float4 hllc(float4 ul, float4 ur, float2 n) {
-    float pl = pressure(ul);
-    float pr = pressure(ur);
-    float unl = (ul.y * n.x + ul.z * n.y) / ul.x;
-    float unr = (ur.y * n.x + ur.z * n.y) / ur.x;
-    float cl = sound_speed(ul);
-    float cr = sound_speed(ur);
-    float sl = fminf(unl - cl, unr - cr);
-    float sr = fmaxf(unl + cl, unr + cr);
-    float4 fl = normal_flux(ul, n);
-    float4 fr = normal_flux(ur, n);
-    if (sl >= 0.0f) {
-        return fl;
-    }
-    if (sr <= 0.0f) {
-        return fr;
-    }
-    float dl = ul.x * (sl - unl);
-    float dr = ur.x * (sr - unr);
-    float sm = (pr - pl + unl * dl - unr * dr) / (dl - dr);
-    if (sm >= 0.0f) {
-        return fl + sl * (hllc_star(ul, pl, unl, sl, sm, n) - ul);
-    }
-    return fr + sr * (hllc_star(ur, pr, unr, sr, sm, n) - ur);
-}
-
-__device__ __forceinline__ float4 numerical_flux(float4 ul, float4 ur, float2 n) {
-    if (FLUX == 1u) {
-        return hllc(ul, ur, n);
-    }
-    return rusanov(ul, ur, n);
-}
-
-// Reflecting wall: m_g = m - 2 (m . n) n.
-__device__ __forceinline__ float4 wall_ghost(float4 u, float2 n) {
-    float mn = u.y * n.x + u.z * n.y;
-    return make_float4(u.x, u.y - 2.0f * mn * n.x, u.z - 2.0f * mn * n.y, u.w);
-}
-
 // Deviation form (issue 13; see dg_euler.wgsl): the kernels integrate F(U) - F(U_0) around each
 // element's mean U_0, and these helpers give such differences from the deviation du alone, so
 // their rounding scales with |du|, not with |F|.
@@ -133,7 +68,7 @@ __device__ __forceinline__ float4 normal_flux_change(float4 u, float p, Primitiv
         (du.w + c.dp) * un1 + (u.w + p) * dun);
 }
 
-// U*_K - U_K of hllc_star with d = S* - u_n: with fac - rho = rho d / (S - S*) and
+// U*_K - U_K of HLLC's star state (hllc() in euler.rs) with d = S* - u_n: with fac - rho = rho d / (S - S*) and
 // Y = S* + p / (rho (S - u_n)),
 //   (fac - rho)(1, S* n + u_t, E / rho + d Y) + rho d (0, n, Y).
 __device__ __forceinline__ float4 hllc_star_change(float4 u, float p, float2 v, float un, float s, float sm, float d, float2 n) {
@@ -149,7 +84,7 @@ __device__ __forceinline__ float4 hllc_star_change(float4 u, float p, float2 v, 
 }
 
 // F*(ul, ul + du) - F(ul) . n, the numerical flux's departure from the left state's flux, from
-// the jump du: the same fluxes as numerical_flux, with S* - u_n of either side from the jumps
+// the jump du: Rusanov or HLLC as in euler.rs, with S* - u_n of either side from the jumps
 // in pressure and normal velocity, S* - u_nL = (dp - du_n rho_R (S_R - u_nR)) / (d_L - d_R).
 __device__ __forceinline__ float4 numerical_flux_change(float4 ul, float4 du, float2 n) {
     float4 ur = ul + du;

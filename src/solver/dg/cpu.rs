@@ -118,7 +118,7 @@ impl<'a> Operator<'a> {
     pub fn rhs(&self, c: &[f64], t: f64, out: &mut [f64]) {
         let tb = self.tables;
         let (np, nqe) = (tb.np, tb.nqe());
-        self.volume_terms(c, out, false);
+        self.volume_terms(c, out);
         for e in &self.mesh.edges {
             let cl = self.element(c, e.left);
             let cr = e.right.map(|r| self.element(c, r));
@@ -181,11 +181,9 @@ impl<'a> Operator<'a> {
             .all(|e| e.right.is_some() == (e.kind == EDGE_INTERIOR)));
     }
 
-    /// The volume terms alone (`dg_volume`), overwriting out: in deviation form
-    /// sum_q w_q (F(U_q) - F(U_0)) . (J^{-T} grad_ref phi_k)(x_q) with U_0 the element's mean
-    /// (LIFT = 0, for [`Operator::rhs`]), or with `full` the whole flux F(U_q) = F(U_0) +
-    /// (F(U_q) - F(U_0)) (LIFT = 1: the gathered fluxes are whole ones).
-    pub fn volume_terms(&self, c: &[f64], out: &mut [f64], full: bool) {
+    /// The volume terms alone (`dg_volume`), overwriting out, in deviation form:
+    /// sum_q w_q (F(U_q) - F(U_0)) . (J^{-T} grad_ref phi_k)(x_q) with U_0 the element's mean.
+    pub fn volume_terms(&self, c: &[f64], out: &mut [f64]) {
         let tb = self.tables;
         let (np, nq) = (tb.np, tb.nq());
         let ne = self.mesh.num_elements;
@@ -196,18 +194,11 @@ impl<'a> Operator<'a> {
             let u0 = coef[0].map(|v| v * PHI0);
             let v0 = [u0[1] / u0[0], u0[2] / u0[0]];
             let p0 = euler::pressure(&u0);
-            let (f0, g0) = if full {
-                euler::flux(&u0)
-            } else {
-                ([0.0; 4], [0.0; 4])
-            };
             let mut res = vec![[0.0; 4]; np];
             for q in 0..nq {
                 let du = Self::deviation(&coef, &tb.vol_phi[q * np..(q + 1) * np]);
                 let ch = euler::primitive_change(&u0, v0, &du);
-                let (df, dg) = euler::flux_change(&u0, p0, &ch, &du);
-                let f: State = std::array::from_fn(|eq| f0[eq] + df[eq]);
-                let gf: State = std::array::from_fn(|eq| g0[eq] + dg[eq]);
+                let (f, gf) = euler::flux_change(&u0, p0, &ch, &du);
                 let w = tb.vol.weights[q];
                 for (k, r) in res.iter_mut().enumerate() {
                     let (dxi, deta) = (tb.vol_dxi[q * np + k], tb.vol_deta[q * np + k]);
@@ -226,8 +217,8 @@ impl<'a> Operator<'a> {
         }
     }
 
-    /// f64 twin of `dg_trace`: the state of element i at the NQE Gauss nodes of each of its
-    /// sides s, in the side's own orientation, at `(3 i + s) nqe + q`.
+    /// f64 twin of `dg_trace`: element i's deviation from its mean (modes k >= 1) at the NQE
+    /// Gauss nodes of each of its sides s, in the side's own orientation, at `(3 i + s) nqe + q`.
     pub fn traces(&self, c: &[f64]) -> Vec<State> {
         let tb = self.tables;
         let nqe = tb.nqe();
@@ -236,18 +227,24 @@ impl<'a> Operator<'a> {
             let coef = self.element(c, i);
             for s in 0..3 {
                 for q in 0..nqe {
-                    out.push(Self::eval(&coef, tb.edge_row(s, 0, q)));
+                    out.push(Self::deviation(&coef, tb.edge_row(s, 0, q)));
                 }
             }
         }
         out
     }
 
-    /// f64 twin of `dg_flux` on `traces` ([`Operator::traces`]) at time t: with
-    /// F*_q = F*(U_L, U_R) . n w_q L_e, -F*_q in the left side's slot q and +F*_q in the right
-    /// side's slot nqe - 1 - q. Conforming meshes only: a half face (a hanging node) has no
-    /// slot of its own, so it is an error.
-    pub fn edge_fluxes(&self, traces: &[State], t: f64) -> crate::error::Result<Vec<State>> {
+    /// f64 twin of `dg_flux` on the deviation `traces` ([`Operator::traces`]) of `c` at time t,
+    /// in deviation form: with G_K = (F*(U_L, U_R) - F(U_0K)) . n w_q L_e (U_0K the means of
+    /// `c`), -G_L in the left side's slot q and +G_R in the right side's slot nqe - 1 - q.
+    /// Conforming meshes only: a half face (a hanging node) has no slot of its own, so it is an
+    /// error.
+    pub fn edge_fluxes(
+        &self,
+        c: &[f64],
+        traces: &[State],
+        t: f64,
+    ) -> crate::error::Result<Vec<State>> {
         let tb = self.tables;
         let nqe = tb.nqe();
         let mut out = vec![[0.0; 4]; traces.len()];
@@ -260,17 +257,31 @@ impl<'a> Operator<'a> {
             }
             let left = (3 * e.left + e.left_local) * nqe;
             let right = e.right.map(|r| (3 * r + e.right_local) * nqe);
+            let u0l = self.mean(c, e.left);
+            let u0r = e.right.map_or(u0l, |r| self.mean(c, r));
+            let v0l = [u0l[1] / u0l[0], u0l[2] / u0l[0]];
+            let p0l = euler::pressure(&u0l);
+            let d0: State = std::array::from_fn(|i| u0r[i] - u0l[i]);
+            let ch0 = euler::primitive_change(&u0l, v0l, &d0);
+            let df0 = euler::normal_flux_change(&u0l, p0l, &ch0, &d0, e.normal);
             for q in 0..nqe {
-                let ul = traces[left + q];
-                let ur = match right {
-                    Some(r) => traces[r + nqe - 1 - q],
-                    None => self.ghost(e, &ul, e.point(tb.edge_t[q]), t),
+                let dul = traces[left + q];
+                let du: State = match right {
+                    Some(r) => {
+                        let dur = traces[r + nqe - 1 - q];
+                        std::array::from_fn(|i| d0[i] + (dur[i] - dul[i]))
+                    }
+                    None => self.boundary_jump(e, &u0l, &dul, e.point(tb.edge_t[q]), t),
                 };
+                let ul: State = std::array::from_fn(|i| u0l[i] + dul[i]);
+                let chl = euler::primitive_change(&u0l, v0l, &dul);
+                let dfl = euler::normal_flux_change(&u0l, p0l, &chl, &dul, e.normal);
+                let fnum = euler::numerical_flux_change(self.flux, &ul, &du, e.normal);
                 let w = tb.edge_w[q] * e.length;
-                let f = euler::numerical_flux(self.flux, &ul, &ur, e.normal).map(|v| w * v);
-                out[left + q] = f.map(|v| -v);
+                let fl: State = std::array::from_fn(|i| dfl[i] + fnum[i]);
+                out[left + q] = fl.map(|v| -w * v);
                 if let Some(r) = right {
-                    out[r + nqe - 1 - q] = f;
+                    out[r + nqe - 1 - q] = std::array::from_fn(|i| w * (fl[i] - df0[i]));
                 }
             }
         }
@@ -283,8 +294,8 @@ impl<'a> Operator<'a> {
     pub fn gathered_rhs(&self, c: &[f64], t: f64, out: &mut [f64]) -> crate::error::Result<()> {
         let tb = self.tables;
         let nqe = tb.nqe();
-        let fluxes = self.edge_fluxes(&self.traces(c), t)?;
-        self.volume_terms(c, out, true);
+        let fluxes = self.edge_fluxes(c, &self.traces(c), t)?;
+        self.volume_terms(c, out);
         for i in 0..self.mesh.num_elements {
             let d = 1.0 / self.mesh.det[i];
             for s in 0..3 {

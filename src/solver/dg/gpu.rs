@@ -56,10 +56,11 @@ pub enum SurfaceLayout {
     Colored,
     /// `dg_surface_atomic`: one launch over all edges with atomicAdd (CUDA only).
     Atomic,
-    /// `dg_trace` (per element: its states at its sides' nodes, read coalesced), `dg_flux`
-    /// (per edge, one launch: the numerical flux into slots the two sides own) and the lift in
-    /// `dg_volume` (per element: rhs += its sides' fluxes against the basis). No colors, no
-    /// scattered reads of coefficients, no read-modify-write of rhs. Conforming meshes.
+    /// `dg_trace` (per element: its deviations from its mean at its sides' nodes, read
+    /// coalesced), `dg_flux` (per edge, one launch: the numerical flux less each side's mean
+    /// flux into slots the two sides own) and the lift in `dg_volume` (per element: rhs += its
+    /// sides' fluxes against the basis). No colors, no scattered reads of higher coefficients,
+    /// no read-modify-write of rhs. Conforming meshes.
     Gathered,
 }
 
@@ -1071,7 +1072,7 @@ impl GpuDg {
             ),
             flux: Bound::new(
                 rt.kernel("dg_flux", constants)?,
-                &args![traces, fluxes, *tables, edges, *case_buf, *clock],
+                &args![traces, fluxes, *tables, edges, *case_buf, *clock, *regs],
             ),
             volume: Bound::new(
                 rt.kernel("dg_volume", &lift_constants)?,
