@@ -76,7 +76,8 @@ fn fixed_step(op: &Operator) -> f64 {
 /// Rates p + 1 +- 0.3 for p = 1..3 between the two finest meshes of tests/dg_cpu.rs's
 /// refinements (the coarser ones are pre-asymptotic at p = 3) with HLLC at a fixed CFL step, and at
 /// p = 3 (errors down to ~7e-6, where the f32 drift showed: 3e-5 on the finest mesh) the finest
-/// mesh within 10% of the f64 reference on the same steps.
+/// mesh within 1% of the f64 reference on the same steps (measured 0.015% since the right-hand
+/// side is in deviation form, issue 13; the free-stream test below checks that form directly).
 #[test]
 fn vortex_converges_at_order_p_plus_one_in_f32() {
     let rt = Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)");
@@ -104,7 +105,7 @@ fn vortex_converges_at_order_p_plus_one_in_f32() {
         if let Some(reference) = reference {
             let last = errors[1];
             assert!(
-                (last - reference).abs() <= 0.1 * reference,
+                (last - reference).abs() <= 0.01 * reference,
                 "p={p}: GPU {last:e} against the f64 reference {reference:e}"
             );
         }
