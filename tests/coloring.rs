@@ -666,24 +666,6 @@ fn color_graph_cli() {
     assert!(out.contains("graph: ") && out.contains("| 23 |"), "{out}");
 }
 
-/// Greedy first fit in a hashed (pseudo-random) vertex order, 1-based: the kind of coloring the
-/// speculative rounds give on a wide GPU (lavapipe runs them almost in natural order), the
-/// input of the color reduction tests.
-fn random_order_greedy(g: &chromaflow::mesh::Csr) -> Vec<u32> {
-    use chromaflow::color::reduce::lowbias32;
-    let mut order: Vec<u32> = (0..g.num_rows() as u32).collect();
-    order.sort_by_key(|&v| (lowbias32(v), v));
-    let mut colors = vec![0u32; g.num_rows()];
-    for v in order {
-        let mut c = 1;
-        while g.row(v as usize).iter().any(|&u| colors[u as usize] == c) {
-            c += 1;
-        }
-        colors[v as usize] = c;
-    }
-    colors
-}
-
 /// Colors 1..k all used, and no two neighbours (of one class) share a color.
 fn proper_without_gaps(g: &chromaflow::mesh::Csr, colors: &[u32], class: Option<&[u32]>) -> usize {
     let zero_based: Vec<u32> = colors.iter().map(|&c| c - 1).collect();
@@ -715,7 +697,9 @@ fn proper_without_gaps(g: &chromaflow::mesh::Csr, colors: &[u32], class: Option<
 #[test]
 fn color_reduction_gpu_equals_cpu() {
     use chromaflow::color::bench::random_geometric_graph;
-    use chromaflow::color::reduce::{reduce_colors_cpu, reduce_colors_gpu, ColorReduction};
+    use chromaflow::color::reduce::{
+        hashed_order_coloring, reduce_colors_cpu, reduce_colors_gpu, ColorReduction,
+    };
     let rt =
         chromaflow::runtime::Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)");
     let tet = Topology::build(&tet_box(7, 7, 7, TetSplit::Six).unwrap())
@@ -740,7 +724,7 @@ fn color_reduction_gpu_equals_cpu() {
             Some(&disk_class[..]),
         ),
     ] {
-        let start = random_order_greedy(g);
+        let start = hashed_order_coloring(g);
         let (cpu, cpu_report) = reduce_colors_cpu(g, class, &start, &opts).unwrap();
         let (gpu, gpu_report) = reduce_colors_gpu(&rt, g, class, &start, &opts).unwrap();
         assert!(cpu == gpu, "{name}: GPU and CPU colors differ");
@@ -774,7 +758,7 @@ fn color_reduction_gpu_equals_cpu() {
 #[test]
 fn tet_box_colors_within_ten_percent_of_greedy() {
     use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
-    use chromaflow::color::reduce::{reduce_colors_gpu, ColorReduction};
+    use chromaflow::color::reduce::{hashed_order_coloring, reduce_colors_gpu, ColorReduction};
     let rt =
         chromaflow::runtime::Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)");
     let g = Topology::build(&tet_box(16, 16, 16, TetSplit::Six).unwrap())
@@ -784,7 +768,7 @@ fn tet_box_colors_within_ten_percent_of_greedy() {
         .unwrap()
         .num_colors;
     let bound = (1.1 * greedy as f64).ceil() as usize;
-    let start = random_order_greedy(&g);
+    let start = hashed_order_coloring(&g);
     let before = *start.iter().max().unwrap() as usize;
     assert!(
         before > bound,

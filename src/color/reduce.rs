@@ -98,7 +98,8 @@ impl ColorReduction {
 /// What the reduction did.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct ReductionReport {
-    /// Largest color before and after (the color count when there are no vertex classes).
+    /// Largest color before and after (the color count when there are no vertex classes; 0
+    /// when the reduction is off).
     pub colors_before: usize,
     pub colors_after: usize,
     /// Iterated-greedy passes run (the closing pass after a last successful ejection included).
@@ -132,6 +133,9 @@ trait Engine {
 
 /// The reduction's control flow (see the module docs), shared by the GPU and the CPU reference.
 fn drive(e: &mut impl Engine, opts: &ColorReduction) -> Result<ReductionReport> {
+    if opts.sweeps == 0 {
+        return Ok(ReductionReport::default());
+    }
     let mut k = e.max_color()?;
     let mut report = ReductionReport {
         colors_before: k,
@@ -211,6 +215,35 @@ pub fn lowbias32(v: u32) -> u32 {
 /// A hash of (x, round) that changes from round to round; shaders/common/vcolor_hash.wgsl.
 pub fn round_hash(x: u32, round: u32) -> u32 {
     lowbias32(x ^ lowbias32(round.wrapping_add(0x9e37_79b9)))
+}
+
+/// First fit (1-based) in a hashed vertex order ([`lowbias32`], ties by number): a model of
+/// the speculative rounds on a wide GPU, where most vertices of a round choose at once and
+/// hashed priorities settle the conflicts. Lavapipe runs the rounds almost in natural order, so
+/// the reduction's tests and conformance checks start from this coloring instead.
+pub fn hashed_order_coloring(adj: &Csr) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..adj.num_rows() as u32).collect();
+    order.sort_by_key(|&v| (lowbias32(v), v));
+    let mut colors = vec![0u32; adj.num_rows()];
+    let mut held = Vec::new();
+    for v in order {
+        held.clear();
+        held.extend(adj.row(v as usize).iter().map(|&u| colors[u as usize]));
+        colors[v as usize] = smallest_missing(&mut held);
+    }
+    colors
+}
+
+/// First fit: the smallest color >= 1 not in `held` (0 = uncolored, ignored); sorts `held`.
+fn smallest_missing(held: &mut [u32]) -> u32 {
+    held.sort_unstable();
+    let mut c = 1;
+    for &h in held.iter() {
+        if h == c {
+            c += 1;
+        }
+    }
+    c
 }
 
 /// Check the inputs of a reduction: a 1-based proper coloring of `adj` (within vertex classes)
@@ -310,21 +343,8 @@ impl CpuEngine<'_> {
 
     /// Smallest color >= 1 no same-class neighbour holds (vcolor_first_fit).
     fn first_fit(&self, v: usize) -> u32 {
-        let mut held: Vec<u32> = self
-            .neighbours(v)
-            .map(|u| self.colors[u])
-            .filter(|&c| c != 0)
-            .collect();
-        held.sort_unstable();
-        held.dedup();
-        let mut c = 1;
-        for h in held {
-            if h != c {
-                break;
-            }
-            c += 1;
-        }
-        c
+        let mut held: Vec<u32> = self.neighbours(v).map(|u| self.colors[u]).collect();
+        smallest_missing(&mut held)
     }
 
     /// vcolor_eject_propose for defect v.
