@@ -1,11 +1,12 @@
 // #include "common/dispatch.wgsl"
 
-// Color reduction, ejection round, step 3 of 3: winners take their proposed color; a colored
-// vertex holding the color a same-class neighbouring winner takes is ejected (uncolored, and
-// that color becomes its tabu). Every thread writes only its own vertex and reads the
-// winners' flags and proposals, which this launch does not change, so the round is race-free
-// and the partial coloring stays proper. defect[v] = 1 for the vertices left uncolored: their
-// prefix sum's total is the round's defect count (0: the top color is gone).
+// Color reduction, ejection round, step 3 of 3: each winner takes its proposed color and ejects
+// the same-class neighbours that held it (uncolored, that color becomes their tabu, defect flag
+// set). Races are benign: two winners ejecting one vertex write the same values; a winner never
+// ejects a winner (neighbouring winners proposed different colors) nor reads a neighbour's
+// color as its own proposal while that neighbour changes it (same reason), and a vertex being
+// ejected reads winner[v] = 0 (resolve cleared it), so the outcome is deterministic and the
+// partial coloring stays proper. Work is proportional to the winners' degrees.
 
 @group(0) @binding(0) var<storage, read> adjacency_offsets: array<u32>;
 @group(0) @binding(1) var<storage, read> adjacency: array<u32>;
@@ -20,28 +21,19 @@
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let v = linear_index(gid, nwg);
-    if (v >= range.count) {
+    if (v >= range.count || winner[v] == 0u) {
         return;
     }
-    if (winner[v] != 0u) {
-        colors[v] = proposal[v];
-        defect[v] = 0u;
-        return;
-    }
-    let c = colors[v];
-    if (c == 0u) {
-        defect[v] = 1u;
-        return;
-    }
+    let c = proposal[v];
+    colors[v] = c;
+    defect[v] = 0u;
     let class_v = vertex_class[v];
     for (var j = adjacency_offsets[v]; j < adjacency_offsets[v + 1u]; j = j + 1u) {
         let u = adjacency[j];
-        if (vertex_class[u] == class_v && winner[u] != 0u && proposal[u] == c) {
-            colors[v] = 0u;
-            tabu[v] = c;
-            defect[v] = 1u;
-            return;
+        if (vertex_class[u] == class_v && colors[u] == c) {
+            colors[u] = 0u;
+            tabu[u] = c;
+            defect[u] = 1u;
         }
     }
-    defect[v] = 0u;
 }

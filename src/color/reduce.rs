@@ -34,8 +34,10 @@
 //!
 //! Launches are proportional to the number of colors, not to the vertices or the maximum degree:
 //! a sweep is k recolor launches, one `vcolor_max` launch (the count, read back as 4 bytes: the
-//! only per-sweep read-back) and per ejection submit 8 rounds of 3 launches plus a prefix sum,
-//! whose total (the defect count) is read back once per submit.
+//! only per-sweep read-back) and per ejection submit 8 rounds of 3 launches plus one prefix
+//! sum of the defect flags, whose total (the defect count) is read back once per submit. The
+//! ejection launches cover all vertices, but a vertex that is neither a defect nor a winner
+//! returns after one or two reads; only defects and winners walk their neighbours.
 //!
 //! Vertex classes: neighbours of another class are ignored throughout, as in the speculative
 //! rounds; the count being reduced is the largest color over all classes.
@@ -104,9 +106,10 @@ pub struct ReductionReport {
     pub colors_after: usize,
     /// Iterated-greedy passes run (the closing pass after a last successful ejection included).
     pub sweeps: usize,
-    /// Ejection attempts that removed the top color, and rounds they needed.
+    /// Ejection attempts that removed the top class.
     pub ejections: usize,
-    /// Rounds of all attempts, failed ones included.
+    /// Rounds of all attempts, failed ones included (whole submits of
+    /// [`EJECT_ROUNDS_PER_SUBMIT`]: the defect count is read once per submit).
     pub eject_rounds: usize,
     /// Kernel launches queued (GPU; 0 for the CPU reference).
     pub launches: usize,
@@ -123,8 +126,8 @@ trait Engine {
     fn iterated_greedy(&mut self, k: usize) -> Result<()>;
     /// Save the colors (for [`Engine::restore`]) and uncolor class k.
     fn eject_start(&mut self, k: usize) -> Result<()>;
-    /// [`EJECT_ROUNDS_PER_SUBMIT`] rounds numbered `first_round..`; defects after each.
-    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<Vec<u32>>;
+    /// [`EJECT_ROUNDS_PER_SUBMIT`] rounds numbered `first_round..`; the defects left.
+    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<u32>;
     /// Back to the saved colors.
     fn restore(&mut self) -> Result<()>;
     /// Kernel launches so far.
@@ -184,18 +187,16 @@ fn eject(
     let mut round = 0;
     while round < cap {
         let defects = e.eject_rounds(k, round as u32)?;
-        if let Some(r) = defects.iter().position(|&d| d == 0) {
-            report.eject_rounds += r + 1;
+        round += EJECT_ROUNDS_PER_SUBMIT;
+        report.eject_rounds += EJECT_ROUNDS_PER_SUBMIT;
+        if defects == 0 {
             report.ejections += 1;
             return Ok(true);
         }
-        report.eject_rounds += defects.len();
-        round += defects.len();
-        let now = defects[defects.len() - 1];
-        if now >= previous {
+        if defects >= previous {
             break;
         }
-        previous = now;
+        previous = defects;
     }
     e.restore()?;
     Ok(false)
@@ -417,9 +418,8 @@ impl Engine for CpuEngine<'_> {
         Ok(())
     }
 
-    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<Vec<u32>> {
+    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<u32> {
         let n = self.colors.len();
-        let mut log = Vec::with_capacity(EJECT_ROUNDS_PER_SUBMIT);
         for r in 0..EJECT_ROUNDS_PER_SUBMIT as u32 {
             let round = first_round + r;
             for v in 0..n {
@@ -428,7 +428,8 @@ impl Engine for CpuEngine<'_> {
                 }
             }
             self.winner = (0..n).map(|v| self.resolve(v, round)).collect();
-            let mut defects = 0;
+            // vcolor_eject_apply: a vertex is ejected when a neighbouring winner takes its
+            // color (the same whichever winner's thread writes first).
             for v in 0..n {
                 if self.winner[v] != 0 {
                     self.colors[v] = self.proposal[v];
@@ -443,13 +444,9 @@ impl Engine for CpuEngine<'_> {
                     self.colors[v] = 0;
                     self.tabu[v] = c;
                 }
-                if self.colors[v] == 0 {
-                    defects += 1;
-                }
             }
-            log.push(defects);
         }
-        Ok(log)
+        Ok(self.colors.iter().filter(|&&c| c == 0).count() as u32)
     }
 
     fn restore(&mut self) -> Result<()> {
@@ -501,11 +498,9 @@ pub struct ColorReducer<'a> {
     proposal: Buffer,
     winner: Buffer,
     defect: Buffer,
-    /// One scan of the defect flags per round of a submit: its total is the round's defect
-    /// count, copied to `log` after the submit.
-    scans: Vec<PrefixSum>,
-    /// Defect count of each round of a submit, read back once per submit.
-    log: Buffer,
+    /// Scan of the defect flags after the last round of a submit: its total, read back, is the
+    /// defect count.
+    scan: PrefixSum,
     largest: Buffer,
     round_base: Buffer,
     recolor: Kernel,
@@ -532,9 +527,7 @@ impl<'a> ColorReducer<'a> {
         let len = n as usize;
         let defect = rt.zeroed::<u32>("ejection defects", len)?;
         let position = rt.zeroed::<u32>("ejection defect positions", len)?;
-        let scans = (0..EJECT_ROUNDS_PER_SUBMIT)
-            .map(|_| PrefixSum::new(rt, &defect, &position, n))
-            .collect::<Result<Vec<_>>>()?;
+        let scan = PrefixSum::new(rt, &defect, &position, n)?;
         let largest = rt.zeroed::<u32>("largest color", 1)?;
         let max = rt.kernel("vcolor_max", &[])?;
         let mut p = PlanBuilder::new();
@@ -553,8 +546,7 @@ impl<'a> ColorReducer<'a> {
             proposal: rt.zeroed::<u32>("proposed colors", len)?,
             winner: rt.zeroed::<u32>("proposal winners", len)?,
             defect,
-            scans,
-            log: rt.zeroed::<u32>("defects per round", EJECT_ROUNDS_PER_SUBMIT)?,
+            scan,
             largest,
             round_base: rt.zeroed::<u32>("first round of the submit", 1)?,
             recolor: rt.kernel("vcolor_recolor", &[])?,
@@ -609,7 +601,7 @@ impl<'a> ColorReducer<'a> {
         let mut start = PlanBuilder::new();
         start.launch(
             &self.start,
-            &args![self.colors, self.tabu],
+            &args![self.colors, self.tabu, self.defect],
             with_color(0, k as u32),
         );
         let mut rounds = PlanBuilder::new();
@@ -655,8 +647,8 @@ impl<'a> ColorReducer<'a> {
                 ],
                 range,
             );
-            self.scans[r as usize].record_first(&mut rounds, n)?;
         }
+        self.scan.record_first(&mut rounds, n)?;
         let prepared = [ig, start, rounds].map(|b| (b.launches().len(), b));
         let mut out = Vec::with_capacity(3);
         for (count, b) in prepared {
@@ -700,14 +692,10 @@ impl Engine for ColorReducer<'_> {
         self.queue(1, k)
     }
 
-    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<Vec<u32>> {
+    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<u32> {
         self.rt.write(&self.round_base, 0, &[first_round])?;
         self.queue(2, k)?;
-        for (r, scan) in self.scans.iter().enumerate() {
-            self.rt
-                .copy_at(scan.total(), 0, &self.log, 4 * r as u64, 4)?;
-        }
-        self.rt.read(&self.log, 0, EJECT_ROUNDS_PER_SUBMIT)
+        Ok(self.rt.read::<u32>(self.scan.total(), 0, 1)?[0])
     }
 
     fn restore(&mut self) -> Result<()> {
