@@ -6,7 +6,7 @@
 // same-class neighbours holding c: a free color if there is one (the smallest), else the color
 // that ejects the fewest neighbours, ties broken by a hash of (v, c, round) so that defects
 // wander instead of cycling. The color v was itself ejected from (tabu[v]) is not proposed
-// unless free. round = round_base[0] + range.first. Only `proposal` is written, so every
+// unless free. round_number = round_base[0] + range.first. Only `proposal` is written, so every
 // thread reads the colors of the previous round.
 
 @group(0) @binding(0) var<storage, read> adjacency_offsets: array<u32>;
@@ -36,7 +36,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             holders[c - 1u] = holders[c - 1u] + 1u;
         }
     }
-    let round = round_base[0] + range.first;
+    let round_number = round_base[0] + range.first;
     var best = 0u;
     var best_holders = 0xffffffffu;
     var best_tie = 0xffffffffu;
@@ -45,7 +45,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         if (h != 0u && c == tabu[v]) {
             continue;
         }
-        let tie = select(round_hash(v * MAX_EJECT_COLORS + c, round), c, h == 0u);
+        let tie = select(round_hash(v * MAX_EJECT_COLORS + c, round_number), c, h == 0u);
         if (h < best_holders || (h == best_holders && tie < best_tie)) {
             best = c;
             best_holders = h;

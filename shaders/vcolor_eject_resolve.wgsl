@@ -3,8 +3,8 @@
 
 // Color reduction, ejection round, step 2 of 3: an uncolored vertex v wins its proposal unless a
 // same-class uncolored neighbour u proposed the same color with a higher priority
-// (round_hash(u, round) smaller, ties by number), so two neighbours never take one color.
-// winner[v] = 1 for winners, 0 for every other vertex. round = round_base[0] + range.first.
+// (round_hash(u, round_number) smaller, ties by number), so two neighbours never take one color.
+// winner[v] = 1 for winners, 0 for every other vertex. round_number = round_base[0] + range.first.
 
 @group(0) @binding(0) var<storage, read> adjacency_offsets: array<u32>;
 @group(0) @binding(1) var<storage, read> adjacency: array<u32>;
@@ -26,14 +26,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         winner[v] = 0u;
         return;
     }
-    let round = round_base[0] + range.first;
-    let pv = round_hash(v, round);
+    let round_number = round_base[0] + range.first;
+    let pv = round_hash(v, round_number);
     let class_v = vertex_class[v];
     var wins = 1u;
     for (var j = adjacency_offsets[v]; j < adjacency_offsets[v + 1u]; j = j + 1u) {
         let u = adjacency[j];
         if (vertex_class[u] == class_v && colors[u] == 0u && proposal[u] == p) {
-            let pu = round_hash(u, round);
+            let pu = round_hash(u, round_number);
             if (pu < pv || (pu == pv && u < v)) {
                 wins = 0u;
             }

@@ -14,6 +14,6 @@ fn lowbias32(v: u32) -> u32 {
 }
 
 /// A hash of (x, round) that changes from round to round: h(x xor h(round + golden ratio)).
-fn round_hash(x: u32, round: u32) -> u32 {
-    return lowbias32(x ^ lowbias32(round + 0x9e3779b9u));
+fn round_hash(x: u32, round_number: u32) -> u32 {
+    return lowbias32(x ^ lowbias32(round_number + 0x9e3779b9u));
 }

@@ -5,7 +5,7 @@
 // every uncolored vertex v proposes a color c in 1 .. k-1 (k = range.color) that minimizes the
 // number of same-class neighbours holding c: the smallest free color if there is one, else the
 // color that ejects the fewest neighbours, ties broken by a hash of (v, c, round); the tabu
-// color (the one v was ejected from) only if free. round = round_base[0] + range.first.
+// color (the one v was ejected from) only if free. round_number = round_base[0] + range.first.
 
 #define MAX_EJECT_COLORS 32u
 
@@ -35,7 +35,7 @@ extern "C" __global__ void vcolor_eject_propose(
             holders[c - 1u] = holders[c - 1u] + 1u;
         }
     }
-    u32 round = round_base[0] + range.first;
+    u32 round_number = round_base[0] + range.first;
     u32 best = 0u;
     u32 best_holders = 0xffffffffu;
     u32 best_tie = 0xffffffffu;
@@ -44,7 +44,7 @@ extern "C" __global__ void vcolor_eject_propose(
         if (h != 0u && c == tabu[v]) {
             continue;
         }
-        u32 tie = h == 0u ? c : round_hash(v * MAX_EJECT_COLORS + c, round);
+        u32 tie = h == 0u ? c : round_hash(v * MAX_EJECT_COLORS + c, round_number);
         if (h < best_holders || (h == best_holders && tie < best_tie)) {
             best = c;
             best_holders = h;

@@ -13,6 +13,6 @@ __device__ __forceinline__ u32 lowbias32(u32 v) {
 }
 
 /// A hash of (x, round) that changes from round to round: h(x xor h(round + golden ratio)).
-__device__ __forceinline__ u32 round_hash(u32 x, u32 round) {
-    return lowbias32(x ^ lowbias32(round + 0x9e3779b9u));
+__device__ __forceinline__ u32 round_hash(u32 x, u32 round_number) {
+    return lowbias32(x ^ lowbias32(round_number + 0x9e3779b9u));
 }
