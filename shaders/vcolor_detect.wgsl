@@ -1,4 +1,5 @@
 // #include "common/dispatch.wgsl"
+// #include "common/vcolor_hash.wgsl"
 
 // Speculative greedy vertex coloring, conflict phase: worklist entry i is flagged (1) when its
 // vertex v shares its color with a neighbour u of the same class that has higher priority.
@@ -17,21 +18,10 @@
 @group(0) @binding(6) var<storage, read> live_count: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
-/// lowbias32 integer hash (Chris Wellons): a cheap bijection with good avalanche.
-fn vertex_priority(v: u32) -> u32 {
-    var x = v;
-    x = x ^ (x >> 16u);
-    x = x * 0x7feb352du;
-    x = x ^ (x >> 15u);
-    x = x * 0x846ca68bu;
-    x = x ^ (x >> 16u);
-    return x;
-}
-
 /// True when u beats v in a conflict.
 fn wins(u: u32, v: u32) -> bool {
-    let pu = vertex_priority(u);
-    let pv = vertex_priority(v);
+    let pu = lowbias32(u);
+    let pv = lowbias32(v);
     return pu < pv || (pu == pv && u < v);
 }
 

@@ -1,4 +1,5 @@
 // #include "common/dispatch.cuh"
+// #include "common/vcolor_hash.cuh"
 
 // CUDA twin of shaders/vcolor_detect.wgsl. Speculative greedy vertex coloring, conflict phase:
 // worklist entry i is flagged (1) when its vertex v shares its color with a neighbour u of the
@@ -6,21 +7,10 @@
 // by the number), so in every conflict one vertex keeps its color and each round makes
 // progress (see the WGSL file for why hashing matters on wide GPUs).
 
-/// lowbias32 integer hash (Chris Wellons): a cheap bijection with good avalanche.
-__device__ __forceinline__ u32 vertex_priority(u32 v) {
-    u32 x = v;
-    x = x ^ (x >> 16u);
-    x = x * 0x7feb352du;
-    x = x ^ (x >> 15u);
-    x = x * 0x846ca68bu;
-    x = x ^ (x >> 16u);
-    return x;
-}
-
 /// True when u beats v in a conflict.
 __device__ __forceinline__ bool wins(u32 u, u32 v) {
-    u32 pu = vertex_priority(u);
-    u32 pv = vertex_priority(v);
+    u32 pu = lowbias32(u);
+    u32 pv = lowbias32(v);
     return pu < pv || (pu == pv && u < v);
 }
 

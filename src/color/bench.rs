@@ -4,7 +4,8 @@
 //! coloring ([`time_greedy_coloring`]) and the GPU speculative coloring
 //! ([`time_gpu_coloring`]) timed as medians of repeated runs.
 
-use super::gpu_vertices::{color_vertices_gpu, GpuColoringVariant, GpuVertexColoring};
+use super::gpu_vertices::{color_vertices_gpu_with, GpuColoringVariant, GpuVertexColoring};
+use super::reduce::ColorReduction;
 use super::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
 use crate::error::{Error, Result};
 use crate::mesh::io::adjacency_from_edges;
@@ -92,19 +93,21 @@ pub fn time_greedy_coloring(graph: &Csr, repeat: usize) -> Result<(usize, f64)> 
     Ok((colors, s))
 }
 
-/// Color `graph` on `rt` with `variant`: a checked warm-up run (pipeline compilation,
-/// first-touch), then the median seconds of `repeat` runs, with the last run's coloring.
+/// Color `graph` on `rt` with `variant` and `reduction`: a checked warm-up run (pipeline
+/// compilation, first-touch), then the median seconds of `repeat` runs, with the last run's
+/// coloring.
 pub fn time_gpu_coloring(
     rt: &Runtime,
     graph: &Csr,
     variant: GpuColoringVariant,
+    reduction: &ColorReduction,
     repeat: usize,
 ) -> Result<(GpuVertexColoring, f64)> {
-    let warm = color_vertices_gpu(rt, graph, None, variant)?;
+    let warm = color_vertices_gpu_with(rt, graph, None, variant, reduction)?;
     check_vertex_coloring(graph, &warm.colors, None).map_err(Error::Invalid)?;
     let mut last = warm;
     let s = median_time(repeat, || {
-        last = color_vertices_gpu(rt, graph, None, variant)?;
+        last = color_vertices_gpu_with(rt, graph, None, variant, reduction)?;
         Ok(last.seconds)
     })?;
     Ok((last, s))

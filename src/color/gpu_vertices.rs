@@ -12,11 +12,11 @@
 //! ends; a round cap turns a bug into an error, not a hang. Hashed priorities keep the number
 //! of rounds small on wide GPUs, where most of a round's vertices read stale neighbour colors.
 //!
-//! Afterwards an iterated-greedy pass (Culberson) recolors the old color classes one by one,
-//! each class in one dispatch of `vcolor_recolor` (a color class is an independent set, so
-//! there are no races); the speculative rounds typically leave one color more than sequential
-//! greedy and this pass takes it back. Timing (`seconds`) covers the rounds, the recoloring
-//! and the read-back of the colors, like a host-side coloring that ends with colors in memory.
+//! Afterwards the color reduction of [`crate::color::reduce`] (iterated greedy class by class,
+//! then ejection of the top class, in sweeps while the count drops) takes back the colors the
+//! random order of the speculative rounds costs; [`ColorReduction::OFF`] skips it. Timing
+//! (`seconds`) covers the rounds, the reduction and the read-back of the colors, like a
+//! host-side coloring that ends with colors in memory.
 //!
 //! Topology-driven: every round visits all vertices (colored ones return at once).
 //! Data-driven: a round visits only the vertices still uncolored.
@@ -26,6 +26,7 @@
 //! own. The CPU reference is the sequential greedy coloring; results are verified conflict-free.
 
 use crate::args;
+use crate::color::reduce::{ColorReducer, ColorReduction, ReductionReport};
 use crate::error::{Error, Result};
 use crate::mesh::Csr;
 use crate::runtime::scan::PrefixSum;
@@ -51,14 +52,12 @@ pub struct GpuVertexColoring {
     pub rounds: usize,
     /// Conflicts found in each round.
     pub conflicts_per_round: Vec<u32>,
-    /// Wall time of the rounds, the recoloring and the read-back of the colors (uploads and
+    /// Wall time of the rounds, the reduction and the read-back of the colors (uploads and
     /// plan preparation excluded, per-submit count read-backs included).
     pub seconds: f64,
+    /// The color reduction after the rounds (colors before and after, sweeps, time).
+    pub reduction: ReductionReport,
 }
-
-/// Iterated-greedy recoloring passes after the speculative coloring (never adds colors; one
-/// pass took the extra speculative color back on every mesh measured, the second is cheap).
-const IG_PASSES: usize = 2;
 
 /// Speculative rounds recorded per submit: the host reads the conflict counts once per submit
 /// (rounds after the last conflict find nothing to do). A read-back per round cost more than
@@ -77,6 +76,7 @@ impl GpuVertexColoring {
             rounds: 0,
             conflicts_per_round: Vec::new(),
             seconds: 0.0,
+            reduction: ReductionReport::default(),
         }
     }
 }
@@ -243,12 +243,24 @@ impl Rounds {
     }
 }
 
-/// Color the graph `adj` on `rt`. `class[v]` (optional) separates vertex classes.
+/// Color the graph `adj` on `rt` with the default color reduction. `class[v]` (optional)
+/// separates vertex classes.
 pub fn color_vertices_gpu(
     rt: &Runtime,
     adj: &Csr,
     class: Option<&[u32]>,
     variant: GpuColoringVariant,
+) -> Result<GpuVertexColoring> {
+    color_vertices_gpu_with(rt, adj, class, variant, &ColorReduction::default())
+}
+
+/// [`color_vertices_gpu`] with a chosen color reduction ([`ColorReduction::OFF`]: none).
+pub fn color_vertices_gpu_with(
+    rt: &Runtime,
+    adj: &Csr,
+    class: Option<&[u32]>,
+    variant: GpuColoringVariant,
+    reduction: &ColorReduction,
 ) -> Result<GpuVertexColoring> {
     let n = adj.num_rows();
     let Some(classes) = vertex_classes(n, class)? else {
@@ -264,28 +276,8 @@ pub fn color_vertices_gpu(
     let mut rounds = Rounds::new(rt, graph.clone(), &colors, variant, n32)?;
     rounds.plan(rt, rounds.dispatched(n32))?;
 
-    // Recoloring resources are made before the clock starts, like the round resources.
-    // First fit never exceeds max degree + 1, which bounds the recoloring launches without
-    // reading the colors back (launches for unused colors match no vertex).
-    let top = (0..n).map(|v| adj.row(v).len() as u32).max().unwrap_or(0) + 1;
-    let old_colors = rt.zeroed::<u32>("old colors", n)?;
-    let zeros = rt.zeroed::<u32>("cleared colors", n)?;
-    let recolor = rt.kernel("vcolor_recolor", &[])?;
-    let [offsets, adjacency, class_buf] = &graph;
-    let mut ig = PlanBuilder::new();
-    for c in (1..=top).rev() {
-        ig.launch(
-            &recolor,
-            &args![*offsets, *adjacency, *class_buf, old_colors, colors],
-            ItemRange {
-                first: 0,
-                count: n32,
-                color: c,
-                pad: 0,
-            },
-        );
-    }
-    let ig = rt.prepare(&ig)?;
+    // Reduction resources are made before the clock starts, like the round resources.
+    let mut reducer = ColorReducer::new(rt, &graph, &colors, n32)?;
     // The uploads finish and the read-back staging is sized before the clock starts.
     rt.read::<u32>(&colors, 0, n)?;
 
@@ -314,24 +306,16 @@ pub fn color_vertices_gpu(
         count = *log.last().expect("rounds per submit > 0");
     }
     let rounds_done = (start.elapsed() - setup).as_secs_f64();
-    // Iterated greedy (Culberson): save the colors, clear them, then recolor the old color
-    // classes one after another, highest first, one `vcolor_recolor` launch each over all
-    // vertices (see the kernel). No host work between passes: old colors above the current
-    // maximum simply match no vertex.
-    let bytes = colors.bytes();
-    for _ in 0..IG_PASSES {
-        rt.copy(&colors, &old_colors, bytes)?;
-        rt.copy(&zeros, &colors, bytes)?;
-        rt.queue(&ig, 1)?;
-    }
-    rt.wait()?;
-    let recolored = (start.elapsed() - setup).as_secs_f64();
+    let reduction = reducer.run(reduction)?;
+    let recolored = rounds_done + reduction.seconds;
     let raw: Vec<u32> = rt.read(&colors, 0, n)?;
-    let seconds = (start.elapsed() - setup).as_secs_f64();
+    let seconds = (start.elapsed() - setup - reducer.setup_time()).as_secs_f64();
     log::debug!(
-        "GPU vertex coloring: rounds {:.2} ms, recoloring {:.2} ms, read-back {:.2} ms",
+        "GPU vertex coloring: rounds {:.2} ms, reduction {:.2} ms ({} -> {} colors), read-back {:.2} ms",
         rounds_done * 1e3,
-        (recolored - rounds_done) * 1e3,
+        reduction.seconds * 1e3,
+        reduction.colors_before,
+        reduction.colors_after,
         (seconds - recolored) * 1e3
     );
     let (colors, num_colors) = shift_classes(&raw, &classes);
@@ -341,6 +325,7 @@ pub fn color_vertices_gpu(
         rounds: conflicts_per_round.len(),
         conflicts_per_round,
         seconds,
+        reduction,
     })
 }
 

@@ -7,13 +7,14 @@
 //!   nodes), and the coarsening that restores the parent colors ([`nonconforming`]).
 //! * Sequential greedy vertex coloring, natural, largest-first and smallest-last orders
 //!   ([`vertices`]), for per-vertex-color passes such as vertex smoothing, and the GPU
-//!   speculative vertex coloring ([`gpu_vertices`]).
+//!   speculative vertex coloring ([`gpu_vertices`]) with its color reduction ([`reduce`]).
 //! * The timing of both vertex colorings for the benchmarks ([`bench`](mod@bench)).
 
 pub mod bench;
 pub mod faces;
 pub mod gpu_vertices;
 pub mod nonconforming;
+pub mod reduce;
 pub mod vertices;
 
 pub use faces::{

@@ -12,6 +12,7 @@
 use crate::commands::GlobalArgs;
 use chromaflow::color::bench::{bench_graph, time_gpu_coloring};
 use chromaflow::color::gpu_vertices::GpuColoringVariant;
+use chromaflow::color::reduce::ColorReduction;
 use chromaflow::error::Error;
 use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::output::write_json_atomic;
@@ -508,8 +509,8 @@ fn color(args: &BenchBackendsArgs, dev: &Devices) -> anyhow::Result<Table> {
     let (mesh, topo) = bench_graph(2 * args.color_vertices.max(2))?;
     let graph = &topo.vertex_neighbors;
     table.title = format!(
-        "GPU vertex coloring, {} vertices; whole coloring (speculative rounds, recoloring, \
-         read-back; wall clock, no per-pass timers), median of {}",
+        "GPU vertex coloring, {} vertices; whole coloring (speculative rounds, color \
+         reduction, read-back; wall clock, no per-pass timers), median of {}",
         mesh.num_points(),
         args.repeats.max(1)
     );
@@ -522,7 +523,7 @@ fn color(args: &BenchBackendsArgs, dev: &Devices) -> anyhow::Result<Table> {
         table.each_column(
             dev,
             &format!("color {name}"),
-            |b| time_gpu_coloring(b, graph, variant, args.repeats),
+            |b| time_gpu_coloring(b, graph, variant, &ColorReduction::default(), args.repeats),
             |t, col, (_, seconds)| {
                 let row = format!("{name}-driven, whole coloring");
                 t.set(&row, Kind::Kernel, col, Some(seconds * 1e3));

@@ -8,7 +8,8 @@ use chromaflow::color::bench::{
     bench_graph, random_geometric_graph, time_gpu_coloring, time_greedy_coloring,
 };
 use chromaflow::color::faces::{check_face_coloring, face_buffer_bytes};
-use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
+use chromaflow::color::gpu_vertices::{color_vertices_gpu_with, GpuColoringVariant};
+use chromaflow::color::reduce::ColorReduction;
 use chromaflow::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
 use chromaflow::error::Error;
 use chromaflow::mesh::generate3d::{tet_box, TetSplit};
@@ -19,6 +20,36 @@ use chromaflow::output::{save_edges_png, topology_edges, PlotOptions};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Instant;
+
+/// The color reduction after the GPU speculative rounds (iterated greedy class by class, then
+/// ejection of the top color; see `chromaflow::color::reduce`).
+#[derive(Args, Debug, Clone)]
+pub struct ReduceArgs {
+    /// Skip the color reduction after the GPU speculative rounds (to compare).
+    #[arg(long)]
+    pub no_reduce: bool,
+    /// Most reduction sweeps (iterated greedy + an attempt to eject the top color); sweeps stop
+    /// as soon as one does not lower the count.
+    #[arg(long, value_name = "N", default_value_t = ColorReduction::default().sweeps)]
+    pub reduce_sweeps: usize,
+    /// Most rounds of one ejection attempt (run in submits of 8; an attempt also stops when a
+    /// submit does not lower the number of uncolored vertices). 0: iterated greedy only.
+    #[arg(long, value_name = "N", default_value_t = ColorReduction::default().eject_rounds)]
+    pub reduce_rounds: usize,
+}
+
+impl ReduceArgs {
+    /// The reduction these flags ask for.
+    pub fn reduction(&self) -> ColorReduction {
+        if self.no_reduce {
+            return ColorReduction::OFF;
+        }
+        ColorReduction {
+            sweeps: self.reduce_sweeps,
+            eject_rounds: self.reduce_rounds,
+        }
+    }
+}
 
 /// Options of `chromaflow color`.
 #[derive(Args, Debug)]
@@ -55,6 +86,8 @@ pub struct ColorArgs {
     /// Give boundary vertices color classes of their own.
     #[arg(long)]
     pub separate_boundary: bool,
+    #[command(flatten)]
+    pub reduce: ReduceArgs,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -202,11 +235,12 @@ fn run_vertices(
     if let Some(variant) = args.gpu {
         let backend = global.runtime()?;
         let class: Vec<u32> = boundary.iter().map(|&b| b as u32).collect();
-        let res = color_vertices_gpu(
+        let res = color_vertices_gpu_with(
             &backend,
             graph,
             args.separate_boundary.then_some(&class[..]),
             variant,
+            &args.reduce.reduction(),
         )?;
         check_vertex_coloring(graph, &res.colors, flags).map_err(Error::Invalid)?;
         gpu_report = serde_json::json!({
@@ -217,6 +251,7 @@ fn run_vertices(
             "rounds": res.rounds,
             "conflicts_per_round": res.conflicts_per_round,
             "seconds": res.seconds,
+            "reduction": res.reduction,
         });
     }
     let report = serde_json::json!({
@@ -244,13 +279,17 @@ fn run_vertices(
             cpu_seconds
         );
         if !gpu_report.is_null() {
+            let r = &gpu_report["reduction"];
             println!(
-                "GPU {} ({}): {} colors in {} rounds, {:.4} s, check ok",
+                "GPU {} ({}): {} colors in {} rounds, {:.4} s (reduction: {} -> {} largest color in {:.4} s), check ok",
                 gpu_report["variant"].as_str().unwrap_or(""),
                 gpu_report["adapter"].as_str().unwrap_or(""),
                 gpu_report["colors"],
                 gpu_report["rounds"],
-                gpu_report["seconds"].as_f64().unwrap_or(0.0)
+                gpu_report["seconds"].as_f64().unwrap_or(0.0),
+                r["colors_before"],
+                r["colors_after"],
+                r["seconds"].as_f64().unwrap_or(0.0)
             );
         }
     }
@@ -276,6 +315,8 @@ pub struct BenchColorArgs {
     /// Print JSON lines instead of a markdown table.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub reduce: ReduceArgs,
 }
 
 pub fn bench(args: &BenchColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
@@ -285,8 +326,15 @@ pub fn bench(args: &BenchColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         if let Some(path) = &args.graph {
             println!("graph: {}", path.display());
         }
-        println!("| vertices | greedy colors | greedy s | GPU topology colors | rounds | s | speedup | GPU data colors | rounds | s | speedup |");
-        println!("|---|---|---|---|---|---|---|---|---|---|---|");
+        let variant = |name: &str| {
+            format!("GPU {name} colors | before reduction | rounds | s | reduction s | speedup")
+        };
+        println!(
+            "| vertices | greedy colors | greedy s | {} | {} |",
+            variant("topology"),
+            variant("data")
+        );
+        println!("|---|---|---|{}", "---|".repeat(12));
     }
     let jobs: Vec<Option<usize>> = match &args.graph {
         Some(_) => vec![None],
@@ -313,16 +361,24 @@ pub fn bench(args: &BenchColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             "backend": backend.kind(),
         });
         for variant in [GpuColoringVariant::Topology, GpuColoringVariant::Data] {
-            let (last, s) = time_gpu_coloring(&backend, graph, variant, args.repeat)?;
+            let reduction = args.reduce.reduction();
+            let (last, s) = time_gpu_coloring(&backend, graph, variant, &reduction, args.repeat)?;
+            let r = &last.reduction;
             row.extend([
                 last.num_colors.to_string(),
+                before_reduction(&last),
                 last.rounds.to_string(),
                 format!("{s:.4}"),
+                if r.sweeps == 0 {
+                    "-".into()
+                } else {
+                    format!("{:.4}", r.seconds)
+                },
                 format!("{:.1}x", greedy_s / s),
             ]);
             json[format!("{variant:?}").to_lowercase()] = serde_json::json!({
                 "colors": last.num_colors, "rounds": last.rounds, "seconds": s,
-                "speedup": greedy_s / s,
+                "speedup": greedy_s / s, "reduction": r,
             });
         }
         if args.json {
@@ -332,6 +388,16 @@ pub fn bench(args: &BenchColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The color count before the reduction (graphs without vertex classes: its largest color), or
+/// "-" when no reduction ran.
+fn before_reduction(c: &chromaflow::color::gpu_vertices::GpuVertexColoring) -> String {
+    if c.reduction.sweeps == 0 {
+        "-".into()
+    } else {
+        c.reduction.colors_before.to_string()
+    }
 }
 
 /// Color a graph file: the three greedy orders on the CPU, then the GPU variants, each checked.
@@ -361,11 +427,13 @@ fn run_graph(args: &ColorArgs, path: &std::path::Path, global: &GlobalArgs) -> a
         None => vec![GpuColoringVariant::Topology, GpuColoringVariant::Data],
     };
     for variant in variants {
-        let (res, seconds) = time_gpu_coloring(&rt, &graph, variant, 3)?;
+        let (res, seconds) = time_gpu_coloring(&rt, &graph, variant, &args.reduce.reduction(), 3)?;
         check_vertex_coloring(&graph, &res.colors, None).map_err(Error::Invalid)?;
         rows.push(serde_json::json!({
             "method": format!("GPU {variant:?}"), "colors": res.num_colors,
-            "rounds": res.rounds, "seconds": seconds,
+            "before_reduction": before_reduction(&res), "rounds": res.rounds, "seconds": seconds,
+            "reduction_seconds": (res.reduction.sweeps > 0).then_some(res.reduction.seconds),
+            "reduction": res.reduction,
         }));
     }
     if args.json {
@@ -382,14 +450,25 @@ fn run_graph(args: &ColorArgs, path: &std::path::Path, global: &GlobalArgs) -> a
         rt.name(),
         rt.kind()
     );
-    println!("| coloring | colors | rounds | time (s) | check |");
-    println!("|---|---|---|---|---|");
+    println!(
+        "| coloring | colors | before reduction | rounds | time (s) | reduction (s) | check |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let cell = |r: &serde_json::Value, key: &str| match &r[key] {
+        serde_json::Value::Null => "-".to_string(),
+        serde_json::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    };
     for r in rows {
+        let reduction = r["reduction_seconds"]
+            .as_f64()
+            .map_or("-".to_string(), |s| format!("{s:.4}"));
         println!(
-            "| {} | {} | {} | {:.4} | ok |",
+            "| {} | {} | {} | {} | {:.4} | {reduction} | ok |",
             r["method"].as_str().unwrap_or(""),
             r["colors"],
-            r.get("rounds").map_or("-".to_string(), |v| v.to_string()),
+            cell(&r, "before_reduction"),
+            cell(&r, "rounds"),
             r["seconds"].as_f64().unwrap_or(0.0)
         );
     }

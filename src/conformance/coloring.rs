@@ -2,8 +2,12 @@
 
 use super::Report;
 use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
+use crate::color::reduce::{
+    hashed_order_coloring, reduce_colors_cpu, reduce_colors_gpu, ColorReduction,
+};
 use crate::color::vertices::{check_vertex_coloring, color_vertices, VertexOrder};
 use crate::error::Result;
+use crate::mesh::generate3d::{tet_box, TetSplit};
 use crate::mesh::{generate, Csr, Topology};
 use crate::runtime::reduce::gpu_min;
 use crate::runtime::scan::{exclusive_scan_cpu, gpu_exclusive_scan};
@@ -94,6 +98,25 @@ pub fn coloring(report: &mut Report, b: &Runtime) {
             ))
         });
     }
+    report.check(
+        "color reduction tet box 10, hashed-order start",
+        kind,
+        "exact (CPU reference)",
+        || {
+            let adj = Topology::build(&tet_box(10, 10, 10, TetSplit::Six)?)?.vertex_neighbors;
+            let start = hashed_order_coloring(&adj);
+            let opts = ColorReduction::default();
+            let (cpu, cpu_report) = reduce_colors_cpu(&adj, None, &start, &opts)?;
+            let (gpu, gpu_report) = reduce_colors_gpu(b, &adj, None, &start, &opts)?;
+            Ok((
+                format!(
+                    "{} -> {} colors, {} ejections",
+                    gpu_report.colors_before, gpu_report.colors_after, gpu_report.ejections
+                ),
+                gpu == cpu && gpu_report.colors_after == cpu_report.colors_after,
+            ))
+        },
+    );
     report.check(
         "vertex coloring boundary classes disk:3000@1",
         kind,

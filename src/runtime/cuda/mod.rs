@@ -46,6 +46,7 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("common/swe_flux.cuh"),
     cuda_source!("common/swe_muscl.cuh"),
     cuda_source!("common/vcolor_first_fit.cuh"),
+    cuda_source!("common/vcolor_hash.cuh"),
     cuda_source!("amr_coarsen.cu"),
     cuda_source!("amr_compact.cu"),
     cuda_source!("amr_count.cu"),
@@ -86,6 +87,11 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("vcolor_compact.cu"),
     cuda_source!("vcolor_detect.cu"),
     cuda_source!("vcolor_recolor.cu"),
+    cuda_source!("vcolor_max.cu"),
+    cuda_source!("vcolor_eject_start.cu"),
+    cuda_source!("vcolor_eject_propose.cu"),
+    cuda_source!("vcolor_eject_resolve.cu"),
+    cuda_source!("vcolor_eject_apply.cu"),
 ];
 
 /// The full CUDA source of kernel file `stem` (`shaders/cuda/<stem>.cu`) with its

@@ -1,0 +1,749 @@
+//! Color reduction after the GPU speculative vertex coloring, on the GPU ([`Runtime`] kernels
+//! `vcolor_recolor`, `vcolor_max`, `vcolor_eject_*`) with an exact CPU reference
+//! ([`reduce_colors_cpu`]).
+//!
+//! The speculative rounds behave like a greedy coloring in random order: on lattice-like graphs
+//! they use more colors than greedy in the natural order (10-12 against 8 on the tetrahedral
+//! box, whose natural order is a lattice sweep). Each *sweep* of the reduction does two things:
+//!
+//! 1. **Iterated greedy** (Culberson): save the colors, clear them, and recolor the old color
+//!    classes one after another, highest first, each class in one launch: every vertex of the
+//!    class takes the smallest color no same-class neighbour holds. A class is an independent
+//!    set, so a launch has no races, and a vertex never gets a color above its class's rank in
+//!    the order, so the count never grows; first fit leaves no empty class (a vertex gets color
+//!    c only if every color below c is held by a neighbour), so colors stay 1..k. Highest first
+//!    puts the few vertices of the last, smallest classes in the front. Largest class first
+//!    would keep the order the speculative rounds produced (their classes already shrink with
+//!    the color) and change nothing. Iterated greedy alone is not enough on lattices: in a CPU
+//!    model of the rounds (all vertices of a round choosing at once) on a 227k-vertex
+//!    tetrahedral box it went from 11 colors to 9 in five passes and then cycled at 9 for 150
+//!    passes, one above greedy natural's 8; random class orders did no better.
+//! 2. **Ejection** of the top class k (a parallel ejection-chain local search): its vertices
+//!    become uncolored "defects". Each round every defect proposes the color in 1..k-1 held by
+//!    the fewest same-class neighbours (a free one if any; ties by a hash of vertex, color and
+//!    round; not the color it was ejected from unless free), a defect keeps its proposal unless
+//!    a neighbouring defect with a higher round priority proposed the same color, and winners
+//!    take their color and eject the neighbours that held it. Proposals and resolutions write
+//!    only their own vertex and read what the previous launch wrote; two winners ejecting one
+//!    vertex write the same values and neighbouring winners hold different colors, so each
+//!    round is deterministic and the partial coloring stays proper. In the same CPU model the
+//!    ejection took the 227k-vertex box from 9 colors to 8 in 23 rounds. When no defect is
+//!    left, the top color is gone (k - 1 colors). An attempt
+//!    stops after [`ColorReduction::eject_rounds`] rounds, or earlier when the defect count,
+//!    shrinking per submit of [`EJECT_ROUNDS_PER_SUBMIT`] rounds as in the last one, would not
+//!    reach zero within that bound; a failed attempt restores the saved colors, so the count
+//!    never grows.
+//!
+//! Sweeps repeat while the count drops, at most [`ColorReduction::sweeps`] times. A successful
+//! last ejection is followed by one more iterated-greedy pass, which closes any class the
+//! ejection emptied, so colors are always 1..k without gaps.
+//!
+//! Launches are proportional to the number of colors, not to the vertices or the maximum degree:
+//! a sweep is k recolor launches, one `vcolor_max` launch (the count, read back as 4 bytes: the
+//! only per-sweep read-back) and per ejection submit 8 rounds of 3 launches plus one prefix
+//! sum of the defect flags, whose total (the defect count) is read back once per submit. The
+//! ejection launches cover all vertices, but a vertex that is neither a defect nor a winner
+//! returns after one or two reads; only defects and winners walk their neighbours.
+//!
+//! Vertex classes: neighbours of another class are ignored throughout, as in the speculative
+//! rounds; the count being reduced is the largest color over all classes.
+
+use crate::args;
+use crate::error::{Error, Result};
+use crate::mesh::Csr;
+use crate::runtime::scan::PrefixSum;
+use crate::runtime::{Buffer, ItemRange, Kernel, Plan, PlanBuilder, Runtime, WORKGROUP_SIZE};
+use std::time::{Duration, Instant};
+
+/// The ejection step runs when the count k satisfies k - 1 <= this (the proposal kernel counts
+/// the holders of each color in a fixed array); with more colors a sweep is iterated greedy
+/// only. Mirrors MAX_EJECT_COLORS in shaders/vcolor_eject_propose.wgsl.
+pub const MAX_EJECT_COLORS: usize = 32;
+
+/// Ejection rounds recorded per submit: the host reads the defect counts once per submit.
+pub const EJECT_ROUNDS_PER_SUBMIT: usize = 8;
+
+/// Colors each thread of `vcolor_max` reads.
+const MAX_ITEMS_PER_THREAD: u32 = 4;
+
+/// How hard the color reduction tries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ColorReduction {
+    /// Most sweeps (iterated greedy + ejection attempt); sweeps stop as soon as one does not
+    /// lower the count. 0 turns the reduction off.
+    pub sweeps: usize,
+    /// Most rounds of one ejection attempt (rounded up to whole submits of
+    /// [`EJECT_ROUNDS_PER_SUBMIT`]); 0 leaves iterated greedy only.
+    pub eject_rounds: usize,
+}
+
+impl Default for ColorReduction {
+    /// 16 sweeps, 64 rounds per ejection attempt. On the 1.03M-vertex tetrahedral box
+    /// (lavapipe, whole GPU coloring) three sweeps took the speculative rounds' 11 colors to 8:
+    /// ejections of 16 and 40 rounds, and an attempt at 7 stopped after 16 rounds.
+    fn default() -> Self {
+        ColorReduction {
+            sweeps: 16,
+            eject_rounds: 64,
+        }
+    }
+}
+
+impl ColorReduction {
+    /// No reduction: the colors of the speculative rounds.
+    pub const OFF: ColorReduction = ColorReduction {
+        sweeps: 0,
+        eject_rounds: 0,
+    };
+
+    /// Rounds of one attempt: `eject_rounds` rounded up to whole submits.
+    fn rounds_cap(&self) -> usize {
+        self.eject_rounds.div_ceil(EJECT_ROUNDS_PER_SUBMIT) * EJECT_ROUNDS_PER_SUBMIT
+    }
+}
+
+/// What the reduction did.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ReductionReport {
+    /// Largest color before and after (the color count when there are no vertex classes; 0
+    /// when the reduction is off).
+    pub colors_before: usize,
+    pub colors_after: usize,
+    /// Iterated-greedy passes run (the closing pass after a last successful ejection included).
+    pub sweeps: usize,
+    /// Ejection attempts that removed the top class.
+    pub ejections: usize,
+    /// Rounds of all attempts, failed ones included (whole submits of
+    /// [`EJECT_ROUNDS_PER_SUBMIT`]: the defect count is read once per submit).
+    pub eject_rounds: usize,
+    /// Kernel launches queued (GPU; 0 for the CPU reference).
+    pub launches: usize,
+    /// Wall time of the reduction (GPU: plan preparation excluded).
+    pub seconds: f64,
+}
+
+/// The operations of a reduction, on the GPU or in the CPU reference; [`drive`] sequences them
+/// the same way for both.
+trait Engine {
+    /// Largest color.
+    fn max_color(&mut self) -> Result<usize>;
+    /// One iterated-greedy pass over old classes k, k-1, .., 1.
+    fn iterated_greedy(&mut self, k: usize) -> Result<()>;
+    /// Save the colors (for [`Engine::restore`]) and uncolor class k.
+    fn eject_start(&mut self, k: usize) -> Result<()>;
+    /// [`EJECT_ROUNDS_PER_SUBMIT`] rounds numbered `first_round..`; the defects left.
+    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<u32>;
+    /// Back to the saved colors.
+    fn restore(&mut self) -> Result<()>;
+    /// Kernel launches so far.
+    fn launches(&self) -> usize;
+}
+
+/// The reduction's control flow (see the module docs), shared by the GPU and the CPU reference.
+fn drive(e: &mut impl Engine, opts: &ColorReduction) -> Result<ReductionReport> {
+    if opts.sweeps == 0 {
+        return Ok(ReductionReport::default());
+    }
+    let mut k = e.max_color()?;
+    let mut report = ReductionReport {
+        colors_before: k,
+        ..ReductionReport::default()
+    };
+    let mut gaps_possible = false;
+    let mut sweeps = 0;
+    while sweeps < opts.sweeps && k > 1 {
+        let start = k;
+        e.iterated_greedy(k)?;
+        k = e.max_color()?;
+        sweeps += 1;
+        report.sweeps += 1;
+        gaps_possible = false;
+        if (3..=MAX_EJECT_COLORS + 1).contains(&k) && eject(e, k, opts, &mut report)? {
+            k -= 1;
+            gaps_possible = true;
+        }
+        if k >= start {
+            break;
+        }
+    }
+    if gaps_possible {
+        e.iterated_greedy(k)?;
+        k = e.max_color()?;
+        report.sweeps += 1;
+    }
+    report.colors_after = k;
+    report.launches = e.launches();
+    Ok(report)
+}
+
+/// One ejection attempt on class k; true when it emptied the class.
+fn eject(
+    e: &mut impl Engine,
+    k: usize,
+    opts: &ColorReduction,
+    report: &mut ReductionReport,
+) -> Result<bool> {
+    let cap = opts.rounds_cap();
+    if cap == 0 {
+        return Ok(false);
+    }
+    e.eject_start(k)?;
+    let mut previous = u32::MAX;
+    let mut round = 0;
+    while round < cap {
+        let defects = e.eject_rounds(k, round as u32)?;
+        round += EJECT_ROUNDS_PER_SUBMIT;
+        report.eject_rounds += EJECT_ROUNDS_PER_SUBMIT;
+        if defects == 0 {
+            log::debug!("color reduction: ejected color {k} in {round} rounds");
+            report.ejections += 1;
+            return Ok(true);
+        }
+        if hopeless(previous, defects, (cap - round) / EJECT_ROUNDS_PER_SUBMIT) {
+            log::debug!("color reduction: color {k} kept, {defects} defects after {round} rounds");
+            break;
+        }
+        previous = defects;
+    }
+    e.restore()?;
+    Ok(false)
+}
+
+/// Whether an ejection attempt should stop: the last submit took the defects from `previous`
+/// to `now` and, shrinking by that ratio per submit, they would not reach zero within the
+/// `submits_left` (no progress counts as never). The failing attempts seen in the CPU model
+/// shrink the defects by about 2x per submit from tens of thousands, the successful ones by
+/// about 10x; stopping early saves most of a failing attempt's rounds.
+fn hopeless(previous: u32, now: u32, submits_left: usize) -> bool {
+    if now >= previous {
+        return true;
+    }
+    if previous == u32::MAX {
+        return false;
+    }
+    let shrink = previous as f64 / now as f64;
+    (now as f64).ln() / shrink.ln() > submits_left as f64
+}
+
+/// lowbias32 integer hash (Chris Wellons); shaders/common/vcolor_hash.wgsl.
+pub fn lowbias32(v: u32) -> u32 {
+    let mut x = v;
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846ca68b);
+    x ^= x >> 16;
+    x
+}
+
+/// A hash of (x, round) that changes from round to round; shaders/common/vcolor_hash.wgsl.
+pub fn round_hash(x: u32, round: u32) -> u32 {
+    lowbias32(x ^ lowbias32(round.wrapping_add(0x9e37_79b9)))
+}
+
+/// First fit (1-based) in a hashed vertex order ([`lowbias32`], ties by number): a model of
+/// the speculative rounds on a wide GPU, where most vertices of a round choose at once and
+/// hashed priorities settle the conflicts. Lavapipe runs the rounds almost in natural order, so
+/// the reduction's tests and conformance checks start from this coloring instead.
+pub fn hashed_order_coloring(adj: &Csr) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..adj.num_rows() as u32).collect();
+    order.sort_by_key(|&v| (lowbias32(v), v));
+    let mut colors = vec![0u32; adj.num_rows()];
+    let mut held = Vec::new();
+    for v in order {
+        held.clear();
+        held.extend(adj.row(v as usize).iter().map(|&u| colors[u as usize]));
+        colors[v as usize] = smallest_missing(&mut held);
+    }
+    colors
+}
+
+/// First fit: the smallest color >= 1 not in `held` (0 = uncolored, ignored); sorts `held`.
+fn smallest_missing(held: &mut [u32]) -> u32 {
+    held.sort_unstable();
+    let mut c = 1;
+    for &h in held.iter() {
+        if h == c {
+            c += 1;
+        }
+    }
+    c
+}
+
+/// Check the inputs of a reduction: a 1-based proper coloring of `adj` (within vertex classes)
+/// and the classes; returns the classes (all 0 when none are given).
+fn check_inputs(adj: &Csr, class: Option<&[u32]>, colors: &[u32]) -> Result<Vec<u32>> {
+    let n = adj.num_rows();
+    if colors.len() != n {
+        return Err(Error::Invalid(format!(
+            "color reduction: {} colors for {n} vertices",
+            colors.len()
+        )));
+    }
+    let classes = match class {
+        Some(c) if c.len() == n => c.to_vec(),
+        Some(c) => {
+            return Err(Error::Invalid(format!(
+                "color reduction: vertex classes have {} entries but the graph has {n} vertices",
+                c.len()
+            )))
+        }
+        None => vec![0; n],
+    };
+    for v in 0..n {
+        if colors[v] == 0 {
+            return Err(Error::Invalid(format!(
+                "color reduction: vertex {v} has color 0 (colors are 1-based)"
+            )));
+        }
+        for &u in adj.row(v) {
+            let u = u as usize;
+            if u >= n {
+                return Err(Error::Invalid(format!(
+                    "color reduction: vertex {v} has neighbour {u} out of range ({n} vertices)"
+                )));
+            }
+            if u != v && classes[u] == classes[v] && colors[u] == colors[v] {
+                return Err(Error::Invalid(format!(
+                    "color reduction: neighbours {v} and {u} share color {}",
+                    colors[v]
+                )));
+            }
+        }
+    }
+    Ok(classes)
+}
+
+/// CPU reference of the reduction: the same rule, order and rounds as the GPU, so
+/// [`reduce_colors_gpu`] gives exactly these colors. `colors` are 1-based and proper.
+pub fn reduce_colors_cpu(
+    adj: &Csr,
+    class: Option<&[u32]>,
+    colors: &[u32],
+    opts: &ColorReduction,
+) -> Result<(Vec<u32>, ReductionReport)> {
+    let classes = check_inputs(adj, class, colors)?;
+    let start = Instant::now();
+    let n = colors.len();
+    let mut e = CpuEngine {
+        adj,
+        classes: &classes,
+        colors: colors.to_vec(),
+        saved: Vec::new(),
+        tabu: vec![0; n],
+        proposal: vec![0; n],
+        winner: vec![0; n],
+    };
+    let mut report = if n == 0 {
+        ReductionReport::default()
+    } else {
+        drive(&mut e, opts)?
+    };
+    report.seconds = start.elapsed().as_secs_f64();
+    Ok((e.colors, report))
+}
+
+/// The CPU reference's state: one array per GPU buffer.
+struct CpuEngine<'a> {
+    adj: &'a Csr,
+    classes: &'a [u32],
+    colors: Vec<u32>,
+    saved: Vec<u32>,
+    tabu: Vec<u32>,
+    proposal: Vec<u32>,
+    winner: Vec<u32>,
+}
+
+impl CpuEngine<'_> {
+    /// Same-class neighbours of v.
+    fn neighbours(&self, v: usize) -> impl Iterator<Item = usize> + '_ {
+        let class_v = self.classes[v];
+        self.adj
+            .row(v)
+            .iter()
+            .map(|&u| u as usize)
+            .filter(move |&u| self.classes[u] == class_v)
+    }
+
+    /// Smallest color >= 1 no same-class neighbour holds (vcolor_first_fit).
+    fn first_fit(&self, v: usize) -> u32 {
+        let mut held: Vec<u32> = self.neighbours(v).map(|u| self.colors[u]).collect();
+        smallest_missing(&mut held)
+    }
+
+    /// vcolor_eject_propose for defect v.
+    fn propose(&self, v: usize, k: usize, round: u32) -> u32 {
+        let mut holders = [0u32; MAX_EJECT_COLORS];
+        for u in self.neighbours(v) {
+            let c = self.colors[u] as usize;
+            if c != 0 && c < k {
+                holders[c - 1] += 1;
+            }
+        }
+        let mut best = (0u32, u32::MAX, u32::MAX);
+        for c in 1..k as u32 {
+            let h = holders[c as usize - 1];
+            if h != 0 && c == self.tabu[v] {
+                continue;
+            }
+            let tie = if h == 0 {
+                c
+            } else {
+                round_hash((v as u32).wrapping_mul(MAX_EJECT_COLORS as u32) + c, round)
+            };
+            if (h, tie) < (best.1, best.2) {
+                best = (c, h, tie);
+            }
+        }
+        best.0
+    }
+
+    /// vcolor_eject_resolve for vertex v.
+    fn resolve(&self, v: usize, round: u32) -> u32 {
+        let p = self.proposal[v];
+        if self.colors[v] != 0 || p == 0 {
+            return 0;
+        }
+        let pv = (round_hash(v as u32, round), v);
+        let beaten = self.neighbours(v).any(|u| {
+            self.colors[u] == 0 && self.proposal[u] == p && (round_hash(u as u32, round), u) < pv
+        });
+        u32::from(!beaten)
+    }
+}
+
+impl Engine for CpuEngine<'_> {
+    fn max_color(&mut self) -> Result<usize> {
+        Ok(self.colors.iter().copied().max().unwrap_or(0) as usize)
+    }
+
+    fn iterated_greedy(&mut self, k: usize) -> Result<()> {
+        let old = std::mem::take(&mut self.colors);
+        self.colors = vec![0; old.len()];
+        let mut by_class: Vec<Vec<usize>> = vec![Vec::new(); k + 1];
+        for (v, &c) in old.iter().enumerate() {
+            by_class[c as usize].push(v);
+        }
+        for class in by_class.iter().skip(1).rev() {
+            for &v in class {
+                self.colors[v] = self.first_fit(v);
+            }
+        }
+        Ok(())
+    }
+
+    fn eject_start(&mut self, k: usize) -> Result<()> {
+        self.saved = self.colors.clone();
+        self.tabu.fill(0);
+        for c in self.colors.iter_mut().filter(|c| **c as usize == k) {
+            *c = 0;
+        }
+        Ok(())
+    }
+
+    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<u32> {
+        let n = self.colors.len();
+        for r in 0..EJECT_ROUNDS_PER_SUBMIT as u32 {
+            let round = first_round + r;
+            for v in 0..n {
+                if self.colors[v] == 0 {
+                    self.proposal[v] = self.propose(v, k, round);
+                }
+            }
+            self.winner = (0..n).map(|v| self.resolve(v, round)).collect();
+            // vcolor_eject_apply: a vertex is ejected when a neighbouring winner takes its
+            // color (the same whichever winner's thread writes first).
+            for v in 0..n {
+                if self.winner[v] != 0 {
+                    self.colors[v] = self.proposal[v];
+                    continue;
+                }
+                let c = self.colors[v];
+                let ejected = c != 0
+                    && self
+                        .neighbours(v)
+                        .any(|u| self.winner[u] != 0 && self.proposal[u] == c);
+                if ejected {
+                    self.colors[v] = 0;
+                    self.tabu[v] = c;
+                }
+            }
+        }
+        Ok(self.colors.iter().filter(|&&c| c == 0).count() as u32)
+    }
+
+    fn restore(&mut self) -> Result<()> {
+        self.colors.clone_from(&self.saved);
+        Ok(())
+    }
+
+    fn launches(&self) -> usize {
+        0
+    }
+}
+
+/// Reduce a 1-based proper coloring on the GPU (uploads it, runs [`ColorReducer`], reads the
+/// colors back). Gives exactly the colors of [`reduce_colors_cpu`].
+pub fn reduce_colors_gpu(
+    rt: &Runtime,
+    adj: &Csr,
+    class: Option<&[u32]>,
+    colors: &[u32],
+    opts: &ColorReduction,
+) -> Result<(Vec<u32>, ReductionReport)> {
+    let classes = check_inputs(adj, class, colors)?;
+    if colors.is_empty() {
+        return Ok((Vec::new(), ReductionReport::default()));
+    }
+    let graph = [
+        rt.upload("adjacency offsets", &adj.offsets)?,
+        rt.upload("adjacency", &adj.indices)?,
+        rt.upload("vertex classes", &classes)?,
+    ];
+    let buffer = rt.upload("colors", colors)?;
+    let mut reducer = ColorReducer::new(rt, &graph, &buffer, colors.len() as u32)?;
+    let report = reducer.run(opts)?;
+    Ok((rt.read(&buffer, 0, colors.len())?, report))
+}
+
+/// The device side of the reduction of one coloring: buffers, kernels and the plans by color
+/// count, made before any timing starts (plans for a new count are prepared on first use and
+/// their preparation is not timed).
+pub struct ColorReducer<'a> {
+    rt: &'a Runtime,
+    n: u32,
+    graph: [Buffer; 3],
+    colors: Buffer,
+    old_colors: Buffer,
+    saved: Buffer,
+    zeros: Buffer,
+    tabu: Buffer,
+    proposal: Buffer,
+    winner: Buffer,
+    defect: Buffer,
+    /// Scan of the defect flags after the last round of a submit: its total, read back, is the
+    /// defect count.
+    scan: PrefixSum,
+    largest: Buffer,
+    round_base: Buffer,
+    recolor: Kernel,
+    start: Kernel,
+    propose: Kernel,
+    resolve: Kernel,
+    apply: Kernel,
+    max_plan: (Plan, usize),
+    /// Prepared plans by color count k: iterated greedy, ejection start, ejection rounds.
+    plans: Vec<(usize, [(Plan, usize); 3])>,
+    launches: usize,
+    setup: Duration,
+}
+
+impl<'a> ColorReducer<'a> {
+    /// Resources to reduce the 1-based coloring in `colors` (n vertices) of the graph
+    /// `[offsets, adjacency, vertex classes]`, in place.
+    pub fn new(
+        rt: &'a Runtime,
+        graph: &[Buffer; 3],
+        colors: &Buffer,
+        n: u32,
+    ) -> Result<ColorReducer<'a>> {
+        let len = n as usize;
+        let defect = rt.zeroed::<u32>("ejection defects", len)?;
+        let position = rt.zeroed::<u32>("ejection defect positions", len)?;
+        let scan = PrefixSum::new(rt, &defect, &position, n)?;
+        let largest = rt.zeroed::<u32>("largest color", 1)?;
+        let max = rt.kernel("vcolor_max", &[])?;
+        let mut p = PlanBuilder::new();
+        let threads = n.div_ceil(WORKGROUP_SIZE * MAX_ITEMS_PER_THREAD) * WORKGROUP_SIZE;
+        p.launch_threads(&max, &args![*colors, largest], ItemRange::all(n), threads);
+        let max_plan = (rt.prepare(&p)?, p.launches().len());
+        Ok(ColorReducer {
+            rt,
+            n,
+            graph: graph.clone(),
+            colors: colors.clone(),
+            old_colors: rt.zeroed::<u32>("old colors", len)?,
+            saved: rt.zeroed::<u32>("saved colors", len)?,
+            zeros: rt.zeroed::<u32>("cleared colors", len)?,
+            tabu: rt.zeroed::<u32>("tabu colors", len)?,
+            proposal: rt.zeroed::<u32>("proposed colors", len)?,
+            winner: rt.zeroed::<u32>("proposal winners", len)?,
+            defect,
+            scan,
+            largest,
+            round_base: rt.zeroed::<u32>("first round of the submit", 1)?,
+            recolor: rt.kernel("vcolor_recolor", &[])?,
+            start: rt.kernel("vcolor_eject_start", &[])?,
+            propose: rt.kernel("vcolor_eject_propose", &[])?,
+            resolve: rt.kernel("vcolor_eject_resolve", &[])?,
+            apply: rt.kernel("vcolor_eject_apply", &[])?,
+            max_plan,
+            plans: Vec::new(),
+            launches: 0,
+            setup: Duration::ZERO,
+        })
+    }
+
+    /// Run the reduction on the colors in place; `seconds` excludes plan preparation.
+    pub fn run(&mut self, opts: &ColorReduction) -> Result<ReductionReport> {
+        let start = Instant::now();
+        self.setup = Duration::ZERO;
+        self.launches = 0;
+        let mut report = drive(self, opts)?;
+        report.seconds = (start.elapsed() - self.setup).as_secs_f64();
+        Ok(report)
+    }
+
+    /// Time the last [`ColorReducer::run`] spent preparing plans (not in its `seconds`).
+    pub fn setup_time(&self) -> Duration {
+        self.setup
+    }
+
+    /// The plans for color count k, prepared on first use (untimed).
+    fn plans_for(&mut self, k: usize) -> Result<usize> {
+        if let Some(i) = self.plans.iter().position(|(c, _)| *c == k) {
+            return Ok(i);
+        }
+        let t = Instant::now();
+        let [offsets, adjacency, class] = &self.graph;
+        let n = self.n;
+        let with_color = |first: u32, color: u32| ItemRange {
+            first,
+            count: n,
+            color,
+            pad: 0,
+        };
+        let mut ig = PlanBuilder::new();
+        for c in (1..=k as u32).rev() {
+            ig.launch(
+                &self.recolor,
+                &args![*offsets, *adjacency, *class, self.old_colors, self.colors],
+                with_color(0, c),
+            );
+        }
+        let mut start = PlanBuilder::new();
+        start.launch(
+            &self.start,
+            &args![self.colors, self.tabu, self.defect],
+            with_color(0, k as u32),
+        );
+        let mut rounds = PlanBuilder::new();
+        for r in 0..EJECT_ROUNDS_PER_SUBMIT as u32 {
+            let range = with_color(r, k as u32);
+            rounds.launch(
+                &self.propose,
+                &args![
+                    *offsets,
+                    *adjacency,
+                    *class,
+                    self.colors,
+                    self.tabu,
+                    self.round_base,
+                    self.proposal
+                ],
+                range,
+            );
+            rounds.launch(
+                &self.resolve,
+                &args![
+                    *offsets,
+                    *adjacency,
+                    *class,
+                    self.colors,
+                    self.proposal,
+                    self.round_base,
+                    self.winner
+                ],
+                range,
+            );
+            rounds.launch(
+                &self.apply,
+                &args![
+                    *offsets,
+                    *adjacency,
+                    *class,
+                    self.proposal,
+                    self.winner,
+                    self.colors,
+                    self.tabu,
+                    self.defect
+                ],
+                range,
+            );
+        }
+        self.scan.record_first(&mut rounds, n)?;
+        let prepared = [ig, start, rounds].map(|b| (b.launches().len(), b));
+        let mut out = Vec::with_capacity(3);
+        for (count, b) in prepared {
+            out.push((self.rt.prepare(&b)?, count));
+        }
+        let plans: [(Plan, usize); 3] = out
+            .try_into()
+            .map_err(|_| Error::Gpu("color reduction: three plans expected".into()))?;
+        self.plans.push((k, plans));
+        self.setup += t.elapsed();
+        Ok(self.plans.len() - 1)
+    }
+
+    fn queue(&mut self, which: usize, k: usize) -> Result<()> {
+        let i = self.plans_for(k)?;
+        let (plan, count) = &self.plans[i].1[which];
+        self.rt.queue(plan, 1)?;
+        self.launches += count;
+        Ok(())
+    }
+}
+
+impl Engine for ColorReducer<'_> {
+    fn max_color(&mut self) -> Result<usize> {
+        self.rt.copy(&self.zeros, &self.largest, 4)?;
+        self.rt.queue(&self.max_plan.0, 1)?;
+        self.launches += self.max_plan.1;
+        Ok(self.rt.read::<u32>(&self.largest, 0, 1)?[0] as usize)
+    }
+
+    fn iterated_greedy(&mut self, k: usize) -> Result<()> {
+        let bytes = self.colors.bytes();
+        self.rt.copy(&self.colors, &self.old_colors, bytes)?;
+        self.rt.copy(&self.zeros, &self.colors, bytes)?;
+        self.queue(0, k)
+    }
+
+    fn eject_start(&mut self, k: usize) -> Result<()> {
+        self.rt
+            .copy(&self.colors, &self.saved, self.colors.bytes())?;
+        self.queue(1, k)
+    }
+
+    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<u32> {
+        self.rt.write(&self.round_base, 0, &[first_round])?;
+        self.queue(2, k)?;
+        Ok(self.rt.read::<u32>(self.scan.total(), 0, 1)?[0])
+    }
+
+    fn restore(&mut self) -> Result<()> {
+        self.rt.copy(&self.saved, &self.colors, self.colors.bytes())
+    }
+
+    fn launches(&self) -> usize {
+        self.launches
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hopeless;
+
+    /// The stop rule on the defect counts of the CPU model's attempts on the 1.03M-vertex
+    /// tetrahedral box: 9 -> 8 went on (and succeeded), 8 -> 7 stops after its second submit.
+    #[test]
+    fn ejection_stops_when_the_defects_shrink_too_slowly() {
+        assert!(!hopeless(u32::MAX, 34552, 7));
+        assert!(hopeless(34552, 14357, 6));
+        assert!(!hopeless(3614, 304, 6));
+        assert!(!hopeless(304, 34, 5));
+        assert!(hopeless(40, 40, 5));
+        assert!(hopeless(40, 41, 5));
+        assert!(hopeless(4, 2, 0));
+    }
+}
