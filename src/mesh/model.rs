@@ -4,6 +4,10 @@
 
 use std::collections::BTreeMap;
 
+/// Relative degeneracy threshold: an element whose area (volume) is below this times its longest
+/// edge squared (cubed) is rejected by validation; smaller overlaps are not reported.
+pub const DEGENERACY_TOLERANCE: f64 = 1e-12;
+
 /// Element kinds. 2D: triangle, quadrilateral. 3D: tetrahedron, hexahedron, prism, pyramid.
 ///
 /// Local vertex numbering follows Gmsh (counter-clockwise for 2D elements).
@@ -210,6 +214,15 @@ impl Mesh {
             (NumberingScheme::Vtu, Some(t)) => format!("VTU cell {t} ({kind})"),
             _ => format!("element {e} ({kind})"),
         }
+    }
+
+    /// Vertices by their file numbers, e.g. `[Gmsh node 4, Gmsh node 9, Gmsh node 7]`.
+    pub fn vertex_list(&self, vertices: &[u32]) -> String {
+        let names: Vec<String> = vertices
+            .iter()
+            .map(|&v| self.vertex_label(v as usize))
+            .collect();
+        format!("[{}]", names.join(", "))
     }
 
     /// Vertex `v` as the file numbers it: `Gmsh node 33`, `Medit vertex 4`, `VTU point 3`, or

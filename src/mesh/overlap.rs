@@ -21,7 +21,7 @@
 
 use crate::error::{Error, Result};
 use crate::mesh::model::Mesh;
-use crate::mesh::validate::DEGENERACY_TOLERANCE;
+use crate::mesh::model::DEGENERACY_TOLERANCE;
 
 /// A grid cell budget: at most this many cell entries per element (boxes much larger than the
 /// mean widen the cells until the lists fit).

@@ -109,7 +109,7 @@ impl Topology {
                     .collect();
                 return Err(Error::invalid_mesh(format!(
                     "non-manifold face with vertices {} is shared by {} elements ({}); at most two may share a face",
-                    crate::mesh::validate::vertex_list(mesh, &key),
+                    mesh.vertex_list(&key),
                     j - i,
                     els.join(", ")
                 )));
@@ -355,7 +355,7 @@ fn check_duplicates(mesh: &Mesh, topo: &Topology) -> Result<()> {
                 "{} and {} are duplicates (same vertices {})",
                 mesh.element_label(l as usize),
                 mesh.element_label(r as usize),
-                crate::mesh::validate::vertex_list(mesh, mesh.element(l as usize))
+                mesh.vertex_list(mesh.element(l as usize))
             )));
         }
     }

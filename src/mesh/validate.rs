@@ -33,9 +33,7 @@ use crate::error::{Error, Result};
 use crate::mesh::model::{ElementKind, Mesh};
 use crate::mesh::topology::{Topology, NO_ELEMENT, UNTAGGED};
 
-/// Relative degeneracy threshold: an element whose area (volume) is below this times its longest
-/// edge squared (cubed) is rejected.
-pub const DEGENERACY_TOLERANCE: f64 = 1e-12;
+pub use crate::mesh::model::DEGENERACY_TOLERANCE;
 
 /// What validation found and changed.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -246,15 +244,6 @@ fn check_folds(mesh: &Mesh, topo: &Topology) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Vertices by their file numbers, e.g. `[Gmsh node 4, Gmsh node 9, Gmsh node 7]`.
-pub(crate) fn vertex_list(mesh: &Mesh, vertices: &[u32]) -> String {
-    let names: Vec<String> = vertices
-        .iter()
-        .map(|&v| mesh.vertex_label(v as usize))
-        .collect();
-    format!("[{}]", names.join(", "))
 }
 
 /// a - b.
@@ -496,7 +485,7 @@ fn check_duplicates(mesh: &Mesh) -> Result<()> {
                         "{} and {} are duplicates (same vertices {})",
                         mesh.element_label(a),
                         mesh.element_label(b),
-                        vertex_list(mesh, mesh.element(a))
+                        mesh.vertex_list(mesh.element(a))
                     )));
                 }
             }
