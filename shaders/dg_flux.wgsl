@@ -37,10 +37,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let interior = e.right != 0xffffffffu;
     let n = vec2<f32>(e.nx, e.ny);
     let t = clock[0] + (clock[6] + bitcast<f32>(range.color) * clock[1]);
-    let u0l = mean_of(range.pad, e.left);
+    let u0l = element_mean(range.pad, e.left);
     var u0r = u0l;
     if (interior) {
-        u0r = mean_of(range.pad, e.right);
+        u0r = element_mean(range.pad, e.right);
     }
     let v0l = u0l.yz / u0l.x;
     let p0l = pressure(u0l);
@@ -66,10 +66,4 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             fluxes[side_slot(e.right, right + NQE - 1u - q)] = (fl - df0) * w;
         }
     }
-}
-
-// The mean c_0 phi_0 of element i in register reg.
-fn mean_of(reg: u32, i: u32) -> vec4<f32> {
-    return vec4<f32>(regs[dof(reg, 0u, 0u, i)], regs[dof(reg, 1u, 0u, i)],
-                     regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]) * PHI0;
 }

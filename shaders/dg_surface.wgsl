@@ -45,12 +45,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     // Traces first (k outer, so one element's coefficients are read once and dropped), then
     // the left side's terms in place of the left traces, then rhs_k += phi_k(x_q) F*_q: the
     // thread holds 2 NQE vec4s instead of 4 NP, which keeps p = 3, 4 in registers.
-    let u0l = vec4<f32>(regs[dof(reg, 0u, 0u, e.left)], regs[dof(reg, 1u, 0u, e.left)],
-                        regs[dof(reg, 2u, 0u, e.left)], regs[dof(reg, 3u, 0u, e.left)]) * PHI0;
+    let u0l = element_mean(reg, e.left);
     var u0r = u0l;
     if (interior) {
-        u0r = vec4<f32>(regs[dof(reg, 0u, 0u, e.right)], regs[dof(reg, 1u, 0u, e.right)],
-                        regs[dof(reg, 2u, 0u, e.right)], regs[dof(reg, 3u, 0u, e.right)]) * PHI0;
+        u0r = element_mean(reg, e.right);
     }
     var ul: array<vec4<f32>, MAX_NQE>;
     var ur: array<vec4<f32>, MAX_NQE>;

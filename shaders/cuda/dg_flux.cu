@@ -15,12 +15,6 @@
 // clock: t, dt, ..., t_lo (dg_time.cu). range: first/count the edges, color the bits of the stage
 // time fraction c, pad the register.
 
-/// The mean c_0 phi_0 of element i in register reg.
-__device__ __forceinline__ float4 mean_of(const float* __restrict__ regs, u32 reg, u32 i) {
-    return PHI0 * make_float4(regs[dof(reg, 0u, 0u, i)], regs[dof(reg, 1u, 0u, i)],
-                              regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]);
-}
-
 extern "C" __global__ void dg_flux(
     const float4* __restrict__ traces,
     float4* __restrict__ fluxes,
@@ -40,10 +34,10 @@ extern "C" __global__ void dg_flux(
     bool interior = e.right != 0xffffffffu;
     float2 n = make_float2(e.nx, e.ny);
     float t = clock[0] + (clock[6] + __uint_as_float(range.color) * clock[1]);
-    float4 u0l = mean_of(regs, range.pad, e.left);
+    float4 u0l = element_mean(regs, range.pad, e.left);
     float4 u0r = u0l;
     if (interior) {
-        u0r = mean_of(regs, range.pad, e.right);
+        u0r = element_mean(regs, range.pad, e.right);
     }
     float2 v0l = make_float2(u0l.y / u0l.x, u0l.z / u0l.x);
     float p0l = pressure(u0l);

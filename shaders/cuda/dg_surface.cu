@@ -63,12 +63,10 @@ __device__ __forceinline__ void surface_edge(
     // Traces first (k outer, so one element's coefficients are read once and dropped), then
     // the left side's terms in place of the left traces, then rhs_k += phi_k(x_q) F*_q: the
     // thread holds 2 NQE float4s instead of 4 NP, which keeps p = 3, 4 in registers.
-    float4 u0l = PHI0 * make_float4(regs[dof(reg, 0u, 0u, e.left)], regs[dof(reg, 1u, 0u, e.left)],
-                                    regs[dof(reg, 2u, 0u, e.left)], regs[dof(reg, 3u, 0u, e.left)]);
+    float4 u0l = element_mean(regs, reg, e.left);
     float4 u0r = u0l;
     if (interior) {
-        u0r = PHI0 * make_float4(regs[dof(reg, 0u, 0u, e.right)], regs[dof(reg, 1u, 0u, e.right)],
-                                 regs[dof(reg, 2u, 0u, e.right)], regs[dof(reg, 3u, 0u, e.right)]);
+        u0r = element_mean(regs, reg, e.right);
     }
     float4 ul[MAX_NQE];
     float4 ur[MAX_NQE];

@@ -200,6 +200,20 @@ pub fn dg(report: &mut Report, b: &Runtime) {
         check_rhs(report, b, &name, &nc, p, NumericalFlux::Hllc, colored);
     }
     check_gathered_refuses_hanging_nodes(report, b, &nc);
+    let reordered = all_boundaries(Ordering::ColorRenumbered);
+    for p in [1usize, 3] {
+        let name = format!("dg rhs gathered surface p={p}, solver moved onto a reordered mesh");
+        report.check(&name, b.kind(), "rel 2e-5", || {
+            let err = rhs_error(&reordered, p, NumericalFlux::Hllc, |dm, tables, cfg, c| {
+                let base = all_boundaries(Ordering::Original)?;
+                let mut gpu = GpuDg::with_capacity(b, &base, tables, cfg, Capacity::of(dm))?;
+                gpu.set_surface(SurfaceLayout::Gathered)?;
+                gpu.remesh(dm, c)?;
+                Ok(gpu)
+            })?;
+            Ok((format!("rel {err:.2e}"), err < 2e-5))
+        });
+    }
     // At p = 3 some elements are limited for a half-edge node alone (positivity must hold
     // where the fluxes of a split side are evaluated).
     for p in 1..=3 {

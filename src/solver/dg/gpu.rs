@@ -436,7 +436,7 @@ enum SurfaceKernels {
     Colored,
     /// `dg_surface_atomic`.
     Atomic(crate::runtime::Kernel),
-    Gathered(Gathered),
+    Gathered(Box<Gathered>),
 }
 
 impl SurfaceKernels {
@@ -455,6 +455,8 @@ struct Gathered {
     trace: Bound,
     flux: Bound,
     volume: Bound,
+    /// The edges in left-element order (`dg_flux`'s), rewritten by [`GpuDg::remesh`].
+    edges: Buffer,
 }
 
 /// What the plans are recorded from: the kernels with their buffers, and the launch ranges.
@@ -518,6 +520,15 @@ impl Launches {
                 p.launch_ranges(&self.surface.kernel, &self.surface.args, colors);
             }
         }
+    }
+
+    /// The edges of every color in left-element order, for `dg_flux`'s one launch: the colors
+    /// do not matter there, and a warp's left sides become neighbouring slots.
+    fn edges_by_left(&self) -> Vec<DgEdge> {
+        let count = self.all_edges(0).count as usize;
+        let mut by_left = self.inputs.edges[..count].to_vec();
+        by_left.sort_by_key(|e| (e.left, e.info & 3));
+        by_left
     }
 
     /// Stage `s`'s surface range over the edges of every color (contiguous from the first).
@@ -746,8 +757,8 @@ impl GpuDg {
         self.rt.write(edges, 0, &inputs.edges)?;
         self.launches.inputs = inputs;
         self.launches.num_elements = mesh.num_elements as u32;
-        if let SurfaceKernels::Gathered(_) = self.surface {
-            self.surface = SurfaceKernels::Gathered(self.gathered_kernels()?);
+        if let SurfaceKernels::Gathered(g) = &self.surface {
+            self.rt.write(&g.edges, 0, &self.launches.edges_by_left())?;
         }
         self.num_elements = mesh.num_elements;
         self.ndof = 4 * self.np * mesh.num_elements;
@@ -1027,7 +1038,7 @@ impl GpuDg {
                     )
                     .map_err(|e| Error::Invalid(format!("the atomicAdd surface variant: {e}")))?,
             ),
-            SurfaceLayout::Gathered => SurfaceKernels::Gathered(self.gathered_kernels()?),
+            SurfaceLayout::Gathered => SurfaceKernels::Gathered(Box::new(self.gathered_kernels()?)),
         };
         (self.step, self.rhs_plan, self.limit_plan) = self.launches.plans(&self.rt, &surface)?;
         self.surface = surface;
@@ -1050,12 +1061,8 @@ impl GpuDg {
         let traces = rt.zeroed::<[f32; 4]>("dg edge traces", slots)?;
         let fluxes = rt.zeroed::<[f32; 4]>("dg edge fluxes", slots)?;
         let [inv_jac, inv_det, _, _, _] = &self.mesh_buffers;
-        // One launch over all edges in left-element order (the colors do not matter here), so
-        // a warp's left sides are neighbouring slots.
-        let count = self.launches.all_edges(0).count as usize;
-        let mut by_left = self.launches.inputs.edges[..count].to_vec();
-        by_left.sort_by_key(|e| (e.left, e.info & 3));
-        let edges = rt.upload("dg edges by left element", &by_left)?;
+        let edges = rt.zeroed::<DgEdge>("dg edges by left element", self.capacity.edges)?;
+        rt.write(&edges, 0, &self.launches.edges_by_left())?;
         let (regs, rhs, clock) = (&self.regs, &self.rhs, &self.clock);
         let [tables, case_buf] = &self.data_buffers;
         let table_constants: Vec<(&str, f64)> = constants
@@ -1078,6 +1085,7 @@ impl GpuDg {
                 rt.kernel("dg_volume", &lift_constants)?,
                 &args![*regs, *rhs, *tables, *inv_jac, *inv_det, fluxes],
             ),
+            edges,
         })
     }
 }
