@@ -1,6 +1,7 @@
 // #include "common/dispatch.wgsl"
 // #include "common/dg_euler.wgsl"
 // #include "common/dg_tables.wgsl"
+// #include "common/dg_rk.wgsl"
 
 // DG volume term, one thread per element (Operator::rhs, first loop):
 //   rhs_k = sum_q w_q (F(U_q) - F(U_0)) . (J^{-T} grad_ref phi_k)(x_q),  U_0 = c_0 phi_0,
@@ -10,8 +11,12 @@
 // overwrites rhs; the colored surface kernel adds the edge terms afterwards. With LIFT = 1 the
 // thread adds them itself from the edge fluxes dg_flux wrote for its three sides:
 //   rhs_k += 1 / det J sum_s sum_q phi_k(x_{s,q}) flux[side_slot(i, s NQE + q)].
+// With STAGE = 1 (and LIFT = 1) the thread applies Runge-Kutta stage range.color to its element
+// (common/dg_rk.wgsl) instead of writing rhs: the rhs never goes to memory, which saves the
+// 8 words per DOF of writing it here and reading it in dg_stage. That is safe in place because
+// after dg_trace no kernel of the stage reads another element's coefficients.
 
-@group(0) @binding(0) var<storage, read> regs: array<f32>;
+@group(0) @binding(0) var<storage, read_write> regs: array<f32>;
 @group(0) @binding(1) var<storage, read_write> rhs: array<f32>;
 @group(0) @binding(2) var<storage, read> tables: array<f32>;
 // (xi_x, xi_y, eta_x, eta_y) per element.
@@ -20,10 +25,16 @@
 @group(0) @binding(4) var<storage, read> inv_det: array<f32>;
 // The edge fluxes of dg_flux, NQE per element side (LIFT = 1).
 @group(0) @binding(5) var<storage, read> fluxes: array<vec4<f32>>;
+// The clock (dt = clock[1]), the stages and the low words of R0..R3 (STAGE = 1).
+@group(0) @binding(6) var<storage, read> clock: array<f32>;
+@group(0) @binding(7) var<storage, read> stages: array<Stage>;
+@group(0) @binding(8) var<storage, read_write> regs_lo: array<f32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 // 1: add the gathered surface integral (dg_trace + dg_flux); 0: dg_surface adds it.
 override LIFT: u32 = 0u;
+// 1: apply the stage instead of writing rhs (see the top).
+override STAGE: u32 = 0u;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -80,6 +91,22 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 r[k] = r[k] + f * tables[t_edge_phi(j / NQE, j % NQE, k)];
             }
         }
+    }
+    if (STAGE == 1u) {
+        let dt = clock[1];
+        if (dt == 0.0) {
+            return;
+        }
+        let s = stages[range.color];
+        let n = 4u * NP * NE;
+        // #unroll
+        for (var k = 0u; k < NP; k = k + 1u) {
+            stage_apply(s, dt, r[k].x, dof(0u, 0u, k, i), n);
+            stage_apply(s, dt, r[k].y, dof(0u, 1u, k, i), n);
+            stage_apply(s, dt, r[k].z, dof(0u, 2u, k, i), n);
+            stage_apply(s, dt, r[k].w, dof(0u, 3u, k, i), n);
+        }
+        return;
     }
     // #unroll
     for (var k = 0u; k < NP; k = k + 1u) {

@@ -1,6 +1,7 @@
 // #include "common/dispatch.cuh"
 // #include "common/dg_euler.cuh"
 // #include "common/dg_tables.cuh"
+// #include "common/dg_rk.cuh"
 
 // CUDA twin of shaders/dg_volume.wgsl. DG volume term, one thread per element
 // (Operator::rhs, first loop):
@@ -12,20 +13,31 @@
 // thread adds them itself from the edge fluxes dg_flux wrote for its three sides:
 //   rhs_k += 1 / det J sum_s sum_q phi_k(x_{s,q}) flux[side_slot(i, s NQE + q)].
 //
+// With STAGE = 1 (and LIFT = 1) the thread applies Runge-Kutta stage range.color to its element
+// (common/dg_rk.cuh) instead of writing rhs: the rhs never goes to memory. That is safe in
+// place because after dg_trace no kernel of the stage reads another element's coefficients.
+//
 // inv_jac: (xi_x, xi_y, eta_x, eta_y) per element. inv_det: 1 / det J per element and fluxes
-// the edge fluxes of dg_flux, NQE per element side (both read with LIFT = 1 only).
+// the edge fluxes of dg_flux, NQE per element side (both read with LIFT = 1 only). clock
+// (dt = clock[1]), stages and regs_lo (the low words of R0..R3) are read with STAGE = 1 only.
 
 #ifndef LIFT
 #define LIFT 0u
 #endif
+#ifndef STAGE
+#define STAGE 0u
+#endif
 
 extern "C" __global__ void dg_volume(
-    const float* __restrict__ regs,
+    float* regs,
     float* __restrict__ rhs,
     const float* __restrict__ tables,
     const float4* __restrict__ inv_jac,
     const float* __restrict__ inv_det,
     const float4* __restrict__ fluxes,
+    const float* __restrict__ clock,
+    const Stage* __restrict__ stages,
+    float* regs_lo,
     ItemRange range) {
     u32 i = linear_index();
     if (i >= range.count) {
@@ -82,6 +94,22 @@ extern "C" __global__ void dg_volume(
                 r[k] = r[k] + tables[t_edge_phi(j / NQE, j % NQE, k)] * f;
             }
         }
+    }
+    if (STAGE == 1u) {
+        float dt = clock[1];
+        if (dt == 0.0f) {
+            return;
+        }
+        Stage s = stages[range.color];
+        u32 n = 4u * NP * NE;
+        #pragma unroll
+        for (u32 k = 0u; k < NP; k = k + 1u) {
+            stage_apply(regs, regs_lo, s, dt, r[k].x, dof(0u, 0u, k, i), n);
+            stage_apply(regs, regs_lo, s, dt, r[k].y, dof(0u, 1u, k, i), n);
+            stage_apply(regs, regs_lo, s, dt, r[k].z, dof(0u, 2u, k, i), n);
+            stage_apply(regs, regs_lo, s, dt, r[k].w, dof(0u, 3u, k, i), n);
+        }
+        return;
     }
     #pragma unroll
     for (u32 k = 0u; k < NP; k = k + 1u) {

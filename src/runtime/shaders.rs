@@ -70,6 +70,7 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("common/dg_tables.wgsl"),
     shader!("common/dg_edge.wgsl"),
     shader!("common/f32_pair.wgsl"),
+    shader!("common/dg_rk.wgsl"),
     shader!("dg_volume.wgsl"),
     shader!("dg_surface.wgsl"),
     shader!("dg_trace.wgsl"),

@@ -37,6 +37,7 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("common/amr_tree.cuh"),
     cuda_source!("common/dg_edge.cuh"),
     cuda_source!("common/dg_euler.cuh"),
+    cuda_source!("common/dg_rk.cuh"),
     cuda_source!("common/dg_tables.cuh"),
     cuda_source!("common/dispatch.cuh"),
     cuda_source!("common/f32_pair.cuh"),

@@ -155,7 +155,7 @@ struct DgInputs {
     case_data: Vec<[f32; 4]>,
     /// The scheme's stages in GPU form.
     stages: Vec<GpuStage>,
-    /// Volume: one range per stage (pad = source register).
+    /// Volume: one range per stage (color = stage index, pad = source register).
     volume_ranges: Vec<ItemRange>,
     /// Surface: per stage, one range per color (color = bits of the stage time fraction,
     /// pad = source register); index `stage * colors + color`.
@@ -278,7 +278,7 @@ impl DgInputs {
     }
 }
 
-/// Volume ranges (one per stage, pad = source register) and surface ranges (per stage, one per
+/// Volume ranges (one per stage, color = stage index, pad = source register) and surface ranges (per stage, one per
 /// color: color = bits of the stage time fraction, pad = source register) of `ne` elements
 /// with faces at `color_offsets`.
 fn element_ranges(
@@ -289,10 +289,11 @@ fn element_ranges(
     let ne32 = ne as u32;
     let volume_ranges = stages
         .iter()
-        .map(|s| ItemRange {
+        .enumerate()
+        .map(|(index, s)| ItemRange {
             first: 0,
             count: ne32,
-            color: 0,
+            color: index as u32,
             pad: s.src as u32,
         })
         .collect();
@@ -455,6 +456,9 @@ struct Gathered {
     trace: Bound,
     flux: Bound,
     volume: Bound,
+    /// `dg_volume` with LIFT = 1 and STAGE = 1: the lift and the stage update in one kernel
+    /// (the step plan's; the rhs plan keeps `volume`, which writes the rhs).
+    volume_stage: Bound,
     /// The edges in left-element order (`dg_flux`'s), rewritten by [`GpuDg::remesh`].
     edges: Buffer,
 }
@@ -494,16 +498,7 @@ impl Launches {
     /// The rhs of stage `s`: the volume and surface kernels of layout `surface`.
     fn record_rhs(&self, p: &mut PlanBuilder, s: usize, surface: &SurfaceKernels) {
         if let SurfaceKernels::Gathered(g) = surface {
-            p.segment("trace");
-            p.launch(&g.trace.kernel, &g.trace.args, self.inputs.volume_ranges[s]);
-            p.segment("surface");
-            p.launch(&g.flux.kernel, &g.flux.args, self.all_edges(s));
-            p.segment("volume");
-            p.launch(
-                &g.volume.kernel,
-                &g.volume.args,
-                self.inputs.volume_ranges[s],
-            );
+            self.record_gathered(p, s, g, &g.volume);
             return;
         }
         p.segment("volume");
@@ -520,6 +515,17 @@ impl Launches {
                 p.launch_ranges(&self.surface.kernel, &self.surface.args, colors);
             }
         }
+    }
+
+    /// Stage `s` of the gathered layout: traces, edge fluxes, then `volume` (the lift, and with
+    /// STAGE = 1 the stage update too).
+    fn record_gathered(&self, p: &mut PlanBuilder, s: usize, g: &Gathered, volume: &Bound) {
+        p.segment("trace");
+        p.launch(&g.trace.kernel, &g.trace.args, self.inputs.volume_ranges[s]);
+        p.segment("surface");
+        p.launch(&g.flux.kernel, &g.flux.args, self.all_edges(s));
+        p.segment("volume");
+        p.launch(&volume.kernel, &volume.args, self.inputs.volume_ranges[s]);
     }
 
     /// The edges of every color in left-element order, for `dg_flux`'s one launch: the colors
@@ -552,10 +558,15 @@ impl Launches {
         p.segment("dt");
         self.record_dt(p);
         for s in 0..self.inputs.stages.len() {
-            self.record_rhs(p, s, surface);
-            p.segment("stage");
-            let b = &self.stage;
-            p.launch(&b.kernel, &b.args, self.inputs.stage_ranges[s]);
+            if let SurfaceKernels::Gathered(g) = surface {
+                // The volume kernel applies the stage itself (STAGE = 1).
+                self.record_gathered(p, s, g, &g.volume_stage);
+            } else {
+                self.record_rhs(p, s, surface);
+                p.segment("stage");
+                let b = &self.stage;
+                p.launch(&b.kernel, &b.args, self.inputs.stage_ranges[s]);
+            }
             if self.limiter {
                 p.segment("limit");
                 self.record_limit(p, s);
@@ -604,7 +615,7 @@ pub struct GpuDg {
     /// Per-element and per-edge mesh buffers, rewritten by [`GpuDg::remesh`].
     mesh_buffers: [Buffer; 5],
     /// The basis tables and the case data.
-    data_buffers: [Buffer; 2],
+    data_buffers: [Buffer; 3],
     launches: Launches,
     /// The surface layout's kernels.
     surface: SurfaceKernels,
@@ -673,7 +684,9 @@ impl GpuDg {
         let launches = Launches {
             volume: Bound::new(
                 rt.kernel("dg_volume", &constants)?,
-                &args![regs, rhs, table_buf, inv_jac, inv_det, no_fluxes],
+                &args![
+                    regs, rhs, table_buf, inv_jac, inv_det, no_fluxes, clock, stage_buf, regs_lo
+                ],
             ),
             surface: Bound::new(
                 rt.kernel("dg_surface", &constants)?,
@@ -721,7 +734,7 @@ impl GpuDg {
             rhs,
             clock,
             mesh_buffers: [inv_jac, inv_det, heights, neighbors, edges],
-            data_buffers: [table_buf, case_buf],
+            data_buffers: [table_buf, case_buf, stage_buf],
             launches,
             surface: SurfaceKernels::Colored,
             step,
@@ -1064,7 +1077,7 @@ impl GpuDg {
         let edges = rt.zeroed::<DgEdge>("dg edges by left element", self.capacity.edges)?;
         rt.write(&edges, 0, &self.launches.edges_by_left())?;
         let (regs, rhs, clock) = (&self.regs, &self.rhs, &self.clock);
-        let [tables, case_buf] = &self.data_buffers;
+        let [tables, case_buf, stages] = &self.data_buffers;
         let table_constants: Vec<(&str, f64)> = constants
             .iter()
             .copied()
@@ -1072,6 +1085,19 @@ impl GpuDg {
             .collect();
         let mut lift_constants = constants.clone();
         lift_constants.push(("LIFT", 1.0));
+        let mut lift_stage_constants = lift_constants.clone();
+        lift_stage_constants.push(("STAGE", 1.0));
+        let volume_args = args![
+            *regs,
+            *rhs,
+            *tables,
+            *inv_jac,
+            *inv_det,
+            fluxes,
+            *clock,
+            *stages,
+            self.regs_lo
+        ];
         Ok(Gathered {
             trace: Bound::new(
                 rt.kernel("dg_trace", &table_constants)?,
@@ -1081,10 +1107,8 @@ impl GpuDg {
                 rt.kernel("dg_flux", constants)?,
                 &args![traces, fluxes, *tables, edges, *case_buf, *clock, *regs],
             ),
-            volume: Bound::new(
-                rt.kernel("dg_volume", &lift_constants)?,
-                &args![*regs, *rhs, *tables, *inv_jac, *inv_det, fluxes],
-            ),
+            volume: Bound::new(rt.kernel("dg_volume", &lift_constants)?, &volume_args),
+            volume_stage: Bound::new(rt.kernel("dg_volume", &lift_stage_constants)?, &volume_args),
             edges,
         })
     }
