@@ -4,13 +4,14 @@
 // #include "common/dg_edge.wgsl"
 
 // DG edge fluxes of the gathered surface integral (Operator::edge_fluxes), one thread per
-// edge, all edges in one launch: with U_K = U_0K + dU_K the means (register range.pad) plus
-// the traces dg_trace wrote (U_R a ghost state on boundary edges) and, in deviation form
+// edge, all edges in one launch: with U_K = U_0K + dU_K the means plus the traces dg_trace
+// wrote (U_R a ghost state on boundary edges) and, in deviation form
 // (dg_euler.wgsl), G_K = (F*(U_L, U_R) - F(U_0K)) . n w_q L_e at node q (left parameter t_q,
 // right 1 - t_q),
 //   flux[side_slot(L, l NQE + q)] = -G_L,  flux[side_slot(R, r NQE + NQE - 1 - q)] = +G_R,
 // so every element side owns its slots and no two threads write one word: no colors, no
 // atomics. dg_volume (LIFT = 1) then adds sum_s sum_q phi_k(x_{s,q}) flux_{s,q} / det J.
+// The jump of the means U_0R - U_0L is taken from their hi and lo words (dg_trace's means).
 // Conforming meshes only (a hanging node's half face has no slot of its own).
 
 @group(0) @binding(0) var<storage, read> traces: array<vec4<f32>>;
@@ -21,8 +22,9 @@
 @group(0) @binding(4) var<storage, read> case_data: array<vec4<f32>>;
 // t, dt, ..., t_lo (dg_time.wgsl).
 @group(0) @binding(5) var<storage, read> clock: array<f32>;
-@group(0) @binding(6) var<storage, read> regs: array<f32>;
-// first/count: the edges; color: bits of the stage time fraction c; pad: register.
+// c_0 hi and lo of element i at 2i and 2i + 1 (dg_trace).
+@group(0) @binding(6) var<storage, read> means: array<vec4<f32>>;
+// first/count: the edges; color: bits of the stage time fraction c.
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -37,14 +39,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let interior = e.right != 0xffffffffu;
     let n = vec2<f32>(e.nx, e.ny);
     let t = clock[0] + (clock[6] + bitcast<f32>(range.color) * clock[1]);
-    let u0l = element_mean(range.pad, e.left);
-    var u0r = u0l;
+    let ml = means[2u * e.left];
+    let u0l = ml * PHI0;
+    // U_0R - U_0L (0 on a boundary edge).
+    var d0 = vec4<f32>(0.0);
     if (interior) {
-        u0r = element_mean(range.pad, e.right);
+        d0 = ((means[2u * e.right] - ml) + (means[2u * e.right + 1u] - means[2u * e.left + 1u]))
+            * PHI0;
     }
     let v0l = u0l.yz / u0l.x;
     let p0l = pressure(u0l);
-    let d0 = u0r - u0l;
     // F(U_0R) . n - F(U_0L) . n: the right side's terms are the left's minus this.
     let df0 = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, d0), d0, n);
     // #unroll

@@ -27,6 +27,12 @@
 // first/count: the color's edges; color: bits of the stage time fraction c; pad: register.
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
+// The mean U_0 = c_0 phi_0 of element i in register reg (the deviation form's reference state).
+fn element_mean(reg: u32, i: u32) -> vec4<f32> {
+    return vec4<f32>(regs[dof(reg, 0u, 0u, i)], regs[dof(reg, 1u, 0u, i)],
+                     regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]) * PHI0;
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let s = linear_index(gid, nwg);

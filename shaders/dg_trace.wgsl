@@ -7,11 +7,20 @@
 //   trace[side_slot(i, s NQE + q)] = sum_{k >= 1} c_k(i) phi_k(x_{s,q}),
 // its deviation from the mean c_0 phi_0 (deviation form, dg_euler: dg_flux adds the means),
 // slot-major like the coefficients, so reads and writes are coalesced here and dg_flux reads
-// states instead of gathering every coefficient of both elements per edge.
+// states instead of gathering every coefficient of both elements per edge. It also copies the
+// mean coefficient c_0 as hi and lo words next to each other (means[2i], means[2i + 1]), so
+// dg_flux reads one element's mean in one 32-byte sector instead of four, and the jump of the
+// means across an edge keeps the lo words: (c_0R - c_0L) + (lo_R - lo_L) (an f32 jump of the hi
+// words alone has an absolute error ~6e-8 that acts like a forcing of size lambda 6e-8 / h
+// on every element mean, the p = 3 f32 floor of issue 13).
 
 @group(0) @binding(0) var<storage, read> regs: array<f32>;
 @group(0) @binding(1) var<storage, read> tables: array<f32>;
 @group(0) @binding(2) var<storage, read_write> traces: array<vec4<f32>>;
+// Low words of R0..R3 (same layout as regs).
+@group(0) @binding(3) var<storage, read> regs_lo: array<f32>;
+// c_0 hi and lo of element i at 2i and 2i + 1.
+@group(0) @binding(4) var<storage, read_write> means: array<vec4<f32>>;
 // first/count: the elements; pad: register.
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
@@ -22,6 +31,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let reg = range.pad;
+    means[2u * i] = vec4<f32>(regs[dof(reg, 0u, 0u, i)], regs[dof(reg, 1u, 0u, i)],
+                              regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]);
+    means[2u * i + 1u] = vec4<f32>(regs_lo[dof(reg, 0u, 0u, i)], regs_lo[dof(reg, 1u, 0u, i)],
+                                   regs_lo[dof(reg, 2u, 0u, i)], regs_lo[dof(reg, 3u, 0u, i)]);
     // 3 MAX_NQE states.
     var u: array<vec4<f32>, 15>;
     // #unroll

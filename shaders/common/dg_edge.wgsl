@@ -1,13 +1,6 @@
 // The DG edge record and the state outside a boundary edge, shared by the colored surface
 // kernel (dg_surface) and the gathered flux kernel (dg_flux). A kernel that includes this file
-// declares `case_data` (the case function's parameters at [0], [1], inflow state s at [2 + s])
-// and `regs` (the registers, c[eq][k][element]).
-
-// The mean U_0 = c_0 phi_0 of element i in register reg (the deviation form's reference state).
-fn element_mean(reg: u32, i: u32) -> vec4<f32> {
-    return vec4<f32>(regs[dof(reg, 0u, 0u, i)], regs[dof(reg, 1u, 0u, i)],
-                     regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]) * PHI0;
-}
+// declares `case_data` (the case function's parameters at [0], [1], inflow state s at [2 + s]).
 
 struct DgEdge {
     left: u32,

@@ -5,15 +5,17 @@
 
 // CUDA twin of shaders/dg_flux.wgsl. DG edge fluxes of the gathered surface integral
 // (Operator::edge_fluxes), one thread per edge, all edges in one launch: with
-// U_K = U_0K + dU_K the means (register range.pad) plus the traces dg_trace wrote (U_R a ghost
-// state on boundary edges) and, in deviation form (dg_euler.cuh),
+// U_K = U_0K + dU_K the means plus the traces dg_trace wrote (U_R a ghost state on boundary
+// edges) and, in deviation form (dg_euler.cuh),
 // G_K = (F*(U_L, U_R) - F(U_0K)) . n w_q L_e at node q (left parameter t_q, right 1 - t_q),
 //   flux[side_slot(L, l NQE + q)] = -G_L,  flux[side_slot(R, r NQE + NQE - 1 - q)] = +G_R,
-// so every element side owns its slots: no colors, no atomics. Conforming meshes only.
+// so every element side owns its slots: no colors, no atomics. The jump of the means
+// U_0R - U_0L is taken from their hi and lo words (means: c_0 hi and lo of element i at 2i and
+// 2i + 1, written by dg_trace). Conforming meshes only.
 //
 // case_data: [0], [1] the case function's parameters, [2 + s] inflow state s (conserved).
 // clock: t, dt, ..., t_lo (dg_time.cu). range: first/count the edges, color the bits of the stage
-// time fraction c, pad the register.
+// time fraction c.
 
 extern "C" __global__ void dg_flux(
     const float4* __restrict__ traces,
@@ -22,7 +24,7 @@ extern "C" __global__ void dg_flux(
     const DgEdge* __restrict__ edges,
     const float4* __restrict__ case_data,
     const float* __restrict__ clock,
-    const float* __restrict__ regs,
+    const float4* __restrict__ means,
     ItemRange range) {
     u32 s = linear_index();
     if (s >= range.count) {
@@ -34,14 +36,15 @@ extern "C" __global__ void dg_flux(
     bool interior = e.right != 0xffffffffu;
     float2 n = make_float2(e.nx, e.ny);
     float t = clock[0] + (clock[6] + __uint_as_float(range.color) * clock[1]);
-    float4 u0l = element_mean(regs, range.pad, e.left);
-    float4 u0r = u0l;
+    float4 ml = means[2u * e.left];
+    float4 u0l = PHI0 * ml;
+    // U_0R - U_0L (0 on a boundary edge).
+    float4 d0 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (interior) {
-        u0r = element_mean(regs, range.pad, e.right);
+        d0 = PHI0 * ((means[2u * e.right] - ml) + (means[2u * e.right + 1u] - means[2u * e.left + 1u]));
     }
     float2 v0l = make_float2(u0l.y / u0l.x, u0l.z / u0l.x);
     float p0l = pressure(u0l);
-    float4 d0 = u0r - u0l;
     // F(U_0R) . n - F(U_0L) . n: the right side's terms are the left's minus this.
     float4 df0 = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, d0), d0, n);
     #pragma unroll

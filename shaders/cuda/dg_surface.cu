@@ -20,6 +20,13 @@
 // [2 + s] inflow state s (conserved). clock: t, dt, ..., t_lo (dg_time.cu). range: first/count
 // the color's edges, color the bits of the stage time fraction c, pad the register.
 
+/// The mean U_0 = c_0 phi_0 of element i in register reg (the deviation form's reference
+/// state).
+__device__ __forceinline__ float4 element_mean(const float* __restrict__ regs, u32 reg, u32 i) {
+    return PHI0 * make_float4(regs[dof(reg, 0u, 0u, i)], regs[dof(reg, 1u, 0u, i)],
+                              regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]);
+}
+
 /// rhs_k(i) += a, the four equations of mode k of element i: a plain read-modify-write for the
 /// colored launches (no two edges of a color share an element), atomicAdd for the one-launch
 /// variant over all edges.

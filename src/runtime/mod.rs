@@ -611,8 +611,8 @@ impl Runtime {
         if bytes == 0 {
             return Ok(Vec::new());
         }
-        let raw = on_device!(self, d => d.read(&buffer.inner, offset, bytes)?);
-        Ok(bytemuck::pod_collect_to_vec(&raw))
+        // Straight into a Vec<T>: one host copy of the read-back, not two.
+        on_device!(self, d => d.read::<T>(&buffer.inner, offset, count))
     }
 
     /// The whole buffer as elements of `T`.

@@ -2,13 +2,6 @@
 // boundary edge, shared by the colored surface kernel (dg_surface) and the gathered flux kernel
 // (dg_flux). case_data: the case function's parameters at [0], [1], inflow state s at [2 + s].
 
-/// The mean U_0 = c_0 phi_0 of element i in register reg (the deviation form's reference
-/// state).
-__device__ __forceinline__ float4 element_mean(const float* __restrict__ regs, u32 reg, u32 i) {
-    return PHI0 * make_float4(regs[dof(reg, 0u, 0u, i)], regs[dof(reg, 1u, 0u, i)],
-                              regs[dof(reg, 2u, 0u, i)], regs[dof(reg, 3u, 0u, i)]);
-}
-
 /// Mirrors DgEdge in src/solver/dg/mesh.rs (32 bytes).
 struct DgEdge {
     u32 left;

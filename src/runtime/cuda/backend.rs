@@ -171,13 +171,20 @@ impl CudaDevice {
             .map_err(driver_err("write"))
     }
 
-    pub(crate) fn read(&self, buffer: &BufferInner, offset: u64, bytes: u64) -> Result<Vec<u8>> {
+    /// `count` elements of `T` from byte `offset`.
+    pub(crate) fn read<T: bytemuck::Pod>(
+        &self,
+        buffer: &BufferInner,
+        offset: u64,
+        count: usize,
+    ) -> Result<Vec<T>> {
         let m = memory(buffer)?;
         self.bind()?;
-        let mut out = vec![0u8; bytes as usize];
+        let mut out = vec![T::zeroed(); count];
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
         // SAFETY: the runtime checked the range against the buffer's size; `out` outlives the
         // copy because the stream is synchronized below.
-        unsafe { result::memcpy_dtoh_async(&mut out, m.ptr + offset, m.stream.cu_stream()) }
+        unsafe { result::memcpy_dtoh_async(bytes, m.ptr + offset, m.stream.cu_stream()) }
             .map_err(driver_err("read back (a kernel failed?)"))?;
         self.synchronize()?;
         Ok(out)

@@ -279,13 +279,24 @@ impl WgpuDevice {
         Ok(())
     }
 
-    pub(crate) fn read(&self, buffer: &BufferInner, offset: u64, bytes: u64) -> Result<Vec<u8>> {
+    /// `count` elements of `T` from byte `offset` (a multiple of `T`'s size).
+    pub(crate) fn read<T: bytemuck::Pod>(
+        &self,
+        buffer: &BufferInner,
+        offset: u64,
+        count: usize,
+    ) -> Result<Vec<T>> {
         let b = wgpu_buffer(buffer)?;
         let mut rb = self
             .readback
             .lock()
             .map_err(|_| Error::Gpu("read-back staging poisoned".into()))?;
-        rb.read::<u8>(&self.ctx, b, offset as usize, bytes as usize)
+        rb.read::<T>(
+            &self.ctx,
+            b,
+            offset as usize / std::mem::size_of::<T>(),
+            count,
+        )
     }
 
     pub(crate) fn copy(

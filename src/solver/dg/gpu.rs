@@ -923,6 +923,9 @@ impl GpuDg {
     fn read_words(&self, buffer: &Buffer, first: usize) -> Result<Vec<f32>> {
         let (ne, cap) = (self.num_elements, self.capacity.elements);
         let v: Vec<f32> = self.rt.read(buffer, first, 4 * self.np * cap)?;
+        if ne == cap {
+            return Ok(v);
+        }
         Ok(v.chunks(cap).flat_map(|row| row[..ne].to_vec()).collect())
     }
 
@@ -933,10 +936,13 @@ impl GpuDg {
 
     /// Read the solution U^n = hi + lo (waits for queued work).
     pub fn read_state(&self) -> Result<Vec<f64>> {
+        let hi = self.read_words(&self.regs, 0)?;
         let lo = self.read_words(&self.regs_lo, 0)?;
-        let mut c = self.read_rows(&self.regs, 0)?;
-        c.iter_mut().zip(lo).for_each(|(v, l)| *v += f64::from(l));
-        Ok(c)
+        Ok(hi
+            .iter()
+            .zip(&lo)
+            .map(|(&h, &l)| f64::from(h) + f64::from(l))
+            .collect())
     }
 
     /// The solution's device words, hi then lo (`2 ndof`): a checkpoint's payload, restored
@@ -1034,8 +1040,8 @@ impl GpuDg {
 
     /// Evaluate the surface integral with `layout` from the next plan on: builds its kernels
     /// (and for [`SurfaceLayout::Gathered`] its trace and flux buffers, 2 x 3 NQE vec4s per
-    /// element) and records the plans again. Atomic is CUDA only; Gathered needs a conforming
-    /// mesh (no hanging node).
+    /// element, and the means, 2 vec4s per element) and records the plans again. Atomic is
+    /// CUDA only; Gathered needs a conforming mesh (no hanging node).
     pub fn set_surface(&mut self, layout: SurfaceLayout) -> Result<()> {
         if layout == self.surface.layout() {
             return Ok(());
@@ -1072,6 +1078,8 @@ impl GpuDg {
         let nqe = self.tables.nqe();
         let slots = 3 * nqe * self.capacity.elements;
         let traces = rt.zeroed::<[f32; 4]>("dg edge traces", slots)?;
+        let means =
+            rt.zeroed::<[f32; 4]>("dg element means, hi and lo", 2 * self.capacity.elements)?;
         let fluxes = rt.zeroed::<[f32; 4]>("dg edge fluxes", slots)?;
         let [inv_jac, inv_det, _, _, _] = &self.mesh_buffers;
         let edges = rt.zeroed::<DgEdge>("dg edges by left element", self.capacity.edges)?;
@@ -1101,11 +1109,11 @@ impl GpuDg {
         Ok(Gathered {
             trace: Bound::new(
                 rt.kernel("dg_trace", &table_constants)?,
-                &args![*regs, *tables, traces],
+                &args![*regs, *tables, traces, self.regs_lo, means],
             ),
             flux: Bound::new(
                 rt.kernel("dg_flux", constants)?,
-                &args![traces, fluxes, *tables, edges, *case_buf, *clock, *regs],
+                &args![traces, fluxes, *tables, edges, *case_buf, *clock, means],
             ),
             volume: Bound::new(rt.kernel("dg_volume", &lift_constants)?, &volume_args),
             volume_stage: Bound::new(rt.kernel("dg_volume", &lift_stage_constants)?, &volume_args),
