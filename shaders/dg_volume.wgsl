@@ -14,7 +14,9 @@
 // With STAGE = 1 (and LIFT = 1) the thread applies Runge-Kutta stage range.color to its element
 // (common/dg_rk.wgsl) instead of writing rhs: the rhs never goes to memory, which saves the
 // 8 words per DOF of writing it here and reading it in dg_stage. That is safe in place because
-// after dg_trace no kernel of the stage reads another element's coefficients.
+// after dg_trace no kernel of the stage reads another element's coefficients. The host fuses
+// at low order only (gpu.rs, FUSED_STAGE_MAX_ORDER: at p >= 2 one thread updating all its DOFs
+// is slower than dg_stage's thread per DOF).
 
 @group(0) @binding(0) var<storage, read_write> regs: array<f32>;
 @group(0) @binding(1) var<storage, read_write> rhs: array<f32>;

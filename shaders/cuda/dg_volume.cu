@@ -16,6 +16,7 @@
 // With STAGE = 1 (and LIFT = 1) the thread applies Runge-Kutta stage range.color to its element
 // (common/dg_rk.cuh) instead of writing rhs: the rhs never goes to memory. That is safe in
 // place because after dg_trace no kernel of the stage reads another element's coefficients.
+// The host fuses at low order only (gpu.rs, FUSED_STAGE_MAX_ORDER).
 //
 // inv_jac: (xi_x, xi_y, eta_x, eta_y) per element. inv_det: 1 / det J per element and fluxes
 // the edge fluxes of dg_flux, NQE per element side (both read with LIFT = 1 only). clock

@@ -489,9 +489,9 @@ impl<'a> Operator<'a> {
             for i in elements {
                 for (q, x) in rule.points.iter().enumerate() {
                     let [px, py] = self.mesh.map(i, x[0], x[1]);
-                    let exact = self.state_fn.eval(px, py, t);
+                    let exact = self.state_fn.density(px, py, t);
                     let rho = (0..np).fold(0.0, |s, k| s + c[self.idx(0, k, i)] * phis[q][k]);
-                    sum += rule.weights[q] * self.mesh.det[i] * (rho - exact[0]).powi(2);
+                    sum += rule.weights[q] * self.mesh.det[i] * (rho - exact).powi(2);
                 }
             }
             sum

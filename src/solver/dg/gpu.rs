@@ -406,6 +406,13 @@ pub enum Kernel {
     TimeStep,
 }
 
+/// The highest order whose gathered step applies the Runge-Kutta stage inside `dg_volume`.
+/// Measured on the H100 (BENCHMARKS.md, session 7): at p = 1 the fused kernel takes 0.30 ms
+/// per step against 0.39 for volume plus stage; at p = 2 it breaks even, and at p = 3, 4 it
+/// is 1.5-1.9x slower (one thread then updates 40-60 DOFs one after another, each through up
+/// to eight dependent loads, at the volume kernel's low occupancy).
+const FUSED_STAGE_MAX_ORDER: usize = 1;
+
 /// The segments of the step plan with the kernel group each one times.
 const SEGMENTS: [(&str, Kernel); 7] = [
     ("dt", Kernel::TimeStep),
@@ -457,8 +464,9 @@ struct Gathered {
     flux: Bound,
     volume: Bound,
     /// `dg_volume` with LIFT = 1 and STAGE = 1: the lift and the stage update in one kernel
-    /// (the step plan's; the rhs plan keeps `volume`, which writes the rhs).
-    volume_stage: Bound,
+    /// (the step plan's; the rhs plan keeps `volume`, which writes the rhs), for orders up to
+    /// [`FUSED_STAGE_MAX_ORDER`].
+    volume_stage: Option<Bound>,
     /// The edges in left-element order (`dg_flux`'s), rewritten by [`GpuDg::remesh`].
     edges: Buffer,
 }
@@ -558,9 +566,13 @@ impl Launches {
         p.segment("dt");
         self.record_dt(p);
         for s in 0..self.inputs.stages.len() {
-            if let SurfaceKernels::Gathered(g) = surface {
+            let fused = match surface {
+                SurfaceKernels::Gathered(g) => g.volume_stage.as_ref().map(|v| (g, v)),
+                _ => None,
+            };
+            if let Some((g, volume_stage)) = fused {
                 // The volume kernel applies the stage itself (STAGE = 1).
-                self.record_gathered(p, s, g, &g.volume_stage);
+                self.record_gathered(p, s, g, volume_stage);
             } else {
                 self.record_rhs(p, s, surface);
                 p.segment("stage");
@@ -1116,7 +1128,14 @@ impl GpuDg {
                 &args![traces, fluxes, *tables, edges, *case_buf, *clock, means],
             ),
             volume: Bound::new(rt.kernel("dg_volume", &lift_constants)?, &volume_args),
-            volume_stage: Bound::new(rt.kernel("dg_volume", &lift_stage_constants)?, &volume_args),
+            volume_stage: if self.tables.p <= FUSED_STAGE_MAX_ORDER {
+                Some(Bound::new(
+                    rt.kernel("dg_volume", &lift_stage_constants)?,
+                    &volume_args,
+                ))
+            } else {
+                None
+            },
             edges,
         })
     }
