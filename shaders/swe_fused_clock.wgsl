@@ -13,7 +13,11 @@
 // (dt CFL > the pass's minimum: the lagged dt fell behind fast-growing speeds) is rejected: t,
 // steps and counters stay, dt_cfl becomes that minimum, and at order 1 (ROLLBACK = 1)
 // dt_min[1] tells the next pass to write nothing, so the state before the step, still in that
-// pass's output buffer, stays current (at order 2 the second stage sees dt = 0 and keeps W^n).
+// pass's output buffer, stays current (at order 2 the second stage sees dt = 0 and keeps W^n);
+// rejected steps are counted (control.rejected).
+// The depth stop recorded by the pass (counters[4..8], common/swe_cell.wgsl) is dropped with a
+// rejected step (the step is undone) and otherwise copied into the control block once; from
+// then on dt = 0 (no step) and the host stops.
 
 override CFL: f32 = 0.9;
 override ROLLBACK: u32 = 1u;
@@ -33,10 +37,27 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     atomicStore(&dt_min[0], 0xffffffffu);
     let skipped = atomicLoad(&dt_min[1]) != 0u;
     atomicStore(&dt_min[1], 0u);
-    let rejected = !skipped && dt > 0.0 && reduced >= 0.0 && dt * CFL > reduced;
-    if (skipped || rejected) {
+    // Stopped before this pass: by an earlier step, or by the second stage of the last one
+    // (its record's launch, counters[6], is older than this pass's 2 (steps + 1)).
+    let fired = atomicLoad(&counters[6]);
+    let stopped = control.stop_cell != NO_CELL || (fired != 0u && fired < 2u * (control.steps + 1u));
+    let rejected = !stopped && !skipped && dt > 0.0 && reduced >= 0.0 && dt * CFL > reduced;
+    if (rejected) {
+        atomicStore(&counters[4], NO_CELL);
+        atomicStore(&counters[5], NO_CELL);
+        atomicStore(&counters[6], 0u);
+        atomicStore(&counters[7], 0u);
+    }
+    if (control.stop_cell == NO_CELL && atomicLoad(&counters[4]) != NO_CELL) {
+        control.stop_cell = atomicLoad(&counters[4]);
+        control.stop_depth = from_ordered_bits(atomicLoad(&counters[5]));
+        control.stop_step = atomicLoad(&counters[6]) / 2u;
+        control.stop_t = bitcast<f32>(atomicLoad(&counters[7]));
+    }
+    if (skipped || rejected || control.stop_cell != NO_CELL) {
         if (rejected) {
             control.dt_cfl = reduced;
+            control.rejected = control.rejected + 1u;
             atomicStore(&dt_min[1], ROLLBACK);
         }
         control.dt = 0.0;
@@ -46,11 +67,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     if (dt > 0.0) {
-        if (control.dt_cfl >= control.t_end - control.t) {
-            control.t = control.t_end;
-        } else {
-            control.t = control.t + dt;
-        }
+        control.t = fused_t_after(control, dt);
         control.steps = control.steps + 1u;
         control.last_dt = dt;
         let nonhyp = atomicLoad(&counters[0]);

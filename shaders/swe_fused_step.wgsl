@@ -22,6 +22,9 @@
 // swe_fused_clock between the stages) and averages with the cell's own W^n, read from and
 // written back to `cells_next`: (W^n + W* - dt/|V| acc(W*)) / 2 as swe_update STAGE 2 does;
 // it gives no CFL step. STAGE 0: order 1 (edge_slots and deltas unread).
+// The depth stop (check_depth_stop) is checked on every updated cell before clipping, with
+// the step and the time the step reaches as swe_fused_clock will count them; once it fired,
+// passes take no step (dt = 0: the state is copied).
 // CPU reference: CpuSolver::step with lagged_dt (src/solver/swe/cpu.rs).
 
 override CFL: f32 = 0.9;
@@ -43,8 +46,8 @@ const BIG: f32 = 3.0e38;
 
 var<workgroup> partial: array<f32, WORKGROUP_SIZE>;
 
-// Step cell c with dt; returns its local CFL step.
-fn step_cell(c: u32, dt: f32) -> f32 {
+// Step cell c with dt (launch `tag`, reaching time t_after); returns its local CFL step.
+fn step_cell(c: u32, dt: f32, tag: u32, t_after: f32) -> f32 {
     let w0 = cells[2u * c];
     let w1 = cells[2u * c + 1u];
     let slots = cell_edges[c];
@@ -124,6 +127,7 @@ fn step_cell(c: u32, dt: f32) -> f32 {
         let s = dt / w1.w;
         n0 = w0 - s * sum0;
         n1 = vec4<f32>(w1.xy - s * sum1.xy, w1.zw);
+        check_depth_stop(n0, c, tag, t_after);
         var clipped = dry_rules(&n0, &n1);
         friction(&n0, &n1, dt);
         if (STAGE == 2u) {
@@ -155,7 +159,19 @@ fn main(
     let i = linear_index(gid, nwg);
     var local_dt = BIG;
     if (i < range.count && atomicLoad(&dt_min[1]) == 0u) {
-        local_dt = step_cell(range.first + i, select(fused_dt(control), control.dt, STAGE == 2u));
+        var dt = select(fused_dt(control), control.dt, STAGE == 2u);
+        // Stage 2 runs after the clock counted the step.
+        var tag = stop_tag(control.steps + 1u);
+        var t_after = fused_t_after(control, dt);
+        if (STAGE == 2u) {
+            tag = stop_tag(control.steps);
+            t_after = control.t;
+        }
+        // Fired in an earlier stage, or in an earlier step (the clock did not count it).
+        if (depth_stopped(tag) || control.stop_cell != NO_CELL) {
+            dt = 0.0;
+        }
+        local_dt = step_cell(range.first + i, dt, tag, t_after);
     }
     partial[lid.x] = local_dt;
     workgroupBarrier();

@@ -5,6 +5,8 @@
 // dt = min(dt_cfl, t_end - t), t = t_end when clamped (0 once t >= t_end, so extra steps of a
 // batch are no-ops; last_dt keeps the last positive dt); a negative dt_cfl (a cell
 // went NaN/Inf) is passed on as dt < 0: no step is taken and the host stops. Folds the step's edge event counters into the run totals.
+// The depth stop recorded by the last update (counters[4..8], common/swe_cell.wgsl) is copied
+// into the control block once; from then on dt = 0 (no step) and the host stops.
 
 @group(0) @binding(0) var<storage, read> dt_min: array<f32>;
 @group(0) @binding(1) var<storage, read_write> control: Control;
@@ -14,6 +16,19 @@
 @compute @workgroup_size(1)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x != 0u || range.count == 0u) {
+        return;
+    }
+    if (control.stop_cell == NO_CELL && atomicLoad(&counters[4]) != NO_CELL) {
+        control.stop_cell = atomicLoad(&counters[4]);
+        control.stop_depth = from_ordered_bits(atomicLoad(&counters[5]));
+        control.stop_step = atomicLoad(&counters[6]) / 2u;
+        control.stop_t = bitcast<f32>(atomicLoad(&counters[7]));
+    }
+    if (control.stop_cell != NO_CELL) {
+        control.dt = 0.0;
+        for (var k = 0; k < 4; k = k + 1) {
+            atomicStore(&counters[k], 0u);
+        }
         return;
     }
     let dt_cfl = dt_min[0];

@@ -3,7 +3,9 @@
 // #include "common/swe_cell.wgsl"
 
 // Cell update (2): W_i -= dt / |V_i| * acc_i with dt from the GPU time kernel (no host round
-// trip), then the dry-layer rules of spec section 10: a negative thickness is clipped to 0
+// trip), then the depth stop (check_depth_stop: a depth far below 0 before clipping is recorded
+// and no cell is updated after that launch), the dry-layer rules of spec section 10: a
+// negative thickness is clipped to 0
 // (counted: clipping breaks exact conservation) and a layer thinner than DRY_TOL loses its
 // momentum; then friction, semi-implicit (interface drag, Manning on the lower layer; see
 // src/solver/swe/friction.rs). Clears the accumulator for the next step.
@@ -36,12 +38,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let a1 = acc[2u * c + 1u];
     acc[2u * c] = vec4<f32>(0.0);
     acc[2u * c + 1u] = vec4<f32>(0.0);
-    if (control.dt <= 0.0) {
+    let tag = stop_tag(control.steps);
+    if (control.dt <= 0.0 || depth_stopped(tag)) {
         return;
     }
     let s = control.dt / w1.w;
     var n0 = w0 - s * a0;
     var n1 = vec4<f32>(w1.xy - s * a1.xy, w1.zw);
+    check_depth_stop(n0, c, tag, control.t);
     var clipped = dry_rules(&n0, &n1);
     friction(&n0, &n1, control.dt);
     if (STAGE == 1u) {

@@ -93,14 +93,23 @@ fn files(dir: &Path) -> Vec<String> {
 }
 
 /// 1. A blown-up swe run (u1x = 100) exited 0 with NaN CSV and PNGs; now exit 1 naming the
-///    time, step and cell, with the last good snapshot kept and no NaN snapshot written.
+///    time, step and cell (as the file numbers it), with the last good snapshot kept and no
+///    NaN snapshot written. u1x = 100 ends at the depth stop (a layer depth below −0.1 H_ref
+///    before clipping) before any NaN, on both paths; u1x = 1e30 cannot advance the clock
+///    (unfused) or goes NaN in its first step (fused).
 #[test]
 fn swe_blow_up_stops_with_the_cell() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
-    for (name, u, want) in [
-        ("u100", "u1x = 100.0", "blew up (NaN or Inf) at t = "),
-        ("u1e30", "u1x = 1e30", "cannot reach t = 0.01"),
+    let depth_stop = &["the run stopped at t = ", "below the depth stop"][..];
+    for (name, u, unfused, fused) in [
+        ("u100", "u1x = 100.0", depth_stop, depth_stop),
+        (
+            "u1e30",
+            "u1x = 1e30",
+            &["cannot reach t = 0.01", "steps"][..],
+            &["blew up (NaN or Inf) at t = ", "steps"][..],
+        ),
     ] {
         let case = swe_case(
             d,
@@ -108,24 +117,25 @@ fn swe_blow_up_stops_with_the_cell() {
             &format!("h2 = \"H - h1\"\n{u}"),
             "snapshot_every = 0.01",
         );
-        // The unfused path (Δt of the current state) blows up before the first output time.
+        // The unfused path (Δt of the current state) stops before the first output time.
         let (code, err) = run(d, &["swe", "--case", &case, "--out", name, "--scatter"]);
         assert_eq!(code, 1, "{err}");
-        assert!(err.contains(want) && err.contains("steps"), "{err}");
-        assert!(name != "u100" || err.contains(": cell "), "{err}");
+        assert!(unfused.iter().all(|w| err.contains(w)), "{err}");
+        assert!(name != "u100" || err.contains("element "), "{err}");
         let out = files(&d.join(name));
         assert!(out.contains(&"h1_0000.png".to_string()), "{out:?}");
         assert!(!out.iter().any(|f| f.contains("_0001")), "{out:?}");
-        // The fused path (lagged Δt) may get past it before blowing up: it stops naming the
-        // cell, and every output it wrote is finite.
-        let fused = format!("{name}-fused");
-        let (code, err) = run(d, &["swe", "--case", &case, "--out", &fused]);
+        // The fused path (lagged Δt): it stops naming the element, and every output it wrote
+        // is finite.
+        let fused_dir = format!("{name}-fused");
+        let (code, err) = run(d, &["swe", "--case", &case, "--out", &fused_dir]);
         assert_eq!(code, 1, "{err}");
         assert!(
-            err.contains("blew up (NaN or Inf) at t = ") && err.contains(": cell "),
+            fused.iter().all(|w| err.contains(w)) && err.contains("element "),
             "{err}"
         );
-        let csv = std::fs::read_to_string(d.join(&fused).join(format!("{name}.csv"))).expect("csv");
+        let csv =
+            std::fs::read_to_string(d.join(&fused_dir).join(format!("{name}.csv"))).expect("csv");
         assert!(
             csv.lines()
                 .skip(1)

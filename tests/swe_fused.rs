@@ -140,7 +140,10 @@ fn a_nan_stops_the_run_naming_the_cell() {
         .advance_to(0.1, 16, &mut |_| true)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("blew up") && err.contains("cell 17"), "{err}");
+    assert!(
+        err.contains("blew up") && err.contains("element 17 (triangle)"),
+        "{err}"
+    );
     assert_eq!(g.read_control().unwrap().steps, 0, "no step was taken");
 }
 
@@ -310,15 +313,15 @@ fn second_order_batches_and_restart_give_the_same_bits() {
     assert_eq!(a.read_control().unwrap().steps, 7);
 }
 
-/// An upper layer at 20 m/s slams into the walls: the speeds grow faster than the lagged Δt
-/// follows, and the fused clock rejects the steps whose Δt exceeds the Courant limit 1 of the
-/// state they updated and takes them again with that state's CFL step (here 4 real steps in
-/// 12 passes), as the f64 reference with `lagged_dt` does: after 12 real steps the same time
-/// (relative 1e-5, a step is 8%) and the same number of clipped depths (the same steps were
-/// rejected), and
-/// the state within |Δh| ≤ 5e-3 m, |Δq| ≤ 0.2 m² s⁻¹ (measured 1.3e-3 and 0.095: the wall
-/// impact amplifies f32 round-off; the unfused path is 3.6e-5 and 2.8e-3 from its reference
-/// on this case).
+/// Two streams collide at ±8 m/s: the speeds grow faster than the lagged Δt follows, and the
+/// fused clock rejects the steps whose Δt exceeds the Courant limit 1 of the state they
+/// updated and takes them again with that state's CFL step, as the f64 reference with
+/// `lagged_dt` does: after 41 real steps (3 of them retaken) the same time (relative 1e-4,
+/// measured 4.5e-5),
+/// the same number of rejected steps and of clipped depths (the same steps were rejected),
+/// and the state within |Δh| ≤ 5e-3 m, |Δq| ≤ 0.2 m² s⁻¹ (measured 2.0e-3 and 0.033: f32
+/// round-off amplified by the collision). (The session-6 case, an upper layer at 20 m/s into the walls, now ends at the
+/// depth stop in step 2: tests/swe_robust.rs.)
 #[test]
 fn steps_above_the_courant_limit_are_rejected_and_retaken() {
     let rt = rt();
@@ -332,7 +335,8 @@ r = 0.5
 H = 6.0
 h1 = 1.0
 h2 = "H - h1"
-u1x = 20.0
+u1x = "if(x < 0, 8, -8)"
+u2x = "if(x < 0, 8, -8)"
 [run]
 final_time = 1.0
 "#;
@@ -353,11 +357,11 @@ final_time = 1.0
     };
     let mut passes = make();
     passes.set_end_time(f32::MAX).unwrap();
-    passes.queue_steps(12).unwrap();
+    passes.queue_steps(41).unwrap();
     let taken = passes.read_control().unwrap().steps;
-    assert!(taken < 12, "no step was rejected ({taken} of 12 passes)");
+    assert!(taken < 41, "no step was rejected ({taken} of 41 passes)");
     let mut g = make();
-    g.steps(12).unwrap();
+    g.steps(41).unwrap();
     let mut c = CpuSolver::new(
         &setup.mesh,
         setup.depth.clone(),
@@ -368,7 +372,7 @@ final_time = 1.0
     )
     .unwrap();
     c.lagged_dt = true;
-    c.run_steps(12);
+    c.run_steps(41);
     let (mut dh, mut dq) = (0.0f64, 0.0f64);
     for (x, y) in g.read_state().unwrap().iter().zip(&c.state) {
         for k in 0..6 {
@@ -382,7 +386,8 @@ final_time = 1.0
     }
     let ctl = g.read_control().unwrap();
     let t = ctl.t as f64;
-    assert!((t - c.t).abs() <= 1e-5 * c.t, "t {t} vs {}", c.t);
+    assert!((t - c.t).abs() <= 1e-4 * c.t, "t {t} vs {}", c.t);
     assert_eq!(ctl.clipped as u64, c.counters.clipped);
+    assert_eq!((ctl.rejected, c.counters.rejected), (3, 3));
     assert!(dh <= 5e-3 && dq <= 0.2, "dh {dh:e} dq {dq:e}");
 }

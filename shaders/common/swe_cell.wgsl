@@ -1,10 +1,41 @@
 // Two-layer shallow water, the per-cell rules after an update W -= dt/|V| acc (shared by
-// swe_update and swe_fused_step): the dry-layer rules of spec section 10 and friction. The
-// including kernel declares DRY_TOL, GRAVITY and DENSITY_RATIO (directly or through
-// common/swe_flux.wgsl). CPU reference: CpuSolver::apply_update and Friction::apply.
+// swe_update and swe_fused_step): the depth stop, the dry-layer rules of spec section 10 and
+// friction. The including kernel declares DRY_TOL, GRAVITY and DENSITY_RATIO (directly or
+// through common/swe_flux.wgsl), STAGE and `counters` (8 atomic words; common/swe_control.wgsl
+// before this file). CPU reference: CpuSolver::apply_update and Friction::apply.
 
 override MANNING: f32 = 0.0;
 override INTERFACE_DRAG: f32 = 0.0;
+// The depth stop, -0.5 H_ref (super::depth_stop_level): a layer depth below it before clipping
+// is a blow-up, not a wet/dry front (fronts undershoot by ~1e-2 H_ref at most).
+override DEPTH_STOP: f32 = -3.0e38;
+
+// The launch that updates cells: 2 step + 1 for Heun's second stage (STAGE 2), 2 step
+// otherwise, so that a record (counters[6]) from an earlier launch is smaller.
+fn stop_tag(step: u32) -> u32 {
+    return 2u * step + select(0u, 1u, STAGE == 2u);
+}
+
+// Record a cell whose updated, not yet clipped, state w0 has a layer depth below DEPTH_STOP:
+// counters[4] the lowest such cell, [5] the lowest depth (ordered_bits), [6] the launch
+// (stop_tag), [7] the time the step reaches (the same for every cell of a launch). 2 compares
+// per cell when nothing fires.
+fn check_depth_stop(w0: vec4<f32>, c: u32, tag: u32, t: f32) {
+    let lowest = min(w0.x, w0.w);
+    if (lowest < DEPTH_STOP) {
+        atomicMax(&counters[6], tag);
+        atomicMin(&counters[4], c);
+        atomicMin(&counters[5], ordered_bits(lowest));
+        atomicStore(&counters[7], bitcast<u32>(t));
+    }
+}
+
+// Whether the depth stop fired in an earlier launch than `tag` (one word: cells of the same
+// launch may fire while this one runs): then no cell is updated any more.
+fn depth_stopped(tag: u32) -> bool {
+    let fired = atomicLoad(&counters[6]);
+    return fired != 0u && fired < tag;
+}
 
 // Clip negative depths (returns how many) and zero the momentum of dry layers.
 fn dry_rules(w0: ptr<function, vec4<f32>>, w1: ptr<function, vec4<f32>>) -> u32 {

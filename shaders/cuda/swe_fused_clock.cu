@@ -15,7 +15,11 @@
 // (dt CFL > the pass's minimum: the lagged dt fell behind fast-growing speeds) is rejected: t,
 // steps and counters stay, dt_cfl becomes that minimum, and at order 1 (ROLLBACK = 1)
 // dt_min[1] tells the next pass to write nothing, so the state before the step, still in that
-// pass's output buffer, stays current (at order 2 the second stage sees dt = 0 and keeps W^n).
+// pass's output buffer, stays current (at order 2 the second stage sees dt = 0 and keeps W^n);
+// rejected steps are counted (control.rejected).
+// The depth stop recorded by the pass (counters[4..8], common/swe_cell.cuh) is dropped with a
+// rejected step (the step is undone) and otherwise copied into the control block once; from
+// then on dt = 0 (no step) and the host stops.
 
 #ifndef CFL
 #define CFL 0.9f
@@ -43,10 +47,27 @@ extern "C" __global__ void swe_fused_clock(
     dt_min[0] = 0xffffffffu;
     bool skipped = dt_min[1] != 0u;
     dt_min[1] = 0u;
-    bool rejected = !skipped && dt > 0.0f && reduced >= 0.0f && dt * CFL > reduced;
-    if (skipped || rejected) {
+    // Stopped before this pass: by an earlier step, or by the second stage of the last one
+    // (its record's launch, counters[6], is older than this pass's 2 (steps + 1)).
+    u32 fired = counters[6];
+    bool stopped = control->stop_cell != NO_CELL || (fired != 0u && fired < 2u * (control->steps + 1u));
+    bool rejected = !stopped && !skipped && dt > 0.0f && reduced >= 0.0f && dt * CFL > reduced;
+    if (rejected) {
+        counters[4] = NO_CELL;
+        counters[5] = NO_CELL;
+        counters[6] = 0u;
+        counters[7] = 0u;
+    }
+    if (control->stop_cell == NO_CELL && counters[4] != NO_CELL) {
+        control->stop_cell = counters[4];
+        control->stop_depth = from_ordered_bits(counters[5]);
+        control->stop_step = counters[6] / 2u;
+        control->stop_t = __uint_as_float(counters[7]);
+    }
+    if (skipped || rejected || control->stop_cell != NO_CELL) {
         if (rejected) {
             control->dt_cfl = reduced;
+            control->rejected = control->rejected + 1u;
             dt_min[1] = ROLLBACK;
         }
         control->dt = 0.0f;
@@ -56,11 +77,7 @@ extern "C" __global__ void swe_fused_clock(
         return;
     }
     if (dt > 0.0f) {
-        if (control->dt_cfl >= control->t_end - control->t) {
-            control->t = control->t_end;
-        } else {
-            control->t = control->t + dt;
-        }
+        control->t = fused_t_after(*control, dt);
         control->steps = control->steps + 1u;
         control->last_dt = dt;
         u32 nonhyp = counters[0];

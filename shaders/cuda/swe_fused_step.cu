@@ -22,6 +22,9 @@
 // swe_fused_clock between the stages) and averages with the cell's own W^n, read from and
 // written back to `cells_next`: (W^n + W* - dt/|V| acc(W*)) / 2 as swe_update STAGE 2 does;
 // it gives no CFL step. STAGE 0: order 1 (edge_slots and deltas unread).
+// The depth stop (check_depth_stop) is checked on every updated cell before clipping, with
+// the step and the time the step reaches as swe_fused_clock will count them; once it fired,
+// passes take no step (dt = 0: the state is copied).
 // CPU reference: CpuSolver::step with lagged_dt (src/solver/swe/cpu.rs).
 
 #ifndef CFL
@@ -37,10 +40,12 @@ __device__ __forceinline__ bool finite_bits(float x) {
     return (__float_as_uint(x) & 0x7f800000u) != 0x7f800000u;
 }
 
-// Step cell c with dt; returns its local CFL step.
+// Step cell c with dt (launch `tag`, reaching time t_after); returns its local CFL step.
 __device__ __forceinline__ float step_cell(
     u32 c,
     float dt,
+    u32 tag,
+    float t_after,
     const SweEdge* __restrict__ edges,
     const uint4* __restrict__ cell_edges,
     const uint2* __restrict__ edge_slots,
@@ -130,6 +135,7 @@ __device__ __forceinline__ float step_cell(
         float s = dt / w1.w;
         n0 = w0 - s * sum0;
         n1 = make_float4(w1.x - s * sum1.x, w1.y - s * sum1.y, w1.z, w1.w);
+        check_depth_stop(n0, c, tag, t_after, counters);
         u32 clipped = dry_rules(n0, n1);
         friction(n0, n1, dt);
         if (STAGE == 2u) {
@@ -170,8 +176,19 @@ extern "C" __global__ void swe_fused_step(
     // (its output buffer holds the state).
     if (i < range.count && *(volatile u32*)(dt_min + 1) == 0u) {
         float dt = STAGE == 2u ? control->dt : fused_dt(*control);
-        local_dt = step_cell(range.first + i, dt, edges, cell_edges, edge_slots, deltas, cells,
-                             cells_next, counters);
+        // Stage 2 runs after the clock counted the step.
+        u32 tag = stop_tag(control->steps + 1u);
+        float t_after = fused_t_after(*control, dt);
+        if (STAGE == 2u) {
+            tag = stop_tag(control->steps);
+            t_after = control->t;
+        }
+        // Fired in an earlier stage, or in an earlier step (the clock did not count it).
+        if (depth_stopped(tag, counters) || control->stop_cell != NO_CELL) {
+            dt = 0.0f;
+        }
+        local_dt = step_cell(range.first + i, dt, tag, t_after, edges, cell_edges, edge_slots,
+                             deltas, cells, cells_next, counters);
     }
     partial[lid] = local_dt;
     __syncthreads();

@@ -7,6 +7,8 @@
 // negative dt_cfl (a cell went NaN/Inf) is passed on as dt < 0: no step, the host stops. Folds
 // the step's edge event counters into the run totals. The counters were written by earlier
 // launches of the stream, so plain loads and stores stand in for atomicLoad / atomicStore.
+// The depth stop recorded by the last update (counters[4..8], common/swe_cell.cuh) is copied
+// into the control block once; from then on dt = 0 (no step) and the host stops.
 
 /// WGSL max() on u32.
 __device__ __forceinline__ u32 max_u32(u32 a, u32 b) {
@@ -20,6 +22,19 @@ extern "C" __global__ void swe_time(
     ItemRange range) {
     u32 gid = blockIdx.x * blockDim.x + threadIdx.x;
     if (gid != 0u || range.count == 0u) {
+        return;
+    }
+    if (control->stop_cell == NO_CELL && counters[4] != NO_CELL) {
+        control->stop_cell = counters[4];
+        control->stop_depth = from_ordered_bits(counters[5]);
+        control->stop_step = counters[6] / 2u;
+        control->stop_t = __uint_as_float(counters[7]);
+    }
+    if (control->stop_cell != NO_CELL) {
+        control->dt = 0.0f;
+        for (int k = 0; k < 4; k = k + 1) {
+            counters[k] = 0u;
+        }
         return;
     }
     float dt_cfl = dt_min[0];

@@ -3,8 +3,9 @@
 // #include "common/swe_cell.cuh"
 
 // CUDA twin of shaders/swe_update.wgsl. Cell update (2): W_i -= dt / |V_i| * acc_i with dt
-// from the GPU time kernel (no host round trip), then the dry-layer rules of spec section 10: a
-// negative thickness is clipped to 0 (counted: clipping breaks exact conservation) and a layer
+// from the GPU time kernel (no host round trip), then the depth stop (check_depth_stop: a depth
+// far below 0 before clipping is recorded and no cell is updated after that launch), the
+// dry-layer rules of spec section 10: a negative thickness is clipped to 0 (counted: clipping breaks exact conservation) and a layer
 // thinner than DRY_TOL loses its momentum; then friction, semi-implicit (interface drag, Manning
 // on the lower layer; see src/solver/swe/friction.rs). Clears the accumulator for the next
 // step. STAGE 0: forward Euler (order 1). Heun's SSP-RK2 (order 2): STAGE 1 keeps W^n in
@@ -33,12 +34,14 @@ extern "C" __global__ void swe_update(
     float4 a1 = acc[2u * c + 1u];
     acc[2u * c] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     acc[2u * c + 1u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (control->dt <= 0.0f) {
+    u32 tag = stop_tag(control->steps);
+    if (control->dt <= 0.0f || depth_stopped(tag, counters)) {
         return;
     }
     float s = control->dt / w1.w;
     float4 n0 = w0 - s * a0;
     float4 n1 = make_float4(w1.x - s * a1.x, w1.y - s * a1.y, w1.z, w1.w);
+    check_depth_stop(n0, c, tag, control->t, counters);
     u32 clipped = dry_rules(n0, n1);
     friction(n0, n1, control->dt);
     if (STAGE == 1u) {

@@ -195,13 +195,14 @@ pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
          is no conservation error)"
     };
     println!(
-        "{mass}: upper {:.2e}, lower {:.2e}; non-hyperbolic edge evaluations {} (max {} per step), Roe→IFCP fallbacks {}, clipped depths {}",
+        "{mass}: upper {:.2e}, lower {:.2e}; non-hyperbolic edge evaluations {} (max {} per step), Roe→IFCP fallbacks {}, clipped depths {}, rejected steps {}",
         summary.mass_drift[0],
         summary.mass_drift[1],
         summary.counters.nonhyperbolic,
         summary.counters.max_step_nonhyperbolic,
         summary.counters.fallback,
-        summary.counters.clipped
+        summary.counters.clipped,
+        summary.counters.rejected
     );
     println!(
         "wrote {} files to {}",

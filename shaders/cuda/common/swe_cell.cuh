@@ -1,6 +1,6 @@
 // CUDA twin of shaders/common/swe_cell.wgsl: the per-cell rules after an update
-// W -= dt/|V| acc (shared by swe_update and swe_fused_step): the dry-layer rules of spec
-// section 10 and friction. The WGSL override constants are -D defines here; the defaults below
+// W -= dt/|V| acc (shared by swe_update and swe_fused_step): the depth stop, the dry-layer
+// rules of spec section 10 and friction. The WGSL override constants are -D defines here; the defaults below
 // stand where the host passes none (the same guards as in common/swe_flux.cuh).
 // CPU reference: CpuSolver::apply_update and Friction::apply.
 
@@ -19,6 +19,42 @@
 #ifndef INTERFACE_DRAG
 #define INTERFACE_DRAG 0.0f
 #endif
+// The depth stop, -0.5 H_ref (super::depth_stop_level): a layer depth below it before clipping
+// is a blow-up, not a wet/dry front (fronts undershoot by ~1e-2 H_ref at most).
+#ifndef STAGE
+#define STAGE 0u
+#endif
+#ifndef DEPTH_STOP
+#define DEPTH_STOP -3.0e38f
+#endif
+
+// The launch that updates cells: 2 step + 1 for Heun's second stage (STAGE 2), 2 step
+// otherwise, so that a record (counters[6]) from an earlier launch is smaller.
+__device__ __forceinline__ u32 stop_tag(u32 step) {
+    return 2u * step + (STAGE == 2u ? 1u : 0u);
+}
+
+// Record a cell whose updated, not yet clipped, state w0 has a layer depth below DEPTH_STOP:
+// counters[4] the lowest such cell, [5] the lowest depth (ordered_bits), [6] the launch
+// (stop_tag), [7] the time the step reaches (the same for every cell of a launch). 2 compares
+// per cell when nothing fires.
+__device__ __forceinline__ void check_depth_stop(float4 w0, u32 c, u32 tag, float t,
+                                                 u32* counters) {
+    float lowest = fminf(w0.x, w0.w);
+    if (lowest < DEPTH_STOP) {
+        atomicMax(&counters[6], tag);
+        atomicMin(&counters[4], c);
+        atomicMin(&counters[5], ordered_bits(lowest));
+        atomicExch(&counters[7], __float_as_uint(t));
+    }
+}
+
+// Whether the depth stop fired in an earlier launch than `tag` (one word: cells of the same
+// launch may fire while this one runs): then no cell is updated any more.
+__device__ __forceinline__ bool depth_stopped(u32 tag, const u32* counters) {
+    u32 fired = *(volatile const u32*)(counters + 6);
+    return fired != 0u && fired < tag;
+}
 
 // Clip negative depths (returns how many) and zero the momentum of dry layers.
 __device__ __forceinline__ u32 dry_rules(float4& w0, float4& w1) {

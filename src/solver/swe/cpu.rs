@@ -11,7 +11,7 @@ use super::boundary::DrivenBoundaries;
 use super::flux::{edge_contribution, Neighbor};
 use super::mesh::{EdgeKind, SweMesh};
 use super::muscl::{edge_contribution2, Reconstruction};
-use super::{Counters, Physics, Scheme};
+use super::{depth_stop_level, Counters, DepthStop, Physics, Scheme};
 use crate::error::{Error, Result};
 use crate::mesh::NO_ELEMENT;
 
@@ -56,6 +56,11 @@ pub struct CpuSolver {
     pub lagged_dt: bool,
     /// With `lagged_dt`: the CFL step of the last real step's edge pass.
     lagged_cfl: Option<f64>,
+    /// The depth stop level ([`depth_stop_level`] of the initial state): a layer depth below
+    /// it before clipping stops the run.
+    pub stop_level: f64,
+    /// Where the depth stop fired; no step is taken after it.
+    pub stop: Option<DepthStop>,
     acc: Vec<[f64; 6]>,
     speed_sum: Vec<f64>,
     recon: Reconstruction,
@@ -99,6 +104,7 @@ impl CpuSolver {
         }
         phys.validate()?;
         let recon = Reconstruction::new(mesh, &depth);
+        let stop_level = depth_stop_level(&depth, &state, &phys);
         let edges = mesh
             .face_order
             .iter()
@@ -131,6 +137,8 @@ impl CpuSolver {
             boundaries,
             lagged_dt: false,
             lagged_cfl: None,
+            stop_level,
+            stop: None,
             acc: vec![[0.0; 6]; n],
             speed_sum: vec![0.0; n],
             recon,
@@ -225,10 +233,11 @@ impl CpuSolver {
 
     /// One step towards `t_end`: Δt = min(Δt_CFL, t_end − t), and t = t_end exactly when
     /// clamped; Δt_CFL is that of W^n, or with [`CpuSolver::lagged_dt`] that of the state
-    /// before the last step. Returns the Δt taken (0 when t ≥ t_end).
+    /// before the last step. Returns the Δt taken (0 when t ≥ t_end or once the depth stop
+    /// fired: [`CpuSolver::stop`]).
     pub fn step(&mut self, t_end: f64) -> f64 {
         let remaining = t_end - self.t;
-        if remaining <= 0.0 {
+        if remaining <= 0.0 || self.stop.is_some() {
             return 0.0;
         }
         let start = self.state.clone();
@@ -243,6 +252,7 @@ impl CpuSolver {
         // rejected and the step taken with Δt_CFL(W^n), as swe_fused_clock does.
         if dt_cfl.min(remaining) * self.cfl > current_cfl {
             dt_cfl = current_cfl;
+            self.counters.rejected += 1;
         }
         let dt = dt_cfl.min(remaining);
         if dt_cfl >= remaining {
@@ -252,7 +262,8 @@ impl CpuSolver {
         }
         self.steps += 1;
         self.apply_update(dt, None);
-        if self.order == 2 {
+        // After the depth stop the GPU updates no cell, Heun's second stage included.
+        if self.order == 2 && self.stop.is_none() {
             let stage = self.state.clone();
             let c2 = self.edge_pass(&stage);
             c.nonhyperbolic += c2.nonhyperbolic;
@@ -264,9 +275,11 @@ impl CpuSolver {
         dt
     }
 
-    /// W −= Δt/|V| acc, then the dry-layer rules (clip negative depths, counted; no momentum
-    /// below κ) and friction; with `average` (Heun's second stage) the result is averaged with
-    /// it, W = ½ (average + W), and the momentum rule applied again.
+    /// W −= Δt/|V| acc, then the depth stop (a layer depth below [`CpuSolver::stop_level`]
+    /// before clipping: the lowest such cell and depth are recorded in [`CpuSolver::stop`]),
+    /// the dry-layer rules (clip negative depths, counted; no momentum below κ) and friction;
+    /// with `average` (Heun's second stage) the result is averaged with it,
+    /// W = ½ (average + W), and the momentum rule applied again.
     fn apply_update(&mut self, dt: f64, average: Option<&[[f64; 6]]>) {
         let kappa = self.phys.dry_tol;
         let dry_rules = |w: &mut [f64; 6], clipped: &mut u64| {
@@ -285,6 +298,16 @@ impl CpuSolver {
             let s = dt / self.areas[i];
             for k in 0..6 {
                 w[k] -= s * self.acc[i][k];
+            }
+            let lowest = w[0].min(w[3]);
+            if lowest < self.stop_level {
+                let stop = self.stop.get_or_insert(DepthStop {
+                    cell: i,
+                    step: self.steps,
+                    t: self.t,
+                    depth: lowest,
+                });
+                stop.depth = stop.depth.min(lowest);
             }
             dry_rules(w, &mut self.counters.clipped);
             self.phys.friction.apply(w, dt, &self.phys);

@@ -138,7 +138,7 @@ pub fn csv_columns() -> Vec<String> {
         c.push(format!("{f}_min"));
         c.push(format!("{f}_max"));
     }
-    c.extend(["nonhyperbolic", "fallback", "clipped"].map(String::from));
+    c.extend(["nonhyperbolic", "fallback", "clipped", "rejected"].map(String::from));
     c
 }
 
@@ -170,6 +170,7 @@ fn csv_row(
         ctl.nonhyperbolic as f64,
         ctl.fallback as f64,
         ctl.clipped as f64,
+        ctl.rejected as f64,
     ]);
     row
 }

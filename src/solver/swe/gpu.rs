@@ -24,7 +24,7 @@
 use super::boundary::DrivenBoundaries;
 use super::gauge::{GaugeSample, Gauges};
 use super::mesh::SweMesh;
-use super::{Counters, Physics, Scheme};
+use super::{Counters, DepthStop, Physics, Scheme};
 use crate::args;
 use crate::error::{Error, Result};
 use crate::runtime::reduce::MinReduction;
@@ -33,7 +33,7 @@ use crate::solver::{clock_stalls, MAX_BATCH};
 
 /// Mirrors `Control` in shaders/common/swe_control.wgsl.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuControl {
     pub t: f32,
     pub dt: f32,
@@ -51,6 +51,51 @@ pub struct GpuControl {
     /// step's Δt before the clamp (0 before the first pass, negative once a cell went NaN/Inf);
     /// 0 on the other layouts.
     pub dt_cfl: f32,
+    /// Fused step only: steps rejected (their Δt above the Courant limit of the state they
+    /// updated) and taken again.
+    pub rejected: u32,
+    /// The depth stop: the lowest-numbered cell whose layer depth fell below
+    /// [`super::depth_stop_level`] before clipping, [`NO_CELL`] while none did.
+    pub stop_cell: u32,
+    /// The step that fired the depth stop.
+    pub stop_step: u32,
+    /// The time that step reached.
+    pub stop_t: f32,
+    /// The lowest layer depth (before clipping) of the cells that fired it.
+    pub stop_depth: f32,
+}
+
+/// No cell: the depth stop has not fired ([`GpuControl::stop_cell`]).
+pub const NO_CELL: u32 = u32::MAX;
+
+/// Words of the event counters buffer: 0..4 the step's edge and clip counts (folded into the
+/// control block by the time kernels), 4..8 the depth stop's record (lowest cell, lowest depth
+/// as [`ordered_bits`], the launch 2 step + (1 for Heun's second stage), time bits), written
+/// by the update kernels.
+const COUNTER_WORDS: [u32; 8] = [0, 0, 0, 0, NO_CELL, NO_CELL, 0, 0];
+
+impl Default for GpuControl {
+    fn default() -> Self {
+        GpuControl {
+            t: 0.0,
+            dt: 0.0,
+            t_end: 0.0,
+            steps: 0,
+            nonhyperbolic: 0,
+            fallback: 0,
+            chi_clamped: 0,
+            clipped: 0,
+            max_step_nonhyperbolic: 0,
+            max_step_fallback: 0,
+            last_dt: 0.0,
+            dt_cfl: 0.0,
+            rejected: 0,
+            stop_cell: NO_CELL,
+            stop_step: 0,
+            stop_t: 0.0,
+            stop_depth: 0.0,
+        }
+    }
 }
 
 impl GpuControl {
@@ -63,7 +108,18 @@ impl GpuControl {
             clipped: self.clipped as u64,
             max_step_nonhyperbolic: self.max_step_nonhyperbolic as u64,
             max_step_fallback: self.max_step_fallback as u64,
+            rejected: self.rejected as u64,
         }
+    }
+
+    /// The depth stop's record, if it fired.
+    pub fn depth_stop(&self) -> Option<DepthStop> {
+        (self.stop_cell != NO_CELL).then_some(DepthStop {
+            cell: self.stop_cell as usize,
+            step: self.stop_step as u64,
+            t: self.stop_t as f64,
+            depth: self.stop_depth as f64,
+        })
     }
 }
 
@@ -219,6 +275,11 @@ pub struct GpuSolver {
     counters: Buffer,
     /// Cell centroids, to say where a solution blew up.
     centroids: Vec<[f64; 2]>,
+    /// The element kinds and file numbers of the cells, to name them as the mesh file does
+    /// ([`crate::mesh::Mesh::element_label`]).
+    labels: crate::mesh::Mesh,
+    /// The depth stop level ([`super::depth_stop_level`]).
+    stop_level: f64,
     steps: StepPlans,
     /// The fused step's [`FusedKernels::dt_min`] words (a rejected step leaves a pass to run).
     fused_words: Option<Buffer>,
@@ -239,6 +300,8 @@ struct StepInputs<'a> {
     control: &'a Buffer,
     counters: &'a Buffer,
     flux_consts: &'a [(&'static str, f64); 4],
+    /// The depth stop level ([`super::depth_stop_level`]).
+    stop_level: f64,
 }
 
 impl StepInputs<'_> {
@@ -251,6 +314,7 @@ impl StepInputs<'_> {
             ("DENSITY_RATIO", self.phys.r),
             ("MANNING", self.phys.friction.manning),
             ("INTERFACE_DRAG", self.phys.friction.interface),
+            ("DEPTH_STOP", self.stop_level),
         ]
     }
 }
@@ -392,6 +456,18 @@ pub fn ordered_bits(x: f32) -> u32 {
         b | 0x8000_0000
     }
 }
+
+/// The inverse of [`ordered_bits`].
+pub fn from_ordered_bits(u: u32) -> f32 {
+    f32::from_bits(if u & 0x8000_0000 != 0 {
+        u & 0x7fff_ffff
+    } else {
+        !u
+    })
+}
+
+/// Words of the control block ([`GpuControl`]).
+const CONTROL_WORDS: usize = std::mem::size_of::<GpuControl>() / 4;
 
 /// Record the unfused step (flux segment, update chain, Heun's second stage at order 2) into
 /// `plan`, the state in `cells[0]`.
@@ -606,7 +682,7 @@ impl GpuSolver {
         } else {
             [cells.clone(), cells]
         };
-        let counters = rt.zeroed::<u32>("swe counters", 8)?;
+        let counters = rt.upload("swe counters", &COUNTER_WORDS)?;
         let control = rt.upload(
             "swe control",
             &[GpuControl {
@@ -614,6 +690,7 @@ impl GpuSolver {
                 ..Default::default()
             }],
         )?;
+        let stop_level = super::depth_stop_level(depth, state, &phys);
         let flux_consts = [
             ("GRAVITY", phys.g),
             ("DENSITY_RATIO", phys.r),
@@ -693,6 +770,7 @@ impl GpuSolver {
             control: &control,
             counters: &counters,
             flux_consts: &flux_consts,
+            stop_level,
         };
         let mut fused_words = None;
         let (steps, current) = if fused {
@@ -746,6 +824,15 @@ impl GpuSolver {
             control,
             counters,
             centroids: mesh.geom.centroids.clone(),
+            labels: crate::mesh::Mesh {
+                kinds: mesh.mesh.kinds.clone(),
+                numbering: crate::mesh::FileNumbering {
+                    nodes: Vec::new(),
+                    ..mesh.mesh.numbering.clone()
+                },
+                ..crate::mesh::Mesh::new(2)
+            },
+            stop_level,
             steps,
             fused_words,
             gauges: gauge_kernel.map(|(_, _, g)| g),
@@ -856,7 +943,7 @@ impl GpuSolver {
         loop {
             let done = self.read_control()?.steps as u64;
             if done >= target {
-                return Ok(());
+                return self.check_pending_stop();
             }
             let batch =
                 ((target - done).min(u32::MAX as u64) as u32).min(self.batch_limit(MAX_BATCH));
@@ -865,8 +952,9 @@ impl GpuSolver {
             self.rt.wait()?;
             self.drain_gauges()?;
             let ctl = self.read_control()?;
-            if ctl.dt < 0.0 || ctl.dt_cfl < 0.0 {
-                return Err(self.blow_up(&ctl));
+            self.check_stops(&ctl)?;
+            if ctl.steps as u64 >= target {
+                return self.check_pending_stop();
             }
         }
     }
@@ -933,8 +1021,11 @@ impl GpuSolver {
         let mut words: Vec<u32> =
             self.rt
                 .read(self.state_buffer(), 0, 8 * self.n_cells as usize)?;
-        words.extend(self.rt.read::<u32>(&self.control, 0, 12)?);
-        words.extend(self.rt.read::<u32>(&self.counters, 0, 8)?);
+        words.extend(self.rt.read::<u32>(&self.control, 0, CONTROL_WORDS)?);
+        words.extend(
+            self.rt
+                .read::<u32>(&self.counters, 0, COUNTER_WORDS.len())?,
+        );
         if let Some(g) = &self.gauges {
             words.extend(self.rt.read::<u32>(&g.state, 0, 4)?);
         }
@@ -945,7 +1036,8 @@ impl GpuSolver {
     /// belong to the run being replaced).
     pub fn restore_words(&mut self, words: &[u32]) -> Result<()> {
         let n = 8 * self.n_cells as usize;
-        let expected = n + 20 + if self.gauges.is_some() { 4 } else { 0 };
+        let (c, k) = (CONTROL_WORDS, COUNTER_WORDS.len());
+        let expected = n + c + k + if self.gauges.is_some() { 4 } else { 0 };
         if words.len() != expected {
             return Err(Error::Invalid(format!(
                 "a state of {} words, expected {expected} for {} cells{}",
@@ -959,13 +1051,57 @@ impl GpuSolver {
             )));
         }
         self.rt.write(self.state_buffer(), 0, &words[..n])?;
-        self.rt.write(&self.control, 0, &words[n..n + 12])?;
-        self.rt.write(&self.counters, 0, &words[n + 12..n + 20])?;
+        self.rt.write(&self.control, 0, &words[n..n + c])?;
+        self.rt.write(&self.counters, 0, &words[n + c..n + c + k])?;
         if let Some(g) = self.gauges.as_mut() {
             g.pending.clear();
-            self.rt.write(&g.state, 0, &words[n + 20..])?;
+            self.rt.write(&g.state, 0, &words[n + c + k..])?;
         }
         Ok(())
+    }
+
+    /// The depth stop level of this run ([`super::depth_stop_level`] of its initial state).
+    pub fn stop_level(&self) -> f64 {
+        self.stop_level
+    }
+
+    /// Stop on what the control block says: the depth stop ([`GpuControl::depth_stop`]), or a
+    /// cell gone NaN/Inf (a negative Δt or Δt_CFL, or a time that is not finite).
+    fn check_stops(&self, ctl: &GpuControl) -> Result<()> {
+        if ctl.depth_stop().is_some() {
+            return self.check_pending_stop();
+        }
+        if ctl.dt < 0.0 || ctl.dt_cfl < 0.0 || !ctl.t.is_finite() {
+            return Err(self.blow_up(ctl));
+        }
+        Ok(())
+    }
+
+    /// Where the depth stop fired, if it did, read from the update kernels' record (the
+    /// control block gets it at the next time kernel).
+    pub fn depth_stop(&self) -> Result<Option<DepthStop>> {
+        let words = self.rt.read::<u32>(&self.counters, 4, 4)?;
+        let ctl = GpuControl {
+            stop_cell: words[0],
+            stop_depth: from_ordered_bits(words[1]),
+            stop_step: words[2] / 2,
+            stop_t: f32::from_bits(words[3]),
+            ..GpuControl::default()
+        };
+        Ok(ctl.depth_stop())
+    }
+
+    /// The unfused update records the depth stop after the time kernel of its step, so the
+    /// control block shows it one step later: read the record itself (once per call of
+    /// [`GpuSolver::advance_to`] or [`GpuSolver::steps`], not per batch) before returning.
+    fn check_pending_stop(&self) -> Result<()> {
+        match self.depth_stop()? {
+            Some(stop) => {
+                let label = self.labels.element_label(stop.cell);
+                Err(stop.error(self.stop_level, &label, self.centroids[stop.cell]))
+            }
+            None => Ok(()),
+        }
     }
 
     /// The error for a solution that blew up: time, step, the first cell with a NaN or Inf
@@ -976,7 +1112,8 @@ impl GpuSolver {
         let at = cell.map_or(String::new(), |c| {
             let [x, y] = self.centroids[c];
             format!(
-                ": cell {c} at ({x:.4}, {y:.4}) has (h1, q1x, q1y, h2, q2x, q2y) = {:?}",
+                ": {} at ({x:.4}, {y:.4}) has (h1, q1x, q1y, h2, q2x, q2y) = {:?}",
+                self.labels.element_label(c),
                 state[c]
             )
         });
@@ -1013,9 +1150,7 @@ impl GpuSolver {
             self.settle()?;
             let next = self.read_control()?;
             self.drain_gauges()?;
-            if next.dt < 0.0 || next.dt_cfl < 0.0 || !next.t.is_finite() {
-                return Err(self.blow_up(&next));
-            }
+            self.check_stops(&next)?;
             let stall = clock_stalls(t_end, next.last_dt as f64);
             if let Some(why) = stall.filter(|_| next.t < target) {
                 return Err(Error::Run(format!(
@@ -1030,6 +1165,7 @@ impl GpuSolver {
                 break;
             }
         }
+        self.check_pending_stop()?;
         Ok(ctl)
     }
 }

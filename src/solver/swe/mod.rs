@@ -186,6 +186,53 @@ impl Physics {
     }
 }
 
+/// The depth stop as a fraction of the reference depth: a layer depth below −0.5 H_ref
+/// before clipping stops the run. A legitimate wet/dry front undershoots by about 1e-2 H_ref
+/// at most (the clipping of spec §10 then restores h ≥ 0); a blow-up such as `u1x = 100` on
+/// 6 m of water crosses −0.5 H_ref well before it reaches NaN.
+pub const DEPTH_STOP_FRACTION: f64 = 0.1;
+
+/// The reference depth H_ref of a case: the deepest initial water column max_i (h1 + h2), or
+/// the deepest bed max_i H if deeper, and at least 10⁴ κ (spec §10 relates the f32 dry
+/// threshold to it, ε_h = 10⁻⁴ H_ref, so a dry start still has a scale).
+pub fn reference_depth(depth: &[f64], state: &[[f64; 6]], phys: &Physics) -> f64 {
+    let column = state.iter().map(|w| w[0] + w[3]).fold(0.0, f64::max);
+    let bed = depth.iter().copied().fold(0.0, f64::max);
+    column.max(bed).max(1e4 * phys.dry_tol)
+}
+
+/// The depth stop level −[`DEPTH_STOP_FRACTION`] H_ref ([`reference_depth`]).
+pub fn depth_stop_level(depth: &[f64], state: &[[f64; 6]], phys: &Physics) -> f64 {
+    -DEPTH_STOP_FRACTION * reference_depth(depth, state, phys)
+}
+
+/// Where the depth stop fired: a layer depth below [`depth_stop_level`] before clipping.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct DepthStop {
+    /// The lowest-numbered cell (solver order) that fell below the level.
+    pub cell: usize,
+    /// The step that did it (counted from the start of the run).
+    pub step: u64,
+    /// The time that step reached.
+    pub t: f64,
+    /// The lowest layer depth before clipping among the cells that fell below the level.
+    pub depth: f64,
+}
+
+impl DepthStop {
+    /// The error that stops the run, naming the cell as `label` (the file's numbering,
+    /// [`crate::mesh::Mesh::element_label`]) at centroid `at`.
+    pub fn error(&self, level: f64, label: &str, at: [f64; 2]) -> Error {
+        Error::Run(format!(
+            "the run stopped at t = {} in step {}: a layer depth fell to {} m before \
+             clipping, below the depth stop {} m (-{DEPTH_STOP_FRACTION} H_ref), first in {label} \
+             at ({:.4}, {:.4}); the solution is blowing up: try a smaller CFL number or check \
+             the initial state",
+            self.t as f32, self.step, self.depth as f32, level as f32, at[0], at[1]
+        ))
+    }
+}
+
 /// Spatial order of accuracy: 1 (the paper's schemes) or 2 (limited MUSCL reconstruction,
 /// [`muscl`], with Heun's SSP-RK2 in time).
 pub fn check_order(order: u32) -> Result<()> {
@@ -212,6 +259,10 @@ pub struct Counters {
     pub max_step_nonhyperbolic: u64,
     /// The largest number of fallback edges in one step.
     pub max_step_fallback: u64,
+    /// Steps whose lagged Δt exceeded the Courant limit of the state they updated, rejected
+    /// and taken again with that state's CFL step (the fused step, or the reference with
+    /// [`cpu::CpuSolver::lagged_dt`]; 0 otherwise).
+    pub rejected: u64,
 }
 
 impl Counters {
