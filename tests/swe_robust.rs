@@ -160,3 +160,42 @@ fn rejected_steps_are_counted_like_the_reference() {
         assert_eq!(ctl.rejected > 0, layout == FluxLayout::Fused, "{layout:?}");
     }
 }
+
+/// The `swe` command reports the rejected steps: "rejected steps 3" in the run report and the
+/// `rejected` column of the CSV (the colliding streams above, fused by default).
+#[test]
+fn the_swe_command_reports_rejected_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("collide.toml");
+    std::fs::write(
+        &path,
+        "[mesh]\nbuiltin = \"cross:10\"\ndomain = [-5.0, 5.0, -5.0, 5.0]\n[physics]\nr = 0.5\n\
+         [initial]\nH = 6.0\nh1 = 1.0\nh2 = \"H - h1\"\nu1x = \"if(x < 0, 8, -8)\"\n\
+         u2x = \"if(x < 0, 8, -8)\"\n[run]\nfinal_time = 0.3\n[output]\nfields = [\"h1\"]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_chromaflow"))
+        .args(["swe", "--case"])
+        .arg(&path)
+        .arg("--out")
+        .arg(&out)
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout} {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(stdout.contains("rejected steps 3"), "{stdout}");
+    let csv = std::fs::read_to_string(out.join("collide.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let column = header
+        .iter()
+        .position(|&c| c == "rejected")
+        .expect("a rejected column");
+    let last: Vec<&str> = csv.lines().last().unwrap().split(',').collect();
+    assert_eq!(last[column].parse::<f64>().unwrap(), 3.0, "{csv}");
+}
