@@ -316,12 +316,10 @@ fn second_order_batches_and_restart_give_the_same_bits() {
 /// Two streams collide at ±8 m/s: the speeds grow faster than the lagged Δt follows, and the
 /// fused clock rejects the steps whose Δt exceeds the Courant limit 1 of the state they
 /// updated and takes them again with that state's CFL step, as the f64 reference with
-/// `lagged_dt` does: after 41 real steps (3 of them retaken) the same time (relative 1e-4,
-/// measured 4.5e-5),
-/// the same number of rejected steps and of clipped depths (the same steps were rejected),
-/// and the state within |Δh| ≤ 5e-3 m, |Δq| ≤ 0.2 m² s⁻¹ (measured 2.0e-3 and 0.033: f32
-/// round-off amplified by the collision). (The session-6 case, an upper layer at 20 m/s into the walls, now ends at the
-/// depth stop in step 2: tests/swe_robust.rs.)
+/// `lagged_dt` does (steps 5 and 7 here): after 12 real steps the same time (relative 1e-4,
+/// measured 1.7e-5), the same numbers of rejected steps and of clipped depths, and the state
+/// within |Δh| ≤ 1e-3 m, |Δq| ≤ 0.05 m² s⁻¹ (measured 1.3e-4 and 6.3e-3). (The session-6
+/// case, an upper layer at 20 m/s into the walls, now ends at the depth stop.)
 #[test]
 fn steps_above_the_courant_limit_are_rejected_and_retaken() {
     let rt = rt();
@@ -357,11 +355,11 @@ final_time = 1.0
     };
     let mut passes = make();
     passes.set_end_time(f32::MAX).unwrap();
-    passes.queue_steps(41).unwrap();
+    passes.queue_steps(12).unwrap();
     let taken = passes.read_control().unwrap().steps;
-    assert!(taken < 41, "no step was rejected ({taken} of 41 passes)");
+    assert!(taken < 12, "no step was rejected ({taken} of 12 passes)");
     let mut g = make();
-    g.steps(41).unwrap();
+    g.steps(12).unwrap();
     let mut c = CpuSolver::new(
         &setup.mesh,
         setup.depth.clone(),
@@ -372,7 +370,7 @@ final_time = 1.0
     )
     .unwrap();
     c.lagged_dt = true;
-    c.run_steps(41);
+    c.run_steps(12);
     let (mut dh, mut dq) = (0.0f64, 0.0f64);
     for (x, y) in g.read_state().unwrap().iter().zip(&c.state) {
         for k in 0..6 {
@@ -388,6 +386,7 @@ final_time = 1.0
     let t = ctl.t as f64;
     assert!((t - c.t).abs() <= 1e-4 * c.t, "t {t} vs {}", c.t);
     assert_eq!(ctl.clipped as u64, c.counters.clipped);
-    assert_eq!((ctl.rejected, c.counters.rejected), (3, 3));
-    assert!(dh <= 5e-3 && dq <= 0.2, "dh {dh:e} dq {dq:e}");
+    assert!(ctl.rejected > 0);
+    assert_eq!(ctl.rejected as u64, c.counters.rejected);
+    assert!(dh <= 1e-3 && dq <= 0.05, "dh {dh:e} dq {dq:e}");
 }

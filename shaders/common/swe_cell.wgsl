@@ -7,7 +7,7 @@
 override MANNING: f32 = 0.0;
 override INTERFACE_DRAG: f32 = 0.0;
 // The depth stop, -0.5 H_ref (super::depth_stop_level): a layer depth below it before clipping
-// is a blow-up, not a wet/dry front (fronts undershoot by ~1e-2 H_ref at most).
+// is a blow-up, not a wet/dry front or a collision (those undershoot by 0.15 H_ref at most).
 override DEPTH_STOP: f32 = -3.0e38;
 
 // The launch that updates cells: 2 step + 1 for Heun's second stage (STAGE 2), 2 step
@@ -37,7 +37,20 @@ fn depth_stopped(tag: u32) -> bool {
     return fired != 0u && fired < tag;
 }
 
-// Clip negative depths (returns how many) and zero the momentum of dry layers.
+// Thin films: the momentum of a layer thinner than FILM_DEPTH = eps is desingularised,
+// q <- h u with u = sqrt(2) h q / sqrt(h^4 + max(h^4, eps^4)) (spec section 10 eq. (23), the
+// Kurganov-Petrova form), i.e. q is scaled by sqrt(2) h^2 / sqrt(h^4 + eps^4) < 1 (exactly 1 at
+// h = eps; thicker layers are left alone).
+override FILM_DEPTH: f32 = 1.0e-2;
+
+fn film_factor(h: f32) -> f32 {
+    let h2 = h * h;
+    let e2 = FILM_DEPTH * FILM_DEPTH;
+    return 1.4142135 * h2 / sqrt(h2 * h2 + e2 * e2);
+}
+
+// Clip negative depths (returns how many), zero the momentum of dry layers and desingularise
+// that of thin films.
 fn dry_rules(w0: ptr<function, vec4<f32>>, w1: ptr<function, vec4<f32>>) -> u32 {
     var clipped = 0u;
     if ((*w0).x < 0.0) {
@@ -47,6 +60,10 @@ fn dry_rules(w0: ptr<function, vec4<f32>>, w1: ptr<function, vec4<f32>>) -> u32 
     if ((*w0).x < DRY_TOL) {
         (*w0).y = 0.0;
         (*w0).z = 0.0;
+    } else if ((*w0).x < FILM_DEPTH) {
+        let f = film_factor((*w0).x);
+        (*w0).y = f * (*w0).y;
+        (*w0).z = f * (*w0).z;
     }
     if ((*w0).w < 0.0) {
         (*w0).w = 0.0;
@@ -55,6 +72,10 @@ fn dry_rules(w0: ptr<function, vec4<f32>>, w1: ptr<function, vec4<f32>>) -> u32 
     if ((*w0).w < DRY_TOL) {
         (*w1).x = 0.0;
         (*w1).y = 0.0;
+    } else if ((*w0).w < FILM_DEPTH) {
+        let f = film_factor((*w0).w);
+        (*w1).x = f * (*w1).x;
+        (*w1).y = f * (*w1).y;
     }
     return clipped;
 }

@@ -20,7 +20,7 @@
 #define INTERFACE_DRAG 0.0f
 #endif
 // The depth stop, -0.5 H_ref (super::depth_stop_level): a layer depth below it before clipping
-// is a blow-up, not a wet/dry front (fronts undershoot by ~1e-2 H_ref at most).
+// is a blow-up, not a wet/dry front or a collision (those undershoot by 0.15 H_ref at most).
 #ifndef STAGE
 #define STAGE 0u
 #endif
@@ -56,7 +56,22 @@ __device__ __forceinline__ bool depth_stopped(u32 tag, const u32* counters) {
     return fired != 0u && fired < tag;
 }
 
-// Clip negative depths (returns how many) and zero the momentum of dry layers.
+// Thin films: the momentum of a layer thinner than FILM_DEPTH = eps is desingularised,
+// q <- h u with u = sqrt(2) h q / sqrt(h^4 + max(h^4, eps^4)) (spec section 10 eq. (23), the
+// Kurganov-Petrova form), i.e. q is scaled by sqrt(2) h^2 / sqrt(h^4 + eps^4) < 1 (exactly 1 at
+// h = eps; thicker layers are left alone).
+#ifndef FILM_DEPTH
+#define FILM_DEPTH 1.0e-2f
+#endif
+
+__device__ __forceinline__ float film_factor(float h) {
+    float h2 = h * h;
+    float e2 = FILM_DEPTH * FILM_DEPTH;
+    return 1.4142135f * h2 / sqrtf(h2 * h2 + e2 * e2);
+}
+
+// Clip negative depths (returns how many), zero the momentum of dry layers and desingularise
+// that of thin films.
 __device__ __forceinline__ u32 dry_rules(float4& w0, float4& w1) {
     u32 clipped = 0u;
     if (w0.x < 0.0f) {
@@ -66,6 +81,10 @@ __device__ __forceinline__ u32 dry_rules(float4& w0, float4& w1) {
     if (w0.x < DRY_TOL) {
         w0.y = 0.0f;
         w0.z = 0.0f;
+    } else if (w0.x < FILM_DEPTH) {
+        float f = film_factor(w0.x);
+        w0.y = f * w0.y;
+        w0.z = f * w0.z;
     }
     if (w0.w < 0.0f) {
         w0.w = 0.0f;
@@ -74,6 +93,10 @@ __device__ __forceinline__ u32 dry_rules(float4& w0, float4& w1) {
     if (w0.w < DRY_TOL) {
         w1.x = 0.0f;
         w1.y = 0.0f;
+    } else if (w0.w < FILM_DEPTH) {
+        float f = film_factor(w0.w);
+        w1.x = f * w1.x;
+        w1.y = f * w1.y;
     }
     return clipped;
 }

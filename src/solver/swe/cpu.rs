@@ -282,6 +282,7 @@ impl CpuSolver {
     /// W = ½ (average + W), and the momentum rule applied again.
     fn apply_update(&mut self, dt: f64, average: Option<&[[f64; 6]]>) {
         let kappa = self.phys.dry_tol;
+        let film = self.phys.film_depth();
         let dry_rules = |w: &mut [f64; 6], clipped: &mut u64| {
             for h in [0, 3] {
                 if w[h] < 0.0 {
@@ -291,6 +292,11 @@ impl CpuSolver {
                 if w[h] < kappa {
                     w[h + 1] = 0.0;
                     w[h + 2] = 0.0;
+                } else if w[h] < film {
+                    let f = std::f64::consts::SQRT_2 * w[h] * w[h]
+                        / (w[h].powi(4) + film.powi(4)).sqrt();
+                    w[h + 1] *= f;
+                    w[h + 2] *= f;
                 }
             }
         };

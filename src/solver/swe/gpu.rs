@@ -315,6 +315,7 @@ impl StepInputs<'_> {
             ("MANNING", self.phys.friction.manning),
             ("INTERFACE_DRAG", self.phys.friction.interface),
             ("DEPTH_STOP", self.stop_level),
+            ("FILM_DEPTH", self.phys.film_depth()),
         ]
     }
 }
