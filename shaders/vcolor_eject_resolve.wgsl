@@ -1,10 +1,13 @@
 // #include "common/dispatch.wgsl"
 // #include "common/vcolor_hash.wgsl"
 
-// Color reduction, ejection round, step 2 of 3: an uncolored vertex v wins its proposal unless a
-// same-class uncolored neighbour u proposed the same color with a higher priority
-// (round_hash(u, round_number) smaller, ties by number), so two neighbours never take one color.
-// winner[v] = 1 for winners, 0 for every other vertex. round_number = round_base[0] + range.first.
+// Color reduction, ejection round, step 2 of 3, over the defect list (defects[0 ..
+// defect_count[0]], a grid-stride loop): a defect v wins its proposal unless a same-class
+// uncolored neighbour u (a defect too, with this round's proposal) proposed the same color with
+// a higher priority (round_hash(u, round_number) smaller, ties by number), so two neighbours
+// never take one color. winner[v] = 1 for winners, 0 for the other defects; vertices off the
+// list are not written (step 3 reads only the list's). round_number = round_base[0] +
+// range.first.
 
 @group(0) @binding(0) var<storage, read> adjacency_offsets: array<u32>;
 @group(0) @binding(1) var<storage, read> adjacency: array<u32>;
@@ -12,32 +15,31 @@
 @group(0) @binding(3) var<storage, read> colors: array<u32>;
 @group(0) @binding(4) var<storage, read> proposal: array<u32>;
 @group(0) @binding(5) var<storage, read> round_base: array<u32>;
-@group(0) @binding(6) var<storage, read_write> winner: array<u32>;
+@group(0) @binding(6) var<storage, read> defects: array<u32>;
+@group(0) @binding(7) var<storage, read> defect_count: array<u32>;
+@group(0) @binding(8) var<storage, read_write> winner: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let v = linear_index(gid, nwg);
-    if (v >= range.count) {
-        return;
-    }
-    let p = proposal[v];
-    if (colors[v] != 0u || p == 0u) {
-        winner[v] = 0u;
-        return;
-    }
+    let threads = nwg.x * nwg.y * WORKGROUP_SIZE;
     let round_number = round_base[0] + range.first;
-    let pv = round_hash(v, round_number);
-    let class_v = vertex_class[v];
-    var wins = 1u;
-    for (var j = adjacency_offsets[v]; j < adjacency_offsets[v + 1u]; j = j + 1u) {
-        let u = adjacency[j];
-        if (vertex_class[u] == class_v && colors[u] == 0u && proposal[u] == p) {
-            let pu = round_hash(u, round_number);
-            if (pu < pv || (pu == pv && u < v)) {
-                wins = 0u;
+    let len = defect_count[0];
+    for (var i = linear_index(gid, nwg); i < len; i = i + threads) {
+        let v = defects[i];
+        let p = proposal[v];
+        var wins = select(1u, 0u, p == 0u);
+        let pv = round_hash(v, round_number);
+        let class_v = vertex_class[v];
+        for (var j = adjacency_offsets[v]; j < adjacency_offsets[v + 1u]; j = j + 1u) {
+            let u = adjacency[j];
+            if (vertex_class[u] == class_v && colors[u] == 0u && proposal[u] == p) {
+                let pu = round_hash(u, round_number);
+                if (pu < pv || (pu == pv && u < v)) {
+                    wins = 0u;
+                }
             }
         }
+        winner[v] = wins;
     }
-    winner[v] = wins;
 }

@@ -792,7 +792,8 @@ fn tet_box_colors_within_ten_percent_of_greedy() {
 }
 
 /// A star of 5000 leaves: the reduction's launches follow the colors present (2), not the
-/// maximum degree (the recoloring once launched a kernel per possible color, 5001 here).
+/// maximum degree (the recoloring once launched a kernel per possible color, 5001 here), and it
+/// waits for the GPU twice.
 #[test]
 fn star_reduction_launches_follow_the_colors() {
     use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
@@ -811,8 +812,18 @@ fn star_reduction_launches_follow_the_colors() {
     );
     check_vertex_coloring(&star, &c.colors, None).unwrap();
     assert_eq!(c.num_colors, 2);
-    // vcolor_max, one sweep of 2 recolor launches, vcolor_max.
-    assert_eq!(c.reduction.launches, 4, "{:?}", c.reduction);
+    // vcolor_max; one sweep: count, offsets, bucket, 2 recolor launches, vcolor_max. Each is
+    // one submit and one read-back of the largest color.
+    assert_eq!(
+        (
+            c.reduction.launches,
+            c.reduction.submits,
+            c.reduction.read_backs
+        ),
+        (7, 4, 2),
+        "{:?}",
+        c.reduction
+    );
 }
 
 /// The reduction rejects inputs it cannot work on, naming what is wrong.

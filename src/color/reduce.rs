@@ -1,5 +1,5 @@
 //! Color reduction after the GPU speculative vertex coloring, on the GPU ([`Runtime`] kernels
-//! `vcolor_recolor`, `vcolor_max`, `vcolor_eject_*`) with an exact CPU reference
+//! `vcolor_class_*`, `vcolor_recolor`, `vcolor_max`, `vcolor_eject_*`) with an exact CPU reference
 //! ([`reduce_colors_cpu`]).
 //!
 //! The speculative rounds behave like a greedy coloring in random order: on lattice-like graphs
@@ -38,12 +38,26 @@
 //! last ejection is followed by one more iterated-greedy pass, which closes any class the
 //! ejection emptied, so colors are always 1..k without gaps.
 //!
-//! Launches are proportional to the number of colors, not to the vertices or the maximum degree:
-//! a sweep is k recolor launches, one `vcolor_max` launch (the count, read back as 4 bytes: the
-//! only per-sweep read-back) and per ejection submit 8 rounds of 3 launches plus one prefix
-//! sum of the defect flags, whose total (the defect count) is read back once per submit. The
-//! ejection launches cover all vertices, but a vertex that is neither a defect nor a winner
-//! returns after one or two reads; only defects and winners walk their neighbours.
+//! The GPU side costs what the work costs:
+//!
+//! * An iterated-greedy pass is one submit: `vcolor_class_count` saves and clears the colors and
+//!   counts the old classes, `vcolor_class_offsets` (one workgroup) scans the k counts,
+//!   `vcolor_class_bucket` sorts the vertices by old color into segments, then one
+//!   `vcolor_recolor` launch per class walks only that class's segment (a grid-stride loop:
+//!   the segment's length stays on the GPU), and `vcolor_max` ends the pass; its 4 bytes are
+//!   the pass's only read-back. Three passes over all vertices and k launches over one class
+//!   each, where a launch per class over all vertices cost k passes.
+//! * The ejection rounds run over the list of defects, not over all vertices: the attempt's
+//!   start lists the top class, and each round's `vcolor_eject_apply` writes the next list (the
+//!   losers and the vertices the winners ejected, each once). The list's length after each
+//!   submit of [`EJECT_ROUNDS_PER_SUBMIT`] rounds is the defect count, read back (4 bytes) and
+//!   used to size the next submit's grid; rounds after the last defect is placed launch over an
+//!   empty list. The list's order varies with the GPU's scheduling; the result does not, since
+//!   every defect's step depends only on the colors and proposals around it.
+//!
+//! So a reduction's launches follow the colors and the rounds ([`ReductionReport::launches`],
+//! [`ReductionReport::submits`], [`ReductionReport::read_backs`] count them), and the vertices
+//! it touches follow the defects.
 //!
 //! Vertex classes: neighbours of another class are ignored throughout, as in the speculative
 //! rounds; the count being reduced is the largest color over all classes.
@@ -51,7 +65,6 @@
 use crate::args;
 use crate::error::{Error, Result};
 use crate::mesh::Csr;
-use crate::runtime::scan::PrefixSum;
 use crate::runtime::{Buffer, ItemRange, Kernel, Plan, PlanBuilder, Runtime, WORKGROUP_SIZE};
 use std::time::{Duration, Instant};
 
@@ -118,6 +131,12 @@ pub struct ReductionReport {
     pub eject_rounds: usize,
     /// Kernel launches queued (GPU; 0 for the CPU reference).
     pub launches: usize,
+    /// Submissions to the GPU queue: queued plans, buffer copies and read-backs (GPU; 0 for
+    /// the CPU reference).
+    pub submits: usize,
+    /// Read-backs among them, each a wait for the GPU (the color count after each sweep, the
+    /// defect count after each submit of ejection rounds).
+    pub read_backs: usize,
     /// Wall time of the reduction (GPU: plan preparation excluded).
     pub seconds: f64,
 }
@@ -127,16 +146,14 @@ pub struct ReductionReport {
 trait Engine {
     /// Largest color.
     fn max_color(&mut self) -> Result<usize>;
-    /// One iterated-greedy pass over old classes k, k-1, .., 1.
-    fn iterated_greedy(&mut self, k: usize) -> Result<()>;
+    /// One iterated-greedy pass over old classes k, k-1, .., 1; the largest color after it.
+    fn iterated_greedy(&mut self, k: usize) -> Result<usize>;
     /// Save the colors (for [`Engine::restore`]) and uncolor class k.
     fn eject_start(&mut self, k: usize) -> Result<()>;
     /// [`EJECT_ROUNDS_PER_SUBMIT`] rounds numbered `first_round..`; the defects left.
     fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<u32>;
     /// Back to the saved colors.
     fn restore(&mut self) -> Result<()>;
-    /// Kernel launches so far.
-    fn launches(&self) -> usize;
 }
 
 /// The reduction's control flow (see the module docs), shared by the GPU and the CPU reference.
@@ -153,8 +170,7 @@ fn drive(e: &mut impl Engine, opts: &ColorReduction) -> Result<ReductionReport> 
     let mut sweeps = 0;
     while sweeps < opts.sweeps && k > 1 {
         let start = k;
-        e.iterated_greedy(k)?;
-        k = e.max_color()?;
+        k = e.iterated_greedy(k)?;
         sweeps += 1;
         report.sweeps += 1;
         gaps_possible = false;
@@ -167,12 +183,10 @@ fn drive(e: &mut impl Engine, opts: &ColorReduction) -> Result<ReductionReport> 
         }
     }
     if gaps_possible {
-        e.iterated_greedy(k)?;
-        k = e.max_color()?;
+        k = e.iterated_greedy(k)?;
         report.sweeps += 1;
     }
     report.colors_after = k;
-    report.launches = e.launches();
     Ok(report)
 }
 
@@ -296,6 +310,13 @@ fn check_inputs(adj: &Csr, class: Option<&[u32]>, colors: &[u32]) -> Result<Vec<
                 "color reduction: vertex {v} has color 0 (colors are 1-based)"
             )));
         }
+        // The GPU keeps one counter per color, n of them; a proper coloring never needs more.
+        if colors[v] as usize > n {
+            return Err(Error::Invalid(format!(
+                "color reduction: vertex {v} has color {}, more than the {n} vertices need",
+                colors[v]
+            )));
+        }
         for &u in adj.row(v) {
             let u = u as usize;
             if u >= n {
@@ -417,7 +438,7 @@ impl Engine for CpuEngine<'_> {
         Ok(self.colors.iter().copied().max().unwrap_or(0) as usize)
     }
 
-    fn iterated_greedy(&mut self, k: usize) -> Result<()> {
+    fn iterated_greedy(&mut self, k: usize) -> Result<usize> {
         let old = std::mem::take(&mut self.colors);
         self.colors = vec![0; old.len()];
         let mut by_class: Vec<Vec<usize>> = vec![Vec::new(); k + 1];
@@ -429,7 +450,7 @@ impl Engine for CpuEngine<'_> {
                 self.colors[v] = self.first_fit(v);
             }
         }
-        Ok(())
+        self.max_color()
     }
 
     fn eject_start(&mut self, k: usize) -> Result<()> {
@@ -476,10 +497,6 @@ impl Engine for CpuEngine<'_> {
         self.colors.clone_from(&self.saved);
         Ok(())
     }
-
-    fn launches(&self) -> usize {
-        0
-    }
 }
 
 /// Reduce a 1-based proper coloring on the GPU (uploads it, runs [`ColorReducer`], reads the
@@ -506,6 +523,34 @@ pub fn reduce_colors_gpu(
     Ok((rt.read(&buffer, 0, colors.len())?, report))
 }
 
+/// Threads of a launch over a list of about `items` entries (a grid-stride loop covers the
+/// rest): the next power of two, at least one workgroup and at most one thread per vertex, so a
+/// coloring prepares a few plans, not one per list length.
+fn list_threads(items: u32, n: u32) -> u32 {
+    items
+        .max(1)
+        .next_power_of_two()
+        .min(n.next_multiple_of(WORKGROUP_SIZE))
+        .max(WORKGROUP_SIZE)
+}
+
+/// Append `vcolor_max` over the n colors (the host or `vcolor_class_offsets` zeroes `largest`).
+fn launch_max(p: &mut PlanBuilder, max: &Kernel, colors: &Buffer, largest: &Buffer, n: u32) {
+    let threads = n.div_ceil(WORKGROUP_SIZE * MAX_ITEMS_PER_THREAD) * WORKGROUP_SIZE;
+    p.launch_threads(max, &args![*colors, *largest], ItemRange::all(n), threads);
+}
+
+/// What a prepared plan of the reduction does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PlanKind {
+    /// One iterated-greedy pass over old colors k .. 1, ending with `vcolor_max`.
+    Greedy { k: usize },
+    /// The start of an ejection attempt on color k.
+    EjectStart { k: usize },
+    /// [`EJECT_ROUNDS_PER_SUBMIT`] ejection rounds below color k, `threads` per launch.
+    EjectRounds { k: usize, threads: u32 },
+}
+
 /// The device side of the reduction of one coloring: buffers, kernels and the plans by color
 /// count, made before any timing starts (plans for a new count are prepared on first use and
 /// their preparation is not timed).
@@ -516,31 +561,53 @@ pub struct ColorReducer<'a> {
     colors: Buffer,
     old_colors: Buffer,
     saved: Buffer,
-    zeros: Buffer,
     tabu: Buffer,
     proposal: Buffer,
     winner: Buffer,
-    defect: Buffer,
-    /// Scan of the defect flags after the last round of a submit: its total, read back, is the
-    /// defect count.
-    scan: PrefixSum,
+    /// Iterated greedy: vertices of each old color class (counting sort), the class sizes,
+    /// their prefix sum (class c is `order[class_first[c - 1] .. class_first[c]]`) and the
+    /// bucket cursors.
+    order: Buffer,
+    class_size: Buffer,
+    class_first: Buffer,
+    class_next: Buffer,
+    /// Ejection: the defect lists the rounds alternate between and their lengths (round r of a
+    /// submit reads list r % 2 and fills the other), and the round stamps that list an ejected
+    /// vertex once.
+    defects: [Buffer; 2],
+    defect_count: [Buffer; 2],
+    listed: Buffer,
     largest: Buffer,
     round_base: Buffer,
+    count: Kernel,
+    offsets: Kernel,
+    bucket: Kernel,
     recolor: Kernel,
+    max: Kernel,
     start: Kernel,
     propose: Kernel,
     resolve: Kernel,
     apply: Kernel,
+    /// Defects the host last saw (or expects at an attempt's start): the grid of the next
+    /// rounds.
+    defects_seen: u32,
+    plans: Vec<(PlanKind, Plan, usize)>,
     max_plan: (Plan, usize),
-    /// Prepared plans by color count k: iterated greedy, ejection start, ejection rounds.
-    plans: Vec<(usize, [(Plan, usize); 3])>,
-    launches: usize,
+    counts: SubmitCounts,
     setup: Duration,
 }
 
+/// Work the GPU reduction queued, for the report.
+#[derive(Clone, Copy, Debug, Default)]
+struct SubmitCounts {
+    launches: usize,
+    submits: usize,
+    read_backs: usize,
+}
+
 impl<'a> ColorReducer<'a> {
-    /// Resources to reduce the 1-based coloring in `colors` (n vertices) of the graph
-    /// `[offsets, adjacency, vertex classes]`, in place.
+    /// Resources to reduce the 1-based coloring in `colors` (n vertices, colors at most n) of
+    /// the graph `[offsets, adjacency, vertex classes]`, in place.
     pub fn new(
         rt: &'a Runtime,
         graph: &[Buffer; 3],
@@ -548,14 +615,10 @@ impl<'a> ColorReducer<'a> {
         n: u32,
     ) -> Result<ColorReducer<'a>> {
         let len = n as usize;
-        let defect = rt.zeroed::<u32>("ejection defects", len)?;
-        let position = rt.zeroed::<u32>("ejection defect positions", len)?;
-        let scan = PrefixSum::new(rt, &defect, &position, n)?;
         let largest = rt.zeroed::<u32>("largest color", 1)?;
         let max = rt.kernel("vcolor_max", &[])?;
         let mut p = PlanBuilder::new();
-        let threads = n.div_ceil(WORKGROUP_SIZE * MAX_ITEMS_PER_THREAD) * WORKGROUP_SIZE;
-        p.launch_threads(&max, &args![*colors, largest], ItemRange::all(n), threads);
+        launch_max(&mut p, &max, colors, &largest, n);
         let max_plan = (rt.prepare(&p)?, p.launches().len());
         Ok(ColorReducer {
             rt,
@@ -564,22 +627,37 @@ impl<'a> ColorReducer<'a> {
             colors: colors.clone(),
             old_colors: rt.zeroed::<u32>("old colors", len)?,
             saved: rt.zeroed::<u32>("saved colors", len)?,
-            zeros: rt.zeroed::<u32>("cleared colors", len)?,
             tabu: rt.zeroed::<u32>("tabu colors", len)?,
             proposal: rt.zeroed::<u32>("proposed colors", len)?,
             winner: rt.zeroed::<u32>("proposal winners", len)?,
-            defect,
-            scan,
+            order: rt.zeroed::<u32>("vertices by old color", len)?,
+            class_size: rt.zeroed::<u32>("color class sizes", len)?,
+            class_first: rt.zeroed::<u32>("color class offsets", len + 1)?,
+            class_next: rt.zeroed::<u32>("color class cursors", len)?,
+            defects: [
+                rt.zeroed::<u32>("defects a", len)?,
+                rt.zeroed::<u32>("defects b", len)?,
+            ],
+            defect_count: [
+                rt.zeroed::<u32>("defect count a", 1)?,
+                rt.zeroed::<u32>("defect count b", 1)?,
+            ],
+            listed: rt.zeroed::<u32>("ejection stamps", len)?,
             largest,
             round_base: rt.zeroed::<u32>("first round of the submit", 1)?,
+            count: rt.kernel("vcolor_class_count", &[])?,
+            offsets: rt.kernel("vcolor_class_offsets", &[])?,
+            bucket: rt.kernel("vcolor_class_bucket", &[])?,
             recolor: rt.kernel("vcolor_recolor", &[])?,
+            max,
             start: rt.kernel("vcolor_eject_start", &[])?,
             propose: rt.kernel("vcolor_eject_propose", &[])?,
             resolve: rt.kernel("vcolor_eject_resolve", &[])?,
             apply: rt.kernel("vcolor_eject_apply", &[])?,
-            max_plan,
+            defects_seen: 0,
             plans: Vec::new(),
-            launches: 0,
+            max_plan,
+            counts: SubmitCounts::default(),
             setup: Duration::ZERO,
         })
     }
@@ -588,9 +666,12 @@ impl<'a> ColorReducer<'a> {
     pub fn run(&mut self, opts: &ColorReduction) -> Result<ReductionReport> {
         let start = Instant::now();
         self.setup = Duration::ZERO;
-        self.launches = 0;
+        self.counts = SubmitCounts::default();
         let mut report = drive(self, opts)?;
         report.seconds = (start.elapsed() - self.setup).as_secs_f64();
+        report.launches = self.counts.launches;
+        report.submits = self.counts.submits;
+        report.read_backs = self.counts.read_backs;
         Ok(report)
     }
 
@@ -599,134 +680,209 @@ impl<'a> ColorReducer<'a> {
         self.setup
     }
 
-    /// The plans for color count k, prepared on first use (untimed).
-    fn plans_for(&mut self, k: usize) -> Result<usize> {
-        if let Some(i) = self.plans.iter().position(|(c, _)| *c == k) {
-            return Ok(i);
-        }
-        let t = Instant::now();
+    /// The builder of a plan of `kind`.
+    fn build(&self, kind: PlanKind) -> PlanBuilder {
         let [offsets, adjacency, class] = &self.graph;
         let n = self.n;
-        let with_color = |first: u32, color: u32| ItemRange {
-            first,
-            count: n,
-            color,
-            pad: 0,
-        };
-        let mut ig = PlanBuilder::new();
-        for c in (1..=k as u32).rev() {
-            ig.launch(
-                &self.recolor,
-                &args![*offsets, *adjacency, *class, self.old_colors, self.colors],
-                with_color(0, c),
-            );
+        let mut p = PlanBuilder::new();
+        match kind {
+            PlanKind::Greedy { k } => {
+                let all = ItemRange::all(n);
+                p.launch(
+                    &self.count,
+                    &args![self.colors, self.old_colors, self.class_size],
+                    all,
+                );
+                p.launch_threads(
+                    &self.offsets,
+                    &args![
+                        self.class_size,
+                        self.class_first,
+                        self.class_next,
+                        self.largest
+                    ],
+                    ItemRange::all(k as u32),
+                    WORKGROUP_SIZE,
+                );
+                p.launch(
+                    &self.bucket,
+                    &args![self.old_colors, self.class_next, self.order],
+                    all,
+                );
+                let threads = list_threads(n.div_ceil(k as u32), n);
+                for c in (1..=k as u32).rev() {
+                    p.launch_threads(
+                        &self.recolor,
+                        &args![
+                            *offsets,
+                            *adjacency,
+                            *class,
+                            self.order,
+                            self.class_first,
+                            self.colors
+                        ],
+                        ItemRange {
+                            first: 0,
+                            count: n,
+                            color: c,
+                            pad: 0,
+                        },
+                        threads,
+                    );
+                }
+                launch_max(&mut p, &self.max, &self.colors, &self.largest, n);
+            }
+            PlanKind::EjectStart { k } => {
+                p.launch(
+                    &self.start,
+                    &args![
+                        self.colors,
+                        self.saved,
+                        self.tabu,
+                        self.listed,
+                        self.defects[0],
+                        self.defect_count[0]
+                    ],
+                    ItemRange {
+                        first: 0,
+                        count: n,
+                        color: k as u32,
+                        pad: 0,
+                    },
+                );
+            }
+            PlanKind::EjectRounds { k, threads } => {
+                for r in 0..EJECT_ROUNDS_PER_SUBMIT {
+                    let (cur, next) = (r % 2, 1 - r % 2);
+                    let range = ItemRange {
+                        first: r as u32,
+                        count: n,
+                        color: k as u32,
+                        pad: 0,
+                    };
+                    p.launch_threads(
+                        &self.propose,
+                        &args![
+                            *offsets,
+                            *adjacency,
+                            *class,
+                            self.colors,
+                            self.tabu,
+                            self.round_base,
+                            self.defects[cur],
+                            self.defect_count[cur],
+                            self.defect_count[next],
+                            self.proposal
+                        ],
+                        range,
+                        threads,
+                    );
+                    p.launch_threads(
+                        &self.resolve,
+                        &args![
+                            *offsets,
+                            *adjacency,
+                            *class,
+                            self.colors,
+                            self.proposal,
+                            self.round_base,
+                            self.defects[cur],
+                            self.defect_count[cur],
+                            self.winner
+                        ],
+                        range,
+                        threads,
+                    );
+                    p.launch_threads(
+                        &self.apply,
+                        &args![
+                            *offsets,
+                            *adjacency,
+                            *class,
+                            self.proposal,
+                            self.winner,
+                            self.round_base,
+                            self.defects[cur],
+                            self.defect_count[cur],
+                            self.colors,
+                            self.tabu,
+                            self.listed,
+                            self.defects[next],
+                            self.defect_count[next]
+                        ],
+                        range,
+                        threads,
+                    );
+                }
+            }
         }
-        let mut start = PlanBuilder::new();
-        start.launch(
-            &self.start,
-            &args![self.colors, self.tabu, self.defect],
-            with_color(0, k as u32),
-        );
-        let mut rounds = PlanBuilder::new();
-        for r in 0..EJECT_ROUNDS_PER_SUBMIT as u32 {
-            let range = with_color(r, k as u32);
-            rounds.launch(
-                &self.propose,
-                &args![
-                    *offsets,
-                    *adjacency,
-                    *class,
-                    self.colors,
-                    self.tabu,
-                    self.round_base,
-                    self.proposal
-                ],
-                range,
-            );
-            rounds.launch(
-                &self.resolve,
-                &args![
-                    *offsets,
-                    *adjacency,
-                    *class,
-                    self.colors,
-                    self.proposal,
-                    self.round_base,
-                    self.winner
-                ],
-                range,
-            );
-            rounds.launch(
-                &self.apply,
-                &args![
-                    *offsets,
-                    *adjacency,
-                    *class,
-                    self.proposal,
-                    self.winner,
-                    self.colors,
-                    self.tabu,
-                    self.defect
-                ],
-                range,
-            );
-        }
-        self.scan.record_first(&mut rounds, n)?;
-        let prepared = [ig, start, rounds].map(|b| (b.launches().len(), b));
-        let mut out = Vec::with_capacity(3);
-        for (count, b) in prepared {
-            out.push((self.rt.prepare(&b)?, count));
-        }
-        let plans: [(Plan, usize); 3] = out
-            .try_into()
-            .map_err(|_| Error::Gpu("color reduction: three plans expected".into()))?;
-        self.plans.push((k, plans));
-        self.setup += t.elapsed();
-        Ok(self.plans.len() - 1)
+        p
     }
 
-    fn queue(&mut self, which: usize, k: usize) -> Result<()> {
-        let i = self.plans_for(k)?;
-        let (plan, count) = &self.plans[i].1[which];
+    /// Queue the plan of `kind` (prepared on first use, untimed): one submit.
+    fn queue(&mut self, kind: PlanKind) -> Result<()> {
+        let i = match self.plans.iter().position(|(k, _, _)| *k == kind) {
+            Some(i) => i,
+            None => {
+                let t = Instant::now();
+                let b = self.build(kind);
+                let plan = self.rt.prepare(&b)?;
+                self.plans.push((kind, plan, b.launches().len()));
+                self.setup += t.elapsed();
+                self.plans.len() - 1
+            }
+        };
+        let (_, plan, launches) = &self.plans[i];
         self.rt.queue(plan, 1)?;
-        self.launches += count;
+        self.counts.launches += launches;
+        self.counts.submits += 1;
         Ok(())
+    }
+
+    /// Read one word back (a submit and a wait).
+    fn read_word(&mut self, buffer: &Buffer) -> Result<u32> {
+        self.counts.submits += 1;
+        self.counts.read_backs += 1;
+        Ok(self.rt.read::<u32>(buffer, 0, 1)?[0])
     }
 }
 
 impl Engine for ColorReducer<'_> {
     fn max_color(&mut self) -> Result<usize> {
-        self.rt.copy(&self.zeros, &self.largest, 4)?;
+        self.rt.write(&self.largest, 0, &[0u32])?;
         self.rt.queue(&self.max_plan.0, 1)?;
-        self.launches += self.max_plan.1;
-        Ok(self.rt.read::<u32>(&self.largest, 0, 1)?[0] as usize)
+        self.counts.launches += self.max_plan.1;
+        self.counts.submits += 1;
+        let largest = self.largest.clone();
+        Ok(self.read_word(&largest)? as usize)
     }
 
-    fn iterated_greedy(&mut self, k: usize) -> Result<()> {
-        let bytes = self.colors.bytes();
-        self.rt.copy(&self.colors, &self.old_colors, bytes)?;
-        self.rt.copy(&self.zeros, &self.colors, bytes)?;
-        self.queue(0, k)
+    fn iterated_greedy(&mut self, k: usize) -> Result<usize> {
+        self.queue(PlanKind::Greedy { k })?;
+        let largest = self.largest.clone();
+        Ok(self.read_word(&largest)? as usize)
     }
 
     fn eject_start(&mut self, k: usize) -> Result<()> {
-        self.rt
-            .copy(&self.colors, &self.saved, self.colors.bytes())?;
-        self.queue(1, k)
+        self.rt.write(&self.defect_count[0], 0, &[0u32])?;
+        self.queue(PlanKind::EjectStart { k })?;
+        // The class size is not read back: the first rounds' grid assumes an average class.
+        self.defects_seen = self.n.div_ceil(k as u32);
+        Ok(())
     }
 
     fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<u32> {
         self.rt.write(&self.round_base, 0, &[first_round])?;
-        self.queue(2, k)?;
-        Ok(self.rt.read::<u32>(self.scan.total(), 0, 1)?[0])
+        let threads = list_threads(self.defects_seen, self.n);
+        self.queue(PlanKind::EjectRounds { k, threads })?;
+        let count = self.defect_count[0].clone();
+        self.defects_seen = self.read_word(&count)?;
+        Ok(self.defects_seen)
     }
 
     fn restore(&mut self) -> Result<()> {
+        self.counts.submits += 1;
         self.rt.copy(&self.saved, &self.colors, self.colors.bytes())
-    }
-
-    fn launches(&self) -> usize {
-        self.launches
     }
 }
 
