@@ -690,10 +690,66 @@ fn proper_without_gaps(g: &chromaflow::mesh::Csr, colors: &[u32], class: Option<
     k
 }
 
+/// A clique of `size` vertices and a path of as many, path vertex i joined to clique vertex i:
+/// `size` colors, more than the GPU's workgroup-local class counters hold when size > 64.
+fn clique_with_path(size: u32) -> chromaflow::mesh::Csr {
+    let mut pairs = Vec::new();
+    for a in 0..size {
+        for b in 0..size {
+            if a != b {
+                pairs.push((a, b));
+            }
+        }
+        pairs.extend([(a, size + a), (size + a, a)]);
+        if a + 1 < size {
+            pairs.extend([(size + a, size + a + 1), (size + a + 1, size + a)]);
+        }
+    }
+    pairs.sort_unstable();
+    chromaflow::mesh::Csr::from_pairs(2 * size as usize, &pairs)
+}
+
+/// `g` with `hubs` extra vertices (numbered last), hub h joined to `degree` vertices of `g`
+/// spread over it.
+fn with_hubs(g: &chromaflow::mesh::Csr, hubs: u32, degree: u32) -> chromaflow::mesh::Csr {
+    let n = g.num_rows() as u32;
+    let mut pairs: Vec<(u32, u32)> = (0..n)
+        .flat_map(|v| g.row(v as usize).iter().map(move |&u| (v, u)))
+        .collect();
+    for h in 0..hubs {
+        for i in 0..degree {
+            let v = (h * 397 + i * 13) % n;
+            pairs.extend([(n + h, v), (v, n + h)]);
+        }
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    chromaflow::mesh::Csr::from_pairs((n + hubs) as usize, &pairs)
+}
+
+/// First fit (1-based) in `order`.
+fn first_fit_in(g: &chromaflow::mesh::Csr, order: impl Iterator<Item = u32>) -> Vec<u32> {
+    let mut colors = vec![0u32; g.num_rows()];
+    for v in order {
+        let held: std::collections::BTreeSet<u32> = g
+            .row(v as usize)
+            .iter()
+            .map(|&u| colors[u as usize])
+            .collect();
+        colors[v as usize] = (1..).find(|c| !held.contains(c)).unwrap();
+    }
+    colors
+}
+
 /// The GPU color reduction (iterated greedy + ejection, WGSL on lavapipe) gives exactly the
-/// colors of its CPU reference, from random-order greedy colorings of a tetrahedral box, a
-/// random geometric graph and a disk with boundary classes; the count never grows, some
-/// ejections succeed (the ejection kernels are exercised) and the result is proper, no gaps.
+/// colors of its CPU reference, from random-order greedy colorings of a tetrahedral box, random
+/// geometric graphs, a disk with boundary classes and a 70-clique with a path; the count never
+/// grows, some ejections succeed (the ejection kernels are exercised) and the result is proper,
+/// no gaps. The hubs of degree 90 start in color 1, so iterated greedy (highest class first)
+/// recolors them last, into the top class, and the ejection moves them by ejecting their
+/// neighbours, at any adjacency position (past 64: the apply kernel's direct path); the clique
+/// has colors above the 64 counted in workgroup memory; the runs are repeated, as the GPU's defect lists and
+/// class segments are filled in scheduling order and the result must not depend on it.
 #[test]
 fn color_reduction_gpu_equals_cpu() {
     use chromaflow::color::bench::random_geometric_graph;
@@ -706,6 +762,8 @@ fn color_reduction_gpu_equals_cpu() {
         .unwrap()
         .vertex_neighbors;
     let rgg = random_geometric_graph(1500, 14.0, 3).unwrap();
+    let hubs = with_hubs(&rgg, 4, 90);
+    let clique = clique_with_path(70);
     let disk_mesh = chromaflow::mesh::generate::builtin("disk:3000@1").unwrap();
     let disk_topo = Topology::build(&disk_mesh).unwrap();
     let disk_class: Vec<u32> = disk_topo
@@ -723,11 +781,20 @@ fn color_reduction_gpu_equals_cpu() {
             &disk_topo.vertex_neighbors,
             Some(&disk_class[..]),
         ),
+        ("rgg 1500 with 4 hubs of degree 90", &hubs, None),
+        ("70-clique with a path", &clique, None),
     ] {
-        let start = hashed_order_coloring(g);
+        let start = if name.contains("hubs") {
+            let n = g.num_rows() as u32;
+            first_fit_in(g, (n - 4..n).chain(0..n - 4))
+        } else {
+            hashed_order_coloring(g)
+        };
         let (cpu, cpu_report) = reduce_colors_cpu(g, class, &start, &opts).unwrap();
         let (gpu, gpu_report) = reduce_colors_gpu(&rt, g, class, &start, &opts).unwrap();
         assert!(cpu == gpu, "{name}: GPU and CPU colors differ");
+        let (again, _) = reduce_colors_gpu(&rt, g, class, &start, &opts).unwrap();
+        assert!(again == gpu, "{name}: two GPU runs differ");
         let strip = |r: &chromaflow::color::reduce::ReductionReport| {
             (
                 r.colors_before,

@@ -311,11 +311,18 @@ pub fn color_vertices_gpu_with(
     let raw: Vec<u32> = rt.read(&colors, 0, n)?;
     let seconds = (start.elapsed() - setup - reducer.setup_time()).as_secs_f64();
     log::debug!(
-        "GPU vertex coloring: rounds {:.2} ms, reduction {:.2} ms ({} -> {} colors), read-back {:.2} ms",
+        "GPU vertex coloring: rounds {:.2} ms, reduction {:.2} ms ({} -> {} colors; iterated \
+         greedy {:.2} ms, ejection {:.2} ms; {} launches, {} submits, {} read-backs), read-back \
+         {:.2} ms",
         rounds_done * 1e3,
         reduction.seconds * 1e3,
         reduction.colors_before,
         reduction.colors_after,
+        reduction.greedy_seconds * 1e3,
+        reduction.eject_seconds * 1e3,
+        reduction.launches,
+        reduction.submits,
+        reduction.read_backs,
         (seconds - recolored) * 1e3
     );
     let (colors, num_colors) = shift_classes(&raw, &classes);

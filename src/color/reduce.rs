@@ -139,6 +139,10 @@ pub struct ReductionReport {
     pub read_backs: usize,
     /// Wall time of the reduction (GPU: plan preparation excluded).
     pub seconds: f64,
+    /// Of which the iterated-greedy passes (each up to its color count's read-back) and the
+    /// ejection attempts.
+    pub greedy_seconds: f64,
+    pub eject_seconds: f64,
 }
 
 /// The operations of a reduction, on the GPU or in the CPU reference; [`drive`] sequences them
@@ -154,6 +158,10 @@ trait Engine {
     fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<u32>;
     /// Back to the saved colors.
     fn restore(&mut self) -> Result<()>;
+    /// Time spent preparing plans so far (left out of the phase times).
+    fn setup_time(&self) -> Duration {
+        Duration::ZERO
+    }
 }
 
 /// The reduction's control flow (see the module docs), shared by the GPU and the CPU reference.
@@ -170,24 +178,36 @@ fn drive(e: &mut impl Engine, opts: &ColorReduction) -> Result<ReductionReport> 
     let mut sweeps = 0;
     while sweeps < opts.sweeps && k > 1 {
         let start = k;
-        k = e.iterated_greedy(k)?;
+        k = greedy_pass(e, k, &mut report)?;
         sweeps += 1;
-        report.sweeps += 1;
         gaps_possible = false;
-        if (3..=MAX_EJECT_COLORS + 1).contains(&k) && eject(e, k, opts, &mut report)? {
-            k -= 1;
-            gaps_possible = true;
+        if (3..=MAX_EJECT_COLORS + 1).contains(&k) {
+            let (t, setup) = (Instant::now(), e.setup_time());
+            let ejected = eject(e, k, opts, &mut report)?;
+            report.eject_seconds += (t.elapsed() - (e.setup_time() - setup)).as_secs_f64();
+            if ejected {
+                k -= 1;
+                gaps_possible = true;
+            }
         }
         if k >= start {
             break;
         }
     }
     if gaps_possible {
-        k = e.iterated_greedy(k)?;
-        report.sweeps += 1;
+        k = greedy_pass(e, k, &mut report)?;
     }
     report.colors_after = k;
     Ok(report)
+}
+
+/// One iterated-greedy pass, counted and timed in `report`; the largest color after it.
+fn greedy_pass(e: &mut impl Engine, k: usize, report: &mut ReductionReport) -> Result<usize> {
+    let (t, setup) = (Instant::now(), e.setup_time());
+    let k = e.iterated_greedy(k)?;
+    report.sweeps += 1;
+    report.greedy_seconds += (t.elapsed() - (e.setup_time() - setup)).as_secs_f64();
+    Ok(k)
 }
 
 /// One ejection attempt on class k; true when it emptied the class.
@@ -545,10 +565,9 @@ fn launch_max(p: &mut PlanBuilder, max: &Kernel, colors: &Buffer, largest: &Buff
 enum PlanKind {
     /// One iterated-greedy pass over old colors k .. 1, ending with `vcolor_max`.
     Greedy { k: usize },
-    /// The start of an ejection attempt on color k.
-    EjectStart { k: usize },
-    /// [`EJECT_ROUNDS_PER_SUBMIT`] ejection rounds below color k, `threads` per launch.
-    EjectRounds { k: usize, threads: u32 },
+    /// [`EJECT_ROUNDS_PER_SUBMIT`] ejection rounds below color k, `threads` per launch, after
+    /// the start of the attempt when `start` (so an attempt's first submit carries its start).
+    EjectRounds { k: usize, threads: u32, start: bool },
 }
 
 /// The device side of the reduction of one coloring: buffers, kernels and the plans by color
@@ -591,6 +610,8 @@ pub struct ColorReducer<'a> {
     /// Defects the host last saw (or expects at an attempt's start): the grid of the next
     /// rounds.
     defects_seen: u32,
+    /// An attempt was started: its start launch goes into the next submit of rounds.
+    start_pending: bool,
     plans: Vec<(PlanKind, Plan, usize)>,
     max_plan: (Plan, usize),
     counts: SubmitCounts,
@@ -655,6 +676,7 @@ impl<'a> ColorReducer<'a> {
             resolve: rt.kernel("vcolor_eject_resolve", &[])?,
             apply: rt.kernel("vcolor_eject_apply", &[])?,
             defects_seen: 0,
+            start_pending: false,
             plans: Vec::new(),
             max_plan,
             counts: SubmitCounts::default(),
@@ -732,26 +754,26 @@ impl<'a> ColorReducer<'a> {
                 }
                 launch_max(&mut p, &self.max, &self.colors, &self.largest, n);
             }
-            PlanKind::EjectStart { k } => {
-                p.launch(
-                    &self.start,
-                    &args![
-                        self.colors,
-                        self.saved,
-                        self.tabu,
-                        self.listed,
-                        self.defects[0],
-                        self.defect_count[0]
-                    ],
-                    ItemRange {
-                        first: 0,
-                        count: n,
-                        color: k as u32,
-                        pad: 0,
-                    },
-                );
-            }
-            PlanKind::EjectRounds { k, threads } => {
+            PlanKind::EjectRounds { k, threads, start } => {
+                if start {
+                    p.launch(
+                        &self.start,
+                        &args![
+                            self.colors,
+                            self.saved,
+                            self.tabu,
+                            self.listed,
+                            self.defects[0],
+                            self.defect_count[0]
+                        ],
+                        ItemRange {
+                            first: 0,
+                            count: n,
+                            color: k as u32,
+                            pad: 0,
+                        },
+                    );
+                }
                 for r in 0..EJECT_ROUNDS_PER_SUBMIT {
                     let (cur, next) = (r % 2, 1 - r % 2);
                     let range = ItemRange {
@@ -864,8 +886,9 @@ impl Engine for ColorReducer<'_> {
     }
 
     fn eject_start(&mut self, k: usize) -> Result<()> {
+        // Queued with the first rounds, one submit.
         self.rt.write(&self.defect_count[0], 0, &[0u32])?;
-        self.queue(PlanKind::EjectStart { k })?;
+        self.start_pending = true;
         // The class size is not read back: the first rounds' grid assumes an average class.
         self.defects_seen = self.n.div_ceil(k as u32);
         Ok(())
@@ -874,7 +897,8 @@ impl Engine for ColorReducer<'_> {
     fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<u32> {
         self.rt.write(&self.round_base, 0, &[first_round])?;
         let threads = list_threads(self.defects_seen, self.n);
-        self.queue(PlanKind::EjectRounds { k, threads })?;
+        let start = std::mem::take(&mut self.start_pending);
+        self.queue(PlanKind::EjectRounds { k, threads, start })?;
         let count = self.defect_count[0].clone();
         self.defects_seen = self.read_word(&count)?;
         Ok(self.defects_seen)
@@ -883,6 +907,10 @@ impl Engine for ColorReducer<'_> {
     fn restore(&mut self) -> Result<()> {
         self.counts.submits += 1;
         self.rt.copy(&self.saved, &self.colors, self.colors.bytes())
+    }
+
+    fn setup_time(&self) -> Duration {
+        self.setup
     }
 }
 
