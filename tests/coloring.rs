@@ -891,6 +891,15 @@ fn star_reduction_launches_follow_the_colors() {
         "{:?}",
         c.reduction
     );
+    // The whole coloring: per submit of 4 speculative rounds one submit and one read-back of
+    // the conflict counts, then the reduction, then the colors' read-back.
+    let round_submits = c.rounds.div_ceil(4);
+    assert_eq!(
+        (c.work.submits, c.work.read_backs),
+        (2 * round_submits + 4 + 1, round_submits + 2 + 1),
+        "{:?}",
+        c.work
+    );
 }
 
 /// The reduction rejects inputs it cannot work on, naming what is wrong.
@@ -907,6 +916,7 @@ fn color_reduction_rejects_bad_colorings() {
     assert!(err(&[1, 2], None).contains("2 colors for 3 vertices"));
     assert!(err(&[1, 0, 1], None).contains("vertex 1 has color 0"));
     assert!(err(&[1, 1, 2], None).contains("neighbours 0 and 1 share color 1"));
+    assert!(err(&[1, 2, 4], None).contains("vertex 2 has color 4, more than the 3 vertices need"));
     assert!(err(&[1, 2, 1], Some(&[0, 0])).contains("vertex classes have 2 entries"));
     // Other classes' neighbours may share a color; the reduction keeps the classes apart.
     let (c, r) = reduce_colors_cpu(&path, Some(&[0, 1, 1]), &[1, 1, 2], &opts).unwrap();

@@ -26,7 +26,7 @@
 //! own. The CPU reference is the sequential greedy coloring; results are verified conflict-free.
 
 use crate::args;
-use crate::color::reduce::{ColorReducer, ColorReduction, ReductionReport};
+use crate::color::reduce::{ColorReducer, ColorReduction, ReductionReport, SubmitWork};
 use crate::error::{Error, Result};
 use crate::mesh::Csr;
 use crate::runtime::scan::PrefixSum;
@@ -57,6 +57,9 @@ pub struct GpuVertexColoring {
     pub seconds: f64,
     /// The color reduction after the rounds (colors before and after, sweeps, time).
     pub reduction: ReductionReport,
+    /// GPU work of the whole coloring: the rounds, the reduction and the read-back of the
+    /// colors.
+    pub work: SubmitWork,
 }
 
 /// Speculative rounds recorded per submit: the host reads the conflict counts once per submit
@@ -77,6 +80,7 @@ impl GpuVertexColoring {
             conflicts_per_round: Vec::new(),
             seconds: 0.0,
             reduction: ReductionReport::default(),
+            work: SubmitWork::default(),
         }
     }
 }
@@ -123,7 +127,8 @@ struct Rounds {
     /// data-driven variant, the worklist length the next round reads (round 0 reads the last
     /// scan's, left by the previous submit), so the length never leaves the GPU.
     scans: Vec<PrefixSum>,
-    /// Conflict count of each round of a submit, read back once per submit.
+    /// Conflict count of each round of a submit (each round's compact launch writes its
+    /// own), read back once per submit.
     log: Buffer,
     /// Prepared submits by the item count they dispatch.
     plans: Vec<(u32, Plan)>,
@@ -223,9 +228,14 @@ impl Rounds {
                     self.position,
                     *next,
                     self.colors,
-                    *live
+                    *live,
+                    *self.scans[r].total(),
+                    self.log
                 ],
-                range,
+                ItemRange {
+                    color: r as u32,
+                    ..range
+                },
             );
         }
         let plan = rt.prepare(&p)?;
@@ -233,12 +243,14 @@ impl Rounds {
         Ok(self.plans.len() - 1)
     }
 
-    /// Queue the rounds of `plans[plan]` and read back their conflict counts.
-    fn submit(&self, rt: &Runtime, plan: usize) -> Result<Vec<u32>> {
-        rt.queue(&self.plans[plan].1, 1)?;
-        for (r, scan) in self.scans.iter().enumerate() {
-            rt.copy_at(scan.total(), 0, &self.log, 4 * r as u64, 4)?;
-        }
+    /// Queue the rounds of `plans[plan]` and read back their conflict counts (which the
+    /// compact launches logged): one submit and one read-back; counted in `work`.
+    fn submit(&self, rt: &Runtime, plan: usize, work: &mut SubmitWork) -> Result<Vec<u32>> {
+        let plan = &self.plans[plan].1;
+        rt.queue(plan, 1)?;
+        work.launches += plan.len();
+        work.submits += 2;
+        work.read_backs += 1;
         rt.read(&self.log, 0, ROUNDS_PER_SUBMIT)
     }
 }
@@ -286,6 +298,7 @@ pub fn color_vertices_gpu_with(
     // Worklist length the host last saw (the GPU-side length can only be smaller).
     let mut count = n32;
     let mut conflicts_per_round = Vec::new();
+    let mut work = SubmitWork::default();
     'submits: loop {
         if conflicts_per_round.len() >= round_cap(n) {
             return Err(Error::Gpu(format!(
@@ -296,7 +309,7 @@ pub fn color_vertices_gpu_with(
         let t = Instant::now();
         let plan = rounds.plan(rt, rounds.dispatched(count))?;
         setup += t.elapsed();
-        let log = rounds.submit(rt, plan)?;
+        let log = rounds.submit(rt, plan, &mut work)?;
         for &conflicts in &log {
             conflicts_per_round.push(conflicts);
             if conflicts == 0 {
@@ -310,11 +323,18 @@ pub fn color_vertices_gpu_with(
     let recolored = rounds_done + reduction.seconds;
     let raw: Vec<u32> = rt.read(&colors, 0, n)?;
     let seconds = (start.elapsed() - setup - reducer.setup_time()).as_secs_f64();
+    let rounds_work = work;
+    work.launches += reduction.launches;
+    work.submits += reduction.submits + 1;
+    work.read_backs += reduction.read_backs + 1;
     log::debug!(
-        "GPU vertex coloring: rounds {:.2} ms, reduction {:.2} ms ({} -> {} colors; iterated \
-         greedy {:.2} ms, ejection {:.2} ms; {} launches, {} submits, {} read-backs), read-back \
-         {:.2} ms",
+        "GPU vertex coloring: rounds {:.2} ms ({} launches, {} submits, {} read-backs), \
+         reduction {:.2} ms ({} -> {} colors; iterated greedy {:.2} ms, ejection {:.2} ms; {} \
+         launches, {} submits, {} read-backs), read-back {:.2} ms",
         rounds_done * 1e3,
+        rounds_work.launches,
+        rounds_work.submits,
+        rounds_work.read_backs,
         reduction.seconds * 1e3,
         reduction.colors_before,
         reduction.colors_after,
@@ -333,6 +353,7 @@ pub fn color_vertices_gpu_with(
         conflicts_per_round,
         seconds,
         reduction,
+        work,
     })
 }
 

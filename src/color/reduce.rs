@@ -1,6 +1,6 @@
 //! Color reduction after the GPU speculative vertex coloring, on the GPU ([`Runtime`] kernels
-//! `vcolor_class_*`, `vcolor_recolor`, `vcolor_max`, `vcolor_eject_*`) with an exact CPU reference
-//! ([`reduce_colors_cpu`]).
+//! `vcolor_class_*`, `vcolor_recolor`, `vcolor_max`, `vcolor_eject_*`) with an exact CPU
+//! reference ([`reduce_colors_cpu`]).
 //!
 //! The speculative rounds behave like a greedy coloring in random order: on lattice-like graphs
 //! they use more colors than greedy in the natural order (10-12 against 8 on the tetrahedral
@@ -614,16 +614,17 @@ pub struct ColorReducer<'a> {
     start_pending: bool,
     plans: Vec<(PlanKind, Plan, usize)>,
     max_plan: (Plan, usize),
-    counts: SubmitCounts,
+    counts: SubmitWork,
     setup: Duration,
 }
 
-/// Work the GPU reduction queued, for the report.
-#[derive(Clone, Copy, Debug, Default)]
-struct SubmitCounts {
-    launches: usize,
-    submits: usize,
-    read_backs: usize,
+/// GPU work queued by the host: kernel launches, submissions to the queue (queued plans,
+/// buffer copies, read-backs) and read-backs (each a wait for the GPU).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SubmitWork {
+    pub launches: usize,
+    pub submits: usize,
+    pub read_backs: usize,
 }
 
 impl<'a> ColorReducer<'a> {
@@ -679,7 +680,7 @@ impl<'a> ColorReducer<'a> {
             start_pending: false,
             plans: Vec::new(),
             max_plan,
-            counts: SubmitCounts::default(),
+            counts: SubmitWork::default(),
             setup: Duration::ZERO,
         })
     }
@@ -688,7 +689,7 @@ impl<'a> ColorReducer<'a> {
     pub fn run(&mut self, opts: &ColorReduction) -> Result<ReductionReport> {
         let start = Instant::now();
         self.setup = Duration::ZERO;
-        self.counts = SubmitCounts::default();
+        self.counts = SubmitWork::default();
         let mut report = drive(self, opts)?;
         report.seconds = (start.elapsed() - self.setup).as_secs_f64();
         report.launches = self.counts.launches;

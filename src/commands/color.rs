@@ -252,6 +252,7 @@ fn run_vertices(
             "conflicts_per_round": res.conflicts_per_round,
             "seconds": res.seconds,
             "reduction": res.reduction,
+            "work": res.work,
         });
     }
     let report = serde_json::json!({
@@ -378,7 +379,7 @@ pub fn bench(args: &BenchColorArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             ]);
             json[format!("{variant:?}").to_lowercase()] = serde_json::json!({
                 "colors": last.num_colors, "rounds": last.rounds, "seconds": s,
-                "speedup": greedy_s / s, "reduction": r,
+                "speedup": greedy_s / s, "reduction": r, "work": last.work,
             });
         }
         if args.json {
@@ -433,7 +434,7 @@ fn run_graph(args: &ColorArgs, path: &std::path::Path, global: &GlobalArgs) -> a
             "method": format!("GPU {variant:?}"), "colors": res.num_colors,
             "before_reduction": before_reduction(&res), "rounds": res.rounds, "seconds": seconds,
             "reduction_seconds": (res.reduction.sweeps > 0).then_some(res.reduction.seconds),
-            "reduction": res.reduction,
+            "reduction": res.reduction, "work": res.work,
         }));
     }
     if args.json {
