@@ -28,16 +28,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     let src_half = (range.color % 2u) * NE;
     let shift = RADIX_BITS * range.color;
-    let active = i < counters[C_ACTIVE];
+    let occupied = i < counters[C_ACTIVE];
     var digit = RADIX;
-    if (active) {
+    if (occupied) {
         digit = (keys[src_half + i] >> shift) & (RADIX - 1u);
     }
     if (range.pad == 0u) {
         for (var d = 0u; d < RADIX; d = d + 1u) {
             marks[d * NE + i] = select(0u, 1u, d == digit);
         }
-    } else if (active) {
+    } else if (occupied) {
         let to = NE - src_half + marks_scan[digit * NE + i];
         keys[to] = keys[src_half + i];
         order[to] = order[src_half + i];

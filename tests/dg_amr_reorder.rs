@@ -97,19 +97,19 @@ fn the_reorder_brings_the_far_faces_down() {
     // them along the Morton curve again.
     use chromaflow::mesh::generate;
     use chromaflow::order::{prepare, PrepareOptions};
-    let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, 1500, 3).expect("mesh");
+    let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, 600, 3).expect("mesh");
     let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 2)).expect("order");
     let base = chromaflow::solver::dg::DgMesh::build(
         &om,
         &chromaflow::conformance::dg::mixed_boundaries,
     )
     .expect("mesh");
-    let mut am = AdaptiveMesh::new(&base, 4).expect("trees");
+    let mut am = AdaptiveMesh::new(&base, 3).expect("trees");
     let proj = chromaflow::solver::dg::amr::Projection::new(1);
     let tables = chromaflow::solver::dg::BasisTables::new(1);
     let mut coef = chromaflow::conformance::amr::smooth_state(&am, &tables);
     let mut seed = 11;
-    for _ in 0..12 {
+    for _ in 0..8 {
         let faces = am.faces().expect("faces");
         let mut flags = chromaflow::conformance::amr::rand_flags(am.num_active(), &mut seed);
         am.smooth_flags(&faces, &mut flags);

@@ -31,16 +31,16 @@ extern "C" __global__ void amr_radix(
     }
     u32 src_half = (range.color % 2u) * NE;
     u32 shift = RADIX_BITS * range.color;
-    bool active = i < counters[C_ACTIVE];
+    bool occupied = i < counters[C_ACTIVE];
     u32 digit = RADIX;
-    if (active) {
+    if (occupied) {
         digit = (keys[src_half + i] >> shift) & (RADIX - 1u);
     }
     if (range.pad == 0u) {
         for (u32 d = 0u; d < RADIX; d = d + 1u) {
             marks[d * NE + i] = d == digit ? 1u : 0u;
         }
-    } else if (active) {
+    } else if (occupied) {
         u32 to = NE - src_half + marks_scan[digit * NE + i];
         keys[to] = keys[src_half + i];
         order[to] = order[src_half + i];
