@@ -99,11 +99,9 @@ fn the_reorder_brings_the_far_faces_down() {
     use chromaflow::order::{prepare, PrepareOptions};
     let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, 600, 3).expect("mesh");
     let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 2)).expect("order");
-    let base = chromaflow::solver::dg::DgMesh::build(
-        &om,
-        &chromaflow::conformance::dg::mixed_boundaries,
-    )
-    .expect("mesh");
+    let base =
+        chromaflow::solver::dg::DgMesh::build(&om, &chromaflow::conformance::dg::mixed_boundaries)
+            .expect("mesh");
     let mut am = AdaptiveMesh::new(&base, 3).expect("trees");
     let proj = chromaflow::solver::dg::amr::Projection::new(1);
     let tables = chromaflow::solver::dg::BasisTables::new(1);
@@ -137,7 +135,15 @@ fn the_reorder_policy_flag_and_key_judge_bad_input() {
     use std::process::Command;
     let out = tempfile::tempdir().expect("tempdir");
     let bad = Command::new(env!("CARGO_BIN_EXE_chromaflow"))
-        .args(["dg", "--builtin", "dmr", "--cells", "300", "--amr-levels", "1"])
+        .args([
+            "dg",
+            "--builtin",
+            "dmr",
+            "--cells",
+            "300",
+            "--amr-levels",
+            "1",
+        ])
         .args(["--amr-reorder", "every:0", "--out"])
         .arg(out.path())
         .env("XDG_RUNTIME_DIR", std::env::temp_dir())

@@ -33,9 +33,9 @@ pub mod smooth;
 pub mod swe;
 
 pub use amr::amr;
-pub use reorder::reorder;
 pub use coloring::coloring;
 pub use dg::dg;
+pub use reorder::reorder;
 pub use smooth::{probe_across, smooth, HwProbe};
 pub use swe::{swe, swe_long};
 

@@ -118,10 +118,9 @@ fn check_permuted_buffers(
                 || format!("coefficient row {j} of new slot {i} (old {o}) differs"),
             )?;
         }
-        ensure(
-            after.geometry[i] == before.geometry[o],
-            || format!("geometry of new slot {i} (old {o}) differs"),
-        )?;
+        ensure(after.geometry[i] == before.geometry[o], || {
+            format!("geometry of new slot {i} (old {o}) differs")
+        })?;
         let cap = after.neighbors.len() / 2;
         for b in 0..2 {
             let (g, w) = (after.neighbors[b * cap + i], before.neighbors[b * cap + o]);
@@ -264,15 +263,23 @@ pub fn device_reorder(
             format!("round {round}: the device's Morton order differs")
         })?;
         ensure(
-            got_keys.iter().zip(&order).all(|(&k, &o)| k == keys[o as usize]),
+            got_keys
+                .iter()
+                .zip(&order)
+                .all(|(&k, &o)| k == keys[o as usize]),
             || format!("round {round}: the device's sorted keys differ"),
         )?;
-        ensure(ga.download()?.to_flat() == permute_tree(&flat, &order), || {
-            format!("round {round}: the reordered trees differ")
-        })?;
+        ensure(
+            ga.download()?.to_flat() == permute_tree(&flat, &order),
+            || format!("round {round}: the reordered trees differ"),
+        )?;
         check_permuted_buffers(rt, &dg, &before, &order, &dm.color_offsets)?;
         // The reference follows: the same function per element, the invariants, the mass.
-        am = AdaptiveMesh::from_flat(&permute_tree(&am.to_flat(), &order), am.max_level, am.base_colors)?;
+        am = AdaptiveMesh::from_flat(
+            &permute_tree(&am.to_flat(), &order),
+            am.max_level,
+            am.base_colors,
+        )?;
         coef = order.iter().map(|&o| coef[o as usize].clone()).collect();
         let dm = am.dg_mesh()?;
         check_invariants(&am)?;
@@ -300,9 +307,15 @@ pub fn device_reorder(
             )
         })?;
         far_after += far;
-        moved += order.iter().enumerate().filter(|(i, &o)| *i != o as usize).count();
+        moved += order
+            .iter()
+            .enumerate()
+            .filter(|(i, &o)| *i != o as usize)
+            .count();
     }
-    ensure(moved > 0, || "the reorders moved no element: a weak test".into())?;
+    ensure(moved > 0, || {
+        "the reorders moved no element: a weak test".into()
+    })?;
     Ok(format!(
         "{rounds} rounds equal, {moved} slots moved, far faces {far_before} -> {far_after} ({} \
          elements, {colors} colors from {})",

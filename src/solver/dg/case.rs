@@ -448,7 +448,9 @@ impl Case {
                 field,
                 on_host: a.on_host.unwrap_or(false),
                 reorder: match &a.reorder {
-                    Some(r) => ReorderPolicy::parse(r).map_err(|e| bad("amr.reorder", e.to_string()))?,
+                    Some(r) => {
+                        ReorderPolicy::parse(r).map_err(|e| bad("amr.reorder", e.to_string()))?
+                    }
                     None => ReorderPolicy::default(),
                 },
             };

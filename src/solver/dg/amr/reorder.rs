@@ -328,10 +328,8 @@ impl GpuReorder {
         let marks_len = RADIX.max(colors) * ne;
         let marks = rt.zeroed::<u32>("reorder marks", marks_len)?;
         let marks_scan = rt.zeroed::<u32>("reorder mark numbers", marks_len)?;
-        let scratch = rt.zeroed::<u32>(
-            "reorder scratch",
-            (4 * np + 16) * ne + 8 * face_capacity,
-        )?;
+        let scratch =
+            rt.zeroed::<u32>("reorder scratch", (4 * np + 16) * ne + 8 * face_capacity)?;
         let prm = Arg::params(&params(frame, colors, face_capacity));
         let with_ne = [("NE", ne as f64)];
         let all = |pad: u32, color: u32, count: usize| ItemRange {
