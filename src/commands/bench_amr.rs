@@ -61,7 +61,12 @@ fn medians(rows: &[(usize, PhaseSeconds)]) -> (f64, PhaseSeconds) {
         .map(|l| {
             let v: Vec<f64> = rows
                 .iter()
-                .map(|(_, p)| p.iter().filter(|(k, _)| k == l).map(|(_, s)| s).sum())
+                // From +0: an adaptation without the phase (a reorder that did not run) is 0 s.
+                .map(|(_, p)| {
+                    p.iter()
+                        .filter(|(k, _)| k == l)
+                        .fold(0.0, |acc, (_, s)| acc + s)
+                })
                 .collect();
             (*l, median(&v))
         })

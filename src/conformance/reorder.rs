@@ -110,8 +110,8 @@ fn check_permuted_buffers(
         new_of[o as usize] = i as u32;
     }
     let rows = before.state.len() / n;
-    for i in 0..n {
-        let o = order[i] as usize;
+    for (i, &o) in order.iter().enumerate() {
+        let o = o as usize;
         for j in 0..rows {
             ensure(
                 after.state[j * n + i].to_bits() == before.state[j * n + o].to_bits(),
