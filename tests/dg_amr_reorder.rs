@@ -11,7 +11,7 @@ use chromaflow::runtime::Runtime;
 use chromaflow::solver::dg::amr::reorder::{
     far_faces, far_fraction, reorder_reference, MortonFrame,
 };
-use chromaflow::solver::dg::amr::{AdaptiveMesh, AmrOptions, ReorderPolicy};
+use chromaflow::solver::dg::amr::{AdaptiveMesh, AmrOptions, AmrStats, ReorderPolicy};
 use chromaflow::solver::dg::{BoundaryKind, Case, Simulation, SimulationOptions};
 use std::collections::HashMap;
 
@@ -31,8 +31,8 @@ fn device_reorder_equals_the_exact_reference_and_later_adaptations_follow() {
 }
 
 /// A periodic vortex adapting every 2 steps under `policy`: its solution by element (the
-/// vertices' bits), element count and reorders.
-fn vortex_run(policy: ReorderPolicy) -> (HashMap<[u64; 6], Vec<f64>>, usize, usize) {
+/// vertices' bits), element count and the adaptation's totals.
+fn vortex_run(policy: ReorderPolicy) -> (HashMap<[u64; 6], Vec<f64>>, usize, AmrStats) {
     let mut case = Case::vortex(300);
     case.boundaries = vec![
         (1, BoundaryKind::Periodic(3)),
@@ -67,28 +67,56 @@ fn vortex_run(policy: ReorderPolicy) -> (HashMap<[u64; 6], Vec<f64>>, usize, usi
         .collect();
     let stats = sim.amr_stats().expect("stats");
     assert!(stats.adaptations >= 8, "{stats:?}");
-    (by_element, n, stats.reorders)
+    (by_element, n, stats)
 }
 
 #[test]
 fn an_adaptive_run_that_reorders_equals_one_that_does_not() {
-    let (never, n_never, reorders_never) = vortex_run(ReorderPolicy::Never);
-    let (every, n_every, reorders_every) = vortex_run(ReorderPolicy::Every(1));
-    assert_eq!(reorders_never, 0);
-    assert!(reorders_every >= 8, "{reorders_every} reorders");
+    let (never, n_never, stats_never) = vortex_run(ReorderPolicy::Never);
+    let (every, n_every, stats_every) = vortex_run(ReorderPolicy::Every(1));
+    let (auto, n_auto, stats_auto) = vortex_run(ReorderPolicy::Auto);
+    let reorders_every = stats_every.reorders;
+    assert_eq!(stats_never.reorders, 0);
+    // One per device adaptation (the initial refinements run on the host).
+    assert!(reorders_every >= 8, "{stats_every:?}");
+    // Auto reorders when the far faces have grown by 10% of all since the last reorder: not
+    // after every adaptation, and it keeps them below the unordered run's.
+    assert!(
+        stats_auto.reorders >= 1 && stats_auto.reorders < reorders_every,
+        "{stats_auto:?}"
+    );
+    assert!(
+        stats_every.far_fraction < stats_never.far_fraction
+            && stats_auto.far_fraction < stats_never.far_fraction,
+        "far fractions: never {}, every {}, auto {}",
+        stats_never.far_fraction,
+        stats_every.far_fraction,
+        stats_auto.far_fraction
+    );
+    assert_eq!(n_never, n_auto, "the same elements");
     assert_eq!(n_never, n_every, "the same elements");
     let mut worst = 0.0f64;
-    for (element, want) in &never {
-        let got = every
-            .get(element)
-            .unwrap_or_else(|| panic!("element {element:?} is missing from the reordered run"));
-        for (g, w) in got.iter().zip(want) {
-            worst = worst.max((g - w).abs() / (1.0 + w.abs()));
+    for run in [&every, &auto] {
+        for (element, want) in &never {
+            let got = run
+                .get(element)
+                .unwrap_or_else(|| panic!("element {element:?} is missing from a reordered run"));
+            for (g, w) in got.iter().zip(want) {
+                worst = worst.max((g - w).abs() / (1.0 + w.abs()));
+            }
         }
     }
     // f32 round-off (each element's faces add up in the same color order either way).
     assert!(worst <= 1e-6, "largest difference {worst:e}");
-    eprintln!("{n_every} elements, {reorders_every} reorders, largest difference {worst:e}");
+    eprintln!(
+        "{n_every} elements, {} adaptations; reorders: every {reorders_every}, auto {}; far \
+         faces at the end: never {:.1}%, every {:.1}%, auto {:.1}%; largest difference {worst:e}",
+        stats_every.adaptations,
+        stats_auto.reorders,
+        100.0 * stats_never.far_fraction,
+        100.0 * stats_every.far_fraction,
+        100.0 * stats_auto.far_fraction
+    );
 }
 
 #[test]

@@ -386,7 +386,9 @@ impl GpuReorder {
         })
     }
 
-    /// Reorder (queued); with `phases`, timed and added as "reorder" and "locality".
+    /// Reorder (queued); with `phases`, timed and added as "reorder" and "locality". Run it
+    /// right after an adaptation: the solution's low words are zero then ([`GpuDg::adopt`]
+    /// clears them), and the reorder moves the high words, the whole solution, alone.
     pub fn run(&self, phases: Option<&mut PhaseSeconds>) -> Result<()> {
         let Some(phases) = phases else {
             return self.rt.queue(&self.plan, 1);
