@@ -11,7 +11,7 @@
 //   5: after refining: element and interior blocks taken likewise, new slots, the new count;
 //   6: after the compaction scan: holes below the new count (half the marks);
 //   7: after compaction: the active count;
-//   8: after the face scan: the face offsets of the 2K colors;
+//   8: after the face scan (NE marks per color): the face offsets of the 2K colors;
 //   9: before the last smoothing pass of a submission: nothing changed yet.
 
 override NE: u32 = 1u;
@@ -83,7 +83,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
         case 8u: {
             let colors = 2u * params.base_colors;
-            let per_color = params.edge_capacity;
+            let per_color = NE;
             for (var c = 0u; c < colors; c = c + 1u) {
                 counters[C_COLOR_OFFSETS + c] = items_scan[c * per_color];
             }

@@ -2,9 +2,11 @@
 // #include "common/amr_tree.wgsl"
 
 // The faces of the adapted mesh from the trees (AdaptiveMesh::faces and build_dg_mesh in
-// src/solver/dg/amr), one thread per edge id (phases 0, 1) or slot (phase 2), range.pad:
-//   0: a live leaf edge of color c marks items[c * edge_capacity + e] (scanned next: faces
-//      grouped by color, by edge id within a color, so each color's launch is dense);
+// src/solver/dg/amr), one thread per slot (phases 0, 2) or edge id (phase 1), range.pad:
+//   0: slot i marks items[c * NE + i] when its element is the left (finer, or side 0 of an
+//      edge between equals) side of a face of color c; an element has at most one face per
+//      color, so the scan next numbers the faces by color, by left slot within a color: each
+//      color's launch is dense and reads its left elements in memory order (locality);
 //   1: face j of edge e: on each side the element at the edge's level, or the parent edge's
 //      element one level coarser (with the half it covers: 1 + m on the left, 2 - m on the
 //      right for child m); the finer side is the left one; normal, length and midpoint from
@@ -26,6 +28,7 @@ override NE: u32 = 1u;
 @group(0) @binding(7) var<storage, read_write> neighbors: array<vec4<u32>>;
 @group(0) @binding(8) var<storage, read_write> counters: array<u32>;
 @group(0) @binding(9) var<storage, read> slots: array<u32>;
+@group(0) @binding(10) var<storage, read> element_edges: array<vec4<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -56,6 +59,21 @@ fn is_face(e: u32) -> bool {
     return e < counters[C_EDGE_IDS] && (t.x & EDGE_ALIVE) != 0u && t.z == NONE;
 }
 
+// Color of the face that element `id` owns on local side s (it is the face's left side: its
+// edge there is a live leaf with the element on side 0, or on side 1 with side 0 coarser);
+// NONE when the side has no face of its own (a split side, or the right side of a face).
+fn left_face_color(id: u32, s: u32) -> u32 {
+    let e = element_edges[id][s];
+    if (!is_face(e)) {
+        return NONE;
+    }
+    let side0 = edge_sides[2u * e].x;
+    if (side0 == id || (side0 == NONE && edge_sides[2u * e + 1u].x == id)) {
+        return (edge_tree[e].x >> 8u) & 0xffu;
+    }
+    return NONE;
+}
+
 fn write_face(e: u32) {
     let t = edge_tree[e];
     let kind = t.w & 0xfu;
@@ -80,7 +98,7 @@ fn write_face(e: u32) {
         r = swap;
     }
     let color = (t.x >> 8u) & 0xffu;
-    let j = items_scan[color * params.edge_capacity + e];
+    let j = items_scan[color * NE + l.x];
     let id = slots[l.x];
     let a = vertices[3u * id + l.y];
     let b = vertices[3u * id + (l.y + 1u) % 3u];
@@ -111,10 +129,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     if (range.pad == 0u) {
-        let face = is_face(i);
-        let color = (edge_tree[i].x >> 8u) & 0xffu;
+        var owned = vec3<u32>(NONE);
+        if (i < counters[C_ACTIVE]) {
+            let id = slots[i];
+            owned = vec3<u32>(left_face_color(id, 0u), left_face_color(id, 1u),
+                              left_face_color(id, 2u));
+        }
         for (var c = 0u; c < 2u * params.base_colors; c = c + 1u) {
-            items[c * params.edge_capacity + i] = select(0u, 1u, face && c == color);
+            items[c * NE + i] = select(0u, 1u, any(owned == vec3<u32>(c)));
         }
     } else if (range.pad == 1u) {
         if (is_face(i)) {

@@ -130,6 +130,7 @@ fn wgsl_size(stem: &str, name: &str) -> u32 {
 fn rust_mirrors_have_the_wgsl_struct_sizes() {
     use chromaflow::runtime::ItemRange;
     use chromaflow::solver::dg::amr::gpu::AmrParams;
+    use chromaflow::solver::dg::amr::reorder::ReorderParams;
     use chromaflow::solver::dg::mesh::DgEdge;
     use chromaflow::solver::gradient::GpuEdge;
     use chromaflow::solver::swe::boundary::GpuDrivenEdge;
@@ -148,6 +149,7 @@ fn rust_mirrors_have_the_wgsl_struct_sizes() {
         ("swe_gauges", "GaugeState", size_of::<GaugeState>()),
         ("dg_surface", "DgEdge", size_of::<DgEdge>()),
         ("amr_flag", "AmrParams", size_of::<AmrParams>()),
+        ("amr_permute", "ReorderParams", size_of::<ReorderParams>()),
     ];
     for (stem, name, rust) in table {
         assert_eq!(

@@ -29,6 +29,8 @@ const C_SLOTS: u32 = 14u;
 const C_NEW_ACTIVE: u32 = 15u;
 const C_COMPACT_HOLES: u32 = 16u;
 const C_ERROR: u32 = 17u;
+// Faces whose two slots lie more than FAR_SLOTS apart (amr_locality.wgsl).
+const C_FAR_FACES: u32 = 18u;
 // Face color offsets: 2K + 1 words.
 const C_COLOR_OFFSETS: u32 = 20u;
 

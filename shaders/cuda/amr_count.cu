@@ -12,7 +12,7 @@
 //   5: after refining: element and interior blocks taken likewise, new slots, the new count;
 //   6: after the compaction scan: holes below the new count (half the marks);
 //   7: after compaction: the active count;
-//   8: after the face scan: the face offsets of the 2K colors;
+//   8: after the face scan (NE marks per color): the face offsets of the 2K colors;
 //   9: before the last smoothing pass of a submission: nothing changed yet.
 //
 // marks, marks_scan: the cluster and refine marks (2 NE) and their scan. items, items_scan: the
@@ -98,7 +98,7 @@ extern "C" __global__ void amr_count(
         }
         case 8u: {
             u32 colors = 2u * params.base_colors;
-            u32 per_color = params.edge_capacity;
+            u32 per_color = NE;
             for (u32 c = 0u; c < colors; c = c + 1u) {
                 counters[C_COLOR_OFFSETS + c] = items_scan[c * per_color];
             }

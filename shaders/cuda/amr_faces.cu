@@ -2,10 +2,12 @@
 // #include "common/amr_tree.cuh"
 
 // CUDA twin of shaders/amr_faces.wgsl. The faces of the adapted mesh from the trees
-// (AdaptiveMesh::faces and build_dg_mesh in src/solver/dg/amr), one thread per edge id (phases
-// 0, 1) or slot (phase 2), range.pad:
-//   0: a live leaf edge of color c marks items[c * edge_capacity + e] (scanned next: faces
-//      grouped by color, by edge id within a color, so each color's launch is dense);
+// (AdaptiveMesh::faces and build_dg_mesh in src/solver/dg/amr), one thread per slot (phases 0,
+// 2) or edge id (phase 1), range.pad:
+//   0: slot i marks items[c * NE + i] when its element is the left (finer, or side 0 of an
+//      edge between equals) side of a face of color c; an element has at most one face per
+//      color, so the scan next numbers the faces by color, by left slot within a color: each
+//      color's launch is dense and reads its left elements in memory order (locality);
 //   1: face j of edge e: on each side the element at the edge's level, or the parent edge's
 //      element one level coarser (with the half it covers: 1 + m on the left, 2 - m on the
 //      right for child m); the finer side is the left one; normal, length and midpoint from
@@ -54,6 +56,28 @@ __device__ __forceinline__ bool is_face(u32 e, const uint4* edge_tree, const u32
     return e < counters[C_EDGE_IDS] && (t.x & EDGE_ALIVE) != 0u && t.z == NONE;
 }
 
+// Color of the face that element `id` owns on local side s (it is the face's left side: its
+// edge there is a live leaf with the element on side 0, or on side 1 with side 0 coarser);
+// NONE when the side has no face of its own (a split side, or the right side of a face).
+__device__ u32 left_face_color(
+    u32 id,
+    u32 s,
+    const uint4* element_edges,
+    const uint4* edge_tree,
+    const uint2* edge_sides,
+    const u32* counters) {
+    uint4 edges = element_edges[id];
+    u32 e = s == 0u ? edges.x : (s == 1u ? edges.y : edges.z);
+    if (!is_face(e, edge_tree, counters)) {
+        return NONE;
+    }
+    u32 side0 = edge_sides[2u * e].x;
+    if (side0 == id || (side0 == NONE && edge_sides[2u * e + 1u].x == id)) {
+        return (edge_tree[e].x >> 8u) & 0xffu;
+    }
+    return NONE;
+}
+
 __device__ void write_face(
     u32 e,
     const uint4* element_tree,
@@ -89,7 +113,7 @@ __device__ void write_face(
         r = swap;
     }
     u32 color = (t.x >> 8u) & 0xffu;
-    u32 j = items_scan[color * params.edge_capacity + e];
+    u32 j = items_scan[color * NE + l.x];
     u32 id = slots[l.x];
     float2 a = vertices[3u * id + l.y];
     float2 b = vertices[3u * id + (l.y + 1u) % 3u];
@@ -124,6 +148,7 @@ extern "C" __global__ void amr_faces(
     uint4* neighbors,
     u32* counters,
     const u32* __restrict__ slots,
+    const uint4* __restrict__ element_edges,
     AmrParams params,
     ItemRange range) {
     u32 i = linear_index();
@@ -131,10 +156,16 @@ extern "C" __global__ void amr_faces(
         return;
     }
     if (range.pad == 0u) {
-        bool face = is_face(i, edge_tree, counters);
-        u32 color = (edge_tree[i].x >> 8u) & 0xffu;
+        u32 owned[3] = {NONE, NONE, NONE};
+        if (i < counters[C_ACTIVE]) {
+            u32 id = slots[i];
+            for (u32 s = 0u; s < 3u; s = s + 1u) {
+                owned[s] = left_face_color(id, s, element_edges, edge_tree, edge_sides, counters);
+            }
+        }
         for (u32 c = 0u; c < 2u * params.base_colors; c = c + 1u) {
-            items[c * params.edge_capacity + i] = (face && c == color) ? 1u : 0u;
+            bool mine = owned[0] == c || owned[1] == c || owned[2] == c;
+            items[c * NE + i] = mine ? 1u : 0u;
         }
     } else if (range.pad == 1u) {
         if (is_face(i, edge_tree, counters)) {

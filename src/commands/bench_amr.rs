@@ -4,7 +4,7 @@
 use crate::commands::GlobalArgs;
 use chromaflow::runtime::median;
 use chromaflow::solver::dg::amr::gpu::PhaseSeconds;
-use chromaflow::solver::dg::amr::AmrOptions;
+use chromaflow::solver::dg::amr::{AmrOptions, ReorderPolicy};
 use chromaflow::solver::dg::{Case, Simulation, SimulationOptions};
 use clap::Args;
 
@@ -36,6 +36,11 @@ pub struct BenchAmrArgs {
     /// same mesh reordered along a Morton curve (what GK19's compaction costs in locality).
     #[arg(long)]
     pub locality: bool,
+    /// When the device path reorders the elements along a Morton curve: auto, never or
+    /// every:K (the "reorder" phase is its device time when it runs; "locality" counts the far
+    /// faces after every adaptation).
+    #[arg(long, default_value = "auto")]
+    pub reorder: String,
     /// Print JSON instead of a markdown table.
     #[arg(long)]
     pub json: bool,
@@ -56,7 +61,12 @@ fn medians(rows: &[(usize, PhaseSeconds)]) -> (f64, PhaseSeconds) {
         .map(|l| {
             let v: Vec<f64> = rows
                 .iter()
-                .map(|(_, p)| p.iter().filter(|(k, _)| k == l).map(|(_, s)| s).sum())
+                // From +0: an adaptation without the phase (a reorder that did not run) is 0 s.
+                .map(|(_, p)| {
+                    p.iter()
+                        .filter(|(k, _)| k == l)
+                        .fold(0.0, |acc, (_, s)| acc + s)
+                })
                 .collect();
             (*l, median(&v))
         })
@@ -71,6 +81,8 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     case.order = args.order;
     let mut results = Vec::new();
     let mut locality: Option<(f64, f64)> = None;
+    let reorder = ReorderPolicy::parse(&args.reorder)?;
+    let mut stats = None;
     for on_host in [false, true] {
         if on_host && args.device_only {
             continue;
@@ -79,6 +91,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             max_level: args.levels,
             every: Some(args.every),
             on_host,
+            reorder,
             ..AmrOptions::default()
         });
         let mut sim = Simulation::new(&case, &rt, &SimulationOptions::default())?;
@@ -89,6 +102,9 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             elements,
             phases,
         ));
+        if !on_host {
+            stats = sim.amr_stats();
+        }
         if args.locality && !on_host {
             locality = sim.surface_locality(20)?;
         }
@@ -105,6 +121,9 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     "levels": args.levels,
                     "elements": elements,
                     "surface_per_step_adapted_vs_morton": locality,
+                    "reorder": reorder.to_string(),
+                    "reorders": stats.map(|s| s.reorders),
+                    "far_fraction": stats.map(|s| s.far_fraction),
                     "microseconds": phases
                         .iter()
                         .map(|(l, s)| (l.to_string(), serde_json::json!(1e6 * s)))
@@ -131,6 +150,15 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             println!("| {l} | {:.1} |", 1e6 * s);
         }
         println!();
+    }
+    if let Some(s) = stats {
+        println!(
+            "device path, reorder {reorder}: {} reorders in {} adaptations, {:.1}% of the faces \
+             far apart in memory at the end\n",
+            s.reorders,
+            s.adaptations,
+            100.0 * s.far_fraction
+        );
     }
     if let Some((adapted, reordered)) = locality {
         println!(

@@ -15,7 +15,7 @@ use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::output::write_json_atomic;
 use chromaflow::runtime::bandwidth::copy_bandwidth;
 use chromaflow::runtime::BackendKind;
-use chromaflow::solver::dg::amr::{AmrOptions, IndicatorField};
+use chromaflow::solver::dg::amr::{AmrOptions, IndicatorField, ReorderPolicy};
 use chromaflow::solver::dg::bench::{
     bench_one, ordering_variants, BenchRow, BenchSetup, COPY_SAMPLES, SURFACE_BYTES_MODEL,
 };
@@ -114,6 +114,12 @@ pub struct DgArgs {
     /// on the GPU.
     #[arg(long)]
     pub amr_on_host: bool,
+    /// When GPU adaptations reorder the elements along a Morton curve of their centroids (and
+    /// the faces by color and left element) to restore memory locality: auto (when the faces
+    /// whose elements lie far apart in memory have risen by 10% of all faces since the last
+    /// reorder), never, or every:K (after every K-th adaptation).
+    #[arg(long)]
+    pub amr_reorder: Option<String>,
     /// Also run the f64 CPU reference (single-threaded: minutes from ~10,000 triangles at
     /// p = 3) on the same mesh to the final time, at the case's CFL number or --dt, and print its
     /// L2 density error next to the device's (cases with an exact solution, no --amr-levels).
@@ -133,12 +139,13 @@ fn amr_options(args: &DgArgs, case: &Case) -> anyhow::Result<Option<AmrOptions>>
     let tuned = args.amr_every.is_some()
         || args.amr_threshold.is_some()
         || args.amr_field.is_some()
-        || args.amr_on_host;
+        || args.amr_on_host
+        || args.amr_reorder.is_some();
     let Some(mut amr) = amr else {
         if tuned {
             return Err(Error::Invalid(
-                "--amr-every, --amr-threshold, --amr-field and --amr-on-host need --amr-levels (or an [amr] \
-                 table in the case file)"
+                "--amr-every, --amr-threshold, --amr-field, --amr-on-host and --amr-reorder need \
+                 --amr-levels (or an [amr] table in the case file)"
                     .into(),
             )
             .into());
@@ -155,6 +162,10 @@ fn amr_options(args: &DgArgs, case: &Case) -> anyhow::Result<Option<AmrOptions>>
     if let Some(f) = &args.amr_field {
         amr.field =
             IndicatorField::parse(f).map_err(|e| Error::Invalid(format!("--amr-field: {e}")))?;
+    }
+    if let Some(r) = &args.amr_reorder {
+        amr.reorder =
+            ReorderPolicy::parse(r).map_err(|e| Error::Invalid(format!("--amr-reorder: {e}")))?;
     }
     amr.validate(case.order)?;
     Ok(Some(amr))
@@ -315,6 +326,15 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     "on the GPU: flags in smoothing; coarsen/refine/compact with connectivity"
                 },
             );
+            if let Some(policy) = case.amr.filter(|o| !o.on_host).map(|o| o.reorder) {
+                eprintln!(
+                    "dg: locality: {} Morton reorders ({policy}), {:.3} s in all; {:.1}% of the \
+                     faces far apart in memory at the end",
+                    a.reorders,
+                    a.reorder_seconds,
+                    100.0 * a.far_fraction
+                );
+            }
         }
     }
     let error = match summary.l2_density_error {

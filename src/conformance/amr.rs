@@ -56,7 +56,7 @@ fn ensure(ok: bool, what: impl FnOnce() -> String) -> Result<()> {
 }
 
 /// |a - b| <= tol (1 + |b|), elementwise.
-fn close(a: &[f64], b: &[f64], tol: f64, what: &str) -> Result<()> {
+pub fn close(a: &[f64], b: &[f64], tol: f64, what: &str) -> Result<()> {
     ensure(a.len() == b.len(), || {
         format!("{what}: {} values, want {}", a.len(), b.len())
     })?;
@@ -122,7 +122,7 @@ pub fn rand_flags(n: usize, seed: &mut u64) -> Vec<i8> {
 }
 
 /// The device's mesh buffers against those the host builds from the reference's DG mesh.
-fn check_mesh_buffers(rt: &Runtime, dg: &GpuDg, dm: &DgMesh) -> Result<()> {
+pub fn check_mesh_buffers(rt: &Runtime, dg: &GpuDg, dm: &DgMesh) -> Result<()> {
     let (_, [inv_jac, inv_det, heights, neighbors, edges]) = dg.device_buffers();
     let ne = dm.num_elements;
     let cap = dg.capacity().elements;

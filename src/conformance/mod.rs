@@ -12,6 +12,8 @@
 //!   kind, the limiter on a shock, and 10 limited steps with periodic boundaries.
 //! - [`amr`](mod@amr): the device adaptation against the f64 adaptive mesh, id for id over
 //!   several adaptations, and the device's refinement flags against the reference indicator.
+//! - [`reorder`](mod@reorder): the device's Morton reorder of the adapted slots against its exact
+//!   reference, bit for bit, with the adaptations after it still matching the f64 mesh.
 //! - [`coloring`](mod@coloring): the exclusive prefix sum and the min-reduction (exact), and
 //!   the speculative vertex coloring (both variants: proper, near the greedy count, boundary
 //!   classes, bad input).
@@ -26,12 +28,14 @@
 pub mod amr;
 pub mod coloring;
 pub mod dg;
+pub mod reorder;
 pub mod smooth;
 pub mod swe;
 
 pub use amr::amr;
 pub use coloring::coloring;
 pub use dg::dg;
+pub use reorder::reorder;
 pub use smooth::{probe_across, smooth, HwProbe};
 pub use swe::{swe, swe_long};
 
@@ -151,6 +155,7 @@ pub fn run_all(report: &mut Report, rt: &Runtime, quick: bool, probes: &mut Vec<
     swe(report, rt, quick);
     dg(report, rt);
     amr(report, rt);
+    reorder(report, rt);
     coloring(report, rt);
     smooth(report, rt);
     smooth::probe(report, rt, probes);

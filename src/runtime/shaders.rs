@@ -94,6 +94,11 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("amr_compact.wgsl"),
     shader!("amr_geometry.wgsl"),
     shader!("amr_faces.wgsl"),
+    shader!("common/amr_reorder.wgsl"),
+    shader!("amr_morton.wgsl"),
+    shader!("amr_radix.wgsl"),
+    shader!("amr_permute.wgsl"),
+    shader!("amr_locality.wgsl"),
 ];
 
 /// Names of the kernel shaders (the files outside `common/`), one entry point `main` each.

@@ -34,6 +34,8 @@
 #define C_NEW_ACTIVE 15u
 #define C_COMPACT_HOLES 16u
 #define C_ERROR 17u
+// Faces whose two slots lie more than FAR_SLOTS apart (amr_locality.cu).
+#define C_FAR_FACES 18u
 // Face color offsets: 2K + 1 words.
 #define C_COLOR_OFFSETS 20u
 

@@ -34,6 +34,7 @@ macro_rules! cuda_source {
 /// Every CUDA source under `shaders/cuda/`, embedded at build time (kernels `*.cu`, shared code
 /// `common/*.cuh`). A test checks this list against the directory and the WGSL twins.
 pub const CUDA_FILES: &[(&str, &str)] = &[
+    cuda_source!("common/amr_reorder.cuh"),
     cuda_source!("common/amr_tree.cuh"),
     cuda_source!("common/dg_edge.cuh"),
     cuda_source!("common/dg_euler.cuh"),
@@ -54,6 +55,10 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("amr_faces.cu"),
     cuda_source!("amr_flag.cu"),
     cuda_source!("amr_geometry.cu"),
+    cuda_source!("amr_locality.cu"),
+    cuda_source!("amr_morton.cu"),
+    cuda_source!("amr_permute.cu"),
+    cuda_source!("amr_radix.cu"),
     cuda_source!("amr_mark.cu"),
     cuda_source!("amr_refine.cu"),
     cuda_source!("amr_smooth.cu"),

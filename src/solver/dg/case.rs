@@ -27,7 +27,7 @@
 //! p = 1.0
 //! ```
 
-use super::amr::{AmrOptions, IndicatorField};
+use super::amr::{AmrOptions, IndicatorField, ReorderPolicy};
 use super::euler::{conserved, NumericalFlux, State, GAMMA};
 use super::mesh::BoundaryKind;
 use crate::error::{Error, Result};
@@ -447,6 +447,12 @@ impl Case {
                 delta: a.delta.unwrap_or(AmrOptions::default().delta),
                 field,
                 on_host: a.on_host.unwrap_or(false),
+                reorder: match &a.reorder {
+                    Some(r) => {
+                        ReorderPolicy::parse(r).map_err(|e| bad("amr.reorder", e.to_string()))?
+                    }
+                    None => ReorderPolicy::default(),
+                },
             };
             amr.validate(case.order)
                 .map_err(|e| bad("amr", e.to_string()))?;
@@ -549,6 +555,7 @@ struct AmrSpec {
     delta: Option<f64>,
     field: Option<String>,
     on_host: Option<bool>,
+    reorder: Option<String>,
 }
 
 struct StateSpec {

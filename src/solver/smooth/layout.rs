@@ -62,7 +62,7 @@ pub struct DeviceLayout {
 }
 
 /// Interleave the low 16 bits of `x` and `y` (x in the even bits).
-fn morton(x: u32, y: u32) -> u32 {
+pub fn morton(x: u32, y: u32) -> u32 {
     let spread = |v: u32| {
         let mut v = v & 0xffff;
         v = (v | (v << 8)) & 0x00ff_00ff;

@@ -6,6 +6,7 @@
 use super::gpu::{GpuAdaptOptions, GpuAdaptation, PhaseSeconds, Smoothed, TreeCapacity};
 use super::indicator::{flags, gather, indicator, scatter, IndicatorField};
 use super::projection::Projection;
+use super::reorder::{far_fraction, GpuReorder, MortonFrame, ReorderPolicy};
 use super::tree::{AdaptCounts, AdaptiveMesh, Face, NONE};
 use crate::error::{Error, Result};
 use crate::solver::dg::basis::BasisTables;
@@ -30,6 +31,9 @@ pub struct AmrOptions {
     /// Adapt on the host (read the solution back, the f64 reference, write the new mesh)
     /// instead of on the device.
     pub on_host: bool,
+    /// When device adaptations reorder the elements along a Morton curve
+    /// ([`super::reorder`]); the host path keeps the compaction's order.
+    pub reorder: ReorderPolicy,
 }
 
 impl Default for AmrOptions {
@@ -41,6 +45,7 @@ impl Default for AmrOptions {
             delta: 2.0,
             field: IndicatorField::Density,
             on_host: false,
+            reorder: ReorderPolicy::Auto,
         }
     }
 }
@@ -95,6 +100,12 @@ pub struct AmrStats {
     /// Trees put on the device and the adaptation kernels built (at the first device
     /// adaptation and when the buffers grow).
     pub setup_seconds: f64,
+    /// Morton reorders of the elements, and their seconds (waited for).
+    pub reorders: usize,
+    pub reorder_seconds: f64,
+    /// Fraction of the faces whose slots lie far apart ([`super::reorder::FAR_SLOTS`]) after
+    /// the last device adaptation (and its reorder, if one ran).
+    pub far_fraction: f64,
 }
 
 impl AmrStats {
@@ -106,6 +117,7 @@ impl AmrStats {
             + self.connectivity_seconds
             + self.transfer_seconds
             + self.setup_seconds
+            + self.reorder_seconds
     }
 }
 
@@ -122,6 +134,11 @@ pub struct Adaptivity {
     pub stats: AmrStats,
     /// The trees on the device once the run adapts there.
     device: Option<GpuAdaptation>,
+    /// The device reorder, unless the policy is never.
+    reorder: Option<GpuReorder>,
+    /// Device adaptations since the last reorder, and the far fraction right after it.
+    since_reorder: usize,
+    far_baseline: f64,
     /// Whether `mesh` lags the device's trees.
     host_stale: bool,
 }
@@ -159,6 +176,9 @@ impl Adaptivity {
             options,
             stats: AmrStats::default(),
             device: None,
+            reorder: None,
+            since_reorder: 0,
+            far_baseline: 0.0,
             host_stale: false,
         })
     }
@@ -171,7 +191,7 @@ impl Adaptivity {
     }
 
     /// The DG mesh of the active elements: geometry per slot, faces grouped by color (GK19's
-    /// edge reordering: each color's launch is dense), within a color by edge id.
+    /// edge reordering: each color's launch is dense), within a color by left slot.
     pub fn dg_mesh(&self) -> Result<DgMesh> {
         build_dg_mesh(&self.mesh, &self.faces)
     }
@@ -279,13 +299,14 @@ impl Adaptivity {
     pub fn attach_device(&mut self, gpu: &GpuDg, dm: &DgMesh) -> Result<()> {
         self.sync_host()?;
         self.device = None;
+        self.reorder = None;
         let n = self.mesh.num_active();
         let options = GpuAdaptOptions {
             field: self.options.field,
             threshold: self.threshold,
             delta: self.options.delta,
         };
-        self.device = Some(GpuAdaptation::new(
+        let device = GpuAdaptation::new(
             gpu.runtime(),
             &self.mesh,
             gpu,
@@ -293,7 +314,18 @@ impl Adaptivity {
             self.projection.p,
             options,
             TreeCapacity::with_room(n, self.mesh.element_ids(), self.mesh.edge_ids(), 1.5),
-        )?);
+        )?;
+        if self.options.reorder != ReorderPolicy::Never {
+            let frame = MortonFrame::of(&self.mesh);
+            self.reorder = Some(GpuReorder::new(
+                gpu.runtime(),
+                &device,
+                gpu,
+                self.projection.p,
+                &frame,
+            )?);
+        }
+        self.device = Some(device);
         Ok(())
     }
 
@@ -314,9 +346,27 @@ impl Adaptivity {
             return Ok(DeviceAdaptation::NeedsRoom(smoothed));
         }
         let smoothing = clock.elapsed().as_secs_f64();
-        let report = device.apply(gpu, &smoothed, timing)?;
+        let report = device.apply(gpu, &smoothed, timing.as_deref_mut())?;
         self.stats.smoothing_seconds += smoothing;
         self.stats.adapt_seconds += clock.elapsed().as_secs_f64() - smoothing;
+        self.since_reorder += 1;
+        let far = far_fraction(report.far_faces, report.faces);
+        self.stats.far_fraction = far;
+        if let Some(reorder) = &self.reorder {
+            if self
+                .options
+                .reorder
+                .due(self.since_reorder, far, self.far_baseline)
+            {
+                let started = Instant::now();
+                reorder.run(timing)?;
+                self.far_baseline = far_fraction(reorder.far_faces()?, report.faces);
+                self.stats.far_fraction = self.far_baseline;
+                self.stats.reorders += 1;
+                self.stats.reorder_seconds += started.elapsed().as_secs_f64();
+                self.since_reorder = 0;
+            }
+        }
         self.stats.adaptations += 1;
         self.stats.refined += report.counts.refined;
         self.stats.coarsened += report.counts.coarsened;
@@ -360,8 +410,8 @@ fn default_threshold(dm: &DgMesh, tables: &BasisTables, field: IndicatorField, c
 
 impl AdaptiveMesh {
     /// The DG mesh of the active elements: geometry per slot, faces grouped by color (GK19's
-    /// edge reordering: each color's launch is dense), within a color by edge id, and up to
-    /// six face neighbours per element.
+    /// edge reordering: each color's launch is dense), within a color by left slot, and up
+    /// to six face neighbours per element.
     pub fn dg_mesh(&self) -> Result<DgMesh> {
         build_dg_mesh(self, &self.faces()?)
     }
@@ -382,9 +432,11 @@ fn build_dg_mesh(am: &AdaptiveMesh, faces: &[Face]) -> Result<DgMesh> {
         min_height.push(h);
     }
     let num_colors = 2 * am.base_colors as usize;
-    // Stable by color: within a color, faces stay in edge id order (what a GPU scan gives).
+    // By color, within a color by left slot (unique: an element has one face per color), as
+    // the GPU's scan over (color, slot) numbers them: each color's launch reads its left
+    // elements in memory order.
     let mut order: Vec<usize> = (0..faces.len()).collect();
-    order.sort_by_key(|&f| faces[f].color);
+    order.sort_by_key(|&f| (faces[f].color, faces[f].left));
     let mut color_offsets = vec![0usize; num_colors + 1];
     for f in faces {
         color_offsets[f.color as usize + 1] += 1;

@@ -28,6 +28,8 @@ mod counter {
     pub const CLUSTERS: usize = 10;
     pub const REFINES: usize = 11;
     pub const ERROR: usize = 17;
+    /// Faces whose slots lie far apart (`amr_locality`, [`super::super::reorder`]).
+    pub const FAR_FACES: usize = 18;
     pub const COLOR_OFFSETS: usize = 20;
     pub const LEN: usize = 64;
 }
@@ -120,6 +122,19 @@ pub struct GpuAdaptReport {
     pub counts: AdaptCounts,
     pub smoothing_passes: usize,
     pub num_elements: usize,
+    /// Faces of the new mesh, and of them those whose slots lie more than
+    /// [`FAR_SLOTS`](super::reorder::FAR_SLOTS) apart (what triggers a reorder).
+    pub faces: usize,
+    pub far_faces: usize,
+}
+
+/// The device trees' buffers that a pass over the slots after an adaptation works on (the
+/// reorder, [`super::reorder::GpuReorder`]).
+pub struct SlotBuffers<'a> {
+    pub slots: &'a Buffer,
+    pub element_tree: &'a Buffer,
+    pub vertices: &'a Buffer,
+    pub counters: &'a Buffer,
 }
 
 /// The trees on the device and the prepared phases.
@@ -257,7 +272,8 @@ impl GpuAdaptation {
         let holes = rt.zeroed::<u32>("amr holes", ne)?;
         let marks = rt.zeroed::<u32>("amr cluster and refine marks", 2 * ne)?;
         let marks_scan = rt.zeroed::<u32>("amr cluster and refine numbers", 2 * ne)?;
-        let face_items = colors * capacity.edges;
+        // Faces are numbered by (color, left slot): NE marks per color.
+        let face_items = colors * ne;
         let items_len = face_items.max(ne).max(capacity.edges);
         let items = rt.zeroed::<u32>("amr phase marks", items_len)?;
         let items_scan = rt.zeroed::<u32>("amr phase numbers", items_len)?;
@@ -462,15 +478,17 @@ impl GpuAdaptation {
             *faces,
             *neighbors,
             counters,
-            slots
+            slots,
+            element_edges
         ]
         .to_vec();
         faces_args.push(prm);
-        adapt.launch(&faces_kernel, &faces_args, phase(capacity.edges, 0));
+        adapt.launch(&faces_kernel, &faces_args, phase(ne, 0));
         face_sum.record(&mut adapt);
         count(&mut adapt, 8, face_items);
         adapt.launch(&faces_kernel, &faces_args, phase(capacity.edges, 1));
         adapt.launch(&faces_kernel, &faces_args, phase(ne, 2));
+        super::reorder::record_far_faces(rt, &mut adapt, faces, &counters, colors, dg_edges)?;
 
         Ok(GpuAdaptation {
             rt: rt.clone(),
@@ -602,7 +620,29 @@ impl GpuAdaptation {
             },
             smoothing_passes: smoothed.passes,
             num_elements: n,
+            faces: offsets[colors],
+            far_faces: c[counter::FAR_FACES] as usize,
         })
+    }
+
+    /// The buffers of the slots, element trees, vertices and counters.
+    pub fn slot_buffers(&self) -> SlotBuffers<'_> {
+        SlotBuffers {
+            slots: &self.slots,
+            element_tree: &self.element_tree,
+            vertices: &self.vertices,
+            counters: &self.counters,
+        }
+    }
+
+    /// Element slots of the buffers.
+    pub fn slot_capacity(&self) -> usize {
+        self.slot_capacity
+    }
+
+    /// Face colors of the adapted mesh (2K).
+    pub fn num_colors(&self) -> usize {
+        2 * self.base_colors as usize
     }
 
     fn read_counters(&self) -> Result<Vec<u32>> {

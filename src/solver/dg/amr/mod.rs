@@ -5,18 +5,21 @@
 //!
 //! [`tree`] holds the element and edge trees (the f64 reference of every mesh operation),
 //! [`projection`] the parent/child L2 projection weights, [`mod@indicator`] the refinement indicator
-//! (GK19 eq. 10) and the flags it gives, [`driver`] one adaptation of a running solution.
+//! (GK19 eq. 10) and the flags it gives, [`driver`] one adaptation of a running solution,
+//! [`reorder`] the Morton reorder of the slots that restores memory locality.
 
 pub mod driver;
 pub mod gpu;
 pub mod indicator;
 pub mod locality;
 pub mod projection;
+pub mod reorder;
 pub mod tree;
 
 pub use driver::{Adaptivity, AmrOptions, AmrStats};
 pub use indicator::{flags, gather, indicator, scatter, IndicatorField};
 pub use projection::Projection;
+pub use reorder::ReorderPolicy;
 pub use tree::{AdaptCounts, AdaptiveMesh, Face, NONE};
 
 #[cfg(test)]

@@ -1,0 +1,151 @@
+// #include "common/dispatch.wgsl"
+// #include "common/amr_tree.wgsl"
+// #include "common/amr_reorder.wgsl"
+
+// The slots permuted into the sorted order (reorder::permute_tree, locality::permute and
+// locality::permute_coefficients, the exact CPU references): new slot i takes old slot
+// order[i]. Everything is copied word for word, so the result is exact. range.pad:
+//   0: per new slot i < n: its element id, the solution (register 0), the geometry and the
+//      raw neighbour blocks of old slot order[i] go to the scratch; the element's tree
+//      records slot i; new_of[order[i]] = i;
+//   1: per slot up to the capacity: the face marks are cleared; below n the scratch comes
+//      back, neighbour slots (not the split mask in w) renamed by new_of;
+//   2: per face f: left and right renamed into a scratch record, which marks
+//      marks[c NE + new left] for its color c (an element has one face per color); the
+//      exclusive scan over the marks then numbers the faces by color, by left slot within it;
+//   3: per face f: the record goes to its number.
+// The color offsets and counts do not change. Scratch words: 4 NP NE of the solution, 6 NE of
+// geometry, 8 NE of neighbours, NE slots, NE new_of, then 8 face_capacity of faces.
+
+override NP: u32 = 3u;
+override NE: u32 = 1u;
+
+@group(0) @binding(0) var<storage, read_write> slots: array<u32>;
+@group(0) @binding(1) var<storage, read_write> element_tree: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> order: array<u32>;
+@group(0) @binding(3) var<storage, read_write> regs: array<f32>;
+@group(0) @binding(4) var<storage, read_write> inv_jac: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> inv_det: array<f32>;
+@group(0) @binding(6) var<storage, read_write> heights: array<f32>;
+@group(0) @binding(7) var<storage, read_write> neighbors: array<vec4<u32>>;
+// DgEdge records: left, right, info, nx, ny, length, mx, my.
+@group(0) @binding(8) var<storage, read_write> faces: array<u32>;
+@group(0) @binding(9) var<storage, read_write> marks: array<u32>;
+@group(0) @binding(10) var<storage, read> marks_scan: array<u32>;
+@group(0) @binding(11) var<storage, read> counters: array<u32>;
+@group(0) @binding(12) var<storage, read_write> scratch: array<u32>;
+@group(1) @binding(0) var<uniform> range: ItemRange;
+@group(2) @binding(0) var<uniform> params: ReorderParams;
+
+fn geometry_at() -> u32 {
+    return 4u * NP * NE;
+}
+
+fn neighbors_at() -> u32 {
+    return geometry_at() + 6u * NE;
+}
+
+fn slots_at() -> u32 {
+    return neighbors_at() + 8u * NE;
+}
+
+fn new_of_at() -> u32 {
+    return slots_at() + NE;
+}
+
+fn faces_at() -> u32 {
+    return new_of_at() + NE;
+}
+
+fn renamed(slot: u32) -> u32 {
+    if (slot == NONE) {
+        return NONE;
+    }
+    return scratch[new_of_at() + slot];
+}
+
+// Color of face f: the color whose offsets hold it.
+fn face_color(f: u32) -> u32 {
+    var c = 0u;
+    while (c + 1u < params.colors && f >= counters[C_COLOR_OFFSETS + c + 1u]) {
+        c = c + 1u;
+    }
+    return c;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= range.count) {
+        return;
+    }
+    let n = counters[C_ACTIVE];
+    let num_faces = counters[C_COLOR_OFFSETS + params.colors];
+    if (range.pad == 0u) {
+        if (i >= n) {
+            return;
+        }
+        let old = order[i];
+        let id = slots[old];
+        scratch[slots_at() + i] = id;
+        scratch[new_of_at() + old] = i;
+        element_tree[id].w = i;
+        for (var j = 0u; j < 4u * NP; j = j + 1u) {
+            scratch[j * NE + i] = bitcast<u32>(regs[j * NE + old]);
+        }
+        let g = geometry_at() + 6u * i;
+        let jac = bitcast<vec4<u32>>(inv_jac[old]);
+        scratch[g] = jac.x;
+        scratch[g + 1u] = jac.y;
+        scratch[g + 2u] = jac.z;
+        scratch[g + 3u] = jac.w;
+        scratch[g + 4u] = bitcast<u32>(inv_det[old]);
+        scratch[g + 5u] = bitcast<u32>(heights[old]);
+        for (var b = 0u; b < 2u; b = b + 1u) {
+            let nb = neighbors[b * NE + old];
+            let at = neighbors_at() + 8u * i + 4u * b;
+            scratch[at] = nb.x;
+            scratch[at + 1u] = nb.y;
+            scratch[at + 2u] = nb.z;
+            scratch[at + 3u] = nb.w;
+        }
+    } else if (range.pad == 1u) {
+        for (var c = 0u; c < params.colors; c = c + 1u) {
+            marks[c * NE + i] = 0u;
+        }
+        if (i >= n) {
+            return;
+        }
+        slots[i] = scratch[slots_at() + i];
+        for (var j = 0u; j < 4u * NP; j = j + 1u) {
+            regs[j * NE + i] = bitcast<f32>(scratch[j * NE + i]);
+        }
+        let g = geometry_at() + 6u * i;
+        inv_jac[i] = bitcast<vec4<f32>>(vec4<u32>(scratch[g], scratch[g + 1u], scratch[g + 2u],
+                                                  scratch[g + 3u]));
+        inv_det[i] = bitcast<f32>(scratch[g + 4u]);
+        heights[i] = bitcast<f32>(scratch[g + 5u]);
+        for (var b = 0u; b < 2u; b = b + 1u) {
+            let at = neighbors_at() + 8u * i + 4u * b;
+            // The first block's w is the split mask, the second's is unused (NONE).
+            neighbors[b * NE + i] = vec4<u32>(renamed(scratch[at]), renamed(scratch[at + 1u]),
+                                              renamed(scratch[at + 2u]), scratch[at + 3u]);
+        }
+    } else if (i < num_faces) {
+        let at = faces_at() + 8u * i;
+        if (range.pad == 2u) {
+            let left = scratch[new_of_at() + faces[8u * i]];
+            scratch[at] = left;
+            scratch[at + 1u] = renamed(faces[8u * i + 1u]);
+            for (var w = 2u; w < 8u; w = w + 1u) {
+                scratch[at + w] = faces[8u * i + w];
+            }
+            marks[face_color(i) * NE + left] = 1u;
+        } else {
+            let to = 8u * marks_scan[face_color(i) * NE + scratch[at]];
+            for (var w = 0u; w < 8u; w = w + 1u) {
+                faces[to + w] = scratch[at + w];
+            }
+        }
+    }
+}

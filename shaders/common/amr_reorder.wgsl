@@ -1,0 +1,23 @@
+// The reorder of an adapted mesh's element slots along a Morton curve (src/solver/dg/amr/
+// reorder.rs), shared by amr_morton, amr_radix, amr_permute and amr_locality.
+
+// Radix sort: 8 passes of 4-bit digits over the 32-bit keys (reorder::RADIX_BITS).
+const RADIX_BITS: u32 = 4u;
+const RADIX: u32 = 16u;
+// A face is far when its slots differ by more than this (reorder::FAR_SLOTS): about what a
+// 32-thread launch over a color's faces (left slots ~4 apart) spans.
+const FAR_SLOTS: u32 = 128u;
+
+// Mirrors ReorderParams in src/solver/dg/amr/reorder.rs.
+struct ReorderParams {
+    // 3 (x0, y0): three times the corner of the box the keys quantise.
+    origin: vec2<f32>,
+    // 65535 / (3 (x1 - x0), 3 (y1 - y0)): a centroid sum to 16-bit cells.
+    scale: vec2<f32>,
+    // Face colors (2K) and the face capacity (for the scratch layout).
+    colors: u32,
+    face_capacity: u32,
+    pad0: u32,
+    pad1: u32,
+}
+

@@ -1,0 +1,139 @@
+// #include "common/dispatch.cuh"
+// #include "common/amr_tree.cuh"
+// #include "common/amr_reorder.cuh"
+
+// CUDA twin of shaders/amr_permute.wgsl. The slots permuted into the sorted order
+// (reorder::permute_tree, locality::permute and locality::permute_coefficients, the exact CPU
+// references): new slot i takes old slot order[i]. Everything is copied word for word, so the
+// result is exact. range.pad:
+//   0: per new slot i < n: its element id, the solution (register 0), the geometry and the
+//      raw neighbour blocks of old slot order[i] go to the scratch; the element's tree
+//      records slot i; new_of[order[i]] = i;
+//   1: per slot up to the capacity: the face marks are cleared; below n the scratch comes
+//      back, neighbour slots (not the split mask in w) renamed by new_of;
+//   2: per face f: left and right renamed into a scratch record, which marks
+//      marks[c NE + new left] for its color c (an element has one face per color); the
+//      exclusive scan over the marks then numbers the faces by color, by left slot within it;
+//   3: per face f: the record goes to its number.
+// The color offsets and counts do not change. Scratch words: 4 NP NE of the solution, 6 NE of
+// geometry, 8 NE of neighbours, NE slots, NE new_of, then 8 face_capacity of faces.
+//
+// The WGSL override constants are preprocessor defines here (the host passes -D values).
+
+#ifndef NP
+#define NP 3u
+#endif
+#ifndef NE
+#define NE 1u
+#endif
+
+#define GEOMETRY_AT (4u * NP * NE)
+#define NEIGHBORS_AT (GEOMETRY_AT + 6u * NE)
+#define SLOTS_AT (NEIGHBORS_AT + 8u * NE)
+#define NEW_OF_AT (SLOTS_AT + NE)
+#define FACES_AT (NEW_OF_AT + NE)
+
+__device__ __forceinline__ u32 renamed(u32 slot, const u32* scratch) {
+    return slot == NONE ? NONE : scratch[NEW_OF_AT + slot];
+}
+
+// Color of face f: the color whose offsets hold it.
+__device__ __forceinline__ u32 face_color(u32 f, const u32* counters, u32 colors) {
+    u32 c = 0u;
+    while (c + 1u < colors && f >= counters[C_COLOR_OFFSETS + c + 1u]) {
+        c = c + 1u;
+    }
+    return c;
+}
+
+extern "C" __global__ void amr_permute(
+    u32* slots,
+    uint4* element_tree,
+    const u32* __restrict__ order,
+    float* regs,
+    float4* inv_jac,
+    float* inv_det,
+    float* heights,
+    uint4* neighbors,
+    u32* faces,
+    u32* marks,
+    const u32* __restrict__ marks_scan,
+    const u32* __restrict__ counters,
+    u32* scratch,
+    ReorderParams params,
+    ItemRange range) {
+    u32 i = linear_index();
+    if (i >= range.count) {
+        return;
+    }
+    u32 n = counters[C_ACTIVE];
+    u32 num_faces = counters[C_COLOR_OFFSETS + params.colors];
+    if (range.pad == 0u) {
+        if (i >= n) {
+            return;
+        }
+        u32 old = order[i];
+        u32 id = slots[old];
+        scratch[SLOTS_AT + i] = id;
+        scratch[NEW_OF_AT + old] = i;
+        element_tree[id].w = i;
+        for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
+            scratch[j * NE + i] = __float_as_uint(regs[j * NE + old]);
+        }
+        u32 g = GEOMETRY_AT + 6u * i;
+        float4 jac = inv_jac[old];
+        scratch[g] = __float_as_uint(jac.x);
+        scratch[g + 1u] = __float_as_uint(jac.y);
+        scratch[g + 2u] = __float_as_uint(jac.z);
+        scratch[g + 3u] = __float_as_uint(jac.w);
+        scratch[g + 4u] = __float_as_uint(inv_det[old]);
+        scratch[g + 5u] = __float_as_uint(heights[old]);
+        for (u32 b = 0u; b < 2u; b = b + 1u) {
+            uint4 nb = neighbors[b * NE + old];
+            u32 at = NEIGHBORS_AT + 8u * i + 4u * b;
+            scratch[at] = nb.x;
+            scratch[at + 1u] = nb.y;
+            scratch[at + 2u] = nb.z;
+            scratch[at + 3u] = nb.w;
+        }
+    } else if (range.pad == 1u) {
+        for (u32 c = 0u; c < params.colors; c = c + 1u) {
+            marks[c * NE + i] = 0u;
+        }
+        if (i >= n) {
+            return;
+        }
+        slots[i] = scratch[SLOTS_AT + i];
+        for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
+            regs[j * NE + i] = __uint_as_float(scratch[j * NE + i]);
+        }
+        u32 g = GEOMETRY_AT + 6u * i;
+        inv_jac[i] = make_float4(__uint_as_float(scratch[g]), __uint_as_float(scratch[g + 1u]),
+                                 __uint_as_float(scratch[g + 2u]), __uint_as_float(scratch[g + 3u]));
+        inv_det[i] = __uint_as_float(scratch[g + 4u]);
+        heights[i] = __uint_as_float(scratch[g + 5u]);
+        for (u32 b = 0u; b < 2u; b = b + 1u) {
+            u32 at = NEIGHBORS_AT + 8u * i + 4u * b;
+            // The first block's w is the split mask, the second's is unused (NONE).
+            neighbors[b * NE + i] =
+                make_uint4(renamed(scratch[at], scratch), renamed(scratch[at + 1u], scratch),
+                           renamed(scratch[at + 2u], scratch), scratch[at + 3u]);
+        }
+    } else if (i < num_faces) {
+        u32 at = FACES_AT + 8u * i;
+        if (range.pad == 2u) {
+            u32 left = scratch[NEW_OF_AT + faces[8u * i]];
+            scratch[at] = left;
+            scratch[at + 1u] = renamed(faces[8u * i + 1u], scratch);
+            for (u32 w = 2u; w < 8u; w = w + 1u) {
+                scratch[at + w] = faces[8u * i + w];
+            }
+            marks[face_color(i, counters, params.colors) * NE + left] = 1u;
+        } else {
+            u32 to = 8u * marks_scan[face_color(i, counters, params.colors) * NE + scratch[at]];
+            for (u32 w = 0u; w < 8u; w = w + 1u) {
+                faces[to + w] = scratch[at + w];
+            }
+        }
+    }
+}

@@ -1,0 +1,23 @@
+// CUDA twin of shaders/common/amr_reorder.wgsl: the reorder of an adapted mesh's element slots
+// along a Morton curve (src/solver/dg/amr/reorder.rs), shared by amr_morton, amr_radix,
+// amr_permute and amr_locality.
+
+// Radix sort: 8 passes of 4-bit digits over the 32-bit keys (reorder::RADIX_BITS).
+#define RADIX_BITS 4u
+#define RADIX 16u
+// A face is far when its slots differ by more than this (reorder::FAR_SLOTS): about what a
+// 32-thread launch over a color's faces (left slots ~4 apart) spans.
+#define FAR_SLOTS 128u
+
+// Mirrors ReorderParams in src/solver/dg/amr/reorder.rs.
+struct ReorderParams {
+    // 3 (x0, y0): three times the corner of the box the keys quantise.
+    float2 origin;
+    // 65535 / (3 (x1 - x0), 3 (y1 - y0)): a centroid sum to 16-bit cells.
+    float2 scale;
+    // Face colors (2K) and the face capacity (for the scratch layout).
+    u32 colors;
+    u32 face_capacity;
+    u32 pad0;
+    u32 pad1;
+};

@@ -1,0 +1,479 @@
+//! Locality of an adapted mesh restored on the device. GK19's compaction fills holes with the
+//! last slots and refinement puts children wherever slots are free, so after many adaptations
+//! face neighbours sit far apart in memory and the surface kernel (which reads both sides of
+//! each face) loses its coalescing. The reorder sorts the element slots along a Morton curve of
+//! the centroids, then the faces by color and left slot, on the device:
+//!
+//! 1. `amr_morton`: a 32-bit key per active slot, the centroid's cell on a 2^16 x 2^16 grid of
+//!    the base mesh's box with the x and y bits interleaved ([`morton_key`]);
+//! 2. `amr_radix`: an LSD radix sort of the (key, slot) pairs in [`RADIX_PASSES`] passes of
+//!    [`RADIX_BITS`] bits, each a digit mark, the runtime's exclusive scan over the 16 digits
+//!    and a stable scatter ([`radix_order`]);
+//! 3. `amr_permute`: new slot i takes old slot `order[i]`: the element id (and the tree's slot
+//!    record), the solution, the geometry and the neighbour blocks are gathered, every stored
+//!    slot (neighbours, faces' left and right) renamed, and the faces put in order by color
+//!    and left slot by a scan over (color, slot) marks ([`permute_tree`],
+//!    [`locality::permute`], [`locality::permute_coefficients`]).
+//!
+//! Every step is a copy or an integer operation (the keys' f32 steps included, see
+//! [`morton_key`]), so the device result equals the CPU reference bit for bit.
+//!
+//! When: `amr_locality` counts the faces whose slots differ by more than [`FAR_SLOTS`] after
+//! every adaptation, into a counter word the adaptation reads back anyway. A far face's right
+//! element lies outside what the neighbouring threads of its launch read, so each far face
+//! costs the surface kernel memory sectors of its own while a near one shares them: the
+//! kernel's extra time over the Morton order grows with the far fraction f. The right side is
+//! about half of the kernel's element traffic, so f rising by [`AUTO_TRIGGER`] = 0.1 above its
+//! value right after the last reorder is about a 10% slower surface kernel: the policy
+//! [`ReorderPolicy::Auto`] reorders then.
+
+use super::gpu::{GpuAdaptation, PhaseSeconds};
+use super::locality;
+use super::tree::{AdaptiveMesh, FlatTree};
+use crate::args;
+use crate::error::{Error, Result};
+use crate::runtime::scan::PrefixSum;
+use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime};
+use crate::solver::dg::gpu::GpuDg;
+use crate::solver::dg::mesh::DgMesh;
+use crate::solver::smooth::layout::morton;
+
+/// Bits of a radix digit (`RADIX_BITS` of shaders/common/amr_reorder.wgsl).
+pub const RADIX_BITS: u32 = 4;
+/// Passes over the 32-bit keys.
+pub const RADIX_PASSES: u32 = 32 / RADIX_BITS;
+/// Values of a digit.
+const RADIX: usize = 1 << RADIX_BITS;
+/// A face is far when its left and right slots differ by more than this
+/// (`FAR_SLOTS` of the shaders): about the slots a 32-thread launch over one color's faces
+/// spans (left slots about 4 apart).
+pub const FAR_SLOTS: usize = 128;
+/// Rise of the far fraction over its value after the last reorder that triggers the next
+/// under [`ReorderPolicy::Auto`] (about 10% more surface-kernel time; module docs).
+pub const AUTO_TRIGGER: f64 = 0.10;
+/// Counter word of the far faces (`C_FAR_FACES` of shaders/common/amr_tree.wgsl).
+const FAR_FACES_WORD: usize = 18;
+
+/// When an adaptive run reorders its elements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReorderPolicy {
+    /// When the far fraction of the faces has risen by [`AUTO_TRIGGER`] since the last reorder
+    /// (from 0 before the first).
+    #[default]
+    Auto,
+    Never,
+    /// After every K-th adaptation.
+    Every(usize),
+}
+
+impl ReorderPolicy {
+    /// `auto`, `never` or `every:K` (K >= 1).
+    pub fn parse(s: &str) -> Result<ReorderPolicy> {
+        let bad = || {
+            Error::Invalid(format!(
+                "amr reorder: '{s}' is not auto, never or every:K with K >= 1"
+            ))
+        };
+        match s.trim() {
+            "auto" => Ok(ReorderPolicy::Auto),
+            "never" => Ok(ReorderPolicy::Never),
+            other => {
+                let k = other.strip_prefix("every:").ok_or_else(bad)?;
+                match k.trim().parse::<usize>() {
+                    Ok(k) if k >= 1 => Ok(ReorderPolicy::Every(k)),
+                    _ => Err(bad()),
+                }
+            }
+        }
+    }
+
+    /// Whether to reorder after an adaptation: `since` adaptations since the last reorder
+    /// (this one included), `far` the far fraction of the faces now, `baseline` right after
+    /// the last reorder.
+    pub fn due(&self, since: usize, far: f64, baseline: f64) -> bool {
+        match *self {
+            ReorderPolicy::Auto => far > baseline + AUTO_TRIGGER,
+            ReorderPolicy::Never => false,
+            ReorderPolicy::Every(k) => since >= k,
+        }
+    }
+}
+
+impl std::fmt::Display for ReorderPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReorderPolicy::Auto => write!(f, "auto"),
+            ReorderPolicy::Never => write!(f, "never"),
+            ReorderPolicy::Every(k) => write!(f, "every:{k}"),
+        }
+    }
+}
+
+/// The reorder kernels' uniform parameters; mirrors `ReorderParams` in
+/// shaders/common/amr_reorder.wgsl (and its CUDA twin).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ReorderParams {
+    origin: [f32; 2],
+    scale: [f32; 2],
+    colors: u32,
+    face_capacity: u32,
+    pad: [u32; 2],
+}
+
+/// The grid the keys quantise: a centroid's vertex sum s maps to cell (s - origin) * scale,
+/// with origin = 3 (x0, y0) and scale = 65535 / (3 (x1 - x0), 3 (y1 - y0)) over the box of
+/// every vertex (refinement stays inside the base mesh's box).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MortonFrame {
+    pub origin: [f32; 2],
+    pub scale: [f32; 2],
+}
+
+impl MortonFrame {
+    /// The frame of `mesh`'s vertices (all element ids).
+    pub fn of(mesh: &AdaptiveMesh) -> MortonFrame {
+        let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+        for v in mesh.to_flat().element_vertices.iter().flatten() {
+            for k in 0..2 {
+                lo[k] = lo[k].min(v[k]);
+                hi[k] = hi[k].max(v[k]);
+            }
+        }
+        let scale = |k: usize| {
+            let extent = 3.0 * (hi[k] - lo[k]);
+            if extent > 0.0 && extent.is_finite() {
+                (65535.0 / extent) as f32
+            } else {
+                0.0
+            }
+        };
+        MortonFrame {
+            origin: [(3.0 * lo[0]) as f32, (3.0 * lo[1]) as f32],
+            scale: [scale(0), scale(1)],
+        }
+    }
+}
+
+/// Morton key of a triangle with f32 vertices `v` (what `amr_morton` computes): the vertex
+/// sum s = (v0 + v1) + v2, q = (s - origin) * scale clamped to [0, 65535] and truncated, x bits
+/// at the even positions and y bits at the odd. No product is followed by a sum, so no
+/// backend fuses the steps into an fma: the same bits on every device.
+pub fn morton_key(v: &[[f32; 2]; 3], frame: &MortonFrame) -> u32 {
+    let cell = |k: usize| {
+        let s = (v[0][k] + v[1][k]) + v[2][k];
+        ((s - frame.origin[k]) * frame.scale[k]).clamp(0.0, 65535.0) as u32
+    };
+    morton(cell(0), cell(1))
+}
+
+/// Keys of the active slots of `flat` (vertices rounded to f32, as on the device).
+pub fn morton_keys(flat: &FlatTree, frame: &MortonFrame) -> Vec<u32> {
+    flat.slots
+        .iter()
+        .map(|&id| {
+            let v = flat.element_vertices[id as usize].map(|p| p.map(|x| x as f32));
+            morton_key(&v, frame)
+        })
+        .collect()
+}
+
+/// Slots in the order of their keys, ties in slot order: the LSD radix sort of `amr_radix`,
+/// pass by pass (a stable counting sort by each 4-bit digit).
+pub fn radix_order(keys: &[u32]) -> Vec<u32> {
+    let mut pairs: Vec<(u32, u32)> = keys.iter().zip(0..).map(|(&k, i)| (k, i)).collect();
+    for pass in 0..RADIX_PASSES {
+        let digit = |k: u32| (k >> (RADIX_BITS * pass)) as usize & (RADIX - 1);
+        let mut start = [0usize; RADIX + 1];
+        for &(k, _) in &pairs {
+            start[digit(k) + 1] += 1;
+        }
+        for d in 0..RADIX {
+            start[d + 1] += start[d];
+        }
+        let mut sorted = vec![(0, 0); pairs.len()];
+        for &(k, i) in &pairs {
+            sorted[start[digit(k)]] = (k, i);
+            start[digit(k)] += 1;
+        }
+        pairs = sorted;
+    }
+    pairs.into_iter().map(|(_, i)| i).collect()
+}
+
+/// `flat` with new slot i holding the element of old slot `order[i]` (each element's slot
+/// record follows); ids, trees, vertices and free rings are untouched.
+pub fn permute_tree(flat: &FlatTree, order: &[u32]) -> FlatTree {
+    let mut out = flat.clone();
+    out.slots = order.iter().map(|&o| flat.slots[o as usize]).collect();
+    for (new, &id) in out.slots.iter().enumerate() {
+        out.element_tree[id as usize][3] = new as u32;
+    }
+    out
+}
+
+/// Faces of `dm` whose left and right slots differ by more than [`FAR_SLOTS`] (what
+/// `amr_locality` counts).
+pub fn far_faces(dm: &DgMesh) -> usize {
+    dm.edges
+        .iter()
+        .filter(|e| e.right.is_some_and(|r| r.abs_diff(e.left) > FAR_SLOTS))
+        .count()
+}
+
+/// `far` of `faces` as a fraction (0 without faces).
+pub fn far_fraction(far: usize, faces: usize) -> f64 {
+    if faces == 0 {
+        0.0
+    } else {
+        far as f64 / faces as f64
+    }
+}
+
+/// The f64 reference of the whole reorder: the order of `mesh`'s active slots along the
+/// Morton curve of `frame`, the trees with the slots in that order, and its DG mesh (faces by
+/// color and left slot).
+pub fn reorder_reference(
+    mesh: &AdaptiveMesh,
+    frame: &MortonFrame,
+) -> Result<(Vec<u32>, AdaptiveMesh)> {
+    let flat = mesh.to_flat();
+    let order = radix_order(&morton_keys(&flat, frame));
+    let permuted = permute_tree(&flat, &order);
+    Ok((
+        order,
+        AdaptiveMesh::from_flat(&permuted, mesh.max_level, mesh.base_colors)?,
+    ))
+}
+
+/// Coefficients `c[eq][k][i]` of `n` elements in the slot order `order` (new i = old
+/// `order[i]`).
+pub fn permute_coefficients(c: &[f64], n: usize, order: &[u32]) -> Vec<f64> {
+    let order: Vec<usize> = order.iter().map(|&o| o as usize).collect();
+    locality::permute_coefficients(c, n, &order)
+}
+
+fn params(frame: &MortonFrame, colors: usize, face_capacity: usize) -> ReorderParams {
+    ReorderParams {
+        origin: frame.origin,
+        scale: frame.scale,
+        colors: colors as u32,
+        face_capacity: face_capacity as u32,
+        pad: [0; 2],
+    }
+}
+
+/// Append the far-face count of the `faces` (DgEdge records, `colors` colors at the counters'
+/// offsets, up to `face_capacity`) into `counters` to `plan` (segment "locality").
+pub fn record_far_faces(
+    rt: &Runtime,
+    plan: &mut PlanBuilder,
+    faces: &Buffer,
+    counters: &Buffer,
+    colors: usize,
+    face_capacity: usize,
+) -> Result<()> {
+    let kernel = rt.kernel("amr_locality", &[])?;
+    let frame = MortonFrame {
+        origin: [0.0; 2],
+        scale: [0.0; 2],
+    };
+    let mut a = args![*faces, *counters].to_vec();
+    a.push(Arg::params(&params(&frame, colors, face_capacity)));
+    let range = |count: usize, pad: u32| ItemRange {
+        first: 0,
+        count: count as u32,
+        color: 0,
+        pad,
+    };
+    plan.segment("locality")
+        .launch(&kernel, &a, range(1, 0))
+        .launch(&kernel, &a, range(face_capacity, 1));
+    Ok(())
+}
+
+/// The reorder on the device, prepared on a [`GpuAdaptation`]'s trees and its solver's buffers.
+pub struct GpuReorder {
+    rt: Runtime,
+    plan: Plan,
+    keys: Buffer,
+    order: Buffer,
+    counters: Buffer,
+}
+
+impl GpuReorder {
+    /// Prepare the reorder of `adaptation`'s slots in `dg`'s buffers (order `p`), keys on
+    /// `frame`.
+    pub fn new(
+        rt: &Runtime,
+        adaptation: &GpuAdaptation,
+        dg: &GpuDg,
+        p: usize,
+        frame: &MortonFrame,
+    ) -> Result<GpuReorder> {
+        let ne = adaptation.slot_capacity();
+        let face_capacity = dg.capacity().edges;
+        let colors = adaptation.num_colors();
+        if ne != dg.capacity().elements {
+            return Err(Error::Invalid(format!(
+                "reorder: trees for {ne} slots on a solver for {}",
+                dg.capacity().elements
+            )));
+        }
+        let np = (p + 1) * (p + 2) / 2;
+        let tree = adaptation.slot_buffers();
+        let (regs, [inv_jac, inv_det, heights, neighbors, faces]) = dg.device_buffers();
+        let keys = rt.zeroed::<u32>("reorder keys", 2 * ne)?;
+        let order = rt.zeroed::<u32>("reorder slots", 2 * ne)?;
+        let marks_len = RADIX.max(colors) * ne;
+        let marks = rt.zeroed::<u32>("reorder marks", marks_len)?;
+        let marks_scan = rt.zeroed::<u32>("reorder mark numbers", marks_len)?;
+        let scratch =
+            rt.zeroed::<u32>("reorder scratch", (4 * np + 16) * ne + 8 * face_capacity)?;
+        let prm = Arg::params(&params(frame, colors, face_capacity));
+        let with_ne = [("NE", ne as f64)];
+        let all = |pad: u32, color: u32, count: usize| ItemRange {
+            first: 0,
+            count: count as u32,
+            color,
+            pad,
+        };
+        let mut plan = PlanBuilder::new();
+        plan.segment("reorder");
+        let mut morton_args =
+            args![*tree.slots, *tree.vertices, *tree.counters, keys, order].to_vec();
+        morton_args.push(prm.clone());
+        plan.launch(&rt.kernel("amr_morton", &[])?, &morton_args, all(0, 0, ne));
+        let radix = rt.kernel("amr_radix", &with_ne)?;
+        let radix_args = args![keys, order, marks, marks_scan, *tree.counters];
+        let digit_sum = PrefixSum::new(rt, &marks, &marks_scan, (RADIX * ne) as u32)?;
+        for pass in 0..RADIX_PASSES {
+            plan.launch(&radix, &radix_args, all(0, pass, ne));
+            digit_sum.record(&mut plan);
+            plan.launch(&radix, &radix_args, all(1, pass, ne));
+        }
+        let permute = rt.kernel("amr_permute", &[("NP", np as f64), ("NE", ne as f64)])?;
+        let mut permute_args = args![
+            *tree.slots,
+            *tree.element_tree,
+            order,
+            *regs,
+            *inv_jac,
+            *inv_det,
+            *heights,
+            *neighbors,
+            *faces,
+            marks,
+            marks_scan,
+            *tree.counters,
+            scratch
+        ]
+        .to_vec();
+        permute_args.push(prm);
+        let face_sum = PrefixSum::new(rt, &marks, &marks_scan, (colors * ne) as u32)?;
+        plan.launch(&permute, &permute_args, all(0, 0, ne));
+        plan.launch(&permute, &permute_args, all(1, 0, ne));
+        plan.launch(&permute, &permute_args, all(2, 0, face_capacity));
+        face_sum.record(&mut plan);
+        plan.launch(&permute, &permute_args, all(3, 0, face_capacity));
+        record_far_faces(rt, &mut plan, faces, tree.counters, colors, face_capacity)?;
+        Ok(GpuReorder {
+            rt: rt.clone(),
+            plan: rt.prepare(&plan)?,
+            keys,
+            order,
+            counters: tree.counters.clone(),
+        })
+    }
+
+    /// Reorder (queued); with `phases`, timed and added as "reorder" and "locality". Run it
+    /// right after an adaptation: the solution's low words are zero then ([`GpuDg::adopt`]
+    /// clears them), and the reorder moves the high words, the whole solution, alone.
+    pub fn run(&self, phases: Option<&mut PhaseSeconds>) -> Result<()> {
+        let Some(phases) = phases else {
+            return self.rt.queue(&self.plan, 1);
+        };
+        for (label, s) in self.rt.time(&self.plan, 1)?.entries() {
+            match phases.iter_mut().find(|(l, _)| *l == label) {
+                Some(entry) => entry.1 += s,
+                None => phases.push((label, s)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The far faces counted at the end of the last reorder (waits for it).
+    pub fn far_faces(&self) -> Result<usize> {
+        Ok(self.rt.read::<u32>(&self.counters, FAR_FACES_WORD, 1)?[0] as usize)
+    }
+
+    /// The first `n` sorted keys and the slot order of the last reorder (waits for it).
+    pub fn sorted(&self, n: usize) -> Result<(Vec<u32>, Vec<u32>)> {
+        Ok((
+            self.rt.read(&self.keys, 0, n)?,
+            self.rt.read(&self.order, 0, n)?,
+        ))
+    }
+}
+
+impl std::fmt::Debug for GpuReorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuReorder").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn radix_order_is_a_stable_sort_by_key() {
+        let mut seed = 7u64;
+        let keys: Vec<u32> = (0..1000)
+            .map(|_| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                // Few distinct keys so ties occur, spread over all four bytes.
+                ((seed >> 40) as u32 % 37).wrapping_mul(0x0101_0101)
+            })
+            .collect();
+        let mut want: Vec<u32> = (0..keys.len() as u32).collect();
+        want.sort_by_key(|&i| keys[i as usize]);
+        assert_eq!(radix_order(&keys), want);
+    }
+
+    #[test]
+    fn policies_parse_and_fire() {
+        assert_eq!(ReorderPolicy::parse("auto").unwrap(), ReorderPolicy::Auto);
+        assert_eq!(ReorderPolicy::parse("never").unwrap(), ReorderPolicy::Never);
+        assert_eq!(
+            ReorderPolicy::parse("every:3").unwrap(),
+            ReorderPolicy::Every(3)
+        );
+        for bad in ["every:0", "every:", "sometimes", "every:-1", ""] {
+            let e = ReorderPolicy::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("every:K"), "{bad}: {e}");
+        }
+        assert_eq!(ReorderPolicy::Every(3).to_string(), "every:3");
+        assert!(!ReorderPolicy::Every(3).due(2, 1.0, 0.0));
+        assert!(ReorderPolicy::Every(3).due(3, 0.0, 0.0));
+        assert!(!ReorderPolicy::Never.due(100, 1.0, 0.0));
+        assert!(!ReorderPolicy::Auto.due(100, 0.25, 0.2));
+        assert!(ReorderPolicy::Auto.due(1, 0.31, 0.2));
+    }
+
+    #[test]
+    fn keys_follow_the_centroid_cells() {
+        let frame = MortonFrame {
+            origin: [0.0; 2],
+            scale: [65535.0 / 3.0; 2],
+        };
+        // Centroid (1, 0): x cell 65535 (all x bits), y cell 0.
+        let v = [[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]];
+        assert_eq!(morton_key(&v, &frame), 0x5555_5555);
+        let v = [[0.0, 1.0], [0.0, 1.0], [0.0, 1.0]];
+        assert_eq!(morton_key(&v, &frame), 0xaaaa_aaaa);
+        // Outside the box: clamped.
+        let v = [[-1.0, 2.0], [-1.0, 2.0], [-1.0, 2.0]];
+        assert_eq!(morton_key(&v, &frame), 0xaaaa_aaaa);
+    }
+}
