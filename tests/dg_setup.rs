@@ -87,7 +87,7 @@ fn serial_l2_density_error(op: &Operator, c: &[f64], t: f64) -> f64 {
             let phi = tb.eval(x[0], x[1]);
             let [px, py] = op.mesh.map(i, x[0], x[1]);
             let rho: f64 = (0..tb.np).map(|k| c[k * ne + i] * phi[k]).sum();
-            let exact = op.state_fn.eval(px, py, t)[0];
+            let exact = op.state_fn.density(px, py, t);
             sum += rule.weights[q] * op.mesh.det[i] * (rho - exact).powi(2);
         }
     }
