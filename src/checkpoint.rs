@@ -2,11 +2,15 @@
 //! continues to the same bits as a run that was never stopped (on the same backend).
 //!
 //! Layout: the line `chromaflow checkpoint 1`, one line of JSON ([`Header`]: solver, where the
-//! run stood, fingerprints of the case and of the ordered mesh, length and FNV-1a hash of the
-//! payload), then the payload: the solver's device state as raw little-endian words.
+//! run stood, fingerprints of the case and of the ordered mesh, the settings a restart must
+//! share, named whole numbers of the solver's state, the payload's named sections, length and
+//! FNV-1a hash of the payload), then the payload: the solver's device state as raw
+//! little-endian words. Files without settings, values or sections (one unnamed payload) read
+//! as before.
 
 use crate::error::{Error, Result};
 use crate::files::{atomic_write, read_limited, MAX_INPUT_BYTES};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 const MAGIC: &str = "chromaflow checkpoint 1\n";
@@ -31,6 +35,17 @@ pub struct Header {
     pub outputs: u64,
     /// Data rows of the run's CSV at that point.
     pub csv_rows: u64,
+    /// Settings a restart must share, by name (order, levels, backend, ...): compared one by
+    /// one, so a mismatch names the setting instead of only saying that the case differs.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, String>,
+    /// Whole numbers of the solver's state besides the payload, by name (counts, capacities;
+    /// an f64 as its bits).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub values: BTreeMap<String, u64>,
+    /// The payload's parts in order: name and length in words (none: one unnamed part).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    sections: Vec<(String, u64)>,
     payload_len: u64,
     payload_hash: u64,
 }
@@ -72,6 +87,9 @@ impl Checkpoint {
                 steps,
                 outputs,
                 csv_rows,
+                settings: BTreeMap::new(),
+                values: BTreeMap::new(),
+                sections: Vec::new(),
                 payload_len: bytes.len() as u64,
                 payload_hash: fingerprint(bytes),
             },
@@ -79,19 +97,65 @@ impl Checkpoint {
         }
     }
 
+    /// Append the part `name` to the payload (a checkpoint built with an empty payload and
+    /// then sections only has named parts).
+    pub fn push_section(&mut self, name: &str, words: &[u32]) {
+        self.payload.extend_from_slice(words);
+        self.header
+            .sections
+            .push((name.to_string(), words.len() as u64));
+        let bytes: &[u8] = bytemuck::cast_slice(&self.payload);
+        self.header.payload_len = bytes.len() as u64;
+        self.header.payload_hash = fingerprint(bytes);
+    }
+
+    /// The payload's part `name`; an error naming the file when there is none.
+    pub fn section(&self, path: &Path, name: &str) -> Result<&[u32]> {
+        let mut start = 0usize;
+        for (n, len) in &self.header.sections {
+            let len = *len as usize;
+            if n == name {
+                return self
+                    .payload
+                    .get(start..start.saturating_add(len))
+                    .ok_or_else(|| unusable(path, &format!("its section '{name}' is cut short")));
+            }
+            start = start.saturating_add(len);
+        }
+        Err(unusable(path, &format!("it has no section '{name}'")))
+    }
+
+    /// Whether the payload has a part `name`.
+    pub fn has_section(&self, name: &str) -> bool {
+        self.header.sections.iter().any(|(n, _)| n == name)
+    }
+
+    /// The whole number `name` of [`Header::values`]; an error naming the file when missing.
+    pub fn value(&self, path: &Path, name: &str) -> Result<u64> {
+        self.header
+            .values
+            .get(name)
+            .copied()
+            .ok_or_else(|| unusable(path, &format!("it has no value '{name}'")))
+    }
+
     /// Write atomically (the previous checkpoint stays until the new one is complete).
     pub fn write(&self, path: &Path) -> Result<()> {
-        let header = serde_json::to_string(&self.header).map_err(std::io::Error::other);
-        let header = header.map_err(|e| Error::io(path, e))?;
-        atomic_write(path, |w| {
-            w.write_all(MAGIC.as_bytes())?;
-            w.write_all(header.as_bytes())?;
-            w.write_all(b"\n")?;
-            for word in &self.payload {
-                w.write_all(&word.to_le_bytes())?;
-            }
-            Ok(())
-        })
+        let bytes = self.to_bytes().map_err(|e| Error::io(path, e))?;
+        atomic_write(path, |w| w.write_all(&bytes))
+    }
+
+    /// The file's bytes ([`Checkpoint::parse`] reads them back).
+    pub fn to_bytes(&self) -> std::io::Result<Vec<u8>> {
+        let header = serde_json::to_string(&self.header).map_err(std::io::Error::other)?;
+        let mut bytes = Vec::with_capacity(MAGIC.len() + header.len() + 1 + 4 * self.payload.len());
+        bytes.extend_from_slice(MAGIC.as_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.push(b'\n');
+        for word in &self.payload {
+            bytes.extend_from_slice(&word.to_le_bytes());
+        }
+        Ok(bytes)
     }
 
     /// Read and check a checkpoint; a truncated, corrupt or foreign file is an error naming it.
@@ -122,6 +186,17 @@ impl Checkpoint {
         if fingerprint(bytes) != header.payload_hash {
             return Err(bad("the state does not match its checksum (corrupt)"));
         }
+        let named = header
+            .sections
+            .iter()
+            .try_fold(0u64, |sum, (_, len)| sum.checked_add(*len));
+        if !header.sections.is_empty() && named != Some(bytes.len() as u64 / 4) {
+            return Err(bad(&format!(
+                "its sections add up to {} words, the state has {}",
+                named.map_or("more than 2^64".into(), |n| n.to_string()),
+                bytes.len() / 4
+            )));
+        }
         let payload = bytes
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -131,9 +206,38 @@ impl Checkpoint {
 
     /// Check that this checkpoint belongs to `solver` on this case and mesh.
     pub fn check(&self, path: &Path, solver: &str, case: u64, mesh: u64) -> Result<()> {
+        self.check_with(path, solver, case, mesh, &BTreeMap::new())
+    }
+
+    /// [`Checkpoint::check`], and first that every setting of `settings` or of the checkpoint
+    /// is the same in both, naming each that differs ("none" where one side lacks it).
+    pub fn check_with(
+        &self,
+        path: &Path,
+        solver: &str,
+        case: u64,
+        mesh: u64,
+        settings: &BTreeMap<String, String>,
+    ) -> Result<()> {
         let h = &self.header;
+        let none = String::from("none");
+        let differ: Vec<String> = settings
+            .keys()
+            .chain(h.settings.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .filter_map(|k| {
+                let (theirs, ours) = (
+                    h.settings.get(k).unwrap_or(&none),
+                    settings.get(k).unwrap_or(&none),
+                );
+                (theirs != ours).then(|| format!("{k} is {theirs} there, {ours} here"))
+            })
+            .collect();
         let what = if h.solver != solver {
             format!("it was written by '{}', not '{solver}'", h.solver)
+        } else if !differ.is_empty() {
+            format!("its settings differ: {}", differ.join("; "))
         } else if h.case != case {
             "it was written for another case (physics, initial state, scheme or ordering differ)"
                 .into()
@@ -144,11 +248,16 @@ impl Checkpoint {
         } else {
             return Ok(());
         };
-        Err(Error::Invalid(format!(
-            "{}: cannot restart from this checkpoint: {what}",
-            path.display()
-        )))
+        Err(unusable(path, &what))
     }
+}
+
+/// The error for a checkpoint that parsed but cannot be used, naming the file.
+pub fn unusable(path: &Path, msg: &str) -> Error {
+    Error::Invalid(format!(
+        "{}: cannot restart from this checkpoint: {msg}",
+        path.display()
+    ))
 }
 
 #[cfg(test)]
@@ -175,6 +284,30 @@ mod tests {
                 .map(|e| e.to_string());
             assert!(msg.is_some_and(|m| m.contains(want)));
         }
+        // Named sections, values and settings survive the round trip; a differing setting is
+        // named.
+        let mut named = Checkpoint::new("dg", "cpu".into(), 1, 2, (0.25, 3), (0, 1), vec![]);
+        named.header.settings.insert("order".into(), "1".into());
+        named
+            .header
+            .values
+            .insert("threshold".into(), 0.5f64.to_bits());
+        named.push_section("a", &[1, 2]);
+        named.push_section("b", &[3]);
+        named.write(&path)?;
+        let back = Checkpoint::read(&path)?;
+        assert_eq!(back, named);
+        assert_eq!(back.section(&path, "b")?, &[3]);
+        assert_eq!(f64::from_bits(back.value(&path, "threshold")?), 0.5);
+        assert!(back.section(&path, "c").is_err() && back.value(&path, "x").is_err());
+        let order2 = BTreeMap::from([("order".to_string(), "2".to_string())]);
+        let msg = back.check_with(&path, "dg", 1, 2, &order2).err();
+        let msg = msg.map(|e| e.to_string()).unwrap_or_default();
+        assert!(msg.contains("order is 1 there, 2 here"), "{msg}");
+        assert!(back
+            .check(&path, "dg", 1, 2)
+            .is_err_and(|e| e.to_string().contains("order is 1 there, none here")));
+        ck.write(&path)?;
         let data = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
         let mut flipped = data.clone();
         if let Some(b) = flipped.last_mut() {

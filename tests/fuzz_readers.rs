@@ -1,15 +1,23 @@
 //! Mutation fuzzing of every reader on stable Rust: seeds (the sample files, the case files,
-//! typical expressions, a metric file, a checkpoint, ESRI ASCII grids and GeoTIFFs, a boundary
-//! time series) mutated by flips, splices of hostile
+//! typical expressions, a metric file, a checkpoint, an adaptive run's checkpoint, ESRI ASCII
+//! grids and GeoTIFFs, a boundary time series) mutated by flips, splices of hostile
 //! tokens, deletions, duplications and truncations, from a fixed seed. Every mutant must give a
-//! value or an error, never a panic; the readers' own bounds keep memory and time small.
+//! value or an error, never a panic; the readers' own bounds keep memory and time small. The
+//! adaptive checkpoint's trees are also mutated word by word under a valid checksum, so the
+//! checks behind the checksum are fuzzed too.
 //! CI runs 10,000 mutants per reader; `cargo test --release --test fuzz_readers -- --ignored`
 //! runs 1,000,000 per reader.
 
 use chromaflow::checkpoint::Checkpoint;
+use chromaflow::mesh::generate;
 use chromaflow::mesh::io::{parse_graph, parse_mesh, parse_msh};
 use chromaflow::mesh::validate;
+use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::raster::{Outside, Raster};
+use chromaflow::solver::dg::amr::tree::FlatTree;
+use chromaflow::solver::dg::amr::{AdaptiveMesh, Projection};
+use chromaflow::solver::dg::restart::{push_host_trees, read_trees};
+use chromaflow::solver::dg::{BoundaryKind, DgMesh};
 use chromaflow::solver::smooth::metric::VertexMetric;
 use chromaflow::solver::swe::boundary::TimeSeries;
 use chromaflow::solver::swe::expr::Expr;
@@ -265,6 +273,100 @@ fn checkpoint(n: usize) {
     });
 }
 
+/// Trees refined and partly coarsened again (free blocks in every list), up to 3 levels.
+fn adapted_trees() -> (FlatTree, u8) {
+    let mesh = generate::rectangle(0.0, 2.0, 0.0, 1.0, 24, 5).expect("mesh");
+    let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 3)).expect("prepare");
+    let dm = DgMesh::build(&om, &|_| Ok(BoundaryKind::Wall)).expect("dg mesh");
+    let mut am = AdaptiveMesh::new(&dm, 3).expect("trees");
+    let proj = Projection::new(1);
+    for round in 0..4 {
+        let n = am.num_active();
+        let mut flags: Vec<i8> = (0..n)
+            .map(|i| match round {
+                3 => -1,
+                _ if i % 3 == round % 3 => 1,
+                _ => 0,
+            })
+            .collect();
+        am.smooth_flags(&am.faces().expect("faces"), &mut flags);
+        let mut coef = vec![vec![[1.0, 0.0, 0.0, 2.5]; proj.np]; n];
+        am.adapt(&flags, &mut coef, &proj).expect("adapt");
+    }
+    (am.to_flat(), am.base_colors)
+}
+
+/// The adaptive mesh in a checkpoint: byte mutants of the file, and mutants of the trees' words
+/// written as a valid checkpoint (so they pass the checksum and meet the tree checks). Read
+/// back, a tree must give its DG mesh or an error.
+fn adaptive_checkpoint(n: usize) {
+    let path = Path::new("a.ckpt");
+    let (flat, colors) = adapted_trees();
+    let write = |flat: &FlatTree| -> Vec<u8> {
+        let mut ck = Checkpoint::new("dg", "dev".into(), 1, 2, (0.5, 9), (3, 4), vec![]);
+        push_host_trees(&mut ck, flat);
+        ck.to_bytes().expect("bytes")
+    };
+    let read = |b: &[u8]| {
+        Checkpoint::parse(path, b)
+            .and_then(|ck| read_trees(&ck, path, 3, colors, None))
+            .and_then(|am| am.dg_mesh())
+            .is_ok()
+    };
+    assert!(read(&write(&flat)), "the seed itself reads");
+    fuzz("adaptive checkpoint", &[write(&flat)], n, read);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
+    let (mut ok, mut rejected) = (0, 0);
+    for i in 0..n {
+        let mut m = flat.clone();
+        for _ in 0..rng.random_range(1..4) {
+            let word = match rng.random_range(0..4) {
+                0 => NONE_OR_SMALL[rng.random_range(0..NONE_OR_SMALL.len())],
+                1 => rng.random_range(0..64),
+                _ => rng.random(),
+            };
+            let pick =
+                |len: usize, rng: &mut rand_chacha::ChaCha8Rng| rng.random_range(0..len.max(1));
+            match rng.random_range(0..6) {
+                0 if !m.element_tree.is_empty() => {
+                    let k = pick(m.element_tree.len(), &mut rng);
+                    m.element_tree[k][rng.random_range(0..4)] = word;
+                }
+                1 if !m.element_edges.is_empty() => {
+                    let k = pick(m.element_edges.len(), &mut rng);
+                    m.element_edges[k][rng.random_range(0..3)] = word;
+                }
+                2 if !m.edge_tree.is_empty() => {
+                    let k = pick(m.edge_tree.len(), &mut rng);
+                    m.edge_tree[k][rng.random_range(0..4)] = word;
+                }
+                3 if !m.edge_sides.is_empty() => {
+                    let k = pick(m.edge_sides.len(), &mut rng);
+                    m.edge_sides[k][rng.random_range(0..2)][rng.random_range(0..2)] = word;
+                }
+                4 if !m.slots.is_empty() => {
+                    let k = pick(m.slots.len(), &mut rng);
+                    m.slots[k] = word;
+                }
+                _ => {
+                    let r = rng.random_range(0..3);
+                    m.free[r].push(word);
+                }
+            }
+        }
+        let bytes = write(&m);
+        match catch_unwind(AssertUnwindSafe(|| read(&bytes))) {
+            Ok(true) => ok += 1,
+            Ok(false) => rejected += 1,
+            Err(_) => panic!("adaptive trees: mutant {i} panicked: {m:?}"),
+        }
+    }
+    eprintln!("adaptive trees: {n} mutants, {ok} read, {rejected} rejected, 0 panics");
+}
+
+/// Words a tree mutant tries besides random ones: "none", zero, and the ends of the ranges.
+const NONE_OR_SMALL: [u32; 5] = [u32::MAX, 0, 1, 2, u32::MAX - 1];
+
 #[test]
 fn msh_mutants() {
     msh(CI_CASES);
@@ -298,6 +400,10 @@ fn checkpoint_mutants() {
     checkpoint(CI_CASES);
 }
 #[test]
+fn adaptive_checkpoint_mutants() {
+    adaptive_checkpoint(CI_CASES);
+}
+#[test]
 fn raster_mutants() {
     rasters(CI_CASES);
 }
@@ -317,6 +423,7 @@ fn long_run_every_reader() {
     expressions(LONG_CASES);
     metric_file(LONG_CASES);
     checkpoint(LONG_CASES);
+    adaptive_checkpoint(LONG_CASES);
     rasters(LONG_CASES);
     time_series(LONG_CASES);
 }

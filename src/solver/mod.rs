@@ -40,6 +40,18 @@ impl Default for RunControl {
 impl RunControl {
     /// The restart checkpoint, read and checked against `solver`, case and mesh fingerprints.
     pub fn restart_from(&self, solver: &str, case: u64, mesh: u64) -> Result<Option<Checkpoint>> {
+        self.restart_with(solver, case, mesh, &std::collections::BTreeMap::new())
+    }
+
+    /// [`RunControl::restart_from`], also checking the named `settings`
+    /// ([`Checkpoint::check_with`]).
+    pub fn restart_with(
+        &self,
+        solver: &str,
+        case: u64,
+        mesh: u64,
+        settings: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Option<Checkpoint>> {
         if let Some(e) = self
             .checkpoint_every
             .filter(|e| !(*e > 0.0 && e.is_finite()))
@@ -52,7 +64,7 @@ impl RunControl {
             return Ok(None);
         };
         let ck = Checkpoint::read(path)?;
-        ck.check(path, solver, case, mesh)?;
+        ck.check_with(path, solver, case, mesh, settings)?;
         Ok(Some(ck))
     }
 

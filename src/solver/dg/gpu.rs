@@ -864,6 +864,57 @@ impl GpuDg {
         (&self.regs, &self.mesh_buffers)
     }
 
+    /// Where the words of the mesh buffers in use lie, as (buffer, first word, words): the
+    /// inverse Jacobians, 1 / det J and heights of the elements, both neighbour blocks, then the
+    /// first `faces` edges.
+    fn mesh_parts(&self, faces: usize) -> [(&Buffer, usize, usize); 6] {
+        let (n, cap) = (self.num_elements, self.capacity.elements);
+        let [inv_jac, inv_det, heights, neighbors, edges] = &self.mesh_buffers;
+        let edge_words = std::mem::size_of::<DgEdge>() / 4;
+        [
+            (inv_jac, 0, 4 * n),
+            (inv_det, 0, n),
+            (heights, 0, n),
+            (neighbors, 0, 4 * n),
+            (neighbors, 4 * cap, 4 * n),
+            (edges, 0, edge_words * faces),
+        ]
+    }
+
+    /// The mesh buffers' words in use as the device holds them (an adaptation on the device
+    /// computes the geometry in f32 there, which the host's f64 geometry need not round to):
+    /// a checkpoint of an adaptive run, restored to the same bits by
+    /// [`GpuDg::set_mesh_words`].
+    pub fn mesh_words(&self, faces: usize) -> Result<Vec<u32>> {
+        let mut words = Vec::new();
+        for (buffer, first, count) in self.mesh_parts(faces) {
+            words.extend(self.rt.read::<u32>(buffer, first, count)?);
+        }
+        Ok(words)
+    }
+
+    /// Write [`GpuDg::mesh_words`] back (`faces` as they were read, the solver on a mesh of as
+    /// many elements).
+    pub fn set_mesh_words(&self, faces: usize, words: &[u32]) -> Result<()> {
+        let parts = self.mesh_parts(faces);
+        let expected: usize = parts.iter().map(|p| p.2).sum();
+        if words.len() != expected || faces > self.capacity.edges {
+            return Err(Error::Invalid(format!(
+                "mesh words: {} given, {expected} for {} elements and {faces} faces",
+                words.len(),
+                self.num_elements
+            )));
+        }
+        let mut at = 0;
+        for (buffer, first, count) in parts {
+            if count > 0 {
+                self.rt.write(buffer, first, &words[at..at + count])?;
+            }
+            at += count;
+        }
+        Ok(())
+    }
+
     /// The runtime the solver runs on.
     pub fn runtime(&self) -> &Runtime {
         &self.rt

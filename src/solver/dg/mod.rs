@@ -26,6 +26,7 @@ pub mod gpu;
 pub mod mesh;
 pub mod plot;
 pub mod quadrature;
+pub mod restart;
 pub mod rk;
 pub mod simulation;
 

@@ -24,8 +24,9 @@
 //! ([`RunSummary`]).
 
 use super::amr::driver::{device_capacity, DeviceAdaptation};
-use super::amr::gpu::{slots_needed, PhaseSeconds};
+use super::amr::gpu::{slots_needed, PhaseSeconds, TreeCapacity, TreeWords};
 use super::amr::locality;
+use super::amr::tree::FlatTree;
 use super::amr::{Adaptivity, AmrStats};
 use super::cpu::Operator;
 use super::euler::State;
@@ -33,7 +34,7 @@ use super::gpu::{Capacity, GpuConfig, GpuDg, Kernel, SurfaceLayout};
 use super::plot::ModalField;
 pub use super::plot::Quantity;
 use super::{BasisTables, Case, DgMesh, StateFn};
-use crate::checkpoint::{self, fingerprint, Checkpoint};
+use crate::checkpoint::{self, fingerprint, unusable, Checkpoint};
 use crate::error::{Error, Result};
 use crate::mesh::io::{lagrange_triangle_nodes, write_vtu_lagrange_triangles};
 use crate::mesh::{ElementKind, Mesh};
@@ -42,6 +43,7 @@ use crate::output::{add_to_collection, save_triangle_field_png, CsvWriter, PlotO
 use crate::runtime::Runtime;
 use crate::solver::{clock_stalls, interrupted, output_times, RunControl, MAX_BATCH};
 use std::cell::{Cell, OnceCell};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -221,6 +223,11 @@ pub struct Simulation {
     amr: Option<Adaptivity>,
     /// Whether `dm` lags the device's adapted mesh (rebuilt by [`Simulation::sync_mesh`]).
     dm_stale: bool,
+    /// Steps since the last adaptation: an adaptive run adapts every K steps counted across
+    /// output times and restarts.
+    since_adaptation: usize,
+    /// [`mesh_fingerprint`] of the ordered base mesh (before any refinement).
+    base_mesh: u64,
     setup: SetupTimes,
     /// Seconds spent reading the solution back, in all ([`Simulation::solution`]).
     readback_seconds: Cell<f64>,
@@ -239,6 +246,7 @@ impl Simulation {
         let (om, prepare) = prepare_timed(&mesh, &PrepareOptions::new(opts.ordering, opts.seed))?;
         let started = Instant::now();
         let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t))?;
+        let base_mesh = mesh_fingerprint(&dm);
         let tables = BasisTables::new(case.order);
         let mut setup = SetupTimes {
             mesh: mesh_seconds,
@@ -290,6 +298,8 @@ impl Simulation {
             solution: OnceCell::new(),
             amr,
             dm_stale: false,
+            since_adaptation: 0,
+            base_mesh,
             setup,
             readback_seconds: Cell::new(0.0),
         };
@@ -332,6 +342,7 @@ impl Simulation {
         let Some(amr) = self.amr.as_mut() else {
             return Ok(());
         };
+        self.since_adaptation = 0;
         if amr.options.on_host {
             let started = Instant::now();
             let c = self.gpu.read_state()?;
@@ -559,15 +570,20 @@ impl Simulation {
         self.gpu.set_clock(self.t, target)?;
         let end = target as f32 as f64;
         let (mut last, mut base) = (self.t as f32 as f64, self.steps);
-        // With adaptive refinement every batch is the steps between two adaptations.
-        let batch = self
+        // With adaptive refinement a batch ends at the next adaptation: every K steps, counted
+        // on across output times (the clock's steps since it was set are `counted` so far).
+        let every = self
             .amr
             .as_ref()
-            .map_or(self.batch, |a| a.options.steps_between(self.tables.p));
+            .map(|a| a.options.steps_between(self.tables.p));
+        let mut counted = 0;
         loop {
-            self.gpu.queue_steps(batch)?;
+            let batch = every.map_or(self.batch, |k| k.saturating_sub(self.since_adaptation));
+            self.gpu.queue_steps(batch.max(1))?;
             let clock = self.gpu.read_clock()?;
             self.steps = base + clock.steps;
+            self.since_adaptation += (clock.steps - counted) as usize;
+            counted = clock.steps;
             let go_on = progress(clock.t, self.steps);
             if clock.t >= end {
                 break;
@@ -584,8 +600,8 @@ impl Simulation {
                 )));
             }
             last = clock.t;
-            if self.amr.is_some() {
-                base = self.steps;
+            if every.is_some_and(|k| self.since_adaptation >= k) {
+                (base, counted) = (self.steps, 0);
                 self.adapt()?;
                 self.solution = OnceCell::new();
                 self.gpu.set_clock(clock.t, target)?;
@@ -595,6 +611,10 @@ impl Simulation {
             }
         }
         self.t = target;
+        // The K-th step since the last adaptation landed on the target: adapt there.
+        if every.is_some_and(|k| self.since_adaptation >= k) {
+            self.adapt()?;
+        }
         self.sync_mesh()?;
         if self.solution()?.iter().any(|v| !v.is_finite()) {
             return Err(self.blow_up());
@@ -632,31 +652,196 @@ impl Simulation {
         (case.t_end, case.snapshot_every) = (0.0, None);
         case.mesh = crate::mesh::MeshSource::Builtin(String::new());
         let text = format!("{case:?} {:?}", self.fixed_dt);
-        let dm = &self.dm;
-        let mesh = fingerprint(bytemuck::cast_slice(&dm.vertices))
-            ^ fingerprint(bytemuck::cast_slice(&dm.color_offsets)).rotate_left(1);
-        (fingerprint(text.as_bytes()), mesh)
+        (fingerprint(text.as_bytes()), self.base_mesh)
     }
 
-    /// Write a checkpoint of the current state: the solution's device words (hi, then lo).
+    /// What a restart of an adaptive run must share with the run that wrote the checkpoint,
+    /// by name (so a mismatch says which): the order, the adaptation's options and path, the
+    /// backend (its words are the device's) and the surface layout. None without adaptation.
+    fn restart_settings(&self) -> BTreeMap<String, String> {
+        let Some(amr) = &self.amr else {
+            return BTreeMap::new();
+        };
+        let o = amr.options;
+        [
+            ("order", self.tables.p.to_string()),
+            ("amr levels", o.max_level.to_string()),
+            ("amr every", o.steps_between(self.tables.p).to_string()),
+            ("amr threshold", format!("{:?}", o.threshold)),
+            ("amr delta", o.delta.to_string()),
+            ("amr field", format!("{:?}", o.field)),
+            ("amr path", if o.on_host { "host" } else { "device" }.into()),
+            ("backend", self.gpu.runtime().kind().name().into()),
+            ("surface", self.gpu.surface_layout().name().into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+
+    /// Write a checkpoint of the current state: the solution's device words (hi, then lo);
+    /// for an adaptive run as sections, with the adapted mesh ([`Simulation::push_adaptive`]).
     fn save(&self, path: &Path, fp: (u64, u64), outputs: usize, rows: usize) -> Result<()> {
-        let words = self
+        let words: Vec<u32> = self
             .gpu
             .state_words()?
             .iter()
             .map(|v| v.to_bits())
             .collect();
         let pos = (self.t, self.steps);
-        let ck = Checkpoint::new(
+        let adaptive = self.amr.is_some();
+        let mut ck = Checkpoint::new(
             "dg",
             self.device_name(),
             fp.0,
             fp.1,
             pos,
             (outputs as u64, rows as u64),
-            words,
+            if adaptive { Vec::new() } else { words.clone() },
         );
+        if adaptive {
+            ck.header.settings = self.restart_settings();
+            ck.push_section(SOLUTION, &words);
+            self.push_adaptive(&mut ck)?;
+        }
         ck.write(path)
+    }
+
+    /// Add the adapted mesh to `ck` (the host's mesh in sync with the device's): element and
+    /// face counts, the solver's capacity and its mesh buffers word for word (the device
+    /// computed the geometry), the steps since the last adaptation, the threshold, and the
+    /// trees: the device's words once they live there, else the host's f64 trees.
+    fn push_adaptive(&self, ck: &mut Checkpoint) -> Result<()> {
+        let Some(amr) = &self.amr else {
+            return Ok(());
+        };
+        let faces = self.dm.edges.len();
+        let capacity = self.gpu.capacity();
+        let mut values = vec![
+            ("elements", self.dm.num_elements as u64),
+            ("faces", faces as u64),
+            ("capacity elements", capacity.elements as u64),
+            ("capacity edges", capacity.edges as u64),
+            ("steps since adaptation", self.since_adaptation as u64),
+            ("threshold bits", amr.threshold.to_bits()),
+        ];
+        ck.push_section(MESH_WORDS, &self.gpu.mesh_words(faces)?);
+        match amr.device() {
+            Some(device) => {
+                let trees = device.capacity();
+                values.push(("tree capacity elements", trees.elements as u64));
+                values.push(("tree capacity edges", trees.edges as u64));
+                ck.push_section(super::restart::DEVICE_TREES, &device.state_words()?);
+            }
+            None => super::restart::push_host_trees(ck, &amr.host_mesh().to_flat()),
+        }
+        ck.header
+            .values
+            .extend(values.into_iter().map(|(k, v)| (k.to_string(), v)));
+        Ok(())
+    }
+
+    /// Continue from an adaptive checkpoint `ck` (read from `path`): its trees (checked), the
+    /// solver rebuilt with the capacity the run had, its mesh and solution words restored, the
+    /// trees back on the device where they were, the adaptation count where it stood. Any
+    /// failure is an error naming the file.
+    fn restore_adaptive(&mut self, ck: &Checkpoint, path: &Path) -> Result<()> {
+        let value = |name: &str| -> Result<usize> {
+            let v = ck.value(path, name)?;
+            usize::try_from(v).map_err(|_| unusable(path, &format!("its {name} {v} is too large")))
+        };
+        let Some(amr) = self.amr.as_mut() else {
+            return Err(unusable(path, "this run does not adapt"));
+        };
+        let (n, faces) = (value("elements")?, value("faces")?);
+        let capacity = Capacity {
+            elements: value("capacity elements")?,
+            edges: value("capacity edges")?,
+        };
+        let threshold = f64::from_bits(ck.value(path, "threshold bits")?);
+        let since = value("steps since adaptation")?;
+        let every = amr.options.steps_between(self.tables.p);
+        if since >= every || !(threshold > 0.0 && threshold.is_finite()) {
+            return Err(unusable(
+                path,
+                &format!(
+                    "{since} steps since the last adaptation (it adapts every {every}) and                      threshold {threshold}"
+                ),
+            ));
+        }
+        let device = match ck.has_section(super::restart::DEVICE_TREES) {
+            true => Some(TreeWords {
+                capacity: TreeCapacity {
+                    elements: value("tree capacity elements")?,
+                    edges: value("tree capacity edges")?,
+                },
+                slot_capacity: capacity.elements,
+                max_level: amr.options.max_level,
+                base_colors: amr.host_mesh().base_colors,
+            }),
+            false => None,
+        };
+        let base_colors = amr.host_mesh().base_colors;
+        let trees =
+            super::restart::read_trees(ck, path, amr.options.max_level, base_colors, device)?;
+        let fit = |e: Error| unusable(path, &format!("its state does not fit this run: {e}"));
+        amr.restore(trees, threshold).map_err(fit)?;
+        let dm = amr.dg_mesh().map_err(fit)?;
+        if dm.num_elements != n || dm.edges.len() != faces {
+            return Err(unusable(
+                path,
+                &format!(
+                    "its trees give {} elements and {} faces, it says {n} and {faces}",
+                    dm.num_elements,
+                    dm.edges.len()
+                ),
+            ));
+        }
+        let words: Vec<f32> = ck
+            .section(path, SOLUTION)?
+            .iter()
+            .map(|&w| f32::from_bits(w))
+            .collect();
+        let ndof = 4 * self.tables.np * n;
+        if words.len() != 2 * ndof {
+            return Err(unusable(
+                path,
+                &format!(
+                    "{} solution words for {n} elements, {} expected",
+                    words.len(),
+                    2 * ndof
+                ),
+            ));
+        }
+        let c: Vec<f64> = (0..ndof)
+            .map(|i| f64::from(words[i]) + f64::from(words[ndof + i]))
+            .collect();
+        self.gpu.reserve(&dm, &c, capacity).map_err(fit)?;
+        self.gpu.set_state_words(&words).map_err(fit)?;
+        self.gpu
+            .set_mesh_words(faces, ck.section(path, MESH_WORDS)?)
+            .map_err(fit)?;
+        if let Some(words) = device {
+            let trees = ck.section(path, super::restart::DEVICE_TREES)?;
+            amr.restore_device(&self.gpu, &dm, words.capacity, trees)
+                .map_err(fit)?;
+        }
+        self.dm = dm;
+        self.dm_stale = false;
+        self.mesh = OnceCell::new();
+        self.solution = OnceCell::new();
+        self.since_adaptation = since;
+        Ok(())
+    }
+
+    /// The adapted mesh's trees as they stand (synced from the device), None when the case
+    /// does not adapt: what a restart must reproduce id for id.
+    pub fn adaptive_trees(&mut self) -> Result<Option<FlatTree>> {
+        let Some(amr) = self.amr.as_mut() else {
+            return Ok(None);
+        };
+        amr.sync_host()?;
+        Ok(Some(amr.host_mesh().to_flat()))
     }
 
     /// The modal coefficients at the current time, `c[eq][k][element]` (read back once per time).
@@ -784,27 +969,33 @@ impl Simulation {
         let mut clock = RunClock::default();
         let ck_path = out.join(checkpoint::FILE_NAME);
         let fp = self.fingerprints();
-        if self.amr.is_some() && (rc.restart.is_some() || rc.checkpoint_every.is_some()) {
-            return Err(Error::Invalid(
-                "checkpoints and restarts do not support adaptive refinement ([amr]: the mesh \
-                 changes during the run)"
-                    .into(),
-            ));
-        }
-        let restart = rc.restart_from("dg", fp.0, fp.1)?;
+        let restart = rc.restart_with("dg", fp.0, fp.1, &self.restart_settings())?;
         let times = output_times(self.case.t_end, self.case.snapshot_every, rc.max_snapshots)?;
         std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
         let csv_path = out.join(TOTALS_CSV);
         let mut files = Vec::new();
         let (mut csv, mut index) = match &restart {
             Some(ck) => {
-                let words: Vec<f32> = ck.payload.iter().map(|&w| f32::from_bits(w)).collect();
-                self.gpu.set_state_words(&words).map_err(|e| {
-                    Error::Invalid(format!(
-                        "checkpoint {}: the state does not fit this run ({e})",
-                        rc.restart.as_deref().unwrap_or(&ck_path).display()
-                    ))
-                })?;
+                let path = rc.restart.as_deref().unwrap_or(&ck_path);
+                if self.device_name() != ck.header.device {
+                    log::warn!(
+                        "{}: written on {}, continuing on {} (not to the same bits)",
+                        path.display(),
+                        ck.header.device,
+                        self.device_name()
+                    );
+                }
+                if self.amr.is_some() {
+                    self.restore_adaptive(ck, path)?;
+                } else {
+                    let words: Vec<f32> = ck.payload.iter().map(|&w| f32::from_bits(w)).collect();
+                    self.gpu.set_state_words(&words).map_err(|e| {
+                        Error::Invalid(format!(
+                            "checkpoint {}: the state does not fit this run ({e})",
+                            path.display()
+                        ))
+                    })?;
+                }
                 (self.t, self.steps, self.solution) =
                     (ck.header.t, ck.header.steps, OnceCell::new());
                 let rows = ck.header.csv_rows as usize;
@@ -838,13 +1029,6 @@ impl Simulation {
                 clock.outputs.readback += read;
                 if crate::interrupt::requested() {
                     self.write_snapshot(out, i + 1, snapshots)?;
-                    if self.amr.is_some() {
-                        return Err(Error::Interrupted(format!(
-                            "interrupted at t = {} after {} steps; wrote a final snapshot (an \
-                             adaptive run has no checkpoint)",
-                            self.t, self.steps
-                        )));
-                    }
                     self.save(&ck_path, fp, i, csv.rows_written())?;
                     return Err(interrupted(self.t, self.steps, &ck_path));
                 }
@@ -915,6 +1099,19 @@ impl Simulation {
         clock.outputs.files += started.elapsed().as_secs_f64();
         written
     }
+}
+
+/// Section of an adaptive checkpoint with the solution's device words (hi, then lo).
+const SOLUTION: &str = "solution";
+
+/// Section of an adaptive checkpoint with the solver's mesh buffers ([`GpuDg::mesh_words`]).
+const MESH_WORDS: &str = "dg mesh";
+
+/// FNV-1a of an ordered DG mesh's vertices and face color offsets: what a checkpoint's mesh
+/// must match (an adaptive run's: the base mesh before refinement).
+fn mesh_fingerprint(dm: &DgMesh) -> u64 {
+    fingerprint(bytemuck::cast_slice(&dm.vertices))
+        ^ fingerprint(bytemuck::cast_slice(&dm.color_offsets)).rotate_left(1)
 }
 
 /// `(name, values)` pairs as the slices the writers take.

@@ -298,9 +298,23 @@ impl Adaptivity {
     /// elements, as [`Adaptivity::dg_mesh`] gives them), with id room to refine every element.
     pub fn attach_device(&mut self, gpu: &GpuDg, dm: &DgMesh) -> Result<()> {
         self.sync_host()?;
+        let n = self.mesh.num_active();
+        let capacity =
+            TreeCapacity::with_room(n, self.mesh.element_ids(), self.mesh.edge_ids(), 1.5);
+        self.attach_device_with(gpu, dm, capacity)
+    }
+
+    /// [`Adaptivity::attach_device`] with trees of `capacity` (a restart's: the capacity the
+    /// run had).
+    pub fn attach_device_with(
+        &mut self,
+        gpu: &GpuDg,
+        dm: &DgMesh,
+        capacity: TreeCapacity,
+    ) -> Result<()> {
+        self.sync_host()?;
         self.device = None;
         self.reorder = None;
-        let n = self.mesh.num_active();
         let options = GpuAdaptOptions {
             field: self.options.field,
             threshold: self.threshold,
@@ -313,7 +327,7 @@ impl Adaptivity {
             &dm.color_offsets,
             self.projection.p,
             options,
-            TreeCapacity::with_room(n, self.mesh.element_ids(), self.mesh.edge_ids(), 1.5),
+            capacity,
         )?;
         if self.options.reorder != ReorderPolicy::Never {
             let frame = MortonFrame::of(&self.mesh);
@@ -327,6 +341,49 @@ impl Adaptivity {
         }
         self.device = Some(device);
         Ok(())
+    }
+
+    /// The trees on the device (None before the first device adaptation and on the host
+    /// path).
+    pub fn device(&self) -> Option<&GpuAdaptation> {
+        self.device.as_ref()
+    }
+
+    /// The host's trees (they lag the device's until [`Adaptivity::sync_host`]).
+    pub fn host_mesh(&self) -> &AdaptiveMesh {
+        &self.mesh
+    }
+
+    /// Continue from `mesh` (a checkpoint's trees) with the threshold the run had (the totals
+    /// keep counting this process's adaptations); the trees go to the device again at the next
+    /// device adaptation (or by [`Adaptivity::restore_device`]).
+    pub fn restore(&mut self, mesh: AdaptiveMesh, threshold: f64) -> Result<()> {
+        self.faces = mesh.faces()?;
+        self.mesh = mesh;
+        self.threshold = threshold;
+        self.device = None;
+        self.reorder = None;
+        self.host_stale = false;
+        Ok(())
+    }
+
+    /// Put the trees on the device for `gpu` (whose mesh is `dm`) as a checkpoint holds them:
+    /// trees of `capacity`, then `words` ([`GpuAdaptation::state_words`]) written over them, so
+    /// free rings, ids and f32 vertices are the device's word for word; the host's trees are
+    /// then read back from them.
+    pub fn restore_device(
+        &mut self,
+        gpu: &GpuDg,
+        dm: &DgMesh,
+        capacity: TreeCapacity,
+        words: &[u32],
+    ) -> Result<()> {
+        self.attach_device_with(gpu, dm, capacity)?;
+        if let Some(device) = &self.device {
+            device.set_state_words(words)?;
+        }
+        self.host_stale = true;
+        self.sync_host()
     }
 
     /// One adaptation on the device of the solution in `gpu` (which moves onto the new mesh);

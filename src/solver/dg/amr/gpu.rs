@@ -144,7 +144,6 @@ pub struct GpuAdaptation {
     slot_capacity: usize,
     max_level: u8,
     base_colors: u8,
-    rings: [usize; 3],
     element_tree: Buffer,
     element_edges: Buffer,
     vertices: Buffer,
@@ -191,11 +190,7 @@ impl GpuAdaptation {
                  {dg_edges} faces (it needs three faces per element slot)"
             )));
         }
-        let rings = [
-            capacity.elements / 4 + 1,
-            capacity.edges / 2 + 1,
-            capacity.edges / 3 + 1,
-        ];
+        let rings = ring_sizes(capacity);
         let params = AmrParams {
             element_capacity: capacity.elements as u32,
             edge_capacity: capacity.edges as u32,
@@ -496,7 +491,6 @@ impl GpuAdaptation {
             slot_capacity: ne,
             max_level: mesh.max_level,
             base_colors: mesh.base_colors,
-            rings,
             flag_plan: rt.prepare(&flag)?,
             smooth_plan: rt.prepare(&smooth)?,
             adapt_plan: rt.prepare(&adapt)?,
@@ -645,50 +639,202 @@ impl GpuAdaptation {
         2 * self.base_colors as usize
     }
 
+    /// Id capacities of the trees on the device.
+    pub fn capacity(&self) -> TreeCapacity {
+        self.capacity
+    }
+
+    /// The buffers of the trees' state in the order of [`part_words`].
+    fn tree_buffers(&self) -> [&Buffer; 8] {
+        [
+            &self.counters,
+            &self.ring_buffer,
+            &self.element_tree,
+            &self.element_edges,
+            &self.vertices,
+            &self.edge_tree,
+            &self.edge_sides,
+            &self.slots,
+        ]
+    }
+
+    /// The trees word for word as the device holds them ([`part_words`]: free rings with their
+    /// heads, vertices as f32 bits): a checkpoint of an adaptive run, restored to the same bits
+    /// by [`GpuAdaptation::set_state_words`] on trees of the same [`TreeCapacity`], read on the
+    /// host by [`trees_from_words`].
+    pub fn state_words(&self) -> Result<Vec<u32>> {
+        let counters = self.read_counters()?;
+        let lengths = check_counts(&counters, self.capacity, self.slot_capacity)?;
+        let mut words = counters;
+        for (buffer, count) in self.tree_buffers().into_iter().zip(lengths).skip(1) {
+            words.extend(self.rt.read::<u32>(buffer, 0, count)?);
+        }
+        Ok(words)
+    }
+
+    /// Write [`GpuAdaptation::state_words`] back, checking the counts against the buffers
+    /// first (ids, elements, ring heads and lengths).
+    pub fn set_state_words(&self, words: &[u32]) -> Result<()> {
+        let lengths = check_words(words, self.capacity, self.slot_capacity)?;
+        let mut at = 0;
+        for (buffer, count) in self.tree_buffers().into_iter().zip(lengths) {
+            if count > 0 {
+                self.rt.write(buffer, 0, &words[at..at + count])?;
+            }
+            at += count;
+        }
+        Ok(())
+    }
+
     fn read_counters(&self) -> Result<Vec<u32>> {
         self.rt.read(&self.counters, 0, counter::LEN)
     }
 
     /// The trees as they stand on the device.
     pub fn download(&self) -> Result<AdaptiveMesh> {
-        let c = self.read_counters()?;
-        let (ne, nd, n) = (
-            c[counter::ELEMENT_IDS] as usize,
-            c[counter::EDGE_IDS] as usize,
-            c[counter::ACTIVE] as usize,
+        let trees = TreeWords {
+            capacity: self.capacity,
+            slot_capacity: self.slot_capacity,
+            max_level: self.max_level,
+            base_colors: self.base_colors,
+        };
+        trees.decode(&self.state_words()?)
+    }
+}
+
+/// Free ring sizes (element blocks, split-edge blocks, interior-edge blocks) of trees of
+/// `capacity`.
+fn ring_sizes(capacity: TreeCapacity) -> [usize; 3] {
+    [
+        capacity.elements / 4 + 1,
+        capacity.edges / 2 + 1,
+        capacity.edges / 3 + 1,
+    ]
+}
+
+/// Words of each part of the trees' state for the counts in `counters` (at least
+/// `counter::LEN` words): the counters, the free rings whole, per element id its tree (4), edges
+/// (4) and vertices (6), per edge id its tree (4) and sides (4), one per active element's slot.
+fn part_words(counters: &[u32], capacity: TreeCapacity) -> [usize; 8] {
+    let (ne, nd, n) = (
+        counters[counter::ELEMENT_IDS] as usize,
+        counters[counter::EDGE_IDS] as usize,
+        counters[counter::ACTIVE] as usize,
+    );
+    [
+        counter::LEN,
+        ring_sizes(capacity).iter().sum(),
+        4 * ne,
+        4 * ne,
+        6 * ne,
+        4 * nd,
+        4 * nd,
+        n,
+    ]
+}
+
+/// [`part_words`] after checking the counts against trees of `capacity` and `slots` slots.
+fn check_counts(counters: &[u32], capacity: TreeCapacity, slots: usize) -> Result<[usize; 8]> {
+    let bad = |what: String| Err(Error::Run(format!("adaptive trees: {what}")));
+    if counters.len() < counter::LEN {
+        return bad(format!("{} words, not even the counters", counters.len()));
+    }
+    let (ne, nd, n) = (
+        counters[counter::ELEMENT_IDS] as usize,
+        counters[counter::EDGE_IDS] as usize,
+        counters[counter::ACTIVE] as usize,
+    );
+    if ne > capacity.elements || nd > capacity.edges || n > slots || n == 0 {
+        return bad(format!(
+            "{ne} element ids, {nd} edge ids and {n} elements for trees of {}, {} and {} slots",
+            capacity.elements, capacity.edges, slots
+        ));
+    }
+    for (r, &size) in ring_sizes(capacity).iter().enumerate() {
+        let (head, len) = (
+            counters[counter::RINGS + 2 * r] as usize,
+            counters[counter::RINGS + 2 * r + 1] as usize,
         );
-        if ne > self.capacity.elements || nd > self.capacity.edges || n > self.slot_capacity {
-            return Err(Error::Run(format!(
-                "adaptation: the device counts {ne} element ids, {nd} edge ids and {n} elements, \
-                 beyond the buffers"
-            )));
+        if head >= size || len > size {
+            return bad(format!(
+                "free ring {r} has head {head} and length {len} in {size} words"
+            ));
         }
-        let vertices: Vec<[f32; 2]> = self.rt.read(&self.vertices, 0, 3 * ne)?;
-        let sides: Vec<[u32; 2]> = self.rt.read(&self.edge_sides, 0, 2 * nd)?;
-        let rings: Vec<u32> = self.rt.read_all(&self.ring_buffer)?;
+    }
+    Ok(part_words(counters, capacity))
+}
+
+/// [`check_counts`] of the counters that `words` starts with, and that `words` has the length
+/// they give.
+fn check_words(words: &[u32], capacity: TreeCapacity, slots: usize) -> Result<[usize; 8]> {
+    let lengths = check_counts(words, capacity, slots)?;
+    let expected: usize = lengths.iter().sum();
+    if words.len() != expected {
+        return Err(Error::Run(format!(
+            "adaptive trees: {} words, the counters ask for {expected}",
+            words.len()
+        )));
+    }
+    Ok(lengths)
+}
+
+/// What reading [`GpuAdaptation::state_words`] on the host needs: the capacities they were
+/// written with and the mesh's level limit and base colors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TreeWords {
+    pub capacity: TreeCapacity,
+    pub slot_capacity: usize,
+    pub max_level: u8,
+    pub base_colors: u8,
+}
+
+impl TreeWords {
+    /// The trees of `words` ([`GpuAdaptation::state_words`]), checked: counts within the
+    /// capacities, ids in range ([`AdaptiveMesh::from_flat`]).
+    pub fn decode(&self, words: &[u32]) -> Result<AdaptiveMesh> {
+        let lengths = check_words(words, self.capacity, self.slot_capacity)?;
+        let mut parts = Vec::with_capacity(lengths.len());
+        let mut at = 0;
+        for len in lengths {
+            parts.push(&words[at..at + len]);
+            at += len;
+        }
+        let c = parts[0];
+        let quads = |w: &[u32]| -> Vec<[u32; 4]> {
+            w.chunks_exact(4)
+                .map(|q| [q[0], q[1], q[2], q[3]])
+                .collect()
+        };
         let mut base = 0;
         let free = std::array::from_fn(|r| {
+            let size = ring_sizes(self.capacity)[r];
             let (head, len) = (
                 c[counter::RINGS + 2 * r] as usize,
                 c[counter::RINGS + 2 * r + 1] as usize,
             );
-            let size = self.rings[r];
-            let list = (0..len.min(size))
-                .map(|k| rings[base + (head + k) % size])
+            let list = (0..len)
+                .map(|k| parts[1][base + (head + k) % size])
                 .collect();
             base += size;
             list
         });
         let flat = FlatTree {
-            element_tree: self.rt.read(&self.element_tree, 0, ne)?,
-            element_edges: self.rt.read(&self.element_edges, 0, ne)?,
-            element_vertices: vertices
-                .chunks_exact(3)
-                .map(|v| std::array::from_fn(|j| v[j].map(f64::from)))
+            element_tree: quads(parts[2]),
+            element_edges: quads(parts[3]),
+            element_vertices: parts[4]
+                .chunks_exact(6)
+                .map(|v| {
+                    std::array::from_fn(|j| {
+                        [v[2 * j], v[2 * j + 1]].map(|x| f64::from(f32::from_bits(x)))
+                    })
+                })
                 .collect(),
-            edge_tree: self.rt.read(&self.edge_tree, 0, nd)?,
-            edge_sides: sides.chunks_exact(2).map(|s| [s[0], s[1]]).collect(),
-            slots: self.rt.read(&self.slots, 0, n)?,
+            edge_tree: quads(parts[5]),
+            edge_sides: parts[6]
+                .chunks_exact(4)
+                .map(|s| [[s[0], s[1]], [s[2], s[3]]])
+                .collect(),
+            slots: parts[7].to_vec(),
             free,
         };
         AdaptiveMesh::from_flat(&flat, self.max_level, self.base_colors)
