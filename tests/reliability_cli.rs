@@ -470,6 +470,97 @@ fn interrupt_then_restart_equals_uninterrupted() {
     assert!(!files(&d.join("twice")).iter().any(|f| f.ends_with(".tmp")));
 }
 
+/// An adaptive `dg` run (device adaptation) interrupted by SIGINT: exit 130 naming the
+/// checkpoint, no temporary file; `--restart` from it ends in the same bits (CSV and every
+/// PNG with the adapted mesh drawn) as a run never stopped.
+#[cfg(unix)]
+#[test]
+fn adaptive_dg_interrupt_then_restart_equals_uninterrupted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let with = |out: &str, more: &[&str]| -> Vec<String> {
+        [
+            "dg",
+            "--builtin",
+            "vortex",
+            "--cells",
+            "200",
+            "--order",
+            "1",
+            "--amr-levels",
+            "3",
+            "--amr-every",
+            "5",
+            "--t-end",
+            "0.3",
+            "--snapshot-every",
+            "0.05",
+            "--out",
+            out,
+        ]
+        .iter()
+        .chain(more)
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let call = |a: &[String]| run(d, &a.iter().map(String::as_str).collect::<Vec<_>>());
+    let started = Instant::now();
+    let (code, err) = call(&with("full", &[]));
+    assert_eq!(code, 0, "{err}");
+    let run_time = started.elapsed();
+
+    let part = with("part", &["--checkpoint-every", "0.1"]);
+    let child = chromaflow(d, &part.iter().map(String::as_str).collect::<Vec<_>>())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start");
+    let first = d.join("part/density_0000.png");
+    let waiting = Instant::now();
+    while !first.exists() && waiting.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(run_time / 3);
+    kill(child.id(), "-INT");
+    let out = wait(child, Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(130) {
+        assert!(
+            err.contains("interrupted at t = ") && err.contains("--restart part/checkpoint.ckpt"),
+            "{err}"
+        );
+    } else {
+        // The run ended before the signal came: resume from its last periodic checkpoint.
+        assert_eq!(out.status.code(), Some(0), "{err}");
+    }
+    assert!(!files(&d.join("part")).iter().any(|f| f.ends_with(".tmp")));
+    let resume = with(
+        "part",
+        &[
+            "--checkpoint-every",
+            "0.1",
+            "--restart",
+            "part/checkpoint.ckpt",
+        ],
+    );
+    let (code, err) = call(&resume);
+    assert_eq!(code, 0, "{err}");
+    for name in files(&d.join("full")) {
+        let a = std::fs::read(d.join("full").join(&name)).expect("full");
+        let b = std::fs::read(d.join("part").join(&name)).expect("part");
+        assert!(a == b, "{name} differs after the restart");
+    }
+    // Other levels: refused, naming the file and the setting.
+    let mut other = resume.clone();
+    other[8] = "2".into();
+    let (code, err) = call(&other);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("part/checkpoint.ckpt") && err.contains("amr levels is 3 there, 2 here"),
+        "{err}"
+    );
+}
+
 /// `smooth` interrupted: exit 130 with the outputs for the iterations done, no temporary file.
 #[cfg(unix)]
 #[test]

@@ -352,7 +352,9 @@ impl Simulation {
             self.gpu.remesh(&dm, &c)?;
             amr.add_transfer_seconds(read + started.elapsed().as_secs_f64());
             self.dm = dm;
-            self.solution = OnceCell::from(c);
+            // The solution is what the device holds (c rounded to its f32 pairs), as after a
+            // restart from this point.
+            self.solution = OnceCell::new();
         } else {
             self.adapt_on_device(false)?;
             self.solution = OnceCell::new();
