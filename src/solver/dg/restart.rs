@@ -193,16 +193,21 @@ pub fn check_flat(flat: &FlatTree, max_level: u8, base_colors: u8) -> Result<()>
         if !leaf {
             continue;
         }
-        let parent = (t[1] != NONE).then(|| t[1] as usize);
-        if let Some(p) = parent {
-            let first = flat.edge_tree[p][2];
-            if first == NONE || !(first..first.saturating_add(2)).contains(&(id as u32)) {
-                return bad(format!("edge {id} is not a child of its parent edge {p}"));
-            }
-        }
-        for s in 0..2 {
-            let own = sides[s][0];
-            let through_parent = parent.map_or(NONE, |p| flat.edge_sides[p][s][0]);
+        let parent = match t[1] {
+            NONE => None,
+            p => match (
+                flat.edge_tree.get(p as usize),
+                flat.edge_sides.get(p as usize),
+            ) {
+                (Some(pt), Some(ps)) if (pt[2]..pt[2].saturating_add(2)).contains(&(id as u32)) => {
+                    Some(ps)
+                }
+                _ => return bad(format!("edge {id} is not a child of its parent edge {p}")),
+            },
+        };
+        for (s, side) in sides.iter().enumerate() {
+            let own = side[0];
+            let through_parent = parent.map_or(NONE, |ps| ps[s][0]);
             if (own != NONE && !active(own))
                 || (own == NONE && through_parent != NONE && !active(through_parent))
             {
