@@ -658,10 +658,11 @@ impl GpuAdaptation {
         ]
     }
 
-    /// The trees word for word as the device holds them ([`part_words`]: free rings with their
-    /// heads, vertices as f32 bits): a checkpoint of an adaptive run, restored to the same bits
-    /// by [`GpuAdaptation::set_state_words`] on trees of the same [`TreeCapacity`], read on the
-    /// host by [`trees_from_words`].
+    /// The trees word for word as the device holds them: the counters, the free rings whole
+    /// (their heads are counters), per element id its tree, edges and f32 vertices, per edge id
+    /// its tree and sides, the slots of the active elements. A checkpoint of an adaptive run,
+    /// restored to the same bits by [`GpuAdaptation::set_state_words`] on trees of the same
+    /// [`TreeCapacity`], read on the host by [`TreeWords::decode`].
     pub fn state_words(&self) -> Result<Vec<u32>> {
         let counters = self.read_counters()?;
         let lengths = check_counts(&counters, self.capacity, self.slot_capacity)?;
