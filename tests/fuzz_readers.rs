@@ -413,6 +413,12 @@ fn time_series_mutants() {
 }
 
 #[test]
+#[ignore = "long: 1,000,000 mutants of each kind"]
+fn long_run_adaptive_checkpoint() {
+    adaptive_checkpoint(LONG_CASES);
+}
+
+#[test]
 #[ignore = "long: 1,000,000 mutants per reader"]
 fn long_run_every_reader() {
     msh(LONG_CASES);

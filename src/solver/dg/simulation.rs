@@ -669,7 +669,10 @@ impl Simulation {
             ("order", self.tables.p.to_string()),
             ("amr levels", o.max_level.to_string()),
             ("amr every", o.steps_between(self.tables.p).to_string()),
-            ("amr threshold", format!("{:?}", o.threshold)),
+            (
+                "amr threshold",
+                o.threshold.map_or("default".into(), |t| t.to_string()),
+            ),
             ("amr delta", o.delta.to_string()),
             ("amr field", format!("{:?}", o.field)),
             ("amr path", if o.on_host { "host" } else { "device" }.into()),
