@@ -245,7 +245,10 @@ impl CudaDevice {
         // approximations) instead of NVRTC's default IEEE-rounded subroutines: the twins then
         // compute alike, and the shallow-water step, bound by those instructions, runs at the
         // WGSL kernel's speed. Denormals stay (no --ftz): the DG registers' lo words need them.
-        options.extend(["--prec-div=false".to_string(), "--prec-sqrt=false".to_string()]);
+        options.extend([
+            "--prec-div=false".to_string(),
+            "--prec-sqrt=false".to_string(),
+        ]);
         options.extend(defines.iter().cloned());
         let file = format!("shaders/cuda/{stem}.cu");
         let cached = self.ptx_path(stem, &source, &options);

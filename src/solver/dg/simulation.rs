@@ -729,6 +729,8 @@ impl Simulation {
             ("capacity edges", capacity.edges as u64),
             ("steps since adaptation", self.since_adaptation as u64),
             ("threshold bits", amr.threshold.to_bits()),
+            ("adaptations since reorder", amr.reorder_state().0 as u64),
+            ("far baseline bits", amr.reorder_state().1.to_bits()),
         ];
         ck.push_section(MESH_WORDS, &self.gpu.mesh_words(faces)?);
         match amr.device() {
@@ -790,7 +792,11 @@ impl Simulation {
         let trees =
             super::restart::read_trees(ck, path, amr.options.max_level, base_colors, device)?;
         let fit = |e: Error| unusable(path, &format!("its state does not fit this run: {e}"));
-        amr.restore(trees, threshold).map_err(fit)?;
+        let reorder = (
+            value("adaptations since reorder")?,
+            f64::from_bits(ck.value(path, "far baseline bits")?),
+        );
+        amr.restore(trees, threshold, reorder).map_err(fit)?;
         let dm = amr.dg_mesh().map_err(fit)?;
         if dm.num_elements != n || dm.edges.len() != faces {
             return Err(unusable(

@@ -349,6 +349,12 @@ impl Adaptivity {
         self.device.as_ref()
     }
 
+    /// Device adaptations since the last reorder and the far fraction right after it: what
+    /// the reorder policy decides from.
+    pub fn reorder_state(&self) -> (usize, f64) {
+        (self.since_reorder, self.far_baseline)
+    }
+
     /// The host's trees (they lag the device's until [`Adaptivity::sync_host`]).
     pub fn host_mesh(&self) -> &AdaptiveMesh {
         &self.mesh
@@ -357,10 +363,16 @@ impl Adaptivity {
     /// Continue from `mesh` (a checkpoint's trees) with the threshold the run had (the totals
     /// keep counting this process's adaptations); the trees go to the device again at the next
     /// device adaptation (or by [`Adaptivity::restore_device`]).
-    pub fn restore(&mut self, mesh: AdaptiveMesh, threshold: f64) -> Result<()> {
+    pub fn restore(
+        &mut self,
+        mesh: AdaptiveMesh,
+        threshold: f64,
+        (since_reorder, far_baseline): (usize, f64),
+    ) -> Result<()> {
         self.faces = mesh.faces()?;
         self.mesh = mesh;
         self.threshold = threshold;
+        (self.since_reorder, self.far_baseline) = (since_reorder, far_baseline);
         self.device = None;
         self.reorder = None;
         self.host_stale = false;
