@@ -11,7 +11,9 @@
 //   5: after refining: element and interior blocks taken likewise, new slots, the new count;
 //   6: after the compaction scan: holes below the new count (half the marks);
 //   7: after compaction: the active count;
-//   8: after the face scan (NE marks per color): the face offsets of the 2K colors;
+//   8: after the face scan (NE marks per color): the face offsets of the 2K colors, and the DG
+//      solver's launch records (dispatch.wgsl): 0 the elements, 1 + c the faces of color c,
+//      1 + 2K all faces;
 //   9: before the last smoothing pass of a submission: nothing changed yet.
 
 override NE: u32 = 1u;
@@ -23,12 +25,25 @@ override NE: u32 = 1u;
 // The phase's own marks and scan (n = range.count items).
 @group(0) @binding(3) var<storage, read> items: array<u32>;
 @group(0) @binding(4) var<storage, read> items_scan: array<u32>;
+// The DG solver's launch records (GpuDg::launch_words), LAUNCH_WORDS words each.
+@group(0) @binding(5) var<storage, read_write> launches: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
 fn items_total() -> u32 {
     let n = range.count;
     return items_scan[n - 1u] + items[n - 1u];
+}
+
+// Launch record r: items first .. first + count and their workgroup grid.
+fn write_launch(r: u32, first: u32, count: u32) {
+    let w = r * LAUNCH_WORDS;
+    let grid = launch_grid(count);
+    launches[w] = first;
+    launches[w + 1u] = count;
+    launches[w + 2u] = grid.x;
+    launches[w + 3u] = grid.y;
+    launches[w + 4u] = grid.z;
 }
 
 // Take `wanted` blocks of ring r, oldest first: returns how many must be new ids instead.
@@ -87,7 +102,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             for (var c = 0u; c < colors; c = c + 1u) {
                 counters[C_COLOR_OFFSETS + c] = items_scan[c * per_color];
             }
-            counters[C_COLOR_OFFSETS + colors] = items_total();
+            let faces = items_total();
+            counters[C_COLOR_OFFSETS + colors] = faces;
+            write_launch(0u, 0u, counters[C_ACTIVE]);
+            for (var c = 0u; c < colors; c = c + 1u) {
+                let first = counters[C_COLOR_OFFSETS + c];
+                write_launch(1u + c, first, counters[C_COLOR_OFFSETS + c + 1u] - first);
+            }
+            write_launch(1u + colors, 0u, faces);
         }
         default: {
             counters[C_CHANGED] = 0u;

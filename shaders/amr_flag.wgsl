@@ -6,6 +6,9 @@
 // +1 above threshold * delta, -1 below threshold / delta, else 0; only 0 / +1 when refining only.
 // q is density, pressure or energy (params.field); for pressure
 //   grad p = (gamma - 1) (grad E - (m . grad m) / rho + |m|^2 grad rho / (2 rho^2)).
+// With params.jumps, eps_i += max_j |q(U_i mean) - q(U_j mean)| over the face neighbours j
+// (jumps() in indicator.rs): a step on the element edges (projected, each side constant) has
+// no gradient inside an element, but a jump across its faces.
 
 override NP: u32 = 3u;
 override NE: u32 = 1u;
@@ -15,8 +18,11 @@ override NE: u32 = 1u;
 @group(0) @binding(1) var<storage, read> centroid_basis: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> inv_jac: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> heights: array<f32>;
-@group(0) @binding(4) var<storage, read_write> flags: array<i32>;
-@group(0) @binding(5) var<storage, read> counters: array<u32>;
+// Face neighbours (dg_limit.wgsl's layout): [i] sides 0..2 and the mask of split sides in w,
+// [NE + i] the second neighbours of split sides.
+@group(0) @binding(4) var<storage, read> neighbors: array<vec4<u32>>;
+@group(0) @binding(5) var<storage, read_write> flags: array<i32>;
+@group(0) @binding(6) var<storage, read> counters: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -31,6 +37,33 @@ fn field_gradient(u: vec4<f32>, gx: vec4<f32>, gy: vec4<f32>) -> vec2<f32> {
     let px = gx.w - (u.y * gx.y + u.z * gx.z) / u.x + m2 * gx.x / (2.0 * u.x * u.x);
     let py = gy.w - (u.y * gy.y + u.z * gy.z) / u.x + m2 * gy.x / (2.0 * u.x * u.x);
     return (params.gamma - 1.0) * vec2<f32>(px, py);
+}
+
+fn field_value(u: vec4<f32>) -> f32 {
+    if (params.field == 0u) {
+        return u.x;
+    }
+    if (params.field == 2u) {
+        return u.w;
+    }
+    return (params.gamma - 1.0) * (u.w - 0.5 * (u.y * u.y + u.z * u.z) / u.x);
+}
+
+// q at the mean of element j (mode 0 times the constant phi_0).
+fn mean_value(j: u32) -> f32 {
+    let a = vec4<f32>(regs[j], regs[NP * NE + j], regs[2u * NP * NE + j], regs[3u * NP * NE + j]);
+    return field_value(centroid_basis[0].x * a);
+}
+
+// Largest |q(mean i) - q(mean j)| over the neighbours j in nb.xyz (NONE: none).
+fn largest_jump(q: f32, nb: vec4<u32>, jump: f32) -> f32 {
+    var m = jump;
+    for (var s = 0u; s < 3u; s = s + 1u) {
+        if (nb[s] != NONE) {
+            m = max(m, abs(mean_value(nb[s]) - q));
+        }
+    }
+    return m;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -55,7 +88,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         gx = gx + (b.y * g.x + b.z * g.z) * a;
         gy = gy + (b.y * g.y + b.z * g.w) * a;
     }
-    let eps = heights[i] * length(field_gradient(u, gx, gy));
+    var eps = heights[i] * length(field_gradient(u, gx, gy));
+    if (params.jumps != 0u) {
+        let q = mean_value(i);
+        let nb = neighbors[i];
+        var jump = largest_jump(q, nb, 0.0);
+        if (nb.w != 0u) {
+            jump = largest_jump(q, neighbors[NE + i], jump);
+        }
+        eps = eps + jump;
+    }
     var f = 0;
     if (eps > params.threshold * params.delta) {
         f = 1;

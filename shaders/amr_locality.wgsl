@@ -5,7 +5,7 @@
 // The locality of the faces (reorder::far_faces, the exact CPU reference): the number of faces
 // whose left and right slots differ by more than FAR_SLOTS, in counters[C_FAR_FACES]. A far
 // face's right element sits outside what its launch's neighbouring threads read, so it costs
-// the surface kernel its own memory sectors; the count, read with the adaptation's counters,
+// the surface kernel its own memory sectors; the count, read with the next adaptation's counters,
 // is what triggers a reorder. range.pad 0: one thread clears the count; 1: one thread per face
 // adds its own (atomic adds of 1: the total does not depend on their order).
 

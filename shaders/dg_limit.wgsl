@@ -25,6 +25,8 @@ const SQRT2: f32 = 1.41421356237;
 // faces; [NE + i] the second neighbours of split sides (read only when the mask is nonzero).
 @group(0) @binding(2) var<storage, read> neighbors: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> clock: array<f32>;
+// Launch records (dispatch.wgsl): read when range.count is DEVICE_COUNT (an adapted mesh).
+@group(0) @binding(4) var<storage, read> launches: array<u32>;
 // count: elements; pad: src | dst << 8 | slope << 16.
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
@@ -56,7 +58,11 @@ fn widen(b: Bounds, reg: u32, nb: vec4<u32>) -> Bounds {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
-    if (i >= range.count || clock[1] == 0.0) {
+    var count = range.count;
+    if (count == DEVICE_COUNT) {
+        count = launches[range.first + 1u];
+    }
+    if (i >= count || clock[1] == 0.0) {
         return;
     }
     let src = range.pad & 255u;

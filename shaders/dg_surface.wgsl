@@ -24,6 +24,8 @@
 @group(0) @binding(5) var<storage, read> case_data: array<vec4<f32>>;
 // t, dt, ..., t_lo (dg_time.wgsl).
 @group(0) @binding(6) var<storage, read> clock: array<f32>;
+// Launch records (dispatch.wgsl): read when range.count is DEVICE_COUNT (an adapted mesh).
+@group(0) @binding(7) var<storage, read> launches: array<u32>;
 // first/count: the color's edges; color: bits of the stage time fraction c; pad: register.
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
@@ -36,10 +38,16 @@ fn element_mean(reg: u32, i: u32) -> vec4<f32> {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let s = linear_index(gid, nwg);
-    if (s >= range.count) {
+    var first = range.first;
+    var count = range.count;
+    if (count == DEVICE_COUNT) {
+        first = launches[range.first];
+        count = launches[range.first + 1u];
+    }
+    if (s >= count) {
         return;
     }
-    let e = edges[range.first + s];
+    let e = edges[first + s];
     let reg = range.pad;
     let ll = e.info & 3u;
     // The right trace's table row: its whole local edge, or half 1 / 2 of it.

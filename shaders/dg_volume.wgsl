@@ -31,6 +31,8 @@
 @group(0) @binding(6) var<storage, read> clock: array<f32>;
 @group(0) @binding(7) var<storage, read> stages: array<Stage>;
 @group(0) @binding(8) var<storage, read_write> regs_lo: array<f32>;
+// Launch records (dispatch.wgsl): read when range.count is DEVICE_COUNT (an adapted mesh).
+@group(0) @binding(9) var<storage, read> launches: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 // 1: add the gathered surface integral (dg_trace + dg_flux); 0: dg_surface adds it.
@@ -41,7 +43,11 @@ override STAGE: u32 = 0u;
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
-    if (i >= range.count) {
+    var count = range.count;
+    if (count == DEVICE_COUNT) {
+        count = launches[range.first + 1u];
+    }
+    if (i >= count) {
         return;
     }
     let reg = range.pad;

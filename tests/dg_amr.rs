@@ -59,6 +59,67 @@ fn initial_refinement_follows_the_double_mach_shock() {
     assert!(dm.num_colors() <= 6);
 }
 
+/// The 2:1 rule on the simulation's (synced) mesh: a whole face joins elements of one level, a
+/// half face a fine element (left) to one a level coarser (right).
+fn assert_two_to_one(sim: &Simulation, when: &str) {
+    let levels = sim.levels().expect("an adaptive run has levels");
+    for (j, e) in sim.mesh().edges.iter().enumerate() {
+        let Some(r) = e.right else { continue };
+        let (ll, lr) = (levels[e.left], levels[r]);
+        if e.right_half == 0 {
+            assert_eq!(
+                ll, lr,
+                "{when}: whole face {j} between levels {ll} and {lr}"
+            );
+        } else {
+            assert_eq!(
+                ll,
+                lr + 1,
+                "{when}: half face {j} between levels {ll} and {lr}"
+            );
+        }
+    }
+}
+
+/// Each device adaptation that does not (re)build the trees on the device waits for the device
+/// once (the counters after smoothing: settled? room?); the DG kernels then read the new element
+/// count and face ranges from device words. The 2:1 rule holds after every adaptation, so the
+/// smoothing the host did not watch pass by pass did settle.
+#[test]
+fn device_adaptations_read_back_once_and_keep_two_to_one() {
+    let rt = rt();
+    let mut case = Case::double_mach(400);
+    case.order = 1;
+    case.amr = Some(amr(3));
+    let mut sim = Simulation::new(&case, &rt, &SimulationOptions::default()).expect("simulation");
+    assert_two_to_one(&sim, "initial refinement");
+    let (mut counted, mut refined, mut coarsened) = (0, 0, 0);
+    for k in 0..8 {
+        let before = sim.amr_stats().expect("stats");
+        // 8 steps, then one adaptation (its read-backs counted), the trees synced after.
+        let wall = sim.time_adaptation_walls(8, 1).expect("adaptation")[0];
+        let after = sim.amr_stats().expect("stats");
+        if after.setups == before.setups {
+            assert!(
+                wall.readbacks <= 1,
+                "adaptation {k}: {} read-backs",
+                wall.readbacks
+            );
+            counted += 1;
+        }
+        refined += after.refined - before.refined;
+        coarsened += after.coarsened - before.coarsened;
+        assert_two_to_one(&sim, &format!("adaptation {k}"));
+    }
+    assert!(counted >= 6, "only {counted} adaptations without a setup");
+    assert!(
+        refined > 0 && coarsened > 0,
+        "the shock moved: {refined} refined, {coarsened} coarsened"
+    );
+    let totals = sim.totals().expect("totals");
+    assert!(totals.iter().all(|v| v.is_finite()));
+}
+
 #[test]
 fn periodic_vortex_keeps_its_mass_through_adaptations() {
     let mut case = Case::vortex(300);
@@ -209,4 +270,81 @@ fn case_files_take_an_amr_table_and_judge_it() {
             "{bad}: {err}"
         );
     }
+}
+
+/// Whether an element of the simulation's mesh has a side on the line y = `y`.
+fn has_side_on(sim: &Simulation, i: usize, y: f64) -> bool {
+    let v = sim.mesh().vertices[i];
+    v.iter().filter(|p| (p[1] - y).abs() < 1e-12).count() >= 2
+}
+
+/// GK19's Kelvin-Helmholtz layers from two triangles, 4 levels: the density steps at y = +-0.5
+/// lie on element edges, where every element is constant and h |grad rho| is zero. With the
+/// jump term the initial refinement (host, f64) takes every element along the slip lines to
+/// the maximum level and no element far from them; a device adaptation at t = 0 (the flags
+/// from amr_flag's jump term, free to coarsen) keeps them there. Without it nothing refines.
+#[test]
+fn kelvin_helmholtz_from_two_triangles_refines_along_the_slip_lines() {
+    let rt = rt();
+    let mut case = Case::kelvin_helmholtz(2);
+    case.order = 1;
+    let levels = 4;
+    let options = AmrOptions {
+        threshold: Some(0.1),
+        ..amr(levels)
+    };
+    case.amr = Some(options);
+    let plain = Simulation::new(&case, &rt, &SimulationOptions::default()).expect("simulation");
+    let plain_levels = plain.levels().expect("levels");
+    // An element of level l covers 4^-l of a base element.
+    let base: f64 = plain_levels.iter().map(|&l| 0.25f64.powi(l.into())).sum();
+    assert!(
+        (base - 2.0).abs() < 1e-12,
+        "{base} base elements, not GK19's two"
+    );
+    // The steps straddle the coarse elements, then lie on edges: refinement stops there.
+    let max = plain_levels.into_iter().max();
+    assert!(
+        max < Some(levels),
+        "h |grad rho| alone reached level {max:?} with the steps on the edges"
+    );
+
+    case.amr = Some(AmrOptions {
+        jumps: true,
+        ..options
+    });
+    let mut sim = Simulation::new(&case, &rt, &SimulationOptions::default()).expect("simulation");
+    let check = |sim: &Simulation, when: &str| {
+        let levels = sim.levels().expect("levels");
+        let mut on_lines = 0;
+        for (i, &l) in levels.iter().enumerate() {
+            let v = sim.mesh().vertices[i];
+            let yc = (v[0][1] + v[1][1] + v[2][1]) / 3.0;
+            let distance = (yc.abs() - 0.5).abs();
+            if has_side_on(sim, i, 0.5) || has_side_on(sim, i, -0.5) {
+                on_lines += 1;
+                assert_eq!(l, 4, "{when}: element {i} on a slip line at level {l}");
+            }
+            if distance > 0.3 {
+                assert!(
+                    l < 4,
+                    "{when}: element {i} at y = {yc} refined to the maximum"
+                );
+            }
+        }
+        // 2 lines x 2 sides x 16 finest sides each.
+        assert!(
+            on_lines >= 64,
+            "{when}: {on_lines} elements along the slip lines"
+        );
+    };
+    check(&sim, "initial refinement");
+    sim.adapt().expect("device adaptation");
+    sim.sync_mesh().expect("trees");
+    check(&sim, "device adaptation at t = 0");
+    assert_eq!(
+        sim.amr_stats().expect("stats").setups,
+        1,
+        "not adapted on the device"
+    );
 }

@@ -12,6 +12,7 @@ use chromaflow::solver::dg::amr::reorder::{
     far_faces, far_fraction, reorder_reference, MortonFrame,
 };
 use chromaflow::solver::dg::amr::{AdaptiveMesh, AmrOptions, AmrStats, ReorderPolicy};
+use chromaflow::solver::dg::gpu::mesh_launch_records;
 use chromaflow::solver::dg::{BoundaryKind, Case, Simulation, SimulationOptions};
 use std::collections::HashMap;
 
@@ -200,4 +201,72 @@ fn the_reorder_policy_flag_and_key_judge_bad_input() {
         err.contains("amr.reorder") && err.contains("sometimes") && err.contains("case.toml"),
         "{err}"
     );
+}
+
+/// Largest |a - b| relative to max |b|.
+fn max_rel(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-30);
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs() / scale)
+        .fold(0.0, f64::max)
+}
+
+/// A double Mach reflection adapting on the device with a reorder after every adaptation
+/// (`--amr-reorder every:1`): the reorder permutes the slots and faces after amr_count wrote
+/// the solver's launch records, and they stay right (the same element count and faces per
+/// color), so the rhs through them on the reordered mesh equals the f64 operator's; each
+/// adaptation without a setup still reads back once (the reorder reads nothing: the far faces
+/// ride one adaptation late on the smoothing's counters).
+#[test]
+fn reordering_after_every_adaptation_keeps_the_launch_records_and_one_read_back() {
+    let rt = rt();
+    let mut case = Case::double_mach(400);
+    case.order = 1;
+    case.amr = Some(AmrOptions {
+        max_level: 3,
+        reorder: ReorderPolicy::Every(1),
+        ..AmrOptions::default()
+    });
+    let mut sim = Simulation::new(&case, &rt, &SimulationOptions::default()).expect("simulation");
+    let mut counted = 0;
+    for k in 0..6 {
+        let before = sim.amr_stats().expect("stats");
+        // 8 steps, one adaptation and its reorder (read-backs counted), the trees synced after.
+        let wall = sim.time_adaptation_walls(8, 1).expect("adaptation")[0];
+        let after = sim.amr_stats().expect("stats");
+        assert_eq!(
+            after.reorders,
+            before.reorders + 1,
+            "adaptation {k}: no reorder"
+        );
+        if after.setups == before.setups {
+            assert!(
+                wall.readbacks <= 1,
+                "adaptation {k}: {} read-backs",
+                wall.readbacks
+            );
+            counted += 1;
+        }
+        let dm = sim.mesh().clone();
+        assert_eq!(
+            sim.launch_records().expect("records"),
+            mesh_launch_records(dm.num_elements, &dm.color_offsets),
+            "adaptation {k}: launch records after the reorder"
+        );
+        let c = sim.solution().expect("solution").to_vec();
+        let t = sim.time();
+        let mut cpu = vec![0.0; c.len()];
+        sim.operator().rhs(&c, t, &mut cpu);
+        let gpu = sim.eval_rhs(&c, t).expect("rhs");
+        let err = max_rel(&gpu, &cpu);
+        assert!(
+            err < 5e-5,
+            "adaptation {k}: rhs through the launch records off by rel {err:e}"
+        );
+    }
+    assert!(counted >= 4, "only {counted} adaptations without a setup");
+    let stats = sim.amr_stats().expect("stats");
+    assert!(stats.refined > 0 && stats.coarsened > 0, "{stats:?}");
 }

@@ -47,7 +47,8 @@ struct AmrParams {
     threshold: f32,
     delta: f32,
     gamma: f32,
-    pad0: u32,
+    // 1: add the largest jump of the field's element means across the faces to the indicator.
+    jumps: u32,
     pad1: u32,
     pad2: u32,
     pad3: u32,

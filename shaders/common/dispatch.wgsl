@@ -15,3 +15,20 @@ struct ItemRange {
 fn linear_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.x + gid.y * nwg.x * WORKGROUP_SIZE;
 }
+
+/// Words of a device launch record, [first, count, groups x, groups y, groups z, 0, 0, 0]
+/// (LAUNCH_WORDS in src/runtime): a launch whose range.count is DEVICE_COUNT takes its first item
+/// and count from the record at word range.first of its launch-words buffer, and on wgpu its
+/// workgroups from the record's grid (an indirect dispatch).
+const LAUNCH_WORDS: u32 = 8u;
+const DEVICE_COUNT: u32 = 0xffffffffu;
+/// Workgroups per grid dimension a record asks for at most (WebGPU's guaranteed limit).
+const MAX_GROUPS_PER_DIM: u32 = 65535u;
+
+/// The workgroup grid of a record for `threads` threads (at least one workgroup): x up to
+/// MAX_GROUPS_PER_DIM, then rows, as the host's grid_for; linear_index undoes it.
+fn launch_grid(threads: u32) -> vec3<u32> {
+    let groups = max((threads + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE, 1u);
+    let x = min(groups, MAX_GROUPS_PER_DIM);
+    return vec3<u32>(x, (groups + x - 1u) / x, 1u);
+}

@@ -12,11 +12,14 @@
 //   5: after refining: element and interior blocks taken likewise, new slots, the new count;
 //   6: after the compaction scan: holes below the new count (half the marks);
 //   7: after compaction: the active count;
-//   8: after the face scan (NE marks per color): the face offsets of the 2K colors;
+//   8: after the face scan (NE marks per color): the face offsets of the 2K colors, and the DG
+//      solver's launch records (dispatch.cuh): 0 the elements, 1 + c the faces of color c,
+//      1 + 2K all faces;
 //   9: before the last smoothing pass of a submission: nothing changed yet.
 //
 // marks, marks_scan: the cluster and refine marks (2 NE) and their scan. items, items_scan: the
-// phase's own marks and scan (n = range.count items).
+// phase's own marks and scan (n = range.count items). launches: the DG solver's launch records
+// (GpuDg::launch_words), LAUNCH_WORDS words each.
 //
 // The WGSL override constant is a preprocessor define here (the host passes a -D value).
 
@@ -28,6 +31,17 @@ __device__ __forceinline__ u32 items_total(
     const u32* items, const u32* items_scan, ItemRange range) {
     u32 n = range.count;
     return items_scan[n - 1u] + items[n - 1u];
+}
+
+// Launch record r: items first .. first + count and their workgroup grid.
+__device__ __forceinline__ void write_launch(u32* launches, u32 r, u32 first, u32 count) {
+    u32 w = r * LAUNCH_WORDS;
+    uint3 grid = launch_grid(count);
+    launches[w] = first;
+    launches[w + 1u] = count;
+    launches[w + 2u] = grid.x;
+    launches[w + 3u] = grid.y;
+    launches[w + 4u] = grid.z;
 }
 
 // Take `wanted` blocks of ring r, oldest first: returns how many must be new ids instead.
@@ -45,6 +59,7 @@ extern "C" __global__ void amr_count(
     const u32* __restrict__ marks_scan,
     const u32* __restrict__ items,
     const u32* __restrict__ items_scan,
+    u32* __restrict__ launches,
     AmrParams params,
     ItemRange range) {
     if (linear_index() != 0u) {
@@ -102,7 +117,14 @@ extern "C" __global__ void amr_count(
             for (u32 c = 0u; c < colors; c = c + 1u) {
                 counters[C_COLOR_OFFSETS + c] = items_scan[c * per_color];
             }
-            counters[C_COLOR_OFFSETS + colors] = items_total(items, items_scan, range);
+            u32 faces = items_total(items, items_scan, range);
+            counters[C_COLOR_OFFSETS + colors] = faces;
+            write_launch(launches, 0u, 0u, counters[C_ACTIVE]);
+            for (u32 c = 0u; c < colors; c = c + 1u) {
+                u32 first = counters[C_COLOR_OFFSETS + c];
+                write_launch(launches, 1u + c, first, counters[C_COLOR_OFFSETS + c + 1u] - first);
+            }
+            write_launch(launches, 1u + colors, 0u, faces);
             break;
         }
         default: {

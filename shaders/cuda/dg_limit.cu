@@ -16,6 +16,9 @@
 // neighbors: face neighbours (0xffffffff: none): [i] sides 0..2, w the bit mask of sides split
 // into two faces; [NE + i] the second neighbours of split sides (read only when the mask is
 // nonzero). range: count the elements, pad src | dst << 8 | slope << 16.
+//
+// launches: launch records (dispatch.cuh), read when range.count is DEVICE_COUNT (an adapted
+// mesh).
 
 #define EPS 1e-10f
 // Floor relative to the mean, eps = max(EPS, EPS_REL * mean): a node pressure limited to
@@ -91,9 +94,14 @@ extern "C" __global__ void dg_limit(
     const float* __restrict__ tables,
     const uint4* __restrict__ neighbors,
     const float* __restrict__ clock,
+    const u32* __restrict__ launches,
     ItemRange range) {
     u32 i = linear_index();
-    if (i >= range.count || clock[1] == 0.0f) {
+    u32 count = range.count;
+    if (count == DEVICE_COUNT) {
+        count = launches[range.first + 1u];
+    }
+    if (i >= count || clock[1] == 0.0f) {
         return;
     }
     u32 src = range.pad & 255u;

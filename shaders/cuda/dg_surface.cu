@@ -19,6 +19,9 @@
 // inv_det: 1 / det J per element. case_data: [0], [1] the case function's parameters,
 // [2 + s] inflow state s (conserved). clock: t, dt, ..., t_lo (dg_time.cu). range: first/count
 // the color's edges, color the bits of the stage time fraction c, pad the register.
+//
+// launches: launch records (dispatch.cuh), read when range.count is DEVICE_COUNT (an adapted
+// mesh).
 
 /// The mean U_0 = c_0 phi_0 of element i in register reg (the deviation form's reference
 /// state).
@@ -53,12 +56,19 @@ __device__ __forceinline__ void surface_edge(
     const float* __restrict__ inv_det,
     const float4* __restrict__ case_data,
     const float* __restrict__ clock,
+    const u32* __restrict__ launches,
     ItemRange range) {
     u32 s = linear_index();
-    if (s >= range.count) {
+    u32 first = range.first;
+    u32 count = range.count;
+    if (count == DEVICE_COUNT) {
+        first = launches[range.first];
+        count = launches[range.first + 1u];
+    }
+    if (s >= count) {
         return;
     }
-    DgEdge e = edges[range.first + s];
+    DgEdge e = edges[first + s];
     u32 reg = range.pad;
     u32 ll = e.info & 3u;
     // The right trace's table row: its whole local edge, or half 1 / 2 of it.
@@ -152,8 +162,9 @@ extern "C" __global__ void dg_surface(
     const float* __restrict__ inv_det,
     const float4* __restrict__ case_data,
     const float* __restrict__ clock,
+    const u32* __restrict__ launches,
     ItemRange range) {
-    surface_edge<false>(regs, rhs, tables, edges, inv_det, case_data, clock, range);
+    surface_edge<false>(regs, rhs, tables, edges, inv_det, case_data, clock, launches, range);
 }
 
 // CUDA only (WGSL has no float atomics): one launch over the edges of every color, rhs
@@ -166,6 +177,7 @@ extern "C" __global__ void dg_surface_atomic(
     const float* __restrict__ inv_det,
     const float4* __restrict__ case_data,
     const float* __restrict__ clock,
+    const u32* __restrict__ launches,
     ItemRange range) {
-    surface_edge<true>(regs, rhs, tables, edges, inv_det, case_data, clock, range);
+    surface_edge<true>(regs, rhs, tables, edges, inv_det, case_data, clock, launches, range);
 }

@@ -21,6 +21,9 @@
 // inv_jac: (xi_x, xi_y, eta_x, eta_y) per element. inv_det: 1 / det J per element and fluxes
 // the edge fluxes of dg_flux, NQE per element side (both read with LIFT = 1 only). clock
 // (dt = clock[1]), stages and regs_lo (the low words of R0..R3) are read with STAGE = 1 only.
+//
+// launches: launch records (dispatch.cuh), read when range.count is DEVICE_COUNT (an adapted
+// mesh).
 
 #ifndef LIFT
 #define LIFT 0u
@@ -39,9 +42,14 @@ extern "C" __global__ void dg_volume(
     const float* __restrict__ clock,
     const Stage* __restrict__ stages,
     float* regs_lo,
+    const u32* __restrict__ launches,
     ItemRange range) {
     u32 i = linear_index();
-    if (i >= range.count) {
+    u32 count = range.count;
+    if (count == DEVICE_COUNT) {
+        count = launches[range.first + 1u];
+    }
+    if (i >= count) {
         return;
     }
     u32 reg = range.pad;

@@ -5,7 +5,7 @@ use crate::commands::GlobalArgs;
 use chromaflow::runtime::median;
 use chromaflow::solver::dg::amr::gpu::PhaseSeconds;
 use chromaflow::solver::dg::amr::{AmrOptions, ReorderPolicy};
-use chromaflow::solver::dg::{Case, Simulation, SimulationOptions};
+use chromaflow::solver::dg::{AdaptationWall, Case, Simulation, SimulationOptions};
 use clap::Args;
 
 /// Options of `chromaflow bench amr`.
@@ -75,6 +75,15 @@ fn medians(rows: &[(usize, PhaseSeconds)]) -> (f64, PhaseSeconds) {
     (median(&elements), per_label)
 }
 
+/// Medians of untimed adaptations as a run pays them: (adaptation seconds, seconds of the steps
+/// between two, most read-backs of one adaptation).
+fn wall_medians(walls: &[AdaptationWall]) -> (f64, f64, u64) {
+    let adapt: Vec<f64> = walls.iter().map(|w| w.adapt_seconds).collect();
+    let steps: Vec<f64> = walls.iter().map(|w| w.steps_seconds).collect();
+    let reads = walls.iter().map(|w| w.readbacks).max().unwrap_or(0);
+    (median(&adapt), median(&steps), reads)
+}
+
 pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let rt = global.runtime()?;
     let mut case = Case::builtin(&args.builtin, args.cells)?;
@@ -83,6 +92,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let mut locality: Option<(f64, f64)> = None;
     let reorder = ReorderPolicy::parse(&args.reorder)?;
     let mut stats = None;
+    let mut walls = None;
     for on_host in [false, true] {
         if on_host && args.device_only {
             continue;
@@ -96,6 +106,11 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         });
         let mut sim = Simulation::new(&case, &rt, &SimulationOptions::default())?;
         let rows = sim.time_adaptations(args.every, args.adaptations)?;
+        if !on_host {
+            walls = Some(wall_medians(
+                &sim.time_adaptation_walls(args.every, args.adaptations)?,
+            ));
+        }
         let (elements, phases) = medians(&rows);
         results.push((
             if on_host { "host f64" } else { "device" },
@@ -124,6 +139,9 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     "reorder": reorder.to_string(),
                     "reorders": stats.map(|s| s.reorders),
                     "far_fraction": stats.map(|s| s.far_fraction),
+                    "untimed_adaptation_us": walls.map(|w| 1e6 * w.0),
+                    "steps_between_us": walls.map(|w| 1e6 * w.1),
+                    "readbacks_per_adaptation_max": walls.map(|w| w.2),
                     "microseconds": phases
                         .iter()
                         .map(|(l, s)| (l.to_string(), serde_json::json!(1e6 * s)))
@@ -154,10 +172,21 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     if let Some(s) = stats {
         println!(
             "device path, reorder {reorder}: {} reorders in {} adaptations, {:.1}% of the faces \
-             far apart in memory at the end\n",
+             far apart in memory at the last adaptation's start\n",
             s.reorders,
             s.adaptations,
             100.0 * s.far_fraction
+        );
+    }
+    if let Some((adapt, steps, reads)) = walls {
+        println!(
+            "device path as a run pays it (phases untimed, each adaptation waited for): {:.1} us \
+             per adaptation, at most {reads} read-backs each; the {} steps between two take \
+             {:.1} us, so adapting is {:.1}% of the run\n",
+            1e6 * adapt,
+            args.every,
+            1e6 * steps,
+            100.0 * adapt / (adapt + steps)
         );
     }
     if let Some((adapted, reordered)) = locality {

@@ -110,6 +110,10 @@ pub struct DgArgs {
     /// Field whose gradient drives the refinement: density, pressure or energy.
     #[arg(long)]
     pub amr_field: Option<String>,
+    /// Add to the indicator h |grad q| the largest jump of q's element means across the faces,
+    /// so steps that lie on element edges refine (GK19's Kelvin-Helmholtz from two triangles).
+    #[arg(long)]
+    pub amr_jumps: bool,
     /// Adapt on the host (the f64 reference path: solution read back, mesh written) instead of
     /// on the GPU.
     #[arg(long)]
@@ -139,12 +143,14 @@ fn amr_options(args: &DgArgs, case: &Case) -> anyhow::Result<Option<AmrOptions>>
     let tuned = args.amr_every.is_some()
         || args.amr_threshold.is_some()
         || args.amr_field.is_some()
+        || args.amr_jumps
         || args.amr_on_host
         || args.amr_reorder.is_some();
     let Some(mut amr) = amr else {
         if tuned {
             return Err(Error::Invalid(
-                "--amr-every, --amr-threshold, --amr-field, --amr-on-host and --amr-reorder need \
+                "--amr-every, --amr-threshold, --amr-field, --amr-jumps, --amr-on-host and \
+                 --amr-reorder need \
                  --amr-levels (or an [amr] table in the case file)"
                     .into(),
             )
@@ -153,6 +159,7 @@ fn amr_options(args: &DgArgs, case: &Case) -> anyhow::Result<Option<AmrOptions>>
         return Ok(None);
     };
     amr.on_host |= args.amr_on_host;
+    amr.jumps |= args.amr_jumps;
     if args.amr_every.is_some() {
         amr.every = args.amr_every;
     }
@@ -329,7 +336,7 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             if let Some(policy) = case.amr.filter(|o| !o.on_host).map(|o| o.reorder) {
                 eprintln!(
                     "dg: locality: {} Morton reorders ({policy}), {:.3} s in all; {:.1}% of the \
-                     faces far apart in memory at the end",
+                     faces far apart in memory at the last adaptation's start",
                     a.reorders,
                     a.reorder_seconds,
                     100.0 * a.far_fraction

@@ -1,10 +1,11 @@
 //! Adaptive refinement conformance: the device adaptation (`amr_*` kernels) against the f64
 //! reference [`AdaptiveMesh`], adaptation after adaptation on the same device trees: the same
 //! smoothed flags and passes, the same trees, slots and free rings id for id, the projected
-//! solution to f32 round-off, and the same DG mesh buffers (faces by color, neighbours,
-//! geometry); and the device's flags against the reference indicator.
+//! solution to f32 round-off, the same DG mesh buffers (faces by color, neighbours, geometry)
+//! and launch records, and the solver's rhs through those records against the f64 operator;
+//! and the device's flags against the reference indicator (with and without the jump term).
 
-use super::dg::{all_boundaries, config, periodic_mesh, vortex};
+use super::dg::{all_boundaries, config, max_rel, operator, periodic_mesh, vortex};
 use super::Report;
 use crate::error::{Error, Result};
 use crate::mesh::NO_ELEMENT;
@@ -13,10 +14,11 @@ use crate::runtime::Runtime;
 use crate::solver::dg::amr::gpu::{
     slots_needed, GpuAdaptOptions, GpuAdaptation, TreeCapacity, SMOOTHING_PASSES,
 };
+use crate::solver::dg::amr::indicator::jumps;
 use crate::solver::dg::amr::tree::EDGE_ALIVE_BIT;
 use crate::solver::dg::amr::{flags, indicator, scatter, AdaptiveMesh, IndicatorField, Projection};
 use crate::solver::dg::euler::State;
-use crate::solver::dg::gpu::{Capacity, GpuDg};
+use crate::solver::dg::gpu::{mesh_launch_records, Capacity, GpuDg};
 use crate::solver::dg::mesh::DgEdge;
 use crate::solver::dg::{BasisTables, DgMesh, NumericalFlux};
 
@@ -34,13 +36,13 @@ pub fn amr(report: &mut Report, b: &Runtime) {
     ];
     for (label, base, p, rounds, seed) in cases {
         let name = format!("amr device adaptation = reference ({label}) p={p}, {rounds} rounds");
-        report.check(&name, b.kind(), "ids exact, rel 2e-5", || {
+        report.check(&name, b.kind(), "ids exact, rel 2e-5, rhs rel 5e-5", || {
             let base = base?;
             Ok((device_adaptation(b, &base, p, rounds, seed)?, true))
         });
     }
     report.check(
-        "amr device flags = reference indicator, 3 fields",
+        "amr device flags = reference indicator, 3 fields, 2 with jumps",
         b.kind(),
         "exact off 1e-4 of a limit",
         || Ok((device_flags(b)?, true)),
@@ -209,6 +211,7 @@ pub fn device_adaptation(
         field: IndicatorField::Density,
         threshold: 1.0,
         delta: 2.0,
+        jumps: false,
     };
     let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;
     let mut seed = seed;
@@ -269,13 +272,24 @@ pub fn device_adaptation(
         ensure(got == want, || {
             format!("round {round}: element trees, slots or free rings differ")
         })?;
-        close(
-            &dg.read_state()?,
-            &scatter(&coef, tables.np),
-            2e-5,
-            "coefficients",
+        let state = scatter(&coef, tables.np);
+        close(&dg.read_state()?, &state, 2e-5, "coefficients")?;
+        let dm = am.dg_mesh()?;
+        check_mesh_buffers(rt, &dg, &dm)?;
+        // The solver's launches follow the device's records: they equal the reference mesh's,
+        // and the rhs through them equals the f64 operator's on it.
+        let records: Vec<u32> = rt.read_all(dg.launch_words())?;
+        ensure(
+            records == mesh_launch_records(dm.num_elements, &dm.color_offsets),
+            || format!("round {round}: launch records {records:?}"),
         )?;
-        check_mesh_buffers(rt, &dg, &am.dg_mesh()?)?;
+        let op = operator(&dm, &tables, &cfg);
+        let mut cpu = vec![0.0; op.ndof()];
+        op.rhs(&state, 0.25, &mut cpu);
+        let err = max_rel(&dg.eval_rhs(&state, 0.25)?, &cpu);
+        ensure(err < 5e-5, || {
+            format!("round {round}: rhs through the device's launch records off by rel {err:e}")
+        })?;
     }
     ensure(refined > 0 && coarsened > 0, || {
         format!("{refined} refined and {coarsened} coarsened: the rounds should do both")
@@ -286,8 +300,10 @@ pub fn device_adaptation(
     ))
 }
 
-/// The device's flags of a smooth state on a two-level mesh, each indicator field with the
-/// median as threshold and delta 1.25 (so many elements refine and coarsen), against the reference's (elements within 1e-4 of a limit excepted).
+/// The device's flags of a smooth state on a two-level mesh, each indicator field, and density
+/// and pressure with the jump term (hanging faces included), with the median as threshold and
+/// delta 1.25 (so many elements refine and coarsen), against the reference's (elements within
+/// 1e-4 of a limit excepted).
 pub fn device_flags(rt: &Runtime) -> Result<String> {
     let p = 2;
     let tables = BasisTables::new(p);
@@ -312,14 +328,21 @@ pub fn device_flags(rt: &Runtime) -> Result<String> {
     let dg = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
     dg.set_solution(&scatter(&coef, tables.np))?;
     let mut compared = 0;
-    for field in [
-        IndicatorField::Density,
-        IndicatorField::Pressure,
-        IndicatorField::Energy,
-    ] {
-        let eps = indicator(&tables, field, &coef, |i| {
+    let cases = [
+        (IndicatorField::Density, false),
+        (IndicatorField::Pressure, false),
+        (IndicatorField::Energy, false),
+        (IndicatorField::Density, true),
+        (IndicatorField::Pressure, true),
+    ];
+    for (field, with_jumps) in cases {
+        let mut eps = indicator(&tables, field, &coef, |i| {
             (dm.inv_jacobian[i], dm.min_height[i])
         });
+        if with_jumps {
+            let jump = jumps(field, &coef, &dm.neighbors);
+            eps.iter_mut().zip(jump).for_each(|(e, j)| *e += j);
+        }
         let mut sorted = eps.clone();
         sorted.sort_by(f64::total_cmp);
         let (threshold, delta) = (sorted[n / 2], 1.25);
@@ -327,6 +350,7 @@ pub fn device_flags(rt: &Runtime) -> Result<String> {
             field,
             threshold,
             delta,
+            jumps: with_jumps,
         };
         let tree = TreeCapacity::with_room(n, am.element_ids(), am.edge_ids(), 1.0);
         let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;
@@ -340,7 +364,8 @@ pub fn device_flags(rt: &Runtime) -> Result<String> {
                 .any(|&t| (eps[i] - t).abs() <= 1e-4 * t);
             ensure(near || got[i] == want[i], || {
                 format!(
-                    "{field:?}: element {i} (eps {}) flagged {}, reference {}",
+                    "{field:?} (jumps {with_jumps}): element {i} (eps {}) flagged {}, \
+                     reference {}",
                     eps[i], got[i], want[i]
                 )
             })?;
@@ -352,5 +377,7 @@ pub fn device_flags(rt: &Runtime) -> Result<String> {
             format!("{field:?}: {refine} refined and {coarsen} coarsened of {n}: a weak test")
         })?;
     }
-    Ok(format!("{compared} flags equal over 3 fields"))
+    Ok(format!(
+        "{compared} flags equal over 3 fields, 2 with the jump term"
+    ))
 }

@@ -13,7 +13,7 @@ use crate::solver::dg::gpu::{Capacity, GpuConfig, GpuDg, SurfaceLayout};
 use crate::solver::dg::{BasisTables, BoundaryKind, DgMesh, NumericalFlux, Operator, StateFn};
 
 /// Largest |a − b| relative to max |b| (infinite on NaN or a length mismatch).
-fn max_rel(a: &[f64], b: &[f64]) -> f64 {
+pub(super) fn max_rel(a: &[f64], b: &[f64]) -> f64 {
     if a.len() != b.len() {
         return f64::INFINITY;
     }
@@ -115,7 +115,11 @@ pub fn vortex() -> StateFn {
 }
 
 /// The CPU operator of the run configuration `cfg`.
-fn operator<'a>(dm: &'a DgMesh, tables: &'a BasisTables, cfg: &GpuConfig) -> Operator<'a> {
+pub(super) fn operator<'a>(
+    dm: &'a DgMesh,
+    tables: &'a BasisTables,
+    cfg: &GpuConfig,
+) -> Operator<'a> {
     Operator {
         mesh: dm,
         tables,

@@ -3,7 +3,7 @@
 //! adaptations that go on matching the f64 reference on the reordered layout.
 
 use super::amr::{check_mesh_buffers, rand_flags, smooth_state};
-use super::dg::{config, vortex};
+use super::dg::{config, max_rel, operator, vortex};
 use super::Report;
 use crate::error::{Error, Result};
 use crate::mesh::NO_ELEMENT;
@@ -13,7 +13,7 @@ use crate::solver::dg::amr::reorder::{
     far_faces, morton_keys, permute_tree, radix_order, GpuReorder, MortonFrame,
 };
 use crate::solver::dg::amr::{scatter, AdaptiveMesh, IndicatorField, Projection};
-use crate::solver::dg::gpu::{Capacity, GpuDg};
+use crate::solver::dg::gpu::{mesh_launch_records, Capacity, GpuDg};
 use crate::solver::dg::mesh::DgEdge;
 use crate::solver::dg::{BasisTables, DgMesh, NumericalFlux};
 
@@ -215,11 +215,16 @@ pub fn device_reorder(
         field: IndicatorField::Density,
         threshold: 1.0,
         delta: 2.0,
+        jumps: false,
     };
     let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;
     let frame = MortonFrame::of(&am);
     let reorder = GpuReorder::new(rt, &ga, &dg, p, &frame)?;
     let mut seed = seed;
+    ga.set_far_faces(far_faces(&dm))?;
+    // The far faces and faces after the last reorder (or of the mesh uploaded): what the next
+    // adaptation reports, one late.
+    let mut last = (far_faces(&dm), dm.edges.len());
     let (mut moved, mut far_before, mut far_after, mut colors) = (0, 0, 0, 0);
     for round in 0..rounds {
         let faces = am.faces()?;
@@ -238,19 +243,28 @@ pub fn device_reorder(
             2e-5,
             "coefficients after the adaptation",
         )?;
+        // The report's counts come one adaptation late: the mesh the adaptation started from.
+        ensure((report.far_faces, report.faces) == last, || {
+            format!(
+                "round {round}: the adaptation reports {} far of {} faces, the mesh it started \
+                 from has {} of {}",
+                report.far_faces, report.faces, last.0, last.1
+            )
+        })?;
+        // The adapted mesh's counts, read from the device on purpose.
+        let (faces_now, far_now) = ga.face_counts()?;
         ensure(
-            report.far_faces == far_faces(&dm) && report.faces == dm.edges.len(),
+            far_now == far_faces(&dm) && faces_now == dm.edges.len(),
             || {
                 format!(
-                    "round {round}: device counts {} far of {} faces, reference {} of {}",
-                    report.far_faces,
-                    report.faces,
+                    "round {round}: device counts {far_now} far of {faces_now} faces, \
+                     reference {} of {}",
                     far_faces(&dm),
                     dm.edges.len()
                 )
             },
         )?;
-        far_before += report.far_faces;
+        far_before += far_now;
         // The reorder, against the reference applied to the device's own trees and buffers.
         let flat = ga.download()?.to_flat();
         let before = Snapshot::take(rt, &dg, dm.edges.len())?;
@@ -293,7 +307,22 @@ pub fn device_reorder(
         })?;
         colors = colors.max(dm.num_colors());
         check_mesh_buffers(rt, &dg, &dm)?;
+        // The launch records amr_count wrote before the reorder stay right: the reorder keeps
+        // the element count and each color's faces (sorted within their color), and the rhs
+        // through them on the reordered buffers equals the f64 operator's.
+        let records: Vec<u32> = rt.read_all(dg.launch_words())?;
+        ensure(
+            records == mesh_launch_records(dm.num_elements, &dm.color_offsets),
+            || format!("round {round}: launch records {records:?} after the reorder"),
+        )?;
         let state = dg.read_state()?;
+        let op = operator(&dm, &tables, &cfg);
+        let mut cpu = vec![0.0; op.ndof()];
+        op.rhs(&state, 0.25, &mut cpu);
+        let err = max_rel(&dg.eval_rhs(&state, 0.25)?, &cpu);
+        ensure(err < 5e-5, || {
+            format!("round {round}: rhs after the reorder off by rel {err:e}")
+        })?;
         let mass_after = mass(&dm, &state);
         ensure(
             (mass_after - mass_before).abs() <= 1e-12 * mass_before.abs(),
@@ -307,6 +336,7 @@ pub fn device_reorder(
             )
         })?;
         far_after += far;
+        last = (far, dm.edges.len());
         moved += order
             .iter()
             .enumerate()

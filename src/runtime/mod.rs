@@ -16,6 +16,14 @@
 //!   queued many times: [`Runtime::queue`] records `repeats` copies in one submit (one stream).
 //!   Launches run in order and each sees the writes of the ones before it.
 //! * [`Runtime::time`]: seconds per segment from timestamp queries or CUDA events.
+//! * Device-sized launches ([`PlanBuilder::launch_device`]): the item range and the workgroup
+//!   grid come from a [`LAUNCH_WORDS`]-word record that earlier device work wrote, so a plan
+//!   recorded once follows counts that change on the device (an adapted mesh). wgpu dispatches
+//!   them indirectly (`dispatch_workgroups_indirect`: exactly the written grid); CUDA cannot
+//!   take a grid size from device memory, so it launches the host's upper bound and the
+//!   threads past the written count return.
+//! * [`Runtime::readbacks`]: how many times the host waited for device data (read-backs), to
+//!   hold a loop to a sync budget.
 //!
 //! Kernel arguments follow one convention on both backends: the WGSL bindings sorted by
 //! (group, binding) with group 1 reserved for the [`ItemRange`] and samplers folded into their
@@ -42,6 +50,29 @@ pub use self::wgpu::context::{list_adapters, AdapterSummary, GpuOptions};
 /// Threads per workgroup (CUDA block) of every 1D kernel (WORKGROUP_SIZE in
 /// shaders/common/dispatch.wgsl and shaders/cuda/common/dispatch.cuh).
 pub const WORKGROUP_SIZE: u32 = 64;
+
+/// Words of a device launch record (LAUNCH_WORDS in shaders/common/dispatch.wgsl and its CUDA
+/// twin): `[first, count, groups x, groups y, groups z, 0, 0, 0]`, written on the device
+/// (e.g. `write_launch` in shaders/amr_count.wgsl) and read by kernels launched with a range whose count is
+/// [`DEVICE_COUNT`] and, on wgpu, by the indirect dispatch.
+pub const LAUNCH_WORDS: u32 = 8;
+
+/// The count of a range whose first item and count are device words: the kernel reads
+/// `first, count` from the launch record at word `range.first` of its launch-words buffer.
+pub const DEVICE_COUNT: u32 = u32::MAX;
+
+/// Workgroups per grid dimension a launch record asks for at most (MAX_GROUPS_PER_DIM in
+/// shaders/common/dispatch.wgsl: WebGPU's guaranteed limit).
+pub const MAX_GROUPS_PER_DIM: u32 = 65535;
+
+/// The launch record of items `first .. first + count` as the device writes it (`launch_grid`
+/// in shaders/common/dispatch.wgsl): one thread per item in at least one workgroup, rows of at
+/// most [`MAX_GROUPS_PER_DIM`] workgroups.
+pub fn launch_record(first: u32, count: u32) -> [u32; LAUNCH_WORDS as usize] {
+    let groups = count.div_ceil(WORKGROUP_SIZE).max(1);
+    let x = groups.min(MAX_GROUPS_PER_DIM);
+    [first, count, x, groups.div_ceil(x), 1, 0, 0, 0]
+}
 
 /// The range of items a launch works on (`first .. first + count`), plus two words a kernel may
 /// use for its own parameters (a color, a register, a stage time). Mirrors `ItemRange` in
@@ -164,6 +195,8 @@ pub(crate) enum Device {
 #[derive(Clone)]
 pub struct Runtime {
     device: Arc<Device>,
+    /// Read-backs so far (each waits for the device): see [`Runtime::readbacks`].
+    readbacks: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Device memory of one backend; clones share the allocation.
@@ -284,7 +317,11 @@ pub struct Launch {
     pub kernel: Kernel,
     pub args: Vec<Arg>,
     pub range: ItemRange,
+    /// The threads launched, or with `grid` an upper bound of them (what CUDA launches).
     pub threads: u32,
+    /// The launch record (buffer, first word) whose workgroup grid (words 2..5) the device
+    /// wrote: wgpu dispatches it indirectly.
+    pub grid: Option<(Buffer, u32)>,
 }
 
 /// A named run of launches, timed as one unit by [`Runtime::time`].
@@ -341,7 +378,38 @@ impl PlanBuilder {
             args: args.to_vec(),
             range,
             threads,
+            grid: None,
         });
+        self
+    }
+
+    /// Launch `kernel` sized on the device: `range.first` is the first word of a launch record
+    /// in `records` and `range.count` is [`DEVICE_COUNT`], so the kernel takes its first item
+    /// and count from the record (`color` and `pad` stay the host's); the workgroups are the
+    /// record's grid on wgpu (indirect dispatch) and `max_threads` on CUDA, which cannot take
+    /// a grid from device memory (threads past the record's count return). A kernel that reads
+    /// its own count elsewhere may take the grid alone (`records` not among `args`).
+    pub fn launch_device(
+        &mut self,
+        kernel: &Kernel,
+        args: &[Arg],
+        range: ItemRange,
+        max_threads: u32,
+        records: &Buffer,
+    ) -> &mut Self {
+        let record = range.first;
+        self.launch_threads(
+            kernel,
+            args,
+            ItemRange {
+                count: DEVICE_COUNT,
+                ..range
+            },
+            max_threads,
+        );
+        if let Some(l) = self.launches.last_mut() {
+            l.grid = Some((records.clone(), record));
+        }
         self
     }
 
@@ -369,6 +437,16 @@ impl PlanBuilder {
     /// Check every launch's arguments against its kernel's interface.
     fn check(&self) -> Result<()> {
         for (i, l) in self.launches.iter().enumerate() {
+            if let Some((records, word)) = &l.grid {
+                let end = u64::from(word + LAUNCH_WORDS) * 4;
+                if end > records.bytes || word % LAUNCH_WORDS != 0 {
+                    return Err(Error::Gpu(format!(
+                        "launch {i} of kernel {}: launch record at word {word} of a buffer of {} \
+                         bytes (records are {LAUNCH_WORDS} aligned words)",
+                        l.kernel.stem, records.bytes
+                    )));
+                }
+            }
             let slots = &l.kernel.slots;
             if l.args.len() != slots.len() {
                 return Err(Error::Gpu(format!(
@@ -519,6 +597,7 @@ impl Runtime {
         };
         Ok(Runtime {
             device: Arc::new(device),
+            readbacks: Arc::default(),
         })
     }
 
@@ -542,6 +621,12 @@ impl Runtime {
             #[cfg(feature = "cuda")]
             Device::Cuda(d) => d.description(),
         }
+    }
+
+    /// Read-backs of buffers to the host so far on this runtime and its clones (each one waits
+    /// for the queued work: a host sync).
+    pub fn readbacks(&self) -> u64 {
+        self.readbacks.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether kernels are timed on the device (timestamps, events) rather than by wall clock.
@@ -611,6 +696,8 @@ impl Runtime {
         if bytes == 0 {
             return Ok(Vec::new());
         }
+        self.readbacks
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // Straight into a Vec<T>: one host copy of the read-back, not two.
         on_device!(self, d => d.read::<T>(&buffer.inner, offset, count))
     }

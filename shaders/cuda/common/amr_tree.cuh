@@ -52,7 +52,8 @@ struct AmrParams {
     float threshold;
     float delta;
     float gamma;
-    u32 pad0;
+    // 1: add the largest jump of the field's element means across the faces to the indicator.
+    u32 jumps;
     u32 pad1;
     u32 pad2;
     u32 pad3;

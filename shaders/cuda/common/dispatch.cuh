@@ -21,6 +21,23 @@ __device__ __forceinline__ u32 linear_index() {
     return (blockIdx.x * WORKGROUP_SIZE + threadIdx.x) + blockIdx.y * gridDim.x * WORKGROUP_SIZE;
 }
 
+/// Words of a device launch record, [first, count, groups x, groups y, groups z, 0, 0, 0]
+/// (LAUNCH_WORDS in src/runtime): a launch whose range.count is DEVICE_COUNT takes its first item
+/// and count from the record at word range.first of its launch-words buffer. CUDA cannot take
+/// the grid from device memory: the host launches an upper bound and threads past count return.
+#define LAUNCH_WORDS 8u
+#define DEVICE_COUNT 0xffffffffu
+/// Workgroups per grid dimension a record asks for at most (WebGPU's guaranteed limit).
+#define MAX_GROUPS_PER_DIM 65535u
+
+/// The workgroup grid of a record for `threads` threads (at least one workgroup): x up to
+/// MAX_GROUPS_PER_DIM, then rows, as the host's grid_for; linear_index undoes it.
+__device__ __forceinline__ uint3 launch_grid(u32 threads) {
+    u32 groups = max((threads + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE, 1u);
+    u32 x = min(groups, MAX_GROUPS_PER_DIM);
+    return make_uint3(x, (groups + x - 1u) / x, 1u);
+}
+
 __device__ __forceinline__ float4 operator+(float4 a, float4 b) {
     return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
 }

@@ -368,6 +368,8 @@ impl CudaDevice {
                 });
                 kept.push(a.clone());
             }
+            // A device-written grid (`l.grid`) cannot size a CUDA launch: `threads` is then the
+            // host's upper bound, and the kernel returns past the record's count.
             launches.push(PreparedLaunch {
                 function: k.function.cu_function(),
                 values,

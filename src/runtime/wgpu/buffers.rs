@@ -4,10 +4,12 @@ use super::context::GpuContext;
 use crate::error::{Error, Result};
 use wgpu::util::DeviceExt;
 
-/// Usage of a storage buffer the host may also write and read back.
+/// Usage of a storage buffer the host may also write and read back, and that may hold launch
+/// records read by indirect dispatches.
 pub const STORAGE_RW: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
     .union(wgpu::BufferUsages::COPY_SRC)
-    .union(wgpu::BufferUsages::COPY_DST);
+    .union(wgpu::BufferUsages::COPY_DST)
+    .union(wgpu::BufferUsages::INDIRECT);
 
 /// A storage buffer initialised from `data`; errors when it exceeds one binding.
 pub fn storage_from<T: bytemuck::Pod>(

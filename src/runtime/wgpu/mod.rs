@@ -136,6 +136,8 @@ struct PreparedLaunch {
     groups: Vec<(u32, usize)>,
     range_offset: u32,
     grid: (u32, u32),
+    /// A device-written grid: (buffer, byte offset of its three workgroup counts).
+    indirect: Option<(wgpu::Buffer, u64)>,
 }
 
 /// A prepared plan.
@@ -542,6 +544,13 @@ impl WgpuDevice {
                 groups,
                 range_offset: i as u32 * stride,
                 grid: grid_for(l.threads.max(1), super::WORKGROUP_SIZE, max_dim)?,
+                indirect: match &l.grid {
+                    Some((records, word)) => Some((
+                        wgpu_buffer(&records.inner)?.clone(),
+                        u64::from(word + 2) * 4,
+                    )),
+                    None => None,
+                },
             });
         }
         let range_buffer = wgpu::util::DeviceExt::create_buffer_init(
@@ -590,7 +599,10 @@ impl WgpuDevice {
                 pass.set_bind_group(*g, &plan.bind_groups[*idx], &[]);
             }
             pass.set_bind_group(RANGE_GROUP, &plan.range_group, &[l.range_offset]);
-            pass.dispatch_workgroups(l.grid.0, l.grid.1, 1);
+            match &l.indirect {
+                Some((buffer, offset)) => pass.dispatch_workgroups_indirect(buffer, *offset),
+                None => pass.dispatch_workgroups(l.grid.0, l.grid.1, 1),
+            }
         }
     }
 

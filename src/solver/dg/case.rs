@@ -446,6 +446,7 @@ impl Case {
                 threshold: a.threshold,
                 delta: a.delta.unwrap_or(AmrOptions::default().delta),
                 field,
+                jumps: a.jumps.unwrap_or(false),
                 on_host: a.on_host.unwrap_or(false),
                 reorder: match &a.reorder {
                     Some(r) => {
@@ -554,6 +555,7 @@ struct AmrSpec {
     threshold: Option<f64>,
     delta: Option<f64>,
     field: Option<String>,
+    jumps: Option<bool>,
     on_host: Option<bool>,
     reorder: Option<String>,
 }

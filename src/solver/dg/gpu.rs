@@ -23,7 +23,9 @@ use crate::args;
 use crate::error::{Error, Result};
 use crate::mesh::NO_ELEMENT;
 use crate::runtime::reduce::MinReduction;
-use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime};
+use crate::runtime::{
+    launch_record, Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime, DEVICE_COUNT, LAUNCH_WORDS,
+};
 
 /// Registers on the GPU: the scheme's four plus the limiter's scratch.
 const GPU_REGISTERS: usize = rk::REGISTERS + 1;
@@ -333,6 +335,27 @@ fn limiter_ranges(ne: usize, stages: &[Stage]) -> Vec<ItemRange> {
     limit_ranges
 }
 
+/// The launch records of `ne` elements with faces at `color_offsets` ([`GpuDg::launch_words`]):
+/// record 0 the elements, 1 + c the faces of color c, 1 + colors all faces.
+pub fn mesh_launch_records(ne: usize, color_offsets: &[usize]) -> Vec<u32> {
+    let faces = color_offsets.last().copied().unwrap_or(0) as u32;
+    std::iter::once(launch_record(0, ne as u32))
+        .chain(
+            color_offsets
+                .windows(2)
+                .map(|w| launch_record(w[0] as u32, (w[1] - w[0]) as u32)),
+        )
+        .chain(std::iter::once(launch_record(0, faces)))
+        .flatten()
+        .collect()
+}
+
+/// The first word of launch record `r` of [`mesh_launch_records`]: 0 the elements, 1 + c the
+/// faces of color c.
+pub fn record_word(r: usize) -> u32 {
+    r as u32 * LAUNCH_WORDS
+}
+
 /// Sizes of the mesh buffers: elements (the DOF stride `NE` of the kernels) and edges. An
 /// adapted mesh that fits is written into the same buffers, with no kernel rebuilt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -486,15 +509,54 @@ struct Launches {
     num_elements: u32,
     num_colors: usize,
     limiter: bool,
+    /// The launch records the kernels read in `device_counts` mode.
+    records: Buffer,
+    capacity: Capacity,
+    /// Launches take their element count and face ranges from `records`, written on the device
+    /// (by the adaptation), instead of the host's ranges: the plans outlive any adaptation.
+    device_counts: bool,
 }
 
 impl Launches {
-    /// Local dt, its minimum and the time kernel's phase 0.
+    /// Local dt, its minimum and the time kernel's phase 0. With device counts over every slot
+    /// (the slots past the count get a huge dt) and the minimum over every slot.
     fn record_dt(&self, p: &mut PlanBuilder) {
         let b = &self.local_dt;
-        p.launch(&b.kernel, &b.args, ItemRange::all(self.num_elements));
-        self.reduction.record_first(p, self.num_elements);
+        if self.device_counts {
+            let slots = self.capacity.elements as u32;
+            p.launch_threads(&b.kernel, &b.args, self.device_range(0, 0, 0), slots);
+            self.reduction.record_first(p, slots);
+        } else {
+            p.launch(&b.kernel, &b.args, ItemRange::all(self.num_elements));
+            self.reduction.record_first(p, self.num_elements);
+        }
         self.record_time(p, 0);
+    }
+
+    /// A range read from launch record `r` with the host's `color` and `pad`.
+    fn device_range(&self, r: usize, color: u32, pad: u32) -> ItemRange {
+        ItemRange {
+            first: record_word(r),
+            count: DEVICE_COUNT,
+            color,
+            pad,
+        }
+    }
+
+    /// `b` over the elements: `range`, or with device counts record 0 (at most every slot).
+    fn launch_elements(&self, p: &mut PlanBuilder, b: &Bound, range: ItemRange) {
+        if self.device_counts {
+            let r = self.device_range(0, range.color, range.pad);
+            p.launch_device(
+                &b.kernel,
+                &b.args,
+                r,
+                self.capacity.elements as u32,
+                &self.records,
+            );
+        } else {
+            p.launch(&b.kernel, &b.args, range);
+        }
     }
 
     /// The time kernel in phase 0 (step start) or 1 (step end); one thread.
@@ -510,19 +572,36 @@ impl Launches {
             return;
         }
         p.segment("volume");
-        let b = &self.volume;
-        p.launch(&b.kernel, &b.args, self.inputs.volume_ranges[s]);
+        self.launch_elements(p, &self.volume, self.inputs.volume_ranges[s]);
         p.segment("surface");
         let nc = self.num_colors;
         let colors = &self.inputs.surface_ranges[s * nc..(s + 1) * nc];
-        match surface {
-            SurfaceKernels::Atomic(kernel) => {
-                p.launch_ranges(kernel, &self.surface.args, &[self.all_edges(s)]);
+        let kernel = match surface {
+            SurfaceKernels::Atomic(kernel) => kernel,
+            _ => &self.surface.kernel,
+        };
+        let args = &self.surface.args;
+        if self.device_counts {
+            // A color holds at most one face per element (no two share one), so the slots bound
+            // its launch; all faces together at most the edge capacity.
+            let (time, reg) = (colors[0].color, colors[0].pad);
+            if let SurfaceKernels::Atomic(_) = surface {
+                let all = self.device_range(1 + nc, time, reg);
+                let bound = self.capacity.edges as u32;
+                p.launch_device(kernel, args, all, bound, &self.records);
+                return;
             }
-            _ => {
-                p.launch_ranges(&self.surface.kernel, &self.surface.args, colors);
+            for c in 0..nc {
+                let r = self.device_range(1 + c, time, reg);
+                let bound = self.capacity.elements as u32;
+                p.launch_device(kernel, args, r, bound, &self.records);
             }
+            return;
         }
+        match surface {
+            SurfaceKernels::Atomic(_) => p.launch_ranges(kernel, args, &[self.all_edges(s)]),
+            _ => p.launch_ranges(kernel, args, colors),
+        };
     }
 
     /// Stage `s` of the gathered layout: traces, edge fluxes, then `volume` (the lift, and with
@@ -557,8 +636,7 @@ impl Launches {
 
     /// Range `k` of the limiter ranges.
     fn record_limit(&self, p: &mut PlanBuilder, k: usize) {
-        let b = &self.limit;
-        p.launch(&b.kernel, &b.args, self.inputs.limit_ranges[k]);
+        self.launch_elements(p, &self.limit, self.inputs.limit_ranges[k]);
     }
 
     /// One full step, a timing segment per kernel group (see [`SEGMENTS`]).
@@ -692,17 +770,22 @@ impl GpuDg {
         // dg_volume's edge fluxes while the gathered layout is off (read with LIFT = 1 only).
         let no_fluxes = rt.zeroed::<[f32; 4]>("dg no edge fluxes", 1)?;
         let reduction = MinReduction::new(rt, &local_dt_buf, cap as u32)?;
+        let records = rt.upload(
+            "dg launch records",
+            &mesh_launch_records(ne, &mesh.color_offsets),
+        )?;
 
         let launches = Launches {
             volume: Bound::new(
                 rt.kernel("dg_volume", &constants)?,
                 &args![
-                    regs, rhs, table_buf, inv_jac, inv_det, no_fluxes, clock, stage_buf, regs_lo
+                    regs, rhs, table_buf, inv_jac, inv_det, no_fluxes, clock, stage_buf, regs_lo,
+                    records
                 ],
             ),
             surface: Bound::new(
                 rt.kernel("dg_surface", &constants)?,
-                &args![regs, rhs, table_buf, edges, inv_det, case_buf, clock],
+                &args![regs, rhs, table_buf, edges, inv_det, case_buf, clock, records],
             ),
             stage: Bound::new(
                 rt.kernel("dg_stage", &[])?,
@@ -710,11 +793,11 @@ impl GpuDg {
             ),
             limit: Bound::new(
                 rt.kernel("dg_limit", &constants)?,
-                &args![regs, table_buf, neighbors, clock],
+                &args![regs, table_buf, neighbors, clock, records],
             ),
             local_dt: Bound::new(
                 rt.kernel("dg_local_dt", &dt_constants)?,
-                &args![regs, heights, local_dt_buf],
+                &args![regs, heights, local_dt_buf, records],
             ),
             time: Bound::new(
                 rt.kernel("dg_time", &[])?,
@@ -726,6 +809,9 @@ impl GpuDg {
             num_elements: ne as u32,
             num_colors: mesh.num_colors(),
             limiter: cfg.limiter,
+            records,
+            capacity,
+            device_counts: false,
         };
         let (step, rhs_plan, limit_plan) = launches.plans(rt, &SurfaceKernels::Colored)?;
         Ok(GpuDg {
@@ -782,6 +868,9 @@ impl GpuDg {
         self.rt.write(edges, 0, &inputs.edges)?;
         self.launches.inputs = inputs;
         self.launches.num_elements = mesh.num_elements as u32;
+        self.launches.device_counts = false;
+        let records = mesh_launch_records(mesh.num_elements, &mesh.color_offsets);
+        self.rt.write(&self.launches.records, 0, &records)?;
         if let SurfaceKernels::Gathered(g) = &self.surface {
             self.rt.write(&g.edges, 0, &self.launches.edges_by_left())?;
         }
@@ -803,23 +892,16 @@ impl GpuDg {
         self.set_solution(c)
     }
 
-    /// Take over a mesh that the adaptation kernels wrote into the mesh buffers on the device:
-    /// `num_elements` active elements, faces grouped by color at `color_offsets`. Only the
-    /// launch ranges change; the plans are recorded again.
-    pub fn adopt(&mut self, num_elements: usize, color_offsets: &[usize]) -> Result<()> {
-        let faces = color_offsets.last().copied().unwrap_or(0);
-        if num_elements == 0
-            || num_elements > self.capacity.elements
-            || faces > self.capacity.edges
-            || color_offsets.len() != self.num_colors + 1
-        {
+    /// Take over a mesh of `num_elements` elements that the adaptation kernels wrote into the
+    /// mesh buffers and the launch records ([`GpuDg::launch_words`]) on the device. The first
+    /// time, the plans are recorded again to read their element count and face ranges from the
+    /// records; after that nothing is recorded and nothing is read back.
+    pub fn adopt(&mut self, num_elements: usize) -> Result<()> {
+        if num_elements == 0 || num_elements > self.capacity.elements {
             return Err(Error::Invalid(format!(
-                "an adapted mesh of {num_elements} elements and {faces} faces in {} colors does \
-                 not fit buffers for {} elements and {} faces in {} colors",
-                color_offsets.len().saturating_sub(1),
-                self.capacity.elements,
-                self.capacity.edges,
-                self.num_colors
+                "an adapted mesh of {num_elements} elements does not fit buffers for {} \
+                 elements",
+                self.capacity.elements
             )));
         }
         if self.surface_layout() == SurfaceLayout::Gathered {
@@ -829,17 +911,15 @@ impl GpuDg {
                     .into(),
             ));
         }
-        let stages = rk::scheme(self.tables.p);
-        let inputs = &mut self.launches.inputs;
-        inputs.conforming = false;
-        (inputs.volume_ranges, inputs.surface_ranges) =
-            element_ranges(num_elements, color_offsets, &stages);
-        inputs.limit_ranges = limiter_ranges(num_elements, &stages);
+        self.launches.inputs.conforming = false;
         self.launches.num_elements = num_elements as u32;
         self.num_elements = num_elements;
         self.ndof = 4 * self.np * num_elements;
-        (self.step, self.rhs_plan, self.limit_plan) =
-            self.launches.plans(&self.rt, &self.surface)?;
+        if !self.launches.device_counts {
+            self.launches.device_counts = true;
+            (self.step, self.rhs_plan, self.limit_plan) =
+                self.launches.plans(&self.rt, &self.surface)?;
+        }
         // The adaptation kernels moved hi only: the solution is hi from here on. A device copy
         // from a zero register clears lo without sending megabytes per adaptation.
         let bytes = (4 * 4 * self.np * self.capacity.elements) as u64;
@@ -850,6 +930,13 @@ impl GpuDg {
             self.rt.copy(zeros, &self.regs_lo, bytes)?;
         }
         Ok(())
+    }
+
+    /// The launch records the kernels read once the solver follows device counts
+    /// ([`GpuDg::adopt`]): [`crate::runtime::LAUNCH_WORDS`] words each, record 0 the elements,
+    /// 1 + c the faces of color c, 1 + colors all faces ([`mesh_launch_records`]).
+    pub fn launch_words(&self) -> &Buffer {
+        &self.launches.records
     }
 
     /// lo = 0 for register 0 (the solution is its hi words alone), written from the host.
@@ -1167,7 +1254,8 @@ impl GpuDg {
             fluxes,
             *clock,
             *stages,
-            self.regs_lo
+            self.regs_lo,
+            self.launches.records
         ];
         Ok(Gathered {
             trace: Bound::new(

@@ -36,5 +36,6 @@ pub use cpu::Operator;
 pub use euler::NumericalFlux;
 pub use mesh::{BoundaryKind, DgMesh};
 pub use simulation::{
-    OutputTimes, Quantity, RunSummary, SetupTimes, Simulation, SimulationOptions, SnapshotOptions,
+    AdaptationWall, OutputTimes, Quantity, RunSummary, SetupTimes, Simulation, SimulationOptions,
+    SnapshotOptions,
 };

@@ -141,6 +141,19 @@ pub const TOTALS_COLUMNS: [&str; 8] = [
 ];
 
 /// How to prepare and step a [`Simulation`]; the defaults are the `dg` command's.
+/// The wall cost of one adaptation as a run pays it, and of the steps before it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AdaptationWall {
+    /// Elements before the adaptation.
+    pub elements: usize,
+    /// Seconds of the steps before it (queued and waited for).
+    pub steps_seconds: f64,
+    /// Seconds from the start of the adaptation until the device finished it.
+    pub adapt_seconds: f64,
+    /// Read-backs (host waits for device data) during the adaptation.
+    pub readbacks: u64,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimulationOptions {
     /// Element/face ordering of the mesh (GK Algorithm 5 by default).
@@ -470,6 +483,46 @@ impl Simulation {
         Ok(out)
     }
 
+    /// `adaptations` adaptations `steps` steps apart as a run does them (untimed phases, nothing
+    /// waited for but what the adaptation itself reads back), each followed by a wait for the
+    /// device: the wall seconds of the steps and of the adaptation, and the read-backs it made.
+    pub fn time_adaptation_walls(
+        &mut self,
+        steps: usize,
+        adaptations: usize,
+    ) -> Result<Vec<AdaptationWall>> {
+        if self.amr.is_none() {
+            return Err(Error::Invalid(
+                "time_adaptation_walls: the case does not adapt".into(),
+            ));
+        }
+        let rt = self.gpu.runtime().clone();
+        let mut out = Vec::with_capacity(adaptations);
+        for _ in 0..adaptations {
+            let elements = self.gpu.num_elements;
+            self.gpu.set_clock(self.t, self.t + 1e3)?;
+            let started = Instant::now();
+            self.gpu.queue_steps(steps)?;
+            self.gpu.wait()?;
+            let steps_seconds = started.elapsed().as_secs_f64();
+            let clock = self.gpu.read_clock()?;
+            self.t = clock.t;
+            self.steps += clock.steps;
+            let reads = rt.readbacks();
+            let started = Instant::now();
+            self.adapt()?;
+            self.gpu.wait()?;
+            out.push(AdaptationWall {
+                elements,
+                steps_seconds,
+                adapt_seconds: started.elapsed().as_secs_f64(),
+                readbacks: rt.readbacks() - reads,
+            });
+        }
+        self.sync_mesh()?;
+        Ok(out)
+    }
+
     /// Surface-kernel seconds per step on the mesh as adapted, and on the same mesh with its
     /// elements along a Morton curve and its faces by color and left element (GK19's
     /// compaction keeps no order); `None` without device timestamps. Consumes the simulation:
@@ -496,8 +549,9 @@ impl Simulation {
         Ok(surface(&self.gpu)?.map(|reordered| (adapted, reordered)))
     }
 
-    /// Bring the host's DG mesh up to the device's after device adaptations.
-    fn sync_mesh(&mut self) -> Result<()> {
+    /// Bring the host's DG mesh (and [`Simulation::levels`]) up to the device's after device
+    /// adaptations: the trees are read back (nothing when they are current).
+    pub fn sync_mesh(&mut self) -> Result<()> {
         if !self.dm_stale {
             return Ok(());
         }
@@ -525,6 +579,21 @@ impl Simulation {
     /// The f64 reference operator on this mesh (projections, errors, totals of any state).
     pub fn operator(&self) -> Operator<'_> {
         operator(&self.case, &self.dm, &self.tables)
+    }
+
+    /// The right-hand side of `c` at time `t` through the solver's plans (on an adapted mesh,
+    /// the launch records amr_count wrote), for comparison with [`Simulation::operator`]'s.
+    /// A test's probe, not a step: replaces the solution on the device with `c` and sets the
+    /// device clock to `t`.
+    pub fn eval_rhs(&mut self, c: &[f64], t: f64) -> Result<Vec<f64>> {
+        self.solution = Default::default();
+        self.gpu.eval_rhs(c, t)
+    }
+
+    /// The solver's launch records as they stand on the device (a read-back;
+    /// [`crate::solver::dg::gpu::mesh_launch_records`] gives the host's for a mesh).
+    pub fn launch_records(&self) -> Result<Vec<u32>> {
+        self.gpu.runtime().read_all(self.gpu.launch_words())
     }
 
     /// The device the solver runs on.

@@ -4,7 +4,7 @@
 //! hands its coefficients over at every adaptation.
 
 use super::gpu::{GpuAdaptOptions, GpuAdaptation, PhaseSeconds, Smoothed, TreeCapacity};
-use super::indicator::{flags, gather, indicator, scatter, IndicatorField};
+use super::indicator::{flags, gather, indicator, jumps, scatter, IndicatorField};
 use super::projection::Projection;
 use super::reorder::{far_fraction, GpuReorder, MortonFrame, ReorderPolicy};
 use super::tree::{AdaptCounts, AdaptiveMesh, Face, NONE};
@@ -13,6 +13,11 @@ use crate::solver::dg::basis::BasisTables;
 use crate::solver::dg::gpu::{Capacity, GpuDg};
 use crate::solver::dg::mesh::{element_geometry, DgMesh, EdgeInfo};
 use std::time::Instant;
+
+/// The reorder policy's far-face baseline right after a reorder: the far faces come one
+/// adaptation late (with the smoothing's read-back), so the next adaptation reads the reorder's
+/// result and takes it as the baseline (a checkpoint keeps the marker with the baseline).
+pub const BASELINE_PENDING: f64 = -1.0;
 
 /// How a DG run adapts its mesh.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -28,6 +33,9 @@ pub struct AmrOptions {
     /// Refine above eps * delta, coarsen below eps / delta.
     pub delta: f64,
     pub field: IndicatorField,
+    /// Add to h |grad q| the largest jump of q's element means across the faces
+    /// ([`super::indicator::jumps`]): for steps that lie on element edges.
+    pub jumps: bool,
     /// Adapt on the host (read the solution back, the f64 reference, write the new mesh)
     /// instead of on the device.
     pub on_host: bool,
@@ -44,6 +52,7 @@ impl Default for AmrOptions {
             threshold: None,
             delta: 2.0,
             field: IndicatorField::Density,
+            jumps: false,
             on_host: false,
             reorder: ReorderPolicy::Auto,
         }
@@ -103,9 +112,14 @@ pub struct AmrStats {
     /// Morton reorders of the elements, and their seconds (waited for).
     pub reorders: usize,
     pub reorder_seconds: f64,
-    /// Fraction of the faces whose slots lie far apart ([`super::reorder::FAR_SLOTS`]) after
-    /// the last device adaptation (and its reorder, if one ran).
+    /// Fraction of the faces whose slots lie far apart ([`super::reorder::FAR_SLOTS`]) as the
+    /// last device adaptation read it: one adaptation late, that of the mesh it started from
+    /// (the previous adaptation's, after its reorder if one ran), counted on the device and read
+    /// with the smoothing's counters so that an adaptation reads back once.
     pub far_fraction: f64,
+    /// Times the trees were put on the device (the first device adaptation, then each time the
+    /// buffers grew): the adaptations that read more back than the counters.
+    pub setups: usize,
 }
 
 impl AmrStats {
@@ -138,6 +152,7 @@ pub struct Adaptivity {
     reorder: Option<GpuReorder>,
     /// Device adaptations since the last reorder, and the far fraction right after it.
     since_reorder: usize,
+    /// [`BASELINE_PENDING`] right after a reorder, until the next adaptation reads its result.
     far_baseline: f64,
     /// Whether `mesh` lags the device's trees.
     host_stale: bool,
@@ -256,9 +271,13 @@ impl Adaptivity {
             )));
         }
         let mut coef = gather(c, np);
-        let eps = indicator(tables, self.options.field, &coef, |i| {
+        let mut eps = indicator(tables, self.options.field, &coef, |i| {
             (dm.inv_jacobian[i], dm.min_height[i])
         });
+        if self.options.jumps {
+            let jump = jumps(self.options.field, &coef, &dm.neighbors);
+            eps.iter_mut().zip(jump).for_each(|(e, j)| *e += j);
+        }
         let mut f = flags(&eps, self.threshold, self.options.delta);
         if !coarsen {
             f.iter_mut().for_each(|x| *x = (*x).max(0));
@@ -315,10 +334,12 @@ impl Adaptivity {
         self.sync_host()?;
         self.device = None;
         self.reorder = None;
+        self.stats.setups += 1;
         let options = GpuAdaptOptions {
             field: self.options.field,
             threshold: self.threshold,
             delta: self.options.delta,
+            jumps: self.options.jumps,
         };
         let device = GpuAdaptation::new(
             gpu.runtime(),
@@ -329,6 +350,8 @@ impl Adaptivity {
             options,
             capacity,
         )?;
+        // The first adaptation's late far faces: those of the mesh uploaded.
+        device.set_far_faces(super::reorder::far_faces(dm))?;
         if self.options.reorder != ReorderPolicy::Never {
             let frame = MortonFrame::of(&self.mesh);
             self.reorder = Some(GpuReorder::new(
@@ -350,7 +373,8 @@ impl Adaptivity {
     }
 
     /// Device adaptations since the last reorder and the far fraction right after it: what
-    /// the reorder policy decides from.
+    /// the reorder policy decides from ([`BASELINE_PENDING`] when a reorder ran after the last
+    /// adaptation: the next adaptation reads its result, one late, and takes it).
     pub fn reorder_state(&self) -> (usize, f64) {
         (self.since_reorder, self.far_baseline)
     }
@@ -419,8 +443,14 @@ impl Adaptivity {
         self.stats.smoothing_seconds += smoothing;
         self.stats.adapt_seconds += clock.elapsed().as_secs_f64() - smoothing;
         self.since_reorder += 1;
+        // The far faces come one adaptation late, with the smoothing's read-back: those of the
+        // mesh this adaptation started from, so after a reorder they are its result, the new
+        // baseline.
         let far = far_fraction(report.far_faces, report.faces);
         self.stats.far_fraction = far;
+        if self.far_baseline < 0.0 {
+            self.far_baseline = far;
+        }
         if let Some(reorder) = &self.reorder {
             if self
                 .options
@@ -429,8 +459,7 @@ impl Adaptivity {
             {
                 let started = Instant::now();
                 reorder.run(timing)?;
-                self.far_baseline = far_fraction(reorder.far_faces()?, report.faces);
-                self.stats.far_fraction = self.far_baseline;
+                self.far_baseline = BASELINE_PENDING;
                 self.stats.reorders += 1;
                 self.stats.reorder_seconds += started.elapsed().as_secs_f64();
                 self.since_reorder = 0;

@@ -1,9 +1,10 @@
 //! The adaptation on the device (GK19 section 4): flags from the indicator, 2:1 smoothing by
 //! color, cluster and refinement numbering by scans, coarsening and refinement in place with the
-//! L2 projection, compaction, and the new mesh's geometry, faces (by color) and neighbours,
-//! written straight into the DG solver's buffers. The host reads back a few counters: whether a
-//! smoothing pass changed anything, and at the end the element count and the face offsets of
-//! the colors. Every kernel (`shaders/amr_*.wgsl`, CUDA twins in `shaders/cuda/`) does what the
+//! L2 projection, compaction, and the new mesh's geometry, faces (by color), neighbours and
+//! launch records, written straight into the DG solver's buffers. The host reads the counters
+//! back once per adaptation, after smoothing (did the last pass change anything, is there room);
+//! the new element count follows from them, and the solver's kernels take their element count
+//! and face ranges from the launch records, so nothing else comes back. Every kernel (`shaders/amr_*.wgsl`, CUDA twins in `shaders/cuda/`) does what the
 //! f64 reference [`AdaptiveMesh`] does, in the same order of ids and slots, so a read-back tree
 //! equals the reference's.
 
@@ -16,7 +17,7 @@ use crate::runtime::scan::PrefixSum;
 use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime};
 use crate::solver::dg::basis::{dubiner, dubiner_gradient, mode_indices};
 use crate::solver::dg::euler::GAMMA;
-use crate::solver::dg::gpu::GpuDg;
+use crate::solver::dg::gpu::{record_word, GpuDg};
 
 /// Counter words (the C_* constants of shaders/common/amr_tree.wgsl).
 mod counter {
@@ -41,8 +42,9 @@ const MAX_COLORS: usize = counter::LEN - counter::COLOR_OFFSETS - 1;
 const MAX_SMOOTHING_PASSES: usize = 256;
 
 /// Smoothing passes per submission (one read-back each): GK19's Algorithm 2 usually settles in
-/// 3 to 6 passes, and passes past the fixed point change nothing.
-pub const SMOOTHING_PASSES: usize = 3;
+/// 3 to 6 passes, and passes past the fixed point change nothing. A second submission (a second
+/// read-back) is needed only when the last of these passes still changed a flag.
+pub const SMOOTHING_PASSES: usize = 4;
 
 /// The adaptation's uniform parameters; mirrors `AmrParams` in shaders/common/amr_tree.wgsl
 /// (and its CUDA twin).
@@ -61,7 +63,9 @@ pub struct AmrParams {
     threshold: f32,
     delta: f32,
     gamma: f32,
-    pad: [u32; 4],
+    /// 1: the indicator adds the largest jump of the element means ([`super::indicator::jumps`]).
+    jumps: u32,
+    pad: [u32; 3],
 }
 
 /// Id capacities of the trees on the device.
@@ -103,6 +107,13 @@ pub struct Smoothed {
     pub refines: usize,
     pub element_ids: usize,
     pub edge_ids: usize,
+    /// Faces of the mesh the adaptation starts from (the last adaptation's, after its reorder
+    /// if one ran), and of them those whose slots lie more than
+    /// [`FAR_SLOTS`](super::reorder::FAR_SLOTS) apart: counted on the device at the end of the
+    /// last adaptation (or reorder) and read back late, with these counts, so that an
+    /// adaptation reads back once.
+    pub faces: usize,
+    pub far_faces: usize,
 }
 
 /// What the host sets once: the indicator and the limits.
@@ -111,6 +122,8 @@ pub struct GpuAdaptOptions {
     pub field: IndicatorField,
     pub threshold: f64,
     pub delta: f64,
+    /// Add the largest jump of the element means across the faces to the indicator.
+    pub jumps: bool,
 }
 
 /// Seconds of named phases, in the order they ran.
@@ -122,8 +135,11 @@ pub struct GpuAdaptReport {
     pub counts: AdaptCounts,
     pub smoothing_passes: usize,
     pub num_elements: usize,
-    /// Faces of the new mesh, and of them those whose slots lie more than
-    /// [`FAR_SLOTS`](super::reorder::FAR_SLOTS) apart (what triggers a reorder).
+    /// Faces of the mesh the adaptation started from, and of them those whose slots lie more
+    /// than [`FAR_SLOTS`](super::reorder::FAR_SLOTS) apart (what triggers a reorder): one
+    /// adaptation late, the counts [`Smoothed`] read with the smoothing's counters, since the
+    /// new mesh's are on the device only (read them with [`GpuAdaptation::face_counts`], at
+    /// the price of a read-back of its own).
     pub faces: usize,
     pub far_faces: usize,
 }
@@ -208,7 +224,8 @@ impl GpuAdaptation {
             threshold: options.threshold as f32,
             delta: options.delta as f32,
             gamma: GAMMA as f32,
-            pad: [0; 4],
+            jumps: u32::from(options.jumps),
+            pad: [0; 3],
         };
         let padded = |mut v: Vec<[u32; 4]>, n: usize, fill: [u32; 4]| {
             v.resize(n, fill);
@@ -295,18 +312,41 @@ impl GpuAdaptation {
 
         let mut flag = PlanBuilder::new();
         let flag_kernel = kernel("amr_flag", &with_np)?;
-        let mut flag_args =
-            args![*regs, centroid_basis, *inv_jac, *heights, flags, counters].to_vec();
+        let mut flag_args = args![
+            *regs,
+            centroid_basis,
+            *inv_jac,
+            *heights,
+            *neighbors,
+            flags,
+            counters
+        ]
+        .to_vec();
         flag_args.push(prm.clone());
-        flag.segment("flag")
-            .launch(&flag_kernel, &flag_args, ItemRange::all(ne as u32));
+        // Sized by the solver's element record, as the smoothing below.
+        flag.segment("flag").launch_device(
+            &flag_kernel,
+            &flag_args,
+            ItemRange::new(record_word(0), 0),
+            ne as u32,
+            dg.launch_words(),
+        );
 
         let marks_sum = PrefixSum::new(rt, &marks, &marks_scan, 2 * ne as u32)?;
         let slot_sum = PrefixSum::new(rt, &items, &items_scan, ne as u32)?;
         let edge_sum = PrefixSum::new(rt, &items, &items_scan, capacity.edges as u32)?;
         let face_sum = PrefixSum::new(rt, &items, &items_scan, face_items as u32)?;
         let count_kernel = kernel("amr_count", &with_ne)?;
-        let mut count_args = args![counters, marks, marks_scan, items, items_scan].to_vec();
+        let launch_words = dg.launch_words();
+        let mut count_args = args![
+            counters,
+            marks,
+            marks_scan,
+            items,
+            items_scan,
+            *launch_words
+        ]
+        .to_vec();
         count_args.push(prm.clone());
         let count = |plan: &mut PlanBuilder, phase: u32, items: usize| {
             plan.launch_threads(
@@ -335,26 +375,26 @@ impl GpuAdaptation {
         let smooth_kernel = kernel("amr_smooth", &[])?;
         let mut smooth_args = args![slots, element_tree, flags, *faces, counters].to_vec();
         smooth_args.push(prm.clone());
+        // The launches are sized by the solver's launch records of the current mesh (its
+        // elements, its faces of each color): exactly on wgpu; on CUDA the slots bound them (a
+        // color holds at most one face per element).
+        let sized = |plan: &mut PlanBuilder, record: usize, color: u32, pad: u32| {
+            let range = ItemRange {
+                first: record_word(record),
+                count: 0,
+                color,
+                pad,
+            };
+            plan.launch_device(&smooth_kernel, &smooth_args, range, ne as u32, launch_words);
+        };
         for pass in 0..SMOOTHING_PASSES {
             if pass + 1 == SMOOTHING_PASSES {
                 count(&mut smooth, 9, 1);
             }
-            smooth.segment("smooth").launch(
-                &smooth_kernel,
-                &smooth_args,
-                ItemRange::all(ne as u32),
-            );
-            for c in 0..colors as u32 {
-                smooth.launch(
-                    &smooth_kernel,
-                    &smooth_args,
-                    ItemRange {
-                        first: 0,
-                        count: dg_edges as u32,
-                        color: c,
-                        pad: 1,
-                    },
-                );
+            smooth.segment("smooth");
+            sized(&mut smooth, 0, 0, 0);
+            for c in 0..colors {
+                sized(&mut smooth, 1 + c, c as u32, 1);
             }
         }
         smooth.segment("determine parents").launch(
@@ -510,7 +550,7 @@ impl GpuAdaptation {
     /// the wall time of the plan) and added to its segments' entries.
     fn run(&self, plan: &Plan, phases: Option<&mut PhaseSeconds>) -> Result<()> {
         let Some(phases) = phases else {
-            return self.rt.run(plan, 1);
+            return self.rt.queue(plan, 1);
         };
         for (label, s) in self.rt.time(plan, 1)?.entries() {
             match phases.iter_mut().find(|(l, _)| *l == label) {
@@ -550,6 +590,8 @@ impl GpuAdaptation {
         for submission in 1..=MAX_SMOOTHING_PASSES / SMOOTHING_PASSES {
             self.run(&self.smooth_plan, phases.as_deref_mut())?;
             let c = self.read_counters()?;
+            // The previous adaptation's faces, checked here instead of in a read-back of its own.
+            check_faces(&c)?;
             if c[counter::CHANGED] == 0 {
                 return Ok(Smoothed {
                     passes: submission * SMOOTHING_PASSES,
@@ -558,6 +600,8 @@ impl GpuAdaptation {
                     refines: c[counter::REFINES] as usize,
                     element_ids: c[counter::ELEMENT_IDS] as usize,
                     edge_ids: c[counter::EDGE_IDS] as usize,
+                    faces: c[counter::COLOR_OFFSETS + self.num_colors()] as usize,
+                    far_faces: c[counter::FAR_FACES] as usize,
                 });
             }
         }
@@ -574,9 +618,11 @@ impl GpuAdaptation {
             && self.capacity.fits(s.refines, s.element_ids, s.edge_ids)
     }
 
-    /// Coarsen, refine, compact and build the new mesh in `dg`'s buffers by the smoothed
-    /// flags, then move `dg` onto it; with `phases`, the seconds of each phase (GK19 Table 3's
-    /// subroutines) and of recording the solver's plans ("plans").
+    /// Coarsen, refine, compact and build the new mesh and its launch records in `dg`'s buffers
+    /// by the smoothed flags, then move `dg` onto it: queued, with nothing read back (the new
+    /// element count follows from the smoothed counts, GK19's n + 3 refined - 3 clusters). With
+    /// `phases`, run and timed: the seconds of each phase (GK19 Table 3's subroutines) and of
+    /// moving the solver ("plans").
     pub fn apply(
         &self,
         dg: &mut GpuDg,
@@ -591,32 +637,41 @@ impl GpuAdaptation {
         }
         self.run(&self.adapt_plan, phases.as_deref_mut())?;
         let clock = std::time::Instant::now();
-        let c = self.read_counters()?;
-        if c[counter::ERROR] != 0 {
-            return Err(Error::Run(
-                "adaptation: an edge of the adapted mesh has no element on a side".into(),
-            ));
-        }
-        let colors = 2 * self.base_colors as usize;
-        let offsets: Vec<usize> = c[counter::COLOR_OFFSETS..=counter::COLOR_OFFSETS + colors]
-            .iter()
-            .map(|&o| o as usize)
-            .collect();
-        let n = c[counter::ACTIVE] as usize;
-        dg.adopt(n, &offsets)?;
+        let n = smoothed.active + 3 * smoothed.refines - 3 * smoothed.clusters;
+        dg.adopt(n)?;
         if let Some(phases) = phases {
             phases.push(("plans", clock.elapsed().as_secs_f64()));
         }
         Ok(GpuAdaptReport {
             counts: AdaptCounts {
-                refined: c[counter::REFINES] as usize,
-                coarsened: c[counter::CLUSTERS] as usize,
+                refined: smoothed.refines,
+                coarsened: smoothed.clusters,
             },
             smoothing_passes: smoothed.passes,
             num_elements: n,
-            faces: offsets[colors],
-            far_faces: c[counter::FAR_FACES] as usize,
+            faces: smoothed.faces,
+            far_faces: smoothed.far_faces,
         })
+    }
+
+    /// Faces of the mesh as it stands on the device and of them the far ones (a read-back of
+    /// its own, which waits for the queued work; the adaptations get them one late instead,
+    /// [`GpuAdaptReport::far_faces`]).
+    pub fn face_counts(&self) -> Result<(usize, usize)> {
+        let c = self.read_counters()?;
+        check_faces(&c)?;
+        Ok((
+            c[counter::COLOR_OFFSETS + self.num_colors()] as usize,
+            c[counter::FAR_FACES] as usize,
+        ))
+    }
+
+    /// Set the far-face count of the mesh the trees were uploaded with (`amr_locality` counts
+    /// it only at the end of an adaptation or a reorder), for the first adaptation's late
+    /// report.
+    pub fn set_far_faces(&self, far: usize) -> Result<()> {
+        self.rt
+            .write(&self.counters, counter::FAR_FACES, &[far as u32])
     }
 
     /// The buffers of the slots, element trees, vertices and counters.
@@ -840,6 +895,16 @@ impl TreeWords {
         };
         AdaptiveMesh::from_flat(&flat, self.max_level, self.base_colors)
     }
+}
+
+/// An error when the last adaptation's faces found an edge without an element (counters `c`).
+fn check_faces(c: &[u32]) -> Result<()> {
+    if c[counter::ERROR] != 0 {
+        return Err(Error::Run(
+            "adaptation: an edge of the adapted mesh has no element on a side".into(),
+        ));
+    }
+    Ok(())
 }
 
 impl std::fmt::Debug for GpuAdaptation {

@@ -90,6 +90,31 @@ pub fn indicator(
         .collect()
 }
 
+/// The jump term of the indicator: max_j |q(mean U_i) - q(mean U_j)| over each element's face
+/// neighbours j (up to six with hanging nodes), mean U = c_0 phi_0. A step of q on the element
+/// edges (GK19's Kelvin-Helmholtz layers: each side projects to a constant) has no gradient at
+/// any centroid, so h |grad q| alone never sees it; its jump across the faces does. Smooth
+/// fields add about h |grad q| more.
+pub fn jumps(
+    field: IndicatorField,
+    coef: &[Vec<State>],
+    neighbors: &[[Option<usize>; 6]],
+) -> Vec<f64> {
+    let phi0 = crate::solver::dg::basis::PHI0;
+    let value = |i: usize| field.value(&coef[i][0].map(|c| c * phi0));
+    neighbors
+        .iter()
+        .enumerate()
+        .map(|(i, nb)| {
+            let q = value(i);
+            nb.iter()
+                .flatten()
+                .map(|&j| (value(j) - q).abs())
+                .fold(0.0, f64::max)
+        })
+        .collect()
+}
+
 /// Flags from the indicator (GK19 section 4.8): refine above `threshold * delta`, coarsen
 /// candidate below `threshold / delta` (a cluster coarsens only when all four siblings are).
 pub fn flags(indicator: &[f64], threshold: f64, delta: f64) -> Vec<i8> {

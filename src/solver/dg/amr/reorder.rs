@@ -19,7 +19,9 @@
 //! [`morton_key`]), so the device result equals the CPU reference bit for bit.
 //!
 //! When: `amr_locality` counts the faces whose slots differ by more than [`FAR_SLOTS`] after
-//! every adaptation, into a counter word the adaptation reads back anyway. A far face's right
+//! every adaptation (and reorder), into a counter word the next adaptation reads back anyway
+//! with the smoothing's counters: the policy sees the far faces one adaptation late, those of
+//! the mesh the adaptation started from, so that an adaptation still reads back once. A far face's right
 //! element lies outside what the neighbouring threads of its launch read, so each far face
 //! costs the surface kernel memory sectors of its own while a near one shares them: the
 //! kernel's extra time over the Morton order grows with the far fraction f. The right side is
@@ -58,7 +60,9 @@ const FAR_FACES_WORD: usize = 18;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReorderPolicy {
     /// When the far fraction of the faces has risen by [`AUTO_TRIGGER`] since the last reorder
-    /// (from 0 before the first).
+    /// (from 0 before the first). The fraction is the previous adaptation's (read one late,
+    /// with the smoothing's counters): an adaptation decides on the far-face share of the mesh
+    /// it started from, after the previous reorder if one ran.
     #[default]
     Auto,
     Never,
@@ -88,8 +92,9 @@ impl ReorderPolicy {
     }
 
     /// Whether to reorder after an adaptation: `since` adaptations since the last reorder
-    /// (this one included), `far` the far fraction of the faces now, `baseline` right after
-    /// the last reorder.
+    /// (this one included), `far` the far fraction of the faces of the mesh the adaptation
+    /// started from (one late, see [`ReorderPolicy::Auto`]), `baseline` right after the last
+    /// reorder.
     pub fn due(&self, since: usize, far: f64, baseline: f64) -> bool {
         match *self {
             ReorderPolicy::Auto => far > baseline + AUTO_TRIGGER,
@@ -402,7 +407,8 @@ impl GpuReorder {
         Ok(())
     }
 
-    /// The far faces counted at the end of the last reorder (waits for it).
+    /// The far faces counted at the end of the last reorder (a read-back of its own, which
+    /// waits for it: the adaptations get it one late instead).
     pub fn far_faces(&self) -> Result<usize> {
         Ok(self.rt.read::<u32>(&self.counters, FAR_FACES_WORD, 1)?[0] as usize)
     }
