@@ -280,9 +280,9 @@ impl DgInputs {
     }
 }
 
-/// Volume ranges (one per stage, color = stage index, pad = source register) and surface ranges (per stage, one per
-/// color: color = bits of the stage time fraction, pad = source register) of `ne` elements
-/// with faces at `color_offsets`.
+/// Volume ranges (one per stage, color = stage index, pad = source register) and surface
+/// ranges (per stage, one per color: color = bits of the stage time fraction, pad = source
+/// register) of `ne` elements with faces at `color_offsets`.
 fn element_ranges(
     ne: usize,
     color_offsets: &[usize],
@@ -432,7 +432,7 @@ pub enum Kernel {
 /// The highest order whose gathered step applies the Runge-Kutta stage inside `dg_volume`.
 /// Measured on the H100 (BENCHMARKS.md, session 7): at p = 1 the fused kernel takes 0.30 ms
 /// per step against 0.39 for volume plus stage; at p = 2 it breaks even, and at p = 3, 4 it
-/// is 1.5-1.9x slower (one thread then updates 40-60 DOFs one after another, each through up
+/// is 1.4-1.9x slower (one thread then updates 40-60 DOFs one after another, each through up
 /// to eight dependent loads, at the volume kernel's low occupancy).
 const FUSED_STAGE_MAX_ORDER: usize = 1;
 
