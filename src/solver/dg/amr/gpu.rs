@@ -110,7 +110,7 @@ pub struct Smoothed {
     pub edge_ids: usize,
     /// Faces of the mesh the adaptation starts from (the last adaptation's, after its reorder
     /// if one ran), and of them those whose slots lie more than
-    /// [`FAR_SLOTS`](super::reorder::FAR_SLOTS) apart: counted on the device at the end of the
+    /// [`FAR_SLOTS`](super::locality::FAR_SLOTS) apart: counted on the device at the end of the
     /// last adaptation (or reorder) and read back late, with these counts, so that an
     /// adaptation reads back once.
     pub faces: usize,
@@ -137,7 +137,7 @@ pub struct GpuAdaptReport {
     pub smoothing_passes: usize,
     pub num_elements: usize,
     /// Faces of the mesh the adaptation started from, and of them those whose slots lie more
-    /// than [`FAR_SLOTS`](super::reorder::FAR_SLOTS) apart (what triggers a reorder): one
+    /// than [`FAR_SLOTS`](super::locality::FAR_SLOTS) apart (what triggers a reorder): one
     /// adaptation late, the counts [`Smoothed`] read with the smoothing's counters, since the
     /// new mesh's are on the device only (read them with [`GpuAdaptation::face_counts`], at
     /// the price of a read-back of its own).
@@ -524,7 +524,7 @@ impl GpuAdaptation {
         count(&mut adapt, 8, face_items);
         adapt.launch(&faces_kernel, &faces_args, phase(capacity.edges, 1));
         adapt.launch(&faces_kernel, &faces_args, phase(ne, 2));
-        super::reorder::record_far_faces(rt, &mut adapt, faces, &counters, colors, dg_edges)?;
+        super::locality::record_far_faces(rt, &mut adapt, faces, &counters, colors, dg_edges)?;
 
         Ok(GpuAdaptation {
             rt: rt.clone(),

@@ -30,14 +30,14 @@
 //! [`ReorderPolicy::Auto`] reorders then.
 
 use super::gpu::{GpuAdaptation, PhaseSeconds};
-use super::locality;
+use super::locality::{self, params, record_far_faces};
+pub use super::locality::{far_faces, MortonFrame, ReorderParams, FAR_SLOTS};
 use super::tree::{AdaptiveMesh, FlatTree};
 use crate::args;
 use crate::error::{Error, Result};
 use crate::runtime::scan::PrefixSum;
 use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime};
 use crate::solver::dg::gpu::GpuDg;
-use crate::solver::dg::mesh::DgMesh;
 use crate::solver::smooth::layout::morton;
 
 /// Bits of a radix digit (`RADIX_BITS` of shaders/common/amr_reorder.wgsl).
@@ -46,10 +46,6 @@ pub const RADIX_BITS: u32 = 4;
 pub const RADIX_PASSES: u32 = 32 / RADIX_BITS;
 /// Values of a digit.
 const RADIX: usize = 1 << RADIX_BITS;
-/// A face is far when its left and right slots differ by more than this
-/// (`FAR_SLOTS` of the shaders): about the slots a 32-thread launch over one color's faces
-/// spans (left slots about 4 apart).
-pub const FAR_SLOTS: usize = 128;
 /// Rise of the far fraction over its value after the last reorder that triggers the next
 /// under [`ReorderPolicy::Auto`] (about 10% more surface-kernel time; module docs).
 pub const AUTO_TRIGGER: f64 = 0.10;
@@ -112,27 +108,6 @@ impl std::fmt::Display for ReorderPolicy {
             ReorderPolicy::Every(k) => write!(f, "every:{k}"),
         }
     }
-}
-
-/// The reorder kernels' uniform parameters; mirrors `ReorderParams` in
-/// shaders/common/amr_reorder.wgsl (and its CUDA twin).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct ReorderParams {
-    origin: [f32; 2],
-    scale: [f32; 2],
-    colors: u32,
-    face_capacity: u32,
-    pad: [u32; 2],
-}
-
-/// The grid the keys quantise: a centroid's vertex sum s maps to cell (s - origin) * scale,
-/// with origin = 3 (x0, y0) and scale = 65535 / (3 (x1 - x0), 3 (y1 - y0)) over the box of
-/// every vertex (refinement stays inside the base mesh's box).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct MortonFrame {
-    pub origin: [f32; 2],
-    pub scale: [f32; 2],
 }
 
 impl MortonFrame {
@@ -217,15 +192,6 @@ pub fn permute_tree(flat: &FlatTree, order: &[u32]) -> FlatTree {
     out
 }
 
-/// Faces of `dm` whose left and right slots differ by more than [`FAR_SLOTS`] (what
-/// `amr_locality` counts).
-pub fn far_faces(dm: &DgMesh) -> usize {
-    dm.edges
-        .iter()
-        .filter(|e| e.right.is_some_and(|r| r.abs_diff(e.left) > FAR_SLOTS))
-        .count()
-}
-
 /// `far` of `faces` as a fraction (0 without faces).
 pub fn far_fraction(far: usize, faces: usize) -> f64 {
     if faces == 0 {
@@ -256,45 +222,6 @@ pub fn reorder_reference(
 pub fn permute_coefficients(c: &[f64], n: usize, order: &[u32]) -> Vec<f64> {
     let order: Vec<usize> = order.iter().map(|&o| o as usize).collect();
     locality::permute_coefficients(c, n, &order)
-}
-
-fn params(frame: &MortonFrame, colors: usize, face_capacity: usize) -> ReorderParams {
-    ReorderParams {
-        origin: frame.origin,
-        scale: frame.scale,
-        colors: colors as u32,
-        face_capacity: face_capacity as u32,
-        pad: [0; 2],
-    }
-}
-
-/// Append the far-face count of the `faces` (DgEdge records, `colors` colors at the counters'
-/// offsets, up to `face_capacity`) into `counters` to `plan` (segment "locality").
-pub fn record_far_faces(
-    rt: &Runtime,
-    plan: &mut PlanBuilder,
-    faces: &Buffer,
-    counters: &Buffer,
-    colors: usize,
-    face_capacity: usize,
-) -> Result<()> {
-    let kernel = rt.kernel("amr_locality", &[])?;
-    let frame = MortonFrame {
-        origin: [0.0; 2],
-        scale: [0.0; 2],
-    };
-    let mut a = args![*faces, *counters].to_vec();
-    a.push(Arg::params(&params(&frame, colors, face_capacity)));
-    let range = |count: usize, pad: u32| ItemRange {
-        first: 0,
-        count: count as u32,
-        color: 0,
-        pad,
-    };
-    plan.segment("locality")
-        .launch(&kernel, &a, range(1, 0))
-        .launch(&kernel, &a, range(face_capacity, 1));
-    Ok(())
 }
 
 /// The reorder on the device, prepared on a [`GpuAdaptation`]'s trees and its solver's buffers.
