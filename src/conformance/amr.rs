@@ -18,7 +18,7 @@ use crate::solver::dg::amr::indicator::jumps;
 use crate::solver::dg::amr::tree::EDGE_ALIVE_BIT;
 use crate::solver::dg::amr::{flags, indicator, scatter, AdaptiveMesh, IndicatorField, Projection};
 use crate::solver::dg::euler::State;
-use crate::solver::dg::gpu::{mesh_launch_records, Capacity, GpuDg};
+use crate::solver::dg::gpu::{mesh_launch_records, Capacity, GpuConfig, GpuDg};
 use crate::solver::dg::mesh::DgEdge;
 use crate::solver::dg::{BasisTables, DgMesh, NumericalFlux};
 
@@ -181,6 +181,56 @@ pub fn check_mesh_buffers(rt: &Runtime, dg: &GpuDg, dm: &DgMesh) -> Result<()> {
     Ok(())
 }
 
+/// What the device-adaptation checks start from: a smooth state on `base` (3 levels) at
+/// order `p`, a solver with room for the rounds without growing (the flags refine one element
+/// in five), and its device adaptation.
+pub(super) struct AdaptFixture {
+    pub tables: BasisTables,
+    pub proj: Projection,
+    pub am: AdaptiveMesh,
+    pub coef: Vec<Vec<State>>,
+    pub dm: DgMesh,
+    pub cfg: GpuConfig,
+    pub dg: GpuDg,
+    pub ga: GpuAdaptation,
+}
+
+pub(super) fn adapt_fixture(rt: &Runtime, base: &DgMesh, p: usize) -> Result<AdaptFixture> {
+    let tables = BasisTables::new(p);
+    let proj = Projection::new(p);
+    let am = AdaptiveMesh::new(base, 3)?;
+    let coef = smooth_state(&am, &tables);
+    // Room for the rounds without growing (the flags refine one element in five).
+    let grown = am.num_active() * 16;
+    let ne = slots_needed(grown, grown / 4);
+    let dm = am.dg_mesh()?;
+    let cfg = config(NumericalFlux::Hllc, true, vortex());
+    let capacity = Capacity {
+        elements: ne,
+        edges: 3 * ne,
+    };
+    let dg = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
+    dg.set_solution(&scatter(&coef, tables.np))?;
+    let tree = TreeCapacity::with_room(grown, am.element_ids(), am.edge_ids(), 2.0);
+    let options = GpuAdaptOptions {
+        field: IndicatorField::Density,
+        threshold: 1.0,
+        delta: 2.0,
+        jumps: false,
+    };
+    let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;
+    Ok(AdaptFixture {
+        tables,
+        proj,
+        am,
+        coef,
+        dm,
+        cfg,
+        dg,
+        ga,
+    })
+}
+
 /// `rounds` adaptations by pseudo-random flags of a smooth state on `base` at order `p`, on
 /// the device and by the reference, compared after each; a summary, or the first mismatch as
 /// an error.
@@ -191,29 +241,16 @@ pub fn device_adaptation(
     rounds: usize,
     seed: u64,
 ) -> Result<String> {
-    let tables = BasisTables::new(p);
-    let proj = Projection::new(p);
-    let mut am = AdaptiveMesh::new(base, 3)?;
-    let mut coef = smooth_state(&am, &tables);
-    // Room for the rounds without growing (the flags refine one element in five).
-    let grown = am.num_active() * 16;
-    let ne = slots_needed(grown, grown / 4);
-    let dm = am.dg_mesh()?;
-    let cfg = config(NumericalFlux::Hllc, true, vortex());
-    let capacity = Capacity {
-        elements: ne,
-        edges: 3 * ne,
-    };
-    let mut dg = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
-    dg.set_solution(&scatter(&coef, tables.np))?;
-    let tree = TreeCapacity::with_room(grown, am.element_ids(), am.edge_ids(), 2.0);
-    let options = GpuAdaptOptions {
-        field: IndicatorField::Density,
-        threshold: 1.0,
-        delta: 2.0,
-        jumps: false,
-    };
-    let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;
+    let AdaptFixture {
+        tables,
+        proj,
+        mut am,
+        mut coef,
+        dm: _,
+        cfg,
+        mut dg,
+        ga,
+    } = adapt_fixture(rt, base, p)?;
     let mut seed = seed;
     let (mut refined, mut coarsened) = (0, 0);
     for round in 0..rounds {

@@ -2,20 +2,19 @@
 //! exact CPU reference ([`crate::solver::dg::amr::reorder`]), interleaved with device
 //! adaptations that go on matching the f64 reference on the reordered layout.
 
-use super::amr::{check_mesh_buffers, rand_flags, smooth_state};
-use super::dg::{config, max_rel, operator, vortex};
+use super::amr::{adapt_fixture, check_mesh_buffers, rand_flags, AdaptFixture};
+use super::dg::{max_rel, operator};
 use super::Report;
 use crate::error::{Error, Result};
 use crate::mesh::NO_ELEMENT;
 use crate::runtime::Runtime;
-use crate::solver::dg::amr::gpu::{slots_needed, GpuAdaptOptions, GpuAdaptation, TreeCapacity};
 use crate::solver::dg::amr::reorder::{
     far_faces, morton_keys, permute_tree, radix_order, GpuReorder, MortonFrame,
 };
-use crate::solver::dg::amr::{scatter, AdaptiveMesh, IndicatorField, Projection};
-use crate::solver::dg::gpu::{mesh_launch_records, Capacity, GpuDg};
+use crate::solver::dg::amr::{scatter, AdaptiveMesh};
+use crate::solver::dg::gpu::{mesh_launch_records, GpuDg};
 use crate::solver::dg::mesh::DgEdge;
-use crate::solver::dg::{BasisTables, DgMesh, NumericalFlux};
+use crate::solver::dg::DgMesh;
 
 /// The checks of [`crate::conformance::run_all`] on backend `b`.
 pub fn reorder(report: &mut Report, b: &Runtime) {
@@ -196,28 +195,16 @@ pub fn device_reorder(
     rounds: usize,
     seed: u64,
 ) -> Result<String> {
-    let tables = BasisTables::new(p);
-    let proj = Projection::new(p);
-    let mut am = AdaptiveMesh::new(base, 3)?;
-    let mut coef = smooth_state(&am, &tables);
-    let grown = am.num_active() * 16;
-    let ne = slots_needed(grown, grown / 4);
-    let dm = am.dg_mesh()?;
-    let cfg = config(NumericalFlux::Hllc, true, vortex());
-    let capacity = Capacity {
-        elements: ne,
-        edges: 3 * ne,
-    };
-    let mut dg = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
-    dg.set_solution(&scatter(&coef, tables.np))?;
-    let tree = TreeCapacity::with_room(grown, am.element_ids(), am.edge_ids(), 2.0);
-    let options = GpuAdaptOptions {
-        field: IndicatorField::Density,
-        threshold: 1.0,
-        delta: 2.0,
-        jumps: false,
-    };
-    let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;
+    let AdaptFixture {
+        tables,
+        proj,
+        mut am,
+        mut coef,
+        dm,
+        cfg,
+        mut dg,
+        ga,
+    } = adapt_fixture(rt, base, p)?;
     let frame = MortonFrame::of(&am);
     let reorder = GpuReorder::new(rt, &ga, &dg, p, &frame)?;
     let mut seed = seed;
