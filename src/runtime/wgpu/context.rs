@@ -57,9 +57,29 @@ fn backends() -> wgpu::Backends {
     wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12
 }
 
+/// The instance flags: wgpu's defaults without the validation of indirect dispatches where no
+/// D3D12 adapter can be picked (not on Windows); `WGPU_*` environment variables still apply
+/// (`WGPU_VALIDATION_INDIRECT_CALL=1` turns it back on).
+///
+/// That validation injects a compute dispatch, with its barriers, before every
+/// `dispatch_workgroups_indirect`, which doubles the launches of an adaptive DG step. What it
+/// checks, that no grid dimension exceeds the device limit, holds by construction: every
+/// launch record is written by `launch_grid` (shaders/common/dispatch.wgsl), whose dimensions
+/// are at most [`crate::runtime::MAX_GROUPS_PER_DIM`], WebGPU's guaranteed minimum of that
+/// limit. On D3D12 wgpu also needs it for `@builtin(num_workgroups)` of indirect dispatches
+/// (which `linear_index` reads), so it stays on there.
+fn instance_flags() -> wgpu::InstanceFlags {
+    let mut flags = wgpu::InstanceFlags::default();
+    if !cfg!(windows) {
+        flags.remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
+    }
+    flags.with_env()
+}
+
 fn instance() -> wgpu::Instance {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
     desc.backends = backends();
+    desc.flags = instance_flags();
     wgpu::Instance::new(desc)
 }
 
