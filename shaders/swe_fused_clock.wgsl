@@ -1,5 +1,6 @@
 // #include "common/dispatch.wgsl"
 // #include "common/swe_control.wgsl"
+// #include "common/swe_clock.wgsl"
 
 // One thread, after swe_fused_step: advance the clock by the step's dt (fused_dt, the same
 // value the step used: t = t_end when clamped, nothing once t >= t_end; last_dt keeps the
@@ -48,12 +49,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         atomicStore(&counters[6], 0u);
         atomicStore(&counters[7], 0u);
     }
-    if (control.stop_cell == NO_CELL && atomicLoad(&counters[4]) != NO_CELL) {
-        control.stop_cell = atomicLoad(&counters[4]);
-        control.stop_depth = from_ordered_bits(atomicLoad(&counters[5]));
-        control.stop_step = atomicLoad(&counters[6]) / 2u;
-        control.stop_t = bitcast<f32>(atomicLoad(&counters[7]));
-    }
+    take_depth_stop();
     if (skipped || rejected || control.stop_cell != NO_CELL) {
         if (rejected) {
             control.dt_cfl = reduced;
@@ -61,29 +57,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             atomicStore(&dt_min[1], ROLLBACK);
         }
         control.dt = 0.0;
-        for (var k = 0; k < 4; k = k + 1) {
-            atomicStore(&counters[k], 0u);
-        }
+        clear_step_events();
         return;
     }
     if (dt > 0.0) {
         control.t = fused_t_after(control, dt);
         control.steps = control.steps + 1u;
         control.last_dt = dt;
-        let nonhyp = atomicLoad(&counters[0]);
-        let fallback = atomicLoad(&counters[1]);
-        control.nonhyperbolic = control.nonhyperbolic + nonhyp;
-        control.fallback = control.fallback + fallback;
-        control.chi_clamped = control.chi_clamped + atomicLoad(&counters[2]);
-        control.max_step_nonhyperbolic = max(control.max_step_nonhyperbolic, nonhyp);
-        control.max_step_fallback = max(control.max_step_fallback, fallback);
+        count_step_events();
     }
     control.clipped = control.clipped + atomicLoad(&counters[3]);
     control.dt = dt;
     if (dt != 0.0 || control.dt_cfl <= 0.0) {
         control.dt_cfl = reduced;
     }
-    for (var k = 0; k < 4; k = k + 1) {
-        atomicStore(&counters[k], 0u);
-    }
+    clear_step_events();
 }

@@ -1,5 +1,6 @@
 // #include "common/dispatch.wgsl"
 // #include "common/swe_control.wgsl"
+// #include "common/swe_clock.wgsl"
 
 // One thread: turn the reduced CFL step into this step's dt, clamped to hit t_end exactly:
 // dt = min(dt_cfl, t_end - t), t = t_end when clamped (0 once t >= t_end, so extra steps of a
@@ -18,17 +19,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x != 0u || range.count == 0u) {
         return;
     }
-    if (control.stop_cell == NO_CELL && atomicLoad(&counters[4]) != NO_CELL) {
-        control.stop_cell = atomicLoad(&counters[4]);
-        control.stop_depth = from_ordered_bits(atomicLoad(&counters[5]));
-        control.stop_step = atomicLoad(&counters[6]) / 2u;
-        control.stop_t = bitcast<f32>(atomicLoad(&counters[7]));
-    }
+    take_depth_stop();
     if (control.stop_cell != NO_CELL) {
         control.dt = 0.0;
-        for (var k = 0; k < 4; k = k + 1) {
-            atomicStore(&counters[k], 0u);
-        }
+        clear_step_events();
         return;
     }
     let dt_cfl = dt_min[0];
@@ -45,17 +39,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
         control.steps = control.steps + 1u;
         control.last_dt = dt;
-        let nonhyp = atomicLoad(&counters[0]);
-        let fallback = atomicLoad(&counters[1]);
-        control.nonhyperbolic = control.nonhyperbolic + nonhyp;
-        control.fallback = control.fallback + fallback;
-        control.chi_clamped = control.chi_clamped + atomicLoad(&counters[2]);
-        control.max_step_nonhyperbolic = max(control.max_step_nonhyperbolic, nonhyp);
-        control.max_step_fallback = max(control.max_step_fallback, fallback);
+        count_step_events();
     }
     control.clipped = control.clipped + atomicLoad(&counters[3]);
     control.dt = dt;
-    for (var k = 0; k < 4; k = k + 1) {
-        atomicStore(&counters[k], 0u);
-    }
+    clear_step_events();
 }

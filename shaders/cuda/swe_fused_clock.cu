@@ -1,5 +1,6 @@
 // #include "common/dispatch.cuh"
 // #include "common/swe_control.cuh"
+// #include "common/swe_clock.cuh"
 
 // CUDA twin of shaders/swe_fused_clock.wgsl. One thread, after swe_fused_step: advance the
 // clock by the step's dt (fused_dt, the same value the step used: t = t_end when clamped,
@@ -28,11 +29,6 @@
 #define ROLLBACK 1u
 #endif
 
-/// WGSL max() on u32.
-__device__ __forceinline__ u32 max_u32(u32 a, u32 b) {
-    return a > b ? a : b;
-}
-
 extern "C" __global__ void swe_fused_clock(
     u32* __restrict__ dt_min,
     Control* __restrict__ control,
@@ -58,12 +54,7 @@ extern "C" __global__ void swe_fused_clock(
         counters[6] = 0u;
         counters[7] = 0u;
     }
-    if (control->stop_cell == NO_CELL && counters[4] != NO_CELL) {
-        control->stop_cell = counters[4];
-        control->stop_depth = from_ordered_bits(counters[5]);
-        control->stop_step = counters[6] / 2u;
-        control->stop_t = __uint_as_float(counters[7]);
-    }
+    take_depth_stop(control, counters);
     if (skipped || rejected || control->stop_cell != NO_CELL) {
         if (rejected) {
             control->dt_cfl = reduced;
@@ -71,29 +62,19 @@ extern "C" __global__ void swe_fused_clock(
             dt_min[1] = ROLLBACK;
         }
         control->dt = 0.0f;
-        for (int k = 0; k < 4; k = k + 1) {
-            counters[k] = 0u;
-        }
+        clear_step_events(counters);
         return;
     }
     if (dt > 0.0f) {
         control->t = fused_t_after(*control, dt);
         control->steps = control->steps + 1u;
         control->last_dt = dt;
-        u32 nonhyp = counters[0];
-        u32 fallback = counters[1];
-        control->nonhyperbolic = control->nonhyperbolic + nonhyp;
-        control->fallback = control->fallback + fallback;
-        control->chi_clamped = control->chi_clamped + counters[2];
-        control->max_step_nonhyperbolic = max_u32(control->max_step_nonhyperbolic, nonhyp);
-        control->max_step_fallback = max_u32(control->max_step_fallback, fallback);
+        count_step_events(control, counters);
     }
     control->clipped = control->clipped + counters[3];
     control->dt = dt;
     if (dt != 0.0f || control->dt_cfl <= 0.0f) {
         control->dt_cfl = reduced;
     }
-    for (int k = 0; k < 4; k = k + 1) {
-        counters[k] = 0u;
-    }
+    clear_step_events(counters);
 }

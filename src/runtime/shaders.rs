@@ -52,6 +52,7 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("vcolor_eject_apply.wgsl"),
     shader!("common/swe_flux.wgsl"),
     shader!("common/swe_control.wgsl"),
+    shader!("common/swe_clock.wgsl"),
     shader!("common/swe_cell.wgsl"),
     shader!("common/swe_muscl.wgsl"),
     shader!("swe_edge_flux.wgsl"),

@@ -44,6 +44,7 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("common/f32_pair.cuh"),
     cuda_source!("common/smooth_relocate.cuh"),
     cuda_source!("common/swe_cell.cuh"),
+    cuda_source!("common/swe_clock.cuh"),
     cuda_source!("common/swe_control.cuh"),
     cuda_source!("common/swe_flux.cuh"),
     cuda_source!("common/swe_muscl.cuh"),
