@@ -1,19 +1,31 @@
 //! Checkpoints: the whole state of a run in one file, written atomically, so that `--restart`
 //! continues to the same bits as a run that was never stopped (on the same backend).
 //!
-//! Layout: the line `chromaflow checkpoint 1`, one line of JSON ([`Header`]: solver, where the
+//! Layout: the line `chromaflow checkpoint 2`, one line of JSON ([`Header`]: solver, where the
 //! run stood, fingerprints of the case and of the ordered mesh, the settings a restart must
 //! share, named whole numbers of the solver's state, the payload's named sections, length and
-//! FNV-1a hash of the payload), then the payload: the solver's device state as raw
-//! little-endian words. Files without settings, values or sections (one unnamed payload) read
-//! as before.
+//! FNV-1a hash of the payload), the line `checksum` and 16 hex digits, then the payload: the
+//! solver's device state as raw little-endian words. The checksum is the FNV-1a hash of the
+//! JSON line (newline included) followed by the payload, so a changed byte anywhere in the
+//! header (a digit of `t`, `steps` or a value) is caught as well as one in the state: FNV-1a
+//! changes under any one changed byte, since each step (xor a byte, multiply by an odd number
+//! modulo 2⁶⁴) is a bijection. Format 1 files (the same without the checksum line, their
+//! header outside every hash) are refused with a message saying so: their header cannot be
+//! trusted, and a run can be started again. Files without settings, values or sections (one
+//! unnamed payload) read as before.
 
 use crate::error::{Error, Result};
 use crate::files::{atomic_write, read_limited, MAX_INPUT_BYTES};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const MAGIC: &str = "chromaflow checkpoint 1\n";
+const MAGIC: &str = "chromaflow checkpoint 2\n";
+
+/// The first line of format 1 (header outside the checksum), refused by name.
+const MAGIC_1: &str = "chromaflow checkpoint 1\n";
+
+/// The start of the line after the header.
+const CHECKSUM: &str = "checksum ";
 
 /// File name of the checkpoint in a run's output directory.
 pub const FILE_NAME: &str = "checkpoint.ckpt";
@@ -59,9 +71,14 @@ pub struct Checkpoint {
 
 /// FNV-1a, 64 bit: a stable hash for fingerprints and payload checks (not a security measure).
 pub fn fingerprint(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
+    fnv1a_continue(0xcbf2_9ce4_8422_2325, bytes)
+}
+
+/// FNV-1a from the state `h` over `bytes`.
+fn fnv1a_continue(h: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
 impl Checkpoint {
@@ -147,11 +164,15 @@ impl Checkpoint {
 
     /// The file's bytes ([`Checkpoint::parse`] reads them back).
     pub fn to_bytes(&self) -> std::io::Result<Vec<u8>> {
-        let header = serde_json::to_string(&self.header).map_err(std::io::Error::other)?;
-        let mut bytes = Vec::with_capacity(MAGIC.len() + header.len() + 1 + 4 * self.payload.len());
+        let mut header = serde_json::to_string(&self.header).map_err(std::io::Error::other)?;
+        header.push('\n');
+        let payload: &[u8] = bytemuck::cast_slice(&self.payload);
+        let checksum = format!("{CHECKSUM}{:016x}\n", checksum(header.as_bytes(), payload));
+        let mut bytes =
+            Vec::with_capacity(MAGIC.len() + header.len() + checksum.len() + payload.len());
         bytes.extend_from_slice(MAGIC.as_bytes());
         bytes.extend_from_slice(header.as_bytes());
-        bytes.push(b'\n');
+        bytes.extend_from_slice(checksum.as_bytes());
         for word in &self.payload {
             bytes.extend_from_slice(&word.to_le_bytes());
         }
@@ -166,16 +187,38 @@ impl Checkpoint {
     /// Parse the bytes of a checkpoint file; `path` is only named in errors.
     pub fn parse(path: &Path, data: &[u8]) -> Result<Checkpoint> {
         let bad = |msg: &str| Error::parse(path, 0, format!("not a usable checkpoint: {msg}"));
+        if data.starts_with(MAGIC_1.as_bytes()) {
+            return Err(bad(
+                "it is format 1, written by an earlier version whose header was outside the \
+                 checksum; this version reads format 2 only: start the run again",
+            ));
+        }
         let rest = data
             .strip_prefix(MAGIC.as_bytes())
-            .ok_or_else(|| bad("it does not start with 'chromaflow checkpoint 1'"))?;
-        let end = rest
-            .iter()
-            .position(|&b| b == b'\n')
-            .ok_or_else(|| bad("no header line"))?;
-        let header: Header =
-            serde_json::from_slice(&rest[..end]).map_err(|e| bad(&format!("header: {e}")))?;
-        let bytes = &rest[end + 1..];
+            .ok_or_else(|| bad("it does not start with 'chromaflow checkpoint 2'"))?;
+        let line = |rest: &[u8], what: &str| -> Result<usize> {
+            rest.iter()
+                .position(|&b| b == b'\n')
+                .map(|end| end + 1)
+                .ok_or_else(|| bad(&format!("no {what} line")))
+        };
+        let header_end = line(rest, "header")?;
+        let (header_line, rest) = rest.split_at(header_end);
+        let sum_end = line(rest, "checksum")?;
+        let (sum_line, bytes) = rest.split_at(sum_end);
+        let stored = std::str::from_utf8(&sum_line[..sum_end - 1])
+            .ok()
+            .and_then(|l| l.strip_prefix(CHECKSUM))
+            .filter(|hex| hex.len() == 16)
+            .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+            .ok_or_else(|| bad("the line after the header is not 'checksum' and 16 hex digits"))?;
+        if checksum(header_line, bytes) != stored {
+            return Err(bad(
+                "the header or the state does not match its checksum (corrupt or truncated)",
+            ));
+        }
+        let header: Header = serde_json::from_slice(&header_line[..header_end - 1])
+            .map_err(|e| bad(&format!("header: {e}")))?;
         if bytes.len() as u64 != header.payload_len || bytes.len() % 4 != 0 {
             return Err(bad(&format!(
                 "{} bytes of state, the header says {} (truncated?)",
@@ -252,6 +295,11 @@ impl Checkpoint {
     }
 }
 
+/// The file's checksum: FNV-1a of the header line (newline included), then the payload.
+fn checksum(header_line: &[u8], payload: &[u8]) -> u64 {
+    fnv1a_continue(fingerprint(header_line), payload)
+}
+
 /// The error for a checkpoint that parsed but cannot be used, naming the file.
 pub fn unusable(path: &Path, msg: &str) -> Error {
     Error::Invalid(format!(
@@ -313,14 +361,36 @@ mod tests {
         if let Some(b) = flipped.last_mut() {
             *b ^= 1;
         }
+        // A digit of the time changed in the header: caught by the checksum.
+        let text = String::from_utf8_lossy(&data).into_owned();
+        assert!(text.contains("\"t\":0.5,"), "{text}");
+        let later = text.replacen("\"t\":0.5,", "\"t\":0.6,", 1).into_bytes();
+        let format1 = [b"chromaflow checkpoint 1\n", &data[MAGIC.len()..]].concat();
+        let no_sum = [b"chromaflow checkpoint 2\n{}\nchecksum 12\n".as_slice(), &[0; 4]].concat();
         for (bytes, want) in [
             (&data[..data.len() - 4], "truncated"),
             (&flipped[..], "checksum"),
+            (&later[..], "the header or the state does not match its checksum"),
             (&data[5..], "does not start"),
+            (&format1[..], "format 1"),
+            (&no_sum[..], "not 'checksum' and 16 hex digits"),
         ] {
             std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
             let msg = Checkpoint::read(&path).err().map(|e| e.to_string());
             assert!(msg.as_deref().is_some_and(|m| m.contains(want)), "{msg:?}");
+        }
+        // Every byte of the header and checksum lines flipped in turn (one bit, or a digit
+        // changed to another): never read as a checkpoint.
+        let header_end = data.len() - 4 * ck.payload.len();
+        for at in MAGIC.len()..header_end {
+            for change in [1u8, 2, 0x10] {
+                let mut bad = data.clone();
+                bad[at] ^= change;
+                assert!(
+                    Checkpoint::parse(&path, &bad).is_err(),
+                    "byte {at} ^ {change} went unnoticed"
+                );
+            }
         }
         Ok(())
     }

@@ -2,12 +2,16 @@
 //! skips, without one): a run continued from a mid-run checkpoint ends in the same bits as one
 //! never stopped (solution words, element count, the adapted trees id for id, the CSV and every
 //! PNG), on the device adaptation path and on the host path, from a checkpoint right after an
-//! adaptation and from one at an output time between two adaptations; a checkpoint of another
+//! adaptation and from one at an output time between two adaptations, and with reorders after
+//! the restart point on a mesh whose Morton frame the f32 trees would not give back; a
+//! checkpoint of another
 //! base mesh, level count, order, backend or path, or one that does not hold together, is an
 //! error naming the file and what differs.
 
 use chromaflow::checkpoint::{Checkpoint, FILE_NAME};
 use chromaflow::runtime::Runtime;
+use chromaflow::mesh::MeshSource;
+use chromaflow::solver::dg::amr::reorder::{MortonFrame, ReorderPolicy};
 use chromaflow::solver::dg::amr::tree::FlatTree;
 use chromaflow::solver::dg::amr::AmrOptions;
 use chromaflow::solver::dg::{Case, Simulation, SimulationOptions, SnapshotOptions};
@@ -33,7 +37,27 @@ fn case(on_host: bool, t_end: f64) -> Case {
     case
 }
 
-/// What a run ends with: the solution's bits, the element count, the trees, and every file.
+/// [`case`] on the device path reordering after every second adaptation, on the square
+/// [-5.1, 5.3]²: its box is not f32, so the Morton frame taken from the device's f32 trees
+/// differs from the one the run took from the host's f64 trees.
+fn framed(t_end: f64) -> Case {
+    let mut case = case(false, t_end);
+    case.mesh = MeshSource::Rectangle {
+        x0: -5.1,
+        x1: 5.3,
+        y0: -5.1,
+        y1: 5.3,
+        n: 200,
+    };
+    case.amr = case.amr.map(|a| AmrOptions {
+        reorder: ReorderPolicy::Every(2),
+        ..a
+    });
+    case
+}
+
+/// What a run ends with: the solution's bits, the element count, the trees, every file, the
+/// Morton frame and the reorders this process ran.
 #[derive(Debug, PartialEq)]
 struct End {
     solution: Vec<u64>,
@@ -41,6 +65,8 @@ struct End {
     trees: FlatTree,
     steps: u64,
     files: Vec<(String, Vec<u8>)>,
+    frame: Option<MortonFrame>,
+    reorders: usize,
 }
 
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -69,6 +95,8 @@ fn run(case: &Case, out: &Path, rc: &RunControl) -> chromaflow::error::Result<En
         trees,
         steps: summary.steps,
         files: files(out),
+        frame: sim.morton_frame(),
+        reorders: summary.amr.map_or(0, |a| a.reorders),
     })
 }
 
@@ -87,19 +115,26 @@ fn restart(from: &Path, every: f64) -> RunControl {
 }
 
 /// Stop at `t_stop` with checkpoints every `every`, continue from the last one to 0.2, and
-/// compare with `full`; returns the checkpoint's steps since the last adaptation.
-fn stop_and_continue(dir: &Path, on_host: bool, t_stop: f64, every: f64, full: &End) -> u64 {
-    let out = dir.join(format!("part-{on_host}-{every}"));
-    run(&case(on_host, t_stop), &out, &checkpoint_every(every)).expect("first part");
+/// compare with `full`; returns the checkpoint's steps since the last adaptation and the end.
+fn stop_and_continue(
+    dir: &Path,
+    case: &dyn Fn(f64) -> Case,
+    t_stop: f64,
+    every: f64,
+    full: &End,
+) -> (u64, End) {
+    let out = dir.join(format!("part-{t_stop}-{every}"));
+    run(&case(t_stop), &out, &checkpoint_every(every)).expect("first part");
     let ck_path = out.join(FILE_NAME);
     let ck = Checkpoint::read(&ck_path).expect("checkpoint");
     assert!(ck.header.t < t_stop && ck.header.t > 0.0, "{}", ck.header.t);
     let since = ck
         .value(&ck_path, "steps since adaptation")
         .expect("counter");
-    let end = run(&case(on_host, 0.2), &out, &restart(&ck_path, every)).expect("restart");
+    let end = run(&case(0.2), &out, &restart(&ck_path, every)).expect("restart");
     assert_eq!(end.steps, full.steps);
     assert_eq!(end.elements, full.elements);
+    assert_eq!(end.frame, full.frame, "the Morton frame differs");
     assert!(end.trees == full.trees, "the adapted trees differ");
     assert!(end.solution == full.solution, "the solution differs");
     assert_eq!(
@@ -109,26 +144,23 @@ fn stop_and_continue(dir: &Path, on_host: bool, t_stop: f64, every: f64, full: &
     for (a, b) in end.files.iter().zip(&full.files) {
         assert!(a.1 == b.1, "{} differs after the restart", a.0);
     }
-    since
+    (since, end)
 }
 
 /// Both kinds of checkpoint on one adaptation path: at 0.07 (the first step boundary past it
 /// is right after an adaptation) and at the output time 0.1 (between two adaptations).
 fn restart_equals_uninterrupted(on_host: bool) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let full = run(
-        &case(on_host, 0.2),
-        &dir.path().join("full"),
-        &RunControl::default(),
-    )
-    .expect("uninterrupted run");
+    let case = |t| case(on_host, t);
+    let full = run(&case(0.2), &dir.path().join("full"), &RunControl::default())
+        .expect("uninterrupted run");
     assert!(
         full.elements > 200,
         "the vortex was refined: {}",
         full.elements
     );
     assert_eq!(
-        stop_and_continue(dir.path(), on_host, 0.1, 0.07, &full),
+        stop_and_continue(dir.path(), &case, 0.1, 0.07, &full).0,
         0,
         "a checkpoint past 0.07 comes right after an adaptation"
     );
@@ -136,7 +168,7 @@ fn restart_equals_uninterrupted(on_host: bool) {
     // adaptations (the others right after one), so the steps since the last adaptation carry.
     let between = [(0.07, 0.05), (0.15, 0.1), (0.17, 0.15)]
         .iter()
-        .map(|&(stop, every)| stop_and_continue(dir.path(), on_host, stop, every, &full))
+        .map(|&(stop, every)| stop_and_continue(dir.path(), &case, stop, every, &full).0)
         .filter(|&since| since > 0)
         .count();
     assert!(between > 0, "no checkpoint between two adaptations");
@@ -152,6 +184,26 @@ fn host_path_restart_equals_uninterrupted() {
     restart_equals_uninterrupted(true);
 }
 
+/// Reorders after the restart point use the Morton frame the run took when its trees first
+/// went to the device, kept in the checkpoint: the frame that the restart's f32 trees give
+/// differs on this mesh (so a restart that rebuilt it would be caught by the frame check of
+/// [`stop_and_continue`], and could order differently), and the restarted run reorders and
+/// still ends in the same bits.
+#[test]
+fn reorders_after_a_device_restart_keep_the_morton_frame() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let full = run(&framed(0.2), &dir.path().join("full"), &RunControl::default())
+        .expect("uninterrupted run");
+    let frame = full.frame.expect("the trees went to the device");
+    assert_ne!(
+        MortonFrame::of_flat(&full.trees),
+        frame,
+        "the f32 trees give the run's frame back: this mesh cannot tell the two apart"
+    );
+    let (_, end) = stop_and_continue(dir.path(), &framed, 0.1, 0.07, &full);
+    assert!(end.reorders > 0, "no reorder after the restart point");
+}
+
 /// The error of restarting `case` from `ck`, which must name the file and contain `want`.
 fn refused(case: &Case, ck: &Path, out: &Path, want: &str) {
     let msg = run(case, out, &restart(ck, 0.1))
@@ -165,22 +217,12 @@ fn refused(case: &Case, ck: &Path, out: &Path, want: &str) {
     );
 }
 
-/// Replace `from` by `to` in the checkpoint's header line (the header is not under the
-/// payload's checksum: what it says is checked against the trees instead).
-fn edit_header(src: &Path, dst: &Path, from: &str, to: &str) -> PathBuf {
-    let bytes = std::fs::read(src).expect("read");
-    let split = bytes
-        .iter()
-        .enumerate()
-        .filter(|(_, &b)| b == b'\n')
-        .nth(1)
-        .map(|(i, _)| i)
-        .expect("header line");
-    let header = String::from_utf8_lossy(&bytes[..split]).into_owned();
-    assert!(header.contains(from), "{from} not in {header}");
-    let mut out = header.replace(from, to).into_bytes();
-    out.extend_from_slice(&bytes[split..]);
-    std::fs::write(dst, out).expect("write");
+/// The checkpoint `src` with its header changed by `edit`, written to `dst` under a new
+/// checksum: what a header says is checked against the run and the trees as well.
+fn edit_header(src: &Path, dst: &Path, edit: impl FnOnce(&mut Checkpoint)) -> PathBuf {
+    let mut ck = Checkpoint::read(src).expect("read");
+    edit(&mut ck);
+    ck.write(dst).expect("write");
     dst.to_path_buf()
 }
 
@@ -211,7 +253,9 @@ fn mismatched_or_broken_adaptive_checkpoints_are_refused() {
     plain.amr = None;
     refused(&plain, &ck, &other, "amr levels is 3 there, none here");
 
-    let cuda = edit_header(&ck, &d.join("cuda.ckpt"), "\"wgpu\"", "\"cuda\"");
+    let cuda = edit_header(&ck, &d.join("cuda.ckpt"), |c| {
+        c.header.settings.insert("backend".into(), "cuda".into());
+    });
     refused(
         &case(false, 0.2),
         &cuda,
@@ -221,15 +265,31 @@ fn mismatched_or_broken_adaptive_checkpoints_are_refused() {
     let elements = Checkpoint::read(&ck)
         .and_then(|c| c.value(&ck, "elements"))
         .expect("elements");
-    let lying = edit_header(
-        &ck,
-        &d.join("lying.ckpt"),
-        &format!("\"elements\":{elements}"),
-        &format!("\"elements\":{}", elements + 4),
-    );
+    let lying = edit_header(&ck, &d.join("lying.ckpt"), |c| {
+        c.header.values.insert("elements".into(), elements + 4);
+    });
     refused(&case(false, 0.2), &lying, &other, "it says");
+    let frame = edit_header(&ck, &d.join("frame.ckpt"), |c| {
+        c.header
+            .values
+            .insert("morton scale x bits".into(), (-1f32).to_bits().into());
+    });
+    refused(&case(false, 0.2), &frame, &other, "Morton frame");
 
+    // The same lie written into the file's header line by hand: the checksum catches it.
     let bytes = std::fs::read(&ck).expect("read");
+    let lines: Vec<usize> = (0..bytes.len()).filter(|&i| bytes[i] == b'\n').collect();
+    let header = std::str::from_utf8(&bytes[..lines[1]]).expect("a text header");
+    let from = format!("\"elements\":{elements},");
+    assert!(header.contains(&from), "{from} not in {header}");
+    let mut edited = header
+        .replacen(&from, &format!("\"elements\":{},", elements + 4), 1)
+        .into_bytes();
+    edited.extend_from_slice(&bytes[lines[1]..]);
+    let by_hand = d.join("by-hand.ckpt");
+    std::fs::write(&by_hand, edited).expect("write");
+    refused(&case(false, 0.2), &by_hand, &other, "checksum");
+
     let cut = d.join("cut.ckpt");
     std::fs::write(&cut, &bytes[..bytes.len() - 8]).expect("write");
     refused(&case(false, 0.2), &cut, &other, "truncated");

@@ -195,7 +195,7 @@ fn chromaflow(args: &[&str]) -> std::process::Output {
 }
 
 /// `swe` runs the fused step by default at order 1 and the scatter on request; both conserve
-/// mass on Test 1 and report a closed domain.
+/// mass on Test 1 and report a closed domain (with the mass guard on).
 #[test]
 fn swe_command_runs_the_fused_step_by_default() {
     let dir = tempfile::tempdir().unwrap();
@@ -220,6 +220,7 @@ fn swe_command_runs_the_fused_step_by_default() {
         let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(summary["layout"], layout);
         assert_eq!(summary["closed"], true);
+        assert_eq!(summary["mass_guard"], 5e-2, "walls: the default mass guard");
         assert_eq!(summary["t"].as_f64().unwrap() as f32, 0.05f32);
         for k in 0..2 {
             let drift = summary["mass_drift"][k].as_f64().unwrap();

@@ -9,7 +9,7 @@ use chromaflow::solver::swe::bench::cross_side;
 use chromaflow::solver::swe::case::{Case, BUILTINS};
 use chromaflow::solver::swe::driver::Simulation;
 use chromaflow::solver::swe::gpu::FluxLayout;
-use chromaflow::solver::swe::Scheme;
+use chromaflow::solver::swe::{check_max_mass_drift, Scheme};
 use chromaflow::solver::MAX_BATCH;
 use clap::Args;
 use std::path::PathBuf;
@@ -56,6 +56,11 @@ pub struct SweArgs {
     /// CFL number γ in (0, 1].
     #[arg(long)]
     pub cfl: Option<f64>,
+    /// Mass guard of a closed domain (walls only): stop with exit 1 when a layer's mass has
+    /// drifted by more than this fraction of its initial mass, e.g. by clipping negative depths
+    /// (default: the case's `[run] max_mass_drift`, else 5e-2; off with open boundaries).
+    #[arg(long, value_name = "F")]
+    pub max_mass_drift: Option<f64>,
     /// Also write VTU files.
     #[arg(long)]
     pub vtu: bool,
@@ -137,6 +142,11 @@ pub fn case_from_args(args: &SweArgs) -> anyhow::Result<Case> {
         }
         case.cfl = c;
     }
+    if let Some(d) = args.max_mass_drift {
+        check_max_mass_drift(d)
+            .map_err(|_| Error::Invalid(format!("--max-mass-drift {d} must be > 0 and finite")))?;
+        case.max_mass_drift = Some(d);
+    }
     if args.vtu {
         case.output.vtu = true;
     }
@@ -192,7 +202,7 @@ pub fn run(args: &SweArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         "mass drift"
     } else {
         "mass change (open or driven boundaries: mass enters and leaves through them, so this \
-         is no conservation error)"
+         is no conservation error, and the mass guard is off)"
     };
     println!(
         "{mass}: upper {:.2e}, lower {:.2e}; non-hyperbolic edge evaluations {} (max {} per step), Roe→IFCP fallbacks {}, clipped depths {}, rejected steps {}",

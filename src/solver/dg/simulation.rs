@@ -25,7 +25,7 @@
 
 use super::amr::driver::{device_capacity, DeviceAdaptation};
 use super::amr::gpu::{slots_needed, PhaseSeconds, TreeCapacity, TreeWords};
-use super::amr::locality;
+use super::amr::locality::{self, MortonFrame};
 use super::amr::tree::FlatTree;
 use super::amr::{Adaptivity, AmrStats};
 use super::cpu::Operator;
@@ -801,6 +801,14 @@ impl Simulation {
             ("adaptations since reorder", amr.reorder_state().0 as u64),
             ("far baseline bits", amr.reorder_state().1.to_bits()),
         ];
+        if let Some(frame) = amr.morton_frame() {
+            values.extend(
+                MORTON_FRAME
+                    .iter()
+                    .zip(frame.origin.iter().chain(&frame.scale))
+                    .map(|(&name, v)| (name, u64::from(v.to_bits()))),
+            );
+        }
         ck.push_section(MESH_WORDS, &self.gpu.mesh_words(faces)?);
         match amr.device() {
             Some(device) => {
@@ -865,7 +873,8 @@ impl Simulation {
             value("adaptations since reorder")?,
             f64::from_bits(ck.value(path, "far baseline bits")?),
         );
-        amr.restore(trees, threshold, reorder).map_err(fit)?;
+        amr.restore(trees, threshold, reorder, morton_frame(ck, path)?)
+            .map_err(fit)?;
         let dm = amr.dg_mesh().map_err(fit)?;
         if dm.num_elements != n || dm.edges.len() != faces {
             return Err(unusable(
@@ -912,6 +921,12 @@ impl Simulation {
         self.solution = OnceCell::new();
         self.since_adaptation = since;
         Ok(())
+    }
+
+    /// The box of the device reorder's Morton keys, None until the trees first go to the
+    /// device (and on the host path): a restart must keep it bit for bit.
+    pub fn morton_frame(&self) -> Option<MortonFrame> {
+        self.amr.as_ref().and_then(|a| a.morton_frame())
     }
 
     /// The adapted mesh's trees as they stand (synced from the device), None when the case
@@ -1179,6 +1194,37 @@ impl Simulation {
         clock.outputs.files += started.elapsed().as_secs_f64();
         written
     }
+}
+
+/// Values of an adaptive checkpoint with the Morton frame's f32 bits (origin x, y, scale x, y),
+/// present once the trees have been on the device.
+const MORTON_FRAME: [&str; 4] = [
+    "morton origin x bits",
+    "morton origin y bits",
+    "morton scale x bits",
+    "morton scale y bits",
+];
+
+/// The Morton frame an adaptive checkpoint holds (None when it has none: written before the
+/// trees first went to the device); an error naming the file when it is partial or unusable
+/// (not finite, a negative scale).
+fn morton_frame(ck: &Checkpoint, path: &Path) -> Result<Option<MortonFrame>> {
+    if !MORTON_FRAME.iter().any(|name| ck.header.values.contains_key(*name)) {
+        return Ok(None);
+    }
+    let mut v = [0f32; 4];
+    for (x, name) in v.iter_mut().zip(MORTON_FRAME) {
+        *x = u32::try_from(ck.value(path, name)?)
+            .map(f32::from_bits)
+            .map_err(|_| unusable(path, &format!("its {name} is not 32 bits")))?;
+    }
+    if !(v.iter().all(|x| x.is_finite()) && v[2] >= 0.0 && v[3] >= 0.0) {
+        return Err(unusable(path, &format!("its Morton frame {v:?} is not usable")));
+    }
+    Ok(Some(MortonFrame {
+        origin: [v[0], v[1]],
+        scale: [v[2], v[3]],
+    }))
 }
 
 /// Section of an adaptive checkpoint with the solution's device words (hi, then lo).

@@ -61,6 +61,9 @@ pub struct CpuSolver {
     pub stop_level: f64,
     /// Where the depth stop fired; no step is taken after it.
     pub stop: Option<DepthStop>,
+    /// The lowest layer depth before clipping of any cell and step so far (+∞ before the
+    /// first step): how far a run undershoots, to compare with [`CpuSolver::stop_level`].
+    pub lowest_depth: f64,
     acc: Vec<[f64; 6]>,
     speed_sum: Vec<f64>,
     recon: Reconstruction,
@@ -139,6 +142,7 @@ impl CpuSolver {
             lagged_cfl: None,
             stop_level,
             stop: None,
+            lowest_depth: f64::INFINITY,
             acc: vec![[0.0; 6]; n],
             speed_sum: vec![0.0; n],
             recon,
@@ -306,6 +310,7 @@ impl CpuSolver {
                 w[k] -= s * self.acc[i][k];
             }
             let lowest = w[0].min(w[3]);
+            self.lowest_depth = self.lowest_depth.min(lowest);
             if lowest < self.stop_level {
                 let stop = self.stop.get_or_insert(DepthStop {
                     cell: i,

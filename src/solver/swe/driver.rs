@@ -8,9 +8,9 @@
 use super::case::{Case, Setup};
 use super::diag::{field, field_title, layer_masses, min_max};
 use super::gauge::{self, GaugeSample};
-use super::gpu::{Extras, FluxLayout, GpuControl, GpuSolver};
+use super::gpu::{unpack_cells, Extras, FluxLayout, GpuControl, GpuSolver};
 use super::mesh::{EdgeKind, SweMesh};
-use super::Counters;
+use super::{Counters, MassGuard, DEFAULT_MAX_MASS_DRIFT};
 use crate::checkpoint::{self, fingerprint, Checkpoint};
 use crate::error::Result;
 use crate::output::{save_field_png, Colormap, CsvWriter, Field, PlotOptions};
@@ -51,6 +51,8 @@ pub struct RunSummary {
     pub mass_drift: [f64; 2],
     /// Every boundary edge is a wall, so no mass enters or leaves.
     pub closed: bool,
+    /// The mass guard's bound ([`MassGuard`]) when `closed`; None (off) otherwise.
+    pub mass_guard: Option<f64>,
     pub counters: Counters,
     /// Files written (PNG, VTU, CSV).
     pub files: Vec<PathBuf>,
@@ -307,6 +309,33 @@ impl Simulation {
         let (case, setup, solver) = (&self.case, &self.setup, &mut self.solver);
         let mesh = &setup.mesh;
         let m0 = layer_masses(&mesh.geom.areas, &setup.state);
+        let closed = mesh
+            .face_kind
+            .iter()
+            .all(|&k| matches!(k, EdgeKind::Interior | EdgeKind::Wall));
+        let guard = closed.then_some(MassGuard {
+            initial: m0,
+            bound: case.max_mass_drift.unwrap_or(DEFAULT_MAX_MASS_DRIFT),
+        });
+        if !closed {
+            log::info!(
+                "{}: mass guard off: open or driven boundaries let mass enter and leave",
+                case.name
+            );
+            if let Some(d) = case.max_mass_drift {
+                log::warn!(
+                    "{}: max mass drift {d} is ignored: the domain has open or driven boundaries",
+                    case.name
+                );
+            }
+        }
+        // The mass guard on a state on the host (no-op when the domain is open).
+        let check_mass = |state: &[[f64; 6]], ctl: &GpuControl| -> Result<()> {
+            guard.map_or(Ok(()), |g| {
+                let m = layer_masses(&mesh.geom.areas, state);
+                g.check(m, ctl.t as f64, ctl.steps as u64)
+            })
+        };
         let mut files = Vec::new();
         let csv_path = case.output.dir.join(format!("{}.csv", case.name));
         let cols = csv_columns();
@@ -379,6 +408,8 @@ impl Simulation {
         let (mut step_seconds, mut output_seconds) = (0.0, 0.0);
         let save = |solver: &mut GpuSolver, ctl: &GpuControl, done: u64, rows: u64| {
             let words = solver.save_words()?;
+            let cells: &[[f32; 4]] = bytemuck::cast_slice(&words[..8 * mesh.num_cells()]);
+            check_mass(&unpack_cells(cells), ctl)?;
             let pos = (ctl.t as f64, ctl.steps as u64);
             let ck = Checkpoint::new(
                 "swe",
@@ -403,6 +434,7 @@ impl Simulation {
                 let rows = csv.as_ref().map_or(0, |w| w.rows_written() as u64);
                 if crate::interrupt::requested() {
                     state = solver.read_state()?;
+                    check_mass(&state, &ctl)?;
                     write_snapshot(case, mesh, &setup.depth, &state, ctl.t as f64, i + 1)?;
                     save(solver, &ctl, i as u64, rows)?;
                     return Err(interrupted(ctl.t as f64, ctl.steps as u64, &ck_path));
@@ -422,6 +454,7 @@ impl Simulation {
             if state.iter().flatten().any(|v| !v.is_finite()) {
                 return Err(solver.blow_up(&ctl));
             }
+            check_mass(&state, &ctl)?;
             if let Some(w) = csv.as_mut() {
                 w.row(&csv_row(t_out, case, mesh, &setup.depth, &state, &ctl, m0))?;
             }
@@ -453,10 +486,8 @@ impl Simulation {
             output_seconds,
             layout: self.layout.name().to_string(),
             mass_drift: [(m[0] - m0[0]).abs() / m0[0], (m[1] - m0[1]).abs() / m0[1]],
-            closed: mesh
-                .face_kind
-                .iter()
-                .all(|&k| matches!(k, EdgeKind::Interior | EdgeKind::Wall)),
+            closed,
+            mass_guard: guard.map(|g| g.bound),
             counters: ctl.counters(),
             files,
         })

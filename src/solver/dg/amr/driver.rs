@@ -156,6 +156,11 @@ pub struct Adaptivity {
     far_baseline: f64,
     /// Whether `mesh` lags the device's trees.
     host_stale: bool,
+    /// The box the reorder's Morton keys are computed in, fixed when the trees first go to
+    /// the device (from the host's f64 trees) and kept for the run: a later attach (more room)
+    /// or a restart would otherwise take it from the device's f32 trees, and keys near a grid
+    /// line could order differently from a run never stopped.
+    frame: Option<MortonFrame>,
 }
 
 /// Solver buffers for `n` elements adapting on the device: room for the mesh to double (with
@@ -195,6 +200,7 @@ impl Adaptivity {
             since_reorder: 0,
             far_baseline: 0.0,
             host_stale: false,
+            frame: None,
         })
     }
 
@@ -352,8 +358,8 @@ impl Adaptivity {
         )?;
         // The first adaptation's late far faces: those of the mesh uploaded.
         device.set_far_faces(super::reorder::far_faces(dm))?;
+        let frame = *self.frame.get_or_insert_with(|| MortonFrame::of(&self.mesh));
         if self.options.reorder != ReorderPolicy::Never {
-            let frame = MortonFrame::of(&self.mesh);
             self.reorder = Some(GpuReorder::new(
                 gpu.runtime(),
                 &device,
@@ -384,18 +390,26 @@ impl Adaptivity {
         &self.mesh
     }
 
+    /// The Morton frame of the reorder, once the trees have been on the device.
+    pub fn morton_frame(&self) -> Option<MortonFrame> {
+        self.frame
+    }
+
     /// Continue from `mesh` (a checkpoint's trees) with the threshold the run had (the totals
-    /// keep counting this process's adaptations); the trees go to the device again at the next
-    /// device adaptation (or by [`Adaptivity::restore_device`]).
+    /// keep counting this process's adaptations) and its Morton frame (None before the trees
+    /// first went to the device); the trees go to the device again at the next device
+    /// adaptation (or by [`Adaptivity::restore_device`]).
     pub fn restore(
         &mut self,
         mesh: AdaptiveMesh,
         threshold: f64,
         (since_reorder, far_baseline): (usize, f64),
+        frame: Option<MortonFrame>,
     ) -> Result<()> {
         self.faces = mesh.faces()?;
         self.mesh = mesh;
         self.threshold = threshold;
+        self.frame = frame;
         (self.since_reorder, self.far_baseline) = (since_reorder, far_baseline);
         self.device = None;
         self.reorder = None;

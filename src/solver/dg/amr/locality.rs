@@ -149,7 +149,10 @@ pub struct ReorderParams {
 
 /// The grid the keys quantise: a centroid's vertex sum s maps to cell (s - origin) * scale,
 /// with origin = 3 (x0, y0) and scale = 65535 / (3 (x1 - x0), 3 (y1 - y0)) over the box of
-/// every vertex (refinement stays inside the base mesh's box).
+/// every vertex (refinement stays inside the base mesh's box). A run takes it once, from the
+/// host's f64 trees when they first go to the device, and keeps it (checkpoints hold it): the
+/// device's f32 trees can give a box that differs in the last bits, and keys near a grid line
+/// would then sort differently.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MortonFrame {
     pub origin: [f32; 2],

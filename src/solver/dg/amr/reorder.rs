@@ -113,8 +113,13 @@ impl std::fmt::Display for ReorderPolicy {
 impl MortonFrame {
     /// The frame of `mesh`'s vertices (all element ids).
     pub fn of(mesh: &AdaptiveMesh) -> MortonFrame {
+        MortonFrame::of_flat(&mesh.to_flat())
+    }
+
+    /// The frame of the vertices of `flat` (all element ids).
+    pub fn of_flat(flat: &FlatTree) -> MortonFrame {
         let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
-        for v in mesh.to_flat().element_vertices.iter().flatten() {
+        for v in flat.element_vertices.iter().flatten() {
             for k in 0..2 {
                 lo[k] = lo[k].min(v[k]);
                 hi[k] = hi[k].max(v[k]);
