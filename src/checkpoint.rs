@@ -164,19 +164,9 @@ impl Checkpoint {
 
     /// The file's bytes ([`Checkpoint::parse`] reads them back).
     pub fn to_bytes(&self) -> std::io::Result<Vec<u8>> {
-        let mut header = serde_json::to_string(&self.header).map_err(std::io::Error::other)?;
-        header.push('\n');
-        let payload: &[u8] = bytemuck::cast_slice(&self.payload);
-        let checksum = format!("{CHECKSUM}{:016x}\n", checksum(header.as_bytes(), payload));
-        let mut bytes =
-            Vec::with_capacity(MAGIC.len() + header.len() + checksum.len() + payload.len());
-        bytes.extend_from_slice(MAGIC.as_bytes());
-        bytes.extend_from_slice(header.as_bytes());
-        bytes.extend_from_slice(checksum.as_bytes());
-        for word in &self.payload {
-            bytes.extend_from_slice(&word.to_le_bytes());
-        }
-        Ok(bytes)
+        let header = serde_json::to_vec(&self.header).map_err(std::io::Error::other)?;
+        let payload: Vec<u8> = self.payload.iter().flat_map(|w| w.to_le_bytes()).collect();
+        Ok(seal(&header, &payload))
     }
 
     /// Read and check a checkpoint; a truncated, corrupt or foreign file is an error naming it.
@@ -295,6 +285,16 @@ impl Checkpoint {
     }
 }
 
+/// The bytes of a checkpoint file with the JSON header `header` (one line, without its
+/// newline) and the payload bytes `payload`: the format line, the header, the checksum line,
+/// the payload. [`Checkpoint::to_bytes`] writes through it; a test or tool that edits a
+/// header by hand seals it again with it.
+pub fn seal(header: &[u8], payload: &[u8]) -> Vec<u8> {
+    let line = [header, b"\n"].concat();
+    let sum = format!("{CHECKSUM}{:016x}\n", checksum(&line, payload));
+    [MAGIC.as_bytes(), &line, sum.as_bytes(), payload].concat()
+}
+
 /// The file's checksum: FNV-1a of the header line (newline included), then the payload.
 fn checksum(header_line: &[u8], payload: &[u8]) -> u64 {
     fnv1a_continue(fingerprint(header_line), payload)
@@ -366,11 +366,18 @@ mod tests {
         assert!(text.contains("\"t\":0.5,"), "{text}");
         let later = text.replacen("\"t\":0.5,", "\"t\":0.6,", 1).into_bytes();
         let format1 = [b"chromaflow checkpoint 1\n", &data[MAGIC.len()..]].concat();
-        let no_sum = [b"chromaflow checkpoint 2\n{}\nchecksum 12\n".as_slice(), &[0; 4]].concat();
+        let no_sum = [
+            b"chromaflow checkpoint 2\n{}\nchecksum 12\n".as_slice(),
+            &[0; 4],
+        ]
+        .concat();
         for (bytes, want) in [
             (&data[..data.len() - 4], "truncated"),
             (&flipped[..], "checksum"),
-            (&later[..], "the header or the state does not match its checksum"),
+            (
+                &later[..],
+                "the header or the state does not match its checksum",
+            ),
             (&data[5..], "does not start"),
             (&format1[..], "format 1"),
             (&no_sum[..], "not 'checksum' and 16 hex digits"),

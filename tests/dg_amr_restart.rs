@@ -9,8 +9,8 @@
 //! error naming the file and what differs.
 
 use chromaflow::checkpoint::{Checkpoint, FILE_NAME};
-use chromaflow::runtime::Runtime;
 use chromaflow::mesh::MeshSource;
+use chromaflow::runtime::Runtime;
 use chromaflow::solver::dg::amr::reorder::{MortonFrame, ReorderPolicy};
 use chromaflow::solver::dg::amr::tree::FlatTree;
 use chromaflow::solver::dg::amr::AmrOptions;
@@ -192,8 +192,12 @@ fn host_path_restart_equals_uninterrupted() {
 #[test]
 fn reorders_after_a_device_restart_keep_the_morton_frame() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let full = run(&framed(0.2), &dir.path().join("full"), &RunControl::default())
-        .expect("uninterrupted run");
+    let full = run(
+        &framed(0.2),
+        &dir.path().join("full"),
+        &RunControl::default(),
+    )
+    .expect("uninterrupted run");
     let frame = full.frame.expect("the trees went to the device");
     assert_ne!(
         MortonFrame::of_flat(&full.trees),

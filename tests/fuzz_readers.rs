@@ -8,7 +8,7 @@
 //! CI runs 10,000 mutants per reader; `cargo test --release --test fuzz_readers -- --ignored`
 //! runs 1,000,000 per reader.
 
-use chromaflow::checkpoint::Checkpoint;
+use chromaflow::checkpoint::{seal, Checkpoint};
 use chromaflow::mesh::generate;
 use chromaflow::mesh::io::{parse_graph, parse_mesh, parse_msh};
 use chromaflow::mesh::validate;
@@ -268,9 +268,27 @@ fn checkpoint(n: usize) {
     let ck = Checkpoint::new("dg", "dev".into(), 1, 2, (0.5, 9), (3, 4), vec![7; 24]);
     ck.write(&path).expect("write");
     let seed = std::fs::read(&path).expect("read");
-    fuzz("checkpoint", &[seed], n, |b| {
-        Checkpoint::parse(&path, b).is_ok_and(|c| c.check(&path, "dg", 1, 2).is_ok())
-    });
+    let read =
+        |b: &[u8]| Checkpoint::parse(&path, b).is_ok_and(|c| c.check(&path, "dg", 1, 2).is_ok());
+    fuzz("checkpoint", &[seed], n, read);
+    header_mutants("checkpoint", &ck, n, read);
+}
+
+/// Mutants of `ck`'s JSON header sealed under a valid checksum ([`seal`]), so that they reach
+/// the header's parser and checks instead of stopping at the checksum.
+fn header_mutants(name: &str, ck: &Checkpoint, n: usize, read: impl Fn(&[u8]) -> bool) {
+    let header = serde_json::to_vec(&ck.header).expect("header");
+    let payload: Vec<u8> = ck.payload.iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert!(
+        read(&seal(&header, &payload)),
+        "{name}: the sealed seed reads"
+    );
+    fuzz(
+        &format!("{name} (header, valid checksum)"),
+        &[header],
+        n,
+        |h| read(&seal(h, &payload)),
+    );
 }
 
 /// Trees refined and partly coarsened again (free blocks in every list), up to 3 levels.
@@ -315,6 +333,8 @@ fn adaptive_checkpoint(n: usize) {
     };
     assert!(read(&write(&flat)), "the seed itself reads");
     fuzz("adaptive checkpoint", &[write(&flat)], n, read);
+    let seed = Checkpoint::parse(path, &write(&flat)).expect("the seed parses");
+    header_mutants("adaptive checkpoint", &seed, n, read);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
     let (mut ok, mut rejected) = (0, 0);
     for i in 0..n {

@@ -944,7 +944,10 @@ fn gauge_csvs_survive_a_restart(rt: &Runtime, order: u32) {
     let case = gauge_case(d, "a", order);
     let mut sim = Simulation::new(&case, rt, FluxLayout::ColoredScatter).unwrap();
     let summary = sim.run(&RunControl::default(), |_, _| {}).unwrap();
-    assert!(!summary.closed && summary.mass_guard.is_none(), "driven: no mass guard");
+    assert!(
+        !summary.closed && summary.mass_guard.is_none(),
+        "driven: no mass guard"
+    );
     let inlet = d.join("a/gauge_inlet.csv");
     assert!(
         summary.files.contains(&inlet) && summary.files.contains(&d.join("a/gauge_outlet.csv"))

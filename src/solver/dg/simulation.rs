@@ -1209,7 +1209,10 @@ const MORTON_FRAME: [&str; 4] = [
 /// trees first went to the device); an error naming the file when it is partial or unusable
 /// (not finite, a negative scale).
 fn morton_frame(ck: &Checkpoint, path: &Path) -> Result<Option<MortonFrame>> {
-    if !MORTON_FRAME.iter().any(|name| ck.header.values.contains_key(*name)) {
+    if !MORTON_FRAME
+        .iter()
+        .any(|name| ck.header.values.contains_key(*name))
+    {
         return Ok(None);
     }
     let mut v = [0f32; 4];
@@ -1219,7 +1222,10 @@ fn morton_frame(ck: &Checkpoint, path: &Path) -> Result<Option<MortonFrame>> {
             .map_err(|_| unusable(path, &format!("its {name} is not 32 bits")))?;
     }
     if !(v.iter().all(|x| x.is_finite()) && v[2] >= 0.0 && v[3] >= 0.0) {
-        return Err(unusable(path, &format!("its Morton frame {v:?} is not usable")));
+        return Err(unusable(
+            path,
+            &format!("its Morton frame {v:?} is not usable"),
+        ));
     }
     Ok(Some(MortonFrame {
         origin: [v[0], v[1]],

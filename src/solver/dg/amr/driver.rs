@@ -358,7 +358,9 @@ impl Adaptivity {
         )?;
         // The first adaptation's late far faces: those of the mesh uploaded.
         device.set_far_faces(super::reorder::far_faces(dm))?;
-        let frame = *self.frame.get_or_insert_with(|| MortonFrame::of(&self.mesh));
+        let frame = *self
+            .frame
+            .get_or_insert_with(|| MortonFrame::of(&self.mesh));
         if self.options.reorder != ReorderPolicy::Never {
             self.reorder = Some(GpuReorder::new(
                 gpu.runtime(),
