@@ -93,20 +93,31 @@ fn files(dir: &Path) -> Vec<String> {
 }
 
 /// 1. A blown-up swe run (u1x = 100) exited 0 with NaN CSV and PNGs; now exit 1 naming the
-///    time, step and cell (as the file numbers it), with the last good snapshot kept and no
-///    NaN snapshot written. u1x = 100 ends at the depth stop (a layer depth below −0.5 H_ref
-///    before clipping) before any NaN, on both paths; u1x = 1e30 cannot advance the clock
-///    (unfused) or goes NaN in its first step (fused).
+///    time and step, with the last good snapshot kept and no NaN snapshot written. u1x = 100
+///    has clipped its way to 35% (unfused) and 6% (fused) more upper-layer mass by the
+///    output at t = 0.01, where the mass guard (default 5e-2) stops it, writing nothing of
+///    that time; with the guard relaxed (`--max-mass-drift 1e9`) it ends at the depth stop (a
+///    layer depth below −0.5 H_ref before clipping, naming the cell as the file numbers it) at
+///    t ≈ 0.013 and 0.018, after the snapshot at t = 0.01, before any NaN. u1x = 1e30 cannot
+///    advance the clock (unfused) or goes NaN in its first step (fused), naming the cell.
 #[test]
 fn swe_blow_up_stops_with_the_cell() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
     let depth_stop = &["the run stopped at t = ", "below the depth stop"][..];
-    for (name, u, unfused, fused) in [
-        ("u100", "u1x = 100.0", depth_stop, depth_stop),
+    let guard = &[
+        "the run stopped at t = 0.01 after step ",
+        "the upper layer's mass drifted by ",
+        "above the mass guard's bound 5e-2",
+    ][..];
+    let relaxed = &["--max-mass-drift", "1e9"][..];
+    for (name, u, extra, unfused, fused) in [
+        ("u100", "u1x = 100.0", &[][..], guard, guard),
+        ("u100-depth", "u1x = 100.0", relaxed, depth_stop, depth_stop),
         (
             "u1e30",
             "u1x = 1e30",
+            &[][..],
             &["cannot reach t = 0.01", "steps"][..],
             &["blew up (NaN or Inf) at t = ", "steps"][..],
         ),
@@ -117,27 +128,25 @@ fn swe_blow_up_stops_with_the_cell() {
             &format!("h2 = \"H - h1\"\n{u}"),
             "snapshot_every = 0.01",
         );
-        // The unfused path (Δt of the current state) and the fused path (lagged Δt): each
-        // stops naming the element (u1x = 100: at t ≈ 0.013 and 0.018, after the snapshot at
-        // t = 0.01; u1x = 1e30: in the first step, before it), and every output it wrote is
-        // finite.
+        // The unfused path (Δt of the current state) and the fused path (lagged Δt), and
+        // every output each wrote is finite.
         for (out, flags, words) in [
             (name.to_string(), &["--scatter"][..], unfused),
             (format!("{name}-fused"), &[][..], fused),
         ] {
             let mut args = vec!["swe", "--case", &case, "--out", &out];
             args.extend(flags);
+            args.extend(extra);
             let (code, err) = run(d, &args);
             assert_eq!(code, 1, "{err}");
             assert!(words.iter().all(|w| err.contains(w)), "{err}");
-            assert!(
-                name == "u1e30" && flags.len() == 1 || err.contains("element "),
-                "{err}"
-            );
+            let names_cell = name == "u100-depth" || name == "u1e30" && flags.is_empty();
+            assert!(!names_cell || err.contains("element "), "{err}");
             let written = files(&d.join(&out));
             assert!(written.contains(&"h1_0000.png".to_string()), "{written:?}");
-            assert!(
-                name == "u100" || !written.iter().any(|f| f.contains("_0001")),
+            assert_eq!(
+                written.iter().any(|f| f.contains("_0001")),
+                name == "u100-depth",
                 "{written:?}"
             );
             let csv =

@@ -310,7 +310,7 @@ impl MassGuard {
     /// time `t` after `steps` steps has drifted beyond the bound (or to NaN).
     pub fn check(&self, mass: [f64; 2], t: f64, steps: u64) -> Result<()> {
         let drift = self.drift(mass);
-        let Some(k) = (0..2).find(|&k| !(drift[k] <= self.bound)) else {
+        let Some(k) = (0..2).find(|&k| drift[k].is_nan() || drift[k] > self.bound) else {
             return Ok(());
         };
         Err(Error::Run(format!(
