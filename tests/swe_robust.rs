@@ -228,18 +228,19 @@ fn the_swe_command_reports_rejected_steps() {
 /// it used to end with exit 0 and 28% more upper-layer mass. The mass guard stops it at the
 /// first output time (drift 9.5e-2 there, above the default 5e-2) with exit 1, naming the time,
 /// step, layer, drift and bound; the initial snapshot and CSV row stay, the failing state is
-/// not written. A bound that is not positive and finite is refused by flag (exit 2) and by
+/// not written. Without snapshots, a checkpoint is where the guard fires, and the one before
+/// it stays. A bound that is not positive and finite is refused by flag (exit 2) and by
 /// case key (exit 1, naming the file and key).
 #[test]
 fn the_mass_guard_stops_an_order_two_blow_up() {
     let dir = tempfile::tempdir().unwrap();
-    let write_case = |name: &str, extra: &str| {
+    // The reproducer with `run` lines added to [run] and `output` lines to [output].
+    let write_case = |name: &str, run: &str, output: &str| {
         let path = dir.path().join(format!("{name}.toml"));
         let text = format!(
             "[mesh]\nbuiltin = \"cross:10\"\ndomain = [-5.0, 5.0, -5.0, 5.0]\n[physics]\n\
              r = 0.5\n[initial]\nH = 6.0\nh1 = 1.0\nh2 = \"H - h1\"\nu1x = 100.0\n[run]\n\
-             final_time = 0.02\norder = 2\n{extra}[output]\nfields = [\"h1\"]\n\
-             snapshot_every = 0.01\n"
+             final_time = 0.02\norder = 2\n{run}[output]\nfields = [\"h1\"]\n{output}"
         );
         std::fs::write(&path, text).unwrap();
         path
@@ -255,7 +256,7 @@ fn the_mass_guard_stops_an_order_two_blow_up() {
             .output()
             .unwrap()
     };
-    let blow = write_case("blow", "");
+    let blow = write_case("blow", "", "snapshot_every = 0.01\n");
     let run = swe(&blow, "out", &[]);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{stderr}");
@@ -275,6 +276,30 @@ fn the_mass_guard_stops_an_order_two_blow_up() {
     let csv = std::fs::read_to_string(out.join("blow.csv")).unwrap();
     assert_eq!(csv.lines().count(), 2, "header and the t = 0 row: {csv}");
 
+    // Without output times before the end, checkpoints every 0.002 are where it is seen: the
+    // run stops at one (near t = 0.0074), and the checkpoint before it stays.
+    let quiet = write_case("quiet", "", "");
+    let run = swe(&quiet, "ck", &["--checkpoint-every", "0.002"]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the upper layer's mass drifted by "),
+        "{stderr}"
+    );
+    let stopped: f64 = stderr
+        .split("stopped at t = ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .expect("the time");
+    let ck = chromaflow::checkpoint::Checkpoint::read(&dir.path().join("ck/checkpoint.ckpt"))
+        .expect("the last good checkpoint");
+    assert!(
+        ck.header.t > 0.0 && ck.header.t < stopped && stopped < 0.01,
+        "checkpoint at {}, stopped at {stopped}",
+        ck.header.t
+    );
+
     let zero = swe(&blow, "zero", &["--max-mass-drift", "0"]);
     let stderr = String::from_utf8_lossy(&zero.stderr);
     assert_eq!(zero.status.code(), Some(2), "{stderr}");
@@ -282,7 +307,7 @@ fn the_mass_guard_stops_an_order_two_blow_up() {
         stderr.contains("--max-mass-drift 0 must be > 0 and finite"),
         "{stderr}"
     );
-    let negative = write_case("negative", "max_mass_drift = -1.0\n");
+    let negative = write_case("negative", "max_mass_drift = -1.0\n", "");
     let bad = swe(&negative, "negative", &[]);
     let stderr = String::from_utf8_lossy(&bad.stderr);
     // A case file's error, as for every key (a usage error, exit 2, is the flag's).

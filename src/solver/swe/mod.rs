@@ -318,7 +318,7 @@ impl MassGuard {
              of its initial mass {}, above the mass guard's bound {:e} (max_mass_drift); in a \
              closed domain only clipping negative depths changes a layer's mass, so the \
              solution is going wrong: try a smaller CFL number or check the initial state \
-             (this state was not written; the snapshots before it were)",
+             (this state was not written; the snapshots and checkpoint before it stay)",
             t as f32,
             ["upper", "lower"][k],
             drift[k],
