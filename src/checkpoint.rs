@@ -217,7 +217,7 @@ impl Checkpoint {
             )));
         }
         if fingerprint(bytes) != header.payload_hash {
-            return Err(bad("the state does not match its checksum (corrupt)"));
+            return Err(bad("the state does not match the header's payload hash"));
         }
         let named = header
             .sections
