@@ -3,13 +3,14 @@
 // Color reduction, ejection round, step 3 of 3, over the defect list (defects[0 ..
 // defect_count[0]]): each winner takes its proposed color and ejects the same-class neighbours
 // that held it (uncolored, that color becomes their tabu); the losers and the ejected vertices
-// form the next round's list, next_defects[0 .. next_count[0]] (step 1 emptied it), so the list
-// always holds exactly the uncolored vertices and a round costs what its defects cost.
+// form the next round's list, next_defects[0 .. next_count[0]] (vcolor_eject_count emptied
+// it), so the list always holds exactly the uncolored vertices and a round costs what its
+// defects cost.
 //
 // Races are benign: two winners ejecting one vertex write the same values; a winner never
 // ejects a winner (neighbouring winners proposed different colors) nor a defect (color 0). A
 // vertex two winners eject is listed once: the winner whose atomicExchange first stamps
-// listed[u] with the round (round_base[0] + range.first + 1; the attempt's start cleared the
+// listed[u] with the round (round_base[0] + range.pad + 1; the attempt's start cleared the
 // stamps) lists it. The list's order varies from run to run, its contents do not.
 //
 // Appends are gathered per workgroup: each thread counts its entries (1 for a loser, its claimed
@@ -49,7 +50,7 @@ fn main(
         list_length = defect_count[0];
     }
     let len = workgroupUniformLoad(&list_length);
-    let stamp = round_base[0] + range.first + 1u;
+    let stamp = round_base[0] + range.pad + 1u;
     for (var chunk = group * WORKGROUP_SIZE; chunk < len; chunk = chunk + threads) {
         if (lid.x == 0u) {
             atomicStore(&local_count, 0u);

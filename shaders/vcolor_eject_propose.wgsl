@@ -7,9 +7,9 @@
 // 1) that minimizes the number of same-class neighbours holding c: a free color if there is one
 // (the smallest), else the color that ejects the fewest neighbours, ties broken by a hash of
 // (v, c, round) so that defects wander instead of cycling. The color v was itself ejected from
-// (tabu[v]) is not proposed unless free. round_number = round_base[0] + range.first. Only
-// `proposal` is written, so every thread reads the colors of the previous round; thread 0 also
-// empties the list step 3 fills (next_count).
+// (tabu[v]) is not proposed unless free. round_number = round_base[0] + range.pad (the round
+// within the submit; range.first and range.count name the launch record the grid came from).
+// Only `proposal` is written, so every thread reads the colors of the previous round.
 
 @group(0) @binding(0) var<storage, read> adjacency_offsets: array<u32>;
 @group(0) @binding(1) var<storage, read> adjacency: array<u32>;
@@ -19,8 +19,7 @@
 @group(0) @binding(5) var<storage, read> round_base: array<u32>;
 @group(0) @binding(6) var<storage, read> defects: array<u32>;
 @group(0) @binding(7) var<storage, read> defect_count: array<u32>;
-@group(0) @binding(8) var<storage, read_write> next_count: array<u32>;
-@group(0) @binding(9) var<storage, read_write> proposal: array<u32>;
+@group(0) @binding(8) var<storage, read_write> proposal: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 const MAX_EJECT_COLORS: u32 = 32u;
@@ -29,11 +28,8 @@ const MAX_EJECT_COLORS: u32 = 32u;
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let threads = nwg.x * nwg.y * WORKGROUP_SIZE;
     let first = linear_index(gid, nwg);
-    if (first == 0u) {
-        next_count[0] = 0u;
-    }
     let k = min(range.color, MAX_EJECT_COLORS + 1u);
-    let round_number = round_base[0] + range.first;
+    let round_number = round_base[0] + range.pad;
     let len = defect_count[0];
     for (var i = first; i < len; i = i + threads) {
         let v = defects[i];

@@ -7,7 +7,7 @@
 // a higher priority (round_hash(u, round_number) smaller, ties by number), so two neighbours
 // never take one color. winner[v] = 1 for winners, 0 for the other defects; vertices off the
 // list are not written (step 3 reads only the list's). round_number = round_base[0] +
-// range.first.
+// range.pad.
 
 @group(0) @binding(0) var<storage, read> adjacency_offsets: array<u32>;
 @group(0) @binding(1) var<storage, read> adjacency: array<u32>;
@@ -23,7 +23,7 @@
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let threads = nwg.x * nwg.y * WORKGROUP_SIZE;
-    let round_number = round_base[0] + range.first;
+    let round_number = round_base[0] + range.pad;
     let len = defect_count[0];
     for (var i = linear_index(gid, nwg); i < len; i = i + threads) {
         let v = defects[i];

@@ -30,7 +30,7 @@ extern "C" __global__ void vcolor_eject_apply(
     u32 threads = gridDim.x * gridDim.y * WORKGROUP_SIZE;
     u32 group = blockIdx.x + blockIdx.y * gridDim.x;
     u32 len = defect_count[0];
-    u32 stamp = round_base[0] + range.first + 1u;
+    u32 stamp = round_base[0] + range.pad + 1u;
     volatile u32* shared_colors = colors;
     for (u32 chunk = group * WORKGROUP_SIZE; chunk < len; chunk = chunk + threads) {
         if (lid == 0u) {

@@ -6,7 +6,7 @@
 // (k = range.color) that minimizes the number of same-class neighbours holding c: the smallest
 // free color if there is one, else the color that ejects the fewest neighbours, ties broken by a
 // hash of (v, c, round); the tabu color only if free. round_number = round_base[0] +
-// range.first. Thread 0 empties the list step 3 fills.
+// range.pad (the round within the submit).
 
 #define MAX_EJECT_COLORS 32u
 
@@ -19,16 +19,12 @@ extern "C" __global__ void vcolor_eject_propose(
     const u32* __restrict__ round_base,
     const u32* __restrict__ defects,
     const u32* __restrict__ defect_count,
-    u32* __restrict__ next_count,
     u32* __restrict__ proposal,
     ItemRange range) {
     u32 threads = gridDim.x * gridDim.y * WORKGROUP_SIZE;
     u32 first = linear_index();
-    if (first == 0u) {
-        next_count[0] = 0u;
-    }
     u32 k = min(range.color, MAX_EJECT_COLORS + 1u);
-    u32 round_number = round_base[0] + range.first;
+    u32 round_number = round_base[0] + range.pad;
     u32 len = defect_count[0];
     for (u32 i = first; i < len; i = i + threads) {
         u32 v = defects[i];

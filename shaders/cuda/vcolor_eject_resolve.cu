@@ -18,7 +18,7 @@ extern "C" __global__ void vcolor_eject_resolve(
     u32* __restrict__ winner,
     ItemRange range) {
     u32 threads = gridDim.x * gridDim.y * WORKGROUP_SIZE;
-    u32 round_number = round_base[0] + range.first;
+    u32 round_number = round_base[0] + range.pad;
     u32 len = defect_count[0];
     for (u32 i = linear_index(); i < len; i = i + threads) {
         u32 v = defects[i];

@@ -30,13 +30,28 @@
 //!    ejection took the 227k-vertex box from 9 colors to 8 in 23 rounds. When no defect is
 //!    left, the top color is gone (k - 1 colors). An attempt
 //!    stops after [`ColorReduction::eject_rounds`] rounds, or earlier when the defect count,
-//!    shrinking per submit of [`EJECT_ROUNDS_PER_SUBMIT`] rounds as in the last one, would not
-//!    reach zero within that bound; a failed attempt restores the saved colors, so the count
-//!    never grows.
+//!    shrinking over the last [`EJECT_WINDOW`] rounds as it did, would not reach zero within
+//!    that bound; a failed attempt restores the saved colors, so the count never grows.
 //!
 //! Sweeps repeat while the count drops, at most [`ColorReduction::sweeps`] times. A successful
 //! last ejection is followed by one more iterated-greedy pass, which closes any class the
 //! ejection emptied, so colors are always 1..k without gaps.
+//!
+//! **Near misses.** An attempt that ends with at most [`NEAR_MISS_DEFECTS`] defects left is
+//! followed by another sweep even though the count did not drop, at most
+//! [`ColorReduction::retries`] times per reduction. Where the speculative rounds leave the
+//! reduction depends on the GPU's scheduling, and from some of those colorings the attempt on the
+//! last color above greedy's count stalls with one or two defects: in the CPU reference, fed
+//! first-fit colorings in random orders and models of the rounds (each vertex seeing a random
+//! part of its neighbours' choices of the same round), 3 to 5 of every 30 such starts ended one
+//! color above greedy natural on tetrahedral boxes of 69k to 227k vertices, every time with 1
+//! or 2 defects left; one stalled defect still wandered after 512 rounds, so more rounds do not
+//! help. Retrying the attempt from the same coloring with other tie-breaking hashes failed 5, 2
+//! and 1 times in 100 with 1, 2 and 3 tries; a new sweep first recolors the classes in another
+//! order (iterated greedy on the restored coloring), so the next attempt starts elsewhere: one
+//! such sweep left 1 failure in 60 to 3 in 60, four left none (the numbers are in CHANGELOG.md).
+//! A near miss costs one iterated-greedy pass and one more attempt; the final attempt of a
+//! reduction (the one that cannot succeed) ends with hundreds of defects and is not retried.
 //!
 //! The GPU side costs what the work costs:
 //!
@@ -49,11 +64,19 @@
 //!   each, where a launch per class over all vertices cost k passes.
 //! * The ejection rounds run over the list of defects, not over all vertices: the attempt's
 //!   start lists the top class, and each round's `vcolor_eject_apply` writes the next list (the
-//!   losers and the vertices the winners ejected, each once). The list's length after each
-//!   submit of [`EJECT_ROUNDS_PER_SUBMIT`] rounds is the defect count, read back (4 bytes) and
-//!   used to size the next submit's grid; rounds after the last defect is placed launch over an
-//!   empty list. The list's order varies with the GPU's scheduling; the result does not, since
-//!   every defect's step depends only on the colors and proposals around it.
+//!   losers and the vertices the winners ejected, each once). After the start and after each
+//!   round, `vcolor_eject_count` (one thread) turns the list's length into the launch record of
+//!   the next round's three launches ([`PlanBuilder::launch_device`]: wgpu dispatches exactly
+//!   the list's workgroups, one once the list is empty; CUDA launches the host's bound) and
+//!   logs it. So the grid follows the defects without the host, rounds after the last defect
+//!   is placed cost four near-empty launches, and a submit can hold many rounds: submits of
+//!   8, 8, 16, 32 and then 64 rounds ([`submit_rounds`]), each ending with one read-back of its
+//!   defect log (the count after every round), which gives the stop rule its per-round counts.
+//!   Against one read-back per 8 rounds, an attempt of 40 rounds reads back 4 times instead of
+//!   5, one of 64 rounds 5 times instead of 8; the first 16 rounds, where the stop rule decides
+//!   on failing attempts, are read back as before. The list's order varies with the GPU's
+//!   scheduling; the result does not, since every defect's step depends only on the colors
+//!   and proposals around it.
 //!
 //! So a reduction's launches follow the colors and the rounds ([`ReductionReport::launches`],
 //! [`ReductionReport::submits`], [`ReductionReport::read_backs`] count them), and the vertices
@@ -65,7 +88,9 @@
 use crate::args;
 use crate::error::{Error, Result};
 use crate::mesh::Csr;
-use crate::runtime::{Buffer, ItemRange, Kernel, Plan, PlanBuilder, Runtime, WORKGROUP_SIZE};
+use crate::runtime::{
+    Buffer, ItemRange, Kernel, Plan, PlanBuilder, Runtime, LAUNCH_WORDS, WORKGROUP_SIZE,
+};
 use std::time::{Duration, Instant};
 
 /// The ejection step runs when the count k satisfies k - 1 <= this (the proposal kernel counts
@@ -73,8 +98,20 @@ use std::time::{Duration, Instant};
 /// only. Mirrors MAX_EJECT_COLORS in shaders/vcolor_eject_propose.wgsl.
 pub const MAX_EJECT_COLORS: usize = 32;
 
-/// Ejection rounds recorded per submit: the host reads the defect counts once per submit.
-pub const EJECT_ROUNDS_PER_SUBMIT: usize = 8;
+/// Rounds over which the stop rule of an ejection attempt measures the defects' shrinking, and
+/// the rounds of an attempt's first two submits; attempts are whole multiples of it.
+pub const EJECT_WINDOW: usize = 8;
+
+/// Most ejection rounds in one submit (the size of the defect log read back per submit).
+pub const EJECT_MAX_SUBMIT_ROUNDS: usize = 64;
+
+/// An ejection attempt that ends with at most this many defects is a near miss: another sweep
+/// follows (see the module docs). Stalled attempts on the last color above greedy's count end
+/// with 1 or 2 defects; attempts that cannot succeed end with hundreds.
+pub const NEAR_MISS_DEFECTS: u32 = 8;
+
+// Every submit's rounds alternate the two defect lists, so each submit starts from the first.
+const _: () = assert!(EJECT_WINDOW % 2 == 0 && EJECT_MAX_SUBMIT_ROUNDS % EJECT_WINDOW == 0);
 
 /// Colors each thread of `vcolor_max` reads.
 const MAX_ITEMS_PER_THREAD: u32 = 4;
@@ -85,19 +122,24 @@ pub struct ColorReduction {
     /// Most sweeps (iterated greedy + ejection attempt); sweeps stop as soon as one does not
     /// lower the count. 0 turns the reduction off.
     pub sweeps: usize,
-    /// Most rounds of one ejection attempt (rounded up to whole submits of
-    /// [`EJECT_ROUNDS_PER_SUBMIT`]); 0 leaves iterated greedy only.
+    /// Most rounds of one ejection attempt (rounded up to a multiple of [`EJECT_WINDOW`]); 0
+    /// leaves iterated greedy only.
     pub eject_rounds: usize,
+    /// Most extra sweeps after near misses (attempts that ended with at most
+    /// [`NEAR_MISS_DEFECTS`] defects), per reduction; they count against `sweeps` too.
+    pub retries: usize,
 }
 
 impl Default for ColorReduction {
-    /// 16 sweeps, 64 rounds per ejection attempt. On the 1.03M-vertex tetrahedral box
-    /// (lavapipe, whole GPU coloring) three sweeps took the speculative rounds' 11 colors to 8:
-    /// ejections of 16 and 40 rounds, and an attempt at 7 stopped after 16 rounds.
+    /// 16 sweeps, 64 rounds per ejection attempt, 4 sweeps after near misses. On the
+    /// 1.03M-vertex tetrahedral box (lavapipe, whole GPU coloring) three sweeps took the
+    /// speculative rounds' 11 colors to 8: ejections of 16 and 40 rounds, and an attempt at 7
+    /// stopped after 16 rounds.
     fn default() -> Self {
         ColorReduction {
             sweeps: 16,
             eject_rounds: 64,
+            retries: 4,
         }
     }
 }
@@ -107,12 +149,21 @@ impl ColorReduction {
     pub const OFF: ColorReduction = ColorReduction {
         sweeps: 0,
         eject_rounds: 0,
+        retries: 0,
     };
 
-    /// Rounds of one attempt: `eject_rounds` rounded up to whole submits.
+    /// Rounds of one attempt: `eject_rounds` rounded up to a multiple of [`EJECT_WINDOW`].
     fn rounds_cap(&self) -> usize {
-        self.eject_rounds.div_ceil(EJECT_ROUNDS_PER_SUBMIT) * EJECT_ROUNDS_PER_SUBMIT
+        self.eject_rounds.div_ceil(EJECT_WINDOW) * EJECT_WINDOW
     }
+}
+
+/// Rounds of the `i`-th submit (from 0) of an ejection attempt: 8, 8, 16, 32, then 64. The
+/// first two keep the stop rule's first decision at round 16, where failing attempts are
+/// stopped; the later ones grow because an attempt that got there mostly succeeds, and rounds
+/// past its last defect cost only near-empty launches.
+pub fn submit_rounds(i: usize) -> usize {
+    (EJECT_WINDOW << i.saturating_sub(1).min(8)).min(EJECT_MAX_SUBMIT_ROUNDS)
 }
 
 /// What the reduction did.
@@ -126,8 +177,11 @@ pub struct ReductionReport {
     pub sweeps: usize,
     /// Ejection attempts that removed the top class.
     pub ejections: usize,
-    /// Rounds of all attempts, failed ones included (whole submits of
-    /// [`EJECT_ROUNDS_PER_SUBMIT`]: the defect count is read once per submit).
+    /// Ejection attempts that ended with at most [`NEAR_MISS_DEFECTS`] defects and were
+    /// followed by another sweep.
+    pub near_misses: usize,
+    /// Rounds of all attempts that started with defects, failed attempts included (the GPU
+    /// also queues the rest of a submit, near-empty launches counted in `launches`).
     pub eject_rounds: usize,
     /// Kernel launches queued (GPU; 0 for the CPU reference).
     pub launches: usize,
@@ -135,7 +189,7 @@ pub struct ReductionReport {
     /// the CPU reference).
     pub submits: usize,
     /// Read-backs among them, each a wait for the GPU (the color count after each sweep, the
-    /// defect count after each submit of ejection rounds).
+    /// defect log after each submit of ejection rounds).
     pub read_backs: usize,
     /// Wall time of the reduction (GPU: plan preparation excluded).
     pub seconds: f64,
@@ -154,8 +208,8 @@ trait Engine {
     fn iterated_greedy(&mut self, k: usize) -> Result<usize>;
     /// Save the colors (for [`Engine::restore`]) and uncolor class k.
     fn eject_start(&mut self, k: usize) -> Result<()>;
-    /// [`EJECT_ROUNDS_PER_SUBMIT`] rounds numbered `first_round..`; the defects left.
-    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<u32>;
+    /// `rounds` (even) rounds numbered `first_round..`; the defects left after each.
+    fn eject_rounds(&mut self, k: usize, first_round: u32, rounds: usize) -> Result<Vec<u32>>;
     /// Back to the saved colors.
     fn restore(&mut self) -> Result<()>;
     /// Time spent preparing plans so far (left out of the phase times).
@@ -181,16 +235,24 @@ fn drive(e: &mut impl Engine, opts: &ColorReduction) -> Result<ReductionReport> 
         k = greedy_pass(e, k, &mut report)?;
         sweeps += 1;
         gaps_possible = false;
+        let mut near_miss = false;
         if (3..=MAX_EJECT_COLORS + 1).contains(&k) {
             let (t, setup) = (Instant::now(), e.setup_time());
-            let ejected = eject(e, k, opts, &mut report)?;
+            let attempt = eject(e, k, opts, &mut report)?;
             report.eject_seconds += (t.elapsed() - (e.setup_time() - setup)).as_secs_f64();
-            if ejected {
-                k -= 1;
-                gaps_possible = true;
+            match attempt {
+                Attempt::Ejected => {
+                    k -= 1;
+                    gaps_possible = true;
+                }
+                Attempt::Kept { defects } => near_miss = defects <= NEAR_MISS_DEFECTS,
             }
         }
         if k >= start {
+            if near_miss && report.near_misses < opts.retries {
+                report.near_misses += 1;
+                continue;
+            }
             break;
         }
     }
@@ -210,45 +272,69 @@ fn greedy_pass(e: &mut impl Engine, k: usize, report: &mut ReductionReport) -> R
     Ok(k)
 }
 
-/// One ejection attempt on class k; true when it emptied the class.
+/// How an ejection attempt ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Attempt {
+    /// The top class is empty.
+    Ejected,
+    /// The colors were restored; `defects` were left (`u32::MAX` when no round ran).
+    Kept { defects: u32 },
+}
+
+/// One ejection attempt on class k, in submits of [`submit_rounds`] rounds.
 fn eject(
     e: &mut impl Engine,
     k: usize,
     opts: &ColorReduction,
     report: &mut ReductionReport,
-) -> Result<bool> {
+) -> Result<Attempt> {
     let cap = opts.rounds_cap();
     if cap == 0 {
-        return Ok(false);
+        return Ok(Attempt::Kept { defects: u32::MAX });
     }
     e.eject_start(k)?;
-    let mut previous = u32::MAX;
-    let mut round = 0;
-    while round < cap {
-        let defects = e.eject_rounds(k, round as u32)?;
-        round += EJECT_ROUNDS_PER_SUBMIT;
-        report.eject_rounds += EJECT_ROUNDS_PER_SUBMIT;
-        if defects == 0 {
-            log::debug!("color reduction: ejected color {k} in {round} rounds");
+    // Defects after each round of the attempt.
+    let mut history: Vec<u32> = Vec::with_capacity(cap);
+    let mut submit = 0;
+    while history.len() < cap {
+        let rounds = submit_rounds(submit).min(cap - history.len());
+        submit += 1;
+        let log = e.eject_rounds(k, history.len() as u32, rounds)?;
+        if let Some(last) = log.iter().position(|&d| d == 0) {
+            let rounds = history.len() + last + 1;
+            report.eject_rounds += rounds;
             report.ejections += 1;
-            return Ok(true);
+            log::debug!("color reduction: ejected color {k} in {rounds} rounds ({submit} submits)");
+            return Ok(Attempt::Ejected);
         }
-        if hopeless(previous, defects, (cap - round) / EJECT_ROUNDS_PER_SUBMIT) {
-            log::debug!("color reduction: color {k} kept, {defects} defects after {round} rounds");
+        history.extend(log);
+        let r = history.len();
+        if r >= 2 * EJECT_WINDOW
+            && hopeless(
+                history[r - 1 - EJECT_WINDOW],
+                history[r - 1],
+                (cap - r) / EJECT_WINDOW,
+            )
+        {
             break;
         }
-        previous = defects;
     }
+    report.eject_rounds += history.len();
+    let defects = history.last().copied().unwrap_or(u32::MAX);
+    log::debug!(
+        "color reduction: color {k} kept, {defects} defects after {} rounds ({submit} submits)",
+        history.len()
+    );
     e.restore()?;
-    Ok(false)
+    Ok(Attempt::Kept { defects })
 }
 
-/// Whether an ejection attempt should stop: the last submit took the defects from `previous`
-/// to `now` and, shrinking by that ratio per submit, they would not reach zero within the
-/// `submits_left` (no progress counts as never). The failing attempts seen in the CPU model
-/// shrink the defects by about 2x per submit from tens of thousands, the successful ones by
-/// about 10x; stopping early saves most of a failing attempt's rounds.
-fn hopeless(previous: u32, now: u32, submits_left: usize) -> bool {
+/// Whether an ejection attempt should stop: the last [`EJECT_WINDOW`] rounds took the defects
+/// from `previous` to `now` and, shrinking by that ratio per window, they would not reach zero
+/// within the `windows_left` (no progress counts as never). The failing attempts seen in the
+/// CPU model shrink the defects by about 2x per window from tens of thousands, the successful
+/// ones by about 10x; stopping early saves most of a failing attempt's rounds.
+fn hopeless(previous: u32, now: u32, windows_left: usize) -> bool {
     if now >= previous {
         return true;
     }
@@ -256,7 +342,7 @@ fn hopeless(previous: u32, now: u32, submits_left: usize) -> bool {
         return false;
     }
     let shrink = previous as f64 / now as f64;
-    (now as f64).ln() / shrink.ln() > submits_left as f64
+    (now as f64).ln() / shrink.ln() > windows_left as f64
 }
 
 /// lowbias32 integer hash (Chris Wellons); shaders/common/vcolor_hash.wgsl.
@@ -482,9 +568,10 @@ impl Engine for CpuEngine<'_> {
         Ok(())
     }
 
-    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<u32> {
+    fn eject_rounds(&mut self, k: usize, first_round: u32, rounds: usize) -> Result<Vec<u32>> {
         let n = self.colors.len();
-        for r in 0..EJECT_ROUNDS_PER_SUBMIT as u32 {
+        let mut log = Vec::with_capacity(rounds);
+        for r in 0..rounds as u32 {
             let round = first_round + r;
             for v in 0..n {
                 if self.colors[v] == 0 {
@@ -509,8 +596,9 @@ impl Engine for CpuEngine<'_> {
                     self.tabu[v] = c;
                 }
             }
+            log.push(self.colors.iter().filter(|&&c| c == 0).count() as u32);
         }
-        Ok(self.colors.iter().filter(|&&c| c == 0).count() as u32)
+        Ok(log)
     }
 
     fn restore(&mut self) -> Result<()> {
@@ -565,9 +653,15 @@ fn launch_max(p: &mut PlanBuilder, max: &Kernel, colors: &Buffer, largest: &Buff
 enum PlanKind {
     /// One iterated-greedy pass over old colors k .. 1, ending with `vcolor_max`.
     Greedy { k: usize },
-    /// [`EJECT_ROUNDS_PER_SUBMIT`] ejection rounds below color k, `threads` per launch, after
-    /// the start of the attempt when `start` (so an attempt's first submit carries its start).
-    EjectRounds { k: usize, threads: u32, start: bool },
+    /// `rounds` ejection rounds below color k, after the start of the attempt when `start` (so
+    /// an attempt's first submit carries its start); `threads` bounds the CUDA launches (wgpu
+    /// dispatches the grid `vcolor_eject_count` wrote).
+    EjectRounds {
+        k: usize,
+        threads: u32,
+        start: bool,
+        rounds: usize,
+    },
 }
 
 /// The device side of the reduction of one coloring: buffers, kernels and the plans by color
@@ -591,11 +685,14 @@ pub struct ColorReducer<'a> {
     class_first: Buffer,
     class_next: Buffer,
     /// Ejection: the defect lists the rounds alternate between and their lengths (round r of a
-    /// submit reads list r % 2 and fills the other), and the round stamps that list an ejected
-    /// vertex once.
+    /// submit reads list r % 2 and fills the other), the round stamps that list an ejected
+    /// vertex once, the launch record of the next round's launches, and the submit's defect log
+    /// (entry 0 after the start, entry r after round r).
     defects: [Buffer; 2],
     defect_count: [Buffer; 2],
     listed: Buffer,
+    eject_record: Buffer,
+    defect_log: Buffer,
     largest: Buffer,
     round_base: Buffer,
     count: Kernel,
@@ -607,6 +704,7 @@ pub struct ColorReducer<'a> {
     propose: Kernel,
     resolve: Kernel,
     apply: Kernel,
+    eject_count: Kernel,
     /// Defects the host last saw (or expects at an attempt's start): the grid of the next
     /// rounds.
     defects_seen: u32,
@@ -665,6 +763,8 @@ impl<'a> ColorReducer<'a> {
                 rt.zeroed::<u32>("defect count b", 1)?,
             ],
             listed: rt.zeroed::<u32>("ejection stamps", len)?,
+            eject_record: rt.zeroed::<u32>("ejection launch record", LAUNCH_WORDS as usize)?,
+            defect_log: rt.zeroed::<u32>("defects per round", EJECT_MAX_SUBMIT_ROUNDS + 1)?,
             largest,
             round_base: rt.zeroed::<u32>("first round of the submit", 1)?,
             count: rt.kernel("vcolor_class_count", &[])?,
@@ -676,6 +776,7 @@ impl<'a> ColorReducer<'a> {
             propose: rt.kernel("vcolor_eject_propose", &[])?,
             resolve: rt.kernel("vcolor_eject_resolve", &[])?,
             apply: rt.kernel("vcolor_eject_apply", &[])?,
+            eject_count: rt.kernel("vcolor_eject_count", &[])?,
             defects_seen: 0,
             start_pending: false,
             plans: Vec::new(),
@@ -755,7 +856,12 @@ impl<'a> ColorReducer<'a> {
                 }
                 launch_max(&mut p, &self.max, &self.colors, &self.largest, n);
             }
-            PlanKind::EjectRounds { k, threads, start } => {
+            PlanKind::EjectRounds {
+                k,
+                threads,
+                start,
+                rounds,
+            } => {
                 if start {
                     p.launch(
                         &self.start,
@@ -774,16 +880,18 @@ impl<'a> ColorReducer<'a> {
                             pad: 0,
                         },
                     );
+                    self.launch_count(&mut p, 0, 0);
                 }
-                for r in 0..EJECT_ROUNDS_PER_SUBMIT {
+                for r in 0..rounds {
                     let (cur, next) = (r % 2, 1 - r % 2);
+                    // The grid is the record the last count launch wrote (word 0).
                     let range = ItemRange {
-                        first: r as u32,
-                        count: n,
+                        first: 0,
+                        count: 0,
                         color: k as u32,
-                        pad: 0,
+                        pad: r as u32,
                     };
-                    p.launch_threads(
+                    p.launch_device(
                         &self.propose,
                         &args![
                             *offsets,
@@ -794,13 +902,13 @@ impl<'a> ColorReducer<'a> {
                             self.round_base,
                             self.defects[cur],
                             self.defect_count[cur],
-                            self.defect_count[next],
                             self.proposal
                         ],
                         range,
                         threads,
+                        &self.eject_record,
                     );
-                    p.launch_threads(
+                    p.launch_device(
                         &self.resolve,
                         &args![
                             *offsets,
@@ -815,8 +923,9 @@ impl<'a> ColorReducer<'a> {
                         ],
                         range,
                         threads,
+                        &self.eject_record,
                     );
-                    p.launch_threads(
+                    p.launch_device(
                         &self.apply,
                         &args![
                             *offsets,
@@ -835,11 +944,29 @@ impl<'a> ColorReducer<'a> {
                         ],
                         range,
                         threads,
+                        &self.eject_record,
                     );
+                    self.launch_count(&mut p, next, r + 1);
                 }
             }
         }
         p
+    }
+
+    /// Append `vcolor_eject_count` for list `filled` (just filled; the other is emptied),
+    /// logged at entry `slot` of the defect log.
+    fn launch_count(&self, p: &mut PlanBuilder, filled: usize, slot: usize) {
+        p.launch_threads(
+            &self.eject_count,
+            &args![
+                self.defect_count[filled],
+                self.defect_count[1 - filled],
+                self.eject_record,
+                self.defect_log
+            ],
+            ItemRange::new(slot as u32, 1),
+            1,
+        );
     }
 
     /// Queue the plan of `kind` (prepared on first use, untimed): one submit.
@@ -895,14 +1022,27 @@ impl Engine for ColorReducer<'_> {
         Ok(())
     }
 
-    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<u32> {
+    fn eject_rounds(&mut self, k: usize, first_round: u32, rounds: usize) -> Result<Vec<u32>> {
         self.rt.write(&self.round_base, 0, &[first_round])?;
         let threads = list_threads(self.defects_seen, self.n);
         let start = std::mem::take(&mut self.start_pending);
-        self.queue(PlanKind::EjectRounds { k, threads, start })?;
-        let count = self.defect_count[0].clone();
-        self.defects_seen = self.read_word(&count)?;
-        Ok(self.defects_seen)
+        let t = Instant::now();
+        self.queue(PlanKind::EjectRounds {
+            k,
+            threads,
+            start,
+            rounds,
+        })?;
+        self.counts.submits += 1;
+        self.counts.read_backs += 1;
+        let log = self.rt.read::<u32>(&self.defect_log, 1, rounds)?;
+        self.defects_seen = log.last().copied().unwrap_or(0);
+        log::trace!(
+            "color reduction: color {k}, rounds {first_round}..{}: {:.0} us, defects {log:?}",
+            first_round as usize + rounds,
+            t.elapsed().as_secs_f64() * 1e6
+        );
+        Ok(log)
     }
 
     fn restore(&mut self) -> Result<()> {

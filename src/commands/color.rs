@@ -32,10 +32,14 @@ pub struct ReduceArgs {
     /// as soon as one does not lower the count.
     #[arg(long, value_name = "N", default_value_t = ColorReduction::default().sweeps)]
     pub reduce_sweeps: usize,
-    /// Most rounds of one ejection attempt (run in submits of 8; an attempt also stops when a
-    /// submit does not lower the number of uncolored vertices). 0: iterated greedy only.
+    /// Most rounds of one ejection attempt (a multiple of 8; an attempt also stops when 8
+    /// rounds do not lower the number of uncolored vertices). 0: iterated greedy only.
     #[arg(long, value_name = "N", default_value_t = ColorReduction::default().eject_rounds)]
     pub reduce_rounds: usize,
+    /// Most extra sweeps after near misses (ejection attempts that ended with at most 8
+    /// uncolored vertices), so the result does not hang on where the speculative rounds left it.
+    #[arg(long, value_name = "N", default_value_t = ColorReduction::default().retries)]
+    pub reduce_retries: usize,
 }
 
 impl ReduceArgs {
@@ -47,6 +51,7 @@ impl ReduceArgs {
         ColorReduction {
             sweeps: self.reduce_sweeps,
             eject_rounds: self.reduce_rounds,
+            retries: self.reduce_retries,
         }
     }
 }

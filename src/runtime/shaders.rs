@@ -50,6 +50,7 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("vcolor_eject_propose.wgsl"),
     shader!("vcolor_eject_resolve.wgsl"),
     shader!("vcolor_eject_apply.wgsl"),
+    shader!("vcolor_eject_count.wgsl"),
     shader!("common/swe_flux.wgsl"),
     shader!("common/swe_control.wgsl"),
     shader!("common/swe_clock.wgsl"),

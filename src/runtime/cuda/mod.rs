@@ -102,6 +102,7 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("vcolor_eject_propose.cu"),
     cuda_source!("vcolor_eject_resolve.cu"),
     cuda_source!("vcolor_eject_apply.cu"),
+    cuda_source!("vcolor_eject_count.cu"),
 ];
 
 /// The full CUDA source of kernel file `stem` (`shaders/cuda/<stem>.cu`) with its
