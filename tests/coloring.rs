@@ -801,12 +801,21 @@ fn color_reduction_gpu_equals_cpu() {
                 r.colors_after,
                 r.sweeps,
                 r.ejections,
+                r.near_misses,
                 r.eject_rounds,
+                r.eject_submits,
             )
         };
         assert_eq!(strip(&cpu_report), strip(&gpu_report), "{name}");
         let k = proper_without_gaps(g, &gpu, class);
         assert_eq!(k, gpu_report.colors_after, "{name}");
+        // One read-back for the first count, one per iterated-greedy pass, one per submit of
+        // ejection rounds (its defect log).
+        assert_eq!(
+            gpu_report.read_backs,
+            1 + gpu_report.sweeps + gpu_report.eject_submits,
+            "{name}: {gpu_report:?}"
+        );
         assert!(k <= gpu_report.colors_before, "{name}");
         eprintln!("{name}: {gpu_report:?}");
         ejections += gpu_report.ejections;
@@ -820,8 +829,8 @@ fn color_reduction_gpu_equals_cpu() {
 /// Targets on a tetrahedral box (the lattice graph where the speculative rounds lose most
 /// against greedy's natural order): the whole GPU coloring, and the reduction started from a
 /// random-order greedy coloring (what a wide GPU's rounds give), use at most
-/// ceil(1.1 x greedy natural) colors, properly. Without the reduction the random order needs
-/// more than that, so the bound is the reduction's doing.
+/// floor(1.1 x greedy natural) colors (greedy + 10%: 8 for greedy's 8), properly. Without the
+/// reduction the random order needs more than that, so the bound is the reduction's doing.
 #[test]
 fn tet_box_colors_within_ten_percent_of_greedy() {
     use chromaflow::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
@@ -834,7 +843,7 @@ fn tet_box_colors_within_ten_percent_of_greedy() {
     let greedy = color_vertices(&g, VertexOrder::Natural, None)
         .unwrap()
         .num_colors;
-    let bound = (1.1 * greedy as f64).ceil() as usize;
+    let bound = (1.1 * greedy as f64).floor() as usize;
     let start = hashed_order_coloring(&g);
     let before = *start.iter().max().unwrap() as usize;
     assert!(
@@ -856,6 +865,61 @@ fn tet_box_colors_within_ten_percent_of_greedy() {
             c.num_colors
         );
     }
+}
+
+/// The count must not hang on where the speculative rounds leave the reduction: 40 first-fit
+/// colorings of a 15,625-vertex tetrahedral box in different hashed orders (11 colors each,
+/// greedy natural 8) all end at greedy + 10% (8) with the default reduction. Without the sweeps
+/// after near misses, seeds 22 and 31 end at 9, their last attempt stalled with a defect or two
+/// (so the starts do reach the case). On the GPU, seed 22's reduction (near miss, another sweep,
+/// success) gives exactly the CPU reference's colors.
+#[test]
+fn tet_box_reduction_reaches_the_bound_from_many_starts() {
+    use chromaflow::color::reduce::{
+        reduce_colors_cpu, reduce_colors_gpu, seeded_order_coloring, ColorReduction,
+    };
+    let g = Topology::build(&tet_box(24, 24, 24, TetSplit::Six).unwrap())
+        .unwrap()
+        .vertex_neighbors;
+    let greedy = color_vertices(&g, VertexOrder::Natural, None)
+        .unwrap()
+        .num_colors;
+    let bound = (1.1 * greedy as f64).floor() as usize;
+    let opts = ColorReduction::default();
+    let no_retries = ColorReduction { retries: 0, ..opts };
+    let mut stalled = Vec::new();
+    let mut near_misses = 0;
+    for seed in 0..40 {
+        let start = seeded_order_coloring(&g, seed);
+        assert!(*start.iter().max().unwrap() as usize > bound, "seed {seed}");
+        let (colors, report) = reduce_colors_cpu(&g, None, &start, &opts).unwrap();
+        let k = proper_without_gaps(&g, &colors, None);
+        assert!(
+            k <= bound,
+            "seed {seed}: {k} colors, bound {bound}: {report:?}"
+        );
+        near_misses += report.near_misses;
+        let (_, without) = reduce_colors_cpu(&g, None, &start, &no_retries).unwrap();
+        if without.colors_after > bound {
+            stalled.push(seed);
+        }
+    }
+    eprintln!("without retries above the bound: seeds {stalled:?}; near misses {near_misses}");
+    assert!(
+        !stalled.is_empty() && near_misses >= stalled.len(),
+        "the starts no longer reach a stalled attempt: the test does not cover the retries"
+    );
+    let rt =
+        chromaflow::runtime::Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)");
+    let start = seeded_order_coloring(&g, stalled[0]);
+    let (cpu, cpu_report) = reduce_colors_cpu(&g, None, &start, &opts).unwrap();
+    let (gpu, gpu_report) = reduce_colors_gpu(&rt, &g, None, &start, &opts).unwrap();
+    assert!(cpu == gpu, "seed {}: GPU and CPU colors differ", stalled[0]);
+    assert!(gpu_report.near_misses > 0, "{gpu_report:?}");
+    assert_eq!(
+        (gpu_report.colors_after, gpu_report.eject_rounds),
+        (cpu_report.colors_after, cpu_report.eject_rounds)
+    );
 }
 
 /// A star of 5000 leaves: the reduction's launches follow the colors present (2), not the

@@ -183,6 +183,9 @@ pub struct ReductionReport {
     /// Rounds of all attempts that started with defects, failed attempts included (the GPU
     /// also queues the rest of a submit, near-empty launches counted in `launches`).
     pub eject_rounds: usize,
+    /// Submits of ejection rounds ([`submit_rounds`] each), each ending with one read-back of
+    /// the defect log.
+    pub eject_submits: usize,
     /// Kernel launches queued (GPU; 0 for the CPU reference).
     pub launches: usize,
     /// Submissions to the GPU queue: queued plans, buffer copies and read-backs (GPU; 0 for
@@ -299,6 +302,7 @@ fn eject(
     while history.len() < cap {
         let rounds = submit_rounds(submit).min(cap - history.len());
         submit += 1;
+        report.eject_submits += 1;
         let log = e.eject_rounds(k, history.len() as u32, rounds)?;
         if let Some(last) = log.iter().position(|&d| d == 0) {
             let rounds = history.len() + last + 1;
@@ -366,8 +370,16 @@ pub fn round_hash(x: u32, round: u32) -> u32 {
 /// hashed priorities settle the conflicts. Lavapipe runs the rounds almost in natural order, so
 /// the reduction's tests and conformance checks start from this coloring instead.
 pub fn hashed_order_coloring(adj: &Csr) -> Vec<u32> {
+    seeded_order_coloring(adj, 0)
+}
+
+/// [`hashed_order_coloring`] in another hashed order per `seed` (vertex v ranks by
+/// lowbias32(v + seed * 0x9e3779b9); seed 0 is [`hashed_order_coloring`]'s order): the
+/// different colorings the speculative rounds hand the reduction from run to run.
+pub fn seeded_order_coloring(adj: &Csr, seed: u32) -> Vec<u32> {
+    let shift = seed.wrapping_mul(0x9e37_79b9);
     let mut order: Vec<u32> = (0..adj.num_rows() as u32).collect();
-    order.sort_by_key(|&v| (lowbias32(v), v));
+    order.sort_by_key(|&v| (lowbias32(v.wrapping_add(shift)), v));
     let mut colors = vec![0u32; adj.num_rows()];
     let mut held = Vec::new();
     for v in order {
@@ -1057,10 +1069,18 @@ impl Engine for ColorReducer<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::hopeless;
+    use super::{hopeless, submit_rounds, EJECT_MAX_SUBMIT_ROUNDS};
 
-    /// The stop rule on the defect counts of the CPU model's attempts on the 1.03M-vertex
-    /// tetrahedral box: 9 -> 8 went on (and succeeded), 8 -> 7 stops after its second submit.
+    /// Submits of 8, 8, 16, 32 and then 64 rounds: even, whole windows, within the defect log.
+    #[test]
+    fn ejection_submits_grow_to_the_log() {
+        let rounds: Vec<usize> = (0..7).map(submit_rounds).collect();
+        assert_eq!(rounds, [8, 8, 16, 32, 64, 64, 64]);
+        assert_eq!(submit_rounds(1000), EJECT_MAX_SUBMIT_ROUNDS);
+    }
+
+    /// The stop rule on the defect counts (8 rounds apart) of the CPU model's attempts on the
+    /// 1.03M-vertex tetrahedral box: 9 -> 8 went on (and succeeded), 8 -> 7 stops at round 16.
     #[test]
     fn ejection_stops_when_the_defects_shrink_too_slowly() {
         assert!(!hopeless(u32::MAX, 34552, 7));
