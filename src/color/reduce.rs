@@ -40,19 +40,22 @@
 //! **Near misses.** An attempt that ends with at most [`NEAR_MISS_DEFECTS`] defects left is
 //! followed by another sweep even though the count did not drop, at most
 //! [`ColorReduction::retries`] times per reduction. Where the speculative rounds leave the
-//! reduction depends on the GPU's scheduling, and from some of those colorings the attempt on the
-//! last color above greedy's count stalls with one or two defects: in the CPU reference, fed
-//! first-fit colorings in random orders and models of the rounds (each vertex seeing a random
-//! part of its neighbours' choices of the same round), 3 to 5 of every 30 such starts ended one
-//! color above greedy natural on tetrahedral boxes of 69k to 227k vertices, every time with 1
-//! or 2 defects left; one stalled defect still wandered after 512 rounds, so more rounds do not
-//! help. Retrying the attempt from the same coloring with other tie-breaking hashes failed 5, 2
-//! and 1 times in 100 with 1, 2 and 3 tries; a new sweep first recolors the classes in another
-//! order (iterated greedy on the restored coloring), so the next attempt starts elsewhere: one
-//! such sweep left 1 failure in 60 to 3 in 60, four left none (the numbers are in CHANGELOG.md).
-//! A near miss costs one iterated-greedy pass and one more attempt; the final attempt of a
-//! reduction (the one that cannot succeed) ends with hundreds of defects and is not retried.
-//!
+//! reduction depends on the GPU's scheduling, and from some of those colorings the attempt on
+//! the last color above greedy's count stalls with one or two defects. In this CPU reference,
+//! fed first-fit colorings in random orders and models of the rounds (each vertex seeing a
+//! random part of its neighbours' choices of the same round), 1 to 5 of every 30 starts ended
+//! one color above greedy natural on tetrahedral boxes of 69k to 227k vertices, every time
+//! with 1 or 2 defects left; a stalled defect still wandered after 512 rounds, so more rounds
+//! do not help. Retrying the attempt from the same coloring with other tie-breaking hashes
+//! failed 5, 2 and 1 times in 100 (1, 2, 3 tries); another sweep first recolors the classes in
+//! another order (iterated greedy on the restored coloring), so its attempt starts elsewhere:
+//! with one such sweep 5 of 540 starts still failed, with four none did (boxes of 69k, 133k and
+//! 227k vertices, three start models, 60 seeds each). A near miss costs one iterated-greedy
+//! pass and one more attempt, whose rounds after the first few have few defects. The final
+//! attempt on a tetrahedral box (the color greedy cannot remove either) ends with hundreds of
+//! defects and is not retried; on random geometric graphs and small boxes it can end with a
+//! few, and the retries then buy a lower count at that cost.
+
 //! The GPU side costs what the work costs:
 //!
 //! * An iterated-greedy pass is one submit: `vcolor_class_count` saves and clears the colors and
@@ -1045,13 +1048,16 @@ impl Engine for ColorReducer<'_> {
             start,
             rounds,
         })?;
+        let queued = t.elapsed();
         self.counts.submits += 1;
         self.counts.read_backs += 1;
         let log = self.rt.read::<u32>(&self.defect_log, 1, rounds)?;
         self.defects_seen = log.last().copied().unwrap_or(0);
         log::trace!(
-            "color reduction: color {k}, rounds {first_round}..{}: {:.0} us, defects {log:?}",
+            "color reduction: color {k}, rounds {first_round}..{}: queued in {:.0} us, read \
+             back after {:.0} us; defects {log:?}",
             first_round as usize + rounds,
+            queued.as_secs_f64() * 1e6,
             t.elapsed().as_secs_f64() * 1e6
         );
         Ok(log)
