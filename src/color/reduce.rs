@@ -49,12 +49,14 @@
 //! do not help. Retrying the attempt from the same coloring with other tie-breaking hashes
 //! failed 5, 2 and 1 times in 100 (1, 2, 3 tries); another sweep first recolors the classes in
 //! another order (iterated greedy on the restored coloring), so its attempt starts elsewhere:
-//! with one such sweep 5 of 540 starts still failed, with four none did (boxes of 69k, 133k and
-//! 227k vertices, three start models, 60 seeds each). A near miss costs one iterated-greedy
-//! pass and one more attempt, whose rounds after the first few have few defects. The final
-//! attempt on a tetrahedral box (the color greedy cannot remove either) ends with hundreds of
-//! defects and is not retried; on random geometric graphs and small boxes it can end with a
-//! few, and the retries then buy a lower count at that cost.
+//! with one such sweep 5 of 540 starts still failed, with two or four none did (boxes of 69k,
+//! 133k and 227k vertices, three start models, 60 seeds each); on the 1.03M box one of three
+//! starts needed two. A near miss costs one iterated-greedy pass and one more attempt, whose
+//! rounds after the first few have few defects. The final attempt on a tetrahedral box (the
+//! color greedy cannot remove either) ends with thousands of defects and is not retried; on
+//! random geometric graphs it often ends with one to three, and the retries then buy a lower
+//! count at that cost (1M vertices, four starts: ejection submits 4-6 without retries, 5-12
+//! with two, 5-20 with four; 14-16 colors without, 14-15 with, greedy natural 17).
 
 //! The GPU side costs what the work costs:
 //!
@@ -70,11 +72,11 @@
 //!   losers and the vertices the winners ejected, each once). After the start and after each
 //!   round, `vcolor_eject_count` (one thread) turns the list's length into the launch record of
 //!   the next round's three launches ([`PlanBuilder::launch_device`]: wgpu dispatches exactly
-//!   the list's workgroups, one once the list is empty; CUDA launches the host's bound) and
+//!   the list's workgroups, none once the list is empty; CUDA launches the host's bound) and
 //!   logs it. So the grid follows the defects without the host, rounds after the last defect
-//!   is placed cost four near-empty launches, and a submit can hold many rounds: submits of
-//!   8, 8, 16, 32 and then 64 rounds ([`submit_rounds`]), each ending with one read-back of its
-//!   defect log (the count after every round), which gives the stop rule its per-round counts.
+//!   is placed dispatch nothing but the one-thread count, and a submit can hold many rounds:
+//!   submits of 8, 8, 16, 32 and then 64 rounds ([`submit_rounds`]), each ending with one
+//!   read-back of its defect log (the count after every round), for the stop rule.
 //!   Against one read-back per 8 rounds, an attempt of 40 rounds reads back 4 times instead of
 //!   5, one of 64 rounds 5 times instead of 8; the first 16 rounds, where the stop rule decides
 //!   on failing attempts, are read back as before. The list's order varies with the GPU's
@@ -134,7 +136,7 @@ pub struct ColorReduction {
 }
 
 impl Default for ColorReduction {
-    /// 16 sweeps, 64 rounds per ejection attempt, 4 sweeps after near misses. On the
+    /// 16 sweeps, 64 rounds per ejection attempt, 2 sweeps after near misses. On the
     /// 1.03M-vertex tetrahedral box (lavapipe, whole GPU coloring) three sweeps took the
     /// speculative rounds' 11 colors to 8: ejections of 16 and 40 rounds, and an attempt at 7
     /// stopped after 16 rounds.
@@ -142,7 +144,7 @@ impl Default for ColorReduction {
         ColorReduction {
             sweeps: 16,
             eject_rounds: 64,
-            retries: 4,
+            retries: 2,
         }
     }
 }
