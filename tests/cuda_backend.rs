@@ -58,6 +58,7 @@ fn every_cuda_kernel_has_a_wgsl_twin() {
         "vcolor_eject_propose",
         "vcolor_eject_resolve",
         "vcolor_eject_apply",
+        "vcolor_eject_count",
         "dg_volume",
         "dg_surface",
         "dg_stage",
