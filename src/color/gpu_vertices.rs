@@ -329,8 +329,9 @@ pub fn color_vertices_gpu_with(
     work.read_backs += reduction.read_backs + 1;
     log::debug!(
         "GPU vertex coloring: rounds {:.2} ms ({} launches, {} submits, {} read-backs), \
-         reduction {:.2} ms ({} -> {} colors; iterated greedy {:.2} ms, ejection {:.2} ms; {} \
-         launches, {} submits, {} read-backs), read-back {:.2} ms",
+         reduction {:.2} ms ({} -> {} colors; iterated greedy {:.2} ms, ejection {:.2} ms in \
+         {} rounds, {} ejection submits, {} near misses; {} launches, {} submits, {} \
+         read-backs), read-back {:.2} ms",
         rounds_done * 1e3,
         rounds_work.launches,
         rounds_work.submits,
@@ -340,6 +341,9 @@ pub fn color_vertices_gpu_with(
         reduction.colors_after,
         reduction.greedy_seconds * 1e3,
         reduction.eject_seconds * 1e3,
+        reduction.eject_rounds,
+        reduction.eject_submits,
+        reduction.near_misses,
         reduction.launches,
         reduction.submits,
         reduction.read_backs,
