@@ -74,13 +74,14 @@
 //!   round, `vcolor_eject_count` (one thread) turns the list's length into the launch record of
 //!   the next round's three launches ([`PlanBuilder::launch_device`]: wgpu dispatches exactly
 //!   the list's workgroups, none once the list is empty; CUDA launches the host's bound) and
-//!   logs it. So the grid follows the defects without the host, rounds after the last defect
-//!   is placed dispatch nothing but the one-thread count, and a submit can hold many rounds:
-//!   submits of 8, 8, 16, 32 and then 64 rounds ([`submit_rounds`]), each ending with one
-//!   read-back of its defect log (the count after every round), for the stop rule.
-//!   Against one read-back per 8 rounds, an attempt of 40 rounds reads back 4 times instead of
-//!   5, one of 64 rounds 5 times instead of 8; the first 16 rounds, where the stop rule decides
-//!   on failing attempts, are read back as before. The list's order varies with the GPU's
+//!   logs it. So the grid follows the defects without the host, and rounds after the last
+//!   defect is placed dispatch nothing but the one-thread count. Submits hold
+//!   [`EJECT_WINDOW`] rounds each and end with one read-back of their defect log (the count
+//!   after every round), for the stop rule. Longer submits (8, 8, 16, 32, then 64 rounds) read
+//!   back less but ran up to 24 rounds past the last defect, and on the H100 under wgpu an
+//!   empty round costs launches and barriers like a full one: in an A/B there they were no
+//!   faster than 8-round submits on the 1M-vertex tetrahedral box or random geometric graph,
+//!   so the simpler schedule stays. The list's order varies with the GPU's
 //!   scheduling; the result does not, since every defect's step depends only on the colors
 //!   and proposals around it.
 //!
@@ -105,11 +106,9 @@ use std::time::{Duration, Instant};
 pub const MAX_EJECT_COLORS: usize = 32;
 
 /// Rounds over which the stop rule of an ejection attempt measures the defects' shrinking, and
-/// the rounds of an attempt's first two submits; attempts are whole multiples of it.
+/// the rounds of every submit (the defect log read back per submit holds their counts);
+/// attempts are whole multiples of it.
 pub const EJECT_WINDOW: usize = 8;
-
-/// Most ejection rounds in one submit (the size of the defect log read back per submit).
-pub const EJECT_MAX_SUBMIT_ROUNDS: usize = 64;
 
 /// An ejection attempt that ends with at most this many defects is a near miss: another sweep
 /// follows (see the module docs). On tetrahedral boxes, stalled attempts on the last color
@@ -119,7 +118,7 @@ pub const EJECT_MAX_SUBMIT_ROUNDS: usize = 64;
 pub const NEAR_MISS_DEFECTS: u32 = 8;
 
 // Every submit's rounds alternate the two defect lists, so each submit starts from the first.
-const _: () = assert!(EJECT_WINDOW % 2 == 0 && EJECT_MAX_SUBMIT_ROUNDS % EJECT_WINDOW == 0);
+const _: () = assert!(EJECT_WINDOW % 2 == 0);
 
 /// Colors each thread of `vcolor_max` reads.
 const MAX_ITEMS_PER_THREAD: u32 = 4;
@@ -166,14 +165,6 @@ impl ColorReduction {
     }
 }
 
-/// Rounds of the `i`-th submit (from 0) of an ejection attempt: 8, 8, 16, 32, then 64. The
-/// first two keep the stop rule's first decision at round 16, where failing attempts are
-/// stopped; the later ones grow because an attempt that got there mostly succeeds, and rounds
-/// past its last defect dispatch no workgroups (on wgpu; CUDA's launches return at once).
-pub fn submit_rounds(i: usize) -> usize {
-    (EJECT_WINDOW << i.saturating_sub(1).min(8)).min(EJECT_MAX_SUBMIT_ROUNDS)
-}
-
 /// What the reduction did.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct ReductionReport {
@@ -191,7 +182,7 @@ pub struct ReductionReport {
     /// Rounds of all attempts that started with defects, failed attempts included (the GPU
     /// also queues the rest of a submit, empty launches counted in `launches`).
     pub eject_rounds: usize,
-    /// Submits of ejection rounds ([`submit_rounds`] each), each ending with one read-back of
+    /// Submits of ejection rounds ([`EJECT_WINDOW`] rounds each), each ending with one read-back of
     /// the defect log.
     pub eject_submits: usize,
     /// Kernel launches queued (GPU; 0 for the CPU reference).
@@ -292,7 +283,7 @@ enum Attempt {
     Kept { defects: u32 },
 }
 
-/// One ejection attempt on class k, in submits of [`submit_rounds`] rounds.
+/// One ejection attempt on class k, in submits of [`EJECT_WINDOW`] rounds.
 fn eject(
     e: &mut impl Engine,
     k: usize,
@@ -308,7 +299,7 @@ fn eject(
     let mut history: Vec<u32> = Vec::with_capacity(cap);
     let mut submit = 0;
     while history.len() < cap {
-        let rounds = submit_rounds(submit).min(cap - history.len());
+        let rounds = EJECT_WINDOW.min(cap - history.len());
         submit += 1;
         report.eject_submits += 1;
         let log = e.eject_rounds(k, history.len() as u32, rounds)?;
@@ -781,7 +772,7 @@ impl<'a> ColorReducer<'a> {
             ],
             listed: rt.zeroed::<u32>("ejection stamps", len)?,
             eject_record: rt.zeroed::<u32>("ejection launch record", LAUNCH_WORDS as usize)?,
-            defect_log: rt.zeroed::<u32>("defects per round", EJECT_MAX_SUBMIT_ROUNDS + 1)?,
+            defect_log: rt.zeroed::<u32>("defects per round", EJECT_WINDOW + 1)?,
             largest,
             round_base: rt.zeroed::<u32>("first round of the submit", 1)?,
             count: rt.kernel("vcolor_class_count", &[])?,
@@ -1077,15 +1068,7 @@ impl Engine for ColorReducer<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{hopeless, submit_rounds, EJECT_MAX_SUBMIT_ROUNDS};
-
-    /// Submits of 8, 8, 16, 32 and then 64 rounds: even, whole windows, within the defect log.
-    #[test]
-    fn ejection_submits_grow_to_the_log() {
-        let rounds: Vec<usize> = (0..7).map(submit_rounds).collect();
-        assert_eq!(rounds, [8, 8, 16, 32, 64, 64, 64]);
-        assert_eq!(submit_rounds(1000), EJECT_MAX_SUBMIT_ROUNDS);
-    }
+    use super::hopeless;
 
     /// The stop rule on the defect counts (8 rounds apart) of the CPU model's attempts on the
     /// 1.03M-vertex tetrahedral box: 9 -> 8 went on (and succeeded), 8 -> 7 stops at round 16.
