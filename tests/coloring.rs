@@ -666,6 +666,18 @@ fn color_graph_cli() {
     assert!(out.contains("graph: ") && out.contains("| 23 |"), "{out}");
 }
 
+/// The vertex graph of an n x n x n tetrahedral box, greedy's color count in natural order and
+/// the bound for the GPU coloring, greedy + 10% rounded down (8 for greedy's 8).
+fn tet_box_graph(n: usize) -> (chromaflow::mesh::Csr, usize, usize) {
+    let g = Topology::build(&tet_box(n, n, n, TetSplit::Six).unwrap())
+        .unwrap()
+        .vertex_neighbors;
+    let greedy = color_vertices(&g, VertexOrder::Natural, None)
+        .unwrap()
+        .num_colors;
+    (g, greedy, (1.1 * greedy as f64).floor() as usize)
+}
+
 /// Colors 1..k all used, and no two neighbours (of one class) share a color.
 fn proper_without_gaps(g: &chromaflow::mesh::Csr, colors: &[u32], class: Option<&[u32]>) -> usize {
     let zero_based: Vec<u32> = colors.iter().map(|&c| c - 1).collect();
@@ -837,13 +849,7 @@ fn tet_box_colors_within_ten_percent_of_greedy() {
     use chromaflow::color::reduce::{hashed_order_coloring, reduce_colors_gpu, ColorReduction};
     let rt =
         chromaflow::runtime::Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)");
-    let g = Topology::build(&tet_box(16, 16, 16, TetSplit::Six).unwrap())
-        .unwrap()
-        .vertex_neighbors;
-    let greedy = color_vertices(&g, VertexOrder::Natural, None)
-        .unwrap()
-        .num_colors;
-    let bound = (1.1 * greedy as f64).floor() as usize;
+    let (g, greedy, bound) = tet_box_graph(16);
     let start = hashed_order_coloring(&g);
     let before = *start.iter().max().unwrap() as usize;
     assert!(
@@ -878,13 +884,7 @@ fn tet_box_reduction_reaches_the_bound_from_many_starts() {
     use chromaflow::color::reduce::{
         reduce_colors_cpu, reduce_colors_gpu, seeded_order_coloring, ColorReduction,
     };
-    let g = Topology::build(&tet_box(24, 24, 24, TetSplit::Six).unwrap())
-        .unwrap()
-        .vertex_neighbors;
-    let greedy = color_vertices(&g, VertexOrder::Natural, None)
-        .unwrap()
-        .num_colors;
-    let bound = (1.1 * greedy as f64).floor() as usize;
+    let (g, _, bound) = tet_box_graph(24);
     let opts = ColorReduction::default();
     let no_retries = ColorReduction { retries: 0, ..opts };
     let mut stalled = Vec::new();
@@ -987,13 +987,7 @@ fn tet_box_reduction_reaches_the_bound_from_many_starts_large() {
     let opts = ColorReduction::default();
     let no_retries = ColorReduction { retries: 0, ..opts };
     for cells in [40, 60] {
-        let g = Topology::build(&tet_box(cells, cells, cells, TetSplit::Six).unwrap())
-            .unwrap()
-            .vertex_neighbors;
-        let greedy = color_vertices(&g, VertexOrder::Natural, None)
-            .unwrap()
-            .num_colors;
-        let bound = (1.1 * greedy as f64).floor() as usize;
+        let (g, _, bound) = tet_box_graph(cells);
         for model in [
             "hashed order",
             "rounds, 1000 in flight",
