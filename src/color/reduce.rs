@@ -210,8 +210,8 @@ trait Engine {
     fn iterated_greedy(&mut self, k: usize) -> Result<usize>;
     /// Save the colors (for [`Engine::restore`]) and uncolor class k.
     fn eject_start(&mut self, k: usize) -> Result<()>;
-    /// `rounds` (even) rounds numbered `first_round..`; the defects left after each.
-    fn eject_rounds(&mut self, k: usize, first_round: u32, rounds: usize) -> Result<Vec<u32>>;
+    /// [`EJECT_WINDOW`] rounds numbered `first_round..`; the defects left after each.
+    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<Vec<u32>>;
     /// Back to the saved colors.
     fn restore(&mut self) -> Result<()>;
     /// Time spent preparing plans so far (left out of the phase times).
@@ -299,10 +299,9 @@ fn eject(
     let mut history: Vec<u32> = Vec::with_capacity(cap);
     let mut submit = 0;
     while history.len() < cap {
-        let rounds = EJECT_WINDOW.min(cap - history.len());
         submit += 1;
         report.eject_submits += 1;
-        let log = e.eject_rounds(k, history.len() as u32, rounds)?;
+        let log = e.eject_rounds(k, history.len() as u32)?;
         if let Some(last) = log.iter().position(|&d| d == 0) {
             let rounds = history.len() + last + 1;
             report.eject_rounds += rounds;
@@ -576,10 +575,10 @@ impl Engine for CpuEngine<'_> {
         Ok(())
     }
 
-    fn eject_rounds(&mut self, k: usize, first_round: u32, rounds: usize) -> Result<Vec<u32>> {
+    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<Vec<u32>> {
         let n = self.colors.len();
-        let mut log = Vec::with_capacity(rounds);
-        for r in 0..rounds as u32 {
+        let mut log = Vec::with_capacity(EJECT_WINDOW);
+        for r in 0..EJECT_WINDOW as u32 {
             let round = first_round + r;
             for v in 0..n {
                 if self.colors[v] == 0 {
@@ -661,15 +660,10 @@ fn launch_max(p: &mut PlanBuilder, max: &Kernel, colors: &Buffer, largest: &Buff
 enum PlanKind {
     /// One iterated-greedy pass over old colors k .. 1, ending with `vcolor_max`.
     Greedy { k: usize },
-    /// `rounds` ejection rounds below color k, after the start of the attempt when `start` (so
-    /// an attempt's first submit carries its start); `threads` bounds the CUDA launches (wgpu
-    /// dispatches the grid `vcolor_eject_count` wrote).
-    EjectRounds {
-        k: usize,
-        threads: u32,
-        start: bool,
-        rounds: usize,
-    },
+    /// [`EJECT_WINDOW`] ejection rounds below color k, after the start of the attempt when
+    /// `start` (so an attempt's first submit carries its start); `threads` bounds the CUDA
+    /// launches (wgpu dispatches the grid `vcolor_eject_count` wrote).
+    EjectRounds { k: usize, threads: u32, start: bool },
 }
 
 /// The device side of the reduction of one coloring: buffers, kernels and the plans by color
@@ -864,12 +858,7 @@ impl<'a> ColorReducer<'a> {
                 }
                 launch_max(&mut p, &self.max, &self.colors, &self.largest, n);
             }
-            PlanKind::EjectRounds {
-                k,
-                threads,
-                start,
-                rounds,
-            } => {
+            PlanKind::EjectRounds { k, threads, start } => {
                 if start {
                     p.launch(
                         &self.start,
@@ -890,7 +879,7 @@ impl<'a> ColorReducer<'a> {
                     );
                     self.launch_count(&mut p, 0, 0);
                 }
-                for r in 0..rounds {
+                for r in 0..EJECT_WINDOW {
                     let (cur, next) = (r % 2, 1 - r % 2);
                     // The grid is the record the last count launch wrote (word 0).
                     let range = ItemRange {
@@ -1030,26 +1019,21 @@ impl Engine for ColorReducer<'_> {
         Ok(())
     }
 
-    fn eject_rounds(&mut self, k: usize, first_round: u32, rounds: usize) -> Result<Vec<u32>> {
+    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<Vec<u32>> {
         self.rt.write(&self.round_base, 0, &[first_round])?;
         let threads = list_threads(self.defects_seen, self.n);
         let start = std::mem::take(&mut self.start_pending);
         let t = Instant::now();
-        self.queue(PlanKind::EjectRounds {
-            k,
-            threads,
-            start,
-            rounds,
-        })?;
+        self.queue(PlanKind::EjectRounds { k, threads, start })?;
         let queued = t.elapsed();
         self.counts.submits += 1;
         self.counts.read_backs += 1;
-        let log = self.rt.read::<u32>(&self.defect_log, 1, rounds)?;
+        let log = self.rt.read::<u32>(&self.defect_log, 1, EJECT_WINDOW)?;
         self.defects_seen = log.last().copied().unwrap_or(0);
         log::trace!(
             "color reduction: color {k}, rounds {first_round}..{}: queued in {:.0} us, read \
              back after {:.0} us; defects {log:?}",
-            first_round as usize + rounds,
+            first_round as usize + EJECT_WINDOW,
             queued.as_secs_f64() * 1e6,
             t.elapsed().as_secs_f64() * 1e6
         );
