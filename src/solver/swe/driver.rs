@@ -10,7 +10,7 @@ use super::diag::{field, field_title, layer_masses, min_max};
 use super::gauge::{self, GaugeSample};
 use super::gpu::{unpack_cells, Extras, FluxLayout, GpuControl, GpuSolver};
 use super::mesh::{EdgeKind, SweMesh};
-use super::{Counters, MassGuard, DEFAULT_MAX_MASS_DRIFT};
+use super::{mass_drift, Counters, MassGuard, DEFAULT_MAX_MASS_DRIFT};
 use crate::checkpoint::{self, fingerprint, Checkpoint};
 use crate::error::Result;
 use crate::output::{save_field_png, Colormap, CsvWriter, Field, PlotOptions};
@@ -45,9 +45,9 @@ pub struct RunSummary {
     pub output_seconds: f64,
     /// The flux layout ([`FluxLayout::name`]).
     pub layout: String,
-    /// Relative mass change of each layer, |M_k(t) − M_k(0)| / M_k(0): the conservation error
-    /// when `closed`, otherwise mostly what entered and left through the open and driven
-    /// boundaries.
+    /// Relative mass change of each layer ([`super::mass_drift`], |M_k(t) − M_k(0)| / M_k(0),
+    /// against both layers' mass for a layer that starts empty): the conservation error when
+    /// `closed`, otherwise mostly what entered and left through the open and driven boundaries.
     pub mass_drift: [f64; 2],
     /// Every boundary edge is a wall, so no mass enters or leaves.
     pub closed: bool,
@@ -154,14 +154,15 @@ fn csv_row(
     m0: [f64; 2],
 ) -> Vec<f64> {
     let m = layer_masses(&mesh.geom.areas, state);
+    let drift = mass_drift(m0, m);
     let mut row = vec![
         t,
         ctl.steps as f64,
         ctl.last_dt as f64,
         m[0],
         m[1],
-        (m[0] - m0[0]).abs() / m0[0],
-        (m[1] - m0[1]).abs() / m0[1],
+        drift[0],
+        drift[1],
     ];
     for f in CSV_FIELDS {
         let v = field(f, state, depth, case.physics.dry_tol).unwrap_or_default();
@@ -485,7 +486,7 @@ impl Simulation {
             step_seconds,
             output_seconds,
             layout: self.layout.name().to_string(),
-            mass_drift: [(m[0] - m0[0]).abs() / m0[0], (m[1] - m0[1]).abs() / m0[1]],
+            mass_drift: mass_drift(m0, m),
             closed,
             mass_guard: guard.map(|g| g.bound),
             counters: ctl.counters(),

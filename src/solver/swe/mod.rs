@@ -293,22 +293,9 @@ pub struct MassGuard {
 }
 
 impl MassGuard {
-    /// Relative drift of each layer's mass `mass` from the initial mass (0 where there is no
-    /// water at all).
+    /// Relative drift of each layer's mass ([`mass_drift`]).
     pub fn drift(&self, mass: [f64; 2]) -> [f64; 2] {
-        let total = self.initial[0] + self.initial[1];
-        std::array::from_fn(|k| {
-            let scale = if self.initial[k] > 0.0 {
-                self.initial[k]
-            } else {
-                total
-            };
-            if scale > 0.0 {
-                (mass[k] - self.initial[k]).abs() / scale
-            } else {
-                0.0
-            }
-        })
+        mass_drift(self.initial, mass)
     }
 
     /// An error naming the time, step, layer, drift and bound when a layer of mass `mass` at
@@ -331,6 +318,21 @@ impl MassGuard {
             self.bound
         )))
     }
+}
+
+/// Relative drift |M_k − M_k(0)| / M_k(0) of each layer's mass from its initial mass; a layer
+/// that starts without water is measured against both layers' initial mass (0 where there is
+/// no water at all), so an empty layer gives a number, not NaN.
+pub fn mass_drift(initial: [f64; 2], mass: [f64; 2]) -> [f64; 2] {
+    let total = initial[0] + initial[1];
+    std::array::from_fn(|k| {
+        let scale = if initial[k] > 0.0 { initial[k] } else { total };
+        if scale > 0.0 {
+            (mass[k] - initial[k]).abs() / scale
+        } else {
+            0.0
+        }
+    })
 }
 
 /// Check a mass-guard bound (`max_mass_drift`): positive and finite.
