@@ -67,6 +67,9 @@ pub enum BenchCommand {
     /// Adaptive refinement (GK19 Table 3): seconds of each adaptation phase on the device and
     /// on the host's f64 path, for one case.
     Amr(crate::commands::bench_amr::BenchAmrArgs),
+    /// What a launch and a read-back cost apart from their work: host recording, device time
+    /// and submit-to-done per launch of a plan of small dependent launches.
+    Launches(crate::commands::bench_launches::BenchLaunchesArgs),
 }
 
 /// Without a usable XDG_RUNTIME_DIR (unset or not an absolute directory: ssh, containers, CI)
@@ -144,6 +147,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Bench(BenchCommand::Dg(args)) => commands::dg::bench(&args, &cli.global),
         Command::Bench(BenchCommand::Smooth(args)) => commands::smooth::bench(&args, &cli.global),
         Command::Bench(BenchCommand::Amr(args)) => commands::bench_amr::run(&args, &cli.global),
+        Command::Bench(BenchCommand::Launches(args)) => {
+            commands::bench_launches::run(&args, &cli.global)
+        }
         Command::Bench(BenchCommand::Backends(args)) => {
             commands::bench_backends::run(&args, &cli.global)
         }

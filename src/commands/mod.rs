@@ -3,6 +3,7 @@
 
 pub mod bench_amr;
 pub mod bench_backends;
+pub mod bench_launches;
 pub mod bench_swe;
 pub mod color;
 pub mod devices;
@@ -61,6 +62,11 @@ pub struct GlobalArgs {
     /// Vulkan, NVRTC's PTX on CUDA.
     #[arg(long, global = true)]
     pub no_pipeline_cache: bool,
+    /// On an NVIDIA GPU under wgpu, leave its clocks to the driver instead of holding an idle
+    /// CUDA context on it (which keeps the clocks up between bursts of work; see
+    /// chromaflow::runtime::clock_hold).
+    #[arg(long, global = true)]
+    pub no_clock_hold: bool,
     /// Host memory a run may use, in GiB: meshes (built-in or files) estimated to need more
     /// are refused before they are built. Default: the available memory (MemAvailable).
     #[arg(long, global = true, value_name = "GIB", value_parser = parse_gib)]
@@ -76,10 +82,11 @@ fn parse_gib(s: &str) -> Result<u64, String> {
 }
 
 impl GlobalArgs {
-    /// The device options `--adapter` and `--no-pipeline-cache` give.
+    /// The device options `--adapter`, `--no-pipeline-cache` and `--no-clock-hold` give.
     pub fn gpu_options(&self) -> GpuOptions {
         GpuOptions {
             adapter: self.adapter.clone(),
+            no_clock_hold: self.no_clock_hold,
             pipeline_cache: if self.no_pipeline_cache {
                 None
             } else {

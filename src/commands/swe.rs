@@ -76,7 +76,7 @@ pub struct SweArgs {
     /// of the fused step.
     #[arg(long)]
     pub scatter: bool,
-    /// Most steps recorded in one submit.
+    /// Most steps recorded in one queue call.
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=MAX_BATCH as i64))]
     pub batch: u32,
     #[command(flatten)]

@@ -13,7 +13,9 @@
 //! * [`PlanBuilder`] / [`Plan`]: an ordered list of launches (kernel, arguments, [`ItemRange`],
 //!   thread count), one per color where a kernel runs per color, split into named segments
 //!   for timing. A plan is prepared once (bind groups, range uniforms, launch parameters) and
-//!   queued many times: [`Runtime::queue`] records `repeats` copies in one submit (one stream).
+//!   queued many times: [`Runtime::queue`] records `repeats` copies in order (one stream;
+//!   wgpu submits every [`wgpu::SUBMIT_LAUNCHES`] launches so the device starts while the host
+//!   records).
 //!   Launches run in order and each sees the writes of the ones before it.
 //! * [`Runtime::time`]: seconds per segment from timestamp queries or CUDA events.
 //! * Device-sized launches ([`PlanBuilder::launch_device`]): the item range and the workgroup
@@ -31,9 +33,11 @@
 //! structs by value, textures as texture objects) with the range last, by value.
 
 pub mod bandwidth;
+pub mod clock_hold;
 pub mod disk_cache;
 pub mod half;
 pub mod interface;
+pub mod launch_cost;
 pub mod reduce;
 pub mod scan;
 pub mod shaders;
@@ -796,7 +800,7 @@ impl Runtime {
         })
     }
 
-    /// Queue `repeats` runs of `plan` (one submit); does not wait.
+    /// Queue `repeats` runs of `plan` in order; does not wait.
     pub fn queue(&self, plan: &Plan, repeats: u32) -> Result<()> {
         if repeats == 0 || plan.is_empty() {
             return Ok(());

@@ -9,7 +9,7 @@ use crate::checkpoint::Checkpoint;
 use crate::error::{Error, Result};
 use std::path::PathBuf;
 
-/// Most steps queued in one submit: every recorded step holds command memory until it runs.
+/// Most steps queued in one queue call: every recorded step holds command memory until it runs.
 pub const MAX_BATCH: u32 = 4096;
 
 /// Default cap on the output times of one run (each writes files).

@@ -6,6 +6,7 @@
 //! enabled: wgpu's GL backend cannot run these compute kernels.
 
 use crate::error::{Error, Result};
+use crate::runtime::clock_hold::{self, ClockHold};
 
 /// Environment variable that overrides the adapter choice (substring of the adapter name).
 pub const ADAPTER_ENV: &str = "CHROMAFLOW_ADAPTER";
@@ -20,6 +21,10 @@ pub struct GpuOptions {
     /// The command line passes [`crate::runtime::disk_cache::default_dir`] unless
     /// `--no-pipeline-cache`.
     pub pipeline_cache: Option<std::path::PathBuf>,
+    /// Leave an NVIDIA GPU's clocks to the driver: no idle CUDA context held on it (see
+    /// [`crate::runtime::clock_hold`]; without it the driver runs bursts of Vulkan work at its
+    /// idle clock).
+    pub no_clock_hold: bool,
 }
 
 /// What a listing of adapters shows.
@@ -51,6 +56,34 @@ pub struct GpuContext {
     pub info: wgpu::AdapterInfo,
     pub features: wgpu::Features,
     pub limits: wgpu::Limits,
+    /// The CUDA context that keeps an NVIDIA GPU's clocks up ([`crate::runtime::clock_hold`]).
+    pub clock_hold: Option<ClockHold>,
+}
+
+/// The clock hold of an NVIDIA GPU adapter unless the options say no; None (with the reason
+/// in the log) where there is none to take.
+fn hold_clocks(info: &wgpu::AdapterInfo, opts: &GpuOptions) -> Option<ClockHold> {
+    if opts.no_clock_hold
+        || info.vendor != clock_hold::NVIDIA_VENDOR
+        || info.device_type == wgpu::DeviceType::Cpu
+    {
+        return None;
+    }
+    match clock_hold::hold(&info.device_pci_bus_id) {
+        Ok(hold) => {
+            log::info!(
+                "holding an idle CUDA context on {} (PCI {}) so the driver keeps its clocks up \
+                 (--no-clock-hold leaves them to the driver)",
+                info.name,
+                hold.bus_id
+            );
+            Some(hold)
+        }
+        Err(why) => {
+            log::info!("{}: clocks left to the driver: {why}", info.name);
+            None
+        }
+    }
 }
 
 fn backends() -> wgpu::Backends {
@@ -207,6 +240,7 @@ impl GpuContext {
             info.driver,
             info.driver_info
         );
+        let clock_hold = hold_clocks(&info, opts);
         Ok(GpuContext {
             uncaptured,
             adapter,
@@ -215,6 +249,7 @@ impl GpuContext {
             info,
             features,
             limits,
+            clock_hold,
         })
     }
 

@@ -1123,7 +1123,7 @@ impl GpuDg {
         clock_from_words(&c)
     }
 
-    /// Queue `steps` full time steps (dt from the GPU reduction or fixed) in one submit; steps
+    /// Queue `steps` full time steps (dt from the GPU reduction or fixed) in one queue call; steps
     /// past t_end do nothing. Does not wait.
     pub fn queue_steps(&self, steps: usize) -> Result<()> {
         self.rt.queue(&self.step, repeats(steps)?)

@@ -6,8 +6,8 @@
 //! and their CUDA twins; CPU reference in [`super::cpu`]). Positions go in and come out in the
 //! caller's numbering.
 //!
-//! Runs queue prepared plans of [`ITERATIONS_PER_SUBMIT`] sweeps (one submit, one compute pass
-//! on wgpu) without waiting for each, so the host records the next batch while the device runs
+//! Runs queue prepared plans of [`ITERATIONS_PER_SUBMIT`] sweeps (one queue call) without
+//! waiting for each, so the host records the next batch while the device runs
 //! the previous one; launches run in order, so color c + 1 sees the moves of color c. With
 //! device timers (timestamp queries, CUDA events) each batch is timed as one unit.
 
@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::runtime::{Arg, Buffer, ItemRange, Kernel, Plan, PlanBuilder, Runtime};
 use std::time::Instant;
 
-/// Iterations per queued plan (one submit; one timing on devices with timers).
+/// Iterations per queued plan (one queue call; one timing on devices with timers).
 pub const ITERATIONS_PER_SUBMIT: usize = 100;
 
 /// Mirrors `SmoothParams` in shaders/common/smooth_relocate.wgsl (a uniform) and its CUDA twin

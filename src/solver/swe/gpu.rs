@@ -895,7 +895,7 @@ impl GpuSolver {
         }
     }
 
-    /// The most steps one submit may take: a step takes at most one gauge sample, so a batch
+    /// The most steps one queue call may take: a step takes at most one gauge sample, so a batch
     /// stays within the sample buffer.
     fn batch_limit(&self, max_batch: u32) -> u32 {
         let cap = self.gauges.as_ref().map_or(MAX_BATCH, |g| g.capacity);
@@ -914,7 +914,7 @@ impl GpuSolver {
         self.rt.write(&self.control, word, &[t_end])
     }
 
-    /// Queue `n` steps (steps past t_end are no-ops) without waiting for them: one submit,
+    /// Queue `n` steps (steps past t_end are no-ops) without waiting for them: one queue call,
     /// two for the fused step when `n` is odd (pairs of steps, then one).
     pub fn queue_steps(&mut self, n: u32) -> Result<()> {
         match &self.steps {
