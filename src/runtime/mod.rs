@@ -502,6 +502,21 @@ pub struct Plan {
     launches: usize,
 }
 
+/// Work recorded by [`Runtime::record`], waiting for [`Runtime::submit`]; dropping it
+/// discards it.
+pub struct Recorded {
+    launches: usize,
+    commands: RecordedCommands,
+}
+
+enum RecordedCommands {
+    Wgpu(Vec<::wgpu::CommandBuffer>),
+    #[cfg(feature = "cuda")]
+    OnSubmit {
+        repeats: u32,
+    },
+}
+
 pub(crate) enum PlanInner {
     Wgpu(self::wgpu::WgpuPlan),
     #[cfg(feature = "cuda")]
@@ -806,6 +821,43 @@ impl Runtime {
             return Ok(());
         }
         on_device!(self, d => d.queue(plan, repeats))
+    }
+
+    /// Record `repeats` runs of `plan` now and submit them later with [`Runtime::submit`], so
+    /// the host's recording overlaps device work queued before (e.g. while a read-back waits
+    /// for it). wgpu records command buffers; CUDA issues launches as it goes, so there the
+    /// recording is the submit and nothing happens until then.
+    pub fn record(&self, plan: &Plan, repeats: u32) -> Result<Recorded> {
+        let launches = plan.launches;
+        let commands = match &*self.device {
+            Device::Wgpu(d) => RecordedCommands::Wgpu(d.record_ahead(plan, repeats)?),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(_) => RecordedCommands::OnSubmit { repeats },
+        };
+        Ok(Recorded { launches, commands })
+    }
+
+    /// Submit what [`Runtime::record`] recorded of `plan` (the same plan: checked by its
+    /// launch count); does not wait.
+    pub fn submit(&self, plan: &Plan, recorded: Recorded) -> Result<()> {
+        if recorded.launches != plan.launches {
+            return Err(Error::Invalid(format!(
+                "submit: the recorded work has {} launches per run, the plan {}",
+                recorded.launches, plan.launches
+            )));
+        }
+        match (&*self.device, recorded.commands) {
+            (Device::Wgpu(d), RecordedCommands::Wgpu(buffers)) => {
+                d.submit(buffers);
+                Ok(())
+            }
+            #[cfg(feature = "cuda")]
+            (Device::Cuda(_), RecordedCommands::OnSubmit { repeats }) => self.queue(plan, repeats),
+            #[cfg(feature = "cuda")]
+            _ => Err(Error::Invalid(
+                "submit: the work was recorded on another backend".into(),
+            )),
+        }
     }
 
     /// Queue `repeats` runs of `plan` and wait for them.

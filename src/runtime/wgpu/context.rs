@@ -60,6 +60,12 @@ pub struct GpuContext {
     pub clock_hold: Option<ClockHold>,
 }
 
+/// How long [`GpuContext::wait`] polls the device before it blocks. A blocking wait returns
+/// tens of microseconds after the device is done (the driver's wake-up), which every read-back
+/// of a few counters pays; polling returns within a few. Longer waits block, so a long run does
+/// not keep a core spinning.
+const SPIN_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
+
 /// The clock hold of an NVIDIA GPU adapter unless the options say no; None (with the reason
 /// in the log) where there is none to take.
 fn hold_clocks(info: &wgpu::AdapterInfo, opts: &GpuOptions) -> Option<ClockHold> {
@@ -287,9 +293,22 @@ impl GpuContext {
     /// Block until all submitted work is done; fails with the first wgpu error that no error
     /// scope caught since the last call.
     pub fn wait(&self) -> Result<()> {
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Gpu(format!("device poll failed: {e}")))?;
+        let poll = |kind| {
+            self.device
+                .poll(kind)
+                .map_err(|e| Error::Gpu(format!("device poll failed: {e}")))
+        };
+        let started = std::time::Instant::now();
+        loop {
+            if poll(wgpu::PollType::Poll)?.is_queue_empty() {
+                break;
+            }
+            if started.elapsed() >= SPIN_WAIT {
+                poll(wgpu::PollType::wait_indefinitely())?;
+                break;
+            }
+            std::hint::spin_loop();
+        }
         self.take_uncaptured_error()
     }
 

@@ -616,8 +616,14 @@ impl WgpuDevice {
         }
     }
 
-    /// Record `repeats` runs of `plan` and submit them, [`SUBMIT_LAUNCHES`] launches per submit.
-    pub(crate) fn queue(&self, plan: &super::Plan, repeats: u32) -> Result<()> {
+    /// Record `repeats` runs of `plan` into command buffers of [`SUBMIT_LAUNCHES`] launches,
+    /// each handed to `sink` as soon as it is recorded.
+    fn encode(
+        &self,
+        plan: &super::Plan,
+        repeats: u32,
+        mut sink: impl FnMut(wgpu::CommandBuffer),
+    ) -> Result<()> {
         let p = wgpu_plan(&plan.inner)?;
         let n = p.launches.len();
         let total = n * repeats as usize;
@@ -643,10 +649,33 @@ impl WgpuDevice {
                     at += last - first;
                 }
             }
-            self.ctx.queue.submit([enc.finish()]);
+            sink(enc.finish());
             done = end;
         }
         Ok(())
+    }
+
+    /// Record `repeats` runs of `plan` and submit them, [`SUBMIT_LAUNCHES`] launches per submit.
+    pub(crate) fn queue(&self, plan: &super::Plan, repeats: u32) -> Result<()> {
+        self.encode(plan, repeats, |buffer| {
+            self.ctx.queue.submit([buffer]);
+        })
+    }
+
+    /// Record `repeats` runs of `plan` now, to be submitted by [`WgpuDevice::submit`].
+    pub(crate) fn record_ahead(
+        &self,
+        plan: &super::Plan,
+        repeats: u32,
+    ) -> Result<Vec<wgpu::CommandBuffer>> {
+        let mut buffers = Vec::new();
+        self.encode(plan, repeats, |b| buffers.push(b))?;
+        Ok(buffers)
+    }
+
+    /// Submit command buffers recorded ahead.
+    pub(crate) fn submit(&self, buffers: Vec<wgpu::CommandBuffer>) {
+        self.ctx.queue.submit(buffers);
     }
 
     pub(crate) fn time(&self, plan: &super::Plan, repeats: u32) -> Result<(Vec<f64>, bool)> {

@@ -14,7 +14,7 @@ use super::tree::{AdaptCounts, AdaptiveMesh, FlatTree, NONE};
 use crate::args;
 use crate::error::{Error, Result};
 use crate::runtime::scan::PrefixSum;
-use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime};
+use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Recorded, Runtime};
 use crate::solver::dg::basis::{dubiner, dubiner_gradient, mode_indices};
 use crate::solver::dg::euler::GAMMA;
 use crate::solver::dg::gpu::{record_word, GpuDg};
@@ -176,6 +176,9 @@ pub struct GpuAdaptation {
     smooth_plan: Plan,
     /// Everything after smoothing, a timing segment per phase.
     adapt_plan: Plan,
+    /// `adapt_plan` recorded while an untimed smoothing ran (the host records it while the
+    /// smoothing's read-back waits for the device), for the next [`GpuAdaptation::apply`].
+    adapt_ahead: std::cell::RefCell<Option<Recorded>>,
 }
 
 impl GpuAdaptation {
@@ -535,6 +538,7 @@ impl GpuAdaptation {
             flag_plan: rt.prepare(&flag)?,
             smooth_plan: rt.prepare(&smooth)?,
             adapt_plan: rt.prepare(&adapt)?,
+            adapt_ahead: std::cell::RefCell::new(None),
             element_tree,
             element_edges,
             vertices,
@@ -586,10 +590,14 @@ impl GpuAdaptation {
 
     /// Smooth the flags until a pass changes nothing, [`SMOOTHING_PASSES`] passes per
     /// submission (so `passes` is the first multiple of it not below the reference's count);
-    /// the converged submission's counts say what the adaptation needs.
+    /// the converged submission's counts say what the adaptation needs. Untimed, the host records
+    /// the adaptation's plan while the first submission's read-back waits, for [`Self::apply`].
     pub fn smooth(&self, mut phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
         for submission in 1..=MAX_SMOOTHING_PASSES / SMOOTHING_PASSES {
             self.run(&self.smooth_plan, phases.as_deref_mut())?;
+            if submission == 1 && phases.is_none() {
+                *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
+            }
             let c = self.read_counters()?;
             // The previous adaptation's faces, checked here instead of in a read-back of its own.
             check_faces(&c)?;
@@ -636,7 +644,10 @@ impl GpuAdaptation {
                 smoothed.refines, smoothed.active, self.slot_capacity
             )));
         }
-        self.run(&self.adapt_plan, phases.as_deref_mut())?;
+        match self.adapt_ahead.take() {
+            Some(recorded) if phases.is_none() => self.rt.submit(&self.adapt_plan, recorded)?,
+            _ => self.run(&self.adapt_plan, phases.as_deref_mut())?,
+        }
         let clock = std::time::Instant::now();
         let n = smoothed.active + 3 * smoothed.refines - 3 * smoothed.clusters;
         dg.adopt(n)?;
