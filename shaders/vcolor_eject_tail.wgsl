@@ -14,12 +14,12 @@
 // (next_defects, its length in workgroup memory) is copied back into `defects`.
 //
 // Host words: round_base = [first round, defects after the last window boundary at or before
-// it (the stop rule's reference), rounds to run (at most range.count, the log's capacity)];
-// range.color = k, range.pad = the bound (the most defects the tail carries). Rounds stop
-// after the one that empties the list, grows it past the bound (handed back: the launched
-// rounds take over), or ends a window of EJECT_WINDOW rounds (counted from the attempt's
-// first) without fewer defects than the window before; the host's stop rule stops the attempt
-// there as well, so the rounds the tail leaves out are never needed. Entry 0 of defect_log is
+// it (the stop rule's reference), rounds to run (at most range.count, the log's capacity), the
+// attempt's cap on rounds]; range.color = k, range.pad = the bound (the most defects the tail
+// carries). Rounds stop after the one that empties the list, grows it past the bound (handed
+// back: the launched rounds take over), or ends a window of EJECT_WINDOW rounds (counted from
+// the attempt's first) where the host's stop rule gives the attempt up (gives_up), so the tail
+// does not run on far past the host's stop. Entry 0 of defect_log is
 // the list's length at the start, entry r the length after round r, and the rounds not run
 // read NOT_RUN. At the end the list is in defects[0 .. defect_count[0]], the other list's
 // length is zero and the launch record fits the list, as after vcolor_eject_count, so launched
@@ -46,12 +46,30 @@
 const EJECT_WINDOW: u32 = 8u;
 /// Log entry of a round the tail did not run (NOT_RUN in src/color/reduce.rs).
 const NOT_RUN: u32 = 0xffffffffu;
+/// Windows added to the windows left before the tail gives up on the log test, so that f32
+/// rounding never makes it stop where the host's f64 rule goes on (1/64 of a window; the ratio
+/// tested is at most tens, f32 rounding moves it by ~1e-5).
+const STOP_MARGIN: f32 = 0.015625;
+
+/// The host's stop rule (`hopeless` in src/color/reduce.rs, whose docs give the reasoning):
+/// the last window took the defects from `previous` to `now`; shrinking by that ratio per
+/// window they would not reach zero (ln(now) / ln(previous / now) windows) within
+/// `windows_left` (plus STOP_MARGIN). Where it gives up, the host stops the attempt as well.
+fn gives_up(previous: u32, now: u32, windows_left: u32) -> bool {
+    if (now >= previous) {
+        return true;
+    }
+    if (now == 0u) {
+        return false;
+    }
+    return log(f32(now)) > (f32(windows_left) + STOP_MARGIN) * log(f32(previous) / f32(now));
+}
 
 var<workgroup> next_count: array<atomic<u32>, 1>;
 /// Values every thread needs in uniform control flow, written by thread 0: the list's length,
-/// the first round, the stop rule's reference and the rounds to run.
+/// the first round, the stop rule's reference, the rounds to run and the attempt's cap.
 var<workgroup> list_length: u32;
-var<workgroup> host_words: vec3<u32>;
+var<workgroup> host_words: vec4<u32>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
@@ -59,7 +77,12 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
     let bound = range.pad;
     if (lid.x == 0u) {
         list_length = defect_count[0];
-        host_words = vec3<u32>(round_base[0], round_base[1], min(round_base[2], range.count));
+        host_words = vec4<u32>(
+            round_base[0],
+            round_base[1],
+            min(round_base[2], range.count),
+            round_base[3],
+        );
         atomicStore(&next_count[0], 0u);
         defect_log[0] = defect_count[0];
     }
@@ -67,6 +90,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
     let first = words.x;
     var window_defects = words.y;
     let rounds = words.z;
+    let cap = words.w;
     var len = workgroupUniformLoad(&list_length);
     var ran = 0u;
     while (ran < rounds && len != 0u && len <= bound) {
@@ -100,9 +124,10 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
         }
         let done = first + ran;
         if (done % EJECT_WINDOW == 0u) {
-            let stalled = done >= 2u * EJECT_WINDOW && len >= window_defects;
+            let windows_left = (max(cap, done) - done) / EJECT_WINDOW;
+            let stop = done >= 2u * EJECT_WINDOW && gives_up(window_defects, len, windows_left);
             window_defects = len;
-            if (stalled) {
+            if (stop) {
                 break;
             }
         }

@@ -11,16 +11,34 @@
 // per-defect functions, common/vcolor_eject_*.cuh) with __syncthreads() between them, which
 // makes the block's global writes visible to the block; the next list (next_defects, its
 // length in shared memory) is copied back into `defects`. round_base = [first round, defects
-// after the last window boundary at or before it, rounds to run (at most range.count)];
-// range.color = k, range.pad = the bound. Rounds stop after the one that empties the list,
-// grows it past the bound, or ends a window of EJECT_WINDOW rounds without fewer defects than
-// the window before. defect_log[0] is the length at the start, entry r the length after round
-// r, rounds not run read NOT_RUN; at the end the list is in defects[0 .. defect_count[0]], the
-// other list's length is zero and the launch record fits the list. The buffers the steps write
-// are plain pointers (no __restrict__ const: no read-only cache across the steps).
+// after the last window boundary at or before it, rounds to run (at most range.count), the
+// attempt's cap on rounds]; range.color = k, range.pad = the bound. Rounds stop after the one
+// that empties the list, grows it past the bound, or ends a window of EJECT_WINDOW rounds where
+// the host's stop rule gives the attempt up (gives_up). defect_log[0] is the length at the
+// start, entry r the length after round r, rounds not run read NOT_RUN; at the end the list is
+// in defects[0 .. defect_count[0]], the other list's length is zero and the launch record fits
+// the list. The buffers the steps write are plain pointers (no __restrict__ const: no
+// read-only cache across the steps).
 
 #define EJECT_WINDOW 8u
 #define NOT_RUN 0xffffffffu
+/// Windows added to the windows left before the tail gives up on the log test (1/64), so that
+/// f32 rounding never makes it stop where the host's f64 rule goes on.
+#define STOP_MARGIN 0.015625f
+
+/// The host's stop rule (`hopeless` in src/color/reduce.rs) in f32: the last window took the
+/// defects from `previous` to `now`; shrinking by that ratio per window they would not reach
+/// zero within `windows_left` (plus STOP_MARGIN).
+__device__ __forceinline__ bool gives_up(u32 previous, u32 now, u32 windows_left) {
+    if (now >= previous) {
+        return true;
+    }
+    if (now == 0u) {
+        return false;
+    }
+    return logf((float)now) >
+           ((float)windows_left + STOP_MARGIN) * logf((float)previous / (float)now);
+}
 
 extern "C" __global__ void vcolor_eject_tail(
     const u32* __restrict__ adjacency_offsets,
@@ -48,6 +66,7 @@ extern "C" __global__ void vcolor_eject_tail(
     u32 first = round_base[0];
     u32 window_defects = round_base[1];
     u32 rounds = min(round_base[2], range.count);
+    u32 cap = round_base[3];
     u32 len = defect_count[0];
     if (lid == 0u) {
         next_count = 0u;
@@ -90,9 +109,10 @@ extern "C" __global__ void vcolor_eject_tail(
         }
         u32 done = first + ran;
         if (done % EJECT_WINDOW == 0u) {
-            bool stalled = done >= 2u * EJECT_WINDOW && len >= window_defects;
+            u32 windows_left = (max(cap, done) - done) / EJECT_WINDOW;
+            bool stop = done >= 2u * EJECT_WINDOW && gives_up(window_defects, len, windows_left);
             window_defects = len;
-            if (stalled) {
+            if (stop) {
                 break;
             }
         }

@@ -211,10 +211,12 @@ pub struct ReductionReport {
     /// Submits of ejection rounds ([`EJECT_WINDOW`] launched rounds, or up to [`TAIL_ROUNDS`]
     /// in the tail kernel), each ending with one read-back of the defect log.
     pub eject_submits: usize,
-    /// Of which submits of the tail kernel (one launch each, `vcolor_eject_tail`), and the
-    /// rounds it ran (those past a stop of the host's rule included).
+    /// Of which submits of the tail kernel (one launch each, `vcolor_eject_tail`), the rounds
+    /// it ran (those past a stop of the host's rule included), and the submits it ended by
+    /// handing a list grown past [`ColorReduction::tail_defects`] back to launched rounds.
     pub tail_submits: usize,
     pub tail_rounds: usize,
+    pub tail_handbacks: usize,
     /// Kernel launches queued (GPU; 0 for the CPU reference).
     pub launches: usize,
     /// Submissions to the GPU queue: queued plans, buffer copies and read-backs (GPU; 0 for
@@ -312,14 +314,15 @@ enum Submit {
     Launched,
     /// At most `rounds` rounds in the tail kernel, while the list holds at most `bound`
     /// defects: it stops after the round that empties the list or grows it past `bound`, or
-    /// that ends a window (rounds counted from the attempt's first) without fewer defects than
-    /// the window before (`window_defects`: the count at the last window boundary before the
-    /// submit, for the first one), where [`hopeless`] stops the attempt too. So it runs no
-    /// round the launched rounds would not have run, and skips none the host needs.
+    /// that ends a window (rounds counted from the attempt's first) where [`tail_gives_up`]
+    /// (the stop rule, [`hopeless`], with the attempt's `cap` on rounds) gives the attempt up;
+    /// `window_defects` is the count at the last window boundary before the submit, the rule's
+    /// reference at its first boundary.
     Tail {
         rounds: u32,
         bound: u32,
         window_defects: u32,
+        cap: u32,
     },
 }
 
@@ -365,17 +368,19 @@ fn eject(
                 } else {
                     u32::MAX
                 },
+                cap: cap as u32,
             }
         } else {
             Submit::Launched
         };
         let log = e.eject_rounds(k, first as u32, kind)?;
-        if matches!(kind, Submit::Tail { .. }) {
-            report.tail_submits += 1;
-            report.tail_rounds += log.len();
-        }
         // A tail that ran no round found the list past its bound.
         defects = log.last().copied().unwrap_or(u32::MAX);
+        if let Submit::Tail { bound, .. } = kind {
+            report.tail_submits += 1;
+            report.tail_rounds += log.len();
+            report.tail_handbacks += usize::from(defects > bound);
+        }
         for &d in log.iter().take(cap - first) {
             history.push(d);
             let r = history.len();
@@ -418,6 +423,24 @@ fn hopeless(previous: u32, now: u32, windows_left: usize) -> bool {
     }
     let shrink = previous as f64 / now as f64;
     (now as f64).ln() / shrink.ln() > windows_left as f64
+}
+
+/// Windows [`tail_gives_up`] adds to the windows left (1/64), so that f32 rounding never makes
+/// the tail stop where [`hopeless`] goes on: the ratio tested is at most tens, and f32 moves it
+/// by about 1e-5. Within the margin the tail runs on (rounds the host then ignores).
+const TAIL_STOP_MARGIN: f32 = 1.0 / 64.0;
+
+/// [`hopeless`] as the tail kernel evaluates it (`gives_up` in shaders/vcolor_eject_tail.wgsl,
+/// f32): it never gives up where [`hopeless`] goes on, so the host needs no round after a stop.
+fn tail_gives_up(previous: u32, now: u32, windows_left: u32) -> bool {
+    if now >= previous {
+        return true;
+    }
+    if now == 0 {
+        return false;
+    }
+    (now as f32).ln()
+        > (windows_left as f32 + TAIL_STOP_MARGIN) * (previous as f32 / now as f32).ln()
 }
 
 /// lowbias32 integer hash (Chris Wellons); shaders/common/vcolor_hash.wgsl.
@@ -693,17 +716,20 @@ impl Engine for CpuEngine<'_> {
                 rounds,
                 bound,
                 window_defects,
+                cap,
             } => {
                 let mut len = self.colors.iter().filter(|&&c| c == 0).count() as u32;
                 let mut window = window_defects;
                 while log.len() < rounds as usize && len != 0 && len <= bound {
                     len = self.round(k, first_round + log.len() as u32);
                     log.push(len);
-                    let done = first_round as usize + log.len();
-                    if done % EJECT_WINDOW == 0 {
-                        let stalled = done >= 2 * EJECT_WINDOW && len >= window;
+                    let done = first_round + log.len() as u32;
+                    if done % EJECT_WINDOW as u32 == 0 {
+                        let windows_left = cap.saturating_sub(done) / EJECT_WINDOW as u32;
+                        let stop = done >= 2 * EJECT_WINDOW as u32
+                            && tail_gives_up(window, len, windows_left);
                         window = len;
-                        if stalled {
+                        if stop {
                             break;
                         }
                     }
@@ -885,7 +911,7 @@ impl<'a> ColorReducer<'a> {
             eject_record: rt.zeroed::<u32>("ejection launch record", LAUNCH_WORDS as usize)?,
             defect_log: rt.zeroed::<u32>("defects per round", EJECT_WINDOW.max(TAIL_ROUNDS) + 1)?,
             largest,
-            round_base: rt.zeroed::<u32>("ejection submit words", 3)?,
+            round_base: rt.zeroed::<u32>("ejection submit words", 4)?,
             count: rt.kernel("vcolor_class_count", &[])?,
             offsets: rt.kernel("vcolor_class_offsets", &[])?,
             bucket: rt.kernel("vcolor_class_bucket", &[])?,
@@ -1181,15 +1207,20 @@ impl Engine for ColorReducer<'_> {
             Submit::Launched => {
                 let threads = list_threads(self.defects_seen, self.n);
                 let kind = PlanKind::EjectRounds { k, threads, start };
-                (kind, [first_round, 0, 0], EJECT_WINDOW)
+                (kind, [first_round, 0, 0, 0], EJECT_WINDOW)
             }
             Submit::Tail {
                 rounds,
                 bound,
                 window_defects,
+                cap,
             } => {
                 let kind = PlanKind::EjectTail { k, bound, start };
-                (kind, [first_round, window_defects, rounds], rounds as usize)
+                (
+                    kind,
+                    [first_round, window_defects, rounds, cap],
+                    rounds as usize,
+                )
             }
         };
         self.rt.write(&self.round_base, 0, &words)?;
@@ -1227,7 +1258,7 @@ impl Engine for ColorReducer<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::hopeless;
+    use super::{hopeless, tail_gives_up, TAIL_STOP_MARGIN};
 
     /// The stop rule on the defect counts (8 rounds apart) of the CPU model's attempts on the
     /// 1.03M-vertex tetrahedral box: 9 -> 8 went on (and succeeded), 8 -> 7 stops at round 16.
@@ -1239,5 +1270,38 @@ mod tests {
         assert!(hopeless(40, 40, 5));
         assert!(hopeless(40, 41, 5));
         assert!(hopeless(4, 2, 0));
+    }
+
+    /// The tail kernel's f32 copy of the stop rule never gives an attempt up where the host's
+    /// goes on (the host then needs no round after the tail's stop), and gives it up wherever
+    /// the host's ratio passes the windows left by more than the margin.
+    #[test]
+    fn tail_gives_up_only_where_the_host_does() {
+        let (mut host_stops, mut both_stop) = (0, 0);
+        for previous in 1..1500u32 {
+            for now in 0..=previous + 1 {
+                for windows_left in 0..8u32 {
+                    let tail = tail_gives_up(previous, now, windows_left);
+                    let host = hopeless(previous, now, windows_left as usize);
+                    assert!(
+                        !tail || host,
+                        "{previous} -> {now}, {windows_left} windows left"
+                    );
+                    if host && !tail {
+                        let ratio = (now as f64).ln() / (previous as f64 / now as f64).ln();
+                        assert!(
+                            ratio <= windows_left as f64 + 2.0 * TAIL_STOP_MARGIN as f64,
+                            "{previous} -> {now}: ratio {ratio}, {windows_left} windows left"
+                        );
+                    }
+                    host_stops += usize::from(host);
+                    both_stop += usize::from(host && tail);
+                }
+            }
+        }
+        assert!(
+            both_stop * 100 >= host_stops * 99,
+            "the tail gives up at {both_stop} of the host's {host_stops} stops"
+        );
     }
 }
