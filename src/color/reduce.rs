@@ -240,9 +240,8 @@ trait Engine {
     fn max_color(&mut self) -> Result<usize>;
     /// One iterated-greedy pass over old classes k, k-1, .., 1; the largest color after it.
     fn iterated_greedy(&mut self, k: usize) -> Result<usize>;
-    /// Save the colors (for [`Engine::restore`]) and uncolor class k; the host's estimate of
-    /// the defects (the GPU does not read the class size back).
-    fn eject_start(&mut self, k: usize) -> Result<u32>;
+    /// Save the colors (for [`Engine::restore`]) and uncolor class k.
+    fn eject_start(&mut self, k: usize) -> Result<()>;
     /// One submit of rounds numbered `first_round..`; the defects left after each round run.
     fn eject_rounds(&mut self, k: usize, first_round: u32, submit: Submit) -> Result<Vec<u32>>;
     /// Back to the saved colors.
@@ -264,6 +263,8 @@ fn drive(e: &mut impl Engine, opts: &ColorReduction) -> Result<ReductionReport> 
         ..ReductionReport::default()
     };
     let mut gaps_possible = false;
+    // Attempts start in the tail kernel until one finds its first list past the bound.
+    let mut tail_first = opts.tail_defects > 0;
     let mut sweeps = 0;
     while sweeps < opts.sweeps && k > 1 {
         let start = k;
@@ -273,7 +274,7 @@ fn drive(e: &mut impl Engine, opts: &ColorReduction) -> Result<ReductionReport> 
         let mut near_miss = false;
         if (3..=MAX_EJECT_COLORS + 1).contains(&k) {
             let (t, setup) = (Instant::now(), e.setup_time());
-            let attempt = eject(e, k, opts, &mut report)?;
+            let attempt = eject(e, k, opts, &mut tail_first, &mut report)?;
             report.eject_seconds += (t.elapsed() - (e.setup_time() - setup)).as_secs_f64();
             match attempt {
                 Attempt::Ejected => {
@@ -336,21 +337,27 @@ enum Attempt {
 }
 
 /// One ejection attempt on class k, in submits of [`EJECT_WINDOW`] launched rounds, or of the
-/// tail kernel while the defects are at most [`ColorReduction::tail_defects`]. Rounds are
-/// judged one by one, whichever submit ran them: the first that leaves no defect ejects the
-/// class, and at every window's end the stop rule may end the attempt; rounds a submit ran
-/// past that point (or past the attempt's cap) are ignored and undone by the restore.
+/// tail kernel while the defects are at most [`ColorReduction::tail_defects`]. The class size
+/// is not read back, so while `tail_first` the first submit is the tail's: a short class runs
+/// in it at once, a long one is handed back before any round (one submit and read-back lost,
+/// and `tail_first` cleared: the classes of lower counts are larger). Rounds are judged one by
+/// one, whichever submit ran them: the first that leaves no defect ejects the class, and at
+/// every window's end the stop rule may end the attempt; rounds a submit ran past that point
+/// (or past the attempt's cap) are ignored and undone by the restore.
 fn eject(
     e: &mut impl Engine,
     k: usize,
     opts: &ColorReduction,
+    tail_first: &mut bool,
     report: &mut ReductionReport,
 ) -> Result<Attempt> {
     let cap = opts.rounds_cap();
     if cap == 0 {
         return Ok(Attempt::Kept { defects: u32::MAX });
     }
-    let mut defects = e.eject_start(k)?;
+    e.eject_start(k)?;
+    // Defects the last submit left; none run yet: the tail first, or the launched rounds.
+    let mut defects = if *tail_first { 0 } else { u32::MAX };
     // Defects after each round of the attempt.
     let mut history: Vec<u32> = Vec::with_capacity(cap);
     let mut submit = 0;
@@ -358,7 +365,7 @@ fn eject(
         submit += 1;
         report.eject_submits += 1;
         let first = history.len();
-        let kind = if defects <= opts.tail_defects {
+        let kind = if opts.tail_defects > 0 && defects <= opts.tail_defects {
             let boundary = first / EJECT_WINDOW * EJECT_WINDOW;
             Submit::Tail {
                 rounds: (cap - first).min(TAIL_ROUNDS) as u32,
@@ -376,6 +383,9 @@ fn eject(
         let log = e.eject_rounds(k, first as u32, kind)?;
         // A tail that ran no round found the list past its bound.
         defects = log.last().copied().unwrap_or(u32::MAX);
+        if first == 0 && log.is_empty() {
+            *tail_first = false;
+        }
         if let Submit::Tail { bound, .. } = kind {
             report.tail_submits += 1;
             report.tail_rounds += log.len();
@@ -694,13 +704,13 @@ impl Engine for CpuEngine<'_> {
         self.max_color()
     }
 
-    fn eject_start(&mut self, k: usize) -> Result<u32> {
+    fn eject_start(&mut self, k: usize) -> Result<()> {
         self.saved = self.colors.clone();
         self.tabu.fill(0);
         for c in self.colors.iter_mut().filter(|c| **c as usize == k) {
             *c = 0;
         }
-        Ok(defects_estimate(self.colors.len(), k))
+        Ok(())
     }
 
     fn eject_rounds(&mut self, k: usize, first_round: u32, submit: Submit) -> Result<Vec<u32>> {
@@ -767,12 +777,6 @@ pub fn reduce_colors_gpu(
     let mut reducer = ColorReducer::new(rt, &graph, &buffer, colors.len() as u32)?;
     let report = reducer.run(opts)?;
     Ok((rt.read(&buffer, 0, colors.len())?, report))
-}
-
-/// The host's guess of an attempt's first defects, class k of n vertices (an average class):
-/// the GPU does not read the class size back.
-fn defects_estimate(n: usize, k: usize) -> u32 {
-    n.div_ceil(k) as u32
 }
 
 /// Threads of a launch over a list of about `items` entries (a grid-stride loop covers the
@@ -1192,13 +1196,14 @@ impl Engine for ColorReducer<'_> {
         Ok(self.read_word(&largest)? as usize)
     }
 
-    fn eject_start(&mut self, k: usize) -> Result<u32> {
+    fn eject_start(&mut self, k: usize) -> Result<()> {
         // Queued with the first rounds, one submit.
         self.rt.write(&self.defect_count[0], 0, &[0u32])?;
         self.start_pending = true;
-        // The class size is not read back: the first rounds' grid assumes an average class.
-        self.defects_seen = defects_estimate(self.n as usize, k);
-        Ok(self.defects_seen)
+        // The class size is not read back: launched first rounds' grid assumes an average
+        // class (a tail first reads it back when it hands the list back).
+        self.defects_seen = self.n.div_ceil(k as u32);
+        Ok(())
     }
 
     fn eject_rounds(&mut self, k: usize, first_round: u32, submit: Submit) -> Result<Vec<u32>> {
