@@ -84,10 +84,22 @@
 //!   so the simpler schedule stays. The list's order varies with the GPU's
 //!   scheduling; the result does not, since every defect's step depends only on the colors
 //!   and proposals around it.
+//! * Rounds on short lists, at most [`ColorReduction::tail_defects`] defects, which is most
+//!   rounds after the first few, run in the tail kernel `vcolor_eject_tail`: one workgroup
+//!   loops propose / resolve / apply / list copy with storage barriers between the steps, up
+//!   to [`TAIL_ROUNDS`] rounds in one launch and one submit, the defect log read back once.
+//!   The steps are the round kernels' own code (shaders/common/vcolor_eject_*.wgsl), so the
+//!   colors are theirs bit for bit. The tail stops after the round that empties the list,
+//!   hands a list grown past the bound back to the launched rounds, and at a window's end
+//!   gives the attempt up where the stop rule does (`tail_gives_up`); the host judges every
+//!   round as before, whichever submit ran it. The class size is not read back, so attempts
+//!   start in the tail until one finds its class past the bound (it hands it back before any
+//!   round; the classes of the later, lower counts are larger).
 //!
 //! So a reduction's launches follow the colors and the rounds ([`ReductionReport::launches`],
-//! [`ReductionReport::submits`], [`ReductionReport::read_backs`] count them), and the vertices
-//! it touches follow the defects.
+//! [`ReductionReport::submits`], [`ReductionReport::read_backs`] count them, and
+//! [`ReductionReport::tail_submits`] the tail's launches), and the vertices it touches follow
+//! the defects.
 //!
 //! Vertex classes: neighbours of another class are ignored throughout, as in the speculative
 //! rounds; the count being reduced is the largest color over all classes.
