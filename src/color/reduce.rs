@@ -133,23 +133,24 @@ pub const NEAR_MISS_DEFECTS: u32 = 8;
 const _: () = assert!(EJECT_WINDOW % 2 == 0);
 
 /// Most rounds of one submit of the tail kernel (`vcolor_eject_tail`, one launch): four
-/// windows. It stops by itself after the round that empties the list or grows it past the
-/// bound, or a window that did not shrink it; past a stop of the host's other rule (the
-/// defects shrinking too slowly to reach zero) it runs at most the rest of the submit, rounds
-/// of a few hundred defects at most, to read back once per 32 rounds instead of once per 8.
+/// windows, read back once per 32 rounds instead of once per 8. It stops by itself after the
+/// round that empties the list or grows it past the bound, and where the stop rule gives the
+/// attempt up, so a longer submit runs no rounds the host ignores (but within the f32 margin
+/// of `tail_gives_up`).
 pub const TAIL_ROUNDS: usize = 4 * EJECT_WINDOW;
 
 /// The defect log's entry for a round the tail kernel did not run (NOT_RUN in
 /// shaders/vcolor_eject_tail.wgsl).
 const NOT_RUN: u32 = u32::MAX;
 
-/// Default of [`ColorReduction::tail_defects`]: 4 x [`WORKGROUP_SIZE`]. The tail's workgroup
-/// walks a list of D defects in ceil(D / 64) passes per step, one defect's neighbours per
-/// thread and pass, where a launched round walks it in one pass of ceil(D / 64) workgroups but
-/// pays four launches with their barriers and indirect dispatches (70-120 us per round on the
-/// H100 under wgpu, whatever D). A pass is one defect's dependent loads over its neighbours, a
-/// few microseconds, so up to about four passes a tail round stays below a launched one; past
-/// it the launched rounds win as the list grows. `--reduce-tail` sets it for measurements.
+/// Default of [`ColorReduction::tail_defects`]: 4 x [`WORKGROUP_SIZE`], from a cost model to
+/// be checked on the H100 (`--reduce-tail` sets it). The tail's workgroup walks a list of D
+/// defects in ceil(D / 64) passes per step, one defect's neighbours per thread and pass, where
+/// a launched round walks it in one pass of ceil(D / 64) workgroups but pays four launches
+/// with their barriers and indirect dispatches (70-120 us per round on the H100 under wgpu,
+/// whatever D). If a pass, one defect's dependent loads over its neighbours, costs a few
+/// microseconds, a tail round of up to about four passes stays below a launched one; past that
+/// the launched rounds win more as the list grows.
 pub const DEFAULT_TAIL_DEFECTS: u32 = 4 * WORKGROUP_SIZE;
 
 /// Colors each thread of `vcolor_max` reads.
