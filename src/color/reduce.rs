@@ -147,10 +147,12 @@ const NOT_RUN: u32 = u32::MAX;
 /// be checked on the H100 (`--reduce-tail` sets it). The tail's workgroup walks a list of D
 /// defects in ceil(D / 64) passes per step, one defect's neighbours per thread and pass, where
 /// a launched round walks it in one pass of ceil(D / 64) workgroups but pays four launches
-/// with their barriers and indirect dispatches (70-120 us per round on the H100 under wgpu,
-/// whatever D). If a pass, one defect's dependent loads over its neighbours, costs a few
-/// microseconds, a tail round of up to about four passes stays below a launched one; past that
-/// the launched rounds win more as the list grows.
+/// with their barriers and indirect dispatches, whatever D (on the H100 under wgpu 70-120 us
+/// per round at the idle clock, and 5.5 us per indirect launch with the clock hold, BENCHMARKS
+/// "What a launch costs"), and a 65 us read-back per 8 rounds where the tail pays one per 32.
+/// If a pass, one defect's dependent loads over its neighbours, costs a few microseconds, a
+/// tail round of up to about four passes stays below a launched one; past that the launched
+/// rounds win more as the list grows.
 pub const DEFAULT_TAIL_DEFECTS: u32 = 4 * WORKGROUP_SIZE;
 
 /// Colors each thread of `vcolor_max` reads.
