@@ -761,7 +761,9 @@ fn first_fit_in(g: &chromaflow::mesh::Csr, order: impl Iterator<Item = u32>) -> 
 /// recolors them last, into the top class, and the ejection moves them by ejecting their
 /// neighbours, at any adjacency position (past 64: the apply kernel's direct path); the clique
 /// has colors above the 64 counted in workgroup memory; the runs are repeated, as the GPU's defect lists and
-/// class segments are filled in scheduling order and the result must not depend on it.
+/// class segments are filled in scheduling order and the result must not depend on it. All of
+/// it with the tail kernel (these small graphs run their rounds there) and with the launched
+/// rounds alone.
 #[test]
 fn color_reduction_gpu_equals_cpu() {
     use chromaflow::color::bench::random_geometric_graph;
@@ -783,19 +785,31 @@ fn color_reduction_gpu_equals_cpu() {
         .iter()
         .map(|&b| b as u32)
         .collect();
-    let opts = ColorReduction::default();
     let mut ejections = 0;
-    for (name, g, class) in [
-        ("tet box 7", &tet, None),
-        ("rgg 1500", &rgg, None),
-        (
-            "disk, boundary classes",
-            &disk_topo.vertex_neighbors,
-            Some(&disk_class[..]),
-        ),
-        ("rgg 1500 with 4 hubs of degree 90", &hubs, None),
-        ("70-clique with a path", &clique, None),
-    ] {
+    let launched = ColorReduction {
+        tail_defects: 0,
+        ..ColorReduction::default()
+    };
+    for (opts, g, name, class) in
+        [ColorReduction::default(), launched]
+            .into_iter()
+            .flat_map(|opts| {
+                [
+                    ("tet box 7", &tet, None),
+                    ("rgg 1500", &rgg, None),
+                    (
+                        "disk, boundary classes",
+                        &disk_topo.vertex_neighbors,
+                        Some(&disk_class[..]),
+                    ),
+                    ("rgg 1500 with 4 hubs of degree 90", &hubs, None),
+                    ("70-clique with a path", &clique, None),
+                ]
+                .map(|(name, g, class)| (opts, g, name, class))
+            })
+    {
+        let name = format!("{name}, tail bound {}", opts.tail_defects);
+        let name = name.as_str();
         let start = if name.contains("hubs") {
             let n = g.num_rows() as u32;
             first_fit_in(g, (n - 4..n).chain(0..n - 4))
