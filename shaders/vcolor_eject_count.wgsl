@@ -1,10 +1,11 @@
 // #include "common/dispatch.wgsl"
+// #include "common/vcolor_eject_record.wgsl"
 
-// Color reduction, after an ejection attempt's start and after each round (one thread): the
-// length of the defect list just filled (filled_count[0]) becomes the launch record the next
-// round's three launches are dispatched from (`record`: [0, count, launch_grid(count)], so
-// their grid follows the defects on the device; no workgroups once none is left) and the
-// entry range.first of the submit's defect log the host reads back once per submit. The other
+// Color reduction, after an ejection attempt's start and after each launched round (one
+// thread): the length of the defect list just filled (filled_count[0]) becomes the launch
+// record the next round's three launches are dispatched from (write_defect_record: their grid
+// follows the defects on the device; no workgroups once none is left) and the entry
+// range.first of the submit's defect log the host reads back once per submit. The other
 // list's length is zeroed for the next round's step 3, which fills it.
 
 @group(0) @binding(0) var<storage, read> filled_count: array<u32>;
@@ -19,13 +20,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let count = filled_count[0];
-    // No workgroups once the list is empty: the rounds left in the submit dispatch nothing.
-    let grid = select(launch_grid(count), vec3<u32>(0u, 0u, 0u), count == 0u);
-    record[0] = 0u;
-    record[1] = count;
-    record[2] = grid.x;
-    record[3] = grid.y;
-    record[4] = grid.z;
+    write_defect_record(count);
     emptied_count[0] = 0u;
     defect_log[range.first] = count;
 }

@@ -1,12 +1,11 @@
 // #include "common/dispatch.wgsl"
 // #include "common/vcolor_hash.wgsl"
+// #include "common/vcolor_eject_resolve.wgsl"
 
 // Color reduction, ejection round, step 2 of 3, over the defect list (defects[0 ..
-// defect_count[0]], a grid-stride loop): a defect v wins its proposal unless a same-class
-// uncolored neighbour u (a defect too, with this round's proposal) proposed the same color with
-// a higher priority (round_hash(u, round_number) smaller, ties by number), so two neighbours
-// never take one color. winner[v] = 1 for winners, 0 for the other defects; vertices off the
-// list are not written (step 3 reads only the list's). round_number = round_base[0] +
+// defect_count[0]], a grid-stride loop): winner[v] = 1 when defect v keeps its proposal
+// (proposal_wins in common/vcolor_eject_resolve.wgsl), 0 for the other defects; vertices off
+// the list are not written (step 3 reads only the list's). round_number = round_base[0] +
 // range.pad.
 
 @group(0) @binding(0) var<storage, read> adjacency_offsets: array<u32>;
@@ -27,19 +26,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let len = defect_count[0];
     for (var i = linear_index(gid, nwg); i < len; i = i + threads) {
         let v = defects[i];
-        let p = proposal[v];
-        var wins = select(1u, 0u, p == 0u);
-        let pv = round_hash(v, round_number);
-        let class_v = vertex_class[v];
-        for (var j = adjacency_offsets[v]; j < adjacency_offsets[v + 1u]; j = j + 1u) {
-            let u = adjacency[j];
-            if (vertex_class[u] == class_v && colors[u] == 0u && proposal[u] == p) {
-                let pu = round_hash(u, round_number);
-                if (pu < pv || (pu == pv && u < v)) {
-                    wins = 0u;
-                }
-            }
-        }
-        winner[v] = wins;
+        winner[v] = proposal_wins(v, round_number);
     }
 }

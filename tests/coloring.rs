@@ -761,7 +761,9 @@ fn first_fit_in(g: &chromaflow::mesh::Csr, order: impl Iterator<Item = u32>) -> 
 /// recolors them last, into the top class, and the ejection moves them by ejecting their
 /// neighbours, at any adjacency position (past 64: the apply kernel's direct path); the clique
 /// has colors above the 64 counted in workgroup memory; the runs are repeated, as the GPU's defect lists and
-/// class segments are filled in scheduling order and the result must not depend on it.
+/// class segments are filled in scheduling order and the result must not depend on it. All of
+/// it with the tail kernel (these small graphs run their rounds there) and with the launched
+/// rounds alone.
 #[test]
 fn color_reduction_gpu_equals_cpu() {
     use chromaflow::color::bench::random_geometric_graph;
@@ -783,19 +785,31 @@ fn color_reduction_gpu_equals_cpu() {
         .iter()
         .map(|&b| b as u32)
         .collect();
-    let opts = ColorReduction::default();
     let mut ejections = 0;
-    for (name, g, class) in [
-        ("tet box 7", &tet, None),
-        ("rgg 1500", &rgg, None),
-        (
-            "disk, boundary classes",
-            &disk_topo.vertex_neighbors,
-            Some(&disk_class[..]),
-        ),
-        ("rgg 1500 with 4 hubs of degree 90", &hubs, None),
-        ("70-clique with a path", &clique, None),
-    ] {
+    let launched = ColorReduction {
+        tail_defects: 0,
+        ..ColorReduction::default()
+    };
+    for (opts, g, name, class) in
+        [ColorReduction::default(), launched]
+            .into_iter()
+            .flat_map(|opts| {
+                [
+                    ("tet box 7", &tet, None),
+                    ("rgg 1500", &rgg, None),
+                    (
+                        "disk, boundary classes",
+                        &disk_topo.vertex_neighbors,
+                        Some(&disk_class[..]),
+                    ),
+                    ("rgg 1500 with 4 hubs of degree 90", &hubs, None),
+                    ("70-clique with a path", &clique, None),
+                ]
+                .map(|(name, g, class)| (opts, g, name, class))
+            })
+    {
+        let name = format!("{name}, tail bound {}", opts.tail_defects);
+        let name = name.as_str();
         let start = if name.contains("hubs") {
             let n = g.num_rows() as u32;
             first_fit_in(g, (n - 4..n).chain(0..n - 4))
@@ -816,6 +830,7 @@ fn color_reduction_gpu_equals_cpu() {
                 r.near_misses,
                 r.eject_rounds,
                 r.eject_submits,
+                (r.tail_submits, r.tail_rounds, r.tail_handbacks),
             )
         };
         assert_eq!(strip(&cpu_report), strip(&gpu_report), "{name}");
@@ -835,6 +850,100 @@ fn color_reduction_gpu_equals_cpu() {
     assert!(
         ejections > 0,
         "no ejection succeeded: the test does not cover them"
+    );
+}
+
+/// The tail kernel (`vcolor_eject_tail`: up to 32 ejection rounds in one launch of one
+/// workgroup while the defects are few) gives exactly the colors of the launched rounds (four
+/// launches per round), on the GPU and in the CPU reference, also with bounds the defect lists
+/// cross both ways: with 128 rounds per attempt the failing attempt at 7 colors on the box
+/// wanders between 40 and 63 defects, so at bound 48 the tail takes a list over and hands a
+/// grown one back to the launched rounds. The tail runs, and its launches are counted: against
+/// the launched rounds alone, every launched submit it replaces saves 4 x 8 launches and each
+/// tail submit costs one.
+#[test]
+fn ejection_tail_gives_the_colors_of_the_launched_rounds() {
+    use chromaflow::color::bench::random_geometric_graph;
+    use chromaflow::color::reduce::{
+        hashed_order_coloring, reduce_colors_cpu, reduce_colors_gpu, ColorReduction,
+        ReductionReport, DEFAULT_TAIL_DEFECTS, EJECT_WINDOW,
+    };
+    let rt =
+        chromaflow::runtime::Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)");
+    let (tet, _, _) = tet_box_graph(12);
+    let rgg = random_geometric_graph(3000, 14.0, 5).unwrap();
+    let launched = ColorReduction {
+        tail_defects: 0,
+        eject_rounds: 128,
+        ..ColorReduction::default()
+    };
+    let schedule = |r: &ReductionReport| {
+        (
+            r.colors_after,
+            r.ejections,
+            r.near_misses,
+            r.eject_rounds,
+            r.eject_submits,
+            r.tail_submits,
+            r.tail_rounds,
+            r.tail_handbacks,
+        )
+    };
+    let mut handbacks = 0;
+    for (name, g) in [("tet box 12", &tet), ("rgg 3000", &rgg)] {
+        let start = hashed_order_coloring(g);
+        let (reference, _) = reduce_colors_cpu(g, None, &start, &launched).unwrap();
+        let (colors, off) = reduce_colors_gpu(&rt, g, None, &start, &launched).unwrap();
+        assert!(
+            colors == reference,
+            "{name}: launched rounds, GPU and CPU differ"
+        );
+        assert_eq!(off.tail_submits, 0, "{name}");
+        eprintln!("{name}, launched rounds only: {off:?}");
+        for bound in [16, 48, DEFAULT_TAIL_DEFECTS] {
+            let opts = ColorReduction {
+                tail_defects: bound,
+                eject_rounds: 128,
+                ..ColorReduction::default()
+            };
+            let (cpu, cpu_report) = reduce_colors_cpu(g, None, &start, &opts).unwrap();
+            let (gpu, on) = reduce_colors_gpu(&rt, g, None, &start, &opts).unwrap();
+            eprintln!("{name}, tail bound {bound}: {on:?}");
+            assert!(
+                cpu == reference,
+                "{name}, bound {bound}: CPU tail changes the colors"
+            );
+            assert!(
+                gpu == reference,
+                "{name}, bound {bound}: GPU tail changes the colors"
+            );
+            assert_eq!(
+                schedule(&cpu_report),
+                schedule(&on),
+                "{name}, bound {bound}"
+            );
+            assert!(
+                on.tail_submits > 0,
+                "{name}, bound {bound}: the tail never ran"
+            );
+            let launched_submits = |r: &ReductionReport| r.eject_submits - r.tail_submits;
+            assert_eq!(
+                off.launches as isize - on.launches as isize,
+                (4 * EJECT_WINDOW * (launched_submits(&off) - launched_submits(&on))) as isize
+                    - on.tail_submits as isize,
+                "{name}, bound {bound}"
+            );
+            assert_eq!(
+                on.read_backs,
+                1 + on.sweeps + on.eject_submits,
+                "{name}, bound {bound}"
+            );
+            handbacks += on.tail_handbacks;
+        }
+    }
+    assert!(
+        handbacks > 0,
+        "no defect list grew past a tail bound: the hand-back is not covered"
     );
 }
 

@@ -84,10 +84,22 @@
 //!   so the simpler schedule stays. The list's order varies with the GPU's
 //!   scheduling; the result does not, since every defect's step depends only on the colors
 //!   and proposals around it.
+//! * Rounds on short lists, at most [`ColorReduction::tail_defects`] defects, which is most
+//!   rounds after the first few, run in the tail kernel `vcolor_eject_tail`: one workgroup
+//!   loops propose / resolve / apply / list copy with storage barriers between the steps, up
+//!   to [`TAIL_ROUNDS`] rounds in one launch and one submit, the defect log read back once.
+//!   The steps are the round kernels' own code (shaders/common/vcolor_eject_*.wgsl), so the
+//!   colors are theirs bit for bit. The tail stops after the round that empties the list,
+//!   hands a list grown past the bound back to the launched rounds, and at a window's end
+//!   gives the attempt up where the stop rule does (`tail_gives_up`); the host judges every
+//!   round as before, whichever submit ran it. The class size is not read back, so attempts
+//!   start in the tail until one finds its class past the bound (it hands it back before any
+//!   round; the classes of the later, lower counts are larger).
 //!
 //! So a reduction's launches follow the colors and the rounds ([`ReductionReport::launches`],
-//! [`ReductionReport::submits`], [`ReductionReport::read_backs`] count them), and the vertices
-//! it touches follow the defects.
+//! [`ReductionReport::submits`], [`ReductionReport::read_backs`] count them, and
+//! [`ReductionReport::tail_submits`] the tail's launches), and the vertices it touches follow
+//! the defects.
 //!
 //! Vertex classes: neighbours of another class are ignored throughout, as in the speculative
 //! rounds; the count being reduced is the largest color over all classes.
@@ -120,6 +132,29 @@ pub const NEAR_MISS_DEFECTS: u32 = 8;
 // Every submit's rounds alternate the two defect lists, so each submit starts from the first.
 const _: () = assert!(EJECT_WINDOW % 2 == 0);
 
+/// Most rounds of one submit of the tail kernel (`vcolor_eject_tail`, one launch): four
+/// windows, read back once per 32 rounds instead of once per 8. It stops by itself after the
+/// round that empties the list or grows it past the bound, and where the stop rule gives the
+/// attempt up, so a longer submit runs no rounds the host ignores (but within the f32 margin
+/// of `tail_gives_up`).
+pub const TAIL_ROUNDS: usize = 4 * EJECT_WINDOW;
+
+/// The defect log's entry for a round the tail kernel did not run (NOT_RUN in
+/// shaders/vcolor_eject_tail.wgsl).
+const NOT_RUN: u32 = u32::MAX;
+
+/// Default of [`ColorReduction::tail_defects`]: 4 x [`WORKGROUP_SIZE`], from a cost model to
+/// be checked on the H100 (`--reduce-tail` sets it). The tail's workgroup walks a list of D
+/// defects in ceil(D / 64) passes per step, one defect's neighbours per thread and pass, where
+/// a launched round walks it in one pass of ceil(D / 64) workgroups but pays four launches
+/// with their barriers and indirect dispatches, whatever D (on the H100 under wgpu 70-120 us
+/// per round at the idle clock, and 5.5 us per indirect launch with the clock hold, BENCHMARKS
+/// "What a launch costs"), and a 65 us read-back per 8 rounds where the tail pays one per 32.
+/// If a pass, one defect's dependent loads over its neighbours, costs a few microseconds, a
+/// tail round of up to about four passes stays below a launched one; past that the launched
+/// rounds win more as the list grows.
+pub const DEFAULT_TAIL_DEFECTS: u32 = 4 * WORKGROUP_SIZE;
+
 /// Colors each thread of `vcolor_max` reads.
 const MAX_ITEMS_PER_THREAD: u32 = 4;
 
@@ -135,18 +170,23 @@ pub struct ColorReduction {
     /// Most extra sweeps after near misses (attempts that ended with at most
     /// [`NEAR_MISS_DEFECTS`] defects), per reduction; they count against `sweeps` too.
     pub retries: usize,
+    /// Defect lists of at most this many vertices run their rounds in the tail kernel, one
+    /// workgroup, up to [`TAIL_ROUNDS`] rounds in one launch; longer lists in launched rounds
+    /// (four launches each). 0: launched rounds only. The colors are the same either way.
+    pub tail_defects: u32,
 }
 
 impl Default for ColorReduction {
-    /// 16 sweeps, 64 rounds per ejection attempt, 2 sweeps after near misses. On the
-    /// 1.03M-vertex tetrahedral box (lavapipe, whole GPU coloring) three sweeps took the
-    /// speculative rounds' 11 colors to 8: ejections of 16 and 40 rounds, and an attempt at 7
-    /// stopped after 16 rounds.
+    /// 16 sweeps, 64 rounds per ejection attempt, 2 sweeps after near misses, the tail kernel
+    /// for lists of at most [`DEFAULT_TAIL_DEFECTS`]. On the 1.03M-vertex tetrahedral box
+    /// (lavapipe, whole GPU coloring) three sweeps took the speculative rounds' 11 colors to 8:
+    /// ejections of 16 and 40 rounds, and an attempt at 7 stopped after 16 rounds.
     fn default() -> Self {
         ColorReduction {
             sweeps: 16,
             eject_rounds: 64,
             retries: 2,
+            tail_defects: DEFAULT_TAIL_DEFECTS,
         }
     }
 }
@@ -157,6 +197,7 @@ impl ColorReduction {
         sweeps: 0,
         eject_rounds: 0,
         retries: 0,
+        tail_defects: 0,
     };
 
     /// Rounds of one attempt: `eject_rounds` rounded up to a multiple of [`EJECT_WINDOW`].
@@ -182,9 +223,15 @@ pub struct ReductionReport {
     /// Rounds of all attempts that started with defects, failed attempts included (the GPU
     /// also queues the rest of a submit, empty launches counted in `launches`).
     pub eject_rounds: usize,
-    /// Submits of ejection rounds ([`EJECT_WINDOW`] rounds each), each ending with one read-back of
-    /// the defect log.
+    /// Submits of ejection rounds ([`EJECT_WINDOW`] launched rounds, or up to [`TAIL_ROUNDS`]
+    /// in the tail kernel), each ending with one read-back of the defect log.
     pub eject_submits: usize,
+    /// Of which submits of the tail kernel (one launch each, `vcolor_eject_tail`), the rounds
+    /// it ran (those past a stop of the host's rule included), and the submits it ended by
+    /// handing a list grown past [`ColorReduction::tail_defects`] back to launched rounds.
+    pub tail_submits: usize,
+    pub tail_rounds: usize,
+    pub tail_handbacks: usize,
     /// Kernel launches queued (GPU; 0 for the CPU reference).
     pub launches: usize,
     /// Submissions to the GPU queue: queued plans, buffer copies and read-backs (GPU; 0 for
@@ -210,8 +257,8 @@ trait Engine {
     fn iterated_greedy(&mut self, k: usize) -> Result<usize>;
     /// Save the colors (for [`Engine::restore`]) and uncolor class k.
     fn eject_start(&mut self, k: usize) -> Result<()>;
-    /// [`EJECT_WINDOW`] rounds numbered `first_round..`; the defects left after each.
-    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<Vec<u32>>;
+    /// One submit of rounds numbered `first_round..`; the defects left after each round run.
+    fn eject_rounds(&mut self, k: usize, first_round: u32, submit: Submit) -> Result<Vec<u32>>;
     /// Back to the saved colors.
     fn restore(&mut self) -> Result<()>;
     /// Time spent preparing plans so far (left out of the phase times).
@@ -231,6 +278,8 @@ fn drive(e: &mut impl Engine, opts: &ColorReduction) -> Result<ReductionReport> 
         ..ReductionReport::default()
     };
     let mut gaps_possible = false;
+    // Attempts start in the tail kernel until one finds its first list past the bound.
+    let mut tail_first = opts.tail_defects > 0;
     let mut sweeps = 0;
     while sweeps < opts.sweeps && k > 1 {
         let start = k;
@@ -240,7 +289,7 @@ fn drive(e: &mut impl Engine, opts: &ColorReduction) -> Result<ReductionReport> 
         let mut near_miss = false;
         if (3..=MAX_EJECT_COLORS + 1).contains(&k) {
             let (t, setup) = (Instant::now(), e.setup_time());
-            let attempt = eject(e, k, opts, &mut report)?;
+            let attempt = eject(e, k, opts, &mut tail_first, &mut report)?;
             report.eject_seconds += (t.elapsed() - (e.setup_time() - setup)).as_secs_f64();
             match attempt {
                 Attempt::Ejected => {
@@ -274,6 +323,25 @@ fn greedy_pass(e: &mut impl Engine, k: usize, report: &mut ReductionReport) -> R
     Ok(k)
 }
 
+/// What one submit of ejection rounds runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Submit {
+    /// [`EJECT_WINDOW`] launched rounds.
+    Launched,
+    /// At most `rounds` rounds in the tail kernel, while the list holds at most `bound`
+    /// defects: it stops after the round that empties the list or grows it past `bound`, or
+    /// that ends a window (rounds counted from the attempt's first) where [`tail_gives_up`]
+    /// (the stop rule, [`hopeless`], with the attempt's `cap` on rounds) gives the attempt up;
+    /// `window_defects` is the count at the last window boundary before the submit, the rule's
+    /// reference at its first boundary.
+    Tail {
+        rounds: u32,
+        bound: u32,
+        window_defects: u32,
+        cap: u32,
+    },
+}
+
 /// How an ejection attempt ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Attempt {
@@ -283,11 +351,19 @@ enum Attempt {
     Kept { defects: u32 },
 }
 
-/// One ejection attempt on class k, in submits of [`EJECT_WINDOW`] rounds.
+/// One ejection attempt on class k, in submits of [`EJECT_WINDOW`] launched rounds, or of the
+/// tail kernel while the defects are at most [`ColorReduction::tail_defects`]. The class size
+/// is not read back, so while `tail_first` the first submit is the tail's: a short class runs
+/// in it at once, a long one is handed back before any round (one submit and read-back lost,
+/// and `tail_first` cleared: the classes of lower counts are larger). Rounds are judged one by
+/// one, whichever submit ran them: the first that leaves no defect ejects the class, and at
+/// every window's end the stop rule may end the attempt; rounds a submit ran past that point
+/// (or past the attempt's cap) are ignored and undone by the restore.
 fn eject(
     e: &mut impl Engine,
     k: usize,
     opts: &ColorReduction,
+    tail_first: &mut bool,
     report: &mut ReductionReport,
 ) -> Result<Attempt> {
     let cap = opts.rounds_cap();
@@ -295,30 +371,60 @@ fn eject(
         return Ok(Attempt::Kept { defects: u32::MAX });
     }
     e.eject_start(k)?;
+    // Defects the last submit left; none run yet: the tail first, or the launched rounds.
+    let mut defects = if *tail_first { 0 } else { u32::MAX };
     // Defects after each round of the attempt.
     let mut history: Vec<u32> = Vec::with_capacity(cap);
     let mut submit = 0;
-    while history.len() < cap {
+    'attempt: while history.len() < cap {
         submit += 1;
         report.eject_submits += 1;
-        let log = e.eject_rounds(k, history.len() as u32)?;
-        if let Some(last) = log.iter().position(|&d| d == 0) {
-            let rounds = history.len() + last + 1;
-            report.eject_rounds += rounds;
-            report.ejections += 1;
-            log::debug!("color reduction: ejected color {k} in {rounds} rounds ({submit} submits)");
-            return Ok(Attempt::Ejected);
+        let first = history.len();
+        let kind = if opts.tail_defects > 0 && defects <= opts.tail_defects {
+            let boundary = first / EJECT_WINDOW * EJECT_WINDOW;
+            Submit::Tail {
+                rounds: (cap - first).min(TAIL_ROUNDS) as u32,
+                bound: opts.tail_defects,
+                window_defects: if boundary > 0 {
+                    history[boundary - 1]
+                } else {
+                    u32::MAX
+                },
+                cap: cap as u32,
+            }
+        } else {
+            Submit::Launched
+        };
+        let log = e.eject_rounds(k, first as u32, kind)?;
+        // A tail that ran no round found the list past its bound.
+        defects = log.last().copied().unwrap_or(u32::MAX);
+        if first == 0 && log.is_empty() {
+            *tail_first = false;
         }
-        history.extend(log);
-        let r = history.len();
-        if r >= 2 * EJECT_WINDOW
-            && hopeless(
-                history[r - 1 - EJECT_WINDOW],
-                history[r - 1],
-                (cap - r) / EJECT_WINDOW,
-            )
-        {
-            break;
+        if let Submit::Tail { bound, .. } = kind {
+            report.tail_submits += 1;
+            report.tail_rounds += log.len();
+            report.tail_handbacks += usize::from(defects > bound);
+        }
+        for &d in log.iter().take(cap - first) {
+            history.push(d);
+            let r = history.len();
+            if d == 0 {
+                report.eject_rounds += r;
+                report.ejections += 1;
+                log::debug!("color reduction: ejected color {k} in {r} rounds ({submit} submits)");
+                return Ok(Attempt::Ejected);
+            }
+            if r % EJECT_WINDOW == 0
+                && r >= 2 * EJECT_WINDOW
+                && hopeless(
+                    history[r - 1 - EJECT_WINDOW],
+                    history[r - 1],
+                    (cap - r) / EJECT_WINDOW,
+                )
+            {
+                break 'attempt;
+            }
         }
     }
     report.eject_rounds += history.len();
@@ -342,6 +448,24 @@ fn hopeless(previous: u32, now: u32, windows_left: usize) -> bool {
     }
     let shrink = previous as f64 / now as f64;
     (now as f64).ln() / shrink.ln() > windows_left as f64
+}
+
+/// Windows [`tail_gives_up`] adds to the windows left (1/64), so that f32 rounding never makes
+/// the tail stop where [`hopeless`] goes on: the ratio tested is at most tens, and f32 moves it
+/// by about 1e-5. Within the margin the tail runs on (rounds the host then ignores).
+const TAIL_STOP_MARGIN: f32 = 1.0 / 64.0;
+
+/// [`hopeless`] as the tail kernel evaluates it (`gives_up` in shaders/vcolor_eject_tail.wgsl,
+/// f32): it never gives up where [`hopeless`] goes on, so the host needs no round after a stop.
+fn tail_gives_up(previous: u32, now: u32, windows_left: u32) -> bool {
+    if now >= previous {
+        return true;
+    }
+    if now == 0 {
+        return false;
+    }
+    (now as f32).ln()
+        > (windows_left as f32 + TAIL_STOP_MARGIN) * (previous as f32 / now as f32).ln()
 }
 
 /// lowbias32 integer hash (Chris Wellons); shaders/common/vcolor_hash.wgsl.
@@ -532,6 +656,35 @@ impl CpuEngine<'_> {
         best.0
     }
 
+    /// One ejection round (vcolor_eject_propose, _resolve, _apply); the defects left.
+    fn round(&mut self, k: usize, round: u32) -> u32 {
+        let n = self.colors.len();
+        for v in 0..n {
+            if self.colors[v] == 0 {
+                self.proposal[v] = self.propose(v, k, round);
+            }
+        }
+        self.winner = (0..n).map(|v| self.resolve(v, round)).collect();
+        // vcolor_eject_apply: a vertex is ejected when a neighbouring winner takes its color
+        // (the same whichever winner's thread writes first).
+        for v in 0..n {
+            if self.winner[v] != 0 {
+                self.colors[v] = self.proposal[v];
+                continue;
+            }
+            let c = self.colors[v];
+            let ejected = c != 0
+                && self
+                    .neighbours(v)
+                    .any(|u| self.winner[u] != 0 && self.proposal[u] == c);
+            if ejected {
+                self.colors[v] = 0;
+                self.tabu[v] = c;
+            }
+        }
+        self.colors.iter().filter(|&&c| c == 0).count() as u32
+    }
+
     /// vcolor_eject_resolve for vertex v.
     fn resolve(&self, v: usize, round: u32) -> u32 {
         let p = self.proposal[v];
@@ -575,35 +728,38 @@ impl Engine for CpuEngine<'_> {
         Ok(())
     }
 
-    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<Vec<u32>> {
-        let n = self.colors.len();
-        let mut log = Vec::with_capacity(EJECT_WINDOW);
-        for r in 0..EJECT_WINDOW as u32 {
-            let round = first_round + r;
-            for v in 0..n {
-                if self.colors[v] == 0 {
-                    self.proposal[v] = self.propose(v, k, round);
+    fn eject_rounds(&mut self, k: usize, first_round: u32, submit: Submit) -> Result<Vec<u32>> {
+        let mut log = Vec::new();
+        match submit {
+            Submit::Launched => {
+                for r in 0..EJECT_WINDOW as u32 {
+                    log.push(self.round(k, first_round + r));
                 }
             }
-            self.winner = (0..n).map(|v| self.resolve(v, round)).collect();
-            // vcolor_eject_apply: a vertex is ejected when a neighbouring winner takes its
-            // color (the same whichever winner's thread writes first).
-            for v in 0..n {
-                if self.winner[v] != 0 {
-                    self.colors[v] = self.proposal[v];
-                    continue;
-                }
-                let c = self.colors[v];
-                let ejected = c != 0
-                    && self
-                        .neighbours(v)
-                        .any(|u| self.winner[u] != 0 && self.proposal[u] == c);
-                if ejected {
-                    self.colors[v] = 0;
-                    self.tabu[v] = c;
+            // vcolor_eject_tail's loop.
+            Submit::Tail {
+                rounds,
+                bound,
+                window_defects,
+                cap,
+            } => {
+                let mut len = self.colors.iter().filter(|&&c| c == 0).count() as u32;
+                let mut window = window_defects;
+                while log.len() < rounds as usize && len != 0 && len <= bound {
+                    len = self.round(k, first_round + log.len() as u32);
+                    log.push(len);
+                    let done = first_round + log.len() as u32;
+                    if done % EJECT_WINDOW as u32 == 0 {
+                        let windows_left = cap.saturating_sub(done) / EJECT_WINDOW as u32;
+                        let stop = done >= 2 * EJECT_WINDOW as u32
+                            && tail_gives_up(window, len, windows_left);
+                        window = len;
+                        if stop {
+                            break;
+                        }
+                    }
                 }
             }
-            log.push(self.colors.iter().filter(|&&c| c == 0).count() as u32);
         }
         Ok(log)
     }
@@ -664,6 +820,9 @@ enum PlanKind {
     /// `start` (so an attempt's first submit carries its start); `threads` bounds the CUDA
     /// launches (wgpu dispatches the grid `vcolor_eject_count` wrote).
     EjectRounds { k: usize, threads: u32, start: bool },
+    /// One launch of the tail kernel (rounds below color k on lists of at most `bound`
+    /// defects), after the start of the attempt when `start`.
+    EjectTail { k: usize, bound: u32, start: bool },
 }
 
 /// The device side of the reduction of one coloring: buffers, kernels and the plans by color
@@ -687,9 +846,11 @@ pub struct ColorReducer<'a> {
     class_first: Buffer,
     class_next: Buffer,
     /// Ejection: the defect lists the rounds alternate between and their lengths (round r of a
-    /// submit reads list r % 2 and fills the other), the round stamps that list an ejected
-    /// vertex once, the launch record of the next round's launches, and the submit's defect log
-    /// (entry 0 after the start, entry r after round r).
+    /// launched submit reads list r % 2 and fills the other; the tail copies its next list
+    /// back, so every submit starts and ends on the first), the round stamps that list an
+    /// ejected vertex once, the launch record of the next round's launches, the submit's
+    /// defect log (entry 0 at the start, entry r after round r) and the host's words (first
+    /// round; for the tail also the stop rule's reference and the rounds to run).
     defects: [Buffer; 2],
     defect_count: [Buffer; 2],
     listed: Buffer,
@@ -707,6 +868,7 @@ pub struct ColorReducer<'a> {
     resolve: Kernel,
     apply: Kernel,
     eject_count: Kernel,
+    tail: Kernel,
     /// Defects the host last saw (or expects at an attempt's start): the grid of the next
     /// rounds.
     defects_seen: u32,
@@ -766,9 +928,9 @@ impl<'a> ColorReducer<'a> {
             ],
             listed: rt.zeroed::<u32>("ejection stamps", len)?,
             eject_record: rt.zeroed::<u32>("ejection launch record", LAUNCH_WORDS as usize)?,
-            defect_log: rt.zeroed::<u32>("defects per round", EJECT_WINDOW + 1)?,
+            defect_log: rt.zeroed::<u32>("defects per round", EJECT_WINDOW.max(TAIL_ROUNDS) + 1)?,
             largest,
-            round_base: rt.zeroed::<u32>("first round of the submit", 1)?,
+            round_base: rt.zeroed::<u32>("ejection submit words", 4)?,
             count: rt.kernel("vcolor_class_count", &[])?,
             offsets: rt.kernel("vcolor_class_offsets", &[])?,
             bucket: rt.kernel("vcolor_class_bucket", &[])?,
@@ -779,6 +941,7 @@ impl<'a> ColorReducer<'a> {
             resolve: rt.kernel("vcolor_eject_resolve", &[])?,
             apply: rt.kernel("vcolor_eject_apply", &[])?,
             eject_count: rt.kernel("vcolor_eject_count", &[])?,
+            tail: rt.kernel("vcolor_eject_tail", &[])?,
             defects_seen: 0,
             start_pending: false,
             plans: Vec::new(),
@@ -858,26 +1021,41 @@ impl<'a> ColorReducer<'a> {
                 }
                 launch_max(&mut p, &self.max, &self.colors, &self.largest, n);
             }
+            PlanKind::EjectTail { k, bound, start } => {
+                if start {
+                    self.launch_start(&mut p, k);
+                }
+                p.launch_threads(
+                    &self.tail,
+                    &args![
+                        *offsets,
+                        *adjacency,
+                        *class,
+                        self.round_base,
+                        self.colors,
+                        self.tabu,
+                        self.proposal,
+                        self.winner,
+                        self.listed,
+                        self.defects[0],
+                        self.defect_count[0],
+                        self.defects[1],
+                        self.defect_count[1],
+                        self.eject_record,
+                        self.defect_log
+                    ],
+                    ItemRange {
+                        first: 0,
+                        count: TAIL_ROUNDS as u32,
+                        color: k as u32,
+                        pad: bound,
+                    },
+                    WORKGROUP_SIZE,
+                );
+            }
             PlanKind::EjectRounds { k, threads, start } => {
                 if start {
-                    p.launch(
-                        &self.start,
-                        &args![
-                            self.colors,
-                            self.saved,
-                            self.tabu,
-                            self.listed,
-                            self.defects[0],
-                            self.defect_count[0]
-                        ],
-                        ItemRange {
-                            first: 0,
-                            count: n,
-                            color: k as u32,
-                            pad: 0,
-                        },
-                    );
-                    self.launch_count(&mut p, 0, 0);
+                    self.launch_start(&mut p, k);
                 }
                 for r in 0..EJECT_WINDOW {
                     let (cur, next) = (r % 2, 1 - r % 2);
@@ -950,6 +1128,29 @@ impl<'a> ColorReducer<'a> {
         p
     }
 
+    /// Append the start of an attempt on class k (`vcolor_eject_start`, which lists the class
+    /// in the first list) and the count of that list.
+    fn launch_start(&self, p: &mut PlanBuilder, k: usize) {
+        p.launch(
+            &self.start,
+            &args![
+                self.colors,
+                self.saved,
+                self.tabu,
+                self.listed,
+                self.defects[0],
+                self.defect_count[0]
+            ],
+            ItemRange {
+                first: 0,
+                count: self.n,
+                color: k as u32,
+                pad: 0,
+            },
+        );
+        self.launch_count(p, 0, 0);
+    }
+
     /// Append `vcolor_eject_count` for list `filled` (just filled; the other is emptied),
     /// logged at entry `slot` of the defect log.
     fn launch_count(&self, p: &mut PlanBuilder, filled: usize, slot: usize) {
@@ -1014,26 +1215,51 @@ impl Engine for ColorReducer<'_> {
         // Queued with the first rounds, one submit.
         self.rt.write(&self.defect_count[0], 0, &[0u32])?;
         self.start_pending = true;
-        // The class size is not read back: the first rounds' grid assumes an average class.
+        // The class size is not read back: launched first rounds' grid assumes an average
+        // class (a tail first reads it back when it hands the list back).
         self.defects_seen = self.n.div_ceil(k as u32);
         Ok(())
     }
 
-    fn eject_rounds(&mut self, k: usize, first_round: u32) -> Result<Vec<u32>> {
-        self.rt.write(&self.round_base, 0, &[first_round])?;
-        let threads = list_threads(self.defects_seen, self.n);
+    fn eject_rounds(&mut self, k: usize, first_round: u32, submit: Submit) -> Result<Vec<u32>> {
         let start = std::mem::take(&mut self.start_pending);
+        let (kind, words, rounds) = match submit {
+            Submit::Launched => {
+                let threads = list_threads(self.defects_seen, self.n);
+                let kind = PlanKind::EjectRounds { k, threads, start };
+                (kind, [first_round, 0, 0, 0], EJECT_WINDOW)
+            }
+            Submit::Tail {
+                rounds,
+                bound,
+                window_defects,
+                cap,
+            } => {
+                let kind = PlanKind::EjectTail { k, bound, start };
+                (
+                    kind,
+                    [first_round, window_defects, rounds, cap],
+                    rounds as usize,
+                )
+            }
+        };
+        self.rt.write(&self.round_base, 0, &words)?;
         let t = Instant::now();
-        self.queue(PlanKind::EjectRounds { k, threads, start })?;
+        self.queue(kind)?;
         let queued = t.elapsed();
         self.counts.submits += 1;
         self.counts.read_backs += 1;
-        let log = self.rt.read::<u32>(&self.defect_log, 1, EJECT_WINDOW)?;
-        self.defects_seen = log.last().copied().unwrap_or(0);
+        let entries = self.rt.read::<u32>(&self.defect_log, 0, rounds + 1)?;
+        let log: Vec<u32> = entries[1..]
+            .iter()
+            .copied()
+            .take_while(|&d| d != NOT_RUN)
+            .collect();
+        // Entry 0: the list the submit started from (all a tail that ran no round tells).
+        self.defects_seen = log.last().copied().unwrap_or(entries[0]);
         log::trace!(
-            "color reduction: color {k}, rounds {first_round}..{}: queued in {:.0} us, read \
-             back after {:.0} us; defects {log:?}",
-            first_round as usize + EJECT_WINDOW,
+            "color reduction: color {k}, {submit:?} from round {first_round}: queued in {:.0} \
+             us, read back after {:.0} us; defects {log:?}",
             queued.as_secs_f64() * 1e6,
             t.elapsed().as_secs_f64() * 1e6
         );
@@ -1052,7 +1278,7 @@ impl Engine for ColorReducer<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::hopeless;
+    use super::{hopeless, tail_gives_up, TAIL_STOP_MARGIN};
 
     /// The stop rule on the defect counts (8 rounds apart) of the CPU model's attempts on the
     /// 1.03M-vertex tetrahedral box: 9 -> 8 went on (and succeeded), 8 -> 7 stops at round 16.
@@ -1064,5 +1290,38 @@ mod tests {
         assert!(hopeless(40, 40, 5));
         assert!(hopeless(40, 41, 5));
         assert!(hopeless(4, 2, 0));
+    }
+
+    /// The tail kernel's f32 copy of the stop rule never gives an attempt up where the host's
+    /// goes on (the host then needs no round after the tail's stop), and gives it up wherever
+    /// the host's ratio passes the windows left by more than the margin.
+    #[test]
+    fn tail_gives_up_only_where_the_host_does() {
+        let (mut host_stops, mut both_stop) = (0, 0);
+        for previous in 1..1500u32 {
+            for now in 0..=previous + 1 {
+                for windows_left in 0..8u32 {
+                    let tail = tail_gives_up(previous, now, windows_left);
+                    let host = hopeless(previous, now, windows_left as usize);
+                    assert!(
+                        !tail || host,
+                        "{previous} -> {now}, {windows_left} windows left"
+                    );
+                    if host && !tail {
+                        let ratio = (now as f64).ln() / (previous as f64 / now as f64).ln();
+                        assert!(
+                            ratio <= windows_left as f64 + 2.0 * TAIL_STOP_MARGIN as f64,
+                            "{previous} -> {now}: ratio {ratio}, {windows_left} windows left"
+                        );
+                    }
+                    host_stops += usize::from(host);
+                    both_stop += usize::from(host && tail);
+                }
+            }
+        }
+        assert!(
+            both_stop * 100 >= host_stops * 99,
+            "the tail gives up at {both_stop} of the host's {host_stops} stops"
+        );
     }
 }

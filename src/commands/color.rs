@@ -40,6 +40,11 @@ pub struct ReduceArgs {
     /// uncolored vertices), so the result does not hang on where the speculative rounds left it.
     #[arg(long, value_name = "N", default_value_t = ColorReduction::default().retries)]
     pub reduce_retries: usize,
+    /// Ejection rounds on at most N uncolored vertices run in one launch of one workgroup (up
+    /// to 32 rounds per launch and read-back) instead of four launches per round; the colors
+    /// are the same. 0: launched rounds only (to compare).
+    #[arg(long, value_name = "N", default_value_t = ColorReduction::default().tail_defects)]
+    pub reduce_tail: u32,
 }
 
 impl ReduceArgs {
@@ -52,6 +57,7 @@ impl ReduceArgs {
             sweeps: self.reduce_sweeps,
             eject_rounds: self.reduce_rounds,
             retries: self.reduce_retries,
+            tail_defects: self.reduce_tail,
         }
     }
 }

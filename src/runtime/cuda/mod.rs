@@ -50,6 +50,10 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("common/swe_muscl.cuh"),
     cuda_source!("common/vcolor_first_fit.cuh"),
     cuda_source!("common/vcolor_hash.cuh"),
+    cuda_source!("common/vcolor_eject_propose.cuh"),
+    cuda_source!("common/vcolor_eject_resolve.cuh"),
+    cuda_source!("common/vcolor_eject_apply.cuh"),
+    cuda_source!("common/vcolor_eject_record.cuh"),
     cuda_source!("amr_coarsen.cu"),
     cuda_source!("amr_compact.cu"),
     cuda_source!("amr_count.cu"),
@@ -103,6 +107,7 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("vcolor_eject_resolve.cu"),
     cuda_source!("vcolor_eject_apply.cu"),
     cuda_source!("vcolor_eject_count.cu"),
+    cuda_source!("vcolor_eject_tail.cu"),
 ];
 
 /// The full CUDA source of kernel file `stem` (`shaders/cuda/<stem>.cu`) with its
