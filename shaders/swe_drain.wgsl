@@ -34,7 +34,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let out = outflow[c];
     outflow[c] = vec2<f32>(0.0);
     let dt = control.dt;
-    if (dt <= 0.0) {
+    if (dt <= 0.0 || all(out == vec2<f32>(0.0))) {
         return;
     }
     let w0 = cells[2u * c];

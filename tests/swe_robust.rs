@@ -289,7 +289,11 @@ fn the_mass_guard_stops_a_run_whose_clipping_makes_mass() {
     // steps) are where it is seen: the run stops at one (near t = 0.069), and the checkpoint
     // before it stays.
     let quiet = write_case("quiet", tight, "");
-    let run = swe(&quiet, "ck", &["--checkpoint-every", "0.02", "--batch", "2"]);
+    let run = swe(
+        &quiet,
+        "ck",
+        &["--checkpoint-every", "0.02", "--batch", "2"],
+    );
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{stderr}");
     assert!(
@@ -417,7 +421,11 @@ fn order_two_draining_on_the_gpu_matches_the_reference() {
         let state = g.read_state().unwrap();
         for k in 0..6 {
             // The layer's largest depth, or its largest momentum component.
-            let rows = if k % 3 == 0 { k..k + 1 } else { k / 3 * 3 + 1..k / 3 * 3 + 3 };
+            let rows = if k % 3 == 0 {
+                k..k + 1
+            } else {
+                k / 3 * 3 + 1..k / 3 * 3 + 3
+            };
             let scale = c
                 .state
                 .iter()
@@ -475,8 +483,14 @@ fn legitimate_undershoot_stays_far_above_the_depth_stop() {
                     c.lowest_depth, c.counters.clipped, c.drained
                 );
                 assert!(c.stop.is_none(), "{name} order {order}: {:?}", c.stop);
-                assert!(under > -0.25, "{name} order {order} lagged {lagged}: {under}");
-                assert!(order == 1 || c.counters.clipped == 0, "{name} lagged {lagged}");
+                assert!(
+                    under > -0.25,
+                    "{name} order {order} lagged {lagged}: {under}"
+                );
+                assert!(
+                    order == 1 || c.counters.clipped == 0,
+                    "{name} lagged {lagged}"
+                );
                 worst[order as usize - 1] = worst[order as usize - 1].min(under);
             }
         }

@@ -28,7 +28,7 @@ extern "C" __global__ void swe_drain(
     float2 out = outflow[c];
     outflow[c] = make_float2(0.0f, 0.0f);
     float dt = control->dt;
-    if (dt <= 0.0f) {
+    if (dt <= 0.0f || (out.x == 0.0f && out.y == 0.0f)) {
         return;
     }
     float4 w0 = cells[2u * c];

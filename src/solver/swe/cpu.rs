@@ -2,7 +2,9 @@
 //! same accumulate-then-update structure and the same time-step clamp as the GPU driver, so the
 //! tests can judge the f32 GPU results against it. At order 2 each step is Heun's SSP-RK2
 //! (W* = W + Δt L(W), W^{n+1} = ½ (W + W* + Δt L(W*)), Δt from the first stage) with the
-//! [`super::muscl`] reconstruction in L; friction follows every stage (semi-implicit).
+//! [`super::muscl`] reconstruction in L and each stage's fluctuations scaled by the draining
+//! factors ([`super::muscl::drain_factor`]) where a cell would lose more of a layer than it
+//! holds; friction follows every stage (semi-implicit).
 
 // Index loops over the 4 and 6 state components mirror the WGSL kernel line by line.
 #![allow(clippy::needless_range_loop)]
@@ -57,7 +59,7 @@ pub struct CpuSolver {
     /// With `lagged_dt`: the CFL step of the last real step's edge pass.
     lagged_cfl: Option<f64>,
     /// The depth stop level ([`depth_stop_level`] of the initial state): a layer depth below
-    /// it before clipping stops the run.
+    /// it before draining (order 2) and clipping stops the run.
     pub stop_level: f64,
     /// Where the depth stop fired; no step is taken after it.
     pub stop: Option<DepthStop>,

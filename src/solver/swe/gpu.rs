@@ -55,13 +55,13 @@ pub struct GpuControl {
     /// updated) and taken again.
     pub rejected: u32,
     /// The depth stop: the lowest-numbered cell whose layer depth fell below
-    /// [`super::depth_stop_level`] before clipping, [`NO_CELL`] while none did.
+    /// [`super::depth_stop_level`] before draining and clipping, [`NO_CELL`] while none did.
     pub stop_cell: u32,
     /// The step that fired the depth stop.
     pub stop_step: u32,
     /// The time that step reached.
     pub stop_t: f32,
-    /// The lowest layer depth (before clipping) of the cells that fired it.
+    /// The lowest layer depth (before draining and clipping) of the cells that fired it.
     pub stop_depth: f32,
 }
 
@@ -587,7 +587,15 @@ fn record_unfused(
     let drain = |plan: &mut PlanBuilder, o: &SecondOrder, stage: usize| {
         plan.launch(
             &o.drain_kernels[stage - 1],
-            &args![control, cells, acc, o.outflow, o.drain, o.drain_flag, counters],
+            &args![
+                control,
+                cells,
+                acc,
+                o.outflow,
+                o.drain,
+                o.drain_flag,
+                counters
+            ],
             ItemRange::all(n_cells),
         );
         plan.launch(
