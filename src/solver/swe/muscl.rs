@@ -561,6 +561,26 @@ mod tests {
         assert!(checked > 100, "{checked}");
     }
 
+    /// The draining factor leaves a layer alone while its outflow takes out at most
+    /// (1 − δ) of its depth, scales the outflow to exactly that otherwise, and stops all
+    /// outflow of a dry layer.
+    #[test]
+    fn drain_factor_takes_out_at_most_the_water_there_is() {
+        let keep = 1.0 - DRAIN_MARGIN;
+        assert_eq!(drain_factor(2.0, 0.0), 1.0);
+        assert_eq!(drain_factor(2.0, 2.0 * keep), 1.0);
+        for drop in [2.0, 3.0, 1e6] {
+            let theta = drain_factor(2.0, drop);
+            assert!(
+                theta < 1.0 && (theta * drop - 2.0 * keep).abs() < 1e-12,
+                "{drop}"
+            );
+        }
+        assert_eq!(drain_factor(0.0, 1e-9), 0.0);
+        assert_eq!(drain_factor(-1e-12, 1e-9), 0.0);
+        assert_eq!(drain_factor(0.0, 0.0), 1.0);
+    }
+
     /// Limited edge values stay within the 2-ring's bounds, and a flat (zero) increment gives
     /// exactly zero in-cell terms.
     #[test]
