@@ -5,15 +5,16 @@
 //! cell-centred gather, or on CUDA one atomicAdd launch over all edges) → update segment: local
 //! Δt per cell → GPU min-reduction → time kernel (Δt = min(Δt_CFL, t_end − t), t advanced on
 //! the GPU) → cell update (reads Δt from the GPU), and at order 2 (Heun) the flux segment
-//! starts with the reconstruction and a second flux and update segment follow with the same Δt
+//! starts with the reconstruction, the update with the draining kernels (`swe_drain`,
+//! `swe_drain_fix`), and a second flux and update segment follow with the same Δt
 //! (boundary values at t^n + Δt; the edge counters of that second stage are folded into the run
 //! totals by the next step's time kernel), then the gauges; or, the default, the fused step
 //! ([`FluxLayout::Fused`]): the driven edges' values → `swe_fused_step` (per cell: gather the
 //! edge fluxes, update with this step's Δt into the other state buffer, local CFL step folded
 //! into one atomic-min word per workgroup) → `swe_fused_clock` (one thread: clock, counters,
 //! the next Δt_CFL) → the gauges, the state buffers swapping every step (at order 2:
-//! reconstruction and stage 1 into the second buffer, the clock, reconstruction and stage 2
-//! back into the first),
+//! reconstruction, stage 1's pass and draining fix into a scratch buffer (W*), the clock,
+//! reconstruction of W*, stage 2's pass and fix into the other state buffer),
 //!
 //! queued many steps per submit; the host reads back only the small control block (time,
 //! steps, counters) between batches and the state when it prints or saves.
@@ -732,9 +733,10 @@ impl GpuSolver {
 
     /// [`GpuSolver::new`] at spatial order `order` (1 or 2), with driven boundaries and gauges.
     /// Order 2 runs Heun's SSP-RK2 with two stages of reconstruct (`swe_reconstruct`) →
-    /// colored edge flux (`swe_edge_flux2`) → update, the local Δt, reduction and time kernel
-    /// between them (first stage only), or with the fused layout reconstruct → fused stage,
-    /// the clock between them; it takes those two layouts. The driven
+    /// colored edge flux (`swe_edge_flux2`) → draining (`swe_drain`, `swe_drain_fix`) →
+    /// update, the local Δt, reduction and time kernel before the draining (first stage
+    /// only), or with the fused layout reconstruct → fused stage (its pass and its draining
+    /// fix), the clock between them; it takes those two layouts. The driven
     /// edges' values are written before each stage's flux, the gauges sampled after the step.
     #[allow(clippy::too_many_arguments)]
     pub fn with_extras(
