@@ -10,6 +10,8 @@
 // keep the lake at rest exact). A boundary edge (wall, open, or driven with the edge's value)
 // builds its ghost by boundary_state from the reconstructed left state. CPU reference:
 // edge_contribution2 in src/solver/swe/muscl.rs.
+// Each cell's outflow per layer, sum_j |G_ij| max(0, G_ij) (G the mass flux out of it), is
+// added to `outflow` for the draining factor (swe_drain, which clears it).
 
 @group(0) @binding(0) var<storage, read> edges: array<SweEdge>;
 @group(0) @binding(1) var<storage, read> cells: array<vec4<f32>>;
@@ -17,6 +19,7 @@
 @group(0) @binding(3) var<storage, read> slots: array<vec2<u32>>;
 @group(0) @binding(4) var<storage, read_write> acc: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> counters: array<atomic<u32>, 8>;
+@group(0) @binding(6) var<storage, read_write> outflow: array<vec2<f32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -53,6 +56,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let tr = in_cell_terms(wr0, wr1, dr0, dr1, -e.nx, -e.ny);
         acc[2u * e.right] = acc[2u * e.right] + len * (out.right0 + vec4<f32>(0.0, tr.x, tr.y, 0.0));
         acc[2u * e.right + 1u] = acc[2u * e.right + 1u] + len * vec4<f32>(out.right1 + tr.zw, out.lam, 0.0);
+    }
+    let g = len * vec2<f32>(out.left0.x, out.left0.w);
+    if (any(g > vec2<f32>(0.0))) {
+        outflow[e.left] = outflow[e.left] + max(g, vec2<f32>(0.0));
+    }
+    if (e.kind == KIND_INTERIOR && any(g < vec2<f32>(0.0))) {
+        outflow[e.right] = outflow[e.right] + max(-g, vec2<f32>(0.0));
     }
     if (out.flags != 0u) {
         if ((out.flags & FLAG_NONHYPERBOLIC) != 0u) {

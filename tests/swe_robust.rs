@@ -1,8 +1,10 @@
 //! Shallow water that stops instead of producing garbage (issue 14) and survives wet/dry
-//! fronts (issue 15): the depth stop (a layer depth below −0.5 H_ref before clipping) fires in
-//! the same cell and step on the GPU as in the f64 reference, on every update path; legitimate
-//! dam breaks over dry land run through; rejected fused steps are counted like the reference
-//! counts them. Small criss-cross meshes on lavapipe; fails (not skips) without an adapter.
+//! fronts (issue 15): the depth stop (a layer depth below −0.5 H_ref before draining and
+//! clipping) fires in the same cell and step on the GPU as in the f64 reference, on every
+//! update path; legitimate dam breaks over dry land run through; at order 2 the draining step
+//! keeps wet/dry and colliding fronts non-negative with each layer's mass exact (no clipping),
+//! on the GPU as in the reference; rejected fused steps are counted like the reference counts
+//! them. Small criss-cross meshes on lavapipe; fails (not skips) without an adapter.
 
 use chromaflow::runtime::Runtime;
 use chromaflow::solver::swe::case::{Case, Setup};
@@ -130,10 +132,7 @@ fn the_depth_stop_fires_in_the_cell_and_step_of_the_reference() {
 #[test]
 fn dam_breaks_over_dry_land_run_through() {
     let rt = rt();
-    let flat = "H = 0.0\nh1 = \"if(x < 0, 0.5, 0)\"\nh2 = \"if(x < 0, 0.5, 0)\"";
-    let shelf = "H = \"if(x < 0, 1, -0.1)\"\nh1 = \"if(x < 0, 0.3, 0)\"\n\
-                 h2 = \"if(x < 0, H - 0.1, 0)\"";
-    for (r, initial) in [(0.5, flat), (0.98, shelf)] {
+    for (r, initial) in [(0.5, DAM), (0.98, SHELF)] {
         let (case, setup) = case("cross:20", "[-5.0, 5.0, -1.0, 1.0]", r, initial, 1.0);
         let m0 = layer_masses(&setup.mesh.geom.areas, &setup.state);
         for layout in [FluxLayout::Fused, FluxLayout::ColoredScatter] {
@@ -172,6 +171,14 @@ fn rejected_steps_are_counted_like_the_reference() {
         assert_eq!(ctl.rejected > 0, layout == FluxLayout::Fused, "{layout:?}");
     }
 }
+
+/// The wet/dry shelf front of issue 15: the upper layer floods a shelf 0.1 m above the
+/// reference level that the lower layer cannot climb (r = 0.98).
+const SHELF: &str = "H = \"if(x < 0, 1, -0.1)\"\nh1 = \"if(x < 0, 0.3, 0)\"\n\
+                     h2 = \"if(x < 0, H - 0.1, 0)\"";
+
+/// A two-layer dam break over dry land on a flat bed.
+const DAM: &str = "H = 0.0\nh1 = \"if(x < 0, 0.5, 0)\"\nh2 = \"if(x < 0, 0.5, 0)\"";
 
 /// Two streams colliding at ±8 m/s (both layers).
 const COLLIDING: &str = "u1x = \"if(x < 0, 8, -8)\"\nu2x = \"if(x < 0, 8, -8)\"";
@@ -223,24 +230,25 @@ fn the_swe_command_reports_rejected_steps() {
     assert_eq!(last[column].parse::<f64>().unwrap(), want as f64, "{csv}");
 }
 
-/// The order-2 blow-up of issue 14 (an upper layer at 100 m/s into the walls of M(10), outputs
-/// every 0.01 to 0.02): the depth stop lets it through (clipping manufactures mass instead), and
-/// it used to end with exit 0 and 28% more upper-layer mass. The mass guard stops it at the
-/// first output time (drift 9.5e-2 there, above the default 5e-2) with exit 1, naming the time,
-/// step, layer, drift and bound; the initial snapshot and CSV row stay, the failing state is
-/// not written. Without snapshots, a checkpoint is where the guard fires, and the one before
-/// it stays. A bound that is not positive and finite is refused by flag (exit 2) and by
-/// case key (exit 1, naming the file and key).
+/// The mass guard stops a run in a closed domain whose clipping makes mass: the streams
+/// colliding at ±8 m/s at order 1 (order 2 drains instead of clipping and keeps the mass;
+/// order 1 clips 40 depths and makes 2.0e-3 of the upper layer's mass by t = 0.1, 5.3e-3 of
+/// the lower layer's by t = 0.3, far below the default bound 5e-2), with the bound at 1e-3 in
+/// the case file: it stops at the output time t = 0.1 with exit 1, naming the time, step,
+/// layer, drift and bound; the snapshots before stay, the failing state is not written.
+/// Without snapshots, a checkpoint is where the guard fires, and the one before it stays. A
+/// bound that is not positive and finite is refused by flag (exit 2) and by case key (exit 1,
+/// naming the file and key).
 #[test]
-fn the_mass_guard_stops_an_order_two_blow_up() {
+fn the_mass_guard_stops_a_run_whose_clipping_makes_mass() {
     let dir = tempfile::tempdir().unwrap();
-    // The reproducer with `run` lines added to [run] and `output` lines to [output].
+    // The colliding streams with `run` lines added to [run] and `output` lines to [output].
     let write_case = |name: &str, run: &str, output: &str| {
         let path = dir.path().join(format!("{name}.toml"));
         let text = format!(
             "[mesh]\nbuiltin = \"cross:10\"\ndomain = [-5.0, 5.0, -5.0, 5.0]\n[physics]\n\
-             r = 0.5\n[initial]\nH = 6.0\nh1 = 1.0\nh2 = \"H - h1\"\nu1x = 100.0\n[run]\n\
-             final_time = 0.02\norder = 2\n{run}[output]\nfields = [\"h1\"]\n{output}"
+             r = 0.5\n[initial]\nH = 6.0\nh1 = 1.0\nh2 = \"H - h1\"\n{COLLIDING}\n[run]\n\
+             final_time = 0.3\norder = 1\n{run}[output]\nfields = [\"h1\"]\n{output}"
         );
         std::fs::write(&path, text).unwrap();
         path
@@ -256,30 +264,36 @@ fn the_mass_guard_stops_an_order_two_blow_up() {
             .output()
             .unwrap()
     };
-    let blow = write_case("blow", "", "snapshot_every = 0.01\n");
-    let run = swe(&blow, "out", &[]);
+    let tight = "max_mass_drift = 1e-3\n";
+    let clipping = write_case("clipping", tight, "snapshot_every = 0.05\n");
+    let run = swe(&clipping, "out", &[]);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{stderr}");
     for want in [
-        "the run stopped at t = 0.01 after step ",
+        "the run stopped at t = 0.1 after step ",
         "the upper layer's mass drifted by ",
-        "of its initial mass 100, above the mass guard's bound 5e-2 (max_mass_drift)",
+        "of its initial mass 100, above the mass guard's bound 1e-3 (max_mass_drift)",
     ] {
         assert!(stderr.contains(want), "'{want}' not in: {stderr}");
     }
     let out = dir.path().join("out");
-    assert!(out.join("h1_0000.png").is_file());
+    assert!(out.join("h1_0001.png").is_file());
     assert!(
-        !out.join("h1_0001.png").exists(),
+        !out.join("h1_0002.png").exists(),
         "the failing state was written"
     );
-    let csv = std::fs::read_to_string(out.join("blow.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 2, "header and the t = 0 row: {csv}");
+    let csv = std::fs::read_to_string(out.join("clipping.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "header, t = 0 and t = 0.05: {csv}");
 
-    // Without output times before the end, checkpoints every 0.002 are where it is seen: the
-    // run stops at one (near t = 0.0074), and the checkpoint before it stays.
-    let quiet = write_case("quiet", "", "");
-    let run = swe(&quiet, "ck", &["--checkpoint-every", "0.002"]);
+    // Without output times before the end, checkpoints every 0.02 (between batches of 2
+    // steps) are where it is seen: the run stops at one (near t = 0.069), and the checkpoint
+    // before it stays.
+    let quiet = write_case("quiet", tight, "");
+    let run = swe(
+        &quiet,
+        "ck",
+        &["--checkpoint-every", "0.02", "--batch", "2"],
+    );
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{stderr}");
     assert!(
@@ -295,12 +309,12 @@ fn the_mass_guard_stops_an_order_two_blow_up() {
     let ck = chromaflow::checkpoint::Checkpoint::read(&dir.path().join("ck/checkpoint.ckpt"))
         .expect("the last good checkpoint");
     assert!(
-        ck.header.t > 0.0 && ck.header.t < stopped && stopped < 0.01,
+        ck.header.t > 0.0 && ck.header.t < stopped && stopped < 0.1,
         "checkpoint at {}, stopped at {stopped}",
         ck.header.t
     );
 
-    let zero = swe(&blow, "zero", &["--max-mass-drift", "0"]);
+    let zero = swe(&clipping, "zero", &["--max-mass-drift", "0"]);
     let stderr = String::from_utf8_lossy(&zero.stderr);
     assert_eq!(zero.status.code(), Some(2), "{stderr}");
     assert!(
@@ -319,62 +333,129 @@ fn the_mass_guard_stops_an_order_two_blow_up() {
     );
 }
 
-/// Legitimate order-2 runs in closed domains that clip depths are not stopped by the mass
-/// guard's default bound: the wet/dry shelf front of issue 15 to t = 1 (its clipping makes
-/// 3e-3 of the lower layer's mass, the most of the repository's wet/dry runs) and the streams
-/// colliding at ±8 m/s to t = 0.3 (undershoot to −0.42 H_ref at order 2; about 1.07e-2 of the
-/// lower layer, the most of all the legitimate runs measured), on the fused and the scatter
-/// update, through the whole driver with outputs.
+/// The wet/dry shelf front of issue 15 (cross:20 on [−5, 5] × [−1, 1], r = 0.98, to t = 1),
+/// the two-layer dam break over dry land (r = 0.5, to t = 1) and the streams colliding at
+/// ±8 m/s (to t = 0.3) at order 2, through the whole driver with outputs, on the fused and the
+/// scatter update: nothing is clipped and each layer's mass is conserved to 1e-6 (f32 round-off;
+/// before the draining step the clipping of Heun's stages made 3.0e-3 of the shelf's lower
+/// layer and 1.07e-2 of the colliding streams' lower layer, which this test fails). The mass
+/// guard (default bound) and the depth stop are on and do not fire.
 #[test]
-fn legitimate_order_two_runs_that_clip_are_not_stopped() {
+fn order_two_wet_dry_and_colliding_fronts_conserve_mass_without_clipping() {
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
-    let shelf = "H = \"if(x < 0, 1, -0.1)\"\nh1 = \"if(x < 0, 0.3, 0)\"\n\
-                 h2 = \"if(x < 0, H - 0.1, 0)\"";
-    let (front, _) = case("cross:20", "[-5.0, 5.0, -1.0, 1.0]", 0.98, shelf, 1.0);
+    let (front, _) = case("cross:20", "[-5.0, 5.0, -1.0, 1.0]", 0.98, SHELF, 1.0);
+    let (dam, _) = case("cross:20", "[-5.0, 5.0, -1.0, 1.0]", 0.5, DAM, 1.0);
     let (collide, _) = walled(COLLIDING, 0.3);
-    let runs = [
-        ("front", front, FluxLayout::Fused, 1e-3),
-        ("collide", collide.clone(), FluxLayout::Fused, 5e-3),
-        ("collide scatter", collide, FluxLayout::ColoredScatter, 5e-3),
-    ];
-    for (name, mut case, layout, at_least) in runs {
-        case.order = 2;
-        case.output.dir = dir.path().join(name.replace(' ', "-"));
-        case.output.fields = vec!["h1".into()];
-        case.output.image_size = 64;
-        case.output.snapshot_every = Some(0.05);
-        let mut sim = Simulation::new(&case, &rt, layout).unwrap();
-        let summary = sim
-            .run(&RunControl::default(), |_, _| {})
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(summary.t as f32, case.final_time as f32, "{name}");
-        assert!(summary.closed && summary.mass_guard == Some(DEFAULT_MAX_MASS_DRIFT));
-        let drift = summary.mass_drift[1];
-        assert!(
-            summary.counters.clipped > 0
-                && drift >= at_least
-                && drift < DEFAULT_MAX_MASS_DRIFT / 3.0,
-            "{name}: lower-layer drift {drift:e}, clipped {}",
-            summary.counters.clipped
-        );
+    for (name, case) in [("front", front), ("dam", dam), ("collide", collide)] {
+        for layout in [FluxLayout::Fused, FluxLayout::ColoredScatter] {
+            let what = format!("{name} {layout:?}");
+            let mut case = case.clone();
+            case.order = 2;
+            case.output.dir = dir.path().join(format!("{name}-{}", layout.name()));
+            case.output.fields = vec!["h1".into()];
+            case.output.image_size = 64;
+            case.output.snapshot_every = Some(0.1);
+            let mut sim = Simulation::new(&case, &rt, layout).unwrap();
+            let summary = sim
+                .run(&RunControl::default(), |_, _| {})
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(summary.t as f32, case.final_time as f32, "{what}");
+            assert!(summary.closed && summary.mass_guard == Some(DEFAULT_MAX_MASS_DRIFT));
+            assert_eq!(summary.counters.clipped, 0, "{what}");
+            for (k, drift) in summary.mass_drift.iter().enumerate() {
+                assert!(*drift <= 1e-6, "{what}: layer {k} drift {drift:e}");
+            }
+        }
     }
 }
 
-/// The largest legitimate undershoot (the lowest layer depth before clipping, over every cell
-/// and step) of the repository's closed-domain cases, with the f64 reference at orders 1 and
-/// 2, with and without the lagged Δt of the fused step: the built-in cases (test1, test2 to
-/// t = 0.1 and the lake to t = 1 on M(50)), the dam breaks over dry land and the wet/dry
-/// shelf front to t = 1, the streams colliding at ±8 m/s to t = 0.3. None fires the depth
-/// stop; at order 1 each stays above half of it (−0.25 H_ref), at order 2 the colliding
-/// streams come to −0.42 H_ref (the figures are in the doc of `DEPTH_STOP_FRACTION`). Ignored:
-/// half a minute of CPU (`cargo test --test swe_robust -- --ignored --nocapture`).
+/// The draining step in the f64 reference: on the shelf front, the dam break over dry land and
+/// the colliding streams at order 2 (with and without the fused step's lagged Δt) it scales
+/// edges (so the fronts do drain cells), no depth goes below 0 and nothing is clipped, and
+/// each layer's mass is conserved to 1e-12 relative (without it: 2.8e-3 and 1.8e-2).
+#[test]
+fn order_two_drains_instead_of_clipping_in_the_reference() {
+    let runs = [
+        case("cross:20", "[-5.0, 5.0, -1.0, 1.0]", 0.98, SHELF, 1.0),
+        case("cross:20", "[-5.0, 5.0, -1.0, 1.0]", 0.5, DAM, 1.0),
+        walled(COLLIDING, 0.3),
+    ];
+    for (case, setup) in &runs {
+        let m0 = layer_masses(&setup.mesh.geom.areas, &setup.state);
+        for lagged in [false, true] {
+            let mut c = cpu(case, setup, lagged, 2);
+            c.run_to(case.final_time);
+            let what = format!("{:?} lagged {lagged}", setup.state[0]);
+            assert!(c.stop.is_none(), "{what}");
+            assert!(c.drained > 0, "{what}");
+            assert_eq!(c.counters.clipped, 0, "{what}");
+            assert!(c.state.iter().all(|w| w[0] >= 0.0 && w[3] >= 0.0), "{what}");
+            let m = layer_masses(&setup.mesh.geom.areas, &c.state);
+            for k in 0..2 {
+                let drift = (m[k] - m0[k]).abs() / m0[k];
+                assert!(drift <= 1e-12, "{what}: layer {k} drift {drift:e}");
+            }
+        }
+    }
+}
+
+/// The draining step on the GPU is the reference's: the colliding streams at order 2 to
+/// t = 0.3 (hundreds of drained edge layers in both of Heun's stages) on the fused (lagged Δt)
+/// and the scatter update take the reference's steps and agree with it to 1e-5 of the layer's
+/// largest depth, or largest momentum component (f32; seen: below 2e-6 of them). The
+/// shelf front is no such test: its order-2 solution at t = 1 moves by 3e-2 m when the f64
+/// reference merely starts from the f32-rounded initial state, as much as the GPU differs.
+#[test]
+fn order_two_draining_on_the_gpu_matches_the_reference() {
+    let rt = rt();
+    let (case, setup) = walled(COLLIDING, 0.3);
+    for layout in [FluxLayout::Fused, FluxLayout::ColoredScatter] {
+        let mut c = cpu(&case, &setup, layout.lagged_dt(), 2);
+        c.run_to(case.final_time);
+        assert!(c.drained > 100, "{layout:?}: {}", c.drained);
+        let mut g = gpu(&rt, &case, &setup, layout, 2);
+        let ctl = g.advance_to(case.final_time, 64, &mut |_| true).unwrap();
+        assert_eq!(ctl.steps as u64, c.steps, "{layout:?}");
+        assert_eq!(ctl.clipped, 0, "{layout:?}");
+        let state = g.read_state().unwrap();
+        for k in 0..6 {
+            // The layer's largest depth, or its largest momentum component.
+            let rows = if k % 3 == 0 {
+                k..k + 1
+            } else {
+                k / 3 * 3 + 1..k / 3 * 3 + 3
+            };
+            let scale = c
+                .state
+                .iter()
+                .flat_map(|w| w[rows.clone()].iter().map(|v| v.abs()))
+                .fold(0.0, f64::max);
+            let diff = state
+                .iter()
+                .zip(&c.state)
+                .map(|(a, b)| (a[k] - b[k]).abs())
+                .fold(0.0, f64::max);
+            assert!(
+                diff <= 1e-5 * scale,
+                "{layout:?}: component {k} differs by {diff:e} (largest {scale})"
+            );
+        }
+    }
+}
+
+/// The largest legitimate undershoot (the lowest layer depth before draining and clipping,
+/// over every cell and step) of the repository's closed-domain cases, with the f64 reference
+/// at orders 1 and 2, with and without the lagged Δt of the fused step: the built-in cases
+/// (test1, test2 to t = 0.1 and the lake to t = 1 on M(50)), the dam breaks over dry land and
+/// the wet/dry shelf front to t = 1, the streams colliding at ±8 m/s to t = 0.3. None fires
+/// the depth stop and each stays above half of it (−0.25 H_ref); the colliding streams come
+/// to −0.062 H_ref at order 1 and −0.117 H_ref at order 2 (the figures are in the doc of
+/// `DEPTH_STOP_FRACTION`), and order 2 clips nothing. Ignored: half a minute of CPU
+/// (`cargo test --release --test swe_robust -- --ignored --nocapture`).
 #[test]
 #[ignore]
 fn legitimate_undershoot_stays_far_above_the_depth_stop() {
-    let dam = "H = 0.0\nh1 = \"if(x < 0, 0.5, 0)\"\nh2 = \"if(x < 0, 0.5, 0)\"";
-    let shelf = "H = \"if(x < 0, 1, -0.1)\"\nh1 = \"if(x < 0, 0.3, 0)\"\n\
-                 h2 = \"if(x < 0, H - 0.1, 0)\"";
     let mut cases: Vec<(String, Case, Setup)> = Vec::new();
     for (name, t) in [("test1", 0.1), ("test2", 0.1), ("lake", 1.0)] {
         let mut c = Case::builtin(name).unwrap();
@@ -382,9 +463,9 @@ fn legitimate_undershoot_stays_far_above_the_depth_stop() {
         let s = c.prepare().unwrap();
         cases.push((name.into(), c, s));
     }
-    let (c, s) = case("cross:20", "[-5.0, 5.0, -1.0, 1.0]", 0.5, dam, 1.0);
+    let (c, s) = case("cross:20", "[-5.0, 5.0, -1.0, 1.0]", 0.5, DAM, 1.0);
     cases.push(("dam break".into(), c, s));
-    let (c, s) = case("cross:20", "[-5.0, 5.0, -1.0, 1.0]", 0.98, shelf, 1.0);
+    let (c, s) = case("cross:20", "[-5.0, 5.0, -1.0, 1.0]", 0.98, SHELF, 1.0);
     cases.push(("shelf front".into(), c, s));
     let (c, s) = walled(COLLIDING, 0.3);
     cases.push(("colliding".into(), c, s));
@@ -398,13 +479,17 @@ fn legitimate_undershoot_stays_far_above_the_depth_stop() {
                 let under = c.lowest_depth.min(0.0) / h_ref;
                 println!(
                     "{name} order {order} lagged {lagged}: lowest depth {:.4} m = {under:.4} \
-                     H_ref (H_ref {h_ref} m), clipped {}",
-                    c.lowest_depth, c.counters.clipped
+                     H_ref (H_ref {h_ref} m), clipped {}, drained {}",
+                    c.lowest_depth, c.counters.clipped, c.drained
                 );
                 assert!(c.stop.is_none(), "{name} order {order}: {:?}", c.stop);
                 assert!(
-                    order == 2 || under > -0.25,
+                    under > -0.25,
                     "{name} order {order} lagged {lagged}: {under}"
+                );
+                assert!(
+                    order == 1 || c.counters.clipped == 0,
+                    "{name} lagged {lagged}"
                 );
                 worst[order as usize - 1] = worst[order as usize - 1].min(under);
             }

@@ -6,8 +6,9 @@
 
 override MANNING: f32 = 0.0;
 override INTERFACE_DRAG: f32 = 0.0;
-// The depth stop, -0.5 H_ref (super::depth_stop_level): a layer depth below it before clipping
-// is a blow-up, not a wet/dry front or a collision (those undershoot by 0.15 H_ref at most).
+// The depth stop, -0.5 H_ref (super::depth_stop_level): a layer depth below it before draining
+// and clipping is a blow-up, not a wet/dry front or a collision (those undershoot by
+// 0.12 H_ref at most).
 override DEPTH_STOP: f32 = -3.0e38;
 
 // The launch that updates cells: 2 step + 1 for Heun's second stage (STAGE 2), 2 step

@@ -9,6 +9,8 @@
 // g h1_i d(eta1) n and g h2_i (d(eta2) + r d(h1)) n. A boundary edge (wall, open, or driven
 // with the edge's value) builds its ghost by boundary_state from the reconstructed left state.
 // CPU reference: edge_contribution2 in src/solver/swe/muscl.rs.
+// Each cell's outflow per layer, sum_j |G_ij| max(0, G_ij) (G the mass flux out of it), is
+// added to `outflow` for the draining factor (swe_drain, which clears it).
 // Launches of one stream run in order, so color c + 1 sees the writes of color c.
 
 extern "C" __global__ void swe_edge_flux2(
@@ -18,6 +20,7 @@ extern "C" __global__ void swe_edge_flux2(
     const uint2* __restrict__ slots,
     float4* __restrict__ acc,
     u32* __restrict__ counters,
+    float2* __restrict__ outflow,
     ItemRange range) {
     u32 i = linear_index();
     if (i >= range.count) {
@@ -51,6 +54,13 @@ extern "C" __global__ void swe_edge_flux2(
         float4 tr = in_cell_terms(wr0, wr1, dr0, dr1, -e.nx, -e.ny);
         acc[2u * e.right] = acc[2u * e.right] + len * (out.right0 + make_float4(0.0f, tr.x, tr.y, 0.0f));
         acc[2u * e.right + 1u] = acc[2u * e.right + 1u] + len * make_float4(out.right1.x + tr.z, out.right1.y + tr.w, out.lam, 0.0f);
+    }
+    float2 g = make_float2(len * out.left0.x, len * out.left0.w);
+    if (g.x > 0.0f || g.y > 0.0f) {
+        outflow[e.left] = outflow[e.left] + make_float2(fmaxf(g.x, 0.0f), fmaxf(g.y, 0.0f));
+    }
+    if (e.kind == KIND_INTERIOR && (g.x < 0.0f || g.y < 0.0f)) {
+        outflow[e.right] = outflow[e.right] + make_float2(fmaxf(-g.x, 0.0f), fmaxf(-g.y, 0.0f));
     }
     if (out.flags != 0u) {
         if ((out.flags & FLAG_NONHYPERBOLIC) != 0u) {

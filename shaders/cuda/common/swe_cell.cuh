@@ -19,8 +19,9 @@
 #ifndef INTERFACE_DRAG
 #define INTERFACE_DRAG 0.0f
 #endif
-// The depth stop, -0.5 H_ref (super::depth_stop_level): a layer depth below it before clipping
-// is a blow-up, not a wet/dry front or a collision (those undershoot by 0.15 H_ref at most).
+// The depth stop, -0.5 H_ref (super::depth_stop_level): a layer depth below it before draining
+// and clipping is a blow-up, not a wet/dry front or a collision (those undershoot by
+// 0.12 H_ref at most).
 #ifndef STAGE
 #define STAGE 0u
 #endif

@@ -2,7 +2,9 @@
 //! same accumulate-then-update structure and the same time-step clamp as the GPU driver, so the
 //! tests can judge the f32 GPU results against it. At order 2 each step is Heun's SSP-RK2
 //! (W* = W + Δt L(W), W^{n+1} = ½ (W + W* + Δt L(W*)), Δt from the first stage) with the
-//! [`super::muscl`] reconstruction in L; friction follows every stage (semi-implicit).
+//! [`super::muscl`] reconstruction in L and each stage's fluctuations scaled by the draining
+//! factors ([`super::muscl::drain_factor`]) where a cell would lose more of a layer than it
+//! holds; friction follows every stage (semi-implicit).
 
 // Index loops over the 4 and 6 state components mirror the WGSL kernel line by line.
 #![allow(clippy::needless_range_loop)]
@@ -10,7 +12,7 @@
 use super::boundary::DrivenBoundaries;
 use super::flux::{edge_contribution, Neighbor};
 use super::mesh::{EdgeKind, SweMesh};
-use super::muscl::{edge_contribution2, Reconstruction};
+use super::muscl::{drain_factor, edge_parts2, Reconstruction};
 use super::{depth_stop_level, Counters, DepthStop, Physics, Scheme};
 use crate::error::{Error, Result};
 use crate::mesh::NO_ELEMENT;
@@ -57,15 +59,25 @@ pub struct CpuSolver {
     /// With `lagged_dt`: the CFL step of the last real step's edge pass.
     lagged_cfl: Option<f64>,
     /// The depth stop level ([`depth_stop_level`] of the initial state): a layer depth below
-    /// it before clipping stops the run.
+    /// it before draining (order 2) and clipping stops the run.
     pub stop_level: f64,
     /// Where the depth stop fired; no step is taken after it.
     pub stop: Option<DepthStop>,
-    /// The lowest layer depth before clipping of any cell and step so far (+∞ before the
-    /// first step): how far a run undershoots, to compare with [`CpuSolver::stop_level`].
+    /// The lowest layer depth before draining (order 2) and clipping of any cell and step so
+    /// far (+∞ before the first step): how far a run undershoots, to compare with
+    /// [`CpuSolver::stop_level`].
     pub lowest_depth: f64,
+    /// (Edge, layer) pairs whose fluctuations the draining factor scaled (order 2), summed
+    /// over stages and steps.
+    pub drained: u64,
     acc: Vec<[f64; 6]>,
     speed_sum: Vec<f64>,
+    /// Each cell's outflow Σ_j |Γ_ij| max(0, G_ij) per layer in the last edge pass (order 2).
+    outflow: Vec<[f64; 2]>,
+    /// The mass rows of the accumulators before draining (the depth stop's update).
+    undrained: Vec<[f64; 2]>,
+    /// The last edge pass's fluctuations (left, right) per edge, per unit length.
+    fluctuations: Vec<([f64; 6], [f64; 6])>,
     recon: Reconstruction,
 }
 
@@ -143,20 +155,28 @@ impl CpuSolver {
             stop_level,
             stop: None,
             lowest_depth: f64::INFINITY,
+            drained: 0,
             acc: vec![[0.0; 6]; n],
             speed_sum: vec![0.0; n],
+            outflow: vec![[0.0; 2]; n],
+            undrained: vec![[0.0; 2]; n],
+            fluctuations: Vec::new(),
             recon,
         })
     }
 
-    /// Edge pass on `state`: accumulate every edge's contributions and CFL speeds (spec
-    /// §2.4), on the reconstructed edge states at order 2.
+    /// Edge pass on `state`: every edge's fluctuations ([`CpuSolver::fluctuations`], summed into
+    /// the accumulators by [`CpuSolver::accumulate`] once Δt is known) and CFL speeds (spec
+    /// §2.4); at order 2 on the reconstructed edge states, with the in-cell terms added to the
+    /// accumulators here and each cell's outflow per layer summed for the draining factor.
     fn edge_pass(&mut self, state: &[[f64; 6]]) -> Counters {
         let mut c = Counters::default();
         for a in self.acc.iter_mut() {
             *a = [0.0; 6];
         }
         self.speed_sum.iter_mut().for_each(|s| *s = 0.0);
+        self.outflow.iter_mut().for_each(|o| *o = [0.0; 2]);
+        self.fluctuations.clear();
         let deltas =
             (self.order == 2).then(|| self.recon.reconstruct(state, &self.depth, &self.phys));
         for (slot, e) in self.edges.iter().enumerate() {
@@ -170,24 +190,42 @@ impl CpuSolver {
                 _ => 0.0,
             };
             let out = match &deltas {
-                Some(d) => edge_contribution2(
-                    &state[e.left],
-                    self.depth[e.left],
-                    &d[e.left][e.slots[0] as usize],
-                    interior.then(|| {
-                        (
-                            &state[e.right],
-                            self.depth[e.right],
-                            &d[e.right][e.slots[1] as usize],
-                        )
-                    }),
-                    e.kind,
-                    value,
-                    e.nx,
-                    e.ny,
-                    self.scheme,
-                    &self.phys,
-                ),
+                Some(d) => {
+                    let (out, own) = edge_parts2(
+                        &state[e.left],
+                        self.depth[e.left],
+                        &d[e.left][e.slots[0] as usize],
+                        interior.then(|| {
+                            (
+                                &state[e.right],
+                                self.depth[e.right],
+                                &d[e.right][e.slots[1] as usize],
+                            )
+                        }),
+                        e.kind,
+                        value,
+                        e.nx,
+                        e.ny,
+                        self.scheme,
+                        &self.phys,
+                    );
+                    for (cell, t) in [(e.left, own[0]), (e.right, own[1])] {
+                        if cell == e.left || interior {
+                            for (k, v) in [1, 2, 4, 5].into_iter().zip(t) {
+                                self.acc[cell][k] += e.length * v;
+                            }
+                        }
+                    }
+                    for (m, h) in [0, 3].into_iter().enumerate() {
+                        let g = e.length * out.left[h];
+                        if g > 0.0 {
+                            self.outflow[e.left][m] += g;
+                        } else if interior {
+                            self.outflow[e.right][m] -= g;
+                        }
+                    }
+                    out
+                }
                 None => {
                     let neighbor = match e.kind {
                         _ if interior => Neighbor::Cell(&state[e.right], self.depth[e.right]),
@@ -210,18 +248,67 @@ impl CpuSolver {
             c.nonhyperbolic += out.nonhyperbolic as u64;
             c.fallback += out.fallback as u64;
             c.chi_clamped += out.chi_clamped as u64;
-            for k in 0..6 {
-                self.acc[e.left][k] += e.length * out.left[k];
-            }
             self.speed_sum[e.left] += e.length * out.lam_max;
             if interior {
-                for k in 0..6 {
-                    self.acc[e.right][k] += e.length * out.right[k];
-                }
                 self.speed_sum[e.right] += e.length * out.lam_max;
             }
+            self.fluctuations.push((out.left, out.right));
         }
         c
+    }
+
+    /// Add the edges' fluctuations (times |Γ|) to the accumulators for a stage of `dt` on
+    /// `state`. At order 2 each layer's rows of an edge are scaled by the draining factor
+    /// θ_i ([`drain_factor`]) of the cell its mass flux leaves, on both cells, so no layer
+    /// depth goes below zero and mass stays exact; returns the number of (edge, layer) pairs
+    /// scaled.
+    fn accumulate(&mut self, state: &[[f64; 6]], dt: f64) -> u64 {
+        let drains = self.order == 2;
+        let theta: Vec<[f64; 2]> = if drains {
+            (0..state.len())
+                .map(|i| {
+                    let s = dt / self.areas[i];
+                    [0, 1].map(|m| drain_factor(state[i][3 * m], s * self.outflow[i][m]))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut scaled = 0;
+        self.undrained.iter_mut().for_each(|u| *u = [0.0; 2]);
+        for (e, (left, right)) in self.edges.iter().zip(&self.fluctuations) {
+            let interior = e.kind == EdgeKind::Interior && e.right != NO_ELEMENT as usize;
+            let mut scale = [1.0; 2];
+            if drains {
+                for m in 0..2 {
+                    let upwind = if left[3 * m] > 0.0 {
+                        Some(e.left)
+                    } else if left[3 * m] < 0.0 && interior {
+                        Some(e.right)
+                    } else {
+                        None
+                    };
+                    if let Some(i) = upwind {
+                        scale[m] = theta[i][m];
+                        scaled += (scale[m] < 1.0) as u64;
+                    }
+                }
+            }
+            for k in 0..6 {
+                let s = e.length * scale[k / 3];
+                self.acc[e.left][k] += s * left[k];
+                if interior {
+                    self.acc[e.right][k] += s * right[k];
+                }
+            }
+            for m in 0..2 {
+                self.undrained[e.left][m] += e.length * left[3 * m];
+                if interior {
+                    self.undrained[e.right][m] += e.length * right[3 * m];
+                }
+            }
+        }
+        scaled
     }
 
     /// The CFL step (3) of the current state: min_i 2γ|V_i| / Σ_j |Γ_ij| ‖D_ij‖∞ (∞ when
@@ -265,11 +352,13 @@ impl CpuSolver {
             self.t += dt;
         }
         self.steps += 1;
+        self.drained += self.accumulate(&start, dt);
         self.apply_update(dt, None);
         // After the depth stop the GPU updates no cell, Heun's second stage included.
         if self.order == 2 && self.stop.is_none() {
             let stage = self.state.clone();
             let c2 = self.edge_pass(&stage);
+            self.drained += self.accumulate(&stage, dt);
             c.nonhyperbolic += c2.nonhyperbolic;
             c.fallback += c2.fallback;
             c.chi_clamped += c2.chi_clamped;
@@ -280,7 +369,8 @@ impl CpuSolver {
     }
 
     /// W −= Δt/|V| acc, then the depth stop (a layer depth below [`CpuSolver::stop_level`]
-    /// before clipping: the lowest such cell and depth are recorded in [`CpuSolver::stop`]),
+    /// before draining and clipping: the lowest such cell and depth are recorded in
+    /// [`CpuSolver::stop`]),
     /// the dry-layer rules (clip negative depths, counted; no momentum below κ) and friction;
     /// with `average` (Heun's second stage) the result is averaged with it,
     /// W = ½ (average + W), and the momentum rule applied again.
@@ -306,10 +396,11 @@ impl CpuSolver {
         };
         for (i, w) in self.state.iter_mut().enumerate() {
             let s = dt / self.areas[i];
+            let undrained = self.undrained[i];
+            let lowest = (w[0] - s * undrained[0]).min(w[3] - s * undrained[1]);
             for k in 0..6 {
                 w[k] -= s * self.acc[i][k];
             }
-            let lowest = w[0].min(w[3]);
             self.lowest_depth = self.lowest_depth.min(lowest);
             if lowest < self.stop_level {
                 let stop = self.stop.get_or_insert(DepthStop {

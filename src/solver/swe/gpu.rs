@@ -5,15 +5,16 @@
 //! cell-centred gather, or on CUDA one atomicAdd launch over all edges) → update segment: local
 //! Δt per cell → GPU min-reduction → time kernel (Δt = min(Δt_CFL, t_end − t), t advanced on
 //! the GPU) → cell update (reads Δt from the GPU), and at order 2 (Heun) the flux segment
-//! starts with the reconstruction and a second flux and update segment follow with the same Δt
+//! starts with the reconstruction, the update with the draining kernels (`swe_drain`,
+//! `swe_drain_fix`), and a second flux and update segment follow with the same Δt
 //! (boundary values at t^n + Δt; the edge counters of that second stage are folded into the run
 //! totals by the next step's time kernel), then the gauges; or, the default, the fused step
 //! ([`FluxLayout::Fused`]): the driven edges' values → `swe_fused_step` (per cell: gather the
 //! edge fluxes, update with this step's Δt into the other state buffer, local CFL step folded
 //! into one atomic-min word per workgroup) → `swe_fused_clock` (one thread: clock, counters,
 //! the next Δt_CFL) → the gauges, the state buffers swapping every step (at order 2:
-//! reconstruction and stage 1 into the second buffer, the clock, reconstruction and stage 2
-//! back into the first),
+//! reconstruction, stage 1's pass and draining fix into a scratch buffer (W*), the clock,
+//! reconstruction of W*, stage 2's pass and fix into the other state buffer),
 //!
 //! queued many steps per submit; the host reads back only the small control block (time,
 //! steps, counters) between batches and the state when it prints or saves.
@@ -55,13 +56,13 @@ pub struct GpuControl {
     /// updated) and taken again.
     pub rejected: u32,
     /// The depth stop: the lowest-numbered cell whose layer depth fell below
-    /// [`super::depth_stop_level`] before clipping, [`NO_CELL`] while none did.
+    /// [`super::depth_stop_level`] before draining and clipping, [`NO_CELL`] while none did.
     pub stop_cell: u32,
     /// The step that fired the depth stop.
     pub stop_step: u32,
     /// The time that step reached.
     pub stop_t: f32,
-    /// The lowest layer depth (before clipping) of the cells that fired it.
+    /// The lowest layer depth (before draining and clipping) of the cells that fired it.
     pub stop_depth: f32,
 }
 
@@ -210,6 +211,15 @@ struct SecondOrder {
     reconstruct: crate::runtime::Kernel,
     flux: crate::runtime::Kernel,
     colors: Vec<ItemRange>,
+    /// Each cell's outflow per layer (`swe_edge_flux2` sums, `swe_drain` clears).
+    outflow: Buffer,
+    /// The draining records and the tag of the last launch with a draining cell.
+    drain: Buffer,
+    drain_flag: Buffer,
+    cell_edges: Buffer,
+    /// `swe_drain` and `swe_drain_fix` for Heun's stages 1 and 2.
+    drain_kernels: [crate::runtime::Kernel; 2],
+    fix_kernels: [crate::runtime::Kernel; 2],
 }
 
 /// What a run may add to the plain solver: driven boundaries (their values are written into
@@ -324,10 +334,19 @@ impl StepInputs<'_> {
 struct FusedKernels {
     /// `swe_fused_step` at STAGE 0 (order 1), or at STAGE 1 and 2 (Heun's stages).
     stages: Vec<crate::runtime::Kernel>,
+    /// Order 2: `swe_fused_step` with DRAIN 1 (the fix after each stage's pass) at STAGE 1
+    /// and 2.
+    fixes: Vec<crate::runtime::Kernel>,
+    /// Order 2: W* between Heun's stages (the state ping-pongs between the two cell buffers,
+    /// stage 2 reading W^n from the one stage 1 read), and the draining records (a
+    /// placeholder at order 1).
+    scratch: Option<Buffer>,
+    drain: Buffer,
     clock: crate::runtime::Kernel,
     slots: Buffer,
-    /// The pass's minimum local CFL step as [`ordered_bits`] (u32::MAX between passes), and
-    /// 1 when the next pass must write nothing (the last step was rejected, order 1).
+    /// The pass's minimum local CFL step as [`ordered_bits`] (u32::MAX between passes), 1
+    /// when the next pass must write nothing (the last step was rejected, order 1), and the
+    /// tag of the last launch in which a cell drained (order 2).
     dt_min: Buffer,
     /// Order 2: the reconstruction kernel and its buffers.
     reconstruction: Option<FusedReconstruction>,
@@ -346,12 +365,25 @@ struct FusedReconstruction {
 
 impl FusedKernels {
     fn new(rt: &Runtime, s: &StepInputs) -> Result<FusedKernels> {
-        let kernel = |stage: u32| {
+        let pass = |stage: u32, drain: u32| {
             let mut consts = s.update_consts();
             consts.push(("SCHEME", s.scheme.shader_id() as f64));
             consts.push(("CFL", s.cfl));
             consts.push(("STAGE", stage as f64));
+            consts.push(("DRAIN", drain as f64));
             rt.kernel("swe_fused_step", &consts)
+        };
+        let kernel = |stage: u32| pass(stage, 0);
+        let n = s.n_cells as usize;
+        let (fixes, scratch, drain) = if s.order == 2 {
+            (
+                vec![pass(1, 1)?, pass(2, 1)?],
+                Some(rt.zeroed::<[f32; 4]>("swe cells W*", 2 * n)?),
+                rt.zeroed::<[f32; 4]>("swe drain records", n)?,
+            )
+        } else {
+            let unused = rt.zeroed::<[f32; 4]>("swe drain records (unused)", 1)?;
+            (Vec::new(), None, unused)
         };
         let (stages, reconstruction, edge_slots, deltas) = if s.order == 2 {
             let recon = super::muscl::Reconstruction::new(s.mesh, s.depth);
@@ -376,6 +408,9 @@ impl FusedKernels {
         };
         Ok(FusedKernels {
             stages,
+            fixes,
+            scratch,
+            drain,
             clock: rt.kernel(
                 "swe_fused_clock",
                 &[
@@ -384,18 +419,19 @@ impl FusedKernels {
                 ],
             )?,
             slots: rt.upload("swe cell edges", &s.mesh.cell_edge_slots())?,
-            dt_min: rt.upload("swe fused dt min", &[u32::MAX, 0])?,
+            dt_min: rt.upload("swe fused dt min", &[u32::MAX, 0, 0])?,
             reconstruction,
             edge_slots,
             deltas,
         })
     }
 
-    /// One step from `cells[from]` (segment "flux", opened by the caller, already holds the
-    /// boundary values): order 1, the step kernel into the other buffer, then segment
-    /// "update": the clock; order 2, reconstruction and stage 1 into the other buffer, the
-    /// clock, then segment "flux" again: the boundary values at t^n + Δt, reconstruction of W*
-    /// and stage 2 back into `cells[from]`. Returns the buffer that holds the new state.
+    /// One step from `cells[from]` into `cells[1 - from]`, which it returns (segment "flux",
+    /// opened by the caller, already holds the boundary values): order 1, the step kernel,
+    /// then segment "update": the clock; order 2, reconstruction, stage 1's pass and fix into
+    /// the scratch buffer (W*), the clock, then segment "flux" again: the boundary values at
+    /// t^n + Δt, reconstruction of W* and stage 2's pass and fix (W^n read from
+    /// `cells[from]`).
     fn record(
         &self,
         plan: &mut PlanBuilder,
@@ -403,31 +439,35 @@ impl FusedKernels {
         from: usize,
         launch_boundary_values: &dyn Fn(&mut PlanBuilder),
     ) -> usize {
-        let stage = |plan: &mut PlanBuilder, kernel: &crate::runtime::Kernel, src: usize| {
+        let to = 1 - from;
+        let stage = |plan: &mut PlanBuilder, k: usize, src: &Buffer, dst: &Buffer| {
             if let Some(r) = &self.reconstruction {
                 plan.launch(
                     &r.kernel,
-                    &args![s.cells[src], r.recon_cells, r.neighbors, self.deltas],
+                    &args![*src, r.recon_cells, r.neighbors, self.deltas],
                     ItemRange::all(s.n_cells),
                 );
             }
-            plan.launch(
-                kernel,
-                &args![
-                    *s.control,
-                    *s.edges,
-                    self.slots,
-                    self.edge_slots,
-                    self.deltas,
-                    s.cells[src],
-                    s.cells[1 - src],
-                    *s.counters,
-                    self.dt_min
-                ],
-                ItemRange::all(s.n_cells),
-            );
+            let launch_args = args![
+                *s.control,
+                *s.edges,
+                self.slots,
+                self.edge_slots,
+                self.deltas,
+                *src,
+                *dst,
+                *s.counters,
+                self.dt_min,
+                s.cells[from],
+                self.drain
+            ];
+            plan.launch(&self.stages[k], &launch_args, ItemRange::all(s.n_cells));
+            if let Some(fix) = self.fixes.get(k) {
+                plan.launch(fix, &launch_args, ItemRange::all(s.n_cells));
+            }
         };
-        stage(plan, &self.stages[0], from);
+        let first_out = self.scratch.as_ref().unwrap_or(&s.cells[to]);
+        stage(plan, 0, &s.cells[from], first_out);
         plan.segment("update");
         plan.launch_threads(
             &self.clock,
@@ -435,15 +475,12 @@ impl FusedKernels {
             ItemRange::all(1),
             1,
         );
-        match self.stages.get(1) {
-            Some(second) => {
-                plan.segment("flux");
-                launch_boundary_values(plan);
-                stage(plan, second, 1 - from);
-                from
-            }
-            None => 1 - from,
+        if let Some(scratch) = &self.scratch {
+            plan.segment("flux");
+            launch_boundary_values(plan);
+            stage(plan, 1, scratch, &s.cells[to]);
         }
+        to
     }
 }
 
@@ -499,6 +536,23 @@ fn record_unfused(
     let cells_old = rt.zeroed::<[f32; 4]>("swe cells W^n", if order == 2 { 2 * n } else { 1 })?;
     let second_order = if order == 2 {
         let recon = super::muscl::Reconstruction::new(mesh, s.depth);
+        let stage_kernels = |stem: &str| -> Result<[crate::runtime::Kernel; 2]> {
+            // swe_drain has the depth stop, not the flux.
+            let consts = if stem == "swe_drain" {
+                update_consts(0)
+                    .into_iter()
+                    .filter(|(name, _)| *name != "STAGE")
+                    .collect()
+            } else {
+                flux_consts.to_vec()
+            };
+            let with_stage = |stage: f64| {
+                let mut c = consts.clone();
+                c.push(("STAGE", stage));
+                rt.kernel(stem, &c)
+            };
+            Ok([with_stage(1.0)?, with_stage(2.0)?])
+        };
         Some(SecondOrder {
             recon_cells: rt.upload("swe reconstruction", &recon.gpu_cells())?,
             neighbors: rt.upload("swe neighbours", &recon.gpu_neighbors())?,
@@ -507,6 +561,12 @@ fn record_unfused(
             reconstruct: rt.kernel("swe_reconstruct", flux_consts)?,
             flux: rt.kernel("swe_edge_flux2", flux_consts)?,
             colors: ItemRange::per_color(&mesh.color_offsets)?,
+            outflow: rt.zeroed::<[f32; 2]>("swe outflow", n)?,
+            drain: rt.zeroed::<[f32; 4]>("swe drain records", n)?,
+            drain_flag: rt.zeroed::<u32>("swe drain flag", 1)?,
+            cell_edges: rt.upload("swe cell edges", &mesh.cell_edge_slots())?,
+            drain_kernels: stage_kernels("swe_drain")?,
+            fix_kernels: stage_kernels("swe_drain_fix")?,
         })
     } else {
         None
@@ -519,8 +579,40 @@ fn record_unfused(
         );
         plan.launch_ranges(
             &o.flux,
-            &args![edges, cells, o.deltas, o.slots, acc, counters],
+            &args![edges, cells, o.deltas, o.slots, acc, counters, o.outflow],
             &o.colors,
+        );
+    };
+    // Order 2, after the time kernel: the draining factors, then the accumulators of the cells
+    // at draining cells corrected (Heun's stage 1 or 2).
+    let drain = |plan: &mut PlanBuilder, o: &SecondOrder, stage: usize| {
+        plan.launch(
+            &o.drain_kernels[stage - 1],
+            &args![
+                control,
+                cells,
+                acc,
+                o.outflow,
+                o.drain,
+                o.drain_flag,
+                counters
+            ],
+            ItemRange::all(n_cells),
+        );
+        plan.launch(
+            &o.fix_kernels[stage - 1],
+            &args![
+                control,
+                edges,
+                o.cell_edges,
+                o.slots,
+                o.deltas,
+                cells,
+                acc,
+                o.drain,
+                o.drain_flag
+            ],
+            ItemRange::all(n_cells),
         );
     };
     plan.segment("flux");
@@ -576,6 +668,9 @@ fn record_unfused(
         1,
     );
     let first_stage = if order == 2 { 1 } else { 0 };
+    if let Some(o) = &second_order {
+        drain(plan, o, 1);
+    }
     let update = rt.kernel("swe_update", &update_consts(first_stage))?;
     plan.launch(
         &update,
@@ -587,6 +682,7 @@ fn record_unfused(
         launch_boundary_values(plan);
         stage_flux(plan, o);
         plan.segment("update");
+        drain(plan, o, 2);
         let average = rt.kernel("swe_update", &update_consts(2))?;
         plan.launch(
             &average,
@@ -637,9 +733,10 @@ impl GpuSolver {
 
     /// [`GpuSolver::new`] at spatial order `order` (1 or 2), with driven boundaries and gauges.
     /// Order 2 runs Heun's SSP-RK2 with two stages of reconstruct (`swe_reconstruct`) →
-    /// colored edge flux (`swe_edge_flux2`) → update, the local Δt, reduction and time kernel
-    /// between them (first stage only), or with the fused layout reconstruct → fused stage,
-    /// the clock between them; it takes those two layouts. The driven
+    /// colored edge flux (`swe_edge_flux2`) → draining (`swe_drain`, `swe_drain_fix`) →
+    /// update, the local Δt, reduction and time kernel before the draining (first stage
+    /// only), or with the fused layout reconstruct → fused stage (its pass and its draining
+    /// fix), the clock between them; it takes those two layouts. The driven
     /// edges' values are written before each stage's flux, the gauges sampled after the step.
     #[allow(clippy::too_many_arguments)]
     pub fn with_extras(
@@ -790,27 +887,20 @@ impl GpuSolver {
             let mut probe = PlanBuilder::new();
             let current = record(&mut probe, 0, false);
             rt.run(&rt.prepare(&probe)?, 1)?;
-            if order == 2 {
-                // Heun's step returns to the buffer it started from.
+            // One step from `cells[from]`, and two steps (back to it).
+            let plans = |from: usize| -> Result<(Plan, Plan)> {
                 let mut plan = PlanBuilder::new();
-                record(&mut plan, 0, true);
-                (StepPlans::InPlace(rt.prepare(&plan)?), 0)
-            } else {
-                // One step from `cells[from]`, and two steps (back to it).
-                let plans = |from: usize| -> Result<(Plan, Plan)> {
-                    let mut plan = PlanBuilder::new();
-                    let to = record(&mut plan, from, true);
-                    let one = rt.prepare(&plan)?;
-                    record(&mut plan, to, true);
-                    Ok((one, rt.prepare(&plan)?))
-                };
-                let ((one0, two0), (one1, two1)) = (plans(0)?, plans(1)?);
-                let steps = StepPlans::PingPong {
-                    one: Box::new([one0, one1]),
-                    two: Box::new([two0, two1]),
-                };
-                (steps, current)
-            }
+                let to = record(&mut plan, from, true);
+                let one = rt.prepare(&plan)?;
+                record(&mut plan, to, true);
+                Ok((one, rt.prepare(&plan)?))
+            };
+            let ((one0, two0), (one1, two1)) = (plans(0)?, plans(1)?);
+            let steps = StepPlans::PingPong {
+                one: Box::new([one0, one1]),
+                two: Box::new([two0, two1]),
+            };
+            (steps, current)
         } else {
             let mut plan = PlanBuilder::new();
             record_unfused(rt, &inputs, layout, &mut plan, &launch_boundary_values)?;

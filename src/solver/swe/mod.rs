@@ -53,10 +53,11 @@
 //!     fluctuation on that edge (and on edges with a nearly dry layer, §10); both events are
 //!     counted per step on the GPU (total and per-step maximum). Tests 1–2 on M(50) report 0.
 //!     Dry layers: velocities desingularised (§10 eq. 26, exact for h ≥ κ), momentum zeroed
-//!     below κ, negative depths clipped to 0 and counted; thin films (κ ≤ h < ε_f = 100 κ)
-//!     have their momentum desingularised after each update (§10 eq. 23,
-//!     [`Physics::film_depth`]); a layer depth below −0.5 H_ref before clipping stops the run
-//!     ([`depth_stop_level`]).
+//!     below κ, negative depths clipped to 0 and counted (order 1; order 2 drains instead,
+//!     [`muscl::drain_factor`], and keeps each layer's mass exact); thin films
+//!     (κ ≤ h < ε_f = 100 κ) have their momentum desingularised after each update (§10 eq. 23,
+//!     [`Physics::film_depth`]); a layer depth below −0.5 H_ref before draining and clipping
+//!     stops the run ([`depth_stop_level`]).
 
 pub mod bench;
 pub mod boundary;
@@ -205,19 +206,21 @@ impl Physics {
 }
 
 /// The depth stop as a fraction of the reference depth: a layer depth below −0.5 H_ref
-/// before clipping stops the run. Not the dry tolerance's negative (−κ, the letter of issue
-/// 14): legitimate runs undershoot far below it before clipping. Measured with the f64
-/// reference ([`cpu::CpuSolver::lowest_depth`], the ignored test
+/// before draining (order 2) and clipping stops the run. Not the dry tolerance's negative (−κ,
+/// the letter of issue 14): legitimate runs undershoot far below it before clipping. Measured
+/// with the f64 reference ([`cpu::CpuSolver::lowest_depth`], the ignored test
 /// `legitimate_undershoot_stays_far_above_the_depth_stop` of tests/swe_robust.rs) over the
 /// repository's closed cases at orders 1 and 2, with and without the fused step's lagged Δt:
 /// the built-in test1, test2 and lake never go below 0.35 m; the dam breaks over dry land and
-/// the wet/dry shelf front of issue 15 undershoot to −0.0021 H_ref (order 2); two streams
-/// colliding at ±8 m/s in 6 m of water to −0.062 H_ref at order 1 and −0.42 H_ref at order 2
-/// (−2.5 m, Δt of the current state; −0.17 H_ref lagged), the largest, which the GPU runs
-/// through at both orders (tests/swe_robust.rs). Blow-ups (an upper layer at 20 or 100 m/s
-/// into the walls) cross it tens of steps before they reach NaN at order 1; at order 2 the
-/// clipping of Heun's two stages can keep the depths above it while it manufactures mass,
-/// slow garbage that the mass guard ([`MassGuard`], closed domains) catches instead.
+/// the wet/dry shelf front of issue 15 undershoot to −0.0013 H_ref (order 2); two streams
+/// colliding at ±8 m/s in 6 m of water to −0.062 H_ref at order 1 and −0.117 H_ref at order
+/// 2 (−0.70 m before draining), the largest (before the draining step, the clipping of Heun's
+/// first stage let the second reach −0.42 H_ref). Blow-ups cross it before they reach NaN:
+/// an upper layer at 20 or 100 m/s into the walls tens of steps before at order 1, and at
+/// 100 m/s at order 2 at t = 0.047 (−3.5 m before draining; without the check it went NaN at
+/// t = 0.073). Order 2 drains, so its depths never go below 0 and its mass stays exact; the
+/// mass guard ([`MassGuard`], closed domains) catches the clipping of order 1 that makes mass
+/// slower than this stop sees.
 pub const DEPTH_STOP_FRACTION: f64 = 0.5;
 
 /// The reference depth H_ref of a case: the deepest initial water column max_i (h1 + h2), or
@@ -234,7 +237,8 @@ pub fn depth_stop_level(depth: &[f64], state: &[[f64; 6]], phys: &Physics) -> f6
     -DEPTH_STOP_FRACTION * reference_depth(depth, state, phys)
 }
 
-/// Where the depth stop fired: a layer depth below [`depth_stop_level`] before clipping.
+/// Where the depth stop fired: a layer depth below [`depth_stop_level`] before draining and
+/// clipping.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct DepthStop {
     /// The lowest-numbered cell (solver order) that fell below the level.
@@ -243,7 +247,7 @@ pub struct DepthStop {
     pub step: u64,
     /// The time that step reached.
     pub t: f64,
-    /// The lowest layer depth before clipping among the cells that fell below the level.
+    /// The lowest layer depth before draining and clipping among the cells below the level.
     pub depth: f64,
 }
 
@@ -252,7 +256,7 @@ impl DepthStop {
     /// [`crate::mesh::Mesh::element_label`]) at centroid `at`.
     pub fn error(&self, level: f64, label: &str, at: [f64; 2]) -> Error {
         Error::Run(format!(
-            "the run stopped at t = {} in step {}: a layer depth fell to {} m before \
+            "the run stopped at t = {} in step {}: a layer depth fell to {} m before draining and \
              clipping, below the depth stop {} m (-{DEPTH_STOP_FRACTION} H_ref), first in {label} \
              at ({:.4}, {:.4}); the solution is blowing up: try a smaller CFL number or check \
              the initial state",
@@ -263,25 +267,25 @@ impl DepthStop {
 
 /// Default bound of the mass guard ([`MassGuard`]): a layer's mass may drift by at most this
 /// fraction of its initial mass in a closed domain. Measured on lavapipe (f32, largest drift
-/// over 0.005 to 0.05 s output times, fused and scatter updates, PVM-IFCP and IR-Roe): the
-/// built-in cases and `cases/` (test1, test2, the lake to t = 5) stay at or below 1.1e-7 at
-/// orders 1 and 2, and so do the dam breaks over dry land (1,500 clipped depths at order 2);
-/// clipping makes mass where a front cannot follow the bed or streams collide: the wet/dry
-/// shelf front of issue 15 3.0e-3 at order 2 (1.1e-7 at order 1) and two streams colliding at
-/// ±8 m/s in 6 m of water 3.8e-3 at order 1 and 1.07e-2 at order 2, the most: 5e-2 leaves
-/// them a factor of 4.7. The order-2 blow-up it is for (an upper layer at 100 m/s into the walls, issue 14)
-/// has drifted 9.5e-2 at t = 0.01 and 0.28 at t = 0.02.
+/// over the output times, fused and scatter updates): the built-in cases and `cases/` (test1,
+/// test2, the lake to t = 5) stay at or below 1.1e-7 at orders 1 and 2; at order 2 the
+/// draining step keeps every layer's mass to f32 round-off (at most 8e-8 on the dam break over
+/// dry land, the wet/dry shelf front of issue 15 and two streams colliding at ±8 m/s, which
+/// made 3.0e-3 and 1.07e-2 by clipping before); at order 1 clipping makes mass where streams
+/// collide: 5.3e-3 of the lower layer on the colliding streams (fused, to t = 0.3), the most,
+/// a factor of 9 below the bound (1.1e-7 on the shelf front at order 1).
 pub const DEFAULT_MAX_MASS_DRIFT: f64 = 5e-2;
 
 /// Stops a run in a closed domain (walls only) whose layer mass drifts: there the scheme
 /// conserves each layer's mass to round-off, so a drift |M_k(t) − M_k(0)| / M_k(0) above the
-/// bound is mass made by clipping negative depths, i.e. a solution going wrong slower than the
-/// depth stop ([`DEPTH_STOP_FRACTION`]) sees. A layer that starts without mass is measured
+/// bound is mass made by clipping negative depths (order 1; order 2 drains and does not
+/// clip), i.e. a solution going wrong slower than the depth stop ([`DEPTH_STOP_FRACTION`])
+/// sees. A layer that starts without mass is measured
 /// against the mass of both layers. Checked where the state is on the host (output times,
 /// checkpoints, interrupts, the end), with no read-back of its own: the device counts clips
-/// ([`gpu::GpuControl::clipped`]) but not their mass, and a count does not bound it (1,500
-/// clips of films make no measurable mass in a dam break over dry land at order 2, 550 deep
-/// ones make 1e-2 in colliding streams); summing the clipped mass on the device would take a
+/// ([`gpu::GpuControl::clipped`]) but not their mass, and a count does not bound it (100
+/// clips of films make 1e-11 of the mass in a dam break over dry land at order 1, 40 deep
+/// ones make 5e-3 in colliding streams); summing the clipped mass on the device would take a
 /// per-cell record and a sum reduction per batch (WGSL has no float atomics), new kernels and
 /// CUDA twins that the output-time check does without.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -367,7 +371,8 @@ pub struct Counters {
     pub fallback: u64,
     /// IFCP edge evaluations that clamped χ_int into (λ1, λ4).
     pub chi_clamped: u64,
-    /// Cell updates that clipped a negative layer depth to 0 (breaks exact conservation).
+    /// Cell updates that clipped a negative layer depth to 0 (breaks exact conservation; order
+    /// 1, order 2 drains instead).
     pub clipped: u64,
     /// The largest number of non-hyperbolic edges in one step.
     pub max_step_nonhyperbolic: u64,
