@@ -89,16 +89,23 @@ fn launch_total(launches: &[(&'static str, usize)]) -> usize {
     launches.iter().map(|(_, n)| n).sum()
 }
 
-/// The smoothing's passes per adaptation of `stats` (mean and most), its submissions and the
-/// simultaneous passes' count (the host path's).
-fn smoothing_json(stats: Option<AmrStats>) -> Option<serde_json::Value> {
-    let s = stats.filter(|s| s.adaptations > 0)?;
-    let per = |n: usize| n as f64 / s.adaptations as f64;
+/// The smoothing's passes per adaptation: the device's (mean, most, submissions) or the
+/// host's (mean, most, and in simultaneous passes).
+fn smoothing_json(stats: Option<AmrStats>, device: bool) -> Option<serde_json::Value> {
+    let s = stats?;
+    if device {
+        let n = s.device_adaptations.max(1) as f64;
+        return Some(serde_json::json!({
+            "passes_mean": s.device_smoothing_passes as f64 / n,
+            "passes_max": s.device_smoothing_passes_max,
+            "submissions_mean": s.device_smoothing_submissions as f64 / n,
+        }));
+    }
+    let n = s.adaptations.saturating_sub(s.device_adaptations).max(1) as f64;
     Some(serde_json::json!({
-        "passes_mean": per(s.smoothing_passes),
-        "passes_max": s.smoothing_passes_max,
-        "submissions_mean": per(s.smoothing_submissions),
-        "simultaneous_passes_mean": per(s.simultaneous_passes),
+        "passes_mean": s.smoothing_passes as f64 / n,
+        "passes_max": s.host_smoothing_passes_max,
+        "simultaneous_passes_mean": s.simultaneous_passes as f64 / n,
         "simultaneous_passes_max": s.simultaneous_passes_max,
     }))
 }
@@ -173,7 +180,11 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                             .collect::<serde_json::Map<_, _>>()
                     ),
                     "launches_per_adaptation_one_submission": launches.as_ref().map(|l| launch_total(l)),
-                    "smoothing": smoothing_json(if *path == "device" { stats } else { host_stats }),
+                    "smoothing": if *path == "device" {
+                        smoothing_json(stats, true)
+                    } else {
+                        smoothing_json(host_stats, false)
+                    },
                     "microseconds": phases
                         .iter()
                         .map(|(l, s)| (l.to_string(), serde_json::json!(1e6 * s)))
@@ -221,24 +232,25 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             launch_total(l)
         );
     }
-    for (label, s) in [("device", stats), ("host f64", host_stats)] {
-        if let Some(s) = s.filter(|s| s.adaptations > 0) {
-            let per = |n: usize| n as f64 / s.adaptations as f64;
-            print!(
-                "{label} path smoothing: {:.2} passes per adaptation, at most {}",
-                per(s.smoothing_passes),
-                s.smoothing_passes_max
-            );
-            if label == "device" {
-                println!(", {:.2} submissions", per(s.smoothing_submissions));
-            } else {
-                println!(
-                    "; simultaneous passes (the device's bound) {:.2}, at most {}",
-                    per(s.simultaneous_passes),
-                    s.simultaneous_passes_max
-                );
-            }
-        }
+    if let Some(s) = stats.filter(|s| s.device_adaptations > 0) {
+        let per = |n: usize| n as f64 / s.device_adaptations as f64;
+        println!(
+            "device path smoothing: {:.2} passes per adaptation, at most {}, in {:.2} submissions",
+            per(s.device_smoothing_passes),
+            s.device_smoothing_passes_max,
+            per(s.device_smoothing_submissions)
+        );
+    }
+    if let Some(s) = host_stats.filter(|s| s.adaptations > s.device_adaptations) {
+        let per = |n: usize| n as f64 / (s.adaptations - s.device_adaptations) as f64;
+        println!(
+            "host f64 path smoothing: {:.2} passes per adaptation, at most {}; in simultaneous \
+             passes (the device's bound) {:.2}, at most {}",
+            per(s.smoothing_passes),
+            s.host_smoothing_passes_max,
+            per(s.simultaneous_passes),
+            s.simultaneous_passes_max
+        );
     }
     println!();
     if let Some(s) = stats {

@@ -95,15 +95,19 @@ pub struct AmrStats {
     pub adaptations: usize,
     pub refined: usize,
     pub coarsened: usize,
-    /// Smoothing passes over all adaptations (up to the first that changed nothing) and the
-    /// most of one.
+    /// Smoothing passes over all adaptations (up to the first that changed nothing).
     pub smoothing_passes: usize,
-    pub smoothing_passes_max: usize,
-    /// The device path's smoothing submissions (read-backs) over all adaptations.
-    pub smoothing_submissions: usize,
-    /// The host path's count of the same smoothing in simultaneous passes
-    /// ([`AdaptiveMesh::smooth_flags_simultaneous`], a bound of the device's passes): over all
-    /// adaptations and the most of one.
+    /// The adaptations on the device, their smoothing passes, the most of one, and their
+    /// smoothing submissions (read-backs).
+    pub device_adaptations: usize,
+    pub device_smoothing_passes: usize,
+    pub device_smoothing_passes_max: usize,
+    pub device_smoothing_submissions: usize,
+    /// The host's adaptations (`adaptations - device_adaptations`): the most passes of one,
+    /// and the same smoothings in simultaneous passes
+    /// ([`AdaptiveMesh::smooth_flags_simultaneous`], the bound of the device's passes), all
+    /// and the most of one.
+    pub host_smoothing_passes_max: usize,
     pub simultaneous_passes: usize,
     pub simultaneous_passes_max: usize,
     /// Indicator and flags.
@@ -315,7 +319,7 @@ impl Adaptivity {
         self.stats.refined += counts.refined;
         self.stats.coarsened += counts.coarsened;
         self.stats.smoothing_passes += passes;
-        self.stats.smoothing_passes_max = self.stats.smoothing_passes_max.max(passes);
+        self.stats.host_smoothing_passes_max = self.stats.host_smoothing_passes_max.max(passes);
         Ok((next, c, counts))
     }
 
@@ -517,8 +521,13 @@ impl Adaptivity {
         self.stats.refined += report.counts.refined;
         self.stats.coarsened += report.counts.coarsened;
         self.stats.smoothing_passes += report.smoothing_passes;
-        self.stats.smoothing_passes_max = self.stats.smoothing_passes_max.max(report.smoothing_passes);
-        self.stats.smoothing_submissions += report.smoothing_submissions;
+        self.stats.device_adaptations += 1;
+        self.stats.device_smoothing_passes += report.smoothing_passes;
+        self.stats.device_smoothing_passes_max = self
+            .stats
+            .device_smoothing_passes_max
+            .max(report.smoothing_passes);
+        self.stats.device_smoothing_submissions += report.smoothing_submissions;
         self.host_stale = true;
         Ok(DeviceAdaptation::Done(report.counts, phases))
     }
