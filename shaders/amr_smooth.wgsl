@@ -10,12 +10,19 @@
 //      flag stands only if all four siblings are active and flagged -1 (the cluster rule);
 //   face t: the side that would end more than one level coarser than the other is raised to
 //      one level below it.
+// A thread that raises a flag follows the raises it forces (chase), so chains of them settle
+// in few passes.
 // The rules only raise flags (-1 -> 0 -> +1) and every raise is forced, so the passes end at
 // the least admissible flags above the start whatever the order of the raises: no colors are
 // needed, a raise is an atomic max (a compare-exchange loop on the i32 bits) and a read sees
 // the flag as it stands. range.color is the pass number within the submission; a raise
 // records it in counters[C_LAST_CHANGE] (atomic max), which amr_count phase 0 hands to
 // counters[C_CHANGED] at the end of the submission: below the last pass means settled.
+
+override NE: u32 = 1u;
+// Slots a chase holds waiting and examines at most (chase).
+const CHASE_STACK: u32 = 8u;
+const CHASE_STEPS: u32 = 32u;
 
 @group(0) @binding(0) var<storage, read> slots: array<u32>;
 @group(0) @binding(1) var<storage, read> element_tree: array<vec4<u32>>;
@@ -24,6 +31,9 @@
 // DgEdge records (8 words: left, right, info, normal, length, midpoint).
 @group(0) @binding(3) var<storage, read> faces: array<u32>;
 @group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
+// The current mesh's face neighbours (the DG solver's): NE blocks of (side 0, 1, 2, split
+// mask), then NE of the second halves.
+@group(0) @binding(5) var<storage, read> neighbors: array<vec4<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -45,19 +55,70 @@ fn flag_of(pos: u32, level: u32) -> i32 {
     return admissible(atomicLoad(&flags[pos]), level);
 }
 
-// Raise the flag of slot pos (at `level`) to `wanted` unless it is there already.
-fn raise_flag(pos: u32, level: u32, wanted: i32) {
+// Raise the flag of slot pos (at `level`) to `wanted` unless it is there already; whether
+// this call raised it.
+fn raise_flag(pos: u32, level: u32, wanted: i32) -> bool {
     var old = atomicLoad(&flags[pos]);
-    loop {
-        if (admissible(old, level) >= wanted) {
-            return;
-        }
+    var raised = false;
+    while (!raised && admissible(old, level) < wanted) {
         let r = atomicCompareExchangeWeak(&flags[pos], old, bitcast<u32>(wanted));
-        if (r.exchanged) {
-            atomicMax(&counters[C_LAST_CHANGE], range.color);
-            return;
-        }
+        raised = r.exchanged;
         old = r.old_value;
+    }
+    if (raised) {
+        atomicMax(&counters[C_LAST_CHANGE], range.color);
+    }
+    return raised;
+}
+
+// Slot across side k of slot pos in the current mesh: sides 0..2, then the second halves of
+// split sides (3..5); NONE on a boundary (the faces' pairs, as the solver's neighbours).
+fn neighbour(pos: u32, k: u32) -> u32 {
+    if (k < 3u) {
+        return neighbors[pos][k];
+    }
+    return neighbors[NE + pos][k - 3u];
+}
+
+// The raises a raise of slot `start` forces, followed in this thread (depth first, CHASE_STACK
+// slots waiting, CHASE_STEPS slots examined at most): its face neighbours that would end more
+// than one level coarser, and, once its flag no longer asks to coarsen, its siblings' -1 (the
+// cluster rule). A chain of forced raises then settles in one pass instead of one pass a link;
+// what the bounds leave waits for the next pass.
+fn chase(start: u32) {
+    var waiting: array<u32, CHASE_STACK>;
+    waiting[0] = start;
+    var top = 1u;
+    for (var step = 0u; step < CHASE_STEPS && top > 0u; step = step + 1u) {
+        top = top - 1u;
+        let pos = waiting[top];
+        let id = slots[pos];
+        let level = element_tree[id].x;
+        let f = flag_of(pos, level);
+        let after = i32(level) + f;
+        for (var k = 0u; k < 6u; k = k + 1u) {
+            let j = neighbour(pos, k);
+            if (j == NONE) {
+                continue;
+            }
+            let level_j = level_of(j);
+            if (raise_flag(j, level_j, after - 1 - i32(level_j)) && top < CHASE_STACK) {
+                waiting[top] = j;
+                top = top + 1u;
+            }
+        }
+        let parent = element_tree[id].y;
+        if (f < 0 || parent == NONE) {
+            continue;
+        }
+        let block = element_tree[parent].z;
+        for (var c = 0u; c < 4u; c = c + 1u) {
+            let sibling = element_tree[block + c].w;
+            if (sibling != NONE && raise_flag(sibling, level, 0) && top < CHASE_STACK) {
+                waiting[top] = sibling;
+                top = top + 1u;
+            }
+        }
     }
 }
 
@@ -94,8 +155,8 @@ fn cluster_rule(i: u32) {
             whole = false;
         }
     }
-    if (!whole) {
-        raise_flag(i, level, 0);
+    if (!whole && raise_flag(i, level, 0)) {
+        chase(i);
     }
 }
 
@@ -110,9 +171,13 @@ fn face_rule(f: u32) {
     let after_l = i32(level_l) + flag_of(l, level_l);
     let after_r = i32(level_r) + flag_of(r, level_r);
     if (after_l - after_r > 1) {
-        raise_flag(r, level_r, after_l - 1 - i32(level_r));
+        if (raise_flag(r, level_r, after_l - 1 - i32(level_r))) {
+            chase(r);
+        }
     } else if (after_r - after_l > 1) {
-        raise_flag(l, level_l, after_r - 1 - i32(level_l));
+        if (raise_flag(l, level_l, after_r - 1 - i32(level_l))) {
+            chase(l);
+        }
     }
 }
 

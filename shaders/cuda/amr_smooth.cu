@@ -10,6 +10,8 @@
 //      flag stands only if all four siblings are active and flagged -1 (the cluster rule);
 //   face t: the side that would end more than one level coarser than the other is raised to
 //      one level below it.
+// A thread that raises a flag follows the raises it forces (chase), so chains of them settle
+// in few passes.
 // The rules only raise flags (-1 -> 0 -> +1) and every raise is forced, so the passes end at
 // the least admissible flags above the start whatever the order of the raises: no colors are
 // needed, a raise is an atomic max (a compare-exchange loop on the i32 bits) and a read sees
@@ -18,8 +20,18 @@
 // phase 0 hands to counters[C_CHANGED] at the end of the submission: below the last pass means
 // settled.
 //
-// flags: the flags' i32 bits. faces: DgEdge records (8 words: left, right, info, normal,
+// flags: the flags' i32 bits. neighbors: the current mesh's face neighbours (the DG solver's):
+// NE blocks of (side 0, 1, 2, split mask), then NE of the second halves. faces: DgEdge records (8 words: left, right, info, normal,
 // length, midpoint).
+//
+// The WGSL override constant is a preprocessor define here (the host passes a -D value).
+
+#ifndef NE
+#define NE 1u
+#endif
+// Slots a chase holds waiting and examines at most (chase).
+#define CHASE_STACK 8u
+#define CHASE_STEPS 32u
 
 // Flag bits `bits` of an element at `level` as the smoothing reads them: within -1..1, 0 for
 // a refinement past the maximum level or a coarsening of a root.
@@ -35,8 +47,9 @@ __device__ __forceinline__ u32 load_flag(const u32* flags, u32 pos) {
     return *(const volatile u32*)(flags + pos);
 }
 
-// Raise the flag of slot pos (at `level`) to `wanted` unless it is there already.
-__device__ void raise_flag(
+// Raise the flag of slot pos (at `level`) to `wanted` unless it is there already; whether
+// this call raised it.
+__device__ bool raise_flag(
     u32* flags, u32* counters, u32 pos, u32 level, int wanted, const AmrParams& params,
     u32 pass_number) {
     u32 old = load_flag(flags, pos);
@@ -44,9 +57,70 @@ __device__ void raise_flag(
         u32 seen = atomicCAS(flags + pos, old, (u32)wanted);
         if (seen == old) {
             atomicMax(&counters[C_LAST_CHANGE], pass_number);
-            return;
+            return true;
         }
         old = seen;
+    }
+    return false;
+}
+
+// Slot across side k of slot pos in the current mesh: sides 0..2, then the second halves of
+// split sides (3..5); NONE on a boundary (the faces' pairs, as the solver's neighbours).
+__device__ __forceinline__ u32 neighbour(const uint4* neighbors, u32 pos, u32 k) {
+    return k < 3u ? word(neighbors, pos, k) : word(neighbors, NE + pos, k - 3u);
+}
+
+// The raises a raise of slot `start` forces, followed in this thread (depth first, CHASE_STACK
+// slots waiting, CHASE_STEPS slots examined at most): its face neighbours that would end more
+// than one level coarser, and, once its flag no longer asks to coarsen, its siblings' -1 (the
+// cluster rule). A chain of forced raises then settles in one pass instead of one pass a link;
+// what the bounds leave waits for the next pass.
+__device__ void chase(
+    u32 start,
+    const u32* slots,
+    const uint4* element_tree,
+    u32* flags,
+    u32* counters,
+    const uint4* neighbors,
+    const AmrParams& params,
+    u32 pass_number) {
+    u32 waiting[CHASE_STACK];
+    waiting[0] = start;
+    u32 top = 1u;
+    for (u32 step = 0u; step < CHASE_STEPS && top > 0u; step = step + 1u) {
+        top = top - 1u;
+        u32 pos = waiting[top];
+        u32 id = slots[pos];
+        u32 level = element_tree[id].x;
+        int f = admissible(load_flag(flags, pos), level, params);
+        int after = (int)level + f;
+        for (u32 k = 0u; k < 6u; k = k + 1u) {
+            u32 j = neighbour(neighbors, pos, k);
+            if (j == NONE) {
+                continue;
+            }
+            u32 level_j = element_tree[slots[j]].x;
+            if (raise_flag(flags, counters, j, level_j, after - 1 - (int)level_j, params,
+                           pass_number) &&
+                top < CHASE_STACK) {
+                waiting[top] = j;
+                top = top + 1u;
+            }
+        }
+        u32 parent = element_tree[id].y;
+        if (f < 0 || parent == NONE) {
+            continue;
+        }
+        u32 block = element_tree[parent].z;
+        for (u32 c = 0u; c < 4u; c = c + 1u) {
+            u32 sibling = element_tree[block + c].w;
+            if (sibling != NONE &&
+                raise_flag(flags, counters, sibling, level, 0, params, pass_number) &&
+                top < CHASE_STACK) {
+                waiting[top] = sibling;
+                top = top + 1u;
+            }
+        }
     }
 }
 
@@ -73,6 +147,7 @@ extern "C" __global__ void amr_smooth(
     u32* flags,
     const u32* __restrict__ faces,
     u32* counters,
+    const uint4* __restrict__ neighbors,
     AmrParams params,
     ItemRange range) {
     u32 t = linear_index();
@@ -92,8 +167,8 @@ extern "C" __global__ void amr_smooth(
                     whole = false;
                 }
             }
-            if (!whole) {
-                raise_flag(flags, counters, t, level, 0, params, range.color);
+            if (!whole && raise_flag(flags, counters, t, level, 0, params, range.color)) {
+                chase(t, slots, element_tree, flags, counters, neighbors, params, range.color);
             }
         }
     }
@@ -107,12 +182,18 @@ extern "C" __global__ void amr_smooth(
         u32 level_r = element_tree[slots[r]].x;
         int after_l = (int)level_l + admissible(load_flag(flags, l), level_l, params);
         int after_r = (int)level_r + admissible(load_flag(flags, r), level_r, params);
-        if (after_l - after_r > 1) {
+        u32 raised = NONE;
+        if (after_l - after_r > 1 &&
             raise_flag(
-                flags, counters, r, level_r, after_l - 1 - (int)level_r, params, range.color);
-        } else if (after_r - after_l > 1) {
-            raise_flag(
-                flags, counters, l, level_l, after_r - 1 - (int)level_l, params, range.color);
+                flags, counters, r, level_r, after_l - 1 - (int)level_r, params, range.color)) {
+            raised = r;
+        } else if (after_r - after_l > 1 &&
+                   raise_flag(flags, counters, l, level_l, after_r - 1 - (int)level_l, params,
+                              range.color)) {
+            raised = l;
+        }
+        if (raised != NONE) {
+            chase(raised, slots, element_tree, flags, counters, neighbors, params, range.color);
         }
     }
 }

@@ -52,11 +52,14 @@ const MAX_COLORS: usize = counter::LEN - counter::COLOR_OFFSETS - 1;
 const MAX_SMOOTHING_PASSES: usize = 256;
 
 /// Smoothing passes per submission (one read-back each), one launch each. A pass applies every
-/// rule at once (the device's passes are at least as fast as
-/// [`AdaptiveMesh::smooth_flags_simultaneous`]); passes past the fixed point change nothing,
-/// and a second submission (a second read-back) is needed only when the last of these passes
-/// still raised a flag.
-pub const SMOOTHING_PASSES: usize = 6;
+/// rule at once, so the device's passes take at most as many as
+/// [`AdaptiveMesh::smooth_flags_simultaneous`] (5.8 on average, at most 8, on a 4-level DMR
+/// run; 7.7 and 10 at 5 levels); and a thread that raises a flag follows the raises it forces
+/// (`chase` in amr_smooth.wgsl), so a pass usually settles the flags and the next confirms it
+/// (2 passes in every adaptation of those runs on lavapipe). Passes past the fixed point change
+/// nothing, and a second submission (a second read-back) is needed only when the last of these
+/// passes still raised a flag.
+pub const SMOOTHING_PASSES: usize = 4;
 
 /// The adaptation's uniform parameters; mirrors `AmrParams` in shaders/common/amr_tree.wgsl
 /// (and its CUDA twin).
@@ -421,8 +424,9 @@ impl GpuAdaptation {
         // the counts, so the converged submission's counters tell the host whether the
         // adaptation fits.
         let mut smooth = PlanBuilder::new();
-        let smooth_kernel = kernel("amr_smooth", &[])?;
-        let mut smooth_args = args![slots, element_tree, flags, *faces, counters].to_vec();
+        let smooth_kernel = kernel("amr_smooth", &with_ne)?;
+        let mut smooth_args =
+            args![slots, element_tree, flags, *faces, counters, *neighbors].to_vec();
         smooth_args.push(prm.clone());
         // Sized by the solver's launch record of all the current mesh's faces: exactly on
         // wgpu; on CUDA the faces' capacity bounds them.
