@@ -326,9 +326,7 @@ impl Adaptivity {
     /// Smooth `start` again in simultaneous passes, which must give `smoothed` (both are the
     /// least admissible flags above `start`), and count the passes.
     fn count_simultaneous_passes(&mut self, mut start: Vec<i8>, smoothed: &[i8]) -> Result<()> {
-        let passes = self
-            .mesh
-            .smooth_flags_simultaneous(&self.faces, &mut start);
+        let passes = self.mesh.smooth_flags_simultaneous(&self.faces, &mut start);
         if start != smoothed {
             return Err(Error::Run(
                 "adapt: the smoothing in simultaneous passes gave other flags than the ordered one"

@@ -322,5 +322,8 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
         check(&am, false);
     }
     assert!(raised > 100, "only {raised} raised flags");
-    assert!(most_passes > 2, "the rules should cascade ({most_passes} passes)");
+    assert!(
+        most_passes > 2,
+        "the rules should cascade ({most_passes} passes)"
+    );
 }
