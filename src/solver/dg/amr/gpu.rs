@@ -13,9 +13,11 @@
 //! is one launch over all faces (GK19's Algorithm 2 launches one per color: the colors keep
 //! its plain read-modify-writes race-free, but the rules only raise flags and end at the least
 //! admissible flags whatever the order of the raises, so atomic raises need no colors; the
-//! colors stay for the surface integral, whose scatter they keep race-free), the bookkeeping
-//! between phases is one thread per phase boundary, the geometry shares a launch with the face
-//! marks, and the faces kernel also writes the split masks and counts the far faces.
+//! colors stay for the surface integral, whose scatter they keep race-free), the coarsening's
+//! decisions (which split edges a cluster frees) are marked with the clusters and share their
+//! scan, the bookkeeping between phases is one thread after each scan, the geometry shares a
+//! launch with the face marks, and the faces kernel also writes the split masks and counts the
+//! far faces.
 
 use super::indicator::IndicatorField;
 use super::projection::Projection;
@@ -329,8 +331,9 @@ impl GpuAdaptation {
         let flags = rt.zeroed::<i32>("amr flags", ne)?;
         let work = rt.zeroed::<u32>("amr side masks", ne)?;
         let holes = rt.zeroed::<u32>("amr holes", ne)?;
-        let marks = rt.zeroed::<u32>("amr cluster and refine marks", 2 * ne)?;
-        let marks_scan = rt.zeroed::<u32>("amr cluster and refine numbers", 2 * ne)?;
+        // Cluster, refine and freed-split marks (amr_mark), NE each, and their scan.
+        let marks = rt.zeroed::<u32>("amr cluster, refine and free marks", 3 * ne)?;
+        let marks_scan = rt.zeroed::<u32>("amr cluster, refine and free numbers", 3 * ne)?;
         // Faces are numbered by (color, left slot): NE marks per color.
         let face_items = colors * ne;
         let items_len = face_items.max(ne).max(capacity.edges);
@@ -383,7 +386,7 @@ impl GpuAdaptation {
         tally.count("flag", &flag);
         tally.next_plan();
 
-        let marks_sum = PrefixSum::new(rt, &marks, &marks_scan, 2 * ne as u32)?;
+        let marks_sum = PrefixSum::new(rt, &marks, &marks_scan, 3 * ne as u32)?;
         let slot_sum = PrefixSum::new(rt, &items, &items_scan, ne as u32)?;
         let edge_sum = PrefixSum::new(rt, &items, &items_scan, capacity.edges as u32)?;
         let face_sum = PrefixSum::new(rt, &items, &items_scan, face_items as u32)?;
@@ -449,7 +452,16 @@ impl GpuAdaptation {
         tally.count("smooth", &smooth);
         smooth.segment("determine parents").launch(
             &kernel("amr_mark", &with_ne)?,
-            &args![slots, element_tree, flags, marks, counters],
+            &args![
+                slots,
+                element_tree,
+                flags,
+                marks,
+                counters,
+                element_edges,
+                edge_sides,
+                work
+            ],
             ItemRange::all(ne as u32),
         );
         marks_sum.record(&mut smooth);
@@ -458,9 +470,9 @@ impl GpuAdaptation {
         tally.next_plan();
         let mut adapt = PlanBuilder::new();
 
-        // Each count launch closes a phase: 1 after coarsening, 2 after the split scan, 3 after
-        // refining and the compaction scan, 4 after the face scan (amr_count.wgsl).
-        let coarsen_kernel = kernel("amr_coarsen", &with_np)?;
+        // Each count launch closes a phase: 1 after coarsening and the split scan, 2 after
+        // refining and the compaction scan, 3 after the face scan (amr_count.wgsl; 0 after the
+        // marks' scan above).
         let mut coarsen_args = args![
             slots,
             element_tree,
@@ -470,8 +482,6 @@ impl GpuAdaptation {
             marks,
             marks_scan,
             work,
-            items,
-            items_scan,
             ring_buffer,
             counters,
             holes,
@@ -480,12 +490,11 @@ impl GpuAdaptation {
         ]
         .to_vec();
         coarsen_args.push(prm.clone());
-        adapt
-            .segment("coarsen")
-            .launch(&coarsen_kernel, &coarsen_args, phase(ne, 0));
-        slot_sum.record(&mut adapt);
-        adapt.launch(&coarsen_kernel, &coarsen_args, phase(ne, 1));
-        count(&mut adapt, 1, ne);
+        adapt.segment("coarsen").launch(
+            &kernel("amr_coarsen", &with_np)?,
+            &coarsen_args,
+            ItemRange::all(ne as u32),
+        );
         tally.count("coarsen", &adapt);
 
         let split_kernel = kernel("amr_split", &[])?;
@@ -505,7 +514,7 @@ impl GpuAdaptation {
             .segment("refine")
             .launch(&split_kernel, &split_args, phase(capacity.edges, 0));
         edge_sum.record(&mut adapt);
-        count(&mut adapt, 2, capacity.edges);
+        count(&mut adapt, 1, capacity.edges);
         adapt.launch(&split_kernel, &split_args, phase(capacity.edges, 1));
         let mut refine_args = args![
             slots,
@@ -545,7 +554,7 @@ impl GpuAdaptation {
             .segment("compact")
             .launch(&compact_kernel, &compact_args, phase(ne, 0));
         slot_sum.record(&mut adapt);
-        count(&mut adapt, 3, ne);
+        count(&mut adapt, 2, ne);
         adapt.launch(&compact_kernel, &compact_args, phase(ne, 1));
         adapt.launch(&compact_kernel, &compact_args, phase(ne, 2));
         tally.count("compact", &adapt);
@@ -573,7 +582,7 @@ impl GpuAdaptation {
             ItemRange::all(ne as u32),
         );
         face_sum.record(&mut adapt);
-        count(&mut adapt, 4, face_items);
+        count(&mut adapt, 3, face_items);
         adapt.launch(
             &kernel("amr_faces", &with_ne)?,
             &args![
