@@ -3,16 +3,12 @@
 
 // Coarsening of the sibling clusters, one thread per slot, the cluster k = marks_scan[i] when
 // slot i holds its first child (AdaptiveMesh::coarsen in src/solver/dg/amr/tree.rs, the
-// clusters in slot order). Phase range.pad:
-//   0: per side of the parent, decide (before any tree changes) whether the split edge's halves
-//      are freed: yes unless the element across is still refined when cluster k runs in the
-//      reference's order, i.e. refined and not a cluster of smaller rank. Where they stay, the
-//      halves lose their elements on this side. Writes the side mask to `work` and the number of
-//      freed blocks to `items` (scanned next, for their places in the ring).
-//   1: the parent takes its first child's slot with the L2 projection
-//      c^P_m = 1/4 sum_c sum_k W^c_km c^c_k (weights W^c from Projection), the other three slots
-//      become holes 3k .. 3k + 2, and the element block, the interior edges and the freed
-//      split blocks join the tails of their rings in cluster order.
+// clusters in slot order), after amr_mark decided which sides free their split edges
+// (work[i], their places in the ring from the scan's third part): the parent takes its first
+// child's slot with the L2 projection c^P_m = 1/4 sum_c sum_k W^c_km c^c_k (weights W^c from
+// Projection), the other three slots become holes 3k .. 3k + 2, and the element block, the
+// interior edges and the freed split blocks join the tails of their rings in cluster order.
+// The halves of a kept side (the children's edges there) lose their elements on this side.
 
 override NP: u32 = 3u;
 override NE: u32 = 1u;
@@ -25,55 +21,17 @@ const MAX_NP: u32 = 15u;
 @group(0) @binding(4) var<storage, read_write> edge_sides: array<vec2<u32>>;
 @group(0) @binding(5) var<storage, read> marks: array<u32>;
 @group(0) @binding(6) var<storage, read> marks_scan: array<u32>;
-@group(0) @binding(7) var<storage, read_write> work: array<u32>;
-@group(0) @binding(8) var<storage, read_write> items: array<u32>;
-@group(0) @binding(9) var<storage, read> items_scan: array<u32>;
-@group(0) @binding(10) var<storage, read_write> rings: array<u32>;
-@group(0) @binding(11) var<storage, read> counters: array<u32>;
-@group(0) @binding(12) var<storage, read_write> holes: array<u32>;
-@group(0) @binding(13) var<storage, read_write> regs: array<f32>;
-@group(0) @binding(14) var<storage, read> weights: array<f32>;
+@group(0) @binding(7) var<storage, read> work: array<u32>;
+@group(0) @binding(8) var<storage, read_write> rings: array<u32>;
+@group(0) @binding(9) var<storage, read> counters: array<u32>;
+@group(0) @binding(10) var<storage, read_write> holes: array<u32>;
+@group(0) @binding(11) var<storage, read_write> regs: array<f32>;
+@group(0) @binding(12) var<storage, read> weights: array<f32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
 fn is_cluster(i: u32) -> bool {
     return i < counters[C_ACTIVE] && marks[i] == 1u;
-}
-
-fn decide_sides(i: u32) {
-    let k = marks_scan[i];
-    let parent = element_tree[slots[i]].y;
-    var mask = 0u;
-    var count = 0u;
-    for (var s = 0u; s < 3u; s = s + 1u) {
-        let e = element_edges[parent][s];
-        var side = 0u;
-        if (edge_sides[2u * e].x != parent) {
-            side = 1u;
-        }
-        let other = edge_sides[2u * e + 1u - side].x;
-        var refined = false;
-        if (other != NONE) {
-            let first = element_tree[other].z;
-            if (first != NONE) {
-                refined = true;
-                let pos = element_tree[first].w;
-                if (pos != NONE && is_cluster(pos) && marks_scan[pos] < k) {
-                    refined = false;
-                }
-            }
-        }
-        if (refined) {
-            let half = edge_tree[e].z;
-            edge_sides[2u * half + side].x = NONE;
-            edge_sides[2u * (half + 1u) + side].x = NONE;
-        } else {
-            mask = mask | (1u << s);
-            count = count + 1u;
-        }
-    }
-    work[i] = mask;
-    items[i] = count;
 }
 
 fn coarsen(i: u32) {
@@ -124,12 +82,20 @@ fn coarsen(i: u32) {
     }
     rings[ring_index(params, 2u, counters[C_RINGS + 4u], counters[C_RINGS + 5u] + k)] = interior;
     let mask = work[i];
-    var freed = items_scan[i];
+    var freed = marks_scan[2u * NE + i] - marks_scan[2u * NE];
     for (var s = 0u; s < 3u; s = s + 1u) {
+        let e = element_edges[parent][s];
         if ((mask & (1u << s)) == 0u) {
+            // Kept: the halves are sides s of children s and s + 1 (read from the children,
+            // not from edge e, whose halves a later cluster across may free in this launch).
+            var side = 0u;
+            if (edge_sides[2u * e].x != parent) {
+                side = 1u;
+            }
+            edge_sides[2u * element_edges[block + s][s] + side].x = NONE;
+            edge_sides[2u * element_edges[block + (s + 1u) % 3u][s] + side].x = NONE;
             continue;
         }
-        let e = element_edges[parent][s];
         let half = edge_tree[e].z;
         edge_tree[half].x = edge_tree[half].x & ~EDGE_ALIVE;
         edge_tree[half + 1u].x = edge_tree[half + 1u].x & ~EDGE_ALIVE;
@@ -143,16 +109,7 @@ fn coarsen(i: u32) {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
-    if (i >= range.count) {
-        return;
-    }
-    if (range.pad == 0u) {
-        if (is_cluster(i)) {
-            decide_sides(i);
-        } else {
-            items[i] = 0u;
-        }
-    } else if (is_cluster(i)) {
+    if (i < range.count && is_cluster(i)) {
         coarsen(i);
     }
 }

@@ -3,23 +3,24 @@
 
 // The bookkeeping between the adaptation phases, one thread (range.pad = the phase). Counts
 // come from the exclusive scans as out[n - 1] + in[n - 1]:
-//   0: after the cluster/refine scan: the numbers of clusters and refined elements;
-//   1: after the scan of freed split blocks: their number;
-//   2: after coarsening: the freed element, split and interior blocks join their rings;
-//   3: after the split scan: the number of edges to split;
-//   4: after splitting: split blocks taken from the ring first, then new ids;
-//   5: after refining: element and interior blocks taken likewise, new slots, the new count;
-//   6: after the compaction scan: holes below the new count (half the marks);
-//   7: after compaction: the active count;
-//   8: after the face scan (NE marks per color): the face offsets of the 2K colors, and the DG
-//      solver's launch records (dispatch.wgsl): 0 the elements, 1 + c the faces of color c,
-//      1 + 2K all faces;
-//   9: before the last smoothing pass of a submission: nothing changed yet.
+//   0: after the scan of amr_mark's three parts (NE each): the numbers of clusters, refined
+//      elements and freed split blocks, and the last smoothing pass that raised a flag
+//      (amr_smooth) handed to C_CHANGED for the host;
+//   1: after coarsening and the split scan: the freed element, split and interior blocks join
+//      their rings, and the number of edges to split;
+//   2: after refining and the compaction scan (n = NE): split blocks taken from the ring first,
+//      then new ids (amr_refine counted the new ones for its interior edges already), element
+//      and interior blocks likewise, new slots, the new count, and the holes below it (half
+//      the compaction's marks);
+//   3: after compaction and the face scan (NE marks per color): the new active count, the face
+//      offsets of the 2K colors, the DG solver's launch records (dispatch.wgsl): 0 the
+//      elements, 1 + c the faces of color c, 1 + 2K all faces; and the far faces cleared for
+//      amr_faces to count.
 
 override NE: u32 = 1u;
 
 @group(0) @binding(0) var<storage, read_write> counters: array<u32>;
-// Cluster and refine marks (2 NE) and their scan.
+// amr_mark's cluster, refine and freed-split marks (3 NE) and their scan.
 @group(0) @binding(1) var<storage, read> marks: array<u32>;
 @group(0) @binding(2) var<storage, read> marks_scan: array<u32>;
 // The phase's own marks and scan (n = range.count items).
@@ -63,40 +64,34 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     switch range.pad {
         case 0u: {
             let clusters = marks_scan[NE];
+            let marked = marks_scan[2u * NE];
             counters[C_CLUSTERS] = clusters;
-            counters[C_REFINES] = marks_scan[2u * NE - 1u] + marks[2u * NE - 1u] - clusters;
+            counters[C_REFINES] = marked - clusters;
+            counters[C_SPLIT_FREES] = marks_scan[3u * NE - 1u] + marks[3u * NE - 1u] - marked;
+            counters[C_CHANGED] = counters[C_LAST_CHANGE];
+            counters[C_LAST_CHANGE] = 0u;
         }
         case 1u: {
-            counters[C_SPLIT_FREES] = items_total();
-        }
-        case 2u: {
             let clusters = counters[C_CLUSTERS];
             counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
             counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
             counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
-        }
-        case 3u: {
             counters[C_SPLITS] = items_total();
         }
-        case 4u: {
+        case 2u: {
             counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 2u * take(1u, counters[C_SPLITS]);
-        }
-        case 5u: {
             let refines = counters[C_REFINES];
             let num_active = counters[C_ACTIVE];
             let holes = 3u * counters[C_CLUSTERS];
             counters[C_ELEMENT_IDS] = counters[C_ELEMENT_IDS] + 4u * take(0u, refines);
             counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines);
-            counters[C_SLOTS] = num_active + max(3u * refines, holes) - holes;
+            counters[C_SLOTS] = slots_in_use(num_active, refines, holes);
             counters[C_NEW_ACTIVE] = num_active + 3u * refines - holes;
-        }
-        case 6u: {
             counters[C_COMPACT_HOLES] = items_total() / 2u;
         }
-        case 7u: {
+        case 3u: {
             counters[C_ACTIVE] = counters[C_NEW_ACTIVE];
-        }
-        case 8u: {
+            counters[C_FAR_FACES] = 0u;
             let colors = 2u * params.base_colors;
             let per_color = NE;
             for (var c = 0u; c < colors; c = c + 1u) {
@@ -112,7 +107,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             write_launch(1u + colors, 0u, faces);
         }
         default: {
-            counters[C_CHANGED] = 0u;
         }
     }
 }

@@ -1,11 +1,19 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
 
-// Geometry of the active elements for the DG kernels, one thread per slot up to the capacity
-// (element_geometry in src/solver/dg/mesh.rs): with x = v0 + J xi, the inverse Jacobian
-// (xi_x, xi_y, eta_x, eta_y) = (J11, -J01, -J10, J00) / det J, 1 / det J and the smallest
-// height det J / longest side. Clears both neighbour blocks for the face kernel; slots past
-// the active count get zeros and no neighbours, as on the host.
+// The adapted mesh per slot, one thread per slot up to the capacity, after compaction:
+// - the geometry for the DG kernels (element_geometry in src/solver/dg/mesh.rs): with
+//   x = v0 + J xi, the inverse Jacobian (xi_x, xi_y, eta_x, eta_y) = (J11, -J01, -J10, J00) /
+//   det J, 1 / det J and the smallest height det J / longest side; slots past the new active
+//   count get zeros and no neighbours, as on the host. Both neighbour blocks are cleared for
+//   amr_faces;
+// - the face marks (AdaptiveMesh::faces and build_dg_mesh in src/solver/dg/amr):
+//   items[c * NE + i] = 1 when the element is the left (finer, or side 0 of an edge between
+//   equals) side of a face of color c. An element has at most one face per color, so the scan
+//   next numbers the faces by color, by left slot within a color: each color's launch is dense
+//   and reads its left elements in memory order (locality).
+// The new active count is counters[C_NEW_ACTIVE] (amr_count stores it as the active count
+// after the face scan).
 
 override NE: u32 = 1u;
 
@@ -16,7 +24,27 @@ override NE: u32 = 1u;
 @group(0) @binding(4) var<storage, read_write> heights: array<f32>;
 @group(0) @binding(5) var<storage, read_write> neighbors: array<vec4<u32>>;
 @group(0) @binding(6) var<storage, read> counters: array<u32>;
+@group(0) @binding(7) var<storage, read> element_edges: array<vec4<u32>>;
+@group(0) @binding(8) var<storage, read> edge_tree: array<vec4<u32>>;
+@group(0) @binding(9) var<storage, read> edge_sides: array<vec2<u32>>;
+@group(0) @binding(10) var<storage, read_write> items: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
+@group(2) @binding(0) var<uniform> params: AmrParams;
+
+// Color of the face that element `id` owns on local side s (it is the face's left side: its
+// edge there is a live leaf with the element on side 0, or on side 1 with side 0 coarser);
+// NONE when the side has no face of its own (a split side, or the right side of a face).
+fn left_face_color(id: u32, s: u32) -> u32 {
+    let e = element_edges[id][s];
+    if (!is_face_edge(e, edge_tree[e], counters[C_EDGE_IDS])) {
+        return NONE;
+    }
+    let side0 = edge_sides[2u * e].x;
+    if (side0 == id || (side0 == NONE && edge_sides[2u * e + 1u].x == id)) {
+        return (edge_tree[e].x >> 8u) & 0xffu;
+    }
+    return NONE;
+}
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -26,10 +54,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     neighbors[i] = vec4<u32>(NONE, NONE, NONE, 0u);
     neighbors[NE + i] = vec4<u32>(NONE);
-    if (i >= counters[C_ACTIVE]) {
+    let colors = 2u * params.base_colors;
+    if (i >= counters[C_NEW_ACTIVE]) {
         inv_jac[i] = vec4<f32>(0.0);
         inv_det[i] = 0.0;
         heights[i] = 0.0;
+        for (var c = 0u; c < colors; c = c + 1u) {
+            items[c * NE + i] = 0u;
+        }
         return;
     }
     let id = slots[i];
@@ -43,4 +75,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     inv_det[i] = 1.0 / d;
     let longest = max(length(a), max(length(b), length(v2 - v1)));
     heights[i] = d / longest;
+    let owned = vec3<u32>(left_face_color(id, 0u), left_face_color(id, 1u),
+                          left_face_color(id, 2u));
+    for (var c = 0u; c < colors; c = c + 1u) {
+        items[c * NE + i] = select(0u, 1u, any(owned == vec3<u32>(c)));
+    }
 }

@@ -121,7 +121,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         edge_sides[2u * a + side] = vec2<u32>(ca, s);
         edge_sides[2u * b + side] = vec2<u32>(cb, s);
     }
-    let interior = block(2u, k, counters[C_EDGE_IDS], 3u);
+    // Edge ids past those the splits took (amr_count phase 2 takes them after this phase).
+    let split_ids = 2u * new_split_blocks(counters[C_SPLITS], counters[C_RINGS + 3u]);
+    let interior = block(2u, k, counters[C_EDGE_IDS] + split_ids, 3u);
     for (var s = 0u; s < 3u; s = s + 1u) {
         let corner = (s + 2u) % 3u;
         let e = interior + s;

@@ -2,79 +2,195 @@
 // #include "common/amr_tree.wgsl"
 
 // One pass of the 2:1 smoothing of the flags (GK19 Algorithm 2; AdaptiveMesh::smooth_flags in
-// src/solver/dg/amr/tree.rs), in two phases (range.pad):
-//   0: per slot: no refinement past the maximum level, no coarsening of a root, and a coarsening
+// src/solver/dg/amr/tree.rs), every rule in one launch over the faces of the current mesh
+// (there are at least as many faces as elements: each element has three sides, a face touches
+// two). Thread t:
+//   slot t: no refinement past the maximum level and no coarsening of a root (read that way
+//      everywhere, stored by a compare-exchange that never undoes a raise), and a coarsening
 //      flag stands only if all four siblings are active and flagged -1 (the cluster rule);
-//   1: per face of color range.color (the faces of the current mesh, grouped by color with the
-//      offsets in the counters): the side that would end more than one level coarser than the
-//      other is raised by one. No two faces of a color share an element, so no races.
-// Any change sets counters[C_CHANGED]; the host repeats passes until one changes nothing.
+//   face t: the side that would end more than one level coarser than the other is raised to
+//      one level below it.
+// A thread that raises a flag follows the raises it forces (chase), so chains of them settle
+// in few passes.
+// The rules only raise flags (-1 -> 0 -> +1) and every raise is forced, so the passes end at
+// the least admissible flags above the start whatever the order of the raises: no colors are
+// needed, a raise is an atomic max (a compare-exchange loop on the i32 bits) and a read sees
+// the flag as it stands. range.color is the pass number within the submission; a raise
+// records it in counters[C_LAST_CHANGE] (atomic max), which amr_count phase 0 hands to
+// counters[C_CHANGED] at the end of the submission: below the last pass means settled.
+
+override NE: u32 = 1u;
+// Slots a chase holds waiting and examines at most (chase).
+const CHASE_STACK: u32 = 8u;
+const CHASE_STEPS: u32 = 32u;
 
 @group(0) @binding(0) var<storage, read> slots: array<u32>;
 @group(0) @binding(1) var<storage, read> element_tree: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read_write> flags: array<i32>;
+// The flags' i32 bits.
+@group(0) @binding(2) var<storage, read_write> flags: array<atomic<u32>>;
 // DgEdge records (8 words: left, right, info, normal, length, midpoint).
 @group(0) @binding(3) var<storage, read> faces: array<u32>;
-@group(0) @binding(4) var<storage, read_write> counters: array<u32>;
+@group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
+// The current mesh's face neighbours (the DG solver's): NE blocks of (side 0, 1, 2, split
+// mask), then NE of the second halves.
+@group(0) @binding(5) var<storage, read> neighbors: array<vec4<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
-fn level_after(pos: u32) -> i32 {
-    return i32(element_tree[slots[pos]].x) + flags[pos];
+// Flag bits `bits` of an element at `level` as the smoothing reads them: within -1..1, 0 for
+// a refinement past the maximum level or a coarsening of a root.
+fn admissible(bits: u32, level: u32) -> i32 {
+    let f = clamp(bitcast<i32>(bits), -1, 1);
+    if ((f > 0 && level >= params.max_level) || (f < 0 && level == 0u)) {
+        return 0;
+    }
+    return f;
+}
+
+fn level_of(pos: u32) -> u32 {
+    return element_tree[slots[pos]].x;
+}
+
+fn flag_of(pos: u32, level: u32) -> i32 {
+    return admissible(atomicLoad(&flags[pos]), level);
+}
+
+// Raise the flag of slot pos (at `level`) to `wanted` unless it is there already; whether
+// this call raised it.
+fn raise_flag(pos: u32, level: u32, wanted: i32) -> bool {
+    var old = atomicLoad(&flags[pos]);
+    var raised = false;
+    while (!raised && admissible(old, level) < wanted) {
+        let r = atomicCompareExchangeWeak(&flags[pos], old, bitcast<u32>(wanted));
+        raised = r.exchanged;
+        old = r.old_value;
+    }
+    if (raised) {
+        atomicMax(&counters[C_LAST_CHANGE], range.color);
+    }
+    return raised;
+}
+
+// Slot across side k of slot pos in the current mesh: sides 0..2, then the second halves of
+// split sides (3..5); NONE on a boundary (the faces' pairs, as the solver's neighbours).
+fn neighbour(pos: u32, k: u32) -> u32 {
+    if (k < 3u) {
+        return neighbors[pos][k];
+    }
+    return neighbors[NE + pos][k - 3u];
+}
+
+// The raises a raise of slot `start` forces, followed in this thread (depth first, CHASE_STACK
+// slots waiting, CHASE_STEPS slots examined at most): its face neighbours that would end more
+// than one level coarser, and, once its flag no longer asks to coarsen, its siblings' -1 (the
+// cluster rule). A chain of forced raises then settles in one pass instead of one pass a link;
+// what the bounds leave waits for the next pass.
+fn chase(start: u32) {
+    var waiting: array<u32, CHASE_STACK>;
+    waiting[0] = start;
+    var top = 1u;
+    for (var step = 0u; step < CHASE_STEPS && top > 0u; step = step + 1u) {
+        top = top - 1u;
+        let pos = waiting[top];
+        let id = slots[pos];
+        let level = element_tree[id].x;
+        let f = flag_of(pos, level);
+        let after = i32(level) + f;
+        for (var k = 0u; k < 6u; k = k + 1u) {
+            let j = neighbour(pos, k);
+            if (j == NONE) {
+                continue;
+            }
+            let level_j = level_of(j);
+            if (raise_flag(j, level_j, after - 1 - i32(level_j)) && top < CHASE_STACK) {
+                waiting[top] = j;
+                top = top + 1u;
+            }
+        }
+        let parent = element_tree[id].y;
+        if (f < 0 || parent == NONE) {
+            continue;
+        }
+        let block = element_tree[parent].z;
+        for (var c = 0u; c < 4u; c = c + 1u) {
+            let sibling = element_tree[block + c].w;
+            if (sibling != NONE && raise_flag(sibling, level, 0) && top < CHASE_STACK) {
+                waiting[top] = sibling;
+                top = top + 1u;
+            }
+        }
+    }
+}
+
+// Store the flag of slot pos as it reads (a refinement past the maximum level or a coarsening
+// of a root becomes 0), so later phases read it so too; a raise since the load wins.
+fn settle(pos: u32, level: u32) -> i32 {
+    var bits = atomicLoad(&flags[pos]);
+    var f = admissible(bits, level);
+    while (f != clamp(bitcast<i32>(bits), -1, 1)) {
+        let r = atomicCompareExchangeWeak(&flags[pos], bits, bitcast<u32>(f));
+        if (r.exchanged) {
+            break;
+        }
+        bits = r.old_value;
+        f = admissible(bits, level);
+    }
+    return f;
 }
 
 fn cluster_rule(i: u32) {
-    let level = element_tree[slots[i]].x;
-    var f = flags[i];
-    if ((f > 0 && level >= params.max_level) || (f < 0 && level == 0u)) {
-        f = 0;
-        flags[i] = 0;
-    }
+    let id = slots[i];
+    let level = element_tree[id].x;
+    let f = settle(i, level);
     if (f >= 0) {
         return;
     }
-    let block = element_tree[element_tree[slots[i]].y].z;
+    let block = element_tree[element_tree[id].y].z;
     var whole = true;
     for (var c = 0u; c < 4u; c = c + 1u) {
         let pos = element_tree[block + c].w;
         if (pos == NONE) {
             whole = false;
-        } else if (flags[pos] >= 0) {
+        } else if (flag_of(pos, level) >= 0) {
             whole = false;
         }
     }
-    if (!whole) {
-        flags[i] = 0;
-        counters[C_CHANGED] = 1u;
+    if (!whole && raise_flag(i, level, 0)) {
+        chase(i);
+    }
+}
+
+fn face_rule(f: u32) {
+    let l = faces[8u * f];
+    let r = faces[8u * f + 1u];
+    if (r == NONE) {
+        return;
+    }
+    let level_l = level_of(l);
+    let level_r = level_of(r);
+    let after_l = i32(level_l) + flag_of(l, level_l);
+    let after_r = i32(level_r) + flag_of(r, level_r);
+    if (after_l - after_r > 1) {
+        if (raise_flag(r, level_r, after_l - 1 - i32(level_r))) {
+            chase(r);
+        }
+    } else if (after_r - after_l > 1) {
+        if (raise_flag(l, level_l, after_r - 1 - i32(level_l))) {
+            chase(l);
+        }
     }
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = linear_index(gid, nwg);
-    if (range.pad == 0u) {
-        if (i < min(range.count, counters[C_ACTIVE])) {
-            cluster_rule(i);
-        }
+    let t = linear_index(gid, nwg);
+    if (t >= range.count) {
         return;
     }
-    let first = counters[C_COLOR_OFFSETS + range.color];
-    let count = counters[C_COLOR_OFFSETS + range.color + 1u] - first;
-    if (i >= min(range.count, count)) {
-        return;
+    if (t < atomicLoad(&counters[C_ACTIVE])) {
+        cluster_rule(t);
     }
-    let l = faces[8u * (first + i)];
-    let r = faces[8u * (first + i) + 1u];
-    if (r == NONE) {
-        return;
-    }
-    let after_l = level_after(l);
-    let after_r = level_after(r);
-    if (after_l - after_r > 1) {
-        flags[r] = flags[r] + 1;
-        counters[C_CHANGED] = 1u;
-    } else if (after_r - after_l > 1) {
-        flags[l] = flags[l] + 1;
-        counters[C_CHANGED] = 1u;
+    if (t < atomicLoad(&counters[C_COLOR_OFFSETS + 2u * params.base_colors])) {
+        face_rule(t);
     }
 }

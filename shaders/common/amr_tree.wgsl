@@ -31,6 +31,8 @@ const C_COMPACT_HOLES: u32 = 16u;
 const C_ERROR: u32 = 17u;
 // Faces whose two slots lie more than FAR_SLOTS apart (amr_locality.wgsl).
 const C_FAR_FACES: u32 = 18u;
+// The last smoothing pass of a submission that raised a flag (amr_smooth).
+const C_LAST_CHANGE: u32 = 19u;
 // Face color offsets: 2K + 1 words.
 const C_COLOR_OFFSETS: u32 = 20u;
 
@@ -77,4 +79,21 @@ fn ring_size(p: AmrParams, r: u32) -> u32 {
 // Index in the ring buffer of entry k counted from the head of ring r.
 fn ring_index(p: AmrParams, r: u32, head: u32, k: u32) -> u32 {
     return ring_base(p, r) + (head + k) % ring_size(p, r);
+}
+
+// Slots in use once `refines` of `num_active` elements are refined with `holes` slots freed by
+// coarsening: the children fill the holes first, then slots past the active ones.
+fn slots_in_use(num_active: u32, refines: u32, holes: u32) -> u32 {
+    return num_active + max(3u * refines, holes) - holes;
+}
+
+// New split-edge ids the refinement takes: the splits the ring's free blocks cannot hold.
+fn new_split_blocks(splits: u32, ring_free: u32) -> u32 {
+    return splits - min(splits, ring_free);
+}
+
+// Whether edge e with tree record t is a face of the mesh: a live leaf below the edge ids in
+// use.
+fn is_face_edge(e: u32, t: vec4<u32>, edge_ids: u32) -> bool {
+    return e < edge_ids && (t.x & EDGE_ALIVE) != 0u && t.z == NONE;
 }

@@ -3,16 +3,13 @@
 
 // CUDA twin of shaders/amr_coarsen.wgsl. Coarsening of the sibling clusters, one thread per
 // slot, the cluster k = marks_scan[i] when slot i holds its first child (AdaptiveMesh::coarsen
-// in src/solver/dg/amr/tree.rs, the clusters in slot order). Phase range.pad:
-//   0: per side of the parent, decide (before any tree changes) whether the split edge's halves
-//      are freed: yes unless the element across is still refined when cluster k runs in the
-//      reference's order, i.e. refined and not a cluster of smaller rank. Where they stay, the
-//      halves lose their elements on this side. Writes the side mask to `work` and the number of
-//      freed blocks to `items` (scanned next, for their places in the ring).
-//   1: the parent takes its first child's slot with the L2 projection
-//      c^P_m = 1/4 sum_c sum_k W^c_km c^c_k (weights W^c from Projection), the other three slots
-//      become holes 3k .. 3k + 2, and the element block, the interior edges and the freed
-//      split blocks join the tails of their rings in cluster order.
+// in src/solver/dg/amr/tree.rs, the clusters in slot order), after amr_mark decided which
+// sides free their split edges (work[i], their places in the ring from the scan's third part):
+// the parent takes its first child's slot with the L2 projection
+// c^P_m = 1/4 sum_c sum_k W^c_km c^c_k (weights W^c from Projection), the other three slots
+// become holes 3k .. 3k + 2, and the element block, the interior edges and the freed split
+// blocks join the tails of their rings in cluster order. The halves of a kept side (the
+// children's edges there) lose their elements on this side.
 //
 // The WGSL override constants are preprocessor defines here (the host passes -D values).
 
@@ -29,62 +26,15 @@ __device__ __forceinline__ bool is_cluster(u32 i, const u32* marks, const u32* c
     return i < counters[C_ACTIVE] && marks[i] == 1u;
 }
 
-__device__ void decide_sides(
-    u32 i,
-    const u32* slots,
-    const uint4* element_tree,
-    const uint4* element_edges,
-    const uint4* edge_tree,
-    uint2* edge_sides,
-    const u32* marks,
-    const u32* marks_scan,
-    u32* work,
-    u32* items,
-    const u32* counters) {
-    u32 k = marks_scan[i];
-    u32 parent = element_tree[slots[i]].y;
-    u32 mask = 0u;
-    u32 count = 0u;
-    for (u32 s = 0u; s < 3u; s = s + 1u) {
-        u32 e = word(element_edges, parent, s);
-        u32 side = 0u;
-        if (edge_sides[2u * e].x != parent) {
-            side = 1u;
-        }
-        u32 other = edge_sides[2u * e + 1u - side].x;
-        bool refined = false;
-        if (other != NONE) {
-            u32 first = element_tree[other].z;
-            if (first != NONE) {
-                refined = true;
-                u32 pos = element_tree[first].w;
-                if (pos != NONE && is_cluster(pos, marks, counters) && marks_scan[pos] < k) {
-                    refined = false;
-                }
-            }
-        }
-        if (refined) {
-            u32 half = edge_tree[e].z;
-            edge_sides[2u * half + side].x = NONE;
-            edge_sides[2u * (half + 1u) + side].x = NONE;
-        } else {
-            mask = mask | (1u << s);
-            count = count + 1u;
-        }
-    }
-    work[i] = mask;
-    items[i] = count;
-}
-
 __device__ void coarsen(
     u32 i,
     u32* slots,
     uint4* element_tree,
     const uint4* element_edges,
     uint4* edge_tree,
+    uint2* edge_sides,
     const u32* marks_scan,
     const u32* work,
-    const u32* items_scan,
     u32* rings,
     const u32* counters,
     u32* holes,
@@ -137,12 +87,17 @@ __device__ void coarsen(
     }
     rings[ring_index(params, 2u, counters[C_RINGS + 4u], counters[C_RINGS + 5u] + k)] = interior;
     u32 mask = work[i];
-    u32 freed = items_scan[i];
+    u32 freed = marks_scan[2u * NE + i] - marks_scan[2u * NE];
     for (u32 s = 0u; s < 3u; s = s + 1u) {
+        u32 e = word(element_edges, parent, s);
         if ((mask & (1u << s)) == 0u) {
+            // Kept: the halves are sides s of children s and s + 1 (read from the children,
+            // not from edge e, whose halves a later cluster across may free in this launch).
+            u32 side = edge_sides[2u * e].x != parent ? 1u : 0u;
+            edge_sides[2u * word(element_edges, block + s, s) + side].x = NONE;
+            edge_sides[2u * word(element_edges, block + (s + 1u) % 3u, s) + side].x = NONE;
             continue;
         }
-        u32 e = word(element_edges, parent, s);
         u32 half = edge_tree[e].z;
         edge_tree[half].x = edge_tree[half].x & ~EDGE_ALIVE;
         edge_tree[half + 1u].x = edge_tree[half + 1u].x & ~EDGE_ALIVE;
@@ -161,9 +116,7 @@ extern "C" __global__ void amr_coarsen(
     uint2* edge_sides,
     const u32* __restrict__ marks,
     const u32* __restrict__ marks_scan,
-    u32* work,
-    u32* items,
-    const u32* __restrict__ items_scan,
+    const u32* __restrict__ work,
     u32* rings,
     const u32* __restrict__ counters,
     u32* holes,
@@ -172,18 +125,8 @@ extern "C" __global__ void amr_coarsen(
     AmrParams params,
     ItemRange range) {
     u32 i = linear_index();
-    if (i >= range.count) {
-        return;
-    }
-    if (range.pad == 0u) {
-        if (is_cluster(i, marks, counters)) {
-            decide_sides(i, slots, element_tree, element_edges, edge_tree, edge_sides, marks,
-                         marks_scan, work, items, counters);
-        } else {
-            items[i] = 0u;
-        }
-    } else if (is_cluster(i, marks, counters)) {
-        coarsen(i, slots, element_tree, element_edges, edge_tree, marks_scan, work, items_scan,
+    if (i < range.count && is_cluster(i, marks, counters)) {
+        coarsen(i, slots, element_tree, element_edges, edge_tree, edge_sides, marks_scan, work,
                 rings, counters, holes, regs, weights, params);
     }
 }

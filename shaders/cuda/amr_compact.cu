@@ -30,8 +30,13 @@ extern "C" __global__ void amr_compact(
     if (p >= range.count) {
         return;
     }
-    u32 n = counters[C_NEW_ACTIVE];
-    bool used = p < counters[C_SLOTS];
+    // The new count n and the slots in use, from the counts the adaptation started with (the
+    // active count changes after compaction): phase 0 runs before amr_count stores them.
+    u32 num_active = counters[C_ACTIVE];
+    u32 holes_left = 3u * counters[C_CLUSTERS];
+    u32 refines = counters[C_REFINES];
+    u32 n = num_active + 3u * refines - holes_left;
+    bool used = p < slots_in_use(num_active, refines, holes_left);
     bool hole = used && p < n && slots[p] == NONE;
     bool moves = used && p >= n && slots[p] != NONE;
     if (range.pad == 0u) {

@@ -1,17 +1,48 @@
 // #include "common/dispatch.cuh"
 // #include "common/amr_tree.cuh"
 
-// CUDA twin of shaders/amr_geometry.wgsl. Geometry of the active elements for the DG kernels,
-// one thread per slot up to the capacity (element_geometry in src/solver/dg/mesh.rs): with
-// x = v0 + J xi, the inverse Jacobian (xi_x, xi_y, eta_x, eta_y) = (J11, -J01, -J10, J00) / det J,
-// 1 / det J and the smallest height det J / longest side. Clears both neighbour blocks for the
-// face kernel; slots past the active count get zeros and no neighbours, as on the host.
+// CUDA twin of shaders/amr_geometry.wgsl. The adapted mesh per slot, one thread per slot up to
+// the capacity, after compaction:
+// - the geometry for the DG kernels (element_geometry in src/solver/dg/mesh.rs): with
+//   x = v0 + J xi, the inverse Jacobian (xi_x, xi_y, eta_x, eta_y) = (J11, -J01, -J10, J00) /
+//   det J, 1 / det J and the smallest height det J / longest side; slots past the new active
+//   count get zeros and no neighbours, as on the host. Both neighbour blocks are cleared for
+//   amr_faces;
+// - the face marks (AdaptiveMesh::faces and build_dg_mesh in src/solver/dg/amr):
+//   items[c * NE + i] = 1 when the element is the left (finer, or side 0 of an edge between
+//   equals) side of a face of color c. An element has at most one face per color, so the scan
+//   next numbers the faces by color, by left slot within a color: each color's launch is dense
+//   and reads its left elements in memory order (locality).
+// The new active count is counters[C_NEW_ACTIVE] (amr_count stores it as the active count
+// after the face scan).
 //
 // The WGSL override constant is a preprocessor define here (the host passes a -D value).
 
 #ifndef NE
 #define NE 1u
 #endif
+
+// Color of the face that element `id` owns on local side s (it is the face's left side: its
+// edge there is a live leaf with the element on side 0, or on side 1 with side 0 coarser);
+// NONE when the side has no face of its own (a split side, or the right side of a face).
+__device__ u32 left_face_color(
+    u32 id,
+    u32 s,
+    const uint4* element_edges,
+    const uint4* edge_tree,
+    const uint2* edge_sides,
+    const u32* counters) {
+    uint4 edges = element_edges[id];
+    u32 e = s == 0u ? edges.x : (s == 1u ? edges.y : edges.z);
+    if (!is_face_edge(e, edge_tree[e], counters[C_EDGE_IDS])) {
+        return NONE;
+    }
+    u32 side0 = edge_sides[2u * e].x;
+    if (side0 == id || (side0 == NONE && edge_sides[2u * e + 1u].x == id)) {
+        return (edge_tree[e].x >> 8u) & 0xffu;
+    }
+    return NONE;
+}
 
 extern "C" __global__ void amr_geometry(
     const u32* __restrict__ slots,
@@ -21,6 +52,11 @@ extern "C" __global__ void amr_geometry(
     float* heights,
     uint4* neighbors,
     const u32* __restrict__ counters,
+    const uint4* __restrict__ element_edges,
+    const uint4* __restrict__ edge_tree,
+    const uint2* __restrict__ edge_sides,
+    u32* items,
+    AmrParams params,
     ItemRange range) {
     u32 i = linear_index();
     if (i >= range.count) {
@@ -28,10 +64,14 @@ extern "C" __global__ void amr_geometry(
     }
     neighbors[i] = make_uint4(NONE, NONE, NONE, 0u);
     neighbors[NE + i] = make_uint4(NONE, NONE, NONE, NONE);
-    if (i >= counters[C_ACTIVE]) {
+    u32 colors = 2u * params.base_colors;
+    if (i >= counters[C_NEW_ACTIVE]) {
         inv_jac[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         inv_det[i] = 0.0f;
         heights[i] = 0.0f;
+        for (u32 c = 0u; c < colors; c = c + 1u) {
+            items[c * NE + i] = 0u;
+        }
         return;
     }
     u32 id = slots[i];
@@ -45,4 +85,12 @@ extern "C" __global__ void amr_geometry(
     inv_det[i] = 1.0f / d;
     float longest = fmaxf(length(a), fmaxf(length(b), length(v2 - v1)));
     heights[i] = d / longest;
+    u32 owned[3];
+    for (u32 s = 0u; s < 3u; s = s + 1u) {
+        owned[s] = left_face_color(id, s, element_edges, edge_tree, edge_sides, counters);
+    }
+    for (u32 c = 0u; c < colors; c = c + 1u) {
+        bool mine = owned[0] == c || owned[1] == c || owned[2] == c;
+        items[c * NE + i] = mine ? 1u : 0u;
+    }
 }

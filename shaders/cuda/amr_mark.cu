@@ -1,13 +1,19 @@
 // #include "common/dispatch.cuh"
 // #include "common/amr_tree.cuh"
 
-// CUDA twin of shaders/amr_mark.wgsl. Which slots start a coarsening cluster and which refine,
-// one thread per slot up to the capacity (zeros past the active slots), for one exclusive scan
-// over both halves:
+// CUDA twin of shaders/amr_mark.wgsl. Which slots start a coarsening cluster, which refine,
+// and what each cluster frees, one thread per slot up to the capacity (zeros past the active
+// slots), for one exclusive scan over the three parts:
 //   marks[i] = 1 where slot i holds the first child of a cluster flagged -1,
-//   marks[NE + i] = 1 where slot i is flagged +1.
+//   marks[NE + i] = 1 where slot i is flagged +1,
+//   marks[2 NE + i] = the split edges of the cluster's parent whose halves are freed, and
+//      work[i] the mask of their sides (AdaptiveMesh::coarsen in src/solver/dg/amr/tree.rs):
+//      per side, the halves are freed unless the element across is still refined when the
+//      cluster runs in the reference's order, i.e. refined and not a cluster of a smaller slot.
 // The scan numbers the clusters and the refined elements in slot order (the CPU reference's
-// order in AdaptiveMesh::adapt).
+// order in AdaptiveMesh::adapt) and places each cluster's freed split blocks in their ring.
+// Nothing in the trees changes here (a smoothing submission that does not fit leaves them as
+// they were): amr_coarsen takes the halves of the kept sides from the parent's edges.
 //
 // The WGSL override constant is a preprocessor define here (the host passes a -D value).
 
@@ -15,29 +21,70 @@
 #define NE 1u
 #endif
 
+// Whether slot pos holds the first child of a coarsening cluster (smoothed flags: the whole
+// cluster is flagged -1 when its first child is).
+__device__ bool starts_cluster(
+    u32 pos, const u32* slots, const uint4* element_tree, const int* flags, const u32* counters) {
+    if (pos >= counters[C_ACTIVE] || flags[pos] >= 0) {
+        return false;
+    }
+    u32 id = slots[pos];
+    u32 parent = element_tree[id].y;
+    return parent != NONE && element_tree[parent].z == id;
+}
+
+// The sides of the parent of the cluster starting at slot i whose split edges are freed.
+__device__ u32 freed_sides(
+    u32 i,
+    const u32* slots,
+    const uint4* element_tree,
+    const int* flags,
+    const u32* counters,
+    const uint4* element_edges,
+    const uint2* edge_sides) {
+    u32 parent = element_tree[slots[i]].y;
+    u32 mask = 0u;
+    for (u32 s = 0u; s < 3u; s = s + 1u) {
+        u32 e = word(element_edges, parent, s);
+        u32 side = edge_sides[2u * e].x != parent ? 1u : 0u;
+        u32 other = edge_sides[2u * e + 1u - side].x;
+        bool refined = false;
+        if (other != NONE) {
+            u32 first = element_tree[other].z;
+            if (first != NONE) {
+                u32 pos = element_tree[first].w;
+                refined = !(pos != NONE && pos < i &&
+                            starts_cluster(pos, slots, element_tree, flags, counters));
+            }
+        }
+        if (!refined) {
+            mask = mask | (1u << s);
+        }
+    }
+    return mask;
+}
+
 extern "C" __global__ void amr_mark(
     const u32* __restrict__ slots,
     const uint4* __restrict__ element_tree,
     const int* __restrict__ flags,
     u32* marks,
     const u32* __restrict__ counters,
+    const uint4* __restrict__ element_edges,
+    const uint2* __restrict__ edge_sides,
+    u32* work,
     ItemRange range) {
     u32 i = linear_index();
     if (i >= range.count) {
         return;
     }
-    u32 cluster = 0u;
-    u32 refine = 0u;
-    if (i < counters[C_ACTIVE]) {
-        u32 id = slots[i];
-        u32 parent = element_tree[id].y;
-        if (flags[i] < 0 && parent != NONE && element_tree[parent].z == id) {
-            cluster = 1u;
-        }
-        if (flags[i] > 0) {
-            refine = 1u;
-        }
+    bool cluster = starts_cluster(i, slots, element_tree, flags, counters);
+    u32 mask = 0u;
+    if (cluster) {
+        mask = freed_sides(i, slots, element_tree, flags, counters, element_edges, edge_sides);
     }
-    marks[i] = cluster;
-    marks[NE + i] = refine;
+    marks[i] = cluster ? 1u : 0u;
+    marks[NE + i] = i < counters[C_ACTIVE] && flags[i] > 0 ? 1u : 0u;
+    marks[2u * NE + i] = __popc(mask);
+    work[i] = mask;
 }

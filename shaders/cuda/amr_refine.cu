@@ -133,7 +133,9 @@ extern "C" __global__ void amr_refine(
         edge_sides[2u * a + side] = make_uint2(ca, s);
         edge_sides[2u * b + side] = make_uint2(cb, s);
     }
-    u32 interior = block(2u, k, counters[C_EDGE_IDS], 3u, rings, counters, params);
+    // Edge ids past those the splits took (amr_count phase 2 takes them after this phase).
+    u32 split_ids = 2u * new_split_blocks(counters[C_SPLITS], counters[C_RINGS + 3u]);
+    u32 interior = block(2u, k, counters[C_EDGE_IDS] + split_ids, 3u, rings, counters, params);
     for (u32 s = 0u; s < 3u; s = s + 1u) {
         u32 corner = (s + 2u) % 3u;
         u32 e = interior + s;

@@ -4,7 +4,7 @@
 use crate::commands::GlobalArgs;
 use chromaflow::runtime::median;
 use chromaflow::solver::dg::amr::gpu::PhaseSeconds;
-use chromaflow::solver::dg::amr::{AmrOptions, ReorderPolicy};
+use chromaflow::solver::dg::amr::{AmrOptions, AmrStats, ReorderPolicy};
 use chromaflow::solver::dg::{AdaptationWall, Case, Simulation, SimulationOptions};
 use clap::Args;
 
@@ -37,8 +37,8 @@ pub struct BenchAmrArgs {
     #[arg(long)]
     pub locality: bool,
     /// When the device path reorders the elements along a Morton curve: auto, never or
-    /// every:K (the "reorder" phase is its device time when it runs; "locality" counts the far
-    /// faces after every adaptation).
+    /// every:K (the "reorder" phase is its device time when it runs; the far faces are counted
+    /// with the faces of every adaptation).
     #[arg(long, default_value = "auto")]
     pub reorder: String,
     /// Print JSON instead of a markdown table.
@@ -84,6 +84,32 @@ fn wall_medians(walls: &[AdaptationWall]) -> (f64, f64, u64) {
     (median(&adapt), median(&steps), reads)
 }
 
+/// Launches of one adaptation whose smoothing takes one submission.
+fn launch_total(launches: &[(&'static str, usize)]) -> usize {
+    launches.iter().map(|(_, n)| n).sum()
+}
+
+/// The smoothing's passes per adaptation: the device's (mean, most, submissions) or the
+/// host's (mean, most, and in simultaneous passes).
+fn smoothing_json(stats: Option<AmrStats>, device: bool) -> Option<serde_json::Value> {
+    let s = stats?;
+    if device {
+        let n = s.device_adaptations.max(1) as f64;
+        return Some(serde_json::json!({
+            "passes_mean": s.device_smoothing_passes as f64 / n,
+            "passes_max": s.device_smoothing_passes_max,
+            "submissions_mean": s.device_smoothing_submissions as f64 / n,
+        }));
+    }
+    let n = s.adaptations.saturating_sub(s.device_adaptations).max(1) as f64;
+    Some(serde_json::json!({
+        "passes_mean": s.smoothing_passes as f64 / n,
+        "passes_max": s.host_smoothing_passes_max,
+        "simultaneous_passes_mean": s.simultaneous_passes as f64 / n,
+        "simultaneous_passes_max": s.simultaneous_passes_max,
+    }))
+}
+
 pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let rt = global.runtime()?;
     let mut case = Case::builtin(&args.builtin, args.cells)?;
@@ -92,6 +118,8 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let mut locality: Option<(f64, f64)> = None;
     let reorder = ReorderPolicy::parse(&args.reorder)?;
     let mut stats = None;
+    let mut host_stats = None;
+    let mut launches = None;
     let mut walls = None;
     for on_host in [false, true] {
         if on_host && args.device_only {
@@ -117,8 +145,11 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             elements,
             phases,
         ));
-        if !on_host {
+        if on_host {
+            host_stats = sim.amr_stats();
+        } else {
             stats = sim.amr_stats();
+            launches = sim.adaptation_launches();
         }
         if args.locality && !on_host {
             locality = sim.surface_locality(20)?;
@@ -142,6 +173,18 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     "untimed_adaptation_us": walls.map(|w| 1e6 * w.0),
                     "steps_between_us": walls.map(|w| 1e6 * w.1),
                     "readbacks_per_adaptation_max": walls.map(|w| w.2),
+                    "launches": (*path == "device").then_some(launches.as_ref()).flatten().map(
+                        |l| l
+                            .iter()
+                            .map(|(k, n)| (k.to_string(), serde_json::json!(n)))
+                            .collect::<serde_json::Map<_, _>>()
+                    ),
+                    "launches_per_adaptation_one_submission": launches.as_ref().map(|l| launch_total(l)),
+                    "smoothing": if *path == "device" {
+                        smoothing_json(stats, true)
+                    } else {
+                        smoothing_json(host_stats, false)
+                    },
                     "microseconds": phases
                         .iter()
                         .map(|(l, s)| (l.to_string(), serde_json::json!(1e6 * s)))
@@ -162,13 +205,54 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         args.adaptations
     );
     for (path, elements, phases) in &results {
+        let device = *path == "device";
         println!("{path} path, {elements:.0} elements:\n");
-        println!("| phase | microseconds |\n|---|---:|");
+        if device {
+            println!("| phase | microseconds | launches |\n|---|---:|---:|");
+        } else {
+            println!("| phase | microseconds |\n|---|---:|");
+        }
         for (l, s) in phases {
-            println!("| {l} | {:.1} |", 1e6 * s);
+            let launched = launches
+                .as_ref()
+                .and_then(|v| v.iter().find(|(k, _)| k == l))
+                .map_or(String::new(), |(_, n)| n.to_string());
+            if device {
+                println!("| {l} | {:.1} | {launched} |", 1e6 * s);
+            } else {
+                println!("| {l} | {:.1} |", 1e6 * s);
+            }
         }
         println!();
     }
+    if let Some(l) = &launches {
+        println!(
+            "device path: {} launches per adaptation with one smoothing submission (smooth and \
+             determine parents once per submission)",
+            launch_total(l)
+        );
+    }
+    if let Some(s) = stats.filter(|s| s.device_adaptations > 0) {
+        let per = |n: usize| n as f64 / s.device_adaptations as f64;
+        println!(
+            "device path smoothing: {:.2} passes per adaptation, at most {}, in {:.2} submissions",
+            per(s.device_smoothing_passes),
+            s.device_smoothing_passes_max,
+            per(s.device_smoothing_submissions)
+        );
+    }
+    if let Some(s) = host_stats.filter(|s| s.adaptations > s.device_adaptations) {
+        let per = |n: usize| n as f64 / (s.adaptations - s.device_adaptations) as f64;
+        println!(
+            "host f64 path smoothing: {:.2} passes per adaptation, at most {}; in simultaneous \
+             passes (the device's bound) {:.2}, at most {}",
+            per(s.smoothing_passes),
+            s.host_smoothing_passes_max,
+            per(s.simultaneous_passes),
+            s.simultaneous_passes_max
+        );
+    }
+    println!();
     if let Some(s) = stats {
         println!(
             "device path, reorder {reorder}: {} reorders in {} adaptations, {:.1}% of the faces \

@@ -36,6 +36,8 @@
 #define C_ERROR 17u
 // Faces whose two slots lie more than FAR_SLOTS apart (amr_locality.cu).
 #define C_FAR_FACES 18u
+// The last smoothing pass of a submission that raised a flag (amr_smooth).
+#define C_LAST_CHANGE 19u
 // Face color offsets: 2K + 1 words.
 #define C_COLOR_OFFSETS 20u
 
@@ -101,4 +103,21 @@ __device__ __forceinline__ u32& at(uint4& v, u32 k) {
 /// WGSL length() of a vec2<f32>.
 __device__ __forceinline__ float length(float2 v) {
     return sqrtf(v.x * v.x + v.y * v.y);
+}
+
+// Slots in use once `refines` of `num_active` elements are refined with `holes` slots freed by
+// coarsening: the children fill the holes first, then slots past the active ones.
+__device__ __forceinline__ u32 slots_in_use(u32 num_active, u32 refines, u32 holes) {
+    return num_active + max(3u * refines, holes) - holes;
+}
+
+// New split-edge ids the refinement takes: the splits the ring's free blocks cannot hold.
+__device__ __forceinline__ u32 new_split_blocks(u32 splits, u32 ring_free) {
+    return splits - min(splits, ring_free);
+}
+
+// Whether edge e with tree record t is a face of the mesh: a live leaf below the edge ids in
+// use.
+__device__ __forceinline__ bool is_face_edge(u32 e, uint4 t, u32 edge_ids) {
+    return e < edge_ids && (t.x & EDGE_ALIVE) != 0u && t.z == NONE;
 }

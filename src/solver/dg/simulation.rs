@@ -347,6 +347,14 @@ impl Simulation {
         self.amr.as_ref().map(|a| a.stats)
     }
 
+    /// Launches of each phase of a device adaptation
+    /// ([`GpuAdaptation::launches`](super::amr::gpu::GpuAdaptation::launches); None when
+    /// the trees are not on the device).
+    pub fn adaptation_launches(&self) -> Option<Vec<(&'static str, usize)>> {
+        let device = self.amr.as_ref()?.device()?;
+        Some(device.launches().to_vec())
+    }
+
     /// Adapt the mesh to the current solution (GK19 section 4), moving the GPU solver onto the
     /// new mesh; nothing when the case does not adapt. On the device unless the case asks for
     /// the host: the trees go to the device once (again when they need more room), then only

@@ -95,7 +95,21 @@ pub struct AmrStats {
     pub adaptations: usize,
     pub refined: usize,
     pub coarsened: usize,
+    /// Smoothing passes over all adaptations (up to the first that changed nothing).
     pub smoothing_passes: usize,
+    /// The adaptations on the device, their smoothing passes, the most of one, and their
+    /// smoothing submissions (read-backs).
+    pub device_adaptations: usize,
+    pub device_smoothing_passes: usize,
+    pub device_smoothing_passes_max: usize,
+    pub device_smoothing_submissions: usize,
+    /// The host's adaptations (`adaptations - device_adaptations`): the most passes of one,
+    /// and the same smoothings in simultaneous passes
+    /// ([`AdaptiveMesh::smooth_flags_simultaneous`], the bound of the device's passes), all
+    /// and the most of one.
+    pub host_smoothing_passes_max: usize,
+    pub simultaneous_passes: usize,
+    pub simultaneous_passes_max: usize,
     /// Indicator and flags.
     pub indicator_seconds: f64,
     /// 2:1 smoothing of the flags.
@@ -289,8 +303,12 @@ impl Adaptivity {
             f.iter_mut().for_each(|x| *x = (*x).max(0));
         }
         self.stats.indicator_seconds += lap();
+        let start = f.clone();
         let passes = self.mesh.smooth_flags(&self.faces, &mut f);
         self.stats.smoothing_seconds += lap();
+        self.count_simultaneous_passes(start, &f)?;
+        // Not the path's work: a statistic of the device's smoothing.
+        let _untimed = lap();
         let counts = self.mesh.adapt(&f, &mut coef, &self.projection)?;
         let c = scatter(&coef, np);
         self.stats.adapt_seconds += lap();
@@ -301,7 +319,23 @@ impl Adaptivity {
         self.stats.refined += counts.refined;
         self.stats.coarsened += counts.coarsened;
         self.stats.smoothing_passes += passes;
+        self.stats.host_smoothing_passes_max = self.stats.host_smoothing_passes_max.max(passes);
         Ok((next, c, counts))
+    }
+
+    /// Smooth `start` again in simultaneous passes, which must give `smoothed` (both are the
+    /// least admissible flags above `start`), and count the passes.
+    fn count_simultaneous_passes(&mut self, mut start: Vec<i8>, smoothed: &[i8]) -> Result<()> {
+        let passes = self.mesh.smooth_flags_simultaneous(&self.faces, &mut start);
+        if start != smoothed {
+            return Err(Error::Run(
+                "adapt: the smoothing in simultaneous passes gave other flags than the ordered one"
+                    .into(),
+            ));
+        }
+        self.stats.simultaneous_passes += passes;
+        self.stats.simultaneous_passes_max = self.stats.simultaneous_passes_max.max(passes);
+        Ok(())
     }
 
     /// Count seconds of moving data to and from the device.
@@ -485,6 +519,13 @@ impl Adaptivity {
         self.stats.refined += report.counts.refined;
         self.stats.coarsened += report.counts.coarsened;
         self.stats.smoothing_passes += report.smoothing_passes;
+        self.stats.device_adaptations += 1;
+        self.stats.device_smoothing_passes += report.smoothing_passes;
+        self.stats.device_smoothing_passes_max = self
+            .stats
+            .device_smoothing_passes_max
+            .max(report.smoothing_passes);
+        self.stats.device_smoothing_submissions += report.smoothing_submissions;
         self.host_stale = true;
         Ok(DeviceAdaptation::Done(report.counts, phases))
     }

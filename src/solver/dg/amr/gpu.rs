@@ -1,12 +1,23 @@
-//! The adaptation on the device (GK19 section 4): flags from the indicator, 2:1 smoothing by
-//! color, cluster and refinement numbering by scans, coarsening and refinement in place with the
-//! L2 projection, compaction, and the new mesh's geometry, faces (by color), neighbours and
-//! launch records, written straight into the DG solver's buffers. The host reads the counters
-//! back once per adaptation, after smoothing (did the last pass change anything, is there room);
-//! the new element count follows from them, and the solver's kernels take their element count
-//! and face ranges from the launch records, so nothing else comes back. Every kernel (`shaders/amr_*.wgsl`, CUDA twins in `shaders/cuda/`) does what the
-//! f64 reference [`AdaptiveMesh`] does, in the same order of ids and slots, so a read-back tree
-//! equals the reference's.
+//! The adaptation on the device (GK19 section 4): flags from the indicator, 2:1 smoothing,
+//! cluster and refinement numbering by scans, coarsening and refinement in place with the L2
+//! projection, compaction, and the new mesh's geometry, faces (by color), neighbours and launch
+//! records, written straight into the DG solver's buffers. The host reads the counters back
+//! once per adaptation, after smoothing (did the last pass change anything, is there room); the
+//! new element count follows from them, and the solver's kernels take their element count and
+//! face ranges from the launch records, so nothing else comes back. Every kernel
+//! (`shaders/amr_*.wgsl`, CUDA twins in `shaders/cuda/`) does what the f64 reference
+//! [`AdaptiveMesh`] does, in the same order of ids and slots, so a read-back tree equals the
+//! reference's.
+//!
+//! At these sizes every phase is bound by its launches, so the phases are few: a smoothing pass
+//! is one launch over all faces (GK19's Algorithm 2 launches one per color: the colors keep
+//! its plain read-modify-writes race-free, but the rules only raise flags and end at the least
+//! admissible flags whatever the order of the raises, so atomic raises need no colors; the
+//! colors stay for the surface integral, whose scatter they keep race-free), the coarsening's
+//! decisions (which split edges a cluster frees) are marked with the clusters and share their
+//! scan, the bookkeeping between phases is one thread after each scan, the geometry shares a
+//! launch with the face marks, and the faces kernel also writes the split masks and counts the
+//! far faces.
 
 use super::indicator::IndicatorField;
 use super::projection::Projection;
@@ -25,11 +36,12 @@ mod counter {
     pub const ELEMENT_IDS: usize = 1;
     pub const EDGE_IDS: usize = 2;
     pub const RINGS: usize = 3;
+    /// The last smoothing pass of the submission that raised a flag (0: none).
     pub const CHANGED: usize = 9;
     pub const CLUSTERS: usize = 10;
     pub const REFINES: usize = 11;
     pub const ERROR: usize = 17;
-    /// Faces whose slots lie far apart (`amr_locality`, [`super::super::reorder`]).
+    /// Faces whose slots lie far apart (`amr_faces`, `amr_locality`, [`super::super::reorder`]).
     pub const FAR_FACES: usize = 18;
     pub const COLOR_OFFSETS: usize = 20;
     pub const LEN: usize = 64;
@@ -41,11 +53,15 @@ const MAX_COLORS: usize = counter::LEN - counter::COLOR_OFFSETS - 1;
 /// Smoothing passes after which the flags are taken not to converge.
 const MAX_SMOOTHING_PASSES: usize = 256;
 
-/// Smoothing passes per submission (one read-back each): GK19's Algorithm 2 usually settles in
-/// 3 to 6 passes (the f64 reference averaged 4.6 per adaptation over a 4-level DMR run), and
-/// passes past the fixed point change nothing. A second submission (a second read-back) is
-/// needed only when the last of these passes still changed a flag.
-pub const SMOOTHING_PASSES: usize = 6;
+/// Smoothing passes per submission (one read-back each), one launch each. A pass applies every
+/// rule at once, so the device's passes take at most as many as
+/// [`AdaptiveMesh::smooth_flags_simultaneous`] (5.8 on average, at most 8, on a 4-level DMR
+/// run; 7.7 and 10 at 5 levels); and a thread that raises a flag follows the raises it forces
+/// (`chase` in amr_smooth.wgsl), so a pass usually settles the flags and the next confirms it
+/// (2 passes in every adaptation of those runs on lavapipe). Passes past the fixed point change
+/// nothing, and a second submission (a second read-back) is needed only when the last of these
+/// passes still raised a flag.
+pub const SMOOTHING_PASSES: usize = 4;
 
 /// The adaptation's uniform parameters; mirrors `AmrParams` in shaders/common/amr_tree.wgsl
 /// (and its CUDA twin).
@@ -102,7 +118,11 @@ pub fn slots_needed(active: usize, refines: usize) -> usize {
 /// What the smoothed flags ask of the next adaptation, with the counts it starts from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Smoothed {
+    /// Passes up to the first that changed nothing (at most
+    /// [`AdaptiveMesh::smooth_flags_simultaneous`]'s count), and the submissions of
+    /// [`SMOOTHING_PASSES`] passes that ran them.
     pub passes: usize,
+    pub submissions: usize,
     pub active: usize,
     pub clusters: usize,
     pub refines: usize,
@@ -135,6 +155,7 @@ pub type PhaseSeconds = Vec<(&'static str, f64)>;
 pub struct GpuAdaptReport {
     pub counts: AdaptCounts,
     pub smoothing_passes: usize,
+    pub smoothing_submissions: usize,
     pub num_elements: usize,
     /// Faces of the mesh the adaptation started from, and of them those whose slots lie more
     /// than [`FAR_SLOTS`](super::locality::FAR_SLOTS) apart (what triggers a reorder): one
@@ -172,13 +193,37 @@ pub struct GpuAdaptation {
     flags: Buffer,
     /// Flags from the indicator.
     flag_plan: Plan,
-    /// One smoothing pass: the cluster rule, then the faces color by color.
+    /// One smoothing submission: its passes, then the clusters and refinements numbered.
     smooth_plan: Plan,
     /// Everything after smoothing, a timing segment per phase.
     adapt_plan: Plan,
     /// `adapt_plan` recorded while an untimed smoothing ran (the host records it while the
     /// smoothing's read-back waits for the device), for the next [`GpuAdaptation::apply`].
     adapt_ahead: std::cell::RefCell<Option<Recorded>>,
+    /// Launches of each phase ([`GpuAdaptation::launches`]).
+    launches: Vec<(&'static str, usize)>,
+}
+
+/// Launches of each phase of the adaptation as the plans record them.
+#[derive(Default)]
+struct LaunchTally {
+    phases: Vec<(&'static str, usize)>,
+    /// Launches of the plan being recorded when the last phase was counted.
+    recorded: usize,
+}
+
+impl LaunchTally {
+    /// The launches `plan` recorded since the last count are phase `label`'s.
+    fn count(&mut self, label: &'static str, plan: &PlanBuilder) {
+        let n = plan.launches().len();
+        self.phases.push((label, n - self.recorded));
+        self.recorded = n;
+    }
+
+    /// The next counts are of a new plan.
+    fn next_plan(&mut self) {
+        self.recorded = 0;
+    }
 }
 
 impl GpuAdaptation {
@@ -286,8 +331,9 @@ impl GpuAdaptation {
         let flags = rt.zeroed::<i32>("amr flags", ne)?;
         let work = rt.zeroed::<u32>("amr side masks", ne)?;
         let holes = rt.zeroed::<u32>("amr holes", ne)?;
-        let marks = rt.zeroed::<u32>("amr cluster and refine marks", 2 * ne)?;
-        let marks_scan = rt.zeroed::<u32>("amr cluster and refine numbers", 2 * ne)?;
+        // Cluster, refine and freed-split marks (amr_mark), NE each, and their scan.
+        let marks = rt.zeroed::<u32>("amr cluster, refine and free marks", 3 * ne)?;
+        let marks_scan = rt.zeroed::<u32>("amr cluster, refine and free numbers", 3 * ne)?;
         // Faces are numbered by (color, left slot): NE marks per color.
         let face_items = colors * ne;
         let items_len = face_items.max(ne).max(capacity.edges);
@@ -336,7 +382,11 @@ impl GpuAdaptation {
             dg.launch_words(),
         );
 
-        let marks_sum = PrefixSum::new(rt, &marks, &marks_scan, 2 * ne as u32)?;
+        let mut tally = LaunchTally::default();
+        tally.count("flag", &flag);
+        tally.next_plan();
+
+        let marks_sum = PrefixSum::new(rt, &marks, &marks_scan, 3 * ne as u32)?;
         let slot_sum = PrefixSum::new(rt, &items, &items_scan, ne as u32)?;
         let edge_sum = PrefixSum::new(rt, &items, &items_scan, capacity.edges as u32)?;
         let face_sum = PrefixSum::new(rt, &items, &items_scan, face_items as u32)?;
@@ -371,46 +421,58 @@ impl GpuAdaptation {
             color: 0,
             pad,
         };
-        // SMOOTHING_PASSES passes per submission, the change flag cleared before the last (a
-        // pass that changes nothing leaves a fixed point); then the clusters and the elements
-        // to refine are numbered, so the converged submission's counts tell the host whether
-        // the adaptation fits.
+        // SMOOTHING_PASSES passes per submission, each one launch over the faces (and slots) of
+        // the current mesh, numbered 1.. in range.color; then the clusters and the elements to
+        // refine are numbered, and the last pass that raised a flag is handed to the host with
+        // the counts, so the converged submission's counters tell the host whether the
+        // adaptation fits.
         let mut smooth = PlanBuilder::new();
-        let smooth_kernel = kernel("amr_smooth", &[])?;
-        let mut smooth_args = args![slots, element_tree, flags, *faces, counters].to_vec();
+        let smooth_kernel = kernel("amr_smooth", &with_ne)?;
+        let mut smooth_args =
+            args![slots, element_tree, flags, *faces, counters, *neighbors].to_vec();
         smooth_args.push(prm.clone());
-        // The launches are sized by the solver's launch records of the current mesh (its
-        // elements, its faces of each color): exactly on wgpu; on CUDA the slots bound them (a
-        // color holds at most one face per element).
-        let sized = |plan: &mut PlanBuilder, record: usize, color: u32, pad: u32| {
-            let range = ItemRange {
-                first: record_word(record),
+        // Sized by the solver's launch record of all the current mesh's faces: exactly on
+        // wgpu; on CUDA the faces' capacity bounds them.
+        smooth.segment("smooth");
+        for pass in 1..=SMOOTHING_PASSES {
+            let all_faces = ItemRange {
+                first: record_word(1 + colors),
                 count: 0,
-                color,
-                pad,
+                color: pass as u32,
+                pad: 0,
             };
-            plan.launch_device(&smooth_kernel, &smooth_args, range, ne as u32, launch_words);
-        };
-        for pass in 0..SMOOTHING_PASSES {
-            if pass + 1 == SMOOTHING_PASSES {
-                count(&mut smooth, 9, 1);
-            }
-            smooth.segment("smooth");
-            sized(&mut smooth, 0, 0, 0);
-            for c in 0..colors {
-                sized(&mut smooth, 1 + c, c as u32, 1);
-            }
+            smooth.launch_device(
+                &smooth_kernel,
+                &smooth_args,
+                all_faces,
+                dg_edges as u32,
+                launch_words,
+            );
         }
+        tally.count("smooth", &smooth);
         smooth.segment("determine parents").launch(
             &kernel("amr_mark", &with_ne)?,
-            &args![slots, element_tree, flags, marks, counters],
+            &args![
+                slots,
+                element_tree,
+                flags,
+                marks,
+                counters,
+                element_edges,
+                edge_sides,
+                work
+            ],
             ItemRange::all(ne as u32),
         );
         marks_sum.record(&mut smooth);
         count(&mut smooth, 0, 1);
+        tally.count("determine parents", &smooth);
+        tally.next_plan();
         let mut adapt = PlanBuilder::new();
 
-        let coarsen_kernel = kernel("amr_coarsen", &with_np)?;
+        // Each count launch closes a phase: 1 after coarsening and the split scan, 2 after
+        // refining and the compaction scan, 3 after the face scan (amr_count.wgsl; 0 after the
+        // marks' scan above).
         let mut coarsen_args = args![
             slots,
             element_tree,
@@ -420,8 +482,6 @@ impl GpuAdaptation {
             marks,
             marks_scan,
             work,
-            items,
-            items_scan,
             ring_buffer,
             counters,
             holes,
@@ -430,13 +490,12 @@ impl GpuAdaptation {
         ]
         .to_vec();
         coarsen_args.push(prm.clone());
-        adapt
-            .segment("coarsen")
-            .launch(&coarsen_kernel, &coarsen_args, phase(ne, 0));
-        slot_sum.record(&mut adapt);
-        count(&mut adapt, 1, ne);
-        adapt.launch(&coarsen_kernel, &coarsen_args, phase(ne, 1));
-        count(&mut adapt, 2, 1);
+        adapt.segment("coarsen").launch(
+            &kernel("amr_coarsen", &with_np)?,
+            &coarsen_args,
+            ItemRange::all(ne as u32),
+        );
+        tally.count("coarsen", &adapt);
 
         let split_kernel = kernel("amr_split", &[])?;
         let mut split_args = args![
@@ -455,9 +514,8 @@ impl GpuAdaptation {
             .segment("refine")
             .launch(&split_kernel, &split_args, phase(capacity.edges, 0));
         edge_sum.record(&mut adapt);
-        count(&mut adapt, 3, capacity.edges);
+        count(&mut adapt, 1, capacity.edges);
         adapt.launch(&split_kernel, &split_args, phase(capacity.edges, 1));
-        count(&mut adapt, 4, 1);
         let mut refine_args = args![
             slots,
             element_tree,
@@ -480,7 +538,7 @@ impl GpuAdaptation {
             &refine_args,
             ItemRange::all(ne as u32),
         );
-        count(&mut adapt, 5, 1);
+        tally.count("refine", &adapt);
 
         let compact_kernel = kernel("amr_compact", &with_np)?;
         let compact_args = args![
@@ -496,38 +554,51 @@ impl GpuAdaptation {
             .segment("compact")
             .launch(&compact_kernel, &compact_args, phase(ne, 0));
         slot_sum.record(&mut adapt);
-        count(&mut adapt, 6, ne);
+        count(&mut adapt, 2, ne);
         adapt.launch(&compact_kernel, &compact_args, phase(ne, 1));
         adapt.launch(&compact_kernel, &compact_args, phase(ne, 2));
-        count(&mut adapt, 7, 1);
+        tally.count("compact", &adapt);
 
-        adapt.segment("connectivity").launch(
-            &kernel("amr_geometry", &with_ne)?,
-            &args![slots, vertices, *inv_jac, *inv_det, *heights, *neighbors, counters],
-            ItemRange::all(ne as u32),
-        );
-        let faces_kernel = kernel("amr_faces", &with_ne)?;
-        let mut faces_args = args![
-            element_tree,
+        // Geometry and face marks per slot, the face scan, then the faces with their
+        // neighbours, split masks and far-face count per edge.
+        let mut geometry_args = args![
+            slots,
             vertices,
-            edge_tree,
-            edge_sides,
-            items,
-            items_scan,
-            *faces,
+            *inv_jac,
+            *inv_det,
+            *heights,
             *neighbors,
             counters,
-            slots,
-            element_edges
+            element_edges,
+            edge_tree,
+            edge_sides,
+            items
         ]
         .to_vec();
-        faces_args.push(prm);
-        adapt.launch(&faces_kernel, &faces_args, phase(ne, 0));
+        geometry_args.push(prm);
+        adapt.segment("connectivity").launch(
+            &kernel("amr_geometry", &with_ne)?,
+            &geometry_args,
+            ItemRange::all(ne as u32),
+        );
         face_sum.record(&mut adapt);
-        count(&mut adapt, 8, face_items);
-        adapt.launch(&faces_kernel, &faces_args, phase(capacity.edges, 1));
-        adapt.launch(&faces_kernel, &faces_args, phase(ne, 2));
-        super::locality::record_far_faces(rt, &mut adapt, faces, &counters, colors, dg_edges)?;
+        count(&mut adapt, 3, face_items);
+        adapt.launch(
+            &kernel("amr_faces", &with_ne)?,
+            &args![
+                element_tree,
+                vertices,
+                edge_tree,
+                edge_sides,
+                items_scan,
+                *faces,
+                *neighbors,
+                counters,
+                slots
+            ],
+            ItemRange::all(capacity.edges as u32),
+        );
+        tally.count("connectivity", &adapt);
 
         Ok(GpuAdaptation {
             rt: rt.clone(),
@@ -539,6 +610,7 @@ impl GpuAdaptation {
             smooth_plan: rt.prepare(&smooth)?,
             adapt_plan: rt.prepare(&adapt)?,
             adapt_ahead: std::cell::RefCell::new(None),
+            launches: tally.phases,
             element_tree,
             element_edges,
             vertices,
@@ -589,8 +661,9 @@ impl GpuAdaptation {
     }
 
     /// Smooth the flags until a pass changes nothing, [`SMOOTHING_PASSES`] passes per
-    /// submission (so `passes` is the first multiple of it not below the reference's count);
-    /// the converged submission's counts say what the adaptation needs. Untimed, the host records
+    /// submission: `passes` counts them up to the first that changed nothing (the device says
+    /// which pass raised a flag last), `submissions` the submissions (read-backs) it took; the
+    /// converged submission's counts say what the adaptation needs. Untimed, the host records
     /// the adaptation's plan while the first submission's read-back waits, for [`Self::apply`].
     pub fn smooth(&self, mut phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
         for submission in 1..=MAX_SMOOTHING_PASSES / SMOOTHING_PASSES {
@@ -601,9 +674,17 @@ impl GpuAdaptation {
             let c = self.read_counters()?;
             // The previous adaptation's faces, checked here instead of in a read-back of its own.
             check_faces(&c)?;
-            if c[counter::CHANGED] == 0 {
+            let last_raise = c[counter::CHANGED] as usize;
+            if last_raise > SMOOTHING_PASSES {
+                return Err(Error::Run(format!(
+                    "adaptation: the smoothing reports a raise in pass {last_raise} of \
+                     {SMOOTHING_PASSES}"
+                )));
+            }
+            if last_raise < SMOOTHING_PASSES {
                 return Ok(Smoothed {
-                    passes: submission * SMOOTHING_PASSES,
+                    passes: (submission - 1) * SMOOTHING_PASSES + last_raise + 1,
+                    submissions: submission,
                     active: c[counter::ACTIVE] as usize,
                     clusters: c[counter::CLUSTERS] as usize,
                     refines: c[counter::REFINES] as usize,
@@ -660,6 +741,7 @@ impl GpuAdaptation {
                 coarsened: smoothed.clusters,
             },
             smoothing_passes: smoothed.passes,
+            smoothing_submissions: smoothed.submissions,
             num_elements: n,
             faces: smoothed.faces,
             far_faces: smoothed.far_faces,
@@ -678,9 +760,9 @@ impl GpuAdaptation {
         ))
     }
 
-    /// Set the far-face count of the mesh the trees were uploaded with (`amr_locality` counts
-    /// it only at the end of an adaptation or a reorder), for the first adaptation's late
-    /// report.
+    /// Set the far-face count of the mesh the trees were uploaded with (`amr_faces` counts it
+    /// only at the end of an adaptation, `amr_locality` at the end of a reorder), for the first
+    /// adaptation's late report.
     pub fn set_far_faces(&self, far: usize) -> Result<()> {
         self.rt
             .write(&self.counters, counter::FAR_FACES, &[far as u32])
@@ -694,6 +776,13 @@ impl GpuAdaptation {
             vertices: &self.vertices,
             counters: &self.counters,
         }
+    }
+
+    /// Launches of each phase of one adaptation, in order: "flag", then "smooth" (the
+    /// [`SMOOTHING_PASSES`] passes) and "determine parents" once per smoothing submission
+    /// ([`Smoothed::submissions`]), then the phases of [`GpuAdaptation::apply`].
+    pub fn launches(&self) -> &[(&'static str, usize)] {
+        &self.launches
     }
 
     /// Element slots of the buffers.

@@ -160,7 +160,7 @@ pub struct MortonFrame {
 }
 
 /// Faces of `dm` whose left and right slots differ by more than [`FAR_SLOTS`] (what
-/// `amr_locality` counts).
+/// `amr_faces` and `amr_locality` count).
 pub fn far_faces(dm: &DgMesh) -> usize {
     dm.edges
         .iter()

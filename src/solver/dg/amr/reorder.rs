@@ -18,15 +18,15 @@
 //! Every step is a copy or an integer operation (the keys' f32 steps included, see
 //! [`morton_key`]), so the device result equals the CPU reference bit for bit.
 //!
-//! When: `amr_locality` counts the faces whose slots differ by more than [`FAR_SLOTS`] after
-//! every adaptation (and reorder), into a counter word the next adaptation reads back anyway
-//! with the smoothing's counters: the policy sees the far faces one adaptation late, those of
-//! the mesh the adaptation started from, so that an adaptation still reads back once. A far face's right
-//! element lies outside what the neighbouring threads of its launch read, so each far face
-//! costs the surface kernel memory sectors of its own while a near one shares them: the
-//! kernel's extra time over the Morton order grows with the far fraction f. The right side is
-//! about half of the kernel's element traffic, so f rising by [`AUTO_TRIGGER`] = 0.1 above its
-//! value right after the last reorder is about a 10% slower surface kernel: the policy
+//! When: `amr_faces` (after every adaptation) and `amr_locality` (after a reorder) count the faces
+//! whose slots differ by more than [`FAR_SLOTS`], into a counter word the next adaptation reads
+//! back anyway with the smoothing's counters: the policy sees the far faces one adaptation late,
+//! those of the mesh the adaptation started from, so that an adaptation still reads back once. A
+//! far face's right element lies outside what the neighbouring threads of its launch read, so each
+//! far face costs the surface kernel memory sectors of its own while a near one shares them: the
+//! kernel's extra time over the Morton order grows with the far fraction f. The right side is about
+//! half of the kernel's element traffic, so f rising by [`AUTO_TRIGGER`] = 0.1 above its value
+//! right after the last reorder is about a 10% slower surface kernel: the policy
 //! [`ReorderPolicy::Auto`] reorders then.
 
 use super::gpu::{GpuAdaptation, PhaseSeconds};

@@ -279,3 +279,51 @@ fn indicator_is_height_times_the_gradient() {
     }
     assert_eq!(flags(&[0.1, 1.0, 3.0], 1.0, 2.0), vec![-1, 0, 1]);
 }
+
+/// The smoothing ends at the least admissible flags above the start whatever the order of the
+/// raises: the ordered passes (faces color by color, and in the opposite order within each
+/// color) and the simultaneous passes of the device give the same flags, those flags are a
+/// fixed point, and lowering any raised flag by one is not (smoothing raises it back).
+#[test]
+fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
+    let base = wall_box();
+    let proj = Projection::new(0);
+    let mut am = AdaptiveMesh::new(&base, 4).expect("tree");
+    let mut coef = vec![vec![[1.0; 4]]; am.num_active()];
+    let mut seed = 19;
+    let (mut raised, mut most_passes) = (0, 0);
+    for _ in 0..8 {
+        let faces = am.faces().expect("faces");
+        let start = rand_flags(am.num_active(), &mut seed);
+        let mut ordered = start.clone();
+        am.smooth_flags(&faces, &mut ordered);
+        let mut reversed = start.clone();
+        let backwards: Vec<Face> = faces.iter().rev().copied().collect();
+        am.smooth_flags(&backwards, &mut reversed);
+        let mut at_once = start.clone();
+        let passes = am.smooth_flags_simultaneous(&faces, &mut at_once);
+        assert_eq!(ordered, reversed);
+        assert_eq!(ordered, at_once);
+        most_passes = most_passes.max(passes);
+        let mut again = at_once.clone();
+        assert_eq!(am.smooth_flags_simultaneous(&faces, &mut again), 1);
+        assert_eq!(again, at_once, "not a fixed point");
+        for j in 0..start.len() {
+            if ordered[j] - 1 < start[j] {
+                continue;
+            }
+            raised += 1;
+            let mut lower = ordered.clone();
+            lower[j] -= 1;
+            am.smooth_flags_simultaneous(&faces, &mut lower);
+            assert_eq!(lower, ordered, "flag {j} need not be raised");
+        }
+        am.adapt(&ordered, &mut coef, &proj).expect("adapt");
+        check(&am, false);
+    }
+    assert!(raised > 100, "only {raised} raised flags");
+    assert!(
+        most_passes > 2,
+        "the rules should cascade ({most_passes} passes)"
+    );
+}

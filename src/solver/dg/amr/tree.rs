@@ -299,18 +299,14 @@ impl AdaptiveMesh {
     /// |level_i - level_j| <= 1 across every face after the adaptation (GK19 eq. 8). Smoothing
     /// is GK19 Algorithm 2: per face, color by color, the coarser-to-be side is raised by one
     /// step, repeated until nothing changes. Returns the number of passes.
+    ///
+    /// The result does not depend on the order of the raises: every raise is forced (any
+    /// admissible flags above the start are at least as high there), and the admissible flags
+    /// are closed under the elementwise minimum, so smoothing ends at the least admissible
+    /// flags above the start whatever the order. [`AdaptiveMesh::smooth_flags_simultaneous`]
+    /// reaches the same flags with every rule of a pass applied at once, as the device does.
     pub fn smooth_flags(&self, faces: &[Face], flags: &mut [i8]) -> usize {
-        let n = self.num_active();
-        for (pos, f) in flags.iter_mut().enumerate().take(n) {
-            let level = self.level(pos);
-            if *f > 0 && level >= self.max_level {
-                *f = 0;
-            }
-            if *f < 0 && level == 0 {
-                *f = 0;
-            }
-            *f = (*f).clamp(-1, 1);
-        }
+        self.clamp_flags(flags);
         let mut by_color: Vec<&Face> = faces.iter().filter(|f| f.right != NONE).collect();
         by_color.sort_by_key(|f| f.color);
         let mut passes = 0;
@@ -335,25 +331,84 @@ impl AdaptiveMesh {
         }
     }
 
+    /// The smoothing of [`AdaptiveMesh::smooth_flags`] in simultaneous passes: each pass
+    /// evaluates the cluster rule and every face on the flags as the pass found them, then
+    /// raises each flag to the largest value asked of it,
+    /// f_j <- max(f_j, max over faces (j, i) of level_i + f_i - 1 - level_j) and f_j <- 0 where
+    /// the cluster rule fails. Same flags as the ordered smoothing (the least admissible flags
+    /// above the start); returns the passes, the last one changing nothing. The device's passes
+    /// (one launch over all faces, raises by atomic max) see every raise of the pass before at
+    /// least, so they settle in at most as many passes as this.
+    pub fn smooth_flags_simultaneous(&self, faces: &[Face], flags: &mut [i8]) -> usize {
+        self.clamp_flags(flags);
+        let n = self.num_active();
+        let mut passes = 0;
+        loop {
+            passes += 1;
+            let mut next = flags.to_vec();
+            self.cluster_rule_of(flags, &mut next[..n]);
+            for f in faces.iter().filter(|f| f.right != NONE) {
+                let (l, r) = (f.left as usize, f.right as usize);
+                let after_l = i32::from(self.level(l)) + i32::from(flags[l]);
+                let after_r = i32::from(self.level(r)) + i32::from(flags[r]);
+                for (low, after_high) in [(r, after_l), (l, after_r)] {
+                    let forced = after_high - 1 - i32::from(self.level(low));
+                    if forced > i32::from(next[low]) {
+                        next[low] = forced as i8;
+                    }
+                }
+            }
+            if next == flags {
+                return passes;
+            }
+            flags.copy_from_slice(&next);
+        }
+    }
+
+    /// No refinement past the maximum level, no coarsening of a root, flags within -1..=1.
+    fn clamp_flags(&self, flags: &mut [i8]) {
+        let n = self.num_active();
+        for (pos, f) in flags.iter_mut().enumerate().take(n) {
+            let level = self.level(pos);
+            if *f > 0 && level >= self.max_level {
+                *f = 0;
+            }
+            if *f < 0 && level == 0 {
+                *f = 0;
+            }
+            *f = (*f).clamp(-1, 1);
+        }
+    }
+
     /// A coarsening flag stands only if all four siblings are active and flagged -1.
     fn cluster_rule(&self, flags: &mut [i8]) -> bool {
         let mut changed = false;
         for pos in 0..self.num_active() {
-            if flags[pos] >= 0 {
-                continue;
-            }
-            let block = self.sibling_block(pos).unwrap_or(NONE);
-            let whole = block != NONE
-                && (block..block + 4).all(|s| {
-                    let el = &self.elements[s as usize];
-                    el.position != NONE && flags[el.position as usize] < 0
-                });
-            if !whole {
+            if flags[pos] < 0 && !self.whole_cluster(pos, flags) {
                 flags[pos] = 0;
                 changed = true;
             }
         }
         changed
+    }
+
+    /// The cluster rule on `flags` written to `next` (a simultaneous pass).
+    fn cluster_rule_of(&self, flags: &[i8], next: &mut [i8]) {
+        for (pos, f) in next.iter_mut().enumerate() {
+            if flags[pos] < 0 && !self.whole_cluster(pos, flags) {
+                *f = (*f).max(0);
+            }
+        }
+    }
+
+    /// Whether the element in slot `pos` and its three siblings are active and flagged -1.
+    fn whole_cluster(&self, pos: usize, flags: &[i8]) -> bool {
+        self.sibling_block(pos).is_some_and(|block| {
+            (block..block + 4).all(|s| {
+                let el = &self.elements[s as usize];
+                el.position != NONE && flags[el.position as usize] < 0
+            })
+        })
     }
 
     /// Adapt by admissible `flags` (see [`AdaptiveMesh::smooth_flags`]), carrying the
