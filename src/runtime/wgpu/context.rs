@@ -63,7 +63,7 @@ pub struct GpuContext {
 /// How long [`GpuContext::wait`] polls the device before it blocks. A blocking wait returns
 /// tens of microseconds after the device is done (the driver's wake-up), which every read-back
 /// of a few counters pays; polling returns within a few. Longer waits block, so a long run does
-/// not keep a core spinning.
+/// not keep a core spinning; on a CPU adapter the wait blocks at once.
 const SPIN_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The clock hold of an NVIDIA GPU adapter unless the options say no; None (with the reason
@@ -298,12 +298,19 @@ impl GpuContext {
                 .poll(kind)
                 .map_err(|e| Error::Gpu(format!("device poll failed: {e}")))
         };
+        // A CPU adapter (lavapipe) runs the kernels on the host's cores: spinning would take
+        // one from it.
+        let spin = if self.info.device_type == wgpu::DeviceType::Cpu {
+            std::time::Duration::ZERO
+        } else {
+            SPIN_WAIT
+        };
         let started = std::time::Instant::now();
         loop {
             if poll(wgpu::PollType::Poll)?.is_queue_empty() {
                 break;
             }
-            if started.elapsed() >= SPIN_WAIT {
+            if started.elapsed() >= spin {
                 poll(wgpu::PollType::wait_indefinitely())?;
                 break;
             }
