@@ -9,6 +9,7 @@
 // edge's mass fluxes out of its left cell (h1, h2 rows) and the cell across it (NO_ELEMENT on
 // the boundary).
 struct EdgeShare {
+    float length;
     float4 fl0;
     float2 fl1;
     float4 own;
@@ -72,6 +73,7 @@ __device__ __forceinline__ EdgeShare edge_share(
         }
     }
     EdgeShare sh;
+    sh.length = e.length;
     sh.fl0 = left ? out.left0 : out.right0;
     sh.fl1 = left ? out.left1 : out.right1;
     sh.own = own;
