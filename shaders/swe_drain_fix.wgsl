@@ -51,7 +51,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         if (s != NO_ELEMENT) {
             let sh = edge_share(c, s, w0, w1);
             let scale = drain_scale(sh, mine, theta_of(sh.other, tag, dt));
-            let len = edges[s].length;
+            let len = sh.length;
             let fl0 = sh.fl0 * vec4<f32>(scale.x, scale.x, scale.x, scale.y);
             sum0 = sum0 + len * (fl0 + vec4<f32>(0.0, sh.own.xy, 0.0));
             sum1 = sum1 + len * (scale.y * sh.fl1 + sh.own.zw);

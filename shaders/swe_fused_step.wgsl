@@ -77,7 +77,7 @@ fn step_cell(c: u32, dt: f32, tag: u32, t_after: f32) -> f32 {
         let s = slots[k];
         if (s != NO_ELEMENT) {
             let sh = edge_share(c, s, w0, w1);
-            let len = edges[s].length;
+            let len = sh.length;
             var scale = vec2<f32>(1.0);
             if (DRAIN == 1u) {
                 scale = drain_scale(sh, mine, theta_of(sh.other, tag, dt));

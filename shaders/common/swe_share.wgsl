@@ -5,11 +5,12 @@
 // first). CPU reference: edge_parts2 in src/solver/swe/muscl.rs, CpuSolver::accumulate in
 // src/solver/swe/cpu.rs.
 
-// Cell c's (state w0, w1) share of edge s: the fluctuation rows (h1 q1x q1y h2 | q2x q2y) of its side, the
-// in-cell terms (q1x q1y q2x q2y; order 2), the CFL speed and event flags, the edge's mass
-// fluxes out of its left cell (h1, h2 rows) and the cell across it (NO_ELEMENT on the
-// boundary).
+// Cell c's (state w0, w1) share of edge s: the edge's length, the fluctuation rows (h1 q1x q1y
+// h2 | q2x q2y) of its side, the in-cell terms (q1x q1y q2x q2y; order 2), the CFL speed and
+// event flags, the edge's mass fluxes out of its left cell (h1, h2 rows) and the cell across it
+// (NO_ELEMENT on the boundary).
 struct EdgeShare {
+    length: f32,
     fl0: vec4<f32>,
     fl1: vec2<f32>,
     own: vec4<f32>,
@@ -67,7 +68,7 @@ fn edge_share(c: u32, s: u32, w0: vec4<f32>, w1: vec4<f32>) -> EdgeShare {
     let fl0 = select(out.right0, out.left0, left);
     let fl1 = select(out.right1, out.left1, left);
     let g = vec2<f32>(out.left0.x, out.left0.w);
-    return EdgeShare(fl0, fl1, own, out.lam, out.flags, g, left, other);
+    return EdgeShare(e.length, fl0, fl1, own, out.lam, out.flags, g, left, other);
 }
 
 // The scale of the share's layer rows: theta of the cell each layer's mass flux leaves

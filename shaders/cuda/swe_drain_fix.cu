@@ -53,7 +53,7 @@ extern "C" __global__ void swe_drain_fix(
         if (s != NO_ELEMENT) {
             EdgeShare sh = edge_share(c, s, w0, w1, edges, edge_slots, deltas, cells);
             float2 scale = drain_scale(sh, mine, theta_of(sh.other, tag, dt, drain));
-            float len = edges[s].length;
+            float len = sh.length;
             float4 fl0 = make_float4(scale.x * sh.fl0.x, scale.x * sh.fl0.y, scale.x * sh.fl0.z,
                                      scale.y * sh.fl0.w);
             sum0 = sum0 + len * (fl0 + make_float4(0.0f, sh.own.x, sh.own.y, 0.0f));

@@ -4,10 +4,10 @@
 // first, and STAGE). CPU reference: edge_parts2 in src/solver/swe/muscl.rs,
 // CpuSolver::accumulate in src/solver/swe/cpu.rs.
 
-// Cell c's (state w0, w1) share of edge s: the fluctuation rows (h1 q1x q1y h2 | q2x q2y) of
-// its side, the in-cell terms (q1x q1y q2x q2y; order 2), the CFL speed and event flags, the
-// edge's mass fluxes out of its left cell (h1, h2 rows) and the cell across it (NO_ELEMENT on
-// the boundary).
+// Cell c's (state w0, w1) share of edge s: the edge's length, the fluctuation rows (h1 q1x q1y
+// h2 | q2x q2y) of its side, the in-cell terms (q1x q1y q2x q2y; order 2), the CFL speed and
+// event flags, the edge's mass fluxes out of its left cell (h1, h2 rows) and the cell across it
+// (NO_ELEMENT on the boundary).
 struct EdgeShare {
     float length;
     float4 fl0;
