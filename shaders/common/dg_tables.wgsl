@@ -41,10 +41,13 @@ fn t_edge_t(q: u32) -> u32 {
 }
 
 // Slot j = s NQE + q (side s, edge node q) of element i in the gathered layout's traces and
-// edge fluxes: slot-major, so the per-element kernels (dg_trace writing, dg_volume lifting)
-// touch consecutive vec4s across a warp, like the coefficients.
+// edge fluxes: side-major planes, each holding an element side's NQE nodes next to each
+// other, at ((s NE + i) NQE + q). The per-element kernels (dg_trace writing, dg_volume
+// lifting) still touch consecutive vec4s across a warp (its NQE loads or stores of a side
+// cover one span), and dg_flux's scattered side of an edge is NQE vec4s in a row: one
+// 32-byte sector at p = 1, at most two at p = 2, instead of NQE sectors half used.
 fn side_slot(i: u32, j: u32) -> u32 {
-    return j * NE + i;
+    return ((j / NQE) * NE + i) * NQE + j % NQE;
 }
 
 fn dof(reg: u32, eq: u32, k: u32, i: u32) -> u32 {

@@ -476,6 +476,18 @@ pub struct BenchDgArgs {
     /// CUDA only).
     #[arg(long, value_delimiter = ',', default_value = "colored,gathered")]
     pub surface: Vec<SurfaceLayout>,
+    /// A fixed time step for --vortex instead of the CFL one, so that no step computes its dt
+    /// on the device (PyFR's benchmark runs a fixed dt = 2^-14 = 6.103515625e-5).
+    #[arg(long, value_parser = positive_dt)]
+    pub dt: Option<f64>,
+}
+
+/// A finite time step > 0.
+fn positive_dt(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(dt) if dt.is_finite() && dt > 0.0 => Ok(dt),
+        _ => Err(format!("expected a finite time step > 0, got '{text}'")),
+    }
 }
 
 /// `bench dg --png-cells N`: the PNG timing of [`plot::bench_png`], written into a temporary
@@ -518,11 +530,17 @@ fn bench_vortex(
     let mut rows: Vec<BenchRow> = Vec::new();
     // An untimed run first: the device's clocks ramp up during the first second of work.
     if let (Some(&p), Some(&layout)) = (args.orders.first(), args.surface.first()) {
-        let setup = BenchSetup::new(&dm, &case, p as usize);
+        let setup = BenchSetup {
+            fixed_dt: args.dt,
+            ..BenchSetup::new(&dm, &case, p as usize)
+        };
         bench_one(backend, &setup, steps, args.repeats, "warm-up", layout)?;
     }
     for &p in &args.orders {
-        let setup = BenchSetup::new(&dm, &case, p as usize);
+        let setup = BenchSetup {
+            fixed_dt: args.dt,
+            ..BenchSetup::new(&dm, &case, p as usize)
+        };
         for &layout in &args.surface {
             let label = layout.name();
             rows.push(bench_one(
@@ -542,6 +560,7 @@ fn bench_vortex(
         "case": "isentropic vortex, periodic, no limiter",
         "elements": dm.num_elements,
         "steps": steps,
+        "fixed_dt": args.dt,
         "copy_bandwidth": copy,
         "rows": rows.iter().map(|r| serde_json::json!({
             "surface": r.label,
@@ -564,9 +583,12 @@ fn bench_vortex(
         return Ok(());
     }
     println!(
-        "DG Euler, isentropic vortex, periodic, no limiter, {} triangles, {} steps, {}",
+        "DG Euler, isentropic vortex, periodic, no limiter, {} triangles, {} steps, {}, {}",
         dm.num_elements,
         steps,
+        args.dt.map_or("CFL time step".to_string(), |dt| format!(
+            "fixed dt = {dt:e}"
+        )),
         backend.name()
     );
     println!(

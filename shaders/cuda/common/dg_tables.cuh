@@ -52,10 +52,13 @@ __device__ __forceinline__ u32 t_edge_t(u32 q) {
 }
 
 /// Slot j = s NQE + q (side s, edge node q) of element i in the gathered layout's traces and
-/// edge fluxes: slot-major, so the per-element kernels (dg_trace writing, dg_volume lifting)
-/// touch consecutive float4s across a warp, like the coefficients.
+/// edge fluxes: side-major planes, each holding an element side's NQE nodes next to each
+/// other, at ((s NE + i) NQE + q). The per-element kernels (dg_trace writing, dg_volume
+/// lifting) still touch consecutive float4s across a warp (its NQE loads or stores of a side
+/// cover one span), and dg_flux's scattered side of an edge is NQE float4s in a row: one
+/// 32-byte sector at p = 1, at most two at p = 2, instead of NQE sectors half used.
 __device__ __forceinline__ u32 side_slot(u32 i, u32 j) {
-    return j * NE + i;
+    return ((j / NQE) * NE + i) * NQE + j % NQE;
 }
 
 __device__ __forceinline__ u32 dof(u32 reg, u32 eq, u32 k, u32 i) {

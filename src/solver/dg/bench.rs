@@ -72,6 +72,9 @@ pub struct BenchSetup<'a> {
     pub case: &'a Case,
     pub tables: BasisTables,
     pub c0: Vec<f64>,
+    /// A fixed time step (no CFL step computed on the device, as in PyFR's benchmark), or the
+    /// case's CFL step.
+    pub fixed_dt: Option<f64>,
 }
 
 impl<'a> BenchSetup<'a> {
@@ -91,6 +94,7 @@ impl<'a> BenchSetup<'a> {
             case,
             tables,
             c0,
+            fixed_dt: None,
         }
     }
 }
@@ -111,10 +115,11 @@ pub fn bench_one(
         case,
         tables,
         c0,
+        fixed_dt,
     } = setup;
     let steps = steps.max(1);
     let p = tables.p;
-    let mut gpu = GpuDg::new(rt, dm, tables, &GpuConfig::for_case(case, None))?;
+    let mut gpu = GpuDg::new(rt, dm, tables, &GpuConfig::for_case(case, *fixed_dt))?;
     gpu.set_surface(surface)?;
     let mut samples = Vec::new();
     let mut run_check = String::new();

@@ -509,6 +509,8 @@ struct Launches {
     num_elements: u32,
     num_colors: usize,
     limiter: bool,
+    /// A fixed time step: no local dt and no minimum to take (`dg_time` ignores them).
+    fixed_dt: bool,
     /// The launch records the kernels read in `device_counts` mode.
     records: Buffer,
     capacity: Capacity,
@@ -519,10 +521,13 @@ struct Launches {
 
 impl Launches {
     /// Local dt, its minimum and the time kernel's phase 0. With device counts over every slot
-    /// (the slots past the count get a huge dt) and the minimum over every slot.
+    /// (the slots past the count get a huge dt) and the minimum over every slot. With a fixed
+    /// dt only the time kernel.
     fn record_dt(&self, p: &mut PlanBuilder) {
         let b = &self.local_dt;
-        if self.device_counts {
+        if self.fixed_dt {
+            // dg_time takes the fixed dt and reads no minimum.
+        } else if self.device_counts {
             let slots = self.capacity.elements as u32;
             p.launch_threads(&b.kernel, &b.args, self.device_range(0, 0, 0), slots);
             self.reduction.record_first(p, slots);
@@ -809,6 +814,7 @@ impl GpuDg {
             num_elements: ne as u32,
             num_colors: mesh.num_colors(),
             limiter: cfg.limiter,
+            fixed_dt: cfg.fixed_dt.is_some_and(|dt| dt > 0.0),
             records,
             capacity,
             device_counts: false,
