@@ -4,7 +4,7 @@
 // #include "common/dg_edge.wgsl"
 
 // DG edge fluxes of the gathered surface integral (Operator::edge_fluxes), one thread per
-// edge, all edges in one launch: with U_K = U_0K + dU_K the means plus the traces dg_trace
+// edge node (edge range.first + t / NQE, node q = t % NQE), all edges in one launch: with U_K = U_0K + dU_K the means plus the traces dg_trace
 // wrote (U_R a ghost state on boundary edges) and, in deviation form
 // (dg_euler.wgsl), G_K = (F*(U_L, U_R) - F(U_0K)) . n w_q L_e at node q (left parameter t_q,
 // right 1 - t_q),
@@ -13,6 +13,9 @@
 // atomics. dg_volume (LIFT = 1) then adds sum_s sum_q phi_k(x_{s,q}) flux_{s,q} / det J.
 // The jump of the means U_0R - U_0L is taken from their hi and lo words (dg_trace's means).
 // Conforming meshes only (a hanging node's half face has no slot of its own).
+// A thread per node rather than per edge: NQE times the threads to hide the loads' latency
+// with, and an edge's NQE threads read and write the NQE neighbouring slots of each side
+// (side_slot) together, so the scattered right side is one coalesced span.
 
 @group(0) @binding(0) var<storage, read> traces: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read_write> fluxes: array<vec4<f32>>;
@@ -24,12 +27,14 @@
 @group(0) @binding(5) var<storage, read> clock: array<f32>;
 // c_0 hi and lo of element i at 2i and 2i + 1 (dg_trace).
 @group(0) @binding(6) var<storage, read> means: array<vec4<f32>>;
-// first/count: the edges; color: bits of the stage time fraction c.
+// first/count: the edges (NQE threads each); color: bits of the stage time fraction c.
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let s = linear_index(gid, nwg);
+    let thread = linear_index(gid, nwg);
+    let s = thread / NQE;
+    let q = thread % NQE;
     if (s >= range.count) {
         return;
     }
@@ -38,36 +43,30 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let right = ((e.info >> 2u) & 3u) * NQE;
     let interior = e.right != 0xffffffffu;
     let n = vec2<f32>(e.nx, e.ny);
-    let t = clock[0] + (clock[6] + bitcast<f32>(range.color) * clock[1]);
     let ml = means[2u * e.left];
     let u0l = ml * PHI0;
-    // U_0R - U_0L (0 on a boundary edge).
+    let dul = traces[side_slot(e.left, left + q)];
+    // The jump U_R - U_L, and U_0R - U_0L (0 on a boundary edge).
+    var du: vec4<f32>;
     var d0 = vec4<f32>(0.0);
     if (interior) {
         d0 = ((means[2u * e.right] - ml) + (means[2u * e.right + 1u] - means[2u * e.left + 1u]))
             * PHI0;
+        du = d0 + (traces[side_slot(e.right, right + NQE - 1u - q)] - dul);
+    } else {
+        let t = clock[0] + (clock[6] + bitcast<f32>(range.color) * clock[1]);
+        du = boundary_jump(u0l, dul, e, tables[t_edge_t(q)], t);
     }
     let v0l = u0l.yz / u0l.x;
     let p0l = pressure(u0l);
-    // F(U_0R) . n - F(U_0L) . n: the right side's terms are the left's minus this.
-    let df0 = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, d0), d0, n);
-    // #unroll
-    for (var q = 0u; q < NQE; q = q + 1u) {
-        let dul = traces[side_slot(e.left, left + q)];
-        // The jump U_R - U_L.
-        var du: vec4<f32>;
-        if (interior) {
-            du = d0 + (traces[side_slot(e.right, right + NQE - 1u - q)] - dul);
-        } else {
-            du = boundary_jump(u0l, dul, e, tables[t_edge_t(q)], t);
-        }
-        // F* - F(U_0L) . n = (F(U_L) - F(U_0L)) . n + (F* - F(U_L) . n).
-        let fl = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, dul), dul, n)
-            + numerical_flux_change(u0l + dul, du, n);
-        let w = tables[t_edge_w(q)] * e.length;
-        fluxes[side_slot(e.left, left + q)] = -fl * w;
-        if (interior) {
-            fluxes[side_slot(e.right, right + NQE - 1u - q)] = (fl - df0) * w;
-        }
+    // F* - F(U_0L) . n = (F(U_L) - F(U_0L)) . n + (F* - F(U_L) . n).
+    let fl = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, dul), dul, n)
+        + numerical_flux_change(u0l + dul, du, n);
+    let w = tables[t_edge_w(q)] * e.length;
+    fluxes[side_slot(e.left, left + q)] = -fl * w;
+    if (interior) {
+        // F(U_0R) . n - F(U_0L) . n: the right side's terms are the left's minus this.
+        let df0 = normal_flux_change(u0l, p0l, primitive_change(u0l, v0l, d0), d0, n);
+        fluxes[side_slot(e.right, right + NQE - 1u - q)] = (fl - df0) * w;
     }
 }

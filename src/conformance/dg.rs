@@ -162,7 +162,8 @@ pub fn adapted_mesh(base: &Result<DgMesh>, seed: u64) -> Result<DgMesh> {
 /// and it must limit; and 10 limited steps for p = 1..3 on [`periodic_mesh`] at a fixed dt,
 /// relative 1e-4 (one element 2e-3: a limiter decision at alpha ~ 1), exactly 10 steps,
 /// conserved totals within 2e-6 (f32); the rhs and the steps in both the colored and the
-/// gathered surface layout. The same on a
+/// gathered surface layout; 10 steps without the limiter p = 1..4 in the gathered layout,
+/// same tolerances. The same on a
 /// nonconforming mesh ([`nonconforming_mesh`], hanging nodes): rhs p = 0..4 with every
 /// boundary kind, the limiter p = 1..3, and 10 limited steps p = 1..3 in a box of walls (mass
 /// and energy conserved), colored only: the gathered layout must refuse that mesh.
@@ -194,8 +195,24 @@ pub fn dg(report: &mut Report, b: &Runtime) {
                 "dg 10 steps p={p} limiter periodic 5x5, {} surface",
                 layout.name()
             );
-            check_steps(report, b, &name, &periodic, p, &[0, 1, 2, 3], layout);
+            check_steps(report, b, &name, &periodic, p, &[0, 1, 2, 3], layout, true);
         }
+    }
+    // Without the limiter, as `bench dg --vortex` runs: p = 1 applies the stage in dg_volume
+    // (STAGE = 1), p >= 2 in dg_stage; the 2 steps past the end run with dt = 0.
+    for p in 1..=4 {
+        let name = format!("dg 10 steps p={p} no limiter periodic 5x5, gathered surface");
+        let gathered = SurfaceLayout::Gathered;
+        check_steps(
+            report,
+            b,
+            &name,
+            &periodic,
+            p,
+            &[0, 1, 2, 3],
+            gathered,
+            false,
+        );
     }
     let nc = nonconforming_mesh(140, 4, &refine_pattern(4), &mixed_boundaries);
     for p in 0..=4 {
@@ -245,7 +262,16 @@ pub fn dg(report: &mut Report, b: &Runtime) {
     let walls = nonconforming_mesh(100, 5, &refine_pattern(5), &|_| Ok(BoundaryKind::Wall));
     for p in [1usize, 2, 3] {
         let name = format!("dg 10 steps p={p} limiter nonconforming walls");
-        check_steps(report, b, &name, &walls, p, &[0, 3], SurfaceLayout::Colored);
+        check_steps(
+            report,
+            b,
+            &name,
+            &walls,
+            p,
+            &[0, 3],
+            SurfaceLayout::Colored,
+            true,
+        );
     }
 }
 
@@ -362,6 +388,7 @@ fn check_steps(
     p: usize,
     conserved: &[usize],
     layout: SurfaceLayout,
+    limiter: bool,
 ) {
     report.check(
         name,
@@ -371,13 +398,13 @@ fn check_steps(
             let dm = ready(dm)?;
             let tables = BasisTables::new(p);
             let vortex = vortex();
-            let cfg = config(NumericalFlux::Rusanov, true, vortex);
+            let cfg = config(NumericalFlux::Rusanov, limiter, vortex);
             let op = operator(dm, &tables, &cfg);
             let c0 = projected(&op, &|x, y| vortex.eval(x, y, 0.0));
             let dt = 0.5 * op.cfl_dt(&c0, 0.3);
             let steps = 10;
             let mut cpu = c0.clone();
-            run(&op, &mut cpu, dt * steps as f64, 0.3, Some(dt), true);
+            run(&op, &mut cpu, dt * steps as f64, 0.3, Some(dt), limiter);
             let cfg = GpuConfig {
                 fixed_dt: Some(dt),
                 ..cfg

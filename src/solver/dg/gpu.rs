@@ -508,6 +508,8 @@ struct Launches {
     constants: Vec<(&'static str, f64)>,
     num_elements: u32,
     num_colors: usize,
+    /// Edge quadrature nodes (dg_flux's threads per edge).
+    nqe: u32,
     limiter: bool,
     /// A fixed time step: no local dt and no minimum to take (`dg_time` ignores them).
     fixed_dt: bool,
@@ -615,7 +617,9 @@ impl Launches {
         p.segment("trace");
         p.launch(&g.trace.kernel, &g.trace.args, self.inputs.volume_ranges[s]);
         p.segment("surface");
-        p.launch(&g.flux.kernel, &g.flux.args, self.all_edges(s));
+        // dg_flux runs a thread per edge node.
+        let edges = self.all_edges(s);
+        p.launch_threads(&g.flux.kernel, &g.flux.args, edges, edges.count * self.nqe);
         p.segment("volume");
         p.launch(&volume.kernel, &volume.args, self.inputs.volume_ranges[s]);
     }
@@ -813,6 +817,7 @@ impl GpuDg {
             constants,
             num_elements: ne as u32,
             num_colors: mesh.num_colors(),
+            nqe: tables.nqe() as u32,
             limiter: cfg.limiter,
             fixed_dt: cfg.fixed_dt.is_some_and(|dt| dt > 0.0),
             records,
