@@ -15,7 +15,7 @@
 // (common/dg_rk.wgsl) instead of writing rhs: the rhs never goes to memory, which saves the
 // 8 words per DOF of writing it here and reading it in dg_stage. That is safe in place because
 // after dg_trace no kernel of the stage reads another element's coefficients. The host fuses
-// at low order only (gpu.rs, FUSED_STAGE_MAX_ORDER: at p >= 2 one thread updating all its DOFs
+// at p <= 2 only (gpu.rs, FUSED_STAGE_MAX_ORDER: at p >= 3 one thread updating all its DOFs
 // is slower than dg_stage's thread per DOF).
 
 @group(0) @binding(0) var<storage, read_write> regs: array<f32>;
@@ -107,12 +107,35 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
         let s = stages[range.color];
         let n = 4u * NP * NE;
+        if (s.dst2 != 0xffffffffu) {
+            // #unroll
+            for (var k = 0u; k < NP; k = k + 1u) {
+                stage_apply(s, dt, r[k].x, dof(0u, 0u, k, i), n);
+                stage_apply(s, dt, r[k].y, dof(0u, 1u, k, i), n);
+                stage_apply(s, dt, r[k].z, dof(0u, 2u, k, i), n);
+                stage_apply(s, dt, r[k].w, dof(0u, 3u, k, i), n);
+            }
+            return;
+        }
+        // Every DOF's loads first, then every store: a store may alias a later DOF's load as
+        // far as the compiler knows, so interleaved, the element's DOFs run one memory latency
+        // after another. r[k] becomes lo_B + increment, hi[k] holds hi_B.
+        var hi: array<vec4<f32>, MAX_NP>;
         // #unroll
         for (var k = 0u; k < NP; k = k + 1u) {
-            stage_apply(s, dt, r[k].x, dof(0u, 0u, k, i), n);
-            stage_apply(s, dt, r[k].y, dof(0u, 1u, k, i), n);
-            stage_apply(s, dt, r[k].z, dof(0u, 2u, k, i), n);
-            stage_apply(s, dt, r[k].w, dof(0u, 3u, k, i), n);
+            let x = stage_sum(s.a, s.b, dt, r[k].x, dof(0u, 0u, k, i), n);
+            let y = stage_sum(s.a, s.b, dt, r[k].y, dof(0u, 1u, k, i), n);
+            let z = stage_sum(s.a, s.b, dt, r[k].z, dof(0u, 2u, k, i), n);
+            let w = stage_sum(s.a, s.b, dt, r[k].w, dof(0u, 3u, k, i), n);
+            hi[k] = vec4<f32>(x.x, y.x, z.x, w.x);
+            r[k] = vec4<f32>(x.y, y.y, z.y, w.y);
+        }
+        // #unroll
+        for (var k = 0u; k < NP; k = k + 1u) {
+            stage_store(s, vec2<f32>(hi[k].x, r[k].x), dof(0u, 0u, k, i), n);
+            stage_store(s, vec2<f32>(hi[k].y, r[k].y), dof(0u, 1u, k, i), n);
+            stage_store(s, vec2<f32>(hi[k].z, r[k].z), dof(0u, 2u, k, i), n);
+            stage_store(s, vec2<f32>(hi[k].w, r[k].w), dof(0u, 3u, k, i), n);
         }
         return;
     }

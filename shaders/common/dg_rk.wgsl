@@ -27,8 +27,10 @@ struct Stage {
     pad2: u32,
 }
 
-// hi + lo of sum_r a_r R_r[j] + b dt f in difference form (see the top), f = rhs[j].
-fn stage_combine(a: vec4<f32>, b: f32, dt: f32, f: f32, j: u32, n: u32) -> vec2<f32> {
+// (hi_B, lo_B + increment) of sum_r a_r R_r[j] + b dt f in difference form (see the top),
+// f = rhs[j]: stage_combine before its split, for a caller that loads every DOF of an element
+// before it stores any (dg_volume with STAGE = 1).
+fn stage_sum(a: vec4<f32>, b: f32, dt: f32, f: f32, j: u32, n: u32) -> vec2<f32> {
     let base = select(select(select(3u, 2u, a.z != 0.0), 1u, a.y != 0.0), 0u, a.x != 0.0);
     let hb = regs[base * n + j];
     let lb = regs_lo[base * n + j];
@@ -39,7 +41,20 @@ fn stage_combine(a: vec4<f32>, b: f32, dt: f32, f: f32, j: u32, n: u32) -> vec2<
             increment = increment + a[r] * ((regs[r * n + j] - hb) + (regs_lo[r * n + j] - lb));
         }
     }
-    return split_pair(hb, lb + increment);
+    return vec2<f32>(hb, lb + increment);
+}
+
+// hi + lo of sum_r a_r R_r[j] + b dt f in difference form (see the top), f = rhs[j].
+fn stage_combine(a: vec4<f32>, b: f32, dt: f32, f: f32, j: u32, n: u32) -> vec2<f32> {
+    let v = stage_sum(a, b, dt, f, j, n);
+    return split_pair(v.x, v.y);
+}
+
+// Store stage s's result at DOF j from stage_sum's (hi_B, lo_B + increment) = v (no dst2).
+fn stage_store(s: Stage, v: vec2<f32>, j: u32, n: u32) {
+    let pair = split_pair(v.x, v.y);
+    regs[s.dst * n + j] = pair.x;
+    regs_lo[s.lo_dst * n + j] = select(0.0, pair.y, s.dst == s.lo_dst);
 }
 
 // Stage s at DOF j with rhs value f: reads every register at j before writing, so in-place

@@ -111,12 +111,33 @@ extern "C" __global__ void dg_volume(
         }
         Stage s = stages[range.color];
         u32 n = 4u * NP * NE;
+        if (s.dst2 != 0xffffffffu) {
+            #pragma unroll
+            for (u32 k = 0u; k < NP; k = k + 1u) {
+                stage_apply(regs, regs_lo, s, dt, r[k].x, dof(0u, 0u, k, i), n);
+                stage_apply(regs, regs_lo, s, dt, r[k].y, dof(0u, 1u, k, i), n);
+                stage_apply(regs, regs_lo, s, dt, r[k].z, dof(0u, 2u, k, i), n);
+                stage_apply(regs, regs_lo, s, dt, r[k].w, dof(0u, 3u, k, i), n);
+            }
+            return;
+        }
+        // Every DOF's loads first, then every store (see the twin).
+        float4 hi[MAX_NP];
         #pragma unroll
         for (u32 k = 0u; k < NP; k = k + 1u) {
-            stage_apply(regs, regs_lo, s, dt, r[k].x, dof(0u, 0u, k, i), n);
-            stage_apply(regs, regs_lo, s, dt, r[k].y, dof(0u, 1u, k, i), n);
-            stage_apply(regs, regs_lo, s, dt, r[k].z, dof(0u, 2u, k, i), n);
-            stage_apply(regs, regs_lo, s, dt, r[k].w, dof(0u, 3u, k, i), n);
+            float2 x = stage_sum(regs, regs_lo, s.a, s.b, dt, r[k].x, dof(0u, 0u, k, i), n);
+            float2 y = stage_sum(regs, regs_lo, s.a, s.b, dt, r[k].y, dof(0u, 1u, k, i), n);
+            float2 z = stage_sum(regs, regs_lo, s.a, s.b, dt, r[k].z, dof(0u, 2u, k, i), n);
+            float2 w = stage_sum(regs, regs_lo, s.a, s.b, dt, r[k].w, dof(0u, 3u, k, i), n);
+            hi[k] = make_float4(x.x, y.x, z.x, w.x);
+            r[k] = make_float4(x.y, y.y, z.y, w.y);
+        }
+        #pragma unroll
+        for (u32 k = 0u; k < NP; k = k + 1u) {
+            stage_store(regs, regs_lo, s, make_float2(hi[k].x, r[k].x), dof(0u, 0u, k, i), n);
+            stage_store(regs, regs_lo, s, make_float2(hi[k].y, r[k].y), dof(0u, 1u, k, i), n);
+            stage_store(regs, regs_lo, s, make_float2(hi[k].z, r[k].z), dof(0u, 2u, k, i), n);
+            stage_store(regs, regs_lo, s, make_float2(hi[k].w, r[k].w), dof(0u, 3u, k, i), n);
         }
         return;
     }

@@ -23,8 +23,9 @@ struct Stage {
     u32 pad2;
 };
 
-/// hi + lo of sum_r a_r R_r[j] + b dt f in difference form (see the top), f = rhs[j].
-__device__ __forceinline__ float2 stage_combine(
+/// (hi_B, lo_B + increment) of sum_r a_r R_r[j] + b dt f in difference form (see the top):
+/// stage_combine before its split (see the twin).
+__device__ __forceinline__ float2 stage_sum(
     const float* regs, const float* regs_lo, float4 a, float b, float dt, float f, u32 j,
     u32 n) {
     u32 base = a.x != 0.0f ? 0u : (a.y != 0.0f ? 1u : (a.z != 0.0f ? 2u : 3u));
@@ -39,7 +40,23 @@ __device__ __forceinline__ float2 stage_combine(
             increment = __fadd_rn(increment, __fmul_rn(at(a, r), d));
         }
     }
-    return split_pair(hb, lb + increment);
+    return make_float2(hb, lb + increment);
+}
+
+/// hi + lo of sum_r a_r R_r[j] + b dt f in difference form (see the top), f = rhs[j].
+__device__ __forceinline__ float2 stage_combine(
+    const float* regs, const float* regs_lo, float4 a, float b, float dt, float f, u32 j,
+    u32 n) {
+    float2 v = stage_sum(regs, regs_lo, a, b, dt, f, j, n);
+    return split_pair(v.x, v.y);
+}
+
+/// Store stage s's result at DOF j from stage_sum's (hi_B, lo_B + increment) = v (no dst2).
+__device__ __forceinline__ void stage_store(
+    float* regs, float* regs_lo, const Stage& s, float2 v, u32 j, u32 n) {
+    float2 pair = split_pair(v.x, v.y);
+    regs[s.dst * n + j] = pair.x;
+    regs_lo[s.lo_dst * n + j] = s.dst == s.lo_dst ? pair.y : 0.0f;
 }
 
 /// Stage s at DOF j with rhs value f: reads every register at j before writing, so in-place

@@ -430,11 +430,12 @@ pub enum Kernel {
 }
 
 /// The highest order whose gathered step applies the Runge-Kutta stage inside `dg_volume`.
-/// Measured on the H100 (BENCHMARKS.md, session 7): at p = 1 the fused kernel takes 0.30 ms
-/// per step against 0.39 for volume plus stage; at p = 2 it breaks even, and at p = 3, 4 it
-/// is 1.4-1.9x slower (one thread then updates 40-60 DOFs one after another, each through up
-/// to eight dependent loads, at the volume kernel's low occupancy).
-const FUSED_STAGE_MAX_ORDER: usize = 1;
+/// Measured on the H100 (BENCHMARKS.md, session 10), the fused volume kernel (loading every
+/// DOF before storing any) against volume plus `dg_stage`, ms per step at 800k triangles:
+/// p = 1: 0.263 against 0.295 (session 7's interleaved fusion); p = 2: 0.893 against
+/// 0.382 + 0.639; p = 3, 4: 3.69 and 8.00 against 3.03 and 5.39 (one thread then holds 40-60
+/// DOFs' registers at the volume kernel's low occupancy).
+const FUSED_STAGE_MAX_ORDER: usize = 2;
 
 /// The segments of the step plan with the kernel group each one times.
 const SEGMENTS: [(&str, Kernel); 7] = [
