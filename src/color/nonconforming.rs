@@ -28,7 +28,7 @@
 
 use crate::color::faces::check_face_coloring;
 use crate::error::{Error, Result};
-use crate::mesh::model::{ElementKind, Mesh};
+use crate::mesh::model::{BoundaryFacet, ElementKind, Mesh};
 use crate::mesh::topology::{Csr, Topology, NO_ELEMENT, UNTAGGED};
 
 /// Marks "no such face / vertex".
@@ -295,6 +295,50 @@ pub fn refine(mesh: &Mesh, topo: &Topology, refine: &[bool]) -> Result<Nonconfor
         face_midpoint,
         num_parent_faces: nf,
     })
+}
+
+/// Uniform refinement, `levels` times: [`refine`] with every element flagged (no hanging
+/// nodes), so h halves and the element count is 4^levels NE, each mesh nested in the next (the
+/// standard sequence of a convergence study). New vertices are the straight edge midpoints
+/// (curved boundaries are not followed); children keep their parent's region tag and each
+/// boundary facet is split into its two halves with the facet's tag, so periodic pairs (split
+/// alike on both sides) still pair by translation. Errors on non-triangle meshes and on a
+/// boundary facet that is not an edge of the mesh.
+pub fn refine_uniformly(mut mesh: Mesh, levels: usize) -> Result<Mesh> {
+    for _ in 0..levels {
+        let topo = Topology::build(&mesh)?;
+        let nc = refine(&mesh, &topo, &vec![true; mesh.num_elements()])?;
+        let edge_key = |v: &[u32]| (v[0].min(v[1]), v[0].max(v[1]));
+        let mut faces: Vec<((u32, u32), usize)> = (0..topo.num_faces())
+            .map(|f| (edge_key(topo.face_vertices.row(f)), f))
+            .collect();
+        faces.sort_unstable();
+        let mut facets = Vec::with_capacity(2 * mesh.boundary_facets.len());
+        for (i, facet) in mesh.boundary_facets.iter().enumerate() {
+            let face = (facet.vertices.len() == 2)
+                .then(|| edge_key(&facet.vertices))
+                .and_then(|key| faces.binary_search_by(|p| p.0.cmp(&key)).ok());
+            let Some(pos) = face else {
+                return Err(Error::invalid_mesh(format!(
+                    "uniform refinement: boundary facet {i} (vertices {}, tag {}) is not an \
+                     edge of the mesh",
+                    mesh.vertex_list(&facet.vertices),
+                    facet.tag
+                )));
+            };
+            let mid = nc.face_midpoint[faces[pos].1];
+            let (a, b) = (facet.vertices[0], facet.vertices[1]);
+            for half in [[a, mid], [mid, b]] {
+                facets.push(BoundaryFacet {
+                    vertices: half.to_vec(),
+                    tag: facet.tag,
+                });
+            }
+        }
+        mesh = nc.mesh;
+        mesh.boundary_facets = facets;
+    }
+    Ok(mesh)
 }
 
 /// GK's child-edge mapping on 0-based colors: child `m` (1 or 2) of a parent edge of color
