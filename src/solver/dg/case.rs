@@ -680,6 +680,54 @@ impl BoundarySpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::order::{prepare, Ordering, PrepareOptions};
+    use crate::solver::dg::DgMesh;
+
+    /// `refine` from a case file and through [`Case::set_refine`]: the periodic vortex refined
+    /// twice has 16 times the triangles, and its periodic sides (split alike) still pair into
+    /// interior edges, leaving no boundary edge; more than [`MAX_REFINE`] is refused naming
+    /// the key and the count it would give.
+    #[test]
+    fn refined_case_meshes_keep_periodic_pairs_and_refuse_too_many_levels() {
+        let base = Case::periodic_vortex(120).build_mesh(1).expect("mesh");
+        let mut case = Case::periodic_vortex(120);
+        case.set_refine(2, "--refine").expect("2 levels");
+        let om = prepare(
+            &case.build_mesh(1).expect("mesh"),
+            &PrepareOptions::new(Ordering::ColorRenumbered, 1),
+        )
+        .expect("order");
+        let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t)).expect("dg mesh");
+        assert_eq!(dm.num_elements, 16 * base.num_elements());
+        assert!(dm.edges.iter().all(|e| e.right.is_some()));
+        let err = case.set_refine(9, "--refine").expect_err("9 levels");
+        assert_eq!(
+            err.to_string(),
+            "--refine: 9 uniform refinements would give about 31457280 triangles (120 x 4^9); \
+             at most 8 are allowed"
+        );
+        assert_eq!(case.refine, 2, "a refused value leaves the setting");
+
+        let toml = |refine: &str| {
+            format!(
+                "mesh = \"rect:100@1\"\nt_end = 1.0\nrefine = {refine}\n\
+                 [initial]\nkind = \"vortex\"\n[[boundary]]\ntag = 1\nkind = \"exact\"\n"
+            )
+        };
+        let path = Path::new("study.toml");
+        let case = Case::from_toml(&toml("3"), path).expect("refine = 3");
+        assert_eq!(case.refine, 3);
+        let err = Case::from_toml(&toml("12"), path).expect_err("refine = 12");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("study.toml")
+                && msg.contains(
+                    "key 'refine': 12 uniform refinements would give 4^12 = 16777216 \
+                                 times the mesh's triangles"
+                ),
+            "{msg}"
+        );
+    }
 
     /// `density` is the first field of `eval` (the L2 error relies on it), here for the vortex,
     /// whose density has its own shortcut, at points near and far from the centre.
