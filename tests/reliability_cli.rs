@@ -243,7 +243,8 @@ fn loop_controls_are_bounded() {
         2,
         &["periodic boundary 1 names itself"],
     );
-    // Uniform refinement is bounded, naming the flag or key and what it would give.
+    // Uniform refinement is bounded, naming the flag or key and what it would give (a case
+    // file's bad key is a file error, exit 1).
     expect(
         d,
         &[
@@ -267,7 +268,7 @@ fn loop_controls_are_bounded() {
     expect(
         d,
         &["dg", "--case", &deep],
-        2,
+        1,
         &["deep.toml", "key 'refine': 12 uniform refinements", "4^12"],
     );
 }
