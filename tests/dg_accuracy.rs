@@ -125,8 +125,8 @@ fn vortex_converges_at_order_p_plus_one_in_f32() {
 /// p = 3 error within 1% of the f64 reference on the same steps. Measured (lavapipe): p = 1
 /// 1.93 (960 -> 3,840 triangles), p = 2 2.93 and 3.00 (240 -> 960 -> 3,840), p = 3 3.97
 /// (960 -> 3,840, error 2.07e-6, f64 reference 2.07e-6); 240 -> 960 at p = 3 is 3.68, still
-/// pre-asymptotic on these 15-triangle-per-unit-area meshes, so p = 3 starts at 960. About 40 s
-/// of CPU in release (85 s wall on 2 busy cores).
+/// pre-asymptotic on these 15-triangle-per-unit-area meshes, so p = 3 starts at 960. 41 s wall
+/// (`cargo test`, dev profile) on 2 shared cores, most of it p = 3 on 3,840 triangles.
 #[test]
 fn vortex_converges_at_order_p_plus_one_on_nested_meshes() {
     let rt = Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)");
