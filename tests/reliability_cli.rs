@@ -180,7 +180,7 @@ fn swe_blow_up_stops_with_the_cell() {
     );
 }
 
-/// 2, 3, 4, 5, 8, 9: loop controls from flags and case files are bounded.
+/// 2, 3, 4, 5, 8, 9: loop controls from flags and case files are bounded (and so is `--refine`).
 #[test]
 fn loop_controls_are_bounded() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -242,6 +242,34 @@ fn loop_controls_are_bounded() {
         &["dg", "--case", &selfp],
         2,
         &["periodic boundary 1 names itself"],
+    );
+    // Uniform refinement is bounded, naming the flag or key and what it would give (a case
+    // file's bad key is a file error, exit 1).
+    expect(
+        d,
+        &[
+            "dg",
+            "--builtin",
+            "vortex",
+            "--cells",
+            "250",
+            "--refine",
+            "9",
+        ],
+        2,
+        &[
+            "--refine: 9 uniform refinements",
+            "65536000 triangles",
+            "at most 8",
+        ],
+    );
+    expect(d, &["dg", "--refine", "300"], 2, &["--refine"]);
+    let deep = dg_case(d, "deep", "refine = 12", "wall", "");
+    expect(
+        d,
+        &["dg", "--case", &deep],
+        1,
+        &["deep.toml", "key 'refine': 12 uniform refinements", "4^12"],
     );
 }
 

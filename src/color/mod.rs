@@ -23,6 +23,6 @@ pub use faces::{
 };
 pub use nonconforming::{
     check_nonconforming_coloring, coarsen_colors, map_child_color, refine, refine_colors,
-    NcFaceKind, NonconformingMesh,
+    refine_uniformly, NcFaceKind, NonconformingMesh,
 };
 pub use vertices::{check_vertex_coloring, color_vertices, VertexColoring, VertexOrder};

@@ -28,7 +28,7 @@
 
 use crate::color::faces::check_face_coloring;
 use crate::error::{Error, Result};
-use crate::mesh::model::{ElementKind, Mesh};
+use crate::mesh::model::{BoundaryFacet, ElementKind, Mesh};
 use crate::mesh::topology::{Csr, Topology, NO_ELEMENT, UNTAGGED};
 
 /// Marks "no such face / vertex".
@@ -297,6 +297,50 @@ pub fn refine(mesh: &Mesh, topo: &Topology, refine: &[bool]) -> Result<Nonconfor
     })
 }
 
+/// Uniform refinement, `levels` times: [`refine`] with every element flagged (no hanging
+/// nodes), so h halves and the element count is 4^levels NE, each mesh nested in the next (the
+/// standard sequence of a convergence study). New vertices are the straight edge midpoints
+/// (curved boundaries are not followed); children keep their parent's region tag and each
+/// boundary facet is split into its two halves with the facet's tag, so periodic pairs (split
+/// alike on both sides) still pair by translation. Errors on non-triangle meshes and on a
+/// boundary facet that is not an edge of the mesh.
+pub fn refine_uniformly(mut mesh: Mesh, levels: usize) -> Result<Mesh> {
+    for _ in 0..levels {
+        let topo = Topology::build(&mesh)?;
+        let nc = refine(&mesh, &topo, &vec![true; mesh.num_elements()])?;
+        let edge_key = |v: &[u32]| (v[0].min(v[1]), v[0].max(v[1]));
+        let mut faces: Vec<((u32, u32), usize)> = (0..topo.num_faces())
+            .map(|f| (edge_key(topo.face_vertices.row(f)), f))
+            .collect();
+        faces.sort_unstable();
+        let mut facets = Vec::with_capacity(2 * mesh.boundary_facets.len());
+        for (i, facet) in mesh.boundary_facets.iter().enumerate() {
+            let face = (facet.vertices.len() == 2)
+                .then(|| edge_key(&facet.vertices))
+                .and_then(|key| faces.binary_search_by(|p| p.0.cmp(&key)).ok());
+            let Some(pos) = face else {
+                return Err(Error::invalid_mesh(format!(
+                    "uniform refinement: boundary facet {i} (vertices {}, tag {}) is not an \
+                     edge of the mesh",
+                    mesh.vertex_list(&facet.vertices),
+                    facet.tag
+                )));
+            };
+            let mid = nc.face_midpoint[faces[pos].1];
+            let (a, b) = (facet.vertices[0], facet.vertices[1]);
+            for half in [[a, mid], [mid, b]] {
+                facets.push(BoundaryFacet {
+                    vertices: half.to_vec(),
+                    tag: facet.tag,
+                });
+            }
+        }
+        mesh = nc.mesh;
+        mesh.boundary_facets = facets;
+    }
+    Ok(mesh)
+}
+
 /// GK's child-edge mapping on 0-based colors: child `m` (1 or 2) of a parent edge of color
 /// `c` gets `((c + 3m - 4) mod 6) + 1` in GK's 1-based notation, i.e. `c` for the first child
 /// and `c + 3` for the second.
@@ -420,6 +464,94 @@ impl NonconformingMesh {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mesh::generate::rectangle;
+    use crate::mesh::validate::validate;
+
+    /// Signed area of triangle `e` (positive when counter-clockwise).
+    fn signed_area(m: &Mesh, e: usize) -> f64 {
+        let [a, b, c] = [0, 1, 2].map(|i| m.points[m.element(e)[i] as usize]);
+        0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]))
+    }
+
+    /// Uniform refinement k = 0..3 of an unstructured rectangle: 4^k NE elements, every one
+    /// counter-clockwise, element e's descendants (slots e 4^k .. (e + 1) 4^k) tile exactly its
+    /// area, every boundary face of the refined mesh tagged with the tag of the base facet it
+    /// lies on (2^k faces per facet), and the mesh checker passes with nothing to fix.
+    #[test]
+    fn uniform_refinement_nests_keeps_area_and_boundary_tags() {
+        let base = rectangle(-1.0, 2.0, 0.0, 1.0, 60, 7).expect("mesh");
+        let ne = base.num_elements();
+        let facets = base.boundary_facets.clone();
+        assert!(facets.iter().all(|f| f.tag != UNTAGGED) && facets.len() > 10);
+        let point = |m: &Mesh, v: u32| {
+            let p = m.points[v as usize];
+            [p[0], p[1]]
+        };
+        for k in 0..=3usize {
+            let mut fine = refine_uniformly(base.clone(), k).expect("refine");
+            let per = 4usize.pow(k as u32);
+            assert_eq!(fine.num_elements(), per * ne, "k = {k}");
+            for e in 0..ne {
+                let children: f64 = (e * per..(e + 1) * per)
+                    .map(|c| signed_area(&fine, c))
+                    .inspect(|&a| assert!(a > 0.0, "k = {k}: a child of {e} is clockwise"))
+                    .sum();
+                let parent = signed_area(&base, e);
+                assert!(
+                    (children - parent).abs() <= 1e-13 * parent.abs().max(1e-300),
+                    "k = {k}, element {e}: children {children} against {parent}"
+                );
+            }
+            let topo = Topology::build(&fine).expect("topology");
+            let mut per_facet = vec![0usize; facets.len()];
+            for f in (0..topo.num_faces()).filter(|&f| topo.right[f] == NO_ELEMENT) {
+                let fv = topo.face_vertices.row(f);
+                let [a, b] = [point(&fine, fv[0]), point(&fine, fv[1])];
+                // The base facet (p, q) holding the face: both ends on the segment.
+                let on = |p: [f64; 2], q: [f64; 2], x: [f64; 2]| {
+                    let d = |u: [f64; 2], v: [f64; 2]| (u[0] - v[0]).hypot(u[1] - v[1]);
+                    (d(p, x) + d(x, q) - d(p, q)).abs() <= 1e-12
+                };
+                let parent = facets.iter().position(|g| {
+                    let [p, q] = [point(&base, g.vertices[0]), point(&base, g.vertices[1])];
+                    on(p, q, a) && on(p, q, b)
+                });
+                let parent = parent.unwrap_or_else(|| panic!("k = {k}: face {f} on no facet"));
+                assert_eq!(
+                    topo.boundary_tag[f], facets[parent].tag,
+                    "k = {k}, face {f}"
+                );
+                per_facet[parent] += 1;
+            }
+            assert!(per_facet.iter().all(|&n| n == 1 << k), "k = {k}");
+            let report = validate(&mut fine).expect("the refined mesh passes the checker");
+            assert_eq!(report.untagged_boundary_faces, 0);
+            assert_eq!((report.reoriented, report.dropped_vertices), (0, 0));
+            assert_eq!(report.num_boundary_facets, facets.len() << k);
+            assert!((report.total_measure - 3.0).abs() < 1e-12, "k = {k}");
+        }
+    }
+
+    /// A boundary facet that is no edge of the mesh is an error naming it, not a panic.
+    #[test]
+    fn uniform_refinement_rejects_a_facet_that_is_no_edge() {
+        let mut mesh = rectangle(0.0, 1.0, 0.0, 1.0, 40, 3).expect("mesh");
+        let topo = Topology::build(&mesh).expect("topology");
+        let far = (1..mesh.num_points() as u32)
+            .find(|v| !topo.vertex_neighbors.row(0).contains(v))
+            .expect("a vertex not joined to vertex 0");
+        mesh.boundary_facets.push(BoundaryFacet {
+            vertices: vec![0, far],
+            tag: 9,
+        });
+        let err = refine_uniformly(mesh, 1)
+            .expect_err("not an edge")
+            .to_string();
+        assert!(
+            err.contains("boundary facet") && err.contains("tag 9") && err.contains("not an edge"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn mapping_matches_gk_formula() {

@@ -49,9 +49,15 @@ pub struct DgArgs {
     /// Mesh file (.msh) or builtin spec replacing the case's mesh.
     #[arg(long, conflicts_with = "cells")]
     pub mesh: Option<String>,
-    /// About this many triangles for the builtin rectangle mesh of the case.
+    /// About this many triangles for the builtin rectangle mesh of the case (before --refine).
     #[arg(long)]
     pub cells: Option<usize>,
+    /// Refine the case's mesh uniformly K times (0..=8; default: the case's `refine`, else 0):
+    /// every triangle split into four by its edge midpoints, so h halves and the elements
+    /// quadruple each time, boundary tags and periodic pairs kept. Runs with K = 0, 1, 2, ...
+    /// are a convergence study on nested meshes.
+    #[arg(long, value_name = "K")]
+    pub refine: Option<u8>,
     /// Element/face ordering.
     #[arg(long, value_enum, default_value_t = Ordering::ColorRenumbered)]
     pub ordering: Ordering,
@@ -191,6 +197,9 @@ fn load_case(args: &DgArgs) -> anyhow::Result<Case> {
     }
     if let Some(m) = &args.mesh {
         case.mesh = MeshSource::from_arg(m);
+    }
+    if let Some(k) = args.refine {
+        case.set_refine(k, "--refine")?;
     }
     if let Some(p) = args.order {
         if p > chromaflow::solver::dg::basis::MAX_ORDER {

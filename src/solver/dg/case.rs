@@ -4,6 +4,7 @@
 //! ```toml
 //! name = "my case"
 //! mesh = "meshes/channel.msh"   # a .msh file (relative to the case file) or a builtin spec
+//! refine = 1                    # optional: split every triangle into 4 this many times (0..=8)
 //! t_end = 0.5
 //! order = 2                     # optional: p, cfl, limiter, flux, snapshot_every
 //! limiter = true
@@ -30,6 +31,7 @@
 use super::amr::{AmrOptions, IndicatorField, ReorderPolicy};
 use super::euler::{conserved, NumericalFlux, State, GAMMA};
 use super::mesh::BoundaryKind;
+use crate::color::nonconforming::refine_uniformly;
 use crate::error::{Error, Result};
 use crate::mesh::{Mesh, MeshSource};
 use crate::output::format_number as num;
@@ -211,7 +213,14 @@ pub struct Case {
     pub split_bottom_at: Option<f64>,
     /// Adaptive refinement (None: the mesh stays as built).
     pub amr: Option<AmrOptions>,
+    /// Uniform refinements of the built mesh (0..=[`MAX_REFINE`]): each splits every triangle
+    /// into four by its edge midpoints, so h halves and the meshes of 0, 1, 2, ... are nested
+    /// (a convergence study's successive refinements).
+    pub refine: u8,
 }
+
+/// Most uniform refinements a case may ask for: 4^8 = 65,536 triangles per base triangle.
+pub const MAX_REFINE: u8 = 8;
 
 /// Tag given to the prescribed part of the DMR bottom boundary.
 pub const DMR_INFLOW_TAG: i32 = 5;
@@ -247,6 +256,7 @@ impl Case {
             snapshot_every: Some(0.5),
             split_bottom_at: None,
             amr: None,
+            refine: 0,
         }
     }
 
@@ -298,6 +308,7 @@ impl Case {
             snapshot_every: Some(0.05),
             split_bottom_at: Some(1.0 / 6.0),
             amr: None,
+            refine: 0,
         }
     }
 
@@ -330,6 +341,7 @@ impl Case {
             snapshot_every: Some(0.25),
             split_bottom_at: None,
             amr: None,
+            refine: 0,
         }
     }
 
@@ -345,8 +357,38 @@ impl Case {
         }
     }
 
-    /// Build the mesh ([`MeshSource::build`] with `seed`), retagging the DMR bottom boundary.
+    /// Set the uniform refinements ([`Case::refine`]), refused above [`MAX_REFINE`] with the
+    /// element count they would give; `source` names the setting in the error (`--refine`,
+    /// `key 'refine'`).
+    pub fn set_refine(&mut self, levels: u8, source: &str) -> Result<()> {
+        if levels > MAX_REFINE {
+            let factor = 4u64.pow(u32::from(levels));
+            let would = match self.mesh {
+                MeshSource::Rectangle { n, .. } => format!(
+                    "about {} triangles ({n} x 4^{levels})",
+                    factor.saturating_mul(n as u64)
+                ),
+                _ => format!("4^{levels} = {factor} times the mesh's triangles"),
+            };
+            return Err(Error::Invalid(format!(
+                "{source}: {levels} uniform refinements would give {would}; at most \
+                 {MAX_REFINE} are allowed"
+            )));
+        }
+        self.refine = levels;
+        Ok(())
+    }
+
+    /// Build the mesh ([`MeshSource::build`] with `seed`), retagging the DMR bottom boundary,
+    /// then refine it uniformly [`Case::refine`] times (boundary tags carried to the halves of
+    /// each boundary edge: [`refine_uniformly`]).
     pub fn build_mesh(&self, seed: u64) -> Result<Mesh> {
+        if self.refine > MAX_REFINE {
+            return Err(Error::Invalid(format!(
+                "case '{}': refine {} exceeds the maximum of {MAX_REFINE} uniform refinements",
+                self.name, self.refine
+            )));
+        }
         let mut mesh = self.mesh.build(seed)?;
         if let Some(xs) = self.split_bottom_at {
             for f in &mut mesh.boundary_facets {
@@ -363,7 +405,7 @@ impl Case {
                 }
             }
         }
-        Ok(mesh)
+        refine_uniformly(mesh, usize::from(self.refine))
     }
 
     /// The boundary condition of `tag` on `mesh` (named boundaries resolved by physical name).
@@ -448,7 +490,12 @@ impl Case {
             snapshot_every: file.snapshot_every,
             split_bottom_at: None,
             amr: None,
+            refine: 0,
         };
+        if let Some(levels) = file.refine {
+            case.set_refine(levels, "key 'refine'")
+                .map_err(|e| Error::parse(path, 0, e.to_string()))?;
+        }
         if let Some(a) = &file.amr {
             let field = match &a.field {
                 Some(f) => IndicatorField::parse(f).map_err(|e| bad("amr.field", e.to_string()))?,
@@ -549,6 +596,7 @@ fn resolve_mesh(mesh: &str, case_path: &Path) -> String {
 struct CaseFile {
     name: Option<String>,
     mesh: String,
+    refine: Option<u8>,
     t_end: f64,
     order: Option<usize>,
     cfl: Option<f64>,
@@ -632,6 +680,54 @@ impl BoundarySpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::order::{prepare, Ordering, PrepareOptions};
+    use crate::solver::dg::DgMesh;
+
+    /// `refine` from a case file and through [`Case::set_refine`]: the periodic vortex refined
+    /// twice has 16 times the triangles, and its periodic sides (split alike) still pair into
+    /// interior edges, leaving no boundary edge; more than [`MAX_REFINE`] is refused naming
+    /// the key and the count it would give.
+    #[test]
+    fn refined_case_meshes_keep_periodic_pairs_and_refuse_too_many_levels() {
+        let base = Case::periodic_vortex(120).build_mesh(1).expect("mesh");
+        let mut case = Case::periodic_vortex(120);
+        case.set_refine(2, "--refine").expect("2 levels");
+        let om = prepare(
+            &case.build_mesh(1).expect("mesh"),
+            &PrepareOptions::new(Ordering::ColorRenumbered, 1),
+        )
+        .expect("order");
+        let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t)).expect("dg mesh");
+        assert_eq!(dm.num_elements, 16 * base.num_elements());
+        assert!(dm.edges.iter().all(|e| e.right.is_some()));
+        let err = case.set_refine(9, "--refine").expect_err("9 levels");
+        assert_eq!(
+            err.to_string(),
+            "--refine: 9 uniform refinements would give about 31457280 triangles (120 x 4^9); \
+             at most 8 are allowed"
+        );
+        assert_eq!(case.refine, 2, "a refused value leaves the setting");
+
+        let toml = |refine: &str| {
+            format!(
+                "mesh = \"rect:100@1\"\nt_end = 1.0\nrefine = {refine}\n\
+                 [initial]\nkind = \"vortex\"\n[[boundary]]\ntag = 1\nkind = \"exact\"\n"
+            )
+        };
+        let path = Path::new("study.toml");
+        let case = Case::from_toml(&toml("3"), path).expect("refine = 3");
+        assert_eq!(case.refine, 3);
+        let err = Case::from_toml(&toml("12"), path).expect_err("refine = 12");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("study.toml")
+                && msg.contains(
+                    "key 'refine': 12 uniform refinements would give 4^12 = 16777216 \
+                                 times the mesh's triangles"
+                ),
+            "{msg}"
+        );
+    }
 
     /// `density` is the first field of `eval` (the L2 error relies on it), here for the vortex,
     /// whose density has its own shortcut, at points near and far from the centre.
