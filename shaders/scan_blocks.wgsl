@@ -5,22 +5,28 @@
 // workgroup memory, output[i] = sum_{block start <= k < i} input[k], and stores the block's
 // total in block_sums[b]; the LAST workgroup to finish (ticket[0] counts the finished ones)
 // then scans block_sums in place, tile by tile with a running carry, so block_sums[b] =
-// sum_{c < b} total_c, and writes the grand total to total[0]. scan_add adds block_sums[i /
-// SCAN_BLOCK] to output[i]. All sums wrap modulo 2^32 like the CPU reference.
+// sum_{c < b} total_c, and writes the grand total to sums[0]. scan_add (or a caller's kernel)
+// adds block_sums[i / SCAN_BLOCK] to output[i]. All sums wrap modulo 2^32 like the CPU
+// reference.
+//
+// Parts: with a stride s = range.color > 0, sums[k] = sum_{i < k s} input[i] for 1 <= k <= (n -
+// 1) / s, final after this launch (so a kernel that needs the prefix at a few part boundaries
+// need not wait for the offsets to be added): the workgroup holding item k s stores its local
+// prefix there, the last workgroup adds the block offset.
 //
 // No workgroup waits on another (no forward-progress assumption): the workgroups that are not
-// last simply finish. Visibility: the block totals and the ticket are atomics (device scope);
-// storageBarrier() is a device-scope acquire-release barrier over storage memory (naga emits
-// OpControlBarrier(Workgroup, Device, AcquireRelease | UniformMemory)), so a workgroup's
-// total is released before its ticket increment, and the last workgroup, having read the
-// final ticket value, acquires every total before it reads them. The last workgroup resets
-// the ticket to 0 after it has read it, so a prepared scan can run again (the next launch sees
-// the reset: launches are ordered).
+// last simply finish. Visibility: the block totals, the parts and the ticket are atomics
+// (device scope); storageBarrier() is a device-scope acquire-release barrier over storage
+// memory (naga emits OpControlBarrier(Workgroup, Device, AcquireRelease | UniformMemory)), so a
+// workgroup's total is released before its ticket increment, and the last workgroup, having
+// read the final ticket value, acquires every total before it reads them. The last workgroup
+// resets the ticket to 0 after it has read it, so a prepared scan can run again (the next
+// launch sees the reset: launches are ordered).
 
 @group(0) @binding(0) var<storage, read> input: array<u32>;
 @group(0) @binding(1) var<storage, read_write> output: array<u32>;
 @group(0) @binding(2) var<storage, read_write> block_sums: array<atomic<u32>>;
-@group(0) @binding(3) var<storage, read_write> total: array<u32>;
+@group(0) @binding(3) var<storage, read_write> sums: array<atomic<u32>>;
 @group(0) @binding(4) var<storage, read_write> ticket: array<atomic<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
@@ -79,7 +85,8 @@ fn main(
 ) {
     let block = wid.x + wid.y * nwg.x;
     let n = range.count;
-    // ceil(n / SCAN_BLOCK) without overflow, at least one block (n = 0 writes total 0).
+    let stride = range.color;
+    // ceil(n / SCAN_BLOCK) without overflow, at least one block (n = 0 writes sums[0] = 0).
     let blocks = select((n - 1u) / SCAN_BLOCK + 1u, 1u, n == 0u);
     // Workgroups past the last block (a 2D grid rounds up) take no ticket.
     if (block >= blocks) {
@@ -100,13 +107,20 @@ fn main(
     for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
         let i = k * WORKGROUP_SIZE + lid.x;
         if (i < n - base) {
-            output[base + i] = tile[slot(i)];
+            let local = tile[slot(i)];
+            output[base + i] = local;
+            let item = base + i;
+            if (stride != 0u && item != 0u && item % stride == 0u) {
+                atomicStore(&sums[item / stride], local);
+            }
         }
     }
+    // Every thread's parts happen before thread 0's release below.
+    storageBarrier();
     if (lid.x == 0u) {
         atomicStore(&block_sums[block], block_total);
     }
-    // Release this block's total before its ticket.
+    // Release this block's total and parts before its ticket.
     storageBarrier();
     if (lid.x == 0u) {
         is_last = select(0u, 1u, atomicAdd(&ticket[0], 1u) == blocks - 1u);
@@ -136,8 +150,16 @@ fn main(
         }
         carry = carry + tile_total;
     }
+    // The scanned totals, stored by other threads of this workgroup, before the parts read them.
+    storageBarrier();
+    if (stride != 0u && n != 0u) {
+        for (var k = 1u + lid.x; k <= (n - 1u) / stride; k = k + WORKGROUP_SIZE) {
+            let offset = atomicLoad(&block_sums[k * stride / SCAN_BLOCK]);
+            atomicStore(&sums[k], atomicLoad(&sums[k]) + offset);
+        }
+    }
     if (lid.x == 0u) {
-        total[0] = carry;
+        atomicStore(&sums[0], carry);
         atomicStore(&ticket[0], 0u);
     }
 }

@@ -156,3 +156,41 @@ fn a_scan_asked_for_more_than_its_capacity_is_an_error() {
         .to_string();
     assert!(err.contains("prepared for 10 items, asked for 11"), "{err}");
 }
+
+/// The parts: word k of the sums is the prefix at k stride (1 <= k <= (n - 1) / stride) after
+/// launch 1 alone, next to the total in word 0, and launch 1 plus the block offsets is the
+/// scan; strides below, at and above the block, one that leaves a single part, and none.
+#[test]
+fn parts_give_the_prefix_at_every_stride_after_the_first_launch() {
+    let rt = rt();
+    let n = 3 * B as u32 * 41 + 17;
+    let values = random_words(n as usize, 300, 1 << 32);
+    let cpu = exclusive_scan_cpu(&values);
+    let input = rt.upload("scan input", &values).expect("input");
+    for stride in [1, 7, B as u32 - 1, B as u32, B as u32 + 1, 41 * B as u32, n - 1, n] {
+        let output = rt.zeroed::<u32>("scan output", n as usize).expect("output");
+        let scan = PrefixSum::with_parts(&rt, &input, &output, n, stride).expect("scan");
+        let mut plan = PlanBuilder::new();
+        scan.record_blocks(&mut plan, n).expect("record");
+        assert_eq!(plan.launches().len(), 1);
+        rt.run(&rt.prepare(&plan).expect("prepare"), 1)
+            .expect("run");
+        let parts = ((n - 1) / stride) as usize;
+        let sums = rt
+            .read::<u32>(scan.total(), 0, 1 + parts)
+            .expect("sums");
+        assert_eq!(sums[0], wrapping_total(&values), "stride {stride}: total");
+        for k in 1..=parts {
+            assert_eq!(sums[k], cpu[k * stride as usize], "stride {stride}: part {k}");
+        }
+        // Launch 1's output plus the block offsets is the scan.
+        let local = rt.read::<u32>(&output, 0, n as usize).expect("output");
+        let offsets = rt
+            .read::<u32>(scan.block_offsets(), 0, (n as usize).div_ceil(B))
+            .expect("offsets");
+        let added: Vec<u32> = (0..n as usize)
+            .map(|i| local[i].wrapping_add(offsets[i / B]))
+            .collect();
+        assert!(added == cpu, "stride {stride}: output + block offsets");
+    }
+}

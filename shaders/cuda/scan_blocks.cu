@@ -5,12 +5,17 @@
 // 16 items) in shared memory, output[i] = sum_{block start <= k < i} input[k], and stores the
 // block's total in block_sums[b]; the LAST block to finish (ticket[0] counts the finished ones)
 // then scans block_sums in place, tile by tile with a running carry, and writes the grand total
-// to total[0]. scan_add adds block_sums[i / SCAN_BLOCK] to output[i]. Sums wrap modulo 2^32.
+// to sums[0]. scan_add (or a caller's kernel) adds block_sums[i / SCAN_BLOCK] to output[i].
+// Sums wrap modulo 2^32.
+//
+// Parts: with a stride s = range.color > 0, sums[k] = sum_{i < k s} input[i] for 1 <= k <= (n -
+// 1) / s, final after this launch: the block holding item k s stores its local prefix there,
+// the last block adds the block offset.
 //
 // No block waits on another. Visibility (the threadFenceReduction pattern): a block's total
-// is stored, then __threadfence() orders it before the ticket's atomicAdd; the last block
-// fences again and reads the totals with volatile loads (from L2, not a stale L1 line). The
-// last block resets the ticket to 0, so a prepared scan can run again.
+// and parts are stored, then __threadfence() orders them before the ticket's atomicAdd; the
+// last block fences again and reads them with volatile loads (from L2, not a stale L1 line).
+// The last block resets the ticket to 0, so a prepared scan can run again.
 
 #define ITEMS_PER_THREAD 16u
 #define SCAN_BLOCK 1024u
@@ -57,7 +62,7 @@ extern "C" __global__ void scan_blocks(
     const u32* __restrict__ input,
     u32* __restrict__ output,
     u32* block_sums,
-    u32* __restrict__ total,
+    u32* sums,
     u32* ticket,
     ItemRange range) {
     __shared__ u32 tile[TILE_WORDS];
@@ -66,7 +71,8 @@ extern "C" __global__ void scan_blocks(
     u32 lid = threadIdx.x;
     u32 block = blockIdx.x + blockIdx.y * gridDim.x;
     u32 n = range.count;
-    // ceil(n / SCAN_BLOCK) without overflow, at least one block (n = 0 writes total 0).
+    u32 stride = range.color;
+    // ceil(n / SCAN_BLOCK) without overflow, at least one block (n = 0 writes sums[0] = 0).
     u32 blocks = n == 0u ? 1u : (n - 1u) / SCAN_BLOCK + 1u;
     // Blocks past the last one (a 2D grid rounds up) take no ticket.
     if (block >= blocks) {
@@ -83,12 +89,20 @@ extern "C" __global__ void scan_blocks(
     for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
         u32 i = k * WORKGROUP_SIZE + lid;
         if (i < n - base) {
-            output[base + i] = tile[slot(i)];
+            u32 local = tile[slot(i)];
+            output[base + i] = local;
+            u32 item = base + i;
+            if (stride != 0u && item != 0u && item % stride == 0u) {
+                *(volatile u32*)(sums + item / stride) = local;
+            }
         }
     }
+    // Every thread's parts before thread 0's release below.
+    __threadfence();
+    __syncthreads();
     if (lid == 0u) {
         *(volatile u32*)(block_sums + block) = block_total;
-        // Release this block's total before its ticket.
+        // Release this block's total and parts before its ticket.
         __threadfence();
         is_last = atomicAdd(ticket, 1u) == blocks - 1u ? 1u : 0u;
     }
@@ -114,8 +128,16 @@ extern "C" __global__ void scan_blocks(
         }
         carry = carry + tile_total;
     }
+    // The scanned totals, stored by other threads of this block, before the parts read them.
+    __syncthreads();
+    if (stride != 0u && n != 0u) {
+        for (u32 k = 1u + lid; k <= (n - 1u) / stride; k = k + WORKGROUP_SIZE) {
+            u32 offset = *(volatile u32*)(block_sums + k * stride / SCAN_BLOCK);
+            sums[k] = *(volatile u32*)(sums + k) + offset;
+        }
+    }
     if (lid == 0u) {
-        total[0] = carry;
+        sums[0] = carry;
         *ticket = 0u;
     }
 }

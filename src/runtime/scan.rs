@@ -3,8 +3,10 @@
 //! items in workgroup memory and stores each block's total; the last workgroup to finish (an
 //! atomic ticket, no workgroup ever waits on another) scans the block totals in place, tile by
 //! tile, and writes the grand total. Launch 2 adds the block offsets; a scan of at most one
-//! block needs only launch 1. Recorded into the caller's plan; the grand total stays on the
-//! device ([`PrefixSum::total`]). CPU reference: [`exclusive_scan_cpu`].
+//! block needs only launch 1, and a caller's own kernel may add the offsets instead
+//! ([`PrefixSum::record_blocks`]). Recorded into the caller's plan; the grand total, and with
+//! parts ([`PrefixSum::with_parts`]) the prefix at every multiple of a stride, stay on the
+//! device ([`PrefixSum::total`]), final after launch 1. CPU reference: [`exclusive_scan_cpu`].
 
 use super::{Buffer, ItemRange, Kernel, PlanBuilder, Runtime, WORKGROUP_SIZE};
 use crate::args;
@@ -33,6 +35,15 @@ fn blocks(n: u32) -> u32 {
     n.div_ceil(SCAN_BLOCK).max(1)
 }
 
+/// Words of the sums of a scan of up to `capacity` items with parts every `stride` items: the
+/// total, then the prefix at k stride for 1 <= k <= (capacity - 1) / stride.
+fn sums_words(capacity: u32, stride: u32) -> u32 {
+    match stride {
+        0 => 1,
+        s => 1 + capacity.saturating_sub(1) / s,
+    }
+}
+
 /// Launches a scan of `n` items records: 1 up to one block, else 2.
 pub fn scan_launches(n: u32) -> usize {
     if n > SCAN_BLOCK {
@@ -51,8 +62,10 @@ pub struct PrefixSum {
     output: Buffer,
     /// The block totals, scanned in place by launch 1's last workgroup.
     block_sums: Buffer,
-    /// Word 0: the grand total.
-    total: Buffer,
+    /// Word 0: the grand total; word k >= 1: the prefix at item k `stride`.
+    sums: Buffer,
+    /// Items per part (0: no parts).
+    stride: u32,
     /// Word 0: launch 1's workgroups that have finished their block; 0 between scans (the last
     /// workgroup resets it after reading it, and it starts zeroed).
     ticket: Buffer,
@@ -62,21 +75,42 @@ pub struct PrefixSum {
 impl PrefixSum {
     /// Prepare a scan of up to `capacity` values of `input` into `output`.
     pub fn new(rt: &Runtime, input: &Buffer, output: &Buffer, capacity: u32) -> Result<PrefixSum> {
+        PrefixSum::with_parts(rt, input, output, capacity, 0)
+    }
+
+    /// Prepare a scan that also leaves the exclusive prefix at every multiple of `stride` in
+    /// [`PrefixSum::total`]: word k = sum_{i < k stride} input[i] for 1 <= k <= (n - 1) /
+    /// stride (`stride` 0: none), final with the total after launch 1.
+    pub fn with_parts(
+        rt: &Runtime,
+        input: &Buffer,
+        output: &Buffer,
+        capacity: u32,
+        stride: u32,
+    ) -> Result<PrefixSum> {
         Ok(PrefixSum {
             blocks: rt.kernel("scan_blocks", &[])?,
             add: rt.kernel("scan_add", &[])?,
             input: input.clone(),
             output: output.clone(),
             block_sums: rt.zeroed::<u32>("scan block sums", blocks(capacity) as usize)?,
-            total: rt.zeroed::<u32>("scan total", 1)?,
+            sums: rt.zeroed::<u32>("scan sums", sums_words(capacity, stride) as usize)?,
+            stride,
             ticket: rt.zeroed::<u32>("scan ticket", 1)?,
             capacity,
         })
     }
 
-    /// The buffer whose element 0 holds the sum of the scanned inputs after the launches ran.
+    /// The buffer whose element 0 holds the sum of the scanned inputs after the launches ran
+    /// (and element k >= 1 the prefix at part k, see [`PrefixSum::with_parts`]).
     pub fn total(&self) -> &Buffer {
-        &self.total
+        &self.sums
+    }
+
+    /// The block offsets after launch 1: the scan of item i is `output[i] +
+    /// offsets[i / SCAN_BLOCK]` until launch 2 (or a caller's kernel) adds them.
+    pub fn block_offsets(&self) -> &Buffer {
+        &self.block_sums
     }
 
     /// Append the scan of all `capacity` inputs to `plan`.
@@ -88,6 +122,21 @@ impl PrefixSum {
     /// Append the scan of the first `n` inputs (n <= capacity) to `plan`: [`scan_launches`]`(n)`
     /// launches.
     pub fn record_first(&self, plan: &mut PlanBuilder, n: u32) -> Result<()> {
+        self.record_blocks(plan, n)?;
+        if n > SCAN_BLOCK {
+            plan.launch(
+                &self.add,
+                &args![self.block_sums, self.output],
+                ItemRange::new(SCAN_BLOCK, n - SCAN_BLOCK),
+            );
+        }
+        Ok(())
+    }
+
+    /// Append launch 1 alone for the first `n` inputs: the block scans, the total and the
+    /// parts, and the [`PrefixSum::block_offsets`]; the caller's next kernel adds the offsets
+    /// to the items past the first block (as `scan_add` does) before anything reads them.
+    pub fn record_blocks(&self, plan: &mut PlanBuilder, n: u32) -> Result<()> {
         if n > self.capacity {
             return Err(Error::Invalid(format!(
                 "scan prepared for {} items, asked for {n}",
@@ -100,19 +149,17 @@ impl PrefixSum {
                 self.input,
                 self.output,
                 self.block_sums,
-                self.total,
+                self.sums,
                 self.ticket
             ],
-            ItemRange::all(n),
+            ItemRange {
+                first: 0,
+                count: n,
+                color: self.stride,
+                pad: 0,
+            },
             blocks(n) * WORKGROUP_SIZE,
         );
-        if n > SCAN_BLOCK {
-            plan.launch(
-                &self.add,
-                &args![self.block_sums, self.output],
-                ItemRange::new(SCAN_BLOCK, n - SCAN_BLOCK),
-            );
-        }
         Ok(())
     }
 }
