@@ -44,7 +44,12 @@ fn assert_scan(rt: &Runtime, values: &[u32], what: &str) {
             cpu[i]
         );
     }
-    assert_eq!(total, wrapping_total(values), "{what}, n = {}: total", values.len());
+    assert_eq!(
+        total,
+        wrapping_total(values),
+        "{what}, n = {}: total",
+        values.len()
+    );
 }
 
 const B: usize = SCAN_BLOCK as usize;
@@ -134,9 +139,7 @@ fn a_prepared_scan_runs_again_with_new_values_and_counts() {
     scan.record(&mut plan);
     rt.run(&rt.prepare(&plan).expect("prepare"), 3)
         .expect("run");
-    let gpu = rt
-        .read::<u32>(&output, 0, capacity as usize)
-        .expect("read");
+    let gpu = rt.read::<u32>(&output, 0, capacity as usize).expect("read");
     assert!(gpu == exclusive_scan_cpu(&values));
     assert_eq!(
         rt.read::<u32>(scan.total(), 0, 1).expect("total")[0],
@@ -167,7 +170,16 @@ fn parts_give_the_prefix_at_every_stride_after_the_first_launch() {
     let values = random_words(n as usize, 300, 1 << 32);
     let cpu = exclusive_scan_cpu(&values);
     let input = rt.upload("scan input", &values).expect("input");
-    for stride in [1, 7, B as u32 - 1, B as u32, B as u32 + 1, 41 * B as u32, n - 1, n] {
+    for stride in [
+        1,
+        7,
+        B as u32 - 1,
+        B as u32,
+        B as u32 + 1,
+        41 * B as u32,
+        n - 1,
+        n,
+    ] {
         let output = rt.zeroed::<u32>("scan output", n as usize).expect("output");
         let scan = PrefixSum::with_parts(&rt, &input, &output, n, stride).expect("scan");
         let mut plan = PlanBuilder::new();
@@ -176,12 +188,14 @@ fn parts_give_the_prefix_at_every_stride_after_the_first_launch() {
         rt.run(&rt.prepare(&plan).expect("prepare"), 1)
             .expect("run");
         let parts = ((n - 1) / stride) as usize;
-        let sums = rt
-            .read::<u32>(scan.total(), 0, 1 + parts)
-            .expect("sums");
+        let sums = rt.read::<u32>(scan.total(), 0, 1 + parts).expect("sums");
         assert_eq!(sums[0], wrapping_total(&values), "stride {stride}: total");
         for k in 1..=parts {
-            assert_eq!(sums[k], cpu[k * stride as usize], "stride {stride}: part {k}");
+            assert_eq!(
+                sums[k],
+                cpu[k * stride as usize],
+                "stride {stride}: part {k}"
+            );
         }
         // Launch 1's output plus the block offsets is the scan.
         let local = rt.read::<u32>(&output, 0, n as usize).expect("output");

@@ -15,7 +15,10 @@
 //! admissible flags whatever the order of the raises, so atomic raises need no colors; the
 //! colors stay for the surface integral, whose scatter they keep race-free), the coarsening's
 //! decisions (which split edges a cluster frees) are marked with the clusters and share their
-//! scan, the bookkeeping between phases is one thread after each scan, the geometry shares a
+//! scan, every scan is one launch (`scan_blocks` with its parts, src/runtime/scan.rs) and the
+//! bookkeeping between phases one launch after it, whose thread 0 counts from the scan's sums
+//! while the others add the scan's block offsets (the scan's own second launch), the geometry
+//! shares a
 //! launch with the face marks, and the faces kernel also writes the split masks and counts the
 //! far faces.
 
