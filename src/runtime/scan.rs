@@ -79,8 +79,8 @@ impl PrefixSum {
     }
 
     /// Prepare a scan that also leaves the exclusive prefix at every multiple of `stride` in
-    /// [`PrefixSum::total`]: word k = sum_{i < k stride} input[i] for 1 <= k <= (n - 1) /
-    /// stride (`stride` 0: none), final with the total after launch 1.
+    /// [`PrefixSum::total`]: word k = `sum_{i < k stride} input[i]` for `1 <= k <= (n - 1) /
+    /// stride` (`stride` 0: none), final with the total after launch 1.
     pub fn with_parts(
         rt: &Runtime,
         input: &Buffer,
