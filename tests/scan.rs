@@ -208,3 +208,18 @@ fn parts_give_the_prefix_at_every_stride_after_the_first_launch() {
         assert!(added == cpu, "stride {stride}: output + block offsets");
     }
 }
+
+/// Every kernel that splits items into scan blocks names the runtime's block size: the scan's
+/// own two launches and amr_count, which adds the offsets in its place, on both backends.
+#[test]
+fn every_kernel_uses_the_runtimes_scan_block() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    for stem in ["scan_blocks", "scan_add", "amr_count"] {
+        let wgsl = std::fs::read_to_string(root.join(format!("{stem}.wgsl"))).expect("wgsl");
+        let want = format!("const SCAN_BLOCK: u32 = {SCAN_BLOCK}u;");
+        assert!(wgsl.contains(&want), "{stem}.wgsl lacks '{want}'");
+        let cuda = std::fs::read_to_string(root.join(format!("cuda/{stem}.cu"))).expect("cuda");
+        let want = format!("#define SCAN_BLOCK {SCAN_BLOCK}u");
+        assert!(cuda.contains(&want), "cuda/{stem}.cu lacks '{want}'");
+    }
+}
