@@ -1,8 +1,11 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
 
-// The bookkeeping between the adaptation phases, one thread (range.pad = the phase). Counts
-// come from the exclusive scans as out[n - 1] + in[n - 1]:
+// The bookkeeping between the adaptation phases (thread 0, range.pad = the phase), fused with
+// the second launch of the phase's scan (src/runtime/scan.rs): threads t >= 1 add the block
+// offset to scan item SCAN_BLOCK - 1 + t (scan_add's work; range.count = 1 + the items past the
+// first block). The bookkeeping reads only the scan's sums (its total in word 0, its prefix
+// at k NE in word k, final after the scan's first launch), never the items being offset.
 //   0: after the scan of amr_mark's three parts (NE each): the numbers of clusters, refined
 //      elements and freed split blocks, and the last smoothing pass that raised a flag
 //      (amr_smooth) handed to C_CHANGED for the host;
@@ -17,24 +20,19 @@
 //      elements, 1 + c the faces of color c, 1 + 2K all faces; and the far faces cleared for
 //      amr_faces to count.
 
-override NE: u32 = 1u;
-
 @group(0) @binding(0) var<storage, read_write> counters: array<u32>;
-// amr_mark's cluster, refine and freed-split marks (3 NE) and their scan.
-@group(0) @binding(1) var<storage, read> marks: array<u32>;
-@group(0) @binding(2) var<storage, read> marks_scan: array<u32>;
-// The phase's own marks and scan (n = range.count items).
-@group(0) @binding(3) var<storage, read> items: array<u32>;
-@group(0) @binding(4) var<storage, read> items_scan: array<u32>;
+// The phase's scan: its sums (total, then the prefix at every multiple of NE), its block
+// offsets and its output.
+@group(0) @binding(1) var<storage, read> sums: array<u32>;
+@group(0) @binding(2) var<storage, read> block_offsets: array<u32>;
+@group(0) @binding(3) var<storage, read_write> scan_out: array<u32>;
 // The DG solver's launch records (GpuDg::launch_words), LAUNCH_WORDS words each.
-@group(0) @binding(5) var<storage, read_write> launches: array<u32>;
+@group(0) @binding(4) var<storage, read_write> launches: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
-fn items_total() -> u32 {
-    let n = range.count;
-    return items_scan[n - 1u] + items[n - 1u];
-}
+// Items per block of the scan (SCAN_BLOCK in src/runtime/scan.rs and scan_add.wgsl).
+const SCAN_BLOCK: u32 = 1024u;
 
 // Launch record r: items first .. first + count and their workgroup grid.
 fn write_launch(r: u32, first: u32, count: u32) {
@@ -58,16 +56,22 @@ fn take(r: u32, wanted: u32) -> u32 {
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    if (linear_index(gid, nwg) != 0u) {
+    let t = linear_index(gid, nwg);
+    if (t >= range.count) {
+        return;
+    }
+    if (t != 0u) {
+        let i = SCAN_BLOCK - 1u + t;
+        scan_out[i] = scan_out[i] + block_offsets[i / SCAN_BLOCK];
         return;
     }
     switch range.pad {
         case 0u: {
-            let clusters = marks_scan[NE];
-            let marked = marks_scan[2u * NE];
+            let clusters = sums[1];
+            let marked = sums[2];
             counters[C_CLUSTERS] = clusters;
             counters[C_REFINES] = marked - clusters;
-            counters[C_SPLIT_FREES] = marks_scan[3u * NE - 1u] + marks[3u * NE - 1u] - marked;
+            counters[C_SPLIT_FREES] = sums[0] - marked;
             counters[C_CHANGED] = counters[C_LAST_CHANGE];
             counters[C_LAST_CHANGE] = 0u;
         }
@@ -76,7 +80,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
             counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
             counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
-            counters[C_SPLITS] = items_total();
+            counters[C_SPLITS] = sums[0];
         }
         case 2u: {
             counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 2u * take(1u, counters[C_SPLITS]);
@@ -87,17 +91,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines);
             counters[C_SLOTS] = slots_in_use(num_active, refines, holes);
             counters[C_NEW_ACTIVE] = num_active + 3u * refines - holes;
-            counters[C_COMPACT_HOLES] = items_total() / 2u;
+            counters[C_COMPACT_HOLES] = sums[0] / 2u;
         }
         case 3u: {
             counters[C_ACTIVE] = counters[C_NEW_ACTIVE];
             counters[C_FAR_FACES] = 0u;
             let colors = 2u * params.base_colors;
-            let per_color = NE;
-            for (var c = 0u; c < colors; c = c + 1u) {
-                counters[C_COLOR_OFFSETS + c] = items_scan[c * per_color];
+            counters[C_COLOR_OFFSETS] = 0u;
+            for (var c = 1u; c < colors; c = c + 1u) {
+                counters[C_COLOR_OFFSETS + c] = sums[c];
             }
-            let faces = items_total();
+            let faces = sums[0];
             counters[C_COLOR_OFFSETS + colors] = faces;
             write_launch(0u, 0u, counters[C_ACTIVE]);
             for (var c = 0u; c < colors; c = c + 1u) {

@@ -1,9 +1,12 @@
 // #include "common/dispatch.cuh"
 // #include "common/amr_tree.cuh"
 
-// CUDA twin of shaders/amr_count.wgsl. The bookkeeping between the adaptation phases, one
-// thread (range.pad = the phase). Counts come from the exclusive scans as
-// out[n - 1] + in[n - 1]:
+// CUDA twin of shaders/amr_count.wgsl. The bookkeeping between the adaptation phases (thread 0,
+// range.pad = the phase), fused with the second launch of the phase's scan
+// (src/runtime/scan.rs): threads t >= 1 add the block offset to scan item SCAN_BLOCK - 1 + t
+// (scan_add's work; range.count = 1 + the items past the first block). The bookkeeping reads
+// only the scan's sums (its total in word 0, its prefix at k NE in word k, final after the
+// scan's first launch), never the items being offset.
 //   0: after the scan of amr_mark's three parts (NE each): the numbers of clusters, refined
 //      elements and freed split blocks, and the last smoothing pass that raised a flag
 //      (amr_smooth) handed to C_CHANGED for the host;
@@ -18,21 +21,12 @@
 //      elements, 1 + c the faces of color c, 1 + 2K all faces; and the far faces cleared for
 //      amr_faces to count.
 //
-// marks, marks_scan: amr_mark's cluster, refine and freed-split marks (3 NE) and their scan. items, items_scan: the
-// phase's own marks and scan (n = range.count items). launches: the DG solver's launch records
+// sums, block_offsets, scan_out: the phase's scan (its total, then the prefix at every multiple
+// of NE; its block offsets; its output). launches: the DG solver's launch records
 // (GpuDg::launch_words), LAUNCH_WORDS words each.
-//
-// The WGSL override constant is a preprocessor define here (the host passes a -D value).
 
-#ifndef NE
-#define NE 1u
-#endif
-
-__device__ __forceinline__ u32 items_total(
-    const u32* items, const u32* items_scan, ItemRange range) {
-    u32 n = range.count;
-    return items_scan[n - 1u] + items[n - 1u];
-}
+// Items per block of the scan (SCAN_BLOCK in src/runtime/scan.rs and scan_add.cu).
+#define SCAN_BLOCK 1024u
 
 // Launch record r: items first .. first + count and their workgroup grid.
 __device__ __forceinline__ void write_launch(u32* launches, u32 r, u32 first, u32 count) {
@@ -56,23 +50,28 @@ __device__ __forceinline__ u32 take(u32 r, u32 wanted, u32* counters, const AmrP
 
 extern "C" __global__ void amr_count(
     u32* counters,
-    const u32* __restrict__ marks,
-    const u32* __restrict__ marks_scan,
-    const u32* __restrict__ items,
-    const u32* __restrict__ items_scan,
+    const u32* __restrict__ sums,
+    const u32* __restrict__ block_offsets,
+    u32* __restrict__ scan_out,
     u32* __restrict__ launches,
     AmrParams params,
     ItemRange range) {
-    if (linear_index() != 0u) {
+    u32 t = linear_index();
+    if (t >= range.count) {
+        return;
+    }
+    if (t != 0u) {
+        u32 i = SCAN_BLOCK - 1u + t;
+        scan_out[i] = scan_out[i] + block_offsets[i / SCAN_BLOCK];
         return;
     }
     switch (range.pad) {
         case 0u: {
-            u32 clusters = marks_scan[NE];
-            u32 marked = marks_scan[2u * NE];
+            u32 clusters = sums[1];
+            u32 marked = sums[2];
             counters[C_CLUSTERS] = clusters;
             counters[C_REFINES] = marked - clusters;
-            counters[C_SPLIT_FREES] = marks_scan[3u * NE - 1u] + marks[3u * NE - 1u] - marked;
+            counters[C_SPLIT_FREES] = sums[0] - marked;
             counters[C_CHANGED] = counters[C_LAST_CHANGE];
             counters[C_LAST_CHANGE] = 0u;
             break;
@@ -82,7 +81,7 @@ extern "C" __global__ void amr_count(
             counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
             counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
             counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
-            counters[C_SPLITS] = items_total(items, items_scan, range);
+            counters[C_SPLITS] = sums[0];
             break;
         }
         case 2u: {
@@ -96,18 +95,18 @@ extern "C" __global__ void amr_count(
             counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines, counters, params);
             counters[C_SLOTS] = slots_in_use(num_active, refines, holes);
             counters[C_NEW_ACTIVE] = num_active + 3u * refines - holes;
-            counters[C_COMPACT_HOLES] = items_total(items, items_scan, range) / 2u;
+            counters[C_COMPACT_HOLES] = sums[0] / 2u;
             break;
         }
         case 3u: {
             counters[C_ACTIVE] = counters[C_NEW_ACTIVE];
             counters[C_FAR_FACES] = 0u;
             u32 colors = 2u * params.base_colors;
-            u32 per_color = NE;
-            for (u32 c = 0u; c < colors; c = c + 1u) {
-                counters[C_COLOR_OFFSETS + c] = items_scan[c * per_color];
+            counters[C_COLOR_OFFSETS] = 0u;
+            for (u32 c = 1u; c < colors; c = c + 1u) {
+                counters[C_COLOR_OFFSETS + c] = sums[c];
             }
-            u32 faces = items_total(items, items_scan, range);
+            u32 faces = sums[0];
             counters[C_COLOR_OFFSETS + colors] = faces;
             write_launch(launches, 0u, 0u, counters[C_ACTIVE]);
             for (u32 c = 0u; c < colors; c = c + 1u) {

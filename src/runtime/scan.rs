@@ -1,14 +1,20 @@
-//! GPU exclusive prefix sum of u32 (`scan_blocks` + `scan_add`, WGSL and CUDA twins): blocks of
-//! [`SCAN_BLOCK`] are scanned in workgroup memory, their totals scanned recursively, and the
-//! block offsets added back. Recorded into the caller's plan; the grand total stays on the
-//! device ([`PrefixSum::total`]). CPU reference: [`exclusive_scan_cpu`].
+//! GPU exclusive prefix sum of u32 in two launches for any count that fits u32
+//! (`scan_blocks` + `scan_add`, WGSL and CUDA twins). Launch 1 scans blocks of [`SCAN_BLOCK`]
+//! items in workgroup memory and stores each block's total; the last workgroup to finish (an
+//! atomic ticket, no workgroup ever waits on another) scans the block totals in place, tile by
+//! tile, and writes the grand total. Launch 2 adds the block offsets; a scan of at most one
+//! block needs only launch 1, and a caller's own kernel may add the offsets instead
+//! ([`PrefixSum::record_blocks`]). Recorded into the caller's plan; the grand total, and with
+//! parts ([`PrefixSum::with_parts`]) the prefix at every multiple of a stride, stay on the
+//! device ([`PrefixSum::total`]), final after launch 1. CPU reference: [`exclusive_scan_cpu`].
 
 use super::{Buffer, ItemRange, Kernel, PlanBuilder, Runtime, WORKGROUP_SIZE};
 use crate::args;
 use crate::error::{Error, Result};
 
-/// Items scanned by one workgroup.
-pub const SCAN_BLOCK: u32 = 256;
+/// Items scanned by one workgroup (64 threads x 16 items); also the block totals the last
+/// workgroup scans per pass of its loop.
+pub const SCAN_BLOCK: u32 = 1024;
 
 /// CPU reference: `out[i] = sum_{k < i} input[k]` (wrapping like the GPU's u32).
 pub fn exclusive_scan_cpu(input: &[u32]) -> Vec<u32> {
@@ -23,14 +29,28 @@ pub fn exclusive_scan_cpu(input: &[u32]) -> Vec<u32> {
         .collect()
 }
 
-/// Items per level of a scan of `n` values with `levels` levels: n, ceil(n/256), ...
-fn level_sizes(n: u32, levels: usize) -> Vec<u32> {
-    let mut sizes = vec![n.max(1)];
-    while sizes.len() < levels {
-        let last = sizes[sizes.len() - 1];
-        sizes.push(last.div_ceil(SCAN_BLOCK));
+/// Blocks of a scan of `n` items: ceil(n / [`SCAN_BLOCK`]), at least one (a scan of nothing
+/// still writes its total, 0).
+fn blocks(n: u32) -> u32 {
+    n.div_ceil(SCAN_BLOCK).max(1)
+}
+
+/// Words of the sums of a scan of up to `capacity` items with parts every `stride` items: the
+/// total, then the prefix at k stride for 1 <= k <= (capacity - 1) / stride.
+fn sums_words(capacity: u32, stride: u32) -> u32 {
+    match stride {
+        0 => 1,
+        s => 1 + capacity.saturating_sub(1) / s,
     }
-    sizes
+}
+
+/// Launches a scan of `n` items records: 1 up to one block, else 2.
+pub fn scan_launches(n: u32) -> usize {
+    if n > SCAN_BLOCK {
+        2
+    } else {
+        1
+    }
 }
 
 /// A prepared exclusive scan of up to `capacity` values of an input buffer into an output
@@ -40,90 +60,106 @@ pub struct PrefixSum {
     add: Kernel,
     input: Buffer,
     output: Buffer,
-    /// Block totals of each level.
-    sums: Vec<Buffer>,
-    /// Scanned block totals: `scanned[k - 1]` is the output of level k >= 1.
-    scanned: Vec<Buffer>,
+    /// The block totals, scanned in place by launch 1's last workgroup.
+    block_sums: Buffer,
+    /// Word 0: the grand total; word k >= 1: the prefix at item k `stride`.
+    sums: Buffer,
+    /// Items per part (0: no parts).
+    stride: u32,
+    /// Word 0: launch 1's workgroups that have finished their block; 0 between scans (the last
+    /// workgroup resets it after reading it, and it starts zeroed).
+    ticket: Buffer,
     capacity: u32,
 }
 
 impl PrefixSum {
     /// Prepare a scan of up to `capacity` values of `input` into `output`.
     pub fn new(rt: &Runtime, input: &Buffer, output: &Buffer, capacity: u32) -> Result<PrefixSum> {
-        let blocks = rt.kernel("scan_blocks", &[])?;
-        let add = rt.kernel("scan_add", &[])?;
-        let mut levels = 1;
-        while level_sizes(capacity, levels)
-            .last()
-            .is_some_and(|&l| l > SCAN_BLOCK)
-        {
-            levels += 1;
-        }
-        let sizes = level_sizes(capacity, levels);
-        let mut sums = Vec::new();
-        let mut scanned = Vec::new();
-        for (k, &len) in sizes.iter().enumerate() {
-            sums.push(rt.zeroed::<u32>("scan block sums", len.div_ceil(SCAN_BLOCK) as usize)?);
-            if k > 0 {
-                scanned.push(rt.zeroed::<u32>("scan level output", len as usize)?);
-            }
-        }
+        PrefixSum::with_parts(rt, input, output, capacity, 0)
+    }
+
+    /// Prepare a scan that also leaves the exclusive prefix at every multiple of `stride` in
+    /// [`PrefixSum::total`]: word k = `sum_{i < k stride} input[i]` for `1 <= k <= (n - 1) /
+    /// stride` (`stride` 0: none), final with the total after launch 1.
+    pub fn with_parts(
+        rt: &Runtime,
+        input: &Buffer,
+        output: &Buffer,
+        capacity: u32,
+        stride: u32,
+    ) -> Result<PrefixSum> {
         Ok(PrefixSum {
-            blocks,
-            add,
+            blocks: rt.kernel("scan_blocks", &[])?,
+            add: rt.kernel("scan_add", &[])?,
             input: input.clone(),
             output: output.clone(),
-            sums,
-            scanned,
-            capacity: capacity.max(1),
+            block_sums: rt.zeroed::<u32>("scan block sums", blocks(capacity) as usize)?,
+            sums: rt.zeroed::<u32>("scan sums", sums_words(capacity, stride) as usize)?,
+            stride,
+            ticket: rt.zeroed::<u32>("scan ticket", 1)?,
+            capacity,
         })
     }
 
-    /// The buffer whose element 0 holds the sum of the scanned inputs after the launches ran.
+    /// The buffer whose element 0 holds the sum of the scanned inputs after the launches ran
+    /// (and element k >= 1 the prefix at part k, see [`PrefixSum::with_parts`]).
     pub fn total(&self) -> &Buffer {
-        &self.sums[self.sums.len() - 1]
+        &self.sums
+    }
+
+    /// The block offsets after launch 1: the scan of item i is `output[i] +
+    /// offsets[i / SCAN_BLOCK]` until launch 2 (or a caller's kernel) adds them.
+    pub fn block_offsets(&self) -> &Buffer {
+        &self.block_sums
     }
 
     /// Append the scan of all `capacity` inputs to `plan`.
     pub fn record(&self, plan: &mut PlanBuilder) {
         self.record_first(plan, self.capacity)
-            .expect("the capacity fits the prepared levels");
+            .expect("the capacity fits the prepared block sums");
     }
 
-    /// Append the scan of the first `n` inputs (n <= capacity) to `plan`.
+    /// Append the scan of the first `n` inputs (n <= capacity) to `plan`: [`scan_launches`]`(n)`
+    /// launches.
     pub fn record_first(&self, plan: &mut PlanBuilder, n: u32) -> Result<()> {
+        self.record_blocks(plan, n)?;
+        if n > SCAN_BLOCK {
+            plan.launch(
+                &self.add,
+                &args![self.block_sums, self.output],
+                ItemRange::new(SCAN_BLOCK, n - SCAN_BLOCK),
+            );
+        }
+        Ok(())
+    }
+
+    /// Append launch 1 alone for the first `n` inputs: the block scans, the total and the
+    /// parts, and the [`PrefixSum::block_offsets`]; the caller's next kernel adds the offsets
+    /// to the items past the first block (as `scan_add` does) before anything reads them.
+    pub fn record_blocks(&self, plan: &mut PlanBuilder, n: u32) -> Result<()> {
         if n > self.capacity {
             return Err(Error::Invalid(format!(
                 "scan prepared for {} items, asked for {n}",
                 self.capacity
             )));
         }
-        let sizes = level_sizes(n, self.sums.len());
-        for (k, &len) in sizes.iter().enumerate() {
-            let (src, dst) = if k == 0 {
-                (&self.input, &self.output)
-            } else {
-                (&self.sums[k - 1], &self.scanned[k - 1])
-            };
-            plan.launch_threads(
-                &self.blocks,
-                &args![*src, *dst, self.sums[k]],
-                ItemRange::all(len),
-                len.div_ceil(SCAN_BLOCK) * WORKGROUP_SIZE,
-            );
-        }
-        for k in (0..sizes.len().saturating_sub(1)).rev() {
-            let dst = if k == 0 {
-                &self.output
-            } else {
-                &self.scanned[k - 1]
-            };
-            plan.launch(
-                &self.add,
-                &args![self.scanned[k], *dst],
-                ItemRange::all(sizes[k]),
-            );
-        }
+        plan.launch_threads(
+            &self.blocks,
+            &args![
+                self.input,
+                self.output,
+                self.block_sums,
+                self.sums,
+                self.ticket
+            ],
+            ItemRange {
+                first: 0,
+                count: n,
+                color: self.stride,
+                pad: 0,
+            },
+            blocks(n) * WORKGROUP_SIZE,
+        );
         Ok(())
     }
 }

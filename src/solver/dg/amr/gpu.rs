@@ -15,7 +15,10 @@
 //! admissible flags whatever the order of the raises, so atomic raises need no colors; the
 //! colors stay for the surface integral, whose scatter they keep race-free), the coarsening's
 //! decisions (which split edges a cluster frees) are marked with the clusters and share their
-//! scan, the bookkeeping between phases is one thread after each scan, the geometry shares a
+//! scan, every scan is one launch (`scan_blocks` with its parts, src/runtime/scan.rs) and the
+//! bookkeeping between phases one launch after it, whose thread 0 counts from the scan's sums
+//! while the others add the scan's block offsets (the scan's own second launch), the geometry
+//! shares a
 //! launch with the face marks, and the faces kernel also writes the split masks and counts the
 //! far faces.
 
@@ -24,7 +27,7 @@ use super::projection::Projection;
 use super::tree::{AdaptCounts, AdaptiveMesh, FlatTree, NONE};
 use crate::args;
 use crate::error::{Error, Result};
-use crate::runtime::scan::PrefixSum;
+use crate::runtime::scan::{PrefixSum, SCAN_BLOCK};
 use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Recorded, Runtime};
 use crate::solver::dg::basis::{dubiner, dubiner_gradient, mode_indices};
 use crate::solver::dg::euler::GAMMA;
@@ -386,34 +389,46 @@ impl GpuAdaptation {
         tally.count("flag", &flag);
         tally.next_plan();
 
-        let marks_sum = PrefixSum::new(rt, &marks, &marks_scan, 3 * ne as u32)?;
+        // The marks' and the faces' scans leave their prefix at every multiple of NE (the
+        // parts amr_count reads); amr_count also adds every scan's block offsets.
+        let marks_sum = PrefixSum::with_parts(rt, &marks, &marks_scan, 3 * ne as u32, ne as u32)?;
         let slot_sum = PrefixSum::new(rt, &items, &items_scan, ne as u32)?;
         let edge_sum = PrefixSum::new(rt, &items, &items_scan, capacity.edges as u32)?;
-        let face_sum = PrefixSum::new(rt, &items, &items_scan, face_items as u32)?;
-        let count_kernel = kernel("amr_count", &with_ne)?;
+        let face_sum =
+            PrefixSum::with_parts(rt, &items, &items_scan, face_items as u32, ne as u32)?;
+        let count_kernel = kernel("amr_count", &[])?;
         let launch_words = dg.launch_words();
-        let mut count_args = args![
-            counters,
-            marks,
-            marks_scan,
-            items,
-            items_scan,
-            *launch_words
-        ]
-        .to_vec();
-        count_args.push(prm.clone());
-        let count = |plan: &mut PlanBuilder, phase: u32, items: usize| {
-            plan.launch_threads(
+        // Launch 1 of `scan` over its first `items`, then amr_count's phase with the scan's
+        // launch 2 folded in.
+        let count = |plan: &mut PlanBuilder,
+                     phase: u32,
+                     scan: &PrefixSum,
+                     scan_out: &Buffer,
+                     items: usize|
+         -> Result<()> {
+            let items = items as u32;
+            scan.record_blocks(plan, items)?;
+            let mut count_args = args![
+                counters,
+                *scan.total(),
+                *scan.block_offsets(),
+                *scan_out,
+                *launch_words
+            ]
+            .to_vec();
+            count_args.push(prm.clone());
+            let threads = 1 + items.saturating_sub(SCAN_BLOCK);
+            plan.launch(
                 &count_kernel,
                 &count_args,
                 ItemRange {
                     first: 0,
-                    count: items as u32,
+                    count: threads,
                     color: 0,
                     pad: phase,
                 },
-                1,
             );
+            Ok(())
         };
         let phase = |n: usize, pad: u32| ItemRange {
             first: 0,
@@ -464,8 +479,7 @@ impl GpuAdaptation {
             ],
             ItemRange::all(ne as u32),
         );
-        marks_sum.record(&mut smooth);
-        count(&mut smooth, 0, 1);
+        count(&mut smooth, 0, &marks_sum, &marks_scan, 3 * ne)?;
         tally.count("determine parents", &smooth);
         tally.next_plan();
         let mut adapt = PlanBuilder::new();
@@ -513,8 +527,7 @@ impl GpuAdaptation {
         adapt
             .segment("refine")
             .launch(&split_kernel, &split_args, phase(capacity.edges, 0));
-        edge_sum.record(&mut adapt);
-        count(&mut adapt, 1, capacity.edges);
+        count(&mut adapt, 1, &edge_sum, &items_scan, capacity.edges)?;
         adapt.launch(&split_kernel, &split_args, phase(capacity.edges, 1));
         let mut refine_args = args![
             slots,
@@ -553,8 +566,7 @@ impl GpuAdaptation {
         adapt
             .segment("compact")
             .launch(&compact_kernel, &compact_args, phase(ne, 0));
-        slot_sum.record(&mut adapt);
-        count(&mut adapt, 2, ne);
+        count(&mut adapt, 2, &slot_sum, &items_scan, ne)?;
         adapt.launch(&compact_kernel, &compact_args, phase(ne, 1));
         adapt.launch(&compact_kernel, &compact_args, phase(ne, 2));
         tally.count("compact", &adapt);
@@ -575,14 +587,13 @@ impl GpuAdaptation {
             items
         ]
         .to_vec();
-        geometry_args.push(prm);
+        geometry_args.push(prm.clone());
         adapt.segment("connectivity").launch(
             &kernel("amr_geometry", &with_ne)?,
             &geometry_args,
             ItemRange::all(ne as u32),
         );
-        face_sum.record(&mut adapt);
-        count(&mut adapt, 3, face_items);
+        count(&mut adapt, 3, &face_sum, &items_scan, face_items)?;
         adapt.launch(
             &kernel("amr_faces", &with_ne)?,
             &args![

@@ -1,0 +1,225 @@
+//! The two-launch exclusive prefix sum (src/runtime/scan.rs) against its CPU reference, exactly,
+//! on wgpu (lavapipe in CI): sizes at every boundary of the block (SCAN_BLOCK items) and of
+//! the last workgroup's loop over the block totals (SCAN_BLOCK totals per pass), random values
+//! and values whose sum wraps u32, and one prepared scan reused with changing inputs and
+//! counts (the ticket must be back at 0 after every scan, or the next one names no last
+//! workgroup, or the wrong one, and its total and offsets are wrong).
+
+use chromaflow::runtime::scan::{
+    exclusive_scan_cpu, gpu_exclusive_scan, scan_launches, PrefixSum, SCAN_BLOCK,
+};
+use chromaflow::runtime::{PlanBuilder, Runtime};
+
+fn rt() -> Runtime {
+    Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)")
+}
+
+/// splitmix64: reproducible pseudo-random words without a dependency.
+fn random_words(n: usize, seed: u64, bound: u64) -> Vec<u32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((z ^ (z >> 31)) % bound) as u32
+        })
+        .collect()
+}
+
+fn wrapping_total(values: &[u32]) -> u32 {
+    values.iter().fold(0u32, |a, &v| a.wrapping_add(v))
+}
+
+/// GPU = CPU for the scan and the total, naming the first differing index.
+fn assert_scan(rt: &Runtime, values: &[u32], what: &str) {
+    let (gpu, total) = gpu_exclusive_scan(rt, values).expect("scan");
+    let cpu = exclusive_scan_cpu(values);
+    if let Some(i) = (0..values.len()).find(|&i| gpu[i] != cpu[i]) {
+        panic!(
+            "{what}, n = {}: out[{i}] = {} on the GPU, {} on the CPU",
+            values.len(),
+            gpu[i],
+            cpu[i]
+        );
+    }
+    assert_eq!(
+        total,
+        wrapping_total(values),
+        "{what}, n = {}: total",
+        values.len()
+    );
+}
+
+const B: usize = SCAN_BLOCK as usize;
+
+#[test]
+fn scan_matches_the_cpu_at_every_block_boundary() {
+    let rt = rt();
+    let sizes = [
+        1,
+        2,
+        B - 1,
+        B,
+        B + 1,
+        2 * B,
+        7 * B + 3,
+        // The last workgroup's loop: exactly one full pass of block totals, then more.
+        B * B - 1,
+        B * B,
+        B * B + 1,
+        B * B + B + 1,
+    ];
+    for (k, &n) in sizes.iter().enumerate() {
+        assert_scan(&rt, &random_words(n, k as u64, 1000), "random in [0, 1000)");
+    }
+}
+
+#[test]
+fn scan_of_millions_with_wrapping_sums_matches_the_cpu() {
+    let rt = rt();
+    // A few million items: three passes of the last workgroup's loop.
+    let n = 3_000_017;
+    assert_scan(&rt, &random_words(n, 7, 1000), "random in [0, 1000)");
+    // Every value near 2^32: the running sums wrap about every item, in every block total
+    // and in the carry between the passes over the block totals.
+    let big = random_words(n, 8, 1 << 32);
+    assert!(big.iter().map(|&v| v as u64).sum::<u64>() > 1 << 40);
+    assert_scan(&rt, &big, "random u32");
+    assert_scan(&rt, &vec![u32::MAX; B * B + 5], "all u32::MAX");
+}
+
+#[test]
+fn a_prepared_scan_runs_again_with_new_values_and_counts() {
+    let rt = rt();
+    let capacity = 5 * B as u32 * B as u32 / 2;
+    let input = rt
+        .zeroed::<u32>("scan input", capacity as usize)
+        .expect("input");
+    let output = rt
+        .zeroed::<u32>("scan output", capacity as usize)
+        .expect("output");
+    let scan = PrefixSum::new(&rt, &input, &output, capacity).expect("scan");
+    // Same counts back to back (a ticket left at the block count would name no last
+    // workgroup), counts up and down (one left over would name the wrong one), and 0.
+    let counts = [
+        capacity,
+        capacity,
+        3,
+        B as u32 + 1,
+        B as u32 * B as u32 + 1,
+        0,
+        B as u32,
+        capacity,
+    ];
+    for (run, &n) in counts.iter().enumerate() {
+        let values = random_words(capacity as usize, 100 + run as u64, 1 << 32);
+        rt.write(&input, 0, &values).expect("write input");
+        let mut plan = PlanBuilder::new();
+        scan.record_first(&mut plan, n).expect("record");
+        assert_eq!(plan.launches().len(), scan_launches(n));
+        assert!(scan_launches(n) <= 2);
+        rt.run(&rt.prepare(&plan).expect("prepare"), 1)
+            .expect("run");
+        let head = &values[..n as usize];
+        let gpu = rt.read::<u32>(&output, 0, n as usize).expect("read");
+        assert!(
+            gpu == exclusive_scan_cpu(head),
+            "run {run}, n = {n}: the scan differs from the CPU's"
+        );
+        let total = rt.read::<u32>(scan.total(), 0, 1).expect("total")[0];
+        assert_eq!(total, wrapping_total(head), "run {run}, n = {n}: total");
+    }
+    // Twice in one plan: the second scan of the plan sees the first one's reset ticket.
+    let values = random_words(capacity as usize, 200, 1000);
+    rt.write(&input, 0, &values).expect("write input");
+    let mut plan = PlanBuilder::new();
+    scan.record(&mut plan);
+    scan.record(&mut plan);
+    rt.run(&rt.prepare(&plan).expect("prepare"), 3)
+        .expect("run");
+    let gpu = rt.read::<u32>(&output, 0, capacity as usize).expect("read");
+    assert!(gpu == exclusive_scan_cpu(&values));
+    assert_eq!(
+        rt.read::<u32>(scan.total(), 0, 1).expect("total")[0],
+        wrapping_total(&values)
+    );
+}
+
+#[test]
+fn a_scan_asked_for_more_than_its_capacity_is_an_error() {
+    let rt = rt();
+    let input = rt.zeroed::<u32>("scan input", 10).expect("input");
+    let output = rt.zeroed::<u32>("scan output", 10).expect("output");
+    let scan = PrefixSum::new(&rt, &input, &output, 10).expect("scan");
+    let err = scan
+        .record_first(&mut PlanBuilder::new(), 11)
+        .expect_err("11 > 10")
+        .to_string();
+    assert!(err.contains("prepared for 10 items, asked for 11"), "{err}");
+}
+
+/// The parts: word k of the sums is the prefix at k stride (1 <= k <= (n - 1) / stride) after
+/// launch 1 alone, next to the total in word 0, and launch 1 plus the block offsets is the
+/// scan; strides below, at and above the block, one that leaves a single part, and none.
+#[test]
+fn parts_give_the_prefix_at_every_stride_after_the_first_launch() {
+    let rt = rt();
+    let n = 3 * B as u32 * 41 + 17;
+    let values = random_words(n as usize, 300, 1 << 32);
+    let cpu = exclusive_scan_cpu(&values);
+    let input = rt.upload("scan input", &values).expect("input");
+    for stride in [
+        1,
+        7,
+        B as u32 - 1,
+        B as u32,
+        B as u32 + 1,
+        41 * B as u32,
+        n - 1,
+        n,
+    ] {
+        let output = rt.zeroed::<u32>("scan output", n as usize).expect("output");
+        let scan = PrefixSum::with_parts(&rt, &input, &output, n, stride).expect("scan");
+        let mut plan = PlanBuilder::new();
+        scan.record_blocks(&mut plan, n).expect("record");
+        assert_eq!(plan.launches().len(), 1);
+        rt.run(&rt.prepare(&plan).expect("prepare"), 1)
+            .expect("run");
+        let parts = ((n - 1) / stride) as usize;
+        let sums = rt.read::<u32>(scan.total(), 0, 1 + parts).expect("sums");
+        assert_eq!(sums[0], wrapping_total(&values), "stride {stride}: total");
+        for k in 1..=parts {
+            assert_eq!(
+                sums[k],
+                cpu[k * stride as usize],
+                "stride {stride}: part {k}"
+            );
+        }
+        // Launch 1's output plus the block offsets is the scan.
+        let local = rt.read::<u32>(&output, 0, n as usize).expect("output");
+        let offsets = rt
+            .read::<u32>(scan.block_offsets(), 0, (n as usize).div_ceil(B))
+            .expect("offsets");
+        let added: Vec<u32> = (0..n as usize)
+            .map(|i| local[i].wrapping_add(offsets[i / B]))
+            .collect();
+        assert!(added == cpu, "stride {stride}: output + block offsets");
+    }
+}
+
+/// Every kernel that splits items into scan blocks names the runtime's block size: the scan's
+/// own two launches and amr_count, which adds the offsets in its place, on both backends.
+#[test]
+fn every_kernel_uses_the_runtimes_scan_block() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    for stem in ["scan_blocks", "scan_add", "amr_count"] {
+        let wgsl = std::fs::read_to_string(root.join(format!("{stem}.wgsl"))).expect("wgsl");
+        let want = format!("const SCAN_BLOCK: u32 = {SCAN_BLOCK}u;");
+        assert!(wgsl.contains(&want), "{stem}.wgsl lacks '{want}'");
+        let cuda = std::fs::read_to_string(root.join(format!("cuda/{stem}.cu"))).expect("cuda");
+        let want = format!("#define SCAN_BLOCK {SCAN_BLOCK}u");
+        assert!(cuda.contains(&want), "cuda/{stem}.cu lacks '{want}'");
+    }
+}
