@@ -157,6 +157,8 @@ extern "C" __global__ void dg_limit(
     if (NP > 1u) {
         // Density: volume nodes then edge nodes.
         float rho_min = 1e30f;
+        // Unrolled here, unlike the WGSL twin's node loops: NVCC's unrolled p = 4 kernel runs
+        // 2.88 ms at 1M triangles on the H100, the Vulkan driver's 7.06 (the twin: 2.63 rolled).
         #pragma unroll
         for (u32 q = 0u; q < NQ + 3u * NQE; q = q + 1u) {
             float r = 0.0f;
