@@ -50,7 +50,7 @@ fn stage_combine(a: vec4<f32>, b: f32, dt: f32, f: f32, j: u32, n: u32) -> vec2<
     return split_pair(v.x, v.y);
 }
 
-// Store stage s's result at DOF j from stage_sum's (hi_B, lo_B + increment) = v (no dst2).
+// Store stage s's dst (not dst2) at DOF j from stage_sum's (hi_B, lo_B + increment) = v.
 fn stage_store(s: Stage, v: vec2<f32>, j: u32, n: u32) {
     let pair = split_pair(v.x, v.y);
     regs[s.dst * n + j] = pair.x;
@@ -60,12 +60,11 @@ fn stage_store(s: Stage, v: vec2<f32>, j: u32, n: u32) {
 // Stage s at DOF j with rhs value f: reads every register at j before writing, so in-place
 // stages are safe.
 fn stage_apply(s: Stage, dt: f32, f: f32, j: u32, n: u32) {
-    let v = stage_combine(s.a, s.b, dt, f, j, n);
+    let v = stage_sum(s.a, s.b, dt, f, j, n);
     if (s.dst2 != 0xffffffffu) {
         let v2 = stage_combine(s.a2, s.b2, dt, f, j, n);
         regs[s.dst2 * n + j] = v2.x;
         regs_lo[s.dst2 * n + j] = v2.y;
     }
-    regs[s.dst * n + j] = v.x;
-    regs_lo[s.lo_dst * n + j] = select(0.0, v.y, s.dst == s.lo_dst);
+    stage_store(s, v, j, n);
 }

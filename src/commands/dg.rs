@@ -537,19 +537,23 @@ fn bench_vortex(
     let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t))?;
     let steps = args.steps.unwrap_or(200);
     let mut rows: Vec<BenchRow> = Vec::new();
+    let setup_for = |p: u32| BenchSetup {
+        fixed_dt: args.dt,
+        ..BenchSetup::new(&dm, &case, p as usize)
+    };
     // An untimed run first: the device's clocks ramp up during the first second of work.
     if let (Some(&p), Some(&layout)) = (args.orders.first(), args.surface.first()) {
-        let setup = BenchSetup {
-            fixed_dt: args.dt,
-            ..BenchSetup::new(&dm, &case, p as usize)
-        };
-        bench_one(backend, &setup, steps, args.repeats, "warm-up", layout)?;
+        bench_one(
+            backend,
+            &setup_for(p),
+            steps,
+            args.repeats,
+            "warm-up",
+            layout,
+        )?;
     }
     for &p in &args.orders {
-        let setup = BenchSetup {
-            fixed_dt: args.dt,
-            ..BenchSetup::new(&dm, &case, p as usize)
-        };
+        let setup = setup_for(p);
         for &layout in &args.surface {
             let label = layout.name();
             rows.push(bench_one(

@@ -51,7 +51,7 @@ __device__ __forceinline__ float2 stage_combine(
     return split_pair(v.x, v.y);
 }
 
-/// Store stage s's result at DOF j from stage_sum's (hi_B, lo_B + increment) = v (no dst2).
+/// Store stage s's dst (not dst2) at DOF j from stage_sum's (hi_B, lo_B + increment) = v.
 __device__ __forceinline__ void stage_store(
     float* regs, float* regs_lo, const Stage& s, float2 v, u32 j, u32 n) {
     float2 pair = split_pair(v.x, v.y);
@@ -63,12 +63,11 @@ __device__ __forceinline__ void stage_store(
 /// stages are safe.
 __device__ __forceinline__ void stage_apply(
     float* regs, float* regs_lo, const Stage& s, float dt, float f, u32 j, u32 n) {
-    float2 v = stage_combine(regs, regs_lo, s.a, s.b, dt, f, j, n);
+    float2 v = stage_sum(regs, regs_lo, s.a, s.b, dt, f, j, n);
     if (s.dst2 != 0xffffffffu) {
         float2 v2 = stage_combine(regs, regs_lo, s.a2, s.b2, dt, f, j, n);
         regs[s.dst2 * n + j] = v2.x;
         regs_lo[s.dst2 * n + j] = v2.y;
     }
-    regs[s.dst * n + j] = v.x;
-    regs_lo[s.lo_dst * n + j] = s.dst == s.lo_dst ? v.y : 0.0f;
+    stage_store(regs, regs_lo, s, v, j, n);
 }

@@ -529,8 +529,10 @@ impl Launches {
     fn record_dt(&self, p: &mut PlanBuilder) {
         let b = &self.local_dt;
         if self.fixed_dt {
-            // dg_time takes the fixed dt and reads no minimum.
-        } else if self.device_counts {
+            self.record_time(p, 0);
+            return;
+        }
+        if self.device_counts {
             let slots = self.capacity.elements as u32;
             p.launch_threads(&b.kernel, &b.args, self.device_range(0, 0, 0), slots);
             self.reduction.record_first(p, slots);
