@@ -15,13 +15,17 @@
 // The rules only raise flags (-1 -> 0 -> +1) and every raise is forced, so the passes end at
 // the least admissible flags above the start whatever the order of the raises: no colors are
 // needed, a raise is an atomic max (a compare-exchange loop on the i32 bits) and a read sees
-// the flag as it stands. range.color is the pass number within the submission; a raise
-// records it in counters[C_LAST_CHANGE] (atomic max), which amr_count phase 0 hands to
-// counters[C_CHANGED] at the end of the submission: below the last pass means settled.
+// the flag as it stands. range.color is the pass number within the submission; a workgroup
+// that raised records it in counters[C_LAST_CHANGE] (atomic max), which amr_count phase 0 hands to
+// counters[C_CHANGED] at the end of the submission: below the last pass means settled. A pass
+// after one that raised nothing returns at once. Pass 0 (range.color = 0) only writes
+// slot_info for the passes after it.
 
 override NE: u32 = 1u;
 // Slots a chase holds waiting and examines at most (chase).
 const CHASE_STACK: u32 = 8u;
+// A chase's mark for a neighbour it need not raise (a raise asks for at least 0).
+const NO_RAISE: i32 = -1;
 const CHASE_STEPS: u32 = 32u;
 
 @group(0) @binding(0) var<storage, read> slots: array<u32>;
@@ -34,8 +38,18 @@ const CHASE_STEPS: u32 = 32u;
 // The current mesh's face neighbours (the DG solver's): NE blocks of (side 0, 1, 2, split
 // mask), then NE of the second halves.
 @group(0) @binding(5) var<storage, read> neighbors: array<vec4<u32>>;
+// Per slot: its element's level and the first child of its parent (NONE for a root), written
+// by pass 0 so that the passes reach a slot's level in one load and its siblings in two: the
+// chase's steps are chains of dependent loads, and each load of the chain is a memory latency.
+@group(0) @binding(6) var<storage, read_write> slot_info: array<vec2<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
+
+// Read by one thread of the workgroup for all: the last pass that raised, the active slots,
+// the faces.
+var<workgroup> pass_counts: vec3<u32>;
+// Whether a thread of the workgroup raised a flag: one atomic on the counters per workgroup.
+var<workgroup> raised_in_group: atomic<u32>;
 
 // Flag bits `bits` of an element at `level` as the smoothing reads them: within -1..1, 0 for
 // a refinement past the maximum level or a coarsening of a root.
@@ -48,7 +62,7 @@ fn admissible(bits: u32, level: u32) -> i32 {
 }
 
 fn level_of(pos: u32) -> u32 {
-    return element_tree[slots[pos]].x;
+    return slot_info[pos].x;
 }
 
 fn flag_of(pos: u32, level: u32) -> i32 {
@@ -66,7 +80,7 @@ fn raise_flag(pos: u32, level: u32, wanted: i32) -> bool {
         old = r.old_value;
     }
     if (raised) {
-        atomicMax(&counters[C_LAST_CHANGE], range.color);
+        atomicStore(&raised_in_group, 1u);
     }
     return raised;
 }
@@ -84,7 +98,9 @@ fn neighbour(pos: u32, k: u32) -> u32 {
 // slots waiting, CHASE_STEPS slots examined at most): its face neighbours that would end more
 // than one level coarser, and, once its flag no longer asks to coarsen, its siblings' -1 (the
 // cluster rule). A chain of forced raises then settles in one pass instead of one pass a link;
-// what the bounds leave waits for the next pass.
+// what the bounds leave waits for the next pass. A step loads every neighbour's and sibling's
+// slot, level and flag before it raises any, so their chains of dependent loads are in flight
+// together (one after another, a step cost about ten times one chain).
 fn chase(start: u32) {
     var waiting: array<u32, CHASE_STACK>;
     waiting[0] = start;
@@ -92,30 +108,57 @@ fn chase(start: u32) {
     for (var step = 0u; step < CHASE_STEPS && top > 0u; step = step + 1u) {
         top = top - 1u;
         let pos = waiting[top];
-        let id = slots[pos];
-        let level = element_tree[id].x;
+        let own = slot_info[pos];
+        let level = own.x;
         let f = flag_of(pos, level);
         let after = i32(level) + f;
+        // Slot across side k, its level, and the flag it needs raised to (or NO_RAISE).
+        var across: array<u32, 6>;
+        var level_across: array<u32, 6>;
+        var wanted: array<i32, 6>;
+        // #unroll
         for (var k = 0u; k < 6u; k = k + 1u) {
-            let j = neighbour(pos, k);
-            if (j == NONE) {
-                continue;
+            across[k] = neighbour(pos, k);
+        }
+        // #unroll
+        for (var k = 0u; k < 6u; k = k + 1u) {
+            wanted[k] = NO_RAISE;
+            if (across[k] != NONE) {
+                level_across[k] = level_of(across[k]);
+                let need = after - 1 - i32(level_across[k]);
+                if (flag_of(across[k], level_across[k]) < need) {
+                    wanted[k] = need;
+                }
             }
-            let level_j = level_of(j);
-            if (raise_flag(j, level_j, after - 1 - i32(level_j)) && top < CHASE_STACK) {
-                waiting[top] = j;
+        }
+        // Siblings flagged -1, which the cluster rule lifts once this flag no longer asks to
+        // coarsen (NONE: none).
+        var sibling: array<u32, 4>;
+        // #unroll
+        for (var c = 0u; c < 4u; c = c + 1u) {
+            sibling[c] = NONE;
+        }
+        if (f >= 0 && own.y != NONE) {
+            // #unroll
+            for (var c = 0u; c < 4u; c = c + 1u) {
+                let at = element_tree[own.y + c].w;
+                if (at != NONE && flag_of(at, level) < 0) {
+                    sibling[c] = at;
+                }
+            }
+        }
+        // #unroll
+        for (var k = 0u; k < 6u; k = k + 1u) {
+            if (wanted[k] != NO_RAISE && raise_flag(across[k], level_across[k], wanted[k]) &&
+                top < CHASE_STACK) {
+                waiting[top] = across[k];
                 top = top + 1u;
             }
         }
-        let parent = element_tree[id].y;
-        if (f < 0 || parent == NONE) {
-            continue;
-        }
-        let block = element_tree[parent].z;
+        // #unroll
         for (var c = 0u; c < 4u; c = c + 1u) {
-            let sibling = element_tree[block + c].w;
-            if (sibling != NONE && raise_flag(sibling, level, 0) && top < CHASE_STACK) {
-                waiting[top] = sibling;
+            if (sibling[c] != NONE && raise_flag(sibling[c], level, 0) && top < CHASE_STACK) {
+                waiting[top] = sibling[c];
                 top = top + 1u;
             }
         }
@@ -139,14 +182,16 @@ fn settle(pos: u32, level: u32) -> i32 {
 }
 
 fn cluster_rule(i: u32) {
-    let id = slots[i];
-    let level = element_tree[id].x;
+    let own = slot_info[i];
+    let level = own.x;
     let f = settle(i, level);
     if (f >= 0) {
         return;
     }
-    let block = element_tree[element_tree[id].y].z;
+    // A root's -1 was settled to 0 above, so this slot has a parent.
+    let block = own.y;
     var whole = true;
+    // #unroll
     for (var c = 0u; c < 4u; c = c + 1u) {
         let pos = element_tree[block + c].w;
         if (pos == NONE) {
@@ -181,16 +226,52 @@ fn face_rule(f: u32) {
     }
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = linear_index(gid, nwg);
-    if (t >= range.count) {
+// Pass 0: slot_info of slot t.
+fn write_slot_info(t: u32) {
+    if (t >= atomicLoad(&counters[C_ACTIVE])) {
         return;
     }
-    if (t < atomicLoad(&counters[C_ACTIVE])) {
+    let own = element_tree[slots[t]];
+    var block = NONE;
+    if (own.y != NONE) {
+        block = element_tree[own.y].z;
+    }
+    slot_info[t] = vec2<u32>(own.x, block);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    if (range.color == 0u) {
+        write_slot_info(linear_index(gid, nwg));
+        return;
+    }
+    if (lid == 0u) {
+        pass_counts = vec3<u32>(
+            atomicLoad(&counters[C_LAST_CHANGE]),
+            atomicLoad(&counters[C_ACTIVE]),
+            atomicLoad(&counters[C_COLOR_OFFSETS + 2u * params.base_colors]),
+        );
+        atomicStore(&raised_in_group, 0u);
+    }
+    let counts = workgroupUniformLoad(&pass_counts);
+    // Past a pass that raised nothing the flags are settled, and this pass would only confirm
+    // it again (the counter holds the last pass that raised, 0 for none).
+    if (counts.x + 1u < range.color) {
+        return;
+    }
+    let t = linear_index(gid, nwg);
+    if (t < range.count && t < counts.y) {
         cluster_rule(t);
     }
-    if (t < atomicLoad(&counters[C_COLOR_OFFSETS + 2u * params.base_colors])) {
+    if (t < range.count && t < counts.z) {
         face_rule(t);
+    }
+    workgroupBarrier();
+    if (lid == 0u && atomicLoad(&raised_in_group) != 0u) {
+        atomicMax(&counters[C_LAST_CHANGE], range.color);
     }
 }

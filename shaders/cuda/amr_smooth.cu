@@ -16,13 +16,17 @@
 // the least admissible flags above the start whatever the order of the raises: no colors are
 // needed, a raise is an atomic max (a compare-exchange loop on the i32 bits) and a read sees
 // the flag as it stands (volatile loads). range.color is the pass number within the
-// submission; a raise records it in counters[C_LAST_CHANGE] (atomic max), which amr_count
-// phase 0 hands to counters[C_CHANGED] at the end of the submission: below the last pass means
-// settled.
+// submission; a block that raised records it in counters[C_LAST_CHANGE] (atomic max), which
+// amr_count phase 0 hands to counters[C_CHANGED] at the end of the submission: below the last
+// pass means settled. A pass after one that raised nothing returns at once. Pass 0
+// (range.color = 0) only writes slot_info for the passes after it.
 //
 // flags: the flags' i32 bits. neighbors: the current mesh's face neighbours (the DG solver's):
-// NE blocks of (side 0, 1, 2, split mask), then NE of the second halves. faces: DgEdge records (8 words: left, right, info, normal,
-// length, midpoint).
+// NE blocks of (side 0, 1, 2, split mask), then NE of the second halves. slot_info: per slot,
+// its element's level and the first child of its parent (NONE for a root), written by pass 0
+// so that the passes reach a slot's level in one load and its siblings in two: the chase's
+// steps are chains of dependent loads, each a memory latency. faces: DgEdge records (8 words:
+// left, right, info, normal, length, midpoint).
 //
 // The WGSL override constant is a preprocessor define here (the host passes a -D value).
 
@@ -31,6 +35,8 @@
 #endif
 // Slots a chase holds waiting and examines at most (chase).
 #define CHASE_STACK 8u
+// A chase's mark for a neighbour it need not raise (a raise asks for at least 0).
+#define NO_RAISE (-1)
 #define CHASE_STEPS 32u
 
 // Flag bits `bits` of an element at `level` as the smoothing reads them: within -1..1, 0 for
@@ -43,20 +49,24 @@ __device__ __forceinline__ int admissible(u32 bits, u32 level, const AmrParams& 
     return f;
 }
 
+// Read by one thread of the block for all: the last pass that raised, the active slots, the
+// faces.
+__shared__ u32 pass_counts[3];
+// Whether a thread of the block raised a flag: one atomic on the counters per block.
+__shared__ u32 raised_in_group;
+
 __device__ __forceinline__ u32 load_flag(const u32* flags, u32 pos) {
     return *(const volatile u32*)(flags + pos);
 }
 
 // Raise the flag of slot pos (at `level`) to `wanted` unless it is there already; whether
 // this call raised it.
-__device__ bool raise_flag(
-    u32* flags, u32* counters, u32 pos, u32 level, int wanted, const AmrParams& params,
-    u32 pass_number) {
+__device__ bool raise_flag(u32* flags, u32 pos, u32 level, int wanted, const AmrParams& params) {
     u32 old = load_flag(flags, pos);
     while (admissible(old, level, params) < wanted) {
         u32 seen = atomicCAS(flags + pos, old, (u32)wanted);
         if (seen == old) {
-            atomicMax(&counters[C_LAST_CHANGE], pass_number);
+            raised_in_group = 1u;
             return true;
         }
         old = seen;
@@ -74,50 +84,76 @@ __device__ __forceinline__ u32 neighbour(const uint4* neighbors, u32 pos, u32 k)
 // slots waiting, CHASE_STEPS slots examined at most): its face neighbours that would end more
 // than one level coarser, and, once its flag no longer asks to coarsen, its siblings' -1 (the
 // cluster rule). A chain of forced raises then settles in one pass instead of one pass a link;
-// what the bounds leave waits for the next pass.
+// what the bounds leave waits for the next pass. A step loads every neighbour's and sibling's
+// slot, level and flag before it raises any, so their chains of dependent loads are in flight
+// together (one after another, a step cost about ten times one chain).
 __device__ void chase(
     u32 start,
-    const u32* slots,
+    const uint2* slot_info,
     const uint4* element_tree,
     u32* flags,
-    u32* counters,
     const uint4* neighbors,
-    const AmrParams& params,
-    u32 pass_number) {
+    const AmrParams& params) {
     u32 waiting[CHASE_STACK];
     waiting[0] = start;
     u32 top = 1u;
     for (u32 step = 0u; step < CHASE_STEPS && top > 0u; step = step + 1u) {
         top = top - 1u;
         u32 pos = waiting[top];
-        u32 id = slots[pos];
-        u32 level = element_tree[id].x;
+        uint2 own = slot_info[pos];
+        u32 level = own.x;
         int f = admissible(load_flag(flags, pos), level, params);
         int after = (int)level + f;
+        // Slot across side k, its level, and the flag it needs raised to (or NO_RAISE).
+        u32 across[6];
+        u32 level_across[6];
+        int wanted[6];
+#pragma unroll
         for (u32 k = 0u; k < 6u; k = k + 1u) {
-            u32 j = neighbour(neighbors, pos, k);
-            if (j == NONE) {
-                continue;
+            across[k] = neighbour(neighbors, pos, k);
+        }
+#pragma unroll
+        for (u32 k = 0u; k < 6u; k = k + 1u) {
+            wanted[k] = NO_RAISE;
+            if (across[k] != NONE) {
+                level_across[k] = slot_info[across[k]].x;
+                int need = after - 1 - (int)level_across[k];
+                if (admissible(load_flag(flags, across[k]), level_across[k], params) < need) {
+                    wanted[k] = need;
+                }
             }
-            u32 level_j = element_tree[slots[j]].x;
-            if (raise_flag(flags, counters, j, level_j, after - 1 - (int)level_j, params,
-                           pass_number) &&
+        }
+        // Siblings flagged -1, which the cluster rule lifts once this flag no longer asks to
+        // coarsen (NONE: none).
+        u32 sibling[4];
+#pragma unroll
+        for (u32 c = 0u; c < 4u; c = c + 1u) {
+            sibling[c] = NONE;
+        }
+        if (f >= 0 && own.y != NONE) {
+#pragma unroll
+            for (u32 c = 0u; c < 4u; c = c + 1u) {
+                u32 at = element_tree[own.y + c].w;
+                if (at != NONE && admissible(load_flag(flags, at), level, params) < 0) {
+                    sibling[c] = at;
+                }
+            }
+        }
+#pragma unroll
+        for (u32 k = 0u; k < 6u; k = k + 1u) {
+            if (wanted[k] != NO_RAISE &&
+                raise_flag(flags, across[k], level_across[k], wanted[k], params) &&
                 top < CHASE_STACK) {
-                waiting[top] = j;
+                waiting[top] = across[k];
                 top = top + 1u;
             }
         }
-        u32 parent = element_tree[id].y;
-        if (f < 0 || parent == NONE) {
-            continue;
-        }
-        u32 block = element_tree[parent].z;
+#pragma unroll
         for (u32 c = 0u; c < 4u; c = c + 1u) {
-            u32 sibling = element_tree[block + c].w;
-            if (sibling != NONE &&
-                raise_flag(flags, counters, sibling, level, 0, params, pass_number) &&
+            if (sibling[c] != NONE &&
+                raise_flag(flags, sibling[c], level, 0, params) &&
                 top < CHASE_STACK) {
-                waiting[top] = sibling;
+                waiting[top] = sibling[c];
                 top = top + 1u;
             }
         }
@@ -141,6 +177,64 @@ __device__ int settle(u32* flags, u32 pos, u32 level, const AmrParams& params) {
     }
 }
 
+// The cluster rule of slot t (settling its flag first).
+__device__ void cluster_rule(
+    u32 t,
+    const uint2* slot_info,
+    const uint4* element_tree,
+    u32* flags,
+    const uint4* neighbors,
+    const AmrParams& params) {
+    uint2 own = slot_info[t];
+    u32 level = own.x;
+    int f = settle(flags, t, level, params);
+    if (f >= 0) {
+        return;
+    }
+    // A root's -1 was settled to 0 above, so this slot has a parent.
+    u32 block = own.y;
+    bool whole = true;
+#pragma unroll
+    for (u32 c = 0u; c < 4u; c = c + 1u) {
+        u32 pos = element_tree[block + c].w;
+        if (pos == NONE || admissible(load_flag(flags, pos), level, params) >= 0) {
+            whole = false;
+        }
+    }
+    if (!whole && raise_flag(flags, t, level, 0, params)) {
+        chase(t, slot_info, element_tree, flags, neighbors, params);
+    }
+}
+
+// The 2:1 rule across face f.
+__device__ void face_rule(
+    u32 f,
+    const uint2* slot_info,
+    const uint4* element_tree,
+    u32* flags,
+    const u32* faces,
+    const uint4* neighbors,
+    const AmrParams& params) {
+    u32 l = faces[8u * f];
+    u32 r = faces[8u * f + 1u];
+    if (r == NONE) {
+        return;
+    }
+    u32 level_l = slot_info[l].x;
+    u32 level_r = slot_info[r].x;
+    int after_l = (int)level_l + admissible(load_flag(flags, l), level_l, params);
+    int after_r = (int)level_r + admissible(load_flag(flags, r), level_r, params);
+    if (after_l - after_r > 1) {
+        if (raise_flag(flags, r, level_r, after_l - 1 - (int)level_r, params)) {
+            chase(r, slot_info, element_tree, flags, neighbors, params);
+        }
+    } else if (after_r - after_l > 1) {
+        if (raise_flag(flags, l, level_l, after_r - 1 - (int)level_l, params)) {
+            chase(l, slot_info, element_tree, flags, neighbors, params);
+        }
+    }
+}
+
 extern "C" __global__ void amr_smooth(
     const u32* __restrict__ slots,
     const uint4* __restrict__ element_tree,
@@ -148,52 +242,40 @@ extern "C" __global__ void amr_smooth(
     const u32* __restrict__ faces,
     u32* counters,
     const uint4* __restrict__ neighbors,
+    uint2* slot_info,
     AmrParams params,
     ItemRange range) {
-    u32 t = linear_index();
-    if (t >= range.count) {
+    if (range.color == 0u) {
+        // Pass 0: slot_info of slot t.
+        u32 t = linear_index();
+        if (t < *(const volatile u32*)(counters + C_ACTIVE)) {
+            uint4 own = element_tree[slots[t]];
+            slot_info[t] = make_uint2(own.x, own.y != NONE ? element_tree[own.y].z : NONE);
+        }
         return;
     }
-    if (t < *(const volatile u32*)(counters + C_ACTIVE)) {
-        u32 id = slots[t];
-        u32 level = element_tree[id].x;
-        int f = settle(flags, t, level, params);
-        if (f < 0) {
-            u32 block = element_tree[element_tree[id].y].z;
-            bool whole = true;
-            for (u32 c = 0u; c < 4u; c = c + 1u) {
-                u32 pos = element_tree[block + c].w;
-                if (pos == NONE || admissible(load_flag(flags, pos), level, params) >= 0) {
-                    whole = false;
-                }
-            }
-            if (!whole && raise_flag(flags, counters, t, level, 0, params, range.color)) {
-                chase(t, slots, element_tree, flags, counters, neighbors, params, range.color);
-            }
-        }
+    if (threadIdx.x == 0u) {
+        const volatile u32* c = counters;
+        pass_counts[0] = c[C_LAST_CHANGE];
+        pass_counts[1] = c[C_ACTIVE];
+        pass_counts[2] = c[C_COLOR_OFFSETS + 2u * params.base_colors];
+        raised_in_group = 0u;
     }
-    if (t < *(const volatile u32*)(counters + C_COLOR_OFFSETS + 2u * params.base_colors)) {
-        u32 l = faces[8u * t];
-        u32 r = faces[8u * t + 1u];
-        if (r == NONE) {
-            return;
-        }
-        u32 level_l = element_tree[slots[l]].x;
-        u32 level_r = element_tree[slots[r]].x;
-        int after_l = (int)level_l + admissible(load_flag(flags, l), level_l, params);
-        int after_r = (int)level_r + admissible(load_flag(flags, r), level_r, params);
-        u32 raised = NONE;
-        if (after_l - after_r > 1 &&
-            raise_flag(
-                flags, counters, r, level_r, after_l - 1 - (int)level_r, params, range.color)) {
-            raised = r;
-        } else if (after_r - after_l > 1 &&
-                   raise_flag(flags, counters, l, level_l, after_r - 1 - (int)level_l, params,
-                              range.color)) {
-            raised = l;
-        }
-        if (raised != NONE) {
-            chase(raised, slots, element_tree, flags, counters, neighbors, params, range.color);
-        }
+    __syncthreads();
+    // Past a pass that raised nothing the flags are settled, and this pass would only confirm
+    // it again (the counter holds the last pass that raised, 0 for none).
+    if (pass_counts[0] + 1u < range.color) {
+        return;
+    }
+    u32 t = linear_index();
+    if (t < range.count && t < pass_counts[1]) {
+        cluster_rule(t, slot_info, element_tree, flags, neighbors, params);
+    }
+    if (t < range.count && t < pass_counts[2]) {
+        face_rule(t, slot_info, element_tree, flags, faces, neighbors, params);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0u && raised_in_group != 0u) {
+        atomicMax(&counters[C_LAST_CHANGE], range.color);
     }
 }

@@ -436,19 +436,31 @@ impl GpuAdaptation {
             color: 0,
             pad,
         };
-        // SMOOTHING_PASSES passes per submission, each one launch over the faces (and slots) of
-        // the current mesh, numbered 1.. in range.color; then the clusters and the elements to
+        // Pass 0 over the slots, then SMOOTHING_PASSES passes per submission, each one launch
+        // over the faces (and slots) of the current mesh, numbered 1.. in range.color; then the clusters and the elements to
         // refine are numbered, and the last pass that raised a flag is handed to the host with
         // the counts, so the converged submission's counters tell the host whether the
         // adaptation fits.
         let mut smooth = PlanBuilder::new();
         let smooth_kernel = kernel("amr_smooth", &with_ne)?;
-        let mut smooth_args =
-            args![slots, element_tree, flags, *faces, counters, *neighbors].to_vec();
+        // Each slot's level and sibling block, written by pass 0 for the passes.
+        let slot_info = rt.zeroed::<[u32; 2]>("amr slot levels and sibling blocks", ne)?;
+        let mut smooth_args = args![
+            slots,
+            element_tree,
+            flags,
+            *faces,
+            counters,
+            *neighbors,
+            slot_info
+        ]
+        .to_vec();
         smooth_args.push(prm.clone());
+        smooth
+            .segment("smooth")
+            .launch(&smooth_kernel, &smooth_args, ItemRange::all(ne as u32));
         // Sized by the solver's launch record of all the current mesh's faces: exactly on
         // wgpu; on CUDA the faces' capacity bounds them.
-        smooth.segment("smooth");
         for pass in 1..=SMOOTHING_PASSES {
             let all_faces = ItemRange {
                 first: record_word(1 + colors),
