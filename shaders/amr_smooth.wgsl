@@ -99,8 +99,9 @@ fn neighbour(pos: u32, k: u32) -> u32 {
 // than one level coarser, and, once its flag no longer asks to coarsen, its siblings' -1 (the
 // cluster rule). A chain of forced raises then settles in one pass instead of one pass a link;
 // what the bounds leave waits for the next pass. A step loads every neighbour's and sibling's
-// slot, level and flag before it raises any, so their chains of dependent loads are in flight
-// together (one after another, a step cost about ten times one chain).
+// slot, level and flag before it raises any, and then tries all its raises at once, so their
+// chains of dependent loads and their compare-exchanges are in flight together (one after
+// another, a step cost about ten times one chain).
 fn chase(start: u32) {
     var waiting: array<u32, CHASE_STACK>;
     waiting[0] = start;
@@ -112,54 +113,65 @@ fn chase(start: u32) {
         let level = own.x;
         let f = flag_of(pos, level);
         let after = i32(level) + f;
-        // Slot across side k, its level, and the flag it needs raised to (or NO_RAISE).
-        var across: array<u32, 6>;
-        var level_across: array<u32, 6>;
-        var wanted: array<i32, 6>;
+        // Ten candidates: the slots across sides 0..5 and the four siblings (whose -1 the
+        // cluster rule lifts once this flag no longer asks to coarsen); each one's level, its
+        // flag bits as loaded, and the flag it needs raised to (or NO_RAISE).
+        var candidate: array<u32, 10>;
+        var level_at: array<u32, 10>;
+        var bits: array<u32, 10>;
+        var wanted: array<i32, 10>;
         // #unroll
         for (var k = 0u; k < 6u; k = k + 1u) {
-            across[k] = neighbour(pos, k);
+            candidate[k] = neighbour(pos, k);
         }
         // #unroll
-        for (var k = 0u; k < 6u; k = k + 1u) {
+        for (var c = 0u; c < 4u; c = c + 1u) {
+            candidate[6u + c] = NONE;
+            if (f >= 0 && own.y != NONE) {
+                candidate[6u + c] = element_tree[own.y + c].w;
+            }
+        }
+        // #unroll
+        for (var k = 0u; k < 10u; k = k + 1u) {
             wanted[k] = NO_RAISE;
-            if (across[k] != NONE) {
-                level_across[k] = level_of(across[k]);
-                let need = after - 1 - i32(level_across[k]);
-                if (flag_of(across[k], level_across[k]) < need) {
+            if (candidate[k] != NONE) {
+                var need = 0;
+                level_at[k] = level;
+                if (k < 6u) {
+                    level_at[k] = level_of(candidate[k]);
+                    need = after - 1 - i32(level_at[k]);
+                }
+                bits[k] = atomicLoad(&flags[candidate[k]]);
+                if (admissible(bits[k], level_at[k]) < need) {
                     wanted[k] = need;
                 }
             }
         }
-        // Siblings flagged -1, which the cluster rule lifts once this flag no longer asks to
-        // coarsen (NONE: none).
-        var sibling: array<u32, 4>;
+        // Every raise tried at once from the bits loaded, the compare-exchanges in flight
+        // together; one that lost a race to another raise retries in raise_flag.
+        var swapped: array<bool, 10>;
         // #unroll
-        for (var c = 0u; c < 4u; c = c + 1u) {
-            sibling[c] = NONE;
+        for (var k = 0u; k < 10u; k = k + 1u) {
+            swapped[k] = false;
+            if (wanted[k] != NO_RAISE) {
+                swapped[k] = atomicCompareExchangeWeak(
+                    &flags[candidate[k]],
+                    bits[k],
+                    bitcast<u32>(wanted[k]),
+                ).exchanged;
+            }
         }
-        if (f >= 0 && own.y != NONE) {
-            // #unroll
-            for (var c = 0u; c < 4u; c = c + 1u) {
-                let at = element_tree[own.y + c].w;
-                if (at != NONE && flag_of(at, level) < 0) {
-                    sibling[c] = at;
+        // #unroll
+        for (var k = 0u; k < 10u; k = k + 1u) {
+            if (wanted[k] != NO_RAISE) {
+                if (swapped[k]) {
+                    atomicStore(&raised_in_group, 1u);
                 }
-            }
-        }
-        // #unroll
-        for (var k = 0u; k < 6u; k = k + 1u) {
-            if (wanted[k] != NO_RAISE && raise_flag(across[k], level_across[k], wanted[k]) &&
-                top < CHASE_STACK) {
-                waiting[top] = across[k];
-                top = top + 1u;
-            }
-        }
-        // #unroll
-        for (var c = 0u; c < 4u; c = c + 1u) {
-            if (sibling[c] != NONE && raise_flag(sibling[c], level, 0) && top < CHASE_STACK) {
-                waiting[top] = sibling[c];
-                top = top + 1u;
+                if ((swapped[k] || raise_flag(candidate[k], level_at[k], wanted[k])) &&
+                    top < CHASE_STACK) {
+                    waiting[top] = candidate[k];
+                    top = top + 1u;
+                }
             }
         }
     }

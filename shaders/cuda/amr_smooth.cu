@@ -85,8 +85,9 @@ __device__ __forceinline__ u32 neighbour(const uint4* neighbors, u32 pos, u32 k)
 // than one level coarser, and, once its flag no longer asks to coarsen, its siblings' -1 (the
 // cluster rule). A chain of forced raises then settles in one pass instead of one pass a link;
 // what the bounds leave waits for the next pass. A step loads every neighbour's and sibling's
-// slot, level and flag before it raises any, so their chains of dependent loads are in flight
-// together (one after another, a step cost about ten times one chain).
+// slot, level and flag before it raises any, and then tries all its raises at once, so their
+// chains of dependent loads and their compare-exchanges are in flight together (one after
+// another, a step cost about ten times one chain).
 __device__ void chase(
     u32 start,
     const uint2* slot_info,
@@ -104,57 +105,58 @@ __device__ void chase(
         u32 level = own.x;
         int f = admissible(load_flag(flags, pos), level, params);
         int after = (int)level + f;
-        // Slot across side k, its level, and the flag it needs raised to (or NO_RAISE).
-        u32 across[6];
-        u32 level_across[6];
-        int wanted[6];
+        // Ten candidates: the slots across sides 0..5 and the four siblings (whose -1 the
+        // cluster rule lifts once this flag no longer asks to coarsen); each one's level, its
+        // flag bits as loaded, and the flag it needs raised to (or NO_RAISE).
+        u32 candidate[10];
+        u32 level_at[10];
+        u32 bits[10];
+        int wanted[10];
 #pragma unroll
         for (u32 k = 0u; k < 6u; k = k + 1u) {
-            across[k] = neighbour(neighbors, pos, k);
+            candidate[k] = neighbour(neighbors, pos, k);
         }
 #pragma unroll
-        for (u32 k = 0u; k < 6u; k = k + 1u) {
+        for (u32 c = 0u; c < 4u; c = c + 1u) {
+            candidate[6u + c] = f >= 0 && own.y != NONE ? element_tree[own.y + c].w : NONE;
+        }
+#pragma unroll
+        for (u32 k = 0u; k < 10u; k = k + 1u) {
             wanted[k] = NO_RAISE;
-            if (across[k] != NONE) {
-                level_across[k] = slot_info[across[k]].x;
-                int need = after - 1 - (int)level_across[k];
-                if (admissible(load_flag(flags, across[k]), level_across[k], params) < need) {
+            if (candidate[k] != NONE) {
+                int need = 0;
+                level_at[k] = level;
+                if (k < 6u) {
+                    level_at[k] = slot_info[candidate[k]].x;
+                    need = after - 1 - (int)level_at[k];
+                }
+                bits[k] = load_flag(flags, candidate[k]);
+                if (admissible(bits[k], level_at[k], params) < need) {
                     wanted[k] = need;
                 }
             }
         }
-        // Siblings flagged -1, which the cluster rule lifts once this flag no longer asks to
-        // coarsen (NONE: none).
-        u32 sibling[4];
+        // Every raise tried at once from the bits loaded, the compare-exchanges in flight
+        // together; one that lost a race to another raise retries in raise_flag.
+        bool swapped[10];
 #pragma unroll
-        for (u32 c = 0u; c < 4u; c = c + 1u) {
-            sibling[c] = NONE;
+        for (u32 k = 0u; k < 10u; k = k + 1u) {
+            swapped[k] = false;
+            if (wanted[k] != NO_RAISE) {
+                swapped[k] = atomicCAS(flags + candidate[k], bits[k], (u32)wanted[k]) == bits[k];
+            }
         }
-        if (f >= 0 && own.y != NONE) {
 #pragma unroll
-            for (u32 c = 0u; c < 4u; c = c + 1u) {
-                u32 at = element_tree[own.y + c].w;
-                if (at != NONE && admissible(load_flag(flags, at), level, params) < 0) {
-                    sibling[c] = at;
+        for (u32 k = 0u; k < 10u; k = k + 1u) {
+            if (wanted[k] != NO_RAISE) {
+                if (swapped[k]) {
+                    raised_in_group = 1u;
                 }
-            }
-        }
-#pragma unroll
-        for (u32 k = 0u; k < 6u; k = k + 1u) {
-            if (wanted[k] != NO_RAISE &&
-                raise_flag(flags, across[k], level_across[k], wanted[k], params) &&
-                top < CHASE_STACK) {
-                waiting[top] = across[k];
-                top = top + 1u;
-            }
-        }
-#pragma unroll
-        for (u32 c = 0u; c < 4u; c = c + 1u) {
-            if (sibling[c] != NONE &&
-                raise_flag(flags, sibling[c], level, 0, params) &&
-                top < CHASE_STACK) {
-                waiting[top] = sibling[c];
-                top = top + 1u;
+                if ((swapped[k] || raise_flag(flags, candidate[k], level_at[k], wanted[k], params)) &&
+                    top < CHASE_STACK) {
+                    waiting[top] = candidate[k];
+                    top = top + 1u;
+                }
             }
         }
     }
