@@ -76,7 +76,7 @@ fn medians(rows: &[(usize, PhaseSeconds)]) -> (f64, PhaseSeconds) {
 }
 
 /// Medians of untimed adaptations as a run pays them: (adaptation seconds, seconds of the steps
-/// between two, most read-backs of one adaptation).
+/// between two, most read-backs one adaptation adds).
 fn wall_medians(walls: &[AdaptationWall]) -> (f64, f64, u64) {
     let adapt: Vec<f64> = walls.iter().map(|w| w.adapt_seconds).collect();
     let steps: Vec<f64> = walls.iter().map(|w| w.steps_seconds).collect();
@@ -172,7 +172,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     "far_fraction": stats.map(|s| s.far_fraction),
                     "untimed_adaptation_us": walls.map(|w| 1e6 * w.0),
                     "steps_between_us": walls.map(|w| 1e6 * w.1),
-                    "readbacks_per_adaptation_max": walls.map(|w| w.2),
+                    "added_readbacks_per_adaptation_max": walls.map(|w| w.2),
                     "launches": (*path == "device").then_some(launches.as_ref()).flatten().map(
                         |l| l
                             .iter()
@@ -264,9 +264,10 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     }
     if let Some((adapt, steps, reads)) = walls {
         println!(
-            "device path as a run pays it (phases untimed, each adaptation waited for): {:.1} us \
-             per adaptation, at most {reads} read-backs each; the {} steps between two take \
-             {:.1} us, so adapting is {:.1}% of the run\n",
+            "device path as a run pays it (two batches of steps with their clocks, with and \
+             without the adaptation between them; phases untimed): {:.1} us per adaptation, \
+             adding at most {reads} read-backs; the {} steps between two take {:.1} us, so \
+             adapting is {:.1}% of the run\n",
             1e6 * adapt,
             args.every,
             1e6 * steps,

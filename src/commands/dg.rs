@@ -339,7 +339,9 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                 if case.amr.is_some_and(|o| o.on_host) {
                     "host f64 path"
                 } else {
-                    "on the GPU: flags in smoothing; coarsen/refine/compact with connectivity"
+                    "on the GPU: flags in smoothing; coarsen/refine/compact with connectivity; \
+                     host time in the adaptation calls, the device work queued behind the \
+                     steps counted with them (bench amr measures what an adaptation costs a run)"
                 },
             );
             if let Some(policy) = case.amr.filter(|o| !o.on_host).map(|o| o.reorder) {

@@ -1137,6 +1137,17 @@ impl GpuDg {
         clock_from_words(&c)
     }
 
+    /// The clock's buffer (8 words, as [`GpuDg::read_clock`] reads them), for a copy read back
+    /// with other counts.
+    pub fn clock_buffer(&self) -> &Buffer {
+        &self.clock
+    }
+
+    /// The clock from its words as [`GpuDg::clock_buffer`] holds them.
+    pub fn clock_of_words(words: &[f32]) -> Result<Clock> {
+        clock_from_words(words)
+    }
+
     /// Queue `steps` full time steps (dt from the GPU reduction or fixed) in one queue call; steps
     /// past t_end do nothing. Does not wait.
     pub fn queue_steps(&self, steps: usize) -> Result<()> {

@@ -30,7 +30,7 @@ use super::amr::tree::FlatTree;
 use super::amr::{Adaptivity, AmrStats};
 use super::cpu::Operator;
 use super::euler::State;
-use super::gpu::{Capacity, GpuConfig, GpuDg, Kernel, SurfaceLayout};
+use super::gpu::{Capacity, Clock, GpuConfig, GpuDg, Kernel, SurfaceLayout};
 use super::plot::ModalField;
 pub use super::plot::Quantity;
 use super::{BasisTables, Case, DgMesh, StateFn};
@@ -140,20 +140,22 @@ pub const TOTALS_COLUMNS: [&str; 8] = [
     "elements",
 ];
 
-/// How to prepare and step a [`Simulation`]; the defaults are the `dg` command's.
-/// The wall cost of one adaptation as a run pays it, and of the steps before it.
+/// The wall cost of one adaptation as a run pays it, and of the steps between two
+/// ([`Simulation::time_adaptation_walls`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AdaptationWall {
     /// Elements before the adaptation.
     pub elements: usize,
-    /// Seconds of the steps before it (queued and waited for).
+    /// Seconds of one batch of steps between two adaptations, its clock read back.
     pub steps_seconds: f64,
-    /// Seconds from the start of the adaptation until the device finished it.
+    /// Seconds the adaptation adds to two batches of steps (the batch before it and the one
+    /// after it, each with its clock read back).
     pub adapt_seconds: f64,
-    /// Read-backs (host waits for device data) during the adaptation.
+    /// Read-backs (host waits for device data) the adaptation adds to those two batches'.
     pub readbacks: u64,
 }
 
+/// How to prepare and step a [`Simulation`]; the defaults are the `dg` command's.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimulationOptions {
     /// Element/face ordering of the mesh (GK Algorithm 5 by default).
@@ -491,9 +493,12 @@ impl Simulation {
         Ok(out)
     }
 
-    /// `adaptations` adaptations `steps` steps apart as a run does them (untimed phases, nothing
-    /// waited for but what the adaptation itself reads back), each followed by a wait for the
-    /// device: the wall seconds of the steps and of the adaptation, and the read-backs it made.
+    /// What `adaptations` untimed adaptations, `steps` time steps apart, cost a run, as
+    /// [`Simulation::advance_to`] runs them: per adaptation, two batches of `steps` steps
+    /// with their clocks read back and no adaptation, then two with the adaptation between
+    /// them (its flags and smoothing queued behind the first batch and read with its clock);
+    /// the adaptation costs the difference. The device work queued behind a wait is paid at
+    /// the next one, so each measure ends at the second batch's clock.
     pub fn time_adaptation_walls(
         &mut self,
         steps: usize,
@@ -508,25 +513,35 @@ impl Simulation {
         let mut out = Vec::with_capacity(adaptations);
         for _ in 0..adaptations {
             let elements = self.gpu.num_elements;
-            self.gpu.set_clock(self.t, self.t + 1e3)?;
-            let started = Instant::now();
-            self.gpu.queue_steps(steps)?;
-            self.gpu.wait()?;
-            let steps_seconds = started.elapsed().as_secs_f64();
-            let clock = self.gpu.read_clock()?;
-            self.t = clock.t;
-            self.steps += clock.steps;
             let reads = rt.readbacks();
             let started = Instant::now();
+            for _ in 0..2 {
+                self.gpu.set_clock(self.t, self.t + 1e3)?;
+                self.gpu.queue_steps(steps)?;
+                let clock = self.gpu.read_clock()?;
+                (self.t, self.steps) = (clock.t, self.steps + clock.steps);
+            }
+            let plain_seconds = started.elapsed().as_secs_f64();
+            let plain_reads = rt.readbacks() - reads;
+            let reads = rt.readbacks();
+            let started = Instant::now();
+            self.gpu.set_clock(self.t, self.t + 1e3)?;
+            self.gpu.queue_steps(steps)?;
+            let clock = self.read_clock_with_smoothing()?;
+            (self.t, self.steps) = (clock.t, self.steps + clock.steps);
             self.adapt()?;
-            self.gpu.wait()?;
+            self.gpu.set_clock(self.t, self.t + 1e3)?;
+            self.gpu.queue_steps(steps)?;
+            let clock = self.gpu.read_clock()?;
+            (self.t, self.steps) = (clock.t, self.steps + clock.steps);
             out.push(AdaptationWall {
                 elements,
-                steps_seconds,
-                adapt_seconds: started.elapsed().as_secs_f64(),
-                readbacks: rt.readbacks() - reads,
+                steps_seconds: plain_seconds / 2.0,
+                adapt_seconds: started.elapsed().as_secs_f64() - plain_seconds,
+                readbacks: (rt.readbacks() - reads).saturating_sub(plain_reads),
             });
         }
+        self.discard_queued_smoothing();
         self.sync_mesh()?;
         Ok(out)
     }
@@ -659,7 +674,7 @@ impl Simulation {
         loop {
             let batch = every.map_or(self.batch, |k| k.saturating_sub(self.since_adaptation));
             self.gpu.queue_steps(batch.max(1))?;
-            let clock = self.gpu.read_clock()?;
+            let clock = self.read_clock_with_smoothing()?;
             self.steps = base + clock.steps;
             self.since_adaptation += (clock.steps - counted) as usize;
             counted = clock.steps;
@@ -669,10 +684,12 @@ impl Simulation {
             }
             self.t = clock.t;
             if !(clock.t > last && clock.dt > 0.0 && clock.dt.is_finite()) {
+                self.discard_queued_smoothing();
                 self.sync_mesh()?;
                 return Err(self.blow_up());
             }
             if let Some(why) = clock_stalls(target, clock.dt) {
+                self.discard_queued_smoothing();
                 return Err(Error::Run(format!(
                     "the DG run cannot reach t = {target} (at t = {} after {} steps): {why}",
                     self.t, self.steps
@@ -686,6 +703,7 @@ impl Simulation {
                 self.gpu.set_clock(clock.t, target)?;
             }
             if !go_on {
+                self.discard_queued_smoothing();
                 return self.sync_mesh();
             }
         }
@@ -694,11 +712,32 @@ impl Simulation {
         if every.is_some_and(|k| self.since_adaptation >= k) {
             self.adapt()?;
         }
+        self.discard_queued_smoothing();
         self.sync_mesh()?;
         if self.solution()?.iter().any(|v| !v.is_finite()) {
             return Err(self.blow_up());
         }
         Ok(())
+    }
+
+    /// The clock after the steps queued so far. An adaptive run on the device, whose every
+    /// batch ends at an adaptation, queues the adaptation's flags and first smoothing pass
+    /// behind the batch and reads the clock with the smoothing's counts: one wait per
+    /// adaptation cycle instead of two (the adaptation that follows starts from that smoothing;
+    /// every other way out of the loop discards it).
+    fn read_clock_with_smoothing(&mut self) -> Result<Clock> {
+        if let Some(amr) = self.amr.as_mut() {
+            if amr.queue_smoothing(&self.gpu)? {
+                return GpuDg::clock_of_words(&amr.read_queued_smoothing()?);
+            }
+        }
+        self.gpu.read_clock()
+    }
+
+    fn discard_queued_smoothing(&mut self) {
+        if let Some(amr) = self.amr.as_mut() {
+            amr.discard_queued_smoothing();
+        }
     }
 
     /// The error for a run that blew up or stalled: time, steps, and the first element with

@@ -3,7 +3,9 @@
 //! neighbours, geometry). This is the f64 reference path; the solver stays on the device and
 //! hands its coefficients over at every adaptation.
 
-use super::gpu::{GpuAdaptOptions, GpuAdaptation, PhaseSeconds, Smoothed, TreeCapacity};
+use super::gpu::{
+    GpuAdaptOptions, GpuAdaptation, PhaseSeconds, Smoothed, TreeCapacity, CLOCK_WORDS,
+};
 use super::indicator::{flags, gather, indicator, jumps, scatter, IndicatorField};
 use super::projection::Projection;
 use super::reorder::{far_fraction, GpuReorder, MortonFrame, ReorderPolicy};
@@ -162,6 +164,9 @@ pub struct Adaptivity {
     pub stats: AmrStats,
     /// The trees on the device once the run adapts there.
     device: Option<GpuAdaptation>,
+    /// A smoothing queued behind a batch of steps and read back with its clock
+    /// ([`Adaptivity::queue_smoothing`]), for the adaptation that follows the batch.
+    queued: Option<Smoothed>,
     /// The device reorder, unless the policy is never.
     reorder: Option<GpuReorder>,
     /// Device adaptations since the last reorder, and the far fraction right after it.
@@ -210,6 +215,7 @@ impl Adaptivity {
             options,
             stats: AmrStats::default(),
             device: None,
+            queued: None,
             reorder: None,
             since_reorder: 0,
             far_baseline: 0.0,
@@ -353,6 +359,39 @@ impl Adaptivity {
         self.device.is_some()
     }
 
+    /// Queue the flags and the first smoothing submission of the next device adaptation of the
+    /// solution in `gpu` behind the steps queued so far, with a copy of `gpu`'s clock; false
+    /// (nothing queued) when the trees are not on the device or adapt on the host. Then
+    /// [`Adaptivity::read_queued_smoothing`] gives the clock, and the adaptation
+    /// ([`Adaptivity::adapt_on_device`], untimed) starts from that smoothing: a run waits once
+    /// per adaptation cycle, for its clock and the smoothing's counts together.
+    pub fn queue_smoothing(&mut self, gpu: &GpuDg) -> Result<bool> {
+        self.queued = None;
+        match &self.device {
+            Some(device) if !self.options.on_host => {
+                device.queue_flags_and_smoothing(gpu.clock_buffer())?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// After [`Adaptivity::queue_smoothing`]: the clock's words, and the smoothing kept for the
+    /// next untimed device adaptation.
+    pub fn read_queued_smoothing(&mut self) -> Result<[f32; CLOCK_WORDS]> {
+        let device = self.device.as_ref().ok_or_else(|| {
+            Error::Invalid("read_queued_smoothing: the trees are not on the device".into())
+        })?;
+        let (clock, smoothed) = device.read_queued_smoothing()?;
+        self.queued = Some(smoothed);
+        Ok(clock)
+    }
+
+    /// Forget a queued smoothing (steps queued since would make it stale).
+    pub fn discard_queued_smoothing(&mut self) {
+        self.queued = None;
+    }
+
     /// Put the trees on the device for `gpu`, whose mesh is `dm` (this adaptive mesh's active
     /// elements, as [`Adaptivity::dg_mesh`] gives them), with id room to refine every element.
     pub fn attach_device(&mut self, gpu: &GpuDg, dm: &DgMesh) -> Result<()> {
@@ -373,6 +412,7 @@ impl Adaptivity {
     ) -> Result<()> {
         self.sync_host()?;
         self.device = None;
+        self.queued = None;
         self.reorder = None;
         self.stats.setups += 1;
         let options = GpuAdaptOptions {
@@ -448,6 +488,7 @@ impl Adaptivity {
         self.frame = frame;
         (self.since_reorder, self.far_baseline) = (since_reorder, far_baseline);
         self.device = None;
+        self.queued = None;
         self.reorder = None;
         self.host_stale = false;
         Ok(())
@@ -483,8 +524,13 @@ impl Adaptivity {
         let clock = Instant::now();
         let mut phases = PhaseSeconds::new();
         let mut timing = timed.then_some(&mut phases);
-        device.compute_flags(timing.as_deref_mut())?;
-        let smoothed = device.smooth(timing.as_deref_mut())?;
+        let smoothed = match self.queued.take() {
+            Some(queued) if !timed => queued,
+            _ => {
+                device.compute_flags(timing.as_deref_mut())?;
+                device.smooth(timing.as_deref_mut())?
+            }
+        };
         if !device.has_room(&smoothed) {
             return Ok(DeviceAdaptation::NeedsRoom(smoothed));
         }

@@ -50,6 +50,10 @@ mod counter {
     pub const LEN: usize = 64;
 }
 
+/// Words after the counters that take a copy of the solver's clock
+/// ([`GpuAdaptation::queue_flags_and_smoothing`]), so that one read-back gives a run both.
+pub const CLOCK_WORDS: usize = 8;
+
 /// Most face colors the counters hold (2K for K base colors).
 const MAX_COLORS: usize = counter::LEN - counter::COLOR_OFFSETS - 1;
 
@@ -309,7 +313,7 @@ impl GpuAdaptation {
         slots.resize(ne, NONE);
         let slots = rt.upload("amr slots", &slots)?;
         let mut ring_data = vec![NONE; rings.iter().sum()];
-        let mut counters = vec![0u32; counter::LEN];
+        let mut counters = vec![0u32; counter::LEN + CLOCK_WORDS];
         let mut base = 0;
         for (r, free) in flat.free.iter().enumerate() {
             if free.len() > rings[r] {
@@ -689,12 +693,58 @@ impl GpuAdaptation {
     /// converged submission's counts say what the adaptation needs. Untimed, the host records
     /// the adaptation's plan while the first submission's read-back waits, for [`Self::apply`].
     pub fn smooth(&self, mut phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
+        self.run(&self.smooth_plan, phases.as_deref_mut())?;
+        if phases.is_none() {
+            *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
+        }
+        let first = self.read_counters()?;
+        self.settle_smoothing(first, phases)
+    }
+
+    /// Queue the flags, the first smoothing submission and a copy of `clock` (the solver's
+    /// clock, [`CLOCK_WORDS`] words) after the counters, waiting for nothing, and record the
+    /// adaptation's plan: [`Self::read_queued_smoothing`] then reads the counters and the
+    /// clock at one wait, the one a run makes for its clock anyway.
+    pub fn queue_flags_and_smoothing(&self, clock: &Buffer) -> Result<()> {
+        self.rt.queue(&self.flag_plan, 1)?;
+        self.rt.queue(&self.smooth_plan, 1)?;
+        let word = std::mem::size_of::<u32>() as u64;
+        self.rt.copy_at(
+            clock,
+            0,
+            &self.counters,
+            counter::LEN as u64 * word,
+            CLOCK_WORDS as u64 * word,
+        )?;
+        *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
+        Ok(())
+    }
+
+    /// After [`Self::queue_flags_and_smoothing`]: the clock's words as they were after the
+    /// smoothing, and the smoothing's outcome (further submissions run here, as in
+    /// [`Self::smooth`], when the first did not settle).
+    pub fn read_queued_smoothing(&self) -> Result<([f32; CLOCK_WORDS], Smoothed)> {
+        let mut c = self
+            .rt
+            .read(&self.counters, 0, counter::LEN + CLOCK_WORDS)?;
+        let clock = std::array::from_fn(|k| f32::from_bits(c[counter::LEN + k]));
+        c.truncate(counter::LEN);
+        Ok((clock, self.settle_smoothing(c, None)?))
+    }
+
+    /// The smoothing from the counters of its first submission `first`: more submissions
+    /// until a pass changes nothing.
+    fn settle_smoothing(
+        &self,
+        first: Vec<u32>,
+        mut phases: Option<&mut PhaseSeconds>,
+    ) -> Result<Smoothed> {
+        let mut c = first;
         for submission in 1..=MAX_SMOOTHING_PASSES / SMOOTHING_PASSES {
-            self.run(&self.smooth_plan, phases.as_deref_mut())?;
-            if submission == 1 && phases.is_none() {
-                *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
+            if submission > 1 {
+                self.run(&self.smooth_plan, phases.as_deref_mut())?;
+                c = self.read_counters()?;
             }
-            let c = self.read_counters()?;
             // The previous adaptation's faces, checked here instead of in a read-back of its own.
             check_faces(&c)?;
             let last_raise = c[counter::CHANGED] as usize;
