@@ -39,14 +39,18 @@ fn coarsen(i: u32) {
     let parent = element_tree[slots[i]].y;
     let block = element_tree[parent].z;
     var pos: array<u32, 4>;
+    // #unroll
     for (var c = 0u; c < 4u; c = c + 1u) {
         pos[c] = element_tree[block + c].w;
     }
     var merged: array<vec4<f32>, MAX_NP>;
+    // #unroll
     for (var m = 0u; m < NP; m = m + 1u) {
         merged[m] = vec4<f32>(0.0);
     }
+    // #unroll
     for (var c = 0u; c < 4u; c = c + 1u) {
+        // #unroll
         for (var kk = 0u; kk < NP; kk = kk + 1u) {
             let a = vec4<f32>(
                 regs[(0u * NP + kk) * NE + pos[c]],
@@ -54,11 +58,13 @@ fn coarsen(i: u32) {
                 regs[(2u * NP + kk) * NE + pos[c]],
                 regs[(3u * NP + kk) * NE + pos[c]],
             );
+            // #unroll
             for (var m = 0u; m < NP; m = m + 1u) {
                 merged[m] = merged[m] + (0.25 * weights[(c * NP + kk) * NP + m]) * a;
             }
         }
     }
+    // #unroll
     for (var m = 0u; m < NP; m = m + 1u) {
         regs[(0u * NP + m) * NE + pos[0]] = merged[m].x;
         regs[(1u * NP + m) * NE + pos[0]] = merged[m].y;
@@ -66,10 +72,12 @@ fn coarsen(i: u32) {
         regs[(3u * NP + m) * NE + pos[0]] = merged[m].w;
     }
     slots[pos[0]] = parent;
+    // #unroll
     for (var c = 1u; c < 4u; c = c + 1u) {
         slots[pos[c]] = NONE;
         holes[3u * k + c - 1u] = pos[c];
     }
+    // #unroll
     for (var c = 0u; c < 4u; c = c + 1u) {
         element_tree[block + c].w = NONE;
     }

@@ -46,6 +46,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let id = slots[p];
         slots[to] = id;
         element_tree[id].w = to;
+        // #unroll
         for (var j = 0u; j < 4u * NP; j = j + 1u) {
             regs[j * NE + to] = regs[j * NE + p];
         }

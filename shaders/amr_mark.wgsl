@@ -42,6 +42,7 @@ fn starts_cluster(pos: u32) -> bool {
 fn freed_sides(i: u32) -> u32 {
     let parent = element_tree[slots[i]].y;
     var mask = 0u;
+    // #unroll
     for (var s = 0u; s < 3u; s = s + 1u) {
         let e = element_edges[parent][s];
         var side = 0u;

@@ -53,6 +53,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let num_holes = 3u * counters[C_CLUSTERS];
     var pos: array<u32, 4>;
     pos[0] = i;
+    // #unroll
     for (var c = 1u; c < 4u; c = c + 1u) {
         let j = 3u * k + c - 1u;
         if (j < num_holes) {
@@ -62,6 +63,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
     }
     var parent_coef: array<vec4<f32>, MAX_NP>;
+    // #unroll
     for (var m = 0u; m < NP; m = m + 1u) {
         parent_coef[m] = vec4<f32>(
             regs[(0u * NP + m) * NE + i],
@@ -70,9 +72,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             regs[(3u * NP + m) * NE + i],
         );
     }
+    // #unroll
     for (var c = 0u; c < 4u; c = c + 1u) {
+        // #unroll
         for (var kk = 0u; kk < NP; kk = kk + 1u) {
             var u = vec4<f32>(0.0);
+            // #unroll
             for (var m = 0u; m < NP; m = m + 1u) {
                 u = u + weights[(c * NP + kk) * NP + m] * parent_coef[m];
             }
@@ -89,10 +94,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let m12 = 0.5 * (v1 + v2);
     let m20 = 0.5 * (v2 + v0);
     let child_vertices = array<vec2<f32>, 12>(v0, m01, m20, m01, v1, m12, m20, m12, v2, m12, m20, m01);
+    // #unroll
     for (var c = 0u; c < 4u; c = c + 1u) {
         let cid = children + c;
         element_tree[cid] = vec4<u32>(level, id, NONE, pos[c]);
         slots[pos[c]] = cid;
+        // #unroll
         for (var j = 0u; j < 3u; j = j + 1u) {
             vertices[3u * cid + j] = child_vertices[3u * c + j];
         }
@@ -101,6 +108,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     element_tree[id].w = NONE;
     let sides = element_edges[id];
     var new_edges: array<vec4<u32>, 4>;
+    // #unroll
     for (var s = 0u; s < 3u; s = s + 1u) {
         let e = sides[s];
         var side = 0u;
@@ -124,6 +132,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     // Edge ids past those the splits took (amr_count phase 2 takes them after this phase).
     let split_ids = 2u * new_split_blocks(counters[C_SPLITS], counters[C_RINGS + 3u]);
     let interior = block(2u, k, counters[C_EDGE_IDS] + split_ids, 3u);
+    // #unroll
     for (var s = 0u; s < 3u; s = s + 1u) {
         let corner = (s + 2u) % 3u;
         let e = interior + s;
@@ -134,6 +143,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         new_edges[corner][s] = e;
         new_edges[3][s] = e;
     }
+    // #unroll
     for (var c = 0u; c < 4u; c = c + 1u) {
         new_edges[c].w = 0u;
         element_edges[children + c] = new_edges[c];

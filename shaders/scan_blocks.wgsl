@@ -49,6 +49,7 @@ fn slot(i: u32) -> u32 {
 // every thread. Call with the tile written and a barrier passed; ends with a barrier.
 fn scan_tile(lid: u32) -> u32 {
     var sum = 0u;
+    // #unroll
     for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
         let j = slot(lid * ITEMS_PER_THREAD + k);
         let v = tile[j];
@@ -69,6 +70,7 @@ fn scan_tile(lid: u32) -> u32 {
     // Inclusive minus own is exclusive, also when the sums wrap.
     let before = thread_sums[lid] - sum;
     let tile_total = thread_sums[WORKGROUP_SIZE - 1u];
+    // #unroll
     for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
         let j = slot(lid * ITEMS_PER_THREAD + k);
         tile[j] = tile[j] + before;
@@ -94,6 +96,7 @@ fn main(
     }
     let base = block * SCAN_BLOCK;
     // Coalesced: thread t moves items t, t + 64, ... ; the scan reads 16 consecutive ones.
+    // #unroll
     for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
         let i = k * WORKGROUP_SIZE + lid.x;
         var v = 0u;
@@ -104,6 +107,7 @@ fn main(
     }
     workgroupBarrier();
     let block_total = scan_tile(lid.x);
+    // #unroll
     for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
         let i = k * WORKGROUP_SIZE + lid.x;
         if (i < n - base) {
@@ -132,6 +136,7 @@ fn main(
     storageBarrier();
     var carry = 0u;
     for (var start = 0u; start < blocks; start = start + SCAN_BLOCK) {
+        // #unroll
         for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
             let i = k * WORKGROUP_SIZE + lid.x;
             var v = 0u;
@@ -142,6 +147,7 @@ fn main(
         }
         workgroupBarrier();
         let tile_total = scan_tile(lid.x);
+        // #unroll
         for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
             let i = k * WORKGROUP_SIZE + lid.x;
             if (i < blocks - start) {
