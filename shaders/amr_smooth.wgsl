@@ -38,10 +38,11 @@ const CHASE_STEPS: u32 = 32u;
 // The current mesh's face neighbours (the DG solver's): NE blocks of (side 0, 1, 2, split
 // mask), then NE of the second halves.
 @group(0) @binding(5) var<storage, read> neighbors: array<vec4<u32>>;
-// Per slot: its element's level and the first child of its parent (NONE for a root), written
-// by pass 0 so that the passes reach a slot's level in one load and its siblings in two: the
-// chase's steps are chains of dependent loads, and each load of the chain is a memory latency.
-@group(0) @binding(6) var<storage, read_write> slot_info: array<vec2<u32>>;
+// Per slot: its element's level and the slots of its three siblings (NONE for a root, or for a
+// sibling that is not active), written by pass 0 so that the passes reach a slot's level and
+// its siblings' slots in one load: the chase's steps are chains of dependent loads, and each
+// load of the chain is a memory latency.
+@group(0) @binding(6) var<storage, read_write> slot_info: array<vec4<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -113,26 +114,26 @@ fn chase(start: u32) {
         let level = own.x;
         let f = flag_of(pos, level);
         let after = i32(level) + f;
-        // Ten candidates: the slots across sides 0..5 and the four siblings (whose -1 the
+        // Nine candidates: the slots across sides 0..5 and the three siblings (whose -1 the
         // cluster rule lifts once this flag no longer asks to coarsen); each one's level, its
         // flag bits as loaded, and the flag it needs raised to (or NO_RAISE).
-        var candidate: array<u32, 10>;
-        var level_at: array<u32, 10>;
-        var bits: array<u32, 10>;
-        var wanted: array<i32, 10>;
+        var candidate: array<u32, 9>;
+        var level_at: array<u32, 9>;
+        var bits: array<u32, 9>;
+        var wanted: array<i32, 9>;
         // #unroll
         for (var k = 0u; k < 6u; k = k + 1u) {
             candidate[k] = neighbour(pos, k);
         }
         // #unroll
-        for (var c = 0u; c < 4u; c = c + 1u) {
+        for (var c = 0u; c < 3u; c = c + 1u) {
             candidate[6u + c] = NONE;
-            if (f >= 0 && own.y != NONE) {
-                candidate[6u + c] = element_tree[own.y + c].w;
+            if (f >= 0) {
+                candidate[6u + c] = own[1u + c];
             }
         }
         // #unroll
-        for (var k = 0u; k < 10u; k = k + 1u) {
+        for (var k = 0u; k < 9u; k = k + 1u) {
             wanted[k] = NO_RAISE;
             if (candidate[k] != NONE) {
                 var need = 0;
@@ -149,9 +150,9 @@ fn chase(start: u32) {
         }
         // Every raise tried at once from the bits loaded, the compare-exchanges in flight
         // together; one that lost a race to another raise retries in raise_flag.
-        var swapped: array<bool, 10>;
+        var swapped: array<bool, 9>;
         // #unroll
-        for (var k = 0u; k < 10u; k = k + 1u) {
+        for (var k = 0u; k < 9u; k = k + 1u) {
             swapped[k] = false;
             if (wanted[k] != NO_RAISE) {
                 swapped[k] = atomicCompareExchangeWeak(
@@ -162,7 +163,7 @@ fn chase(start: u32) {
             }
         }
         // #unroll
-        for (var k = 0u; k < 10u; k = k + 1u) {
+        for (var k = 0u; k < 9u; k = k + 1u) {
             if (wanted[k] != NO_RAISE) {
                 if (swapped[k]) {
                     atomicStore(&raised_in_group, 1u);
@@ -200,12 +201,11 @@ fn cluster_rule(i: u32) {
     if (f >= 0) {
         return;
     }
-    // A root's -1 was settled to 0 above, so this slot has a parent.
-    let block = own.y;
+    // A root's -1 was settled to 0 above, so this slot has siblings.
     var whole = true;
     // #unroll
-    for (var c = 0u; c < 4u; c = c + 1u) {
-        let pos = element_tree[block + c].w;
+    for (var c = 0u; c < 3u; c = c + 1u) {
+        let pos = own[1u + c];
         if (pos == NONE) {
             whole = false;
         } else if (flag_of(pos, level) >= 0) {
@@ -243,12 +243,21 @@ fn write_slot_info(t: u32) {
     if (t >= atomicLoad(&counters[C_ACTIVE])) {
         return;
     }
-    let own = element_tree[slots[t]];
-    var block = NONE;
+    let id = slots[t];
+    let own = element_tree[id];
+    var info = vec4<u32>(own.x, NONE, NONE, NONE);
     if (own.y != NONE) {
-        block = element_tree[own.y].z;
+        let block = element_tree[own.y].z;
+        var k = 1u;
+        // #unroll
+        for (var c = 0u; c < 4u; c = c + 1u) {
+            if (block + c != id) {
+                info[k] = element_tree[block + c].w;
+                k = k + 1u;
+            }
+        }
     }
-    slot_info[t] = vec2<u32>(own.x, block);
+    slot_info[t] = info;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

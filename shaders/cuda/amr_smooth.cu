@@ -23,9 +23,10 @@
 //
 // flags: the flags' i32 bits. neighbors: the current mesh's face neighbours (the DG solver's):
 // NE blocks of (side 0, 1, 2, split mask), then NE of the second halves. slot_info: per slot,
-// its element's level and the first child of its parent (NONE for a root), written by pass 0
-// so that the passes reach a slot's level in one load and its siblings in two: the chase's
-// steps are chains of dependent loads, each a memory latency. faces: DgEdge records (8 words:
+// its element's level and the slots of its three siblings (NONE for a root, or for a sibling
+// that is not active), written by pass 0 so that the passes reach a slot's level and its
+// siblings' slots in one load: the chase's steps are chains of dependent loads, each a memory
+// latency. faces: DgEdge records (8 words:
 // left, right, info, normal, length, midpoint).
 //
 // The WGSL override constant is a preprocessor define here (the host passes a -D value).
@@ -74,6 +75,11 @@ __device__ bool raise_flag(u32* flags, u32 pos, u32 level, int wanted, const Amr
     return false;
 }
 
+// Sibling c (0..2) of a slot from its slot_info record.
+__device__ __forceinline__ u32 sibling(uint4 info, u32 c) {
+    return c == 0u ? info.y : (c == 1u ? info.z : info.w);
+}
+
 // Slot across side k of slot pos in the current mesh: sides 0..2, then the second halves of
 // split sides (3..5); NONE on a boundary (the faces' pairs, as the solver's neighbours).
 __device__ __forceinline__ u32 neighbour(const uint4* neighbors, u32 pos, u32 k) {
@@ -90,7 +96,7 @@ __device__ __forceinline__ u32 neighbour(const uint4* neighbors, u32 pos, u32 k)
 // another, a step cost about ten times one chain).
 __device__ void chase(
     u32 start,
-    const uint2* slot_info,
+    const uint4* slot_info,
     const uint4* element_tree,
     u32* flags,
     const uint4* neighbors,
@@ -101,27 +107,27 @@ __device__ void chase(
     for (u32 step = 0u; step < CHASE_STEPS && top > 0u; step = step + 1u) {
         top = top - 1u;
         u32 pos = waiting[top];
-        uint2 own = slot_info[pos];
+        uint4 own = slot_info[pos];
         u32 level = own.x;
         int f = admissible(load_flag(flags, pos), level, params);
         int after = (int)level + f;
-        // Ten candidates: the slots across sides 0..5 and the four siblings (whose -1 the
+        // Nine candidates: the slots across sides 0..5 and the three siblings (whose -1 the
         // cluster rule lifts once this flag no longer asks to coarsen); each one's level, its
         // flag bits as loaded, and the flag it needs raised to (or NO_RAISE).
-        u32 candidate[10];
-        u32 level_at[10];
-        u32 bits[10];
-        int wanted[10];
+        u32 candidate[9];
+        u32 level_at[9];
+        u32 bits[9];
+        int wanted[9];
 #pragma unroll
         for (u32 k = 0u; k < 6u; k = k + 1u) {
             candidate[k] = neighbour(neighbors, pos, k);
         }
 #pragma unroll
-        for (u32 c = 0u; c < 4u; c = c + 1u) {
-            candidate[6u + c] = f >= 0 && own.y != NONE ? element_tree[own.y + c].w : NONE;
+        for (u32 c = 0u; c < 3u; c = c + 1u) {
+            candidate[6u + c] = f >= 0 ? sibling(own, c) : NONE;
         }
 #pragma unroll
-        for (u32 k = 0u; k < 10u; k = k + 1u) {
+        for (u32 k = 0u; k < 9u; k = k + 1u) {
             wanted[k] = NO_RAISE;
             if (candidate[k] != NONE) {
                 int need = 0;
@@ -138,16 +144,16 @@ __device__ void chase(
         }
         // Every raise tried at once from the bits loaded, the compare-exchanges in flight
         // together; one that lost a race to another raise retries in raise_flag.
-        bool swapped[10];
+        bool swapped[9];
 #pragma unroll
-        for (u32 k = 0u; k < 10u; k = k + 1u) {
+        for (u32 k = 0u; k < 9u; k = k + 1u) {
             swapped[k] = false;
             if (wanted[k] != NO_RAISE) {
                 swapped[k] = atomicCAS(flags + candidate[k], bits[k], (u32)wanted[k]) == bits[k];
             }
         }
 #pragma unroll
-        for (u32 k = 0u; k < 10u; k = k + 1u) {
+        for (u32 k = 0u; k < 9u; k = k + 1u) {
             if (wanted[k] != NO_RAISE) {
                 if (swapped[k]) {
                     raised_in_group = 1u;
@@ -182,23 +188,22 @@ __device__ int settle(u32* flags, u32 pos, u32 level, const AmrParams& params) {
 // The cluster rule of slot t (settling its flag first).
 __device__ void cluster_rule(
     u32 t,
-    const uint2* slot_info,
+    const uint4* slot_info,
     const uint4* element_tree,
     u32* flags,
     const uint4* neighbors,
     const AmrParams& params) {
-    uint2 own = slot_info[t];
+    uint4 own = slot_info[t];
     u32 level = own.x;
     int f = settle(flags, t, level, params);
     if (f >= 0) {
         return;
     }
-    // A root's -1 was settled to 0 above, so this slot has a parent.
-    u32 block = own.y;
+    // A root's -1 was settled to 0 above, so this slot has siblings.
     bool whole = true;
 #pragma unroll
-    for (u32 c = 0u; c < 4u; c = c + 1u) {
-        u32 pos = element_tree[block + c].w;
+    for (u32 c = 0u; c < 3u; c = c + 1u) {
+        u32 pos = sibling(own, c);
         if (pos == NONE || admissible(load_flag(flags, pos), level, params) >= 0) {
             whole = false;
         }
@@ -211,7 +216,7 @@ __device__ void cluster_rule(
 // The 2:1 rule across face f.
 __device__ void face_rule(
     u32 f,
-    const uint2* slot_info,
+    const uint4* slot_info,
     const uint4* element_tree,
     u32* flags,
     const u32* faces,
@@ -244,15 +249,28 @@ extern "C" __global__ void amr_smooth(
     const u32* __restrict__ faces,
     u32* counters,
     const uint4* __restrict__ neighbors,
-    uint2* slot_info,
+    uint4* slot_info,
     AmrParams params,
     ItemRange range) {
     if (range.color == 0u) {
         // Pass 0: slot_info of slot t.
         u32 t = linear_index();
         if (t < *(const volatile u32*)(counters + C_ACTIVE)) {
-            uint4 own = element_tree[slots[t]];
-            slot_info[t] = make_uint2(own.x, own.y != NONE ? element_tree[own.y].z : NONE);
+            u32 id = slots[t];
+            uint4 own = element_tree[id];
+            u32 info[4] = {own.x, NONE, NONE, NONE};
+            if (own.y != NONE) {
+                u32 block = element_tree[own.y].z;
+                u32 k = 1u;
+#pragma unroll
+                for (u32 c = 0u; c < 4u; c = c + 1u) {
+                    if (block + c != id) {
+                        info[k] = element_tree[block + c].w;
+                        k = k + 1u;
+                    }
+                }
+            }
+            slot_info[t] = make_uint4(info[0], info[1], info[2], info[3]);
         }
         return;
     }

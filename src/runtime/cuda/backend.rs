@@ -11,7 +11,8 @@ use crate::runtime::{
 };
 use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaStream};
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// A device allocation on the device's stream, freed (in stream order) on drop.
 pub struct DeviceMemory {
@@ -92,15 +93,36 @@ struct PreparedLaunch {
 
 /// A prepared plan: raw launch parameters, and the resources they point at kept alive.
 pub struct CudaPlan {
+    /// The launches as one CUDA graph, captured on the plan's second queue (a plan queued
+    /// once never pays the capture): one host call then issues them all, where separate
+    /// launches cost about 4.4 µs each on the host and as much again on the device for short
+    /// kernels (`bench launches`). Declared first: destroyed before the kernels' modules.
+    graph: OnceLock<GraphExec>,
+    /// Queues of the plan so far.
+    queued: AtomicU32,
     launches: Vec<PreparedLaunch>,
     _kernels: Vec<Arc<CudaKernel>>,
     _args: Vec<Arg>,
 }
 
-// SAFETY: the raw function handles and device pointers are owned by the kept resources.
+// SAFETY: the raw function handles and device pointers are owned by the kept resources; the
+// graph is an opaque driver handle usable from any thread with the context current.
 unsafe impl Send for CudaPlan {}
-// SAFETY: as above; never mutated after creation.
+// SAFETY: as above; the launches never change after creation, the graph is set once.
 unsafe impl Sync for CudaPlan {}
+
+/// An instantiated CUDA graph of a plan's launches.
+struct GraphExec(sys::CUgraphExec);
+
+impl Drop for GraphExec {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from cuGraphInstantiateWithFlags and is destroyed once; the
+        // driver frees a graph still running when it completes.
+        unsafe {
+            sys::cuGraphExecDestroy(self.0);
+        }
+    }
+}
 
 fn memory(b: &BufferInner) -> Result<&DeviceMemory> {
     match b {
@@ -379,14 +401,20 @@ impl CudaDevice {
             kernels.push(k.clone());
         }
         Ok(PlanInner::Cuda(CudaPlan {
+            graph: OnceLock::new(),
+            queued: AtomicU32::new(0),
             launches,
             _kernels: kernels,
             _args: kept,
         }))
     }
 
-    fn launch_range(&self, plan: &CudaPlan, range: std::ops::Range<usize>) -> Result<()> {
-        let stream = self.stream().cu_stream();
+    fn launch_range(
+        &self,
+        plan: &CudaPlan,
+        range: std::ops::Range<usize>,
+        stream: sys::CUstream,
+    ) -> Result<()> {
         let mut ptrs: Vec<*mut c_void> = Vec::with_capacity(16);
         for l in &plan.launches[range] {
             ptrs.clear();
@@ -422,10 +450,62 @@ impl CudaDevice {
             return Err(Error::Gpu("a wgpu plan passed to the CUDA backend".into()));
         };
         self.bind()?;
+        if p.launches.is_empty() || repeats == 0 {
+            return Ok(());
+        }
+        if p.queued.fetch_add(1, Ordering::Relaxed) == 0 {
+            for _ in 0..repeats {
+                self.launch_range(p, 0..p.launches.len(), self.stream().cu_stream())?;
+            }
+            return Ok(());
+        }
+        let graph = match p.graph.get() {
+            Some(graph) => graph,
+            None => {
+                let captured = self.capture(p)?;
+                p.graph.get_or_init(|| captured)
+            }
+        };
+        let stream = self.stream().cu_stream();
         for _ in 0..repeats {
-            self.launch_range(p, 0..p.launches.len())?;
+            // SAFETY: the graph was instantiated in this context from the plan's launches,
+            // whose device memory the plan keeps alive.
+            unsafe { sys::cuGraphLaunch(graph.0, stream) }
+                .result()
+                .map_err(driver_err("graph launch"))?;
         }
         Ok(())
+    }
+
+    /// The plan's launches captured from the stream into an instantiated graph.
+    fn capture(&self, p: &CudaPlan) -> Result<GraphExec> {
+        let stream = self.capture_stream()?.cu_stream();
+        let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+        // SAFETY: the capture stream is this device's own and runs nothing; nothing else is
+        // issued on it until the capture ends below.
+        unsafe { sys::cuStreamBeginCapture_v2(stream, mode) }
+            .result()
+            .map_err(driver_err("begin graph capture"))?;
+        let launched = self.launch_range(p, 0..p.launches.len(), stream);
+        let mut graph: sys::CUgraph = std::ptr::null_mut();
+        // SAFETY: ends the capture begun above on the same stream, also when a launch failed.
+        let ended = unsafe { sys::cuStreamEndCapture(stream, &mut graph) }
+            .result()
+            .map_err(driver_err("end graph capture"));
+        launched?;
+        ended?;
+        let mut exec: sys::CUgraphExec = std::ptr::null_mut();
+        // SAFETY: `graph` is the captured graph; it is destroyed right after instantiation,
+        // which copies what the executable graph needs.
+        let instantiated = unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) }
+            .result()
+            .map_err(driver_err("instantiate graph"));
+        // SAFETY: as above; destroyed once.
+        unsafe {
+            sys::cuGraphDestroy(graph);
+        }
+        instantiated?;
+        Ok(GraphExec(exec))
     }
 
     pub(crate) fn time(&self, plan: &Plan, repeats: u32) -> Result<(Vec<f64>, bool)> {
@@ -444,7 +524,7 @@ impl CudaDevice {
         marks.push(mark()?);
         for _ in 0..repeats {
             for range in &ranges {
-                self.launch_range(p, range.clone())?;
+                self.launch_range(p, range.clone(), stream.cu_stream())?;
                 marks.push(mark()?);
             }
         }

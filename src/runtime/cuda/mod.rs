@@ -169,6 +169,9 @@ type ModuleCache = HashMap<(String, Vec<String>), Arc<CudaModule>>;
 pub struct CudaDevice {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    /// A stream of its own that plans' launches are captured from into graphs (the default
+    /// stream cannot capture); nothing runs on it.
+    capture_stream: std::sync::OnceLock<Arc<CudaStream>>,
     name: String,
     capability: (i32, i32),
     modules: Mutex<ModuleCache>,
@@ -190,6 +193,7 @@ impl CudaDevice {
         Ok(CudaDevice {
             ctx,
             stream,
+            capture_stream: std::sync::OnceLock::new(),
             name,
             capability,
             modules: Mutex::new(HashMap::new()),
@@ -221,6 +225,18 @@ impl CudaDevice {
     /// The stream every launch and copy of this backend goes to.
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
+    }
+
+    /// The stream graphs are captured from ([`CudaDevice::stream`] runs them).
+    pub fn capture_stream(&self) -> Result<&Arc<CudaStream>> {
+        if let Some(s) = self.capture_stream.get() {
+            return Ok(s);
+        }
+        let created = self
+            .ctx
+            .new_stream()
+            .map_err(driver_err("create the graph capture stream"))?;
+        Ok(self.capture_stream.get_or_init(|| created))
     }
 
     /// Wait for all queued work.

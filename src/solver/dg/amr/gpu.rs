@@ -447,8 +447,8 @@ impl GpuAdaptation {
         // adaptation fits.
         let mut smooth = PlanBuilder::new();
         let smooth_kernel = kernel("amr_smooth", &with_ne)?;
-        // Each slot's level and sibling block, written by pass 0 for the passes.
-        let slot_info = rt.zeroed::<[u32; 2]>("amr slot levels and sibling blocks", ne)?;
+        // Each slot's level and siblings' slots, written by pass 0 for the passes.
+        let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
         let mut smooth_args = args![
             slots,
             element_tree,
