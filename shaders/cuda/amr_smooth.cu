@@ -97,7 +97,6 @@ __device__ __forceinline__ u32 neighbour(const uint4* neighbors, u32 pos, u32 k)
 __device__ void chase(
     u32 start,
     const uint4* slot_info,
-    const uint4* element_tree,
     u32* flags,
     const uint4* neighbors,
     const AmrParams& params) {
@@ -189,7 +188,6 @@ __device__ int settle(u32* flags, u32 pos, u32 level, const AmrParams& params) {
 __device__ void cluster_rule(
     u32 t,
     const uint4* slot_info,
-    const uint4* element_tree,
     u32* flags,
     const uint4* neighbors,
     const AmrParams& params) {
@@ -209,7 +207,7 @@ __device__ void cluster_rule(
         }
     }
     if (!whole && raise_flag(flags, t, level, 0, params)) {
-        chase(t, slot_info, element_tree, flags, neighbors, params);
+        chase(t, slot_info, flags, neighbors, params);
     }
 }
 
@@ -217,7 +215,6 @@ __device__ void cluster_rule(
 __device__ void face_rule(
     u32 f,
     const uint4* slot_info,
-    const uint4* element_tree,
     u32* flags,
     const u32* faces,
     const uint4* neighbors,
@@ -233,11 +230,11 @@ __device__ void face_rule(
     int after_r = (int)level_r + admissible(load_flag(flags, r), level_r, params);
     if (after_l - after_r > 1) {
         if (raise_flag(flags, r, level_r, after_l - 1 - (int)level_r, params)) {
-            chase(r, slot_info, element_tree, flags, neighbors, params);
+            chase(r, slot_info, flags, neighbors, params);
         }
     } else if (after_r - after_l > 1) {
         if (raise_flag(flags, l, level_l, after_r - 1 - (int)level_l, params)) {
-            chase(l, slot_info, element_tree, flags, neighbors, params);
+            chase(l, slot_info, flags, neighbors, params);
         }
     }
 }
@@ -289,10 +286,10 @@ extern "C" __global__ void amr_smooth(
     }
     u32 t = linear_index();
     if (t < range.count && t < pass_counts[1]) {
-        cluster_rule(t, slot_info, element_tree, flags, neighbors, params);
+        cluster_rule(t, slot_info, flags, neighbors, params);
     }
     if (t < range.count && t < pass_counts[2]) {
-        face_rule(t, slot_info, element_tree, flags, faces, neighbors, params);
+        face_rule(t, slot_info, flags, faces, neighbors, params);
     }
     __syncthreads();
     if (threadIdx.x == 0u && raised_in_group != 0u) {

@@ -2,15 +2,17 @@
 //! cluster and refinement numbering by scans, coarsening and refinement in place with the L2
 //! projection, compaction, and the new mesh's geometry, faces (by color), neighbours and launch
 //! records, written straight into the DG solver's buffers. The host reads the counters back
-//! once per adaptation, after smoothing (did the last pass change anything, is there room); the
-//! new element count follows from them, and the solver's kernels take their element count and
-//! face ranges from the launch records, so nothing else comes back. Every kernel
+//! once per adaptation, after smoothing (did the last pass change anything, is there room), in
+//! a run together with the clock ([`GpuAdaptation::queue_flags_and_smoothing`]); the new
+//! element count follows from them, and the solver's kernels take their element count and face
+//! ranges from the launch records, so nothing else comes back. Every kernel
 //! (`shaders/amr_*.wgsl`, CUDA twins in `shaders/cuda/`) does what the f64 reference
 //! [`AdaptiveMesh`] does, in the same order of ids and slots, so a read-back tree equals the
 //! reference's.
 //!
-//! At these sizes every phase is bound by its launches, so the phases are few: a smoothing pass
-//! is one launch over all faces (GK19's Algorithm 2 launches one per color: the colors keep
+//! At these sizes every phase is bound by its launches and by chains of dependent loads, so the
+//! phases are few and their loads batched: a smoothing pass (after pass 0, which records each
+//! slot's level and siblings) is one launch over all faces (GK19's Algorithm 2 launches one per color: the colors keep
 //! its plain read-modify-writes race-free, but the rules only raise flags and end at the least
 //! admissible flags whatever the order of the raises, so atomic raises need no colors; the
 //! colors stay for the surface integral, whose scatter they keep race-free), the coarsening's
@@ -18,9 +20,8 @@
 //! scan, every scan is one launch (`scan_blocks` with its parts, src/runtime/scan.rs) and the
 //! bookkeeping between phases one launch after it, whose thread 0 counts from the scan's sums
 //! while the others add the scan's block offsets (the scan's own second launch), the geometry
-//! shares a
-//! launch with the face marks, and the faces kernel also writes the split masks and counts the
-//! far faces.
+//! shares a launch with the face marks, and the faces kernel also writes the split masks and
+//! counts the far faces.
 
 use super::indicator::IndicatorField;
 use super::projection::Projection;
