@@ -168,8 +168,8 @@ fn chase(start: u32) {
                 if (swapped[k]) {
                     atomicStore(&raised_in_group, 1u);
                 }
-                if ((swapped[k] || raise_flag(candidate[k], level_at[k], wanted[k])) &&
-                    top < CHASE_STACK) {
+                let raised = swapped[k] || raise_flag(candidate[k], level_at[k], wanted[k]);
+                if (raised && top < CHASE_STACK) {
                     waiting[top] = candidate[k];
                     top = top + 1u;
                 }

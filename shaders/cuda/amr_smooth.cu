@@ -157,8 +157,9 @@ __device__ void chase(
                 if (swapped[k]) {
                     raised_in_group = 1u;
                 }
-                if ((swapped[k] || raise_flag(flags, candidate[k], level_at[k], wanted[k], params)) &&
-                    top < CHASE_STACK) {
+                bool raised =
+                    swapped[k] || raise_flag(flags, candidate[k], level_at[k], wanted[k], params);
+                if (raised && top < CHASE_STACK) {
                     waiting[top] = candidate[k];
                     top = top + 1u;
                 }

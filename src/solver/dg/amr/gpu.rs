@@ -12,10 +12,11 @@
 //!
 //! At these sizes every phase is bound by its launches and by chains of dependent loads, so the
 //! phases are few and their loads batched: a smoothing pass (after pass 0, which records each
-//! slot's level and siblings) is one launch over all faces (GK19's Algorithm 2 launches one per color: the colors keep
-//! its plain read-modify-writes race-free, but the rules only raise flags and end at the least
-//! admissible flags whatever the order of the raises, so atomic raises need no colors; the
-//! colors stay for the surface integral, whose scatter they keep race-free), the coarsening's
+//! slot's level and siblings) is one launch over all faces (GK19's Algorithm 2 launches one
+//! per color: the colors keep its plain read-modify-writes race-free, but the rules only raise
+//! flags and end at the least admissible flags whatever the order of the raises, so atomic
+//! raises need no colors; the colors stay for the surface integral, whose scatter they keep
+//! race-free), the coarsening's
 //! decisions (which split edges a cluster frees) are marked with the clusters and share their
 //! scan, every scan is one launch (`scan_blocks` with its parts, src/runtime/scan.rs) and the
 //! bookkeeping between phases one launch after it, whose thread 0 counts from the scan's sums
@@ -442,10 +443,10 @@ impl GpuAdaptation {
             pad,
         };
         // Pass 0 over the slots, then SMOOTHING_PASSES passes per submission, each one launch
-        // over the faces (and slots) of the current mesh, numbered 1.. in range.color; then the clusters and the elements to
-        // refine are numbered, and the last pass that raised a flag is handed to the host with
-        // the counts, so the converged submission's counters tell the host whether the
-        // adaptation fits.
+        // over the faces (and slots) of the current mesh, numbered 1.. in range.color; then
+        // the clusters and the elements to refine are numbered, and the last pass that raised
+        // a flag is handed to the host with the counts, so the converged submission's counters
+        // tell the host whether the adaptation fits.
         let mut smooth = PlanBuilder::new();
         let smooth_kernel = kernel("amr_smooth", &with_ne)?;
         // Each slot's level and siblings' slots, written by pass 0 for the passes.
