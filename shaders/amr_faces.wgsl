@@ -11,8 +11,7 @@
 // element, and of the right one s or s + 3 for its second half, setting bit s of the right
 // element's split mask (the first block's w, an atomic or). A face whose slots lie more than
 // FAR_SLOTS apart counts in counters[C_FAR_FACES] (reorder::far_faces, as amr_locality counts
-// it; amr_count cleared it), one atomic per workgroup: thousands of adds on the one word would
-// serialize the launch; an edge without an element where one is needed in
+// it; amr_count cleared it); an edge without an element where one is needed in
 // counters[C_ERROR].
 
 override NE: u32 = 1u;
@@ -30,9 +29,6 @@ override NE: u32 = 1u;
 @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>>;
 @group(0) @binding(8) var<storage, read> slots: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
-
-// Far faces of this workgroup's edges.
-var<workgroup> far_in_group: atomic<u32>;
 
 // (slot, local side, half) of side s of edge e; slot NONE when there is none.
 fn side_of(e: u32, s: u32) -> vec3<u32> {
@@ -56,8 +52,7 @@ fn side_of(e: u32, s: u32) -> vec3<u32> {
     return vec3<u32>(element_tree[up.x].w, up.y, half);
 }
 
-// Write the face of edge e; whether its slots lie far apart.
-fn write_face(e: u32) -> bool {
+fn write_face(e: u32) {
     let t = edge_tree[e];
     let kind = t.w & 0xfu;
     let state = t.w >> 4u;
@@ -69,12 +64,12 @@ fn write_face(e: u32) -> bool {
     }
     if (l.x == NONE || (interior && r.x == NONE) || (!interior && l.z != 0u)) {
         atomicStore(&counters[C_ERROR], 1u);
-        return false;
+        return;
     }
     if (l.z != 0u) {
         if (r.z != 0u) {
             atomicStore(&counters[C_ERROR], 1u);
-            return false;
+            return;
         }
         let swap = l;
         l = r;
@@ -95,40 +90,24 @@ fn write_face(e: u32) -> bool {
     faces[8u * j + 5u] = bitcast<u32>(len);
     faces[8u * j + 6u] = bitcast<u32>(0.5 * (a.x + b.x));
     faces[8u * j + 7u] = bitcast<u32>(0.5 * (a.y + b.y));
-    if (r.x == NONE) {
-        return false;
+    if (r.x != NONE) {
+        atomicStore(&neighbors[4u * l.x + l.y], r.x);
+        if (r.z == 2u) {
+            atomicStore(&neighbors[4u * (NE + r.x) + r.y], l.x);
+            atomicOr(&neighbors[4u * r.x + 3u], 1u << r.y);
+        } else {
+            atomicStore(&neighbors[4u * r.x + r.y], l.x);
+        }
+        if (max(l.x, r.x) - min(l.x, r.x) > FAR_SLOTS) {
+            atomicAdd(&counters[C_FAR_FACES], 1u);
+        }
     }
-    atomicStore(&neighbors[4u * l.x + l.y], r.x);
-    if (r.z == 2u) {
-        atomicStore(&neighbors[4u * (NE + r.x) + r.y], l.x);
-        atomicOr(&neighbors[4u * r.x + 3u], 1u << r.y);
-    } else {
-        atomicStore(&neighbors[4u * r.x + r.y], l.x);
-    }
-    return max(l.x, r.x) - min(l.x, r.x) > FAR_SLOTS;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn main(
-    @builtin(global_invocation_id) gid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    if (lid == 0u) {
-        atomicStore(&far_in_group, 0u);
-    }
-    workgroupBarrier();
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let e = linear_index(gid, nwg);
     if (e < range.count && is_face_edge(e, edge_tree[e], atomicLoad(&counters[C_EDGE_IDS]))) {
-        if (write_face(e)) {
-            atomicAdd(&far_in_group, 1u);
-        }
-    }
-    workgroupBarrier();
-    if (lid == 0u) {
-        let far = atomicLoad(&far_in_group);
-        if (far != 0u) {
-            atomicAdd(&counters[C_FAR_FACES], far);
-        }
+        write_face(e);
     }
 }

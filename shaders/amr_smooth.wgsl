@@ -16,10 +16,10 @@
 // the least admissible flags above the start whatever the order of the raises: no colors are
 // needed, a raise is an atomic max (a compare-exchange loop on the i32 bits) and a read sees
 // the flag as it stands. range.color is the pass number within the submission; a workgroup
-// that raised records it in counters[C_LAST_CHANGE] (atomic max), which amr_count phase 0 hands to
-// counters[C_CHANGED] at the end of the submission: below the last pass means settled. A pass
-// after one that raised nothing returns at once. Pass 0 (range.color = 0) only writes
-// slot_info for the passes after it.
+// that raised records it in counters[C_LAST_CHANGE] (atomic max), which amr_count phase 0
+// hands to counters[C_CHANGED] at the end of the submission: below the last pass means
+// settled. A pass after one that raised nothing returns at once. Pass 0 (range.color = 0) only
+// writes slot_info for the passes after it.
 
 override NE: u32 = 1u;
 // Slots a chase holds waiting and examines at most (chase).
@@ -101,8 +101,8 @@ fn neighbour(pos: u32, k: u32) -> u32 {
 // cluster rule). A chain of forced raises then settles in one pass instead of one pass a link;
 // what the bounds leave waits for the next pass. A step loads every neighbour's and sibling's
 // slot, level and flag before it raises any, and then tries all its raises at once, so their
-// chains of dependent loads and their compare-exchanges are in flight together (one after
-// another, a step cost about ten times one chain).
+// chains of dependent loads and their compare-exchanges are in flight together instead of one
+// after another.
 fn chase(start: u32) {
     var waiting: array<u32, CHASE_STACK>;
     waiting[0] = start;

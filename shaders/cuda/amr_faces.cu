@@ -11,9 +11,8 @@
 // neighbours: side s of the left element, and of the right one s or s + 3 for its second
 // half, setting bit s of the right element's split mask (the first block's w, an atomic or).
 // A face whose slots lie more than FAR_SLOTS apart counts in counters[C_FAR_FACES]
-// (reorder::far_faces, as amr_locality counts it; amr_count cleared it), one atomic per block:
-// thousands of adds on the one word would serialize the launch; an edge without an element
-// where one is needed in counters[C_ERROR].
+// (reorder::far_faces, as amr_locality counts it; amr_count cleared it); an edge without an
+// element where one is needed in counters[C_ERROR].
 //
 // faces: DgEdge records (left, right, info, nx, ny, length, mx, my). neighbors: 4 words per
 // slot, NE blocks of (side 0, 1, 2, split mask), then NE of the second halves.
@@ -51,8 +50,7 @@ __device__ uint3 side_of(
     return make_uint3(element_tree[up.x].w, up.y, half);
 }
 
-// Write the face of edge e; whether its slots lie far apart.
-__device__ bool write_face(
+__device__ void write_face(
     u32 e,
     const uint4* element_tree,
     const float2* vertices,
@@ -74,12 +72,12 @@ __device__ bool write_face(
     }
     if (l.x == NONE || (interior && r.x == NONE) || (!interior && l.z != 0u)) {
         counters[C_ERROR] = 1u;
-        return false;
+        return;
     }
     if (l.z != 0u) {
         if (r.z != 0u) {
             counters[C_ERROR] = 1u;
-            return false;
+            return;
         }
         uint3 swap = l;
         l = r;
@@ -100,17 +98,18 @@ __device__ bool write_face(
     faces[8u * j + 5u] = __float_as_uint(len);
     faces[8u * j + 6u] = __float_as_uint(0.5f * (a.x + b.x));
     faces[8u * j + 7u] = __float_as_uint(0.5f * (a.y + b.y));
-    if (r.x == NONE) {
-        return false;
+    if (r.x != NONE) {
+        neighbors[4u * l.x + l.y] = r.x;
+        if (r.z == 2u) {
+            neighbors[4u * (NE + r.x) + r.y] = l.x;
+            atomicOr(&neighbors[4u * r.x + 3u], 1u << r.y);
+        } else {
+            neighbors[4u * r.x + r.y] = l.x;
+        }
+        if (max(l.x, r.x) - min(l.x, r.x) > FAR_SLOTS) {
+            atomicAdd(&counters[C_FAR_FACES], 1u);
+        }
     }
-    neighbors[4u * l.x + l.y] = r.x;
-    if (r.z == 2u) {
-        neighbors[4u * (NE + r.x) + r.y] = l.x;
-        atomicOr(&neighbors[4u * r.x + 3u], 1u << r.y);
-    } else {
-        neighbors[4u * r.x + r.y] = l.x;
-    }
-    return max(l.x, r.x) - min(l.x, r.x) > FAR_SLOTS;
 }
 
 extern "C" __global__ void amr_faces(
@@ -124,19 +123,9 @@ extern "C" __global__ void amr_faces(
     u32* counters,
     const u32* __restrict__ slots,
     ItemRange range) {
-    __shared__ u32 far_in_group;
-    if (threadIdx.x == 0u) {
-        far_in_group = 0u;
-    }
-    __syncthreads();
     u32 e = linear_index();
-    if (e < range.count && is_face_edge(e, edge_tree[e], counters[C_EDGE_IDS]) &&
+    if (e < range.count && is_face_edge(e, edge_tree[e], counters[C_EDGE_IDS])) {
         write_face(e, element_tree, vertices, edge_tree, edge_sides, items_scan, faces,
-                   neighbors, counters, slots)) {
-        atomicAdd(&far_in_group, 1u);
-    }
-    __syncthreads();
-    if (threadIdx.x == 0u && far_in_group != 0u) {
-        atomicAdd(&counters[C_FAR_FACES], far_in_group);
+                   neighbors, counters, slots);
     }
 }

@@ -26,8 +26,7 @@
 // its element's level and the slots of its three siblings (NONE for a root, or for a sibling
 // that is not active), written by pass 0 so that the passes reach a slot's level and its
 // siblings' slots in one load: the chase's steps are chains of dependent loads, each a memory
-// latency. faces: DgEdge records (8 words:
-// left, right, info, normal, length, midpoint).
+// latency. faces: DgEdge records (8 words: left, right, info, normal, length, midpoint).
 //
 // The WGSL override constant is a preprocessor define here (the host passes a -D value).
 
@@ -92,8 +91,8 @@ __device__ __forceinline__ u32 neighbour(const uint4* neighbors, u32 pos, u32 k)
 // cluster rule). A chain of forced raises then settles in one pass instead of one pass a link;
 // what the bounds leave waits for the next pass. A step loads every neighbour's and sibling's
 // slot, level and flag before it raises any, and then tries all its raises at once, so their
-// chains of dependent loads and their compare-exchanges are in flight together (one after
-// another, a step cost about ten times one chain).
+// chains of dependent loads and their compare-exchanges are in flight together instead of one
+// after another.
 __device__ void chase(
     u32 start,
     const uint4* slot_info,
@@ -240,6 +239,33 @@ __device__ void face_rule(
     }
 }
 
+// Pass 0: slot_info of slot t.
+__device__ void write_slot_info(
+    u32 t,
+    const u32* slots,
+    const uint4* element_tree,
+    const u32* counters,
+    uint4* slot_info) {
+    if (t >= *(const volatile u32*)(counters + C_ACTIVE)) {
+        return;
+    }
+    u32 id = slots[t];
+    uint4 own = element_tree[id];
+    u32 info[4] = {own.x, NONE, NONE, NONE};
+    if (own.y != NONE) {
+        u32 block = element_tree[own.y].z;
+        u32 k = 1u;
+#pragma unroll
+        for (u32 c = 0u; c < 4u; c = c + 1u) {
+            if (block + c != id) {
+                info[k] = element_tree[block + c].w;
+                k = k + 1u;
+            }
+        }
+    }
+    slot_info[t] = make_uint4(info[0], info[1], info[2], info[3]);
+}
+
 extern "C" __global__ void amr_smooth(
     const u32* __restrict__ slots,
     const uint4* __restrict__ element_tree,
@@ -251,25 +277,7 @@ extern "C" __global__ void amr_smooth(
     AmrParams params,
     ItemRange range) {
     if (range.color == 0u) {
-        // Pass 0: slot_info of slot t.
-        u32 t = linear_index();
-        if (t < *(const volatile u32*)(counters + C_ACTIVE)) {
-            u32 id = slots[t];
-            uint4 own = element_tree[id];
-            u32 info[4] = {own.x, NONE, NONE, NONE};
-            if (own.y != NONE) {
-                u32 block = element_tree[own.y].z;
-                u32 k = 1u;
-#pragma unroll
-                for (u32 c = 0u; c < 4u; c = c + 1u) {
-                    if (block + c != id) {
-                        info[k] = element_tree[block + c].w;
-                        k = k + 1u;
-                    }
-                }
-            }
-            slot_info[t] = make_uint4(info[0], info[1], info[2], info[3]);
-        }
+        write_slot_info(linear_index(), slots, element_tree, counters, slot_info);
         return;
     }
     if (threadIdx.x == 0u) {

@@ -24,7 +24,7 @@
 //! ([`RunSummary`]).
 
 use super::amr::driver::{device_capacity, DeviceAdaptation};
-use super::amr::gpu::{slots_needed, PhaseSeconds, TreeCapacity, TreeWords};
+use super::amr::gpu::{slots_needed, PhaseSeconds, Smoothed, TreeCapacity, TreeWords};
 use super::amr::locality::{self, MortonFrame};
 use super::amr::tree::FlatTree;
 use super::amr::{Adaptivity, AmrStats};
@@ -362,6 +362,12 @@ impl Simulation {
     /// the host: the trees go to the device once (again when they need more room), then only
     /// a few counters come back per adaptation.
     pub fn adapt(&mut self) -> Result<()> {
+        self.adapt_from(None)
+    }
+
+    /// [`Simulation::adapt`] starting on the device from `smoothed`, the smoothing read back
+    /// with the clock for the solution as it stands ([`Simulation::read_clock_with_smoothing`]).
+    fn adapt_from(&mut self, smoothed: Option<Smoothed>) -> Result<()> {
         let Some(amr) = self.amr.as_mut() else {
             return Ok(());
         };
@@ -379,16 +385,21 @@ impl Simulation {
             // restart from this point.
             self.solution = OnceCell::new();
         } else {
-            self.adapt_on_device(false)?;
+            self.adapt_on_device(false, smoothed)?;
             self.solution = OnceCell::new();
         }
         self.mesh = OnceCell::new();
         Ok(())
     }
 
-    /// One device adaptation: the trees go to the device first when they are not there, and
-    /// again (with larger solver buffers) when the flags ask for more room than there is.
-    fn adapt_on_device(&mut self, timed: bool) -> Result<PhaseSeconds> {
+    /// One device adaptation, from `smoothed` when given ([`Adaptivity::adapt_on_device`]):
+    /// the trees go to the device first when they are not there, and again (with larger solver
+    /// buffers, the flags smoothed again) when the flags ask for more room than there is.
+    fn adapt_on_device(
+        &mut self,
+        timed: bool,
+        mut smoothed: Option<Smoothed>,
+    ) -> Result<PhaseSeconds> {
         let mut room_for = None;
         loop {
             let Some(amr) = self.amr.as_mut() else {
@@ -410,7 +421,7 @@ impl Simulation {
                 self.dm = dm;
                 self.dm_stale = false;
             }
-            match amr.adapt_on_device(&mut self.gpu, timed)? {
+            match amr.adapt_on_device(&mut self.gpu, timed, smoothed.take())? {
                 DeviceAdaptation::Done(_, phases) => {
                     self.dm_stale = true;
                     return Ok(phases);
@@ -480,7 +491,7 @@ impl Simulation {
                 ]
             } else {
                 let started = Instant::now();
-                let mut phases = self.adapt_on_device(true)?;
+                let mut phases = self.adapt_on_device(true, None)?;
                 phases.push(("wall", started.elapsed().as_secs_f64()));
                 phases
             };
@@ -527,9 +538,9 @@ impl Simulation {
             let started = Instant::now();
             self.gpu.set_clock(self.t, self.t + 1e3)?;
             self.gpu.queue_steps(steps)?;
-            let clock = self.read_clock_with_smoothing()?;
+            let (clock, smoothed) = self.read_clock_with_smoothing()?;
             (self.t, self.steps) = (clock.t, self.steps + clock.steps);
-            self.adapt()?;
+            self.adapt_from(smoothed)?;
             self.gpu.set_clock(self.t, self.t + 1e3)?;
             self.gpu.queue_steps(steps)?;
             let clock = self.gpu.read_clock()?;
@@ -541,7 +552,6 @@ impl Simulation {
                 readbacks: (rt.readbacks() - reads).saturating_sub(plain_reads),
             });
         }
-        self.discard_queued_smoothing();
         self.sync_mesh()?;
         Ok(out)
     }
@@ -671,10 +681,13 @@ impl Simulation {
             .as_ref()
             .map(|a| a.options.steps_between(self.tables.p));
         let mut counted = 0;
+        // The smoothing read back with the last clock, for the adaptation right after it.
+        let mut smoothed;
         loop {
             let batch = every.map_or(self.batch, |k| k.saturating_sub(self.since_adaptation));
             self.gpu.queue_steps(batch.max(1))?;
-            let clock = self.read_clock_with_smoothing()?;
+            let clock;
+            (clock, smoothed) = self.read_clock_with_smoothing()?;
             self.steps = base + clock.steps;
             self.since_adaptation += (clock.steps - counted) as usize;
             counted = clock.steps;
@@ -684,12 +697,10 @@ impl Simulation {
             }
             self.t = clock.t;
             if !(clock.t > last && clock.dt > 0.0 && clock.dt.is_finite()) {
-                self.discard_queued_smoothing();
                 self.sync_mesh()?;
                 return Err(self.blow_up());
             }
             if let Some(why) = clock_stalls(target, clock.dt) {
-                self.discard_queued_smoothing();
                 return Err(Error::Run(format!(
                     "the DG run cannot reach t = {target} (at t = {} after {} steps): {why}",
                     self.t, self.steps
@@ -698,21 +709,19 @@ impl Simulation {
             last = clock.t;
             if every.is_some_and(|k| self.since_adaptation >= k) {
                 (base, counted) = (self.steps, 0);
-                self.adapt()?;
+                self.adapt_from(smoothed.take())?;
                 self.solution = OnceCell::new();
                 self.gpu.set_clock(clock.t, target)?;
             }
             if !go_on {
-                self.discard_queued_smoothing();
                 return self.sync_mesh();
             }
         }
         self.t = target;
         // The K-th step since the last adaptation landed on the target: adapt there.
         if every.is_some_and(|k| self.since_adaptation >= k) {
-            self.adapt()?;
+            self.adapt_from(smoothed)?;
         }
-        self.discard_queued_smoothing();
         self.sync_mesh()?;
         if self.solution()?.iter().any(|v| !v.is_finite()) {
             return Err(self.blow_up());
@@ -723,21 +732,15 @@ impl Simulation {
     /// The clock after the steps queued so far. An adaptive run on the device, whose every
     /// batch ends at an adaptation, queues the adaptation's flags and first smoothing pass
     /// behind the batch and reads the clock with the smoothing's counts: one wait per
-    /// adaptation cycle instead of two (the adaptation that follows starts from that smoothing;
-    /// every other way out of the loop discards it).
-    fn read_clock_with_smoothing(&mut self) -> Result<Clock> {
-        if let Some(amr) = self.amr.as_mut() {
-            if amr.queue_smoothing(&self.gpu)? {
-                return GpuDg::clock_of_words(&amr.read_queued_smoothing()?);
+    /// adaptation cycle instead of two. The smoothing is for an adaptation right after this,
+    /// before anything else is queued.
+    fn read_clock_with_smoothing(&mut self) -> Result<(Clock, Option<Smoothed>)> {
+        if let Some(amr) = self.amr.as_ref() {
+            if let Some((words, smoothed)) = amr.smooth_with_clock(&self.gpu)? {
+                return Ok((GpuDg::clock_of_words(&words)?, Some(smoothed)));
             }
         }
-        self.gpu.read_clock()
-    }
-
-    fn discard_queued_smoothing(&mut self) {
-        if let Some(amr) = self.amr.as_mut() {
-            amr.discard_queued_smoothing();
-        }
+        Ok((self.gpu.read_clock()?, None))
     }
 
     /// The error for a run that blew up or stalled: time, steps, and the first element with

@@ -164,9 +164,6 @@ pub struct Adaptivity {
     pub stats: AmrStats,
     /// The trees on the device once the run adapts there.
     device: Option<GpuAdaptation>,
-    /// A smoothing queued behind a batch of steps and read back with its clock
-    /// ([`Adaptivity::queue_smoothing`]), for the adaptation that follows the batch.
-    queued: Option<Smoothed>,
     /// The device reorder, unless the policy is never.
     reorder: Option<GpuReorder>,
     /// Device adaptations since the last reorder, and the far fraction right after it.
@@ -215,7 +212,6 @@ impl Adaptivity {
             options,
             stats: AmrStats::default(),
             device: None,
-            queued: None,
             reorder: None,
             since_reorder: 0,
             far_baseline: 0.0,
@@ -359,37 +355,18 @@ impl Adaptivity {
         self.device.is_some()
     }
 
-    /// Queue the flags and the first smoothing submission of the next device adaptation of the
-    /// solution in `gpu` behind the steps queued so far, with a copy of `gpu`'s clock; false
-    /// (nothing queued) when the trees are not on the device or adapt on the host. Then
-    /// [`Adaptivity::read_queued_smoothing`] gives the clock, and the adaptation
-    /// ([`Adaptivity::adapt_on_device`], untimed) starts from that smoothing: a run waits once
-    /// per adaptation cycle, for its clock and the smoothing's counts together.
-    pub fn queue_smoothing(&mut self, gpu: &GpuDg) -> Result<bool> {
-        self.queued = None;
+    /// The flags and the first smoothing submission of the next device adaptation of the
+    /// solution in `gpu`, queued behind the steps queued so far and read back with a copy of
+    /// `gpu`'s clock: the clock's words and the smoothing, for
+    /// [`Adaptivity::adapt_on_device`]; `None` (nothing queued) when the trees are not on the
+    /// device or adapt on the host. A run so waits once per adaptation cycle.
+    pub fn smooth_with_clock(&self, gpu: &GpuDg) -> Result<Option<([f32; CLOCK_WORDS], Smoothed)>> {
         match &self.device {
             Some(device) if !self.options.on_host => {
-                device.queue_flags_and_smoothing(gpu.clock_buffer())?;
-                Ok(true)
+                Ok(Some(device.smooth_with_clock(gpu.clock_buffer())?))
             }
-            _ => Ok(false),
+            _ => Ok(None),
         }
-    }
-
-    /// After [`Adaptivity::queue_smoothing`]: the clock's words, and the smoothing kept for the
-    /// next untimed device adaptation.
-    pub fn read_queued_smoothing(&mut self) -> Result<[f32; CLOCK_WORDS]> {
-        let device = self.device.as_ref().ok_or_else(|| {
-            Error::Invalid("read_queued_smoothing: the trees are not on the device".into())
-        })?;
-        let (clock, smoothed) = device.read_queued_smoothing()?;
-        self.queued = Some(smoothed);
-        Ok(clock)
-    }
-
-    /// Forget a queued smoothing (steps queued since would make it stale).
-    pub fn discard_queued_smoothing(&mut self) {
-        self.queued = None;
     }
 
     /// Put the trees on the device for `gpu`, whose mesh is `dm` (this adaptive mesh's active
@@ -412,7 +389,6 @@ impl Adaptivity {
     ) -> Result<()> {
         self.sync_host()?;
         self.device = None;
-        self.queued = None;
         self.reorder = None;
         self.stats.setups += 1;
         let options = GpuAdaptOptions {
@@ -488,7 +464,6 @@ impl Adaptivity {
         self.frame = frame;
         (self.since_reorder, self.far_baseline) = (since_reorder, far_baseline);
         self.device = None;
-        self.queued = None;
         self.reorder = None;
         self.host_stale = false;
         Ok(())
@@ -514,17 +489,25 @@ impl Adaptivity {
     }
 
     /// One adaptation on the device of the solution in `gpu` (which moves onto the new mesh);
-    /// the host's trees lag until [`Adaptivity::sync_host`]. With `timed`, also the seconds of
-    /// each phase (slower: the phases are waited for apart). When the buffers cannot hold what
-    /// the flags ask for, nothing changes and the answer says how much is needed.
-    pub fn adapt_on_device(&mut self, gpu: &mut GpuDg, timed: bool) -> Result<DeviceAdaptation> {
+    /// the host's trees lag until [`Adaptivity::sync_host`]. It starts from `smoothed`, the
+    /// smoothing [`Adaptivity::smooth_with_clock`] read back for this solution with nothing
+    /// queued since, or else computes the flags and smooths them. With `timed`, also the
+    /// seconds of each phase (slower: the phases are waited for apart; `smoothed` is not used).
+    /// When the buffers cannot hold what the flags ask for, nothing changes and the answer says
+    /// how much is needed.
+    pub fn adapt_on_device(
+        &mut self,
+        gpu: &mut GpuDg,
+        timed: bool,
+        smoothed: Option<Smoothed>,
+    ) -> Result<DeviceAdaptation> {
         let device = self.device.as_ref().ok_or_else(|| {
             Error::Invalid("adapt_on_device: the trees are not on the device".into())
         })?;
         let clock = Instant::now();
         let mut phases = PhaseSeconds::new();
         let mut timing = timed.then_some(&mut phases);
-        let smoothed = match self.queued.take() {
+        let smoothed = match smoothed {
             Some(queued) if !timed => queued,
             _ => {
                 device.compute_flags(timing.as_deref_mut())?;

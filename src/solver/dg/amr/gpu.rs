@@ -3,7 +3,7 @@
 //! projection, compaction, and the new mesh's geometry, faces (by color), neighbours and launch
 //! records, written straight into the DG solver's buffers. The host reads the counters back
 //! once per adaptation, after smoothing (did the last pass change anything, is there room), in
-//! a run together with the clock ([`GpuAdaptation::queue_flags_and_smoothing`]); the new
+//! a run together with the clock ([`GpuAdaptation::smooth_with_clock`]); the new
 //! element count follows from them, and the solver's kernels take their element count and face
 //! ranges from the launch records, so nothing else comes back. Every kernel
 //! (`shaders/amr_*.wgsl`, CUDA twins in `shaders/cuda/`) does what the f64 reference
@@ -53,7 +53,7 @@ mod counter {
 }
 
 /// Words after the counters that take a copy of the solver's clock
-/// ([`GpuAdaptation::queue_flags_and_smoothing`]), so that one read-back gives a run both.
+/// ([`GpuAdaptation::smooth_with_clock`]), so that one read-back gives a run both.
 pub const CLOCK_WORDS: usize = 8;
 
 /// Most face colors the counters hold (2K for K base colors).
@@ -704,10 +704,11 @@ impl GpuAdaptation {
     }
 
     /// Queue the flags, the first smoothing submission and a copy of `clock` (the solver's
-    /// clock, [`CLOCK_WORDS`] words) after the counters, waiting for nothing, and record the
-    /// adaptation's plan: [`Self::read_queued_smoothing`] then reads the counters and the
-    /// clock at one wait, the one a run makes for its clock anyway.
-    pub fn queue_flags_and_smoothing(&self, clock: &Buffer) -> Result<()> {
+    /// clock, [`CLOCK_WORDS`] words) after the counters, record the adaptation's plan while
+    /// they run, and read the counters and the clock back at one wait (the one a run makes for
+    /// its clock anyway): the clock's words after the smoothing, and the smoothing's outcome
+    /// (further submissions run here, as in [`Self::smooth`], when the first did not settle).
+    pub fn smooth_with_clock(&self, clock: &Buffer) -> Result<([f32; CLOCK_WORDS], Smoothed)> {
         self.rt.queue(&self.flag_plan, 1)?;
         self.rt.queue(&self.smooth_plan, 1)?;
         let word = std::mem::size_of::<u32>() as u64;
@@ -719,13 +720,6 @@ impl GpuAdaptation {
             CLOCK_WORDS as u64 * word,
         )?;
         *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
-        Ok(())
-    }
-
-    /// After [`Self::queue_flags_and_smoothing`]: the clock's words as they were after the
-    /// smoothing, and the smoothing's outcome (further submissions run here, as in
-    /// [`Self::smooth`], when the first did not settle).
-    pub fn read_queued_smoothing(&self) -> Result<([f32; CLOCK_WORDS], Smoothed)> {
         let mut c = self
             .rt
             .read(&self.counters, 0, counter::LEN + CLOCK_WORDS)?;
