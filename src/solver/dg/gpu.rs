@@ -403,8 +403,8 @@ fn clock_words(t: f64, t_end: f64, fixed_dt: f64, cfl: f64) -> [f32; 8] {
 /// so give it a nonzero dt.
 const LIMIT_CLOCK: [f32; 8] = [0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0];
 
-/// The clock read back from its words.
-fn clock_from_words(c: &[f32]) -> Result<Clock> {
+/// The clock read back from its words (as [`GpuDg::clock_buffer`] holds them).
+pub(crate) fn clock_from_words(c: &[f32]) -> Result<Clock> {
     if c.len() < 7 {
         return Err(Error::Gpu(format!("clock of {} words", c.len())));
     }
@@ -1141,11 +1141,6 @@ impl GpuDg {
     /// with other counts.
     pub fn clock_buffer(&self) -> &Buffer {
         &self.clock
-    }
-
-    /// The clock from its words as [`GpuDg::clock_buffer`] holds them.
-    pub fn clock_of_words(words: &[f32]) -> Result<Clock> {
-        clock_from_words(words)
     }
 
     /// Queue `steps` full time steps (dt from the GPU reduction or fixed) in one queue call; steps

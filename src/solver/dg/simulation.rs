@@ -30,7 +30,7 @@ use super::amr::tree::FlatTree;
 use super::amr::{Adaptivity, AmrStats};
 use super::cpu::Operator;
 use super::euler::State;
-use super::gpu::{Capacity, Clock, GpuConfig, GpuDg, Kernel, SurfaceLayout};
+use super::gpu::{clock_from_words, Capacity, Clock, GpuConfig, GpuDg, Kernel, SurfaceLayout};
 use super::plot::ModalField;
 pub use super::plot::Quantity;
 use super::{BasisTables, Case, DgMesh, StateFn};
@@ -737,7 +737,7 @@ impl Simulation {
     fn read_clock_with_smoothing(&mut self) -> Result<(Clock, Option<Smoothed>)> {
         if let Some(amr) = self.amr.as_ref() {
             if let Some((words, smoothed)) = amr.smooth_with_clock(&self.gpu)? {
-                return Ok((GpuDg::clock_of_words(&words)?, Some(smoothed)));
+                return Ok((clock_from_words(&words)?, Some(smoothed)));
             }
         }
         Ok((self.gpu.read_clock()?, None))

@@ -62,14 +62,15 @@ const MAX_COLORS: usize = counter::LEN - counter::COLOR_OFFSETS - 1;
 /// Smoothing passes after which the flags are taken not to converge.
 const MAX_SMOOTHING_PASSES: usize = 256;
 
-/// Smoothing passes per submission (one read-back each), one launch each. A pass applies every
+/// Smoothing passes per submission (one read-back each), one launch each after pass 0 (which
+/// records each slot's level and siblings). A pass applies every
 /// rule at once, so the device's passes take at most as many as
 /// [`AdaptiveMesh::smooth_flags_simultaneous`] (5.8 on average, at most 8, on a 4-level DMR
 /// run; 7.7 and 10 at 5 levels); and a thread that raises a flag follows the raises it forces
 /// (`chase` in amr_smooth.wgsl), so a pass usually settles the flags and the next confirms it
 /// (2 passes in every adaptation of those runs on lavapipe). Passes past the fixed point change
 /// nothing, and a second submission (a second read-back) is needed only when the last of these
-/// passes still raised a flag.
+/// passes still raised a flag. Passes after one that raised nothing return at once.
 pub const SMOOTHING_PASSES: usize = 4;
 
 /// The adaptation's uniform parameters; mirrors `AmrParams` in shaders/common/amr_tree.wgsl
@@ -847,8 +848,8 @@ impl GpuAdaptation {
         }
     }
 
-    /// Launches of each phase of one adaptation, in order: "flag", then "smooth" (the
-    /// [`SMOOTHING_PASSES`] passes) and "determine parents" once per smoothing submission
+    /// Launches of each phase of one adaptation, in order: "flag", then "smooth" (pass 0 and
+    /// the [`SMOOTHING_PASSES`] passes) and "determine parents" once per smoothing submission
     /// ([`Smoothed::submissions`]), then the phases of [`GpuAdaptation::apply`].
     pub fn launches(&self) -> &[(&'static str, usize)] {
         &self.launches
