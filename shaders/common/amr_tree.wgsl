@@ -20,7 +20,8 @@ const C_ELEMENT_IDS: u32 = 1u;
 const C_EDGE_IDS: u32 = 2u;
 // Ring r: head at C_RINGS + 2 r, length at C_RINGS + 2 r + 1.
 const C_RINGS: u32 = 3u;
-const C_CHANGED: u32 = 9u;
+// The smoothing's top (max of level + flag after its pass 0), handed on by amr_count 0.
+const C_TOP_LEVEL: u32 = 9u;
 const C_CLUSTERS: u32 = 10u;
 const C_REFINES: u32 = 11u;
 const C_SPLIT_FREES: u32 = 12u;
@@ -31,8 +32,8 @@ const C_COMPACT_HOLES: u32 = 16u;
 const C_ERROR: u32 = 17u;
 // Faces whose two slots lie more than FAR_SLOTS apart (amr_locality.wgsl).
 const C_FAR_FACES: u32 = 18u;
-// The last smoothing pass of a submission that raised a flag (amr_smooth).
-const C_LAST_CHANGE: u32 = 19u;
+// The smoothing's top as its pass 0 gathers it (amr_smooth; 0 between adaptations).
+const C_SMOOTH_TOP: u32 = 19u;
 // Face color offsets: 2K + 1 words.
 const C_COLOR_OFFSETS: u32 = 20u;
 

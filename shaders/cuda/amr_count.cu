@@ -8,8 +8,8 @@
 // only the scan's sums (its total in word 0, its prefix at k NE in word k, final after the
 // scan's first launch), never the items being offset.
 //   0: after the scan of amr_mark's three parts (NE each): the numbers of clusters, refined
-//      elements and freed split blocks, and the last smoothing pass that raised a flag
-//      (amr_smooth) handed to C_CHANGED for the host;
+//      elements and freed split blocks, and the smoothing's top (amr_smooth) handed to
+//      C_TOP_LEVEL for the host;
 //   1: after coarsening and the split scan: the freed element, split and interior blocks join
 //      their rings, and the number of edges to split;
 //   2: after refining and the compaction scan (n = NE): split blocks taken from the ring first,
@@ -72,8 +72,8 @@ extern "C" __global__ void amr_count(
             counters[C_CLUSTERS] = clusters;
             counters[C_REFINES] = marked - clusters;
             counters[C_SPLIT_FREES] = sums[0] - marked;
-            counters[C_CHANGED] = counters[C_LAST_CHANGE];
-            counters[C_LAST_CHANGE] = 0u;
+            counters[C_TOP_LEVEL] = counters[C_SMOOTH_TOP];
+            counters[C_SMOOTH_TOP] = 0u;
             break;
         }
         case 1u: {

@@ -318,10 +318,18 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         }
         if let Some(a) = summary.amr {
             let ms = |s: f64| 1e3 * s / a.adaptations.max(1) as f64;
+            // Per adaptation: the device's stages, or the host's passes.
+            let smoothing_rounds = if a.device_adaptations > 0 {
+                let n = a.device_adaptations as f64;
+                (a.device_smoothing_stages as f64 / n, "stages")
+            } else {
+                let n = a.adaptations.max(1) as f64;
+                (a.smoothing_passes as f64 / n, "passes")
+            };
             eprintln!(
                 "dg: adaptive refinement: {} adaptations ({} refined, {} coarsened), {} elements \
                  at the end; {:.3} s adapting ({:.1}% of the run), per adaptation: indicator \
-                 {:.3} ms, smoothing {:.3} ms ({:.1} passes), coarsen/refine/compact {:.3} ms, \
+                 {:.3} ms, smoothing {:.3} ms ({:.1} {}), coarsen/refine/compact {:.3} ms, \
                  connectivity {:.3} ms, transfers {:.3} ms, setup {:.3} s in all ({})",
                 a.adaptations,
                 a.refined,
@@ -331,7 +339,8 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                 100.0 * a.seconds() / secs.max(1e-12),
                 ms(a.indicator_seconds),
                 ms(a.smoothing_seconds),
-                a.smoothing_passes as f64 / a.adaptations.max(1) as f64,
+                smoothing_rounds.0,
+                smoothing_rounds.1,
                 ms(a.adapt_seconds),
                 ms(a.connectivity_seconds),
                 ms(a.transfer_seconds),

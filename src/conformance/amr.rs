@@ -1,6 +1,6 @@
 //! Adaptive refinement conformance: the device adaptation (`amr_*` kernels) against the f64
 //! reference [`AdaptiveMesh`], adaptation after adaptation on the same device trees: the same
-//! smoothed flags (in at most the passes of the simultaneous smoothing), the same trees, slots
+//! smoothed flags (in the stages of the CPU twin of the staged smoothing), the same trees, slots
 //! and free rings id for id, the projected solution to f32 round-off, the same DG mesh buffers
 //! (faces by color, neighbours, geometry) and launch records, and the solver's rhs through those
 //! records against the f64 operator;
@@ -12,9 +12,7 @@ use crate::error::{Error, Result};
 use crate::mesh::NO_ELEMENT;
 use crate::order::Ordering;
 use crate::runtime::Runtime;
-use crate::solver::dg::amr::gpu::{
-    slots_needed, GpuAdaptOptions, GpuAdaptation, TreeCapacity, SMOOTHING_PASSES,
-};
+use crate::solver::dg::amr::gpu::{slots_needed, GpuAdaptOptions, GpuAdaptation, TreeCapacity};
 use crate::solver::dg::amr::indicator::jumps;
 use crate::solver::dg::amr::tree::EDGE_ALIVE_BIT;
 use crate::solver::dg::amr::{flags, indicator, scatter, AdaptiveMesh, IndicatorField, Projection};
@@ -259,26 +257,21 @@ pub fn device_adaptation(
         let raw = rand_flags(am.num_active(), &mut seed);
         let mut want_flags = raw.clone();
         am.smooth_flags(&faces, &mut want_flags);
-        // The device's passes (atomic raises, all rules at once) take at most the simultaneous
-        // smoothing's, whose flags are the ordered smoothing's.
-        let mut at_once = raw.clone();
-        let bound = am.smooth_flags_simultaneous(&faces, &mut at_once);
-        ensure(at_once == want_flags, || {
-            format!("round {round}: simultaneous smoothing gives other flags")
+        // The device runs the stages of the CPU twin (the same top level, so as many), whose
+        // flags are the ordered smoothing's.
+        let mut staged = raw.clone();
+        let stages = am.smooth_flags_in_stages(&faces, &mut staged);
+        ensure(staged == want_flags, || {
+            format!("round {round}: the smoothing in stages gives other flags")
         })?;
         ga.set_flags(&raw)?;
         let smoothed = ga.smooth(None)?;
-        ensure(
-            (1..=bound).contains(&smoothed.passes)
-                && smoothed.submissions == smoothed.passes.div_ceil(SMOOTHING_PASSES),
-            || {
-                format!(
-                    "round {round}: {} smoothing passes in {} submissions, at most {bound} \
-                     expected",
-                    smoothed.passes, smoothed.submissions
-                )
-            },
-        )?;
+        ensure(smoothed.stages == stages, || {
+            format!(
+                "round {round}: {} smoothing stages on the device, {stages} on the host",
+                smoothed.stages
+            )
+        })?;
         ensure(ga.has_room(&smoothed), || {
             format!("round {round}: no room left")
         })?;

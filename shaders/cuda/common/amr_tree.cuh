@@ -25,7 +25,8 @@
 #define C_EDGE_IDS 2u
 // Ring r: head at C_RINGS + 2 r, length at C_RINGS + 2 r + 1.
 #define C_RINGS 3u
-#define C_CHANGED 9u
+// The smoothing's top (max of level + flag after its pass 0), handed on by amr_count 0.
+#define C_TOP_LEVEL 9u
 #define C_CLUSTERS 10u
 #define C_REFINES 11u
 #define C_SPLIT_FREES 12u
@@ -36,8 +37,8 @@
 #define C_ERROR 17u
 // Faces whose two slots lie more than FAR_SLOTS apart (amr_locality.cu).
 #define C_FAR_FACES 18u
-// The last smoothing pass of a submission that raised a flag (amr_smooth).
-#define C_LAST_CHANGE 19u
+// The smoothing's top as its pass 0 gathers it (amr_smooth; 0 between adaptations).
+#define C_SMOOTH_TOP 19u
 // Face color offsets: 2K + 1 words.
 #define C_COLOR_OFFSETS 20u
 

@@ -97,21 +97,19 @@ pub struct AmrStats {
     pub adaptations: usize,
     pub refined: usize,
     pub coarsened: usize,
-    /// Smoothing passes over all adaptations (up to the first that changed nothing).
+    /// The host's adaptations' smoothing passes (up to the first that changed nothing).
     pub smoothing_passes: usize,
-    /// The adaptations on the device, their smoothing passes, the most of one, and their
-    /// smoothing submissions (read-backs).
+    /// The adaptations on the device, their smoothing stages that could raise
+    /// ([`Smoothed::stages`]), and the most of one.
     pub device_adaptations: usize,
-    pub device_smoothing_passes: usize,
-    pub device_smoothing_passes_max: usize,
-    pub device_smoothing_submissions: usize,
+    pub device_smoothing_stages: usize,
+    pub device_smoothing_stages_max: usize,
     /// The host's adaptations (`adaptations - device_adaptations`): the most passes of one,
-    /// and the same smoothings in simultaneous passes
-    /// ([`AdaptiveMesh::smooth_flags_simultaneous`], the bound of the device's passes), all
-    /// and the most of one.
+    /// and the same smoothings in stages by level as the device runs them
+    /// ([`AdaptiveMesh::smooth_flags_in_stages`]), all and the most of one.
     pub host_smoothing_passes_max: usize,
-    pub simultaneous_passes: usize,
-    pub simultaneous_passes_max: usize,
+    pub staged_smoothing_stages: usize,
+    pub staged_smoothing_stages_max: usize,
     /// Indicator and flags.
     pub indicator_seconds: f64,
     /// 2:1 smoothing of the flags.
@@ -308,7 +306,7 @@ impl Adaptivity {
         let start = f.clone();
         let passes = self.mesh.smooth_flags(&self.faces, &mut f);
         self.stats.smoothing_seconds += lap();
-        self.count_simultaneous_passes(start, &f)?;
+        self.count_smoothing_stages(start, &f)?;
         // Not the path's work: a statistic of the device's smoothing.
         let _untimed = lap();
         let counts = self.mesh.adapt(&f, &mut coef, &self.projection)?;
@@ -325,18 +323,18 @@ impl Adaptivity {
         Ok((next, c, counts))
     }
 
-    /// Smooth `start` again in simultaneous passes, which must give `smoothed` (both are the
-    /// least admissible flags above `start`), and count the passes.
-    fn count_simultaneous_passes(&mut self, mut start: Vec<i8>, smoothed: &[i8]) -> Result<()> {
-        let passes = self.mesh.smooth_flags_simultaneous(&self.faces, &mut start);
+    /// Smooth `start` again in stages by level, which must give `smoothed` (both are the least
+    /// admissible flags above `start`), and count the stages.
+    fn count_smoothing_stages(&mut self, mut start: Vec<i8>, smoothed: &[i8]) -> Result<()> {
+        let stages = self.mesh.smooth_flags_in_stages(&self.faces, &mut start);
         if start != smoothed {
             return Err(Error::Run(
-                "adapt: the smoothing in simultaneous passes gave other flags than the ordered one"
+                "adapt: the smoothing in stages by level gave other flags than the ordered one"
                     .into(),
             ));
         }
-        self.stats.simultaneous_passes += passes;
-        self.stats.simultaneous_passes_max = self.stats.simultaneous_passes_max.max(passes);
+        self.stats.staged_smoothing_stages += stages;
+        self.stats.staged_smoothing_stages_max = self.stats.staged_smoothing_stages_max.max(stages);
         Ok(())
     }
 
@@ -547,14 +545,12 @@ impl Adaptivity {
         self.stats.adaptations += 1;
         self.stats.refined += report.counts.refined;
         self.stats.coarsened += report.counts.coarsened;
-        self.stats.smoothing_passes += report.smoothing_passes;
         self.stats.device_adaptations += 1;
-        self.stats.device_smoothing_passes += report.smoothing_passes;
-        self.stats.device_smoothing_passes_max = self
+        self.stats.device_smoothing_stages += report.smoothing_stages;
+        self.stats.device_smoothing_stages_max = self
             .stats
-            .device_smoothing_passes_max
-            .max(report.smoothing_passes);
-        self.stats.device_smoothing_submissions += report.smoothing_submissions;
+            .device_smoothing_stages_max
+            .max(report.smoothing_stages);
         self.host_stale = true;
         Ok(DeviceAdaptation::Done(report.counts, phases))
     }

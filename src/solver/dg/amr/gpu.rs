@@ -41,8 +41,8 @@ mod counter {
     pub const ELEMENT_IDS: usize = 1;
     pub const EDGE_IDS: usize = 2;
     pub const RINGS: usize = 3;
-    /// The last smoothing pass of the submission that raised a flag (0: none).
-    pub const CHANGED: usize = 9;
+    /// The smoothing's top: the largest level + flag after its pass 0 (amr_smooth.wgsl).
+    pub const TOP_LEVEL: usize = 9;
     pub const CLUSTERS: usize = 10;
     pub const REFINES: usize = 11;
     pub const ERROR: usize = 17;
@@ -58,20 +58,6 @@ pub const CLOCK_WORDS: usize = 8;
 
 /// Most face colors the counters hold (2K for K base colors).
 const MAX_COLORS: usize = counter::LEN - counter::COLOR_OFFSETS - 1;
-
-/// Smoothing passes after which the flags are taken not to converge.
-const MAX_SMOOTHING_PASSES: usize = 256;
-
-/// Smoothing passes per submission (one read-back each), one launch each after pass 0 (which
-/// records each slot's level and siblings). A pass applies every
-/// rule at once, so the device's passes take at most as many as
-/// [`AdaptiveMesh::smooth_flags_simultaneous`] (5.8 on average, at most 8, on a 4-level DMR
-/// run; 7.7 and 10 at 5 levels); and a thread that raises a flag follows the raises it forces
-/// (`chase` in amr_smooth.wgsl), so a pass usually settles the flags and the next confirms it
-/// (2 passes in every adaptation of those runs on lavapipe). Passes past the fixed point change
-/// nothing, and a second submission (a second read-back) is needed only when the last of these
-/// passes still raised a flag. Passes after one that raised nothing return at once.
-pub const SMOOTHING_PASSES: usize = 4;
 
 /// The adaptation's uniform parameters; mirrors `AmrParams` in shaders/common/amr_tree.wgsl
 /// (and its CUDA twin).
@@ -128,11 +114,10 @@ pub fn slots_needed(active: usize, refines: usize) -> usize {
 /// What the smoothed flags ask of the next adaptation, with the counts it starts from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Smoothed {
-    /// Passes up to the first that changed nothing (at most
-    /// [`AdaptiveMesh::smooth_flags_simultaneous`]'s count), and the submissions of
-    /// [`SMOOTHING_PASSES`] passes that ran them.
-    pub passes: usize,
-    pub submissions: usize,
+    /// Stages of the smoothing that could raise a flag, the top level less one
+    /// ([`AdaptiveMesh::smooth_flags_in_stages`]'s count; the launches past them return at
+    /// once).
+    pub stages: usize,
     pub active: usize,
     pub clusters: usize,
     pub refines: usize,
@@ -164,8 +149,8 @@ pub type PhaseSeconds = Vec<(&'static str, f64)>;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GpuAdaptReport {
     pub counts: AdaptCounts,
-    pub smoothing_passes: usize,
-    pub smoothing_submissions: usize,
+    /// Stages of the smoothing that could raise ([`Smoothed::stages`]).
+    pub smoothing_stages: usize,
     pub num_elements: usize,
     /// Faces of the mesh the adaptation started from, and of them those whose slots lie more
     /// than [`FAR_SLOTS`](super::locality::FAR_SLOTS) apart (what triggers a reorder): one
@@ -203,7 +188,7 @@ pub struct GpuAdaptation {
     flags: Buffer,
     /// Flags from the indicator.
     flag_plan: Plan,
-    /// One smoothing submission: its passes, then the clusters and refinements numbered.
+    /// The smoothing (pass 0, the stages), then the clusters and refinements numbered.
     smooth_plan: Plan,
     /// Everything after smoothing, a timing segment per phase.
     adapt_plan: Plan,
@@ -443,36 +428,27 @@ impl GpuAdaptation {
             color: 0,
             pad,
         };
-        // Pass 0 over the slots, then SMOOTHING_PASSES passes per submission, each one launch
-        // over the faces (and slots) of the current mesh, numbered 1.. in range.color; then
-        // the clusters and the elements to refine are numbered, and the last pass that raised
-        // a flag is handed to the host with the counts, so the converged submission's counters
-        // tell the host whether the adaptation fits.
+        // Pass 0 over the slots, then a stage per level below the maximum, each one launch
+        // over the faces of the current mesh, numbered 1.. in range.color (the stages past the
+        // top level less one return at once); then the clusters and the elements to refine are
+        // numbered and their counts tell the host whether the adaptation fits.
         let mut smooth = PlanBuilder::new();
         let smooth_kernel = kernel("amr_smooth", &with_ne)?;
-        // Each slot's level and siblings' slots, written by pass 0 for the passes.
+        // Each slot's level and siblings' slots, written by pass 0 for the stages.
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
-        let mut smooth_args = args![
-            slots,
-            element_tree,
-            flags,
-            *faces,
-            counters,
-            *neighbors,
-            slot_info
-        ]
-        .to_vec();
+        let mut smooth_args =
+            args![slots, element_tree, flags, *faces, counters, slot_info].to_vec();
         smooth_args.push(prm.clone());
         smooth
             .segment("smooth")
             .launch(&smooth_kernel, &smooth_args, ItemRange::all(ne as u32));
         // Sized by the solver's launch record of all the current mesh's faces: exactly on
         // wgpu; on CUDA the faces' capacity bounds them.
-        for pass in 1..=SMOOTHING_PASSES {
+        for stage in 1..mesh.max_level.max(1) {
             let all_faces = ItemRange {
                 first: record_word(1 + colors),
                 count: 0,
-                color: pass as u32,
+                color: u32::from(stage),
                 pad: 0,
             };
             smooth.launch_device(
@@ -690,25 +666,22 @@ impl GpuAdaptation {
         Ok(v.into_iter().map(|f| f.clamp(-1, 1) as i8).collect())
     }
 
-    /// Smooth the flags until a pass changes nothing, [`SMOOTHING_PASSES`] passes per
-    /// submission: `passes` counts them up to the first that changed nothing (the device says
-    /// which pass raised a flag last), `submissions` the submissions (read-backs) it took; the
-    /// converged submission's counts say what the adaptation needs. Untimed, the host records
-    /// the adaptation's plan while the first submission's read-back waits, for [`Self::apply`].
-    pub fn smooth(&self, mut phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
-        self.run(&self.smooth_plan, phases.as_deref_mut())?;
-        if phases.is_none() {
+    /// Smooth the flags (pass 0 and the stages by level, then the clusters and refinements
+    /// counted) and read back what they ask for. Untimed, the host records the adaptation's
+    /// plan while the read-back waits, for [`Self::apply`].
+    pub fn smooth(&self, phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
+        let timed = phases.is_some();
+        self.run(&self.smooth_plan, phases)?;
+        if !timed {
             *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
         }
-        let first = self.read_counters()?;
-        self.settle_smoothing(first, phases)
+        self.smoothed(&self.read_counters()?)
     }
 
-    /// Queue the flags, the first smoothing submission and a copy of `clock` (the solver's
-    /// clock, [`CLOCK_WORDS`] words) after the counters, record the adaptation's plan while
-    /// they run, and read the counters and the clock back at one wait (the one a run makes for
-    /// its clock anyway): the clock's words after the smoothing, and the smoothing's outcome
-    /// (further submissions run here, as in [`Self::smooth`], when the first did not settle).
+    /// Queue the flags, the smoothing and a copy of `clock` (the solver's clock,
+    /// [`CLOCK_WORDS`] words) after the counters, record the adaptation's plan while they run,
+    /// and read the counters and the clock back at one wait (the one a run makes for its clock
+    /// anyway): the clock's words after the smoothing, and what the smoothed flags ask for.
     pub fn smooth_with_clock(&self, clock: &Buffer) -> Result<([f32; CLOCK_WORDS], Smoothed)> {
         self.rt.queue(&self.flag_plan, 1)?;
         self.rt.queue(&self.smooth_plan, 1)?;
@@ -721,54 +694,35 @@ impl GpuAdaptation {
             CLOCK_WORDS as u64 * word,
         )?;
         *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
-        let mut c = self
+        let c = self
             .rt
             .read(&self.counters, 0, counter::LEN + CLOCK_WORDS)?;
         let clock = std::array::from_fn(|k| f32::from_bits(c[counter::LEN + k]));
-        c.truncate(counter::LEN);
-        Ok((clock, self.settle_smoothing(c, None)?))
+        Ok((clock, self.smoothed(&c[..counter::LEN])?))
     }
 
-    /// The smoothing from the counters of its first submission `first`: more submissions
-    /// until a pass changes nothing.
-    fn settle_smoothing(
-        &self,
-        first: Vec<u32>,
-        mut phases: Option<&mut PhaseSeconds>,
-    ) -> Result<Smoothed> {
-        let mut c = first;
-        for submission in 1..=MAX_SMOOTHING_PASSES / SMOOTHING_PASSES {
-            if submission > 1 {
-                self.run(&self.smooth_plan, phases.as_deref_mut())?;
-                c = self.read_counters()?;
-            }
-            // The previous adaptation's faces, checked here instead of in a read-back of its own.
-            check_faces(&c)?;
-            let last_raise = c[counter::CHANGED] as usize;
-            if last_raise > SMOOTHING_PASSES {
-                return Err(Error::Run(format!(
-                    "adaptation: the smoothing reports a raise in pass {last_raise} of \
-                     {SMOOTHING_PASSES}"
-                )));
-            }
-            if last_raise < SMOOTHING_PASSES {
-                return Ok(Smoothed {
-                    passes: (submission - 1) * SMOOTHING_PASSES + last_raise + 1,
-                    submissions: submission,
-                    active: c[counter::ACTIVE] as usize,
-                    clusters: c[counter::CLUSTERS] as usize,
-                    refines: c[counter::REFINES] as usize,
-                    element_ids: c[counter::ELEMENT_IDS] as usize,
-                    edge_ids: c[counter::EDGE_IDS] as usize,
-                    faces: c[counter::COLOR_OFFSETS + self.num_colors()] as usize,
-                    far_faces: c[counter::FAR_FACES] as usize,
-                });
-            }
+    /// What the smoothing's counters `c` say the smoothed flags ask for.
+    fn smoothed(&self, c: &[u32]) -> Result<Smoothed> {
+        // The previous adaptation's faces, checked here instead of in a read-back of its own.
+        check_faces(c)?;
+        let top = c[counter::TOP_LEVEL];
+        if top > u32::from(self.max_level) {
+            return Err(Error::Run(format!(
+                "adaptation: the smoothing reports elements ending at level {top}, past the \
+                 maximum {}",
+                self.max_level
+            )));
         }
-        Err(Error::Run(format!(
-            "adaptation: the 2:1 smoothing of the flags did not settle in {MAX_SMOOTHING_PASSES} \
-             passes"
-        )))
+        Ok(Smoothed {
+            stages: top.saturating_sub(1) as usize,
+            active: c[counter::ACTIVE] as usize,
+            clusters: c[counter::CLUSTERS] as usize,
+            refines: c[counter::REFINES] as usize,
+            element_ids: c[counter::ELEMENT_IDS] as usize,
+            edge_ids: c[counter::EDGE_IDS] as usize,
+            faces: c[counter::COLOR_OFFSETS + self.num_colors()] as usize,
+            far_faces: c[counter::FAR_FACES] as usize,
+        })
     }
 
     /// Whether the buffers hold the adaptation the smoothed flags ask for (else grow: read the
@@ -810,8 +764,7 @@ impl GpuAdaptation {
                 refined: smoothed.refines,
                 coarsened: smoothed.clusters,
             },
-            smoothing_passes: smoothed.passes,
-            smoothing_submissions: smoothed.submissions,
+            smoothing_stages: smoothed.stages,
             num_elements: n,
             faces: smoothed.faces,
             far_faces: smoothed.far_faces,
@@ -848,9 +801,9 @@ impl GpuAdaptation {
         }
     }
 
-    /// Launches of each phase of one adaptation, in order: "flag", then "smooth" (pass 0 and
-    /// the [`SMOOTHING_PASSES`] passes) and "determine parents" once per smoothing submission
-    /// ([`Smoothed::submissions`]), then the phases of [`GpuAdaptation::apply`].
+    /// Launches of each phase of one adaptation, in order: "flag", "smooth" (pass 0 and a
+    /// stage per level below the maximum), "determine parents", then the phases of
+    /// [`GpuAdaptation::apply`].
     pub fn launches(&self) -> &[(&'static str, usize)] {
         &self.launches
     }
