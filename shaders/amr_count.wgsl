@@ -8,7 +8,7 @@
 // at k NE in word k, final after the scan's first launch), never the items being offset.
 //   0: after the scan of amr_mark's three parts (NE each): the numbers of clusters, refined
 //      elements and freed split blocks, and the smoothing's top (amr_smooth) handed to
-//      C_TOP_LEVEL for the host;
+//      C_TOP_LEVEL for the host, and the solver's clock copied past the counters (C_CLOCK);
 //   1: after coarsening and the split scan: the freed element, split and interior blocks join
 //      their rings, and the number of edges to split;
 //   2: after refining and the compaction scan (n = NE): split blocks taken from the ring first,
@@ -28,6 +28,8 @@
 @group(0) @binding(3) var<storage, read_write> scan_out: array<u32>;
 // The DG solver's launch records (GpuDg::launch_words), LAUNCH_WORDS words each.
 @group(0) @binding(4) var<storage, read_write> launches: array<u32>;
+// The DG solver's clock (GpuDg::clock_buffer), its f32 bits.
+@group(0) @binding(5) var<storage, read> clock: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -74,6 +76,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             counters[C_SPLIT_FREES] = sums[0] - marked;
             counters[C_TOP_LEVEL] = counters[C_SMOOTH_TOP];
             counters[C_SMOOTH_TOP] = 0u;
+            for (var k = 0u; k < CLOCK_WORDS; k = k + 1u) {
+                counters[C_CLOCK + k] = clock[k];
+            }
         }
         case 1u: {
             let clusters = counters[C_CLUSTERS];

@@ -11,11 +11,14 @@
 //   items[c * NE + i] = 1 when the element is the left (finer, or side 0 of an edge between
 //   equals) side of a face of color c. An element has at most one face per color, so the scan
 //   next numbers the faces by color, by left slot within a color: each color's launch is dense
-//   and reads its left elements in memory order (locality).
+//   and reads its left elements in memory order (locality);
+// - the low words of the solver's register 0 cleared (its double-float pairs: the adaptation
+//   moved the high words alone, so the solution is those from here on).
 // The new active count is counters[C_NEW_ACTIVE] (amr_count stores it as the active count
 // after the face scan).
 
 override NE: u32 = 1u;
+override NP: u32 = 1u;
 
 @group(0) @binding(0) var<storage, read> slots: array<u32>;
 @group(0) @binding(1) var<storage, read> vertices: array<vec2<f32>>;
@@ -28,6 +31,8 @@ override NE: u32 = 1u;
 @group(0) @binding(8) var<storage, read> edge_tree: array<vec4<u32>>;
 @group(0) @binding(9) var<storage, read> edge_sides: array<vec2<u32>>;
 @group(0) @binding(10) var<storage, read_write> items: array<u32>;
+// Register 0's low words: 4 NP rows of NE.
+@group(0) @binding(11) var<storage, read_write> regs_lo: array<f32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -54,6 +59,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     neighbors[i] = vec4<u32>(NONE, NONE, NONE, 0u);
     neighbors[NE + i] = vec4<u32>(NONE);
+    for (var j = 0u; j < 4u * NP; j = j + 1u) {
+        regs_lo[j * NE + i] = 0.0;
+    }
     let colors = 2u * params.base_colors;
     if (i >= counters[C_NEW_ACTIVE]) {
         inv_jac[i] = vec4<f32>(0.0);

@@ -223,3 +223,29 @@ fn every_kernel_uses_the_runtimes_scan_block() {
         assert!(cuda.contains(&want), "cuda/{stem}.cu lacks '{want}'");
     }
 }
+
+/// A plan appended to another runs after it, as one plan: a scan of a scan, each recorded in
+/// a plan of its own, gives the CPU's scan of the scan (in the wrong order the second scan
+/// would read a zeroed buffer).
+#[test]
+fn an_appended_plan_runs_after_the_plan_it_follows() {
+    let rt = rt();
+    let n = 5 * B as u32 + 3;
+    let values = random_words(n as usize, 500, 1000);
+    let input = rt.upload("scan input", &values).expect("input");
+    let middle = rt.zeroed::<u32>("scan middle", n as usize).expect("middle");
+    let output = rt.zeroed::<u32>("scan output", n as usize).expect("output");
+    let first = PrefixSum::new(&rt, &input, &middle, n).expect("first scan");
+    let second = PrefixSum::new(&rt, &middle, &output, n).expect("second scan");
+    let mut plan = PlanBuilder::new();
+    first.record(plan.segment("first"));
+    let mut then = PlanBuilder::new();
+    second.record(then.segment("second"));
+    let launches = plan.launches().len() + then.launches().len();
+    plan.append(&then);
+    assert_eq!(plan.launches().len(), launches);
+    rt.run(&rt.prepare(&plan).expect("prepare"), 1)
+        .expect("run");
+    let gpu = rt.read::<u32>(&output, 0, n as usize).expect("read");
+    assert!(gpu == exclusive_scan_cpu(&exclusive_scan_cpu(&values)));
+}

@@ -36,6 +36,10 @@ const C_FAR_FACES: u32 = 18u;
 const C_SMOOTH_TOP: u32 = 19u;
 // Face color offsets: 2K + 1 words.
 const C_COLOR_OFFSETS: u32 = 20u;
+// The solver's clock (CLOCK_WORDS = 8 words) copied past the counters by amr_count 0, so that
+// one read-back gives a run the clock and the smoothing's counts.
+const C_CLOCK: u32 = 64u;
+const CLOCK_WORDS: u32 = 8u;
 
 struct AmrParams {
     element_capacity: u32,

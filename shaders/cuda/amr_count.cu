@@ -9,7 +9,7 @@
 // scan's first launch), never the items being offset.
 //   0: after the scan of amr_mark's three parts (NE each): the numbers of clusters, refined
 //      elements and freed split blocks, and the smoothing's top (amr_smooth) handed to
-//      C_TOP_LEVEL for the host;
+//      C_TOP_LEVEL for the host, and the solver's clock copied past the counters (C_CLOCK);
 //   1: after coarsening and the split scan: the freed element, split and interior blocks join
 //      their rings, and the number of edges to split;
 //   2: after refining and the compaction scan (n = NE): split blocks taken from the ring first,
@@ -54,6 +54,7 @@ extern "C" __global__ void amr_count(
     const u32* __restrict__ block_offsets,
     u32* __restrict__ scan_out,
     u32* __restrict__ launches,
+    const u32* __restrict__ clock,
     AmrParams params,
     ItemRange range) {
     u32 t = linear_index();
@@ -74,6 +75,9 @@ extern "C" __global__ void amr_count(
             counters[C_SPLIT_FREES] = sums[0] - marked;
             counters[C_TOP_LEVEL] = counters[C_SMOOTH_TOP];
             counters[C_SMOOTH_TOP] = 0u;
+            for (u32 k = 0u; k < CLOCK_WORDS; k = k + 1u) {
+                counters[C_CLOCK + k] = clock[k];
+            }
             break;
         }
         case 1u: {

@@ -12,14 +12,19 @@
 //   items[c * NE + i] = 1 when the element is the left (finer, or side 0 of an edge between
 //   equals) side of a face of color c. An element has at most one face per color, so the scan
 //   next numbers the faces by color, by left slot within a color: each color's launch is dense
-//   and reads its left elements in memory order (locality).
+//   and reads its left elements in memory order (locality);
+// - the low words of the solver's register 0 cleared (its double-float pairs: the adaptation
+//   moved the high words alone, so the solution is those from here on).
 // The new active count is counters[C_NEW_ACTIVE] (amr_count stores it as the active count
 // after the face scan).
 //
-// The WGSL override constant is a preprocessor define here (the host passes a -D value).
+// The WGSL override constants are preprocessor defines here (the host passes a -D value).
 
 #ifndef NE
 #define NE 1u
+#endif
+#ifndef NP
+#define NP 1u
 #endif
 
 // Color of the face that element `id` owns on local side s (it is the face's left side: its
@@ -56,6 +61,7 @@ extern "C" __global__ void amr_geometry(
     const uint4* __restrict__ edge_tree,
     const uint2* __restrict__ edge_sides,
     u32* items,
+    float* regs_lo,
     AmrParams params,
     ItemRange range) {
     u32 i = linear_index();
@@ -64,6 +70,9 @@ extern "C" __global__ void amr_geometry(
     }
     neighbors[i] = make_uint4(NONE, NONE, NONE, 0u);
     neighbors[NE + i] = make_uint4(NONE, NONE, NONE, NONE);
+    for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
+        regs_lo[j * NE + i] = 0.0f;
+    }
     u32 colors = 2u * params.base_colors;
     if (i >= counters[C_NEW_ACTIVE]) {
         inv_jac[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);

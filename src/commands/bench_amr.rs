@@ -75,13 +75,28 @@ fn medians(rows: &[(usize, PhaseSeconds)]) -> (f64, PhaseSeconds) {
     (median(&elements), per_label)
 }
 
-/// Medians of untimed adaptations as a run pays them: (adaptation seconds, seconds of the steps
-/// between two, most read-backs one adaptation adds).
-fn wall_medians(walls: &[AdaptationWall]) -> (f64, f64, u64) {
-    let adapt: Vec<f64> = walls.iter().map(|w| w.adapt_seconds).collect();
-    let steps: Vec<f64> = walls.iter().map(|w| w.steps_seconds).collect();
-    let reads = walls.iter().map(|w| w.readbacks).max().unwrap_or(0);
-    (median(&adapt), median(&steps), reads)
+/// Medians of untimed adaptations as a run pays them.
+struct WallMedians {
+    adapt: f64,
+    steps: f64,
+    /// The most read-backs one adaptation adds.
+    reads: u64,
+    /// Medians of [`AdaptationWall`]'s parts: first batch, host, second batch.
+    parts: [f64; 3],
+}
+
+fn wall_medians(walls: &[AdaptationWall]) -> WallMedians {
+    let of = |part: fn(&AdaptationWall) -> f64| median(&walls.iter().map(part).collect::<Vec<_>>());
+    WallMedians {
+        adapt: of(|w| w.adapt_seconds),
+        steps: of(|w| w.steps_seconds),
+        reads: walls.iter().map(|w| w.readbacks).max().unwrap_or(0),
+        parts: [
+            of(|w| w.first_batch_seconds),
+            of(|w| w.host_seconds),
+            of(|w| w.second_batch_seconds),
+        ],
+    }
 }
 
 /// Launches of one adaptation whose smoothing takes one submission.
@@ -169,9 +184,14 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     "reorder": reorder.to_string(),
                     "reorders": stats.map(|s| s.reorders),
                     "far_fraction": stats.map(|s| s.far_fraction),
-                    "untimed_adaptation_us": walls.map(|w| 1e6 * w.0),
-                    "steps_between_us": walls.map(|w| 1e6 * w.1),
-                    "added_readbacks_per_adaptation_max": walls.map(|w| w.2),
+                    "untimed_adaptation_us": walls.as_ref().map(|w| 1e6 * w.adapt),
+                    "untimed_adaptation_parts_us": walls.as_ref().map(|w| serde_json::json!({
+                        "first_batch": 1e6 * w.parts[0],
+                        "host": 1e6 * w.parts[1],
+                        "second_batch": 1e6 * w.parts[2],
+                    })),
+                    "steps_between_us": walls.as_ref().map(|w| 1e6 * w.steps),
+                    "added_readbacks_per_adaptation_max": walls.as_ref().map(|w| w.reads),
                     "launches": (*path == "device").then_some(launches.as_ref()).flatten().map(
                         |l| l
                             .iter()
@@ -256,16 +276,22 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             100.0 * s.far_fraction
         );
     }
-    if let Some((adapt, steps, reads)) = walls {
+    if let Some(w) = &walls {
         println!(
             "device path as a run pays it (two batches of steps with their clocks, with and \
              without the adaptation between them; phases untimed): {:.1} us per adaptation, \
-             adding at most {reads} read-backs; the {} steps between two take {:.1} us, so \
-             adapting is {:.1}% of the run\n",
-            1e6 * adapt,
+             adding at most {} read-backs; the {} steps between two take {:.1} us, so \
+             adapting is {:.1}% of the run; medians of its parts: {:.1} us added to the first \
+             batch (flags and smoothing), {:.1} us on the host between the batches, {:.1} us \
+             added to the second batch (the adaptation's device work)\n",
+            1e6 * w.adapt,
+            w.reads,
             args.every,
-            1e6 * steps,
-            100.0 * adapt / (adapt + steps)
+            1e6 * w.steps,
+            100.0 * w.adapt / (w.adapt + w.steps),
+            1e6 * w.parts[0],
+            1e6 * w.parts[1],
+            1e6 * w.parts[2]
         );
     }
     if let Some((adapted, reordered)) = locality {

@@ -434,6 +434,19 @@ impl PlanBuilder {
         &self.launches
     }
 
+    /// Append `other`'s launches and segments after this plan's (two plans that run back to
+    /// back as one: one submission, one CUDA graph).
+    pub fn append(&mut self, other: &PlanBuilder) -> &mut Self {
+        let offset = self.launches.len();
+        self.segments.retain(|s| s.start < offset);
+        self.segments.extend(other.segments.iter().map(|s| Segment {
+            label: s.label,
+            start: s.start + offset,
+        }));
+        self.launches.extend(other.launches.iter().cloned());
+        self
+    }
+
     pub fn is_empty(&self) -> bool {
         self.launches.is_empty()
     }

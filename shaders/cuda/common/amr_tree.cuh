@@ -41,6 +41,10 @@
 #define C_SMOOTH_TOP 19u
 // Face color offsets: 2K + 1 words.
 #define C_COLOR_OFFSETS 20u
+// The solver's clock (CLOCK_WORDS = 8 words) copied past the counters by amr_count 0, so that
+// one read-back gives a run the clock and the smoothing's counts.
+#define C_CLOCK 64u
+#define CLOCK_WORDS 8u
 
 struct AmrParams {
     u32 element_capacity;

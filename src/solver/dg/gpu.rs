@@ -710,8 +710,6 @@ pub struct GpuDg {
     regs: Buffer,
     /// Low words of R0..R3 (`regs` = hi).
     regs_lo: Buffer,
-    /// Zeros the size of one register, made on the first [`GpuDg::adopt`].
-    zero_register: Option<Buffer>,
     rhs: Buffer,
     clock: Buffer,
     /// Per-element and per-edge mesh buffers, rewritten by [`GpuDg::remesh`].
@@ -842,7 +840,6 @@ impl GpuDg {
             fixed_dt: cfg.fixed_dt.unwrap_or(0.0),
             regs,
             regs_lo,
-            zero_register: None,
             rhs,
             clock,
             mesh_buffers: [inv_jac, inv_det, heights, neighbors, edges],
@@ -909,7 +906,8 @@ impl GpuDg {
     /// Take over a mesh of `num_elements` elements that the adaptation kernels wrote into the
     /// mesh buffers and the launch records ([`GpuDg::launch_words`]) on the device. The first
     /// time, the plans are recorded again to read their element count and face ranges from the
-    /// records; after that nothing is recorded and nothing is read back.
+    /// records; after that nothing is recorded and nothing is read back. The adaptation
+    /// cleared register 0's low words ([`GpuDg::low_words`]): the solution is its high words.
     pub fn adopt(&mut self, num_elements: usize) -> Result<()> {
         if num_elements == 0 || num_elements > self.capacity.elements {
             return Err(Error::Invalid(format!(
@@ -934,16 +932,14 @@ impl GpuDg {
             (self.step, self.rhs_plan, self.limit_plan) =
                 self.launches.plans(&self.rt, &self.surface)?;
         }
-        // The adaptation kernels moved hi only: the solution is hi from here on. A device copy
-        // from a zero register clears lo without sending megabytes per adaptation.
-        let bytes = (4 * 4 * self.np * self.capacity.elements) as u64;
-        if self.zero_register.is_none() {
-            self.zero_register = Some(self.rt.zeroed::<u8>("dg zero register", bytes as usize)?);
-        }
-        if let Some(zeros) = &self.zero_register {
-            self.rt.copy(zeros, &self.regs_lo, bytes)?;
-        }
         Ok(())
+    }
+
+    /// The low words of the registers (`regs` holds the high words of the double-float
+    /// pairs), 4 np rows of the element capacity per register: the adaptation clears register
+    /// 0's, having moved the high words alone.
+    pub fn low_words(&self) -> &Buffer {
+        &self.regs_lo
     }
 
     /// The launch records the kernels read once the solver follows device counts

@@ -153,6 +153,13 @@ pub struct AdaptationWall {
     pub adapt_seconds: f64,
     /// Read-backs (host waits for device data) the adaptation adds to those two batches'.
     pub readbacks: u64,
+    /// Where `adapt_seconds` goes: what it adds to the first batch (its flags and smoothing,
+    /// queued behind the steps and read with the clock), the host's time between the two
+    /// batches (the adaptation's calls), and what it adds to the second batch (the adaptation's
+    /// device work, queued ahead of the steps).
+    pub first_batch_seconds: f64,
+    pub host_seconds: f64,
+    pub second_batch_seconds: f64,
 }
 
 /// How to prepare and step a [`Simulation`]; the defaults are the `dg` command's.
@@ -525,14 +532,15 @@ impl Simulation {
         for _ in 0..adaptations {
             let elements = self.gpu.num_elements;
             let reads = rt.readbacks();
-            let started = Instant::now();
-            for _ in 0..2 {
+            let mut plain = [0.0; 2];
+            for batch in &mut plain {
+                let started = Instant::now();
                 self.gpu.set_clock(self.t, self.t + 1e3)?;
                 self.gpu.queue_steps(steps)?;
                 let clock = self.gpu.read_clock()?;
                 (self.t, self.steps) = (clock.t, self.steps + clock.steps);
+                *batch = started.elapsed().as_secs_f64();
             }
-            let plain_seconds = started.elapsed().as_secs_f64();
             let plain_reads = rt.readbacks() - reads;
             let reads = rt.readbacks();
             let started = Instant::now();
@@ -540,16 +548,24 @@ impl Simulation {
             self.gpu.queue_steps(steps)?;
             let (clock, smoothed) = self.read_clock_with_smoothing()?;
             (self.t, self.steps) = (clock.t, self.steps + clock.steps);
+            let first = started.elapsed().as_secs_f64();
+            let started = Instant::now();
             self.adapt_from(smoothed)?;
+            let host = started.elapsed().as_secs_f64();
+            let started = Instant::now();
             self.gpu.set_clock(self.t, self.t + 1e3)?;
             self.gpu.queue_steps(steps)?;
             let clock = self.gpu.read_clock()?;
             (self.t, self.steps) = (clock.t, self.steps + clock.steps);
+            let second = started.elapsed().as_secs_f64();
             out.push(AdaptationWall {
                 elements,
-                steps_seconds: plain_seconds / 2.0,
-                adapt_seconds: started.elapsed().as_secs_f64() - plain_seconds,
+                steps_seconds: (plain[0] + plain[1]) / 2.0,
+                adapt_seconds: first + host + second - plain[0] - plain[1],
                 readbacks: (rt.readbacks() - reads).saturating_sub(plain_reads),
+                first_batch_seconds: first - plain[0],
+                host_seconds: host,
+                second_batch_seconds: second - plain[1],
             });
         }
         self.sync_mesh()?;
@@ -736,7 +752,7 @@ impl Simulation {
     /// before anything else is queued.
     fn read_clock_with_smoothing(&mut self) -> Result<(Clock, Option<Smoothed>)> {
         if let Some(amr) = self.amr.as_ref() {
-            if let Some((words, smoothed)) = amr.smooth_with_clock(&self.gpu)? {
+            if let Some((words, smoothed)) = amr.smooth_with_clock()? {
                 return Ok((clock_from_words(&words)?, Some(smoothed)));
             }
         }

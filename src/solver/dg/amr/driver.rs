@@ -353,16 +353,14 @@ impl Adaptivity {
         self.device.is_some()
     }
 
-    /// The flags and the first smoothing submission of the next device adaptation of the
-    /// solution in `gpu`, queued behind the steps queued so far and read back with a copy of
-    /// `gpu`'s clock: the clock's words and the smoothing, for
+    /// The flags and the smoothing of the next device adaptation of the solution in the solver
+    /// the trees were attached to, queued behind the steps queued so far and read back with a
+    /// copy of its clock: the clock's words and the smoothing, for
     /// [`Adaptivity::adapt_on_device`]; `None` (nothing queued) when the trees are not on the
     /// device or adapt on the host. A run so waits once per adaptation cycle.
-    pub fn smooth_with_clock(&self, gpu: &GpuDg) -> Result<Option<([f32; CLOCK_WORDS], Smoothed)>> {
+    pub fn smooth_with_clock(&self) -> Result<Option<([f32; CLOCK_WORDS], Smoothed)>> {
         match &self.device {
-            Some(device) if !self.options.on_host => {
-                Ok(Some(device.smooth_with_clock(gpu.clock_buffer())?))
-            }
+            Some(device) if !self.options.on_host => Ok(Some(device.smooth_with_clock()?)),
             _ => Ok(None),
         }
     }

@@ -2,7 +2,7 @@
 //! cluster and refinement numbering by scans, coarsening and refinement in place with the L2
 //! projection, compaction, and the new mesh's geometry, faces (by color), neighbours and launch
 //! records, written straight into the DG solver's buffers. The host reads the counters back
-//! once per adaptation, after smoothing (did the last pass change anything, is there room), in
+//! once per adaptation, after smoothing (what the smoothed flags ask for, is there room), in
 //! a run together with the clock ([`GpuAdaptation::smooth_with_clock`]); the new
 //! element count follows from them, and the solver's kernels take their element count and face
 //! ranges from the launch records, so nothing else comes back. Every kernel
@@ -52,8 +52,8 @@ mod counter {
     pub const LEN: usize = 64;
 }
 
-/// Words after the counters that take a copy of the solver's clock
-/// ([`GpuAdaptation::smooth_with_clock`]), so that one read-back gives a run both.
+/// Words after the counters that take a copy of the solver's clock (amr_count 0, C_CLOCK;
+/// [`GpuAdaptation::smooth_with_clock`]), so that one read-back gives a run both.
 pub const CLOCK_WORDS: usize = 8;
 
 /// Most face colors the counters hold (2K for K base colors).
@@ -188,8 +188,11 @@ pub struct GpuAdaptation {
     flags: Buffer,
     /// Flags from the indicator.
     flag_plan: Plan,
-    /// The smoothing (pass 0, the stages), then the clusters and refinements numbered.
+    /// The smoothing (pass 0, the stages), then the clusters and refinements numbered and the
+    /// solver's clock copied after the counters.
     smooth_plan: Plan,
+    /// `flag_plan` and `smooth_plan` as one (one submission, one CUDA graph).
+    flag_smooth_plan: Plan,
     /// Everything after smoothing, a timing segment per phase.
     adapt_plan: Plan,
     /// `adapt_plan` recorded while an untimed smoothing ran (the host records it while the
@@ -405,7 +408,8 @@ impl GpuAdaptation {
                 *scan.total(),
                 *scan.block_offsets(),
                 *scan_out,
-                *launch_words
+                *launch_words,
+                *dg.clock_buffer()
             ]
             .to_vec();
             count_args.push(prm.clone());
@@ -579,12 +583,13 @@ impl GpuAdaptation {
             element_edges,
             edge_tree,
             edge_sides,
-            items
+            items,
+            *dg.low_words()
         ]
         .to_vec();
         geometry_args.push(prm.clone());
         adapt.segment("connectivity").launch(
-            &kernel("amr_geometry", &with_ne)?,
+            &kernel("amr_geometry", &with_np)?,
             &geometry_args,
             ItemRange::all(ne as u32),
         );
@@ -614,6 +619,7 @@ impl GpuAdaptation {
             base_colors: mesh.base_colors,
             flag_plan: rt.prepare(&flag)?,
             smooth_plan: rt.prepare(&smooth)?,
+            flag_smooth_plan: rt.prepare(flag.clone().append(&smooth))?,
             adapt_plan: rt.prepare(&adapt)?,
             adapt_ahead: std::cell::RefCell::new(None),
             launches: tally.phases,
@@ -678,21 +684,12 @@ impl GpuAdaptation {
         self.smoothed(&self.read_counters()?)
     }
 
-    /// Queue the flags, the smoothing and a copy of `clock` (the solver's clock,
-    /// [`CLOCK_WORDS`] words) after the counters, record the adaptation's plan while they run,
+    /// Queue the flags and the smoothing (one plan, which also copies the solver's clock,
+    /// [`CLOCK_WORDS`] words, after the counters), record the adaptation's plan while they run,
     /// and read the counters and the clock back at one wait (the one a run makes for its clock
     /// anyway): the clock's words after the smoothing, and what the smoothed flags ask for.
-    pub fn smooth_with_clock(&self, clock: &Buffer) -> Result<([f32; CLOCK_WORDS], Smoothed)> {
-        self.rt.queue(&self.flag_plan, 1)?;
-        self.rt.queue(&self.smooth_plan, 1)?;
-        let word = std::mem::size_of::<u32>() as u64;
-        self.rt.copy_at(
-            clock,
-            0,
-            &self.counters,
-            counter::LEN as u64 * word,
-            CLOCK_WORDS as u64 * word,
-        )?;
+    pub fn smooth_with_clock(&self) -> Result<([f32; CLOCK_WORDS], Smoothed)> {
+        self.rt.queue(&self.flag_smooth_plan, 1)?;
         *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
         let c = self
             .rt
