@@ -41,6 +41,12 @@ pub fn amr(report: &mut Report, b: &Runtime) {
         });
     }
     report.check(
+        "amr device smoothing of a ripple five levels down = reference, in 3 stages",
+        b.kind(),
+        "flags and stages exact",
+        || Ok((device_ripple(b)?, true)),
+    );
+    report.check(
         "amr device flags = reference indicator, 3 fields, 2 with jumps",
         b.kind(),
         "exact off 1e-4 of a limit",
@@ -195,9 +201,13 @@ pub(super) struct AdaptFixture {
 }
 
 pub(super) fn adapt_fixture(rt: &Runtime, base: &DgMesh, p: usize) -> Result<AdaptFixture> {
+    adapt_fixture_of(rt, AdaptiveMesh::new(base, 3)?, p)
+}
+
+/// [`adapt_fixture`] on the adaptive mesh `am` as it stands.
+fn adapt_fixture_of(rt: &Runtime, am: AdaptiveMesh, p: usize) -> Result<AdaptFixture> {
     let tables = BasisTables::new(p);
     let proj = Projection::new(p);
-    let am = AdaptiveMesh::new(base, 3)?;
     let coef = smooth_state(&am, &tables);
     // Room for the rounds without growing (the flags refine one element in five).
     let grown = am.num_active() * 16;
@@ -228,6 +238,85 @@ pub(super) fn adapt_fixture(rt: &Runtime, base: &DgMesh, p: usize) -> Result<Ada
         dg,
         ga,
     })
+}
+
+/// `base` on trees of 7 levels refined six times toward `point` (the element nearest it, its
+/// flag smoothed each time), and of its finest elements the one whose refinement forces raises
+/// down the most levels (GK19's ripple): the mesh, the flags that refine that element alone,
+/// and the lowest level they raise once smoothed.
+pub(crate) fn graded_ripple(base: &DgMesh, point: [f64; 2]) -> Result<(AdaptiveMesh, Vec<i8>, u8)> {
+    let proj = Projection::new(0);
+    let mut am = AdaptiveMesh::new(base, 7)?;
+    let mut coef = vec![vec![[1.0; 4]]; am.num_active()];
+    let distance = |am: &AdaptiveMesh, pos: usize| {
+        let v = am.vertices(pos);
+        let c = [0, 1].map(|k| (v[0][k] + v[1][k] + v[2][k]) / 3.0);
+        (c[0] - point[0]).hypot(c[1] - point[1])
+    };
+    for _ in 0..6 {
+        let faces = am.faces()?;
+        let nearest = (0..am.num_active())
+            .min_by(|&a, &b| distance(&am, a).total_cmp(&distance(&am, b)))
+            .ok_or_else(|| Error::Invalid("graded_ripple: an empty mesh".into()))?;
+        let mut f = vec![0; am.num_active()];
+        f[nearest] = 1;
+        am.smooth_flags(&faces, &mut f);
+        am.adapt(&f, &mut coef, &proj)?;
+    }
+    let faces = am.faces()?;
+    let ripple = |pos: usize| {
+        let mut start = vec![0; am.num_active()];
+        start[pos] = 1;
+        let mut smoothed = start.clone();
+        am.smooth_flags(&faces, &mut smoothed);
+        let lowest = (0..start.len())
+            .filter(|&j| smoothed[j] > start[j])
+            .map(|j| am.level(j))
+            .min()
+            .unwrap_or(u8::MAX);
+        (lowest, start)
+    };
+    let (lowest, start) = (0..am.num_active())
+        .filter(|&pos| am.level(pos) == 6)
+        .map(ripple)
+        .min_by_key(|r| r.0)
+        .ok_or_else(|| Error::Run("graded_ripple: no element at level 6".into()))?;
+    Ok((am, start, lowest))
+}
+
+/// The device's smoothing of [`graded_ripple`]'s flags on the periodic mesh: a chain of raises
+/// five links long (a = 7 -> .. -> 2), which three stages settle only by their follow-ups (two
+/// levels a stage), against the ordered smoothing's flags and the CPU twin's stages.
+pub fn device_ripple(rt: &Runtime) -> Result<String> {
+    let (am, start, lowest) = graded_ripple(&periodic_mesh()?, [0.02, 0.5])?;
+    ensure(lowest <= 1, || {
+        format!("the ripple reaches level {lowest} only, not 1: too short to test the stages")
+    })?;
+    let faces = am.faces()?;
+    let mut want = start.clone();
+    am.smooth_flags(&faces, &mut want);
+    let mut staged = start.clone();
+    let stages = am.smooth_flags_in_stages(&faces, &mut staged);
+    ensure(staged == want, || {
+        "the CPU twin's stages give other flags".into()
+    })?;
+    let fixture = adapt_fixture_of(rt, am, 1)?;
+    fixture.ga.set_flags(&start)?;
+    let smoothed = fixture.ga.smooth(None)?;
+    ensure(smoothed.stages == stages, || {
+        format!(
+            "{} stages on the device, {stages} on the host",
+            smoothed.stages
+        )
+    })?;
+    ensure(fixture.ga.read_flags()? == want, || {
+        "the device's smoothed flags differ from the reference's".into()
+    })?;
+    let raised = (0..start.len()).filter(|&j| want[j] > start[j]).count();
+    Ok(format!(
+        "{} elements, {raised} raised down to level {lowest} in {stages} stages",
+        start.len()
+    ))
 }
 
 /// `rounds` adaptations by pseudo-random flags of a smooth state on `base` at order `p`, on

@@ -2,7 +2,7 @@
 //! at most 2K colors with none repeated at an element, conservation and reversibility.
 
 use super::*;
-use crate::conformance::amr::{map, rand_flags, smooth_state};
+use crate::conformance::amr::{graded_ripple, map, rand_flags, smooth_state};
 use crate::conformance::dg::periodic_mesh;
 use crate::mesh::generate;
 use crate::order::{prepare, Ordering, PrepareOptions};
@@ -336,4 +336,24 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
         last_stage_needed > 0,
         "no round needed its last stage: the stages are not tested"
     );
+}
+
+/// A refinement at the finest level of a graded mesh forces a chain of raises down every level
+/// (GK19's ripple: a = 7 -> 6 -> .. -> 1, six links): the three stages settle it, two levels a
+/// stage with their follow-ups (without them, one a stage, they would not), to the ordered
+/// smoothing's flags, and two stages do not.
+#[test]
+fn staged_smoothing_carries_a_chain_two_levels_a_stage() {
+    let (am, start, lowest) = graded_ripple(&wall_box(), [0.33, 0.71]).expect("graded mesh");
+    assert_eq!(lowest, 0, "the chain should reach level 0");
+    let faces = am.faces().expect("faces");
+    let mut ordered = start.clone();
+    am.smooth_flags(&faces, &mut ordered);
+    let mut staged = start.clone();
+    let stages = am.smooth_flags_in_stages(&faces, &mut staged);
+    assert_eq!(stages, 3);
+    assert_eq!(staged, ordered);
+    let mut short = start.clone();
+    am.smooth_in_stages(&faces, &mut short, 2);
+    assert_ne!(short, ordered, "the chain should need the third stage");
 }
