@@ -9,26 +9,21 @@
 //      flag made admissible (no refinement past the maximum level, no coarsening of a root, a
 //      -1 only if all four siblings are active and flagged -1: the cluster rule, on the flags
 //      as they came) and stored, and top = max_i a_i into counters[C_SMOOTH_TOP];
-//   stage s = range.color >= 1, thread t = face t of the current mesh, while 2 s <= top: the
-//      side that would end more than one level coarser than the other is raised to one below
-//      it, f_j <- max(f_j, a_i - 1 - level_j); a raise that lifts a -1 lifts its siblings' -1
-//      too; and a slot a raise or a lift makes end at the stage's top v = top - 2 s + 1 has its
-//      neighbours raised to v - 1 right away (follow_up), with the cluster rule.
-// Stage s raises to v and v - 1 only: every a = v + 2 and v + 1 was reached before it, so its
-// face pass settles the faces whose higher side ends there, and the follow-ups settle those of
-// the slots that reach v during it (the face pass may have read them before); a slot raised to
-// v - 1 waits for the next stage. So after stage s every face whose higher side ends at v or
-// more holds, and no later raise undoes it: the stages s = 1 .. top / 2 end at the least
-// admissible flags above the start, the same as any order of the forced raises
-// (AdaptiveMesh::smooth_flags), with no host check for convergence. A raise is an atomic max (a
+//   stage s = range.color >= 1, thread t = face t of the current mesh, while s < top: the side
+//      that would end more than one level coarser than the other is raised to one below it,
+//      f_j <- max(f_j, a_i - 1 - level_j); a raise that lifts a -1 lifts its siblings' -1 too.
+// Stage s works toward v = top - s: raises in it end at a <= v (a face raise at a_i - 1, a
+// lifted cluster at its level), and every a = v + 1 was reached in a stage before it, so after
+// stage s every face whose higher side ends at v + 1 or more holds and no later raise undoes
+// it. The stages s = 1 .. top - 1 thus end at the least admissible flags above the start, the
+// same as any order of the forced raises (AdaptiveMesh::smooth_flags), with no chains of raises
+// followed within a thread and no host check for convergence. A raise is an atomic max (a
 // compare-exchange loop on the i32 bits) and a read sees the flag as it stands (volatile loads).
 //
-// flags: the flags' i32 bits. neighbors: the current mesh's face neighbours (the DG solver's):
-// NE blocks of (side 0, 1, 2, split mask), then NE of the second halves. slot_info: per slot,
-// its element's level and the slots of its three siblings (NONE for a root, or for a sibling
-// that is not active), written by pass 0 so that a stage reaches a slot's level and its
-// siblings in one load. faces: DgEdge records (8 words: left, right, info, normal, length,
-// midpoint).
+// flags: the flags' i32 bits. slot_info: per slot, its element's level and the slots of its
+// three siblings (NONE for a root, or for a sibling that is not active), written by pass 0 so
+// that a stage reaches a slot's level and its siblings in one load. faces: DgEdge records
+// (8 words: left, right, info, normal, length, midpoint).
 //
 // The WGSL override constant is a preprocessor define here (the host passes a -D value).
 
@@ -71,71 +66,17 @@ __device__ int raise_flag(u32* flags, u32 pos, u32 level, int wanted, const AmrP
     return wanted;
 }
 
-// Slot across side k of slot pos in the current mesh: sides 0..2, then the second halves of
-// split sides (3..5); NONE on a boundary (the faces' pairs, as the solver's neighbours).
-__device__ __forceinline__ u32 neighbour(const uint4* neighbors, u32 pos, u32 k) {
-    return k < 3u ? word(neighbors, pos, k) : word(neighbors, NE + pos, k - 3u);
-}
-
-// Slot x now ends at `value`, the stage's top: its neighbours that would end lower than
-// value - 1 are raised to it, with the cluster rule (those raises end below the stage's top, so
-// nothing more follows from them).
-__device__ void follow_up(
-    u32 x,
-    int value,
-    const uint4* slot_info,
-    u32* flags,
-    const uint4* neighbors,
-    const AmrParams& params) {
-#pragma unroll
-    for (u32 k = 0u; k < 6u; k = k + 1u) {
-        u32 m = neighbour(neighbors, x, k);
-        if (m != NONE) {
-            uint4 info = slot_info[m];
-            int need = value - 1 - (int)info.x;
-            int old = raise_flag(flags, m, info.x, need, params);
-            if (old < need && old < 0) {
-#pragma unroll
-                for (u32 c = 0u; c < 3u; c = c + 1u) {
-                    u32 s = sibling(info, c);
-                    if (s != NONE) {
-                        raise_flag(flags, s, info.x, 0, params);
-                    }
-                }
-            }
-        }
-    }
-}
-
 // Raise slot pos (its slot_info `info`) to `wanted`; when that lifts its -1, lift its siblings'
-// -1 too (the cluster rule): exactly one raise lifts a given -1, the one that swapped it. A slot
-// this makes end at `top` (the stage's top) is followed up, since the face pass of this stage
-// may have read it before.
-__device__ void raise(
-    u32* flags,
-    u32 pos,
-    uint4 info,
-    int wanted,
-    int top,
-    const uint4* slot_info,
-    const uint4* neighbors,
-    const AmrParams& params) {
-    int old = raise_flag(flags, pos, info.x, wanted, params);
-    if (old >= wanted) {
-        return;
-    }
-    int level = (int)info.x;
-    if (level + wanted >= top) {
-        follow_up(pos, level + wanted, slot_info, flags, neighbors, params);
-    }
-    if (old >= 0) {
+// -1 too (the cluster rule): exactly one raise lifts a given -1, the one that swapped it.
+__device__ void raise(u32* flags, u32 pos, uint4 info, int wanted, const AmrParams& params) {
+    if (raise_flag(flags, pos, info.x, wanted, params) >= 0) {
         return;
     }
 #pragma unroll
     for (u32 c = 0u; c < 3u; c = c + 1u) {
         u32 s = sibling(info, c);
-        if (s != NONE && raise_flag(flags, s, info.x, 0, params) < 0 && level >= top) {
-            follow_up(s, level, slot_info, flags, neighbors, params);
+        if (s != NONE) {
+            raise_flag(flags, s, info.x, 0, params);
         }
     }
 }
@@ -187,14 +128,12 @@ __device__ u32 first_pass(
     return (u32)((int)level + f);
 }
 
-// The 2:1 rule across face f in the stage whose top is `top`.
+// The 2:1 rule across face f.
 __device__ void face_rule(
     u32 f,
-    int top,
     const uint4* slot_info,
     u32* flags,
     const u32* faces,
-    const uint4* neighbors,
     const AmrParams& params) {
     u32 l = faces[8u * f];
     u32 r = faces[8u * f + 1u];
@@ -206,9 +145,9 @@ __device__ void face_rule(
     int after_l = (int)info_l.x + admissible(load_flag(flags, l), info_l.x, params);
     int after_r = (int)info_r.x + admissible(load_flag(flags, r), info_r.x, params);
     if (after_l - after_r > 1) {
-        raise(flags, r, info_r, after_l - 1 - (int)info_r.x, top, slot_info, neighbors, params);
+        raise(flags, r, info_r, after_l - 1 - (int)info_r.x, params);
     } else if (after_r - after_l > 1) {
-        raise(flags, l, info_l, after_r - 1 - (int)info_l.x, top, slot_info, neighbors, params);
+        raise(flags, l, info_l, after_r - 1 - (int)info_l.x, params);
     }
 }
 
@@ -223,7 +162,6 @@ extern "C" __global__ void amr_smooth(
     u32* flags,
     const u32* __restrict__ faces,
     u32* counters,
-    const uint4* __restrict__ neighbors,
     uint4* slot_info,
     AmrParams params,
     ItemRange range) {
@@ -233,8 +171,7 @@ extern "C" __global__ void amr_smooth(
             group_top = 0u;
         }
         __syncthreads();
-        u32 after = first_pass(t, slots, element_tree, flags, counters, slot_info, params);
-        atomicMax(&group_top, after);
+        atomicMax(&group_top, first_pass(t, slots, element_tree, flags, counters, slot_info, params));
         __syncthreads();
         if (threadIdx.x == 0u && group_top > 0u) {
             atomicMax(&counters[C_SMOOTH_TOP], group_top);
@@ -247,12 +184,11 @@ extern "C" __global__ void amr_smooth(
         stage_counts[1] = c[C_COLOR_OFFSETS + 2u * params.base_colors];
     }
     __syncthreads();
-    // Stage s raises to top - 2 s + 1 and top - 2 s; below 1 nothing is left to raise.
-    if (stage_counts[0] < 2u * range.color) {
+    // Stage s raises toward top - s; below 1 nothing is left to raise.
+    if (range.color >= stage_counts[0]) {
         return;
     }
     if (t < range.count && t < stage_counts[1]) {
-        int top = (int)(stage_counts[0] + 1u - 2u * range.color);
-        face_rule(t, top, slot_info, flags, faces, neighbors, params);
+        face_rule(t, slot_info, flags, faces, params);
     }
 }

@@ -114,7 +114,7 @@ pub fn slots_needed(active: usize, refines: usize) -> usize {
 /// What the smoothed flags ask of the next adaptation, with the counts it starts from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Smoothed {
-    /// Stages of the smoothing that could raise a flag, half the top level
+    /// Stages of the smoothing that could raise a flag, the top level less one
     /// ([`AdaptiveMesh::smooth_flags_in_stages`]'s count; the launches past them return at
     /// once).
     pub stages: usize,
@@ -432,31 +432,23 @@ impl GpuAdaptation {
             color: 0,
             pad,
         };
-        // Pass 0 over the slots, then a stage per two levels below the maximum, each one
-        // launch over the faces of the current mesh, numbered 1.. in range.color (the stages
-        // past half the top level return at once); then the clusters and the elements to refine are
+        // Pass 0 over the slots, then a stage per level below the maximum, each one launch
+        // over the faces of the current mesh, numbered 1.. in range.color (the stages past the
+        // top level less one return at once); then the clusters and the elements to refine are
         // numbered and their counts tell the host whether the adaptation fits.
         let mut smooth = PlanBuilder::new();
         let smooth_kernel = kernel("amr_smooth", &with_ne)?;
         // Each slot's level and siblings' slots, written by pass 0 for the stages.
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
-        let mut smooth_args = args![
-            slots,
-            element_tree,
-            flags,
-            *faces,
-            counters,
-            *neighbors,
-            slot_info
-        ]
-        .to_vec();
+        let mut smooth_args =
+            args![slots, element_tree, flags, *faces, counters, slot_info].to_vec();
         smooth_args.push(prm.clone());
         smooth
             .segment("smooth")
             .launch(&smooth_kernel, &smooth_args, ItemRange::all(ne as u32));
         // Sized by the solver's launch record of all the current mesh's faces: exactly on
         // wgpu; on CUDA the faces' capacity bounds them.
-        for stage in 1..=mesh.max_level / 2 {
+        for stage in 1..mesh.max_level.max(1) {
             let all_faces = ItemRange {
                 first: record_word(1 + colors),
                 count: 0,
@@ -719,7 +711,7 @@ impl GpuAdaptation {
             )));
         }
         Ok(Smoothed {
-            stages: (top / 2) as usize,
+            stages: top.saturating_sub(1) as usize,
             active: c[counter::ACTIVE] as usize,
             clusters: c[counter::CLUSTERS] as usize,
             refines: c[counter::REFINES] as usize,
@@ -807,7 +799,7 @@ impl GpuAdaptation {
     }
 
     /// Launches of each phase of one adaptation, in order: "flag", "smooth" (pass 0 and a
-    /// stage per two levels below the maximum), "determine parents", then the phases of
+    /// stage per level below the maximum), "determine parents", then the phases of
     /// [`GpuAdaptation::apply`].
     pub fn launches(&self) -> &[(&'static str, usize)] {
         &self.launches

@@ -332,17 +332,14 @@ impl AdaptiveMesh {
     }
 
     /// The smoothing of [`AdaptiveMesh::smooth_flags`] in stages by level, as the device runs it
-    /// (amr_smooth.wgsl). With a_i = level_i + f_i: pass 0 makes the flags admissible and
-    /// applies the cluster rule to them as they came, top = max_i a_i; then stage
-    /// s = 1 .. top / 2, whose top is v = top - 2 s + 1, raises across every face
-    /// f_j <- max(f_j, a_i - 1 - level_j) from the flags as the stage found them; a raise that
-    /// lifts a -1 lifts the -1 of its siblings too; and a slot that a raise or a lift makes end
-    /// at v has its neighbours raised to v - 1 at once (with the cluster rule). Raises in stage s
-    /// end at v or v - 1 and every a = v + 1 or v + 2 was reached before it, so each stage
-    /// settles the faces whose higher side ends at v or above for good: the stages end at the
-    /// least admissible flags above the start, the ordered smoothing's. Each stage reads only
-    /// the flags it started from and what its own raises wrote, the least a device thread can
-    /// see. Returns the stages (top / 2).
+    /// (amr_smooth.wgsl), each stage evaluated on the flags as it found them. With
+    /// a_i = level_i + f_i: pass 0 makes the flags admissible and applies the cluster rule to
+    /// them as they came, top = max_i a_i; then stage s = 1 .. top - 1 raises across every face
+    /// f_j <- max(f_j, a_i - 1 - level_j), and a raise that lifts a -1 lifts the -1 of its
+    /// siblings too. Raises in stage s end at a <= top - s and every a = top - s + 1 was reached
+    /// before it, so each stage settles the faces whose higher side ends one level above its
+    /// own for good: the stages end at the least admissible flags above the start, the ordered
+    /// smoothing's. Returns the stages that can raise (top - 1, at least 0).
     pub fn smooth_flags_in_stages(&self, faces: &[Face], flags: &mut [i8]) -> usize {
         self.smooth_in_stages(faces, flags, usize::MAX)
     }
@@ -360,45 +357,25 @@ impl AdaptiveMesh {
         let mut next = flags.to_vec();
         self.cluster_rule_of(flags, &mut next[..n]);
         flags.copy_from_slice(&next);
-        let level = |pos: usize| i32::from(self.level(pos));
-        let top = (0..n)
-            .map(|pos| level(pos) + i32::from(flags[pos]))
-            .max()
-            .unwrap_or(0);
-        let stages = (top / 2).max(0) as usize;
-        let mut neighbours = vec![Vec::new(); n];
-        for f in faces.iter().filter(|f| f.right != NONE) {
-            neighbours[f.left as usize].push(f.right as usize);
-            neighbours[f.right as usize].push(f.left as usize);
-        }
-        for stage in 1..=stages.min(most_stages) {
-            let stage_top = top - 2 * stage as i32 + 1;
+        let after = |flags: &[i8], pos: usize| i32::from(self.level(pos)) + i32::from(flags[pos]);
+        let top = (0..n).map(|pos| after(flags, pos)).max().unwrap_or(0);
+        let stages = (top - 1).max(0) as usize;
+        for _ in 0..stages.min(most_stages) {
             let mut next = flags.to_vec();
-            // Raises (slot, flag) still to apply: the face pass's, then what they force.
-            let mut raises = Vec::new();
             for f in faces.iter().filter(|f| f.right != NONE) {
                 let (l, r) = (f.left as usize, f.right as usize);
-                let (after_l, after_r) = (
-                    level(l) + i32::from(flags[l]),
-                    level(r) + i32::from(flags[r]),
-                );
-                for (low, after_high) in [(r, after_l), (l, after_r)] {
-                    raises.push((low, after_high - 1 - level(low)));
-                }
-            }
-            while let Some((pos, wanted)) = raises.pop() {
-                let old = i32::from(next[pos]);
-                if wanted <= old {
-                    continue;
-                }
-                next[pos] = wanted as i8;
-                if level(pos) + wanted >= stage_top {
-                    for &m in &neighbours[pos] {
-                        raises.push((m, level(pos) + wanted - 1 - level(m)));
+                for (low, after_high) in [(r, after(flags, l)), (l, after(flags, r))] {
+                    let forced = after_high - 1 - i32::from(self.level(low));
+                    if forced > i32::from(next[low]) {
+                        next[low] = forced as i8;
                     }
                 }
-                if old < 0 && wanted >= 0 {
-                    raises.extend(self.sibling_slots(pos).map(|sibling| (sibling, 0)));
+            }
+            for pos in 0..n {
+                if flags[pos] < 0 && next[pos] >= 0 {
+                    for sibling in self.sibling_slots(pos) {
+                        next[sibling] = next[sibling].max(0);
+                    }
                 }
             }
             flags.copy_from_slice(&next);
