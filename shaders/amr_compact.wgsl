@@ -4,9 +4,9 @@
 // In-place compaction (GK19 Algorithm 4; AdaptiveMesh::compact in src/solver/dg/amr/tree.rs),
 // one thread per slot, phase range.pad:
 //   0: items[p] = 1 for a hole below the new active count n and for an occupied slot at or
-//      past it (the two sets are equally large; scanned next, holes come first);
-//   1: hole number j (in slot order) is listed at holes[j];
-//   2: occupied slot p past n, number H + j, moves into hole j with its coefficients.
+//      past it (the two sets are equally large; scanned next, holes come first; amr_count 2
+//      lists hole number j, in slot order, at holes[j]);
+//   1: occupied slot p past n, number H + j, moves into hole j with its coefficients.
 
 override NP: u32 = 3u;
 override NE: u32 = 1u;
@@ -37,10 +37,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let moves = used && p >= n && slots[p] != NONE;
     if (range.pad == 0u) {
         items[p] = select(0u, 1u, hole || moves);
-    } else if (range.pad == 1u) {
-        if (hole) {
-            holes[items_scan[p]] = p;
-        }
     } else if (moves) {
         let to = holes[items_scan[p] - counters[C_COMPACT_HOLES]];
         let id = slots[p];

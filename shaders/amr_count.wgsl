@@ -2,16 +2,18 @@
 // #include "common/amr_tree.wgsl"
 
 // The bookkeeping between the adaptation phases (thread 0, range.pad = the phase), fused with
-// the second launch of the phase's scan (src/runtime/scan.rs): threads t >= 1 add the block
-// offset to scan item SCAN_BLOCK - 1 + t (scan_add's work; range.count = 1 + the items past the
-// first block). The bookkeeping reads only the scan's sums (its total in word 0, its prefix
-// at k NE in word k, final after the scan's first launch), never the items being offset.
+// the second launch of the phase's scan (src/runtime/scan.rs): thread t >= 1 adds the block
+// offset to scan item t - 1 past the first block (scan_add's work; range.count = 1 + the
+// items), and in phase 2 lists the compaction's hole with that number (amr_compact's hole
+// test, on counts thread 0 does not change). The bookkeeping reads only the scan's sums (its
+// total in word 0, its prefix at k NE in word k, final after the scan's first launch), never
+// the items being offset.
 //   0: after the scan of amr_mark's three parts (NE each): the numbers of clusters, refined
 //      elements and freed split blocks, and the smoothing's top (amr_smooth) handed to
 //      C_TOP_LEVEL for the host, and the solver's clock copied past the counters (C_CLOCK);
 //   1: after coarsening and the split scan: the freed element, split and interior blocks join
 //      their rings, and the number of edges to split;
-//   2: after refining and the compaction scan (n = NE): split blocks taken from the ring first,
+//   2: after refining and the compaction scan (n = NE), with the holes listed: split blocks taken from the ring first,
 //      then new ids (amr_refine counted the new ones for its interior edges already), element
 //      and interior blocks likewise, new slots, the new count, and the holes below it (half
 //      the compaction's marks);
@@ -30,6 +32,9 @@
 @group(0) @binding(4) var<storage, read_write> launches: array<u32>;
 // The DG solver's clock (GpuDg::clock_buffer), its f32 bits.
 @group(0) @binding(5) var<storage, read> clock: array<u32>;
+// The slots and the compaction's list of holes (phase 2).
+@group(0) @binding(6) var<storage, read> slots: array<u32>;
+@group(0) @binding(7) var<storage, read_write> holes: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -56,6 +61,19 @@ fn take(r: u32, wanted: u32) -> u32 {
     return wanted - taken;
 }
 
+// Phase 2: slot p, numbered `number` by the compaction scan, listed at holes[number] when it is
+// a hole below the new active count (amr_compact's test, from the counts the adaptation
+// started with).
+fn list_hole(p: u32, number: u32) {
+    let num_active = counters[C_ACTIVE];
+    let holes_left = 3u * counters[C_CLUSTERS];
+    let refines = counters[C_REFINES];
+    let n = num_active + 3u * refines - holes_left;
+    if (p < slots_in_use(num_active, refines, holes_left) && p < n && slots[p] == NONE) {
+        holes[number] = p;
+    }
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = linear_index(gid, nwg);
@@ -63,8 +81,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     if (t != 0u) {
-        let i = SCAN_BLOCK - 1u + t;
-        scan_out[i] = scan_out[i] + block_offsets[i / SCAN_BLOCK];
+        let i = t - 1u;
+        var number = scan_out[i];
+        if (i >= SCAN_BLOCK) {
+            number = number + block_offsets[i / SCAN_BLOCK];
+            scan_out[i] = number;
+        }
+        if (range.pad == 2u) {
+            list_hole(i, number);
+        }
         return;
     }
     switch range.pad {

@@ -4,9 +4,9 @@
 // CUDA twin of shaders/amr_compact.wgsl. In-place compaction (GK19 Algorithm 4;
 // AdaptiveMesh::compact in src/solver/dg/amr/tree.rs), one thread per slot, phase range.pad:
 //   0: items[p] = 1 for a hole below the new active count n and for an occupied slot at or
-//      past it (the two sets are equally large; scanned next, holes come first);
-//   1: hole number j (in slot order) is listed at holes[j];
-//   2: occupied slot p past n, number H + j, moves into hole j with its coefficients.
+//      past it (the two sets are equally large; scanned next, holes come first; amr_count 2
+//      lists hole number j, in slot order, at holes[j]);
+//   1: occupied slot p past n, number H + j, moves into hole j with its coefficients.
 //
 // The WGSL override constants are preprocessor defines here (the host passes -D values).
 
@@ -41,10 +41,6 @@ extern "C" __global__ void amr_compact(
     bool moves = used && p >= n && slots[p] != NONE;
     if (range.pad == 0u) {
         items[p] = (hole || moves) ? 1u : 0u;
-    } else if (range.pad == 1u) {
-        if (hole) {
-            holes[items_scan[p]] = p;
-        }
     } else if (moves) {
         u32 to = holes[items_scan[p] - counters[C_COMPACT_HOLES]];
         u32 id = slots[p];

@@ -3,16 +3,17 @@
 
 // CUDA twin of shaders/amr_count.wgsl. The bookkeeping between the adaptation phases (thread 0,
 // range.pad = the phase), fused with the second launch of the phase's scan
-// (src/runtime/scan.rs): threads t >= 1 add the block offset to scan item SCAN_BLOCK - 1 + t
-// (scan_add's work; range.count = 1 + the items past the first block). The bookkeeping reads
-// only the scan's sums (its total in word 0, its prefix at k NE in word k, final after the
-// scan's first launch), never the items being offset.
+// (src/runtime/scan.rs): thread t >= 1 adds the block offset to scan item t - 1 past the first
+// block (scan_add's work; range.count = 1 + the items), and in phase 2 lists the compaction's
+// hole with that number (amr_compact's hole test, on counts thread 0 does not change). The
+// bookkeeping reads only the scan's sums (its total in word 0, its prefix at k NE in word k,
+// final after the scan's first launch), never the items being offset.
 //   0: after the scan of amr_mark's three parts (NE each): the numbers of clusters, refined
 //      elements and freed split blocks, and the smoothing's top (amr_smooth) handed to
 //      C_TOP_LEVEL for the host, and the solver's clock copied past the counters (C_CLOCK);
 //   1: after coarsening and the split scan: the freed element, split and interior blocks join
 //      their rings, and the number of edges to split;
-//   2: after refining and the compaction scan (n = NE): split blocks taken from the ring first,
+//   2: after refining and the compaction scan (n = NE), with the holes listed: split blocks taken from the ring first,
 //      then new ids (amr_refine counted the new ones for its interior edges already), element
 //      and interior blocks likewise, new slots, the new count, and the holes below it (half
 //      the compaction's marks);
@@ -48,6 +49,20 @@ __device__ __forceinline__ u32 take(u32 r, u32 wanted, u32* counters, const AmrP
     return wanted - taken;
 }
 
+// Phase 2: slot p, numbered `number` by the compaction scan, listed at holes[number] when it is
+// a hole below the new active count (amr_compact's test, from the counts the adaptation
+// started with).
+__device__ __forceinline__ void list_hole(
+    u32 p, u32 number, const u32* counters, const u32* slots, u32* holes) {
+    u32 num_active = counters[C_ACTIVE];
+    u32 holes_left = 3u * counters[C_CLUSTERS];
+    u32 refines = counters[C_REFINES];
+    u32 n = num_active + 3u * refines - holes_left;
+    if (p < slots_in_use(num_active, refines, holes_left) && p < n && slots[p] == NONE) {
+        holes[number] = p;
+    }
+}
+
 extern "C" __global__ void amr_count(
     u32* counters,
     const u32* __restrict__ sums,
@@ -55,6 +70,8 @@ extern "C" __global__ void amr_count(
     u32* __restrict__ scan_out,
     u32* __restrict__ launches,
     const u32* __restrict__ clock,
+    const u32* __restrict__ slots,
+    u32* __restrict__ holes,
     AmrParams params,
     ItemRange range) {
     u32 t = linear_index();
@@ -62,8 +79,15 @@ extern "C" __global__ void amr_count(
         return;
     }
     if (t != 0u) {
-        u32 i = SCAN_BLOCK - 1u + t;
-        scan_out[i] = scan_out[i] + block_offsets[i / SCAN_BLOCK];
+        u32 i = t - 1u;
+        u32 number = scan_out[i];
+        if (i >= SCAN_BLOCK) {
+            number = number + block_offsets[i / SCAN_BLOCK];
+            scan_out[i] = number;
+        }
+        if (range.pad == 2u) {
+            list_hole(i, number, counters, slots, holes);
+        }
         return;
     }
     switch (range.pad) {

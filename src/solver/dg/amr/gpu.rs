@@ -29,7 +29,7 @@ use super::projection::Projection;
 use super::tree::{AdaptCounts, AdaptiveMesh, FlatTree, NONE};
 use crate::args;
 use crate::error::{Error, Result};
-use crate::runtime::scan::{PrefixSum, SCAN_BLOCK};
+use crate::runtime::scan::PrefixSum;
 use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Recorded, Runtime};
 use crate::solver::dg::basis::{dubiner, dubiner_gradient, mode_indices};
 use crate::solver::dg::euler::GAMMA;
@@ -394,7 +394,7 @@ impl GpuAdaptation {
         let count_kernel = kernel("amr_count", &[])?;
         let launch_words = dg.launch_words();
         // Launch 1 of `scan` over its first `items`, then amr_count's phase with the scan's
-        // launch 2 folded in.
+        // launch 2 folded in (a thread per item, and thread 0).
         let count = |plan: &mut PlanBuilder,
                      phase: u32,
                      scan: &PrefixSum,
@@ -409,11 +409,13 @@ impl GpuAdaptation {
                 *scan.block_offsets(),
                 *scan_out,
                 *launch_words,
-                *dg.clock_buffer()
+                *dg.clock_buffer(),
+                slots,
+                holes
             ]
             .to_vec();
             count_args.push(prm.clone());
-            let threads = 1 + items.saturating_sub(SCAN_BLOCK);
+            let threads = 1 + items;
             plan.launch(
                 &count_kernel,
                 &count_args,
@@ -567,7 +569,6 @@ impl GpuAdaptation {
             .launch(&compact_kernel, &compact_args, phase(ne, 0));
         count(&mut adapt, 2, &slot_sum, &items_scan, ne)?;
         adapt.launch(&compact_kernel, &compact_args, phase(ne, 1));
-        adapt.launch(&compact_kernel, &compact_args, phase(ne, 2));
         tally.count("compact", &adapt);
 
         // Geometry and face marks per slot, the face scan, then the faces with their
