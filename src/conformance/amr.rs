@@ -244,7 +244,7 @@ fn adapt_fixture_of(rt: &Runtime, am: AdaptiveMesh, p: usize) -> Result<AdaptFix
 /// flag smoothed each time), and of its finest elements the one whose refinement forces raises
 /// down the most levels (GK19's ripple): the mesh, the flags that refine that element alone,
 /// and the lowest level they raise once smoothed.
-pub(crate) fn graded_ripple(base: &DgMesh, point: [f64; 2]) -> Result<(AdaptiveMesh, Vec<i8>, u8)> {
+pub fn graded_ripple(base: &DgMesh, point: [f64; 2]) -> Result<(AdaptiveMesh, Vec<i8>, u8)> {
     let proj = Projection::new(0);
     let mut am = AdaptiveMesh::new(base, 7)?;
     let mut coef = vec![vec![[1.0; 4]]; am.num_active()];
