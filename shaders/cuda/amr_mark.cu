@@ -12,8 +12,8 @@
 //      cluster runs in the reference's order, i.e. refined and not a cluster of a smaller slot.
 // The scan numbers the clusters and the refined elements in slot order (the CPU reference's
 // order in AdaptiveMesh::adapt) and places each cluster's freed split blocks in their ring.
-// Nothing in the trees changes here (a smoothing submission that does not fit leaves them as
-// they were): amr_coarsen takes the halves of the kept sides from the parent's edges.
+// Nothing in the trees changes here (a smoothing that asks for more room than there is leaves
+// them as they were): amr_coarsen takes the halves of the kept sides from the parent's edges.
 //
 // The WGSL override constant is a preprocessor define here (the host passes a -D value).
 

@@ -746,8 +746,8 @@ impl Simulation {
     }
 
     /// The clock after the steps queued so far. An adaptive run on the device, whose every
-    /// batch ends at an adaptation, queues the adaptation's flags and first smoothing pass
-    /// behind the batch and reads the clock with the smoothing's counts: one wait per
+    /// batch ends at an adaptation, queues the adaptation's flags and smoothing behind the
+    /// batch and reads the clock with the smoothing's counts: one wait per
     /// adaptation cycle instead of two. The smoothing is for an adaptation right after this,
     /// before anything else is queued.
     fn read_clock_with_smoothing(&mut self) -> Result<(Clock, Option<Smoothed>)> {

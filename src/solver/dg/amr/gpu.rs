@@ -11,7 +11,7 @@
 //! reference's.
 //!
 //! At these sizes every phase is bound by its launches and by chains of dependent loads, so the
-//! phases are few and their loads batched: a smoothing pass (after pass 0, which records each
+//! phases are few and their loads batched: a smoothing stage (after pass 0, which records each
 //! slot's level and siblings) is one launch over all faces (GK19's Algorithm 2 launches one
 //! per color: the colors keep its plain read-modify-writes race-free, but the rules only raise
 //! flags and end at the least admissible flags whatever the order of the raises, so atomic
