@@ -99,7 +99,7 @@ fn wall_medians(walls: &[AdaptationWall]) -> WallMedians {
     }
 }
 
-/// Launches of one adaptation whose smoothing takes one submission.
+/// Launches of one adaptation.
 fn launch_total(launches: &[(&'static str, usize)]) -> usize {
     launches.iter().map(|(_, n)| n).sum()
 }

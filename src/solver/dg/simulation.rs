@@ -458,12 +458,7 @@ impl Simulation {
     ) -> Result<Vec<(usize, PhaseSeconds)>> {
         let mut out = Vec::with_capacity(adaptations);
         for _ in 0..adaptations {
-            // A far end: the steps only move the solution between adaptations.
-            self.gpu.set_clock(self.t, self.t + 1e3)?;
-            self.gpu.queue_steps(steps)?;
-            let clock = self.gpu.read_clock()?;
-            self.t = clock.t;
-            self.steps += clock.steps;
+            self.bench_batch(steps, false)?;
             let Some(on_host) = self.amr.as_ref().map(|a| a.options.on_host) else {
                 return Err(Error::Invalid(
                     "time_adaptations: the case does not adapt".into(),
@@ -532,32 +527,17 @@ impl Simulation {
         for _ in 0..adaptations {
             let elements = self.gpu.num_elements;
             let reads = rt.readbacks();
-            let mut plain = [0.0; 2];
-            for batch in &mut plain {
-                let started = Instant::now();
-                self.gpu.set_clock(self.t, self.t + 1e3)?;
-                self.gpu.queue_steps(steps)?;
-                let clock = self.gpu.read_clock()?;
-                (self.t, self.steps) = (clock.t, self.steps + clock.steps);
-                *batch = started.elapsed().as_secs_f64();
-            }
+            let plain = [
+                self.bench_batch(steps, false)?.0,
+                self.bench_batch(steps, false)?.0,
+            ];
             let plain_reads = rt.readbacks() - reads;
             let reads = rt.readbacks();
-            let started = Instant::now();
-            self.gpu.set_clock(self.t, self.t + 1e3)?;
-            self.gpu.queue_steps(steps)?;
-            let (clock, smoothed) = self.read_clock_with_smoothing()?;
-            (self.t, self.steps) = (clock.t, self.steps + clock.steps);
-            let first = started.elapsed().as_secs_f64();
+            let (first, smoothed) = self.bench_batch(steps, true)?;
             let started = Instant::now();
             self.adapt_from(smoothed)?;
             let host = started.elapsed().as_secs_f64();
-            let started = Instant::now();
-            self.gpu.set_clock(self.t, self.t + 1e3)?;
-            self.gpu.queue_steps(steps)?;
-            let clock = self.gpu.read_clock()?;
-            (self.t, self.steps) = (clock.t, self.steps + clock.steps);
-            let second = started.elapsed().as_secs_f64();
+            let (second, _) = self.bench_batch(steps, false)?;
             out.push(AdaptationWall {
                 elements,
                 steps_seconds: (plain[0] + plain[1]) / 2.0,
@@ -743,6 +723,22 @@ impl Simulation {
             return Err(self.blow_up());
         }
         Ok(())
+    }
+
+    /// One batch of `steps` steps toward a far end (the steps only move the solution between
+    /// the adaptations a benchmark times) and its clock read back, with the flags and the
+    /// smoothing queued behind it when `smooth`: its wall seconds and the smoothing.
+    fn bench_batch(&mut self, steps: usize, smooth: bool) -> Result<(f64, Option<Smoothed>)> {
+        let started = Instant::now();
+        self.gpu.set_clock(self.t, self.t + 1e3)?;
+        self.gpu.queue_steps(steps)?;
+        let (clock, smoothed) = if smooth {
+            self.read_clock_with_smoothing()?
+        } else {
+            (self.gpu.read_clock()?, None)
+        };
+        (self.t, self.steps) = (clock.t, self.steps + clock.steps);
+        Ok((started.elapsed().as_secs_f64(), smoothed))
     }
 
     /// The clock after the steps queued so far. An adaptive run on the device, whose every
