@@ -28,13 +28,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     // The new count n and the slots in use, from the counts the adaptation started with (the
     // active count changes after compaction): phase 0 runs before amr_count stores them.
-    let num_active = counters[C_ACTIVE];
-    let holes_left = 3u * counters[C_CLUSTERS];
-    let refines = counters[C_REFINES];
-    let n = num_active + 3u * refines - holes_left;
-    let used = p < slots_in_use(num_active, refines, holes_left);
-    let hole = used && p < n && slots[p] == NONE;
-    let moves = used && p >= n && slots[p] != NONE;
+    let bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
+    let hole = p < bounds.x && slots[p] == NONE;
+    let moves = p >= bounds.x && p < bounds.y && slots[p] != NONE;
     if (range.pad == 0u) {
         items[p] = select(0u, 1u, hole || moves);
     } else if (moves) {

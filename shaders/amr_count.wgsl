@@ -13,7 +13,8 @@
 //      C_TOP_LEVEL for the host, and the solver's clock copied past the counters (C_CLOCK);
 //   1: after coarsening and the split scan: the freed element, split and interior blocks join
 //      their rings, and the number of edges to split;
-//   2: after refining and the compaction scan (n = NE), with the holes listed: split blocks taken from the ring first,
+//   2: after refining and the compaction scan (n = NE), with the holes listed: split blocks
+//      taken from the ring first,
 //      then new ids (amr_refine counted the new ones for its interior edges already), element
 //      and interior blocks likewise, new slots, the new count, and the holes below it (half
 //      the compaction's marks);
@@ -65,11 +66,8 @@ fn take(r: u32, wanted: u32) -> u32 {
 // a hole below the new active count (amr_compact's test, from the counts the adaptation
 // started with).
 fn list_hole(p: u32, number: u32) {
-    let num_active = counters[C_ACTIVE];
-    let holes_left = 3u * counters[C_CLUSTERS];
-    let refines = counters[C_REFINES];
-    let n = num_active + 3u * refines - holes_left;
-    if (p < slots_in_use(num_active, refines, holes_left) && p < n && slots[p] == NONE) {
+    let bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
+    if (p < bounds.x && slots[p] == NONE) {
         holes[number] = p;
     }
 }
@@ -115,12 +113,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         case 2u: {
             counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 2u * take(1u, counters[C_SPLITS]);
             let refines = counters[C_REFINES];
-            let num_active = counters[C_ACTIVE];
-            let holes = 3u * counters[C_CLUSTERS];
             counters[C_ELEMENT_IDS] = counters[C_ELEMENT_IDS] + 4u * take(0u, refines);
             counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines);
-            counters[C_SLOTS] = slots_in_use(num_active, refines, holes);
-            counters[C_NEW_ACTIVE] = num_active + 3u * refines - holes;
+            let bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], refines);
+            counters[C_SLOTS] = bounds.y;
+            counters[C_NEW_ACTIVE] = bounds.x;
             counters[C_COMPACT_HOLES] = sums[0] / 2u;
         }
         case 3u: {

@@ -92,6 +92,14 @@ fn slots_in_use(num_active: u32, refines: u32, holes: u32) -> u32 {
     return num_active + max(3u * refines, holes) - holes;
 }
 
+// The compaction's bounds (GK19 Algorithm 4) from the counts the adaptation started with: x the
+// new active count n (the holes below it are filled), y the slots in use (n <= y; the elements
+// in slots n .. y move into the holes).
+fn compaction_bounds(num_active: u32, clusters: u32, refines: u32) -> vec2<u32> {
+    let holes = 3u * clusters;
+    return vec2<u32>(num_active + 3u * refines - holes, slots_in_use(num_active, refines, holes));
+}
+
 // New split-edge ids the refinement takes: the splits the ring's free blocks cannot hold.
 fn new_split_blocks(splits: u32, ring_free: u32) -> u32 {
     return splits - min(splits, ring_free);

@@ -32,13 +32,9 @@ extern "C" __global__ void amr_compact(
     }
     // The new count n and the slots in use, from the counts the adaptation started with (the
     // active count changes after compaction): phase 0 runs before amr_count stores them.
-    u32 num_active = counters[C_ACTIVE];
-    u32 holes_left = 3u * counters[C_CLUSTERS];
-    u32 refines = counters[C_REFINES];
-    u32 n = num_active + 3u * refines - holes_left;
-    bool used = p < slots_in_use(num_active, refines, holes_left);
-    bool hole = used && p < n && slots[p] == NONE;
-    bool moves = used && p >= n && slots[p] != NONE;
+    uint2 bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
+    bool hole = p < bounds.x && slots[p] == NONE;
+    bool moves = p >= bounds.x && p < bounds.y && slots[p] != NONE;
     if (range.pad == 0u) {
         items[p] = (hole || moves) ? 1u : 0u;
     } else if (moves) {

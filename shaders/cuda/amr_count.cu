@@ -13,7 +13,8 @@
 //      C_TOP_LEVEL for the host, and the solver's clock copied past the counters (C_CLOCK);
 //   1: after coarsening and the split scan: the freed element, split and interior blocks join
 //      their rings, and the number of edges to split;
-//   2: after refining and the compaction scan (n = NE), with the holes listed: split blocks taken from the ring first,
+//   2: after refining and the compaction scan (n = NE), with the holes listed: split blocks
+//      taken from the ring first,
 //      then new ids (amr_refine counted the new ones for its interior edges already), element
 //      and interior blocks likewise, new slots, the new count, and the holes below it (half
 //      the compaction's marks);
@@ -54,11 +55,8 @@ __device__ __forceinline__ u32 take(u32 r, u32 wanted, u32* counters, const AmrP
 // started with).
 __device__ __forceinline__ void list_hole(
     u32 p, u32 number, const u32* counters, const u32* slots, u32* holes) {
-    u32 num_active = counters[C_ACTIVE];
-    u32 holes_left = 3u * counters[C_CLUSTERS];
-    u32 refines = counters[C_REFINES];
-    u32 n = num_active + 3u * refines - holes_left;
-    if (p < slots_in_use(num_active, refines, holes_left) && p < n && slots[p] == NONE) {
+    uint2 bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
+    if (p < bounds.x && slots[p] == NONE) {
         holes[number] = p;
     }
 }
@@ -116,13 +114,12 @@ extern "C" __global__ void amr_count(
             counters[C_EDGE_IDS] =
                 counters[C_EDGE_IDS] + 2u * take(1u, counters[C_SPLITS], counters, params);
             u32 refines = counters[C_REFINES];
-            u32 num_active = counters[C_ACTIVE];
-            u32 holes = 3u * counters[C_CLUSTERS];
             counters[C_ELEMENT_IDS] =
                 counters[C_ELEMENT_IDS] + 4u * take(0u, refines, counters, params);
             counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines, counters, params);
-            counters[C_SLOTS] = slots_in_use(num_active, refines, holes);
-            counters[C_NEW_ACTIVE] = num_active + 3u * refines - holes;
+            uint2 bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], refines);
+            counters[C_SLOTS] = bounds.y;
+            counters[C_NEW_ACTIVE] = bounds.x;
             counters[C_COMPACT_HOLES] = sums[0] / 2u;
             break;
         }

@@ -171,7 +171,8 @@ extern "C" __global__ void amr_smooth(
             group_top = 0u;
         }
         __syncthreads();
-        atomicMax(&group_top, first_pass(t, slots, element_tree, flags, counters, slot_info, params));
+        u32 after = first_pass(t, slots, element_tree, flags, counters, slot_info, params);
+        atomicMax(&group_top, after);
         __syncthreads();
         if (threadIdx.x == 0u && group_top > 0u) {
             atomicMax(&counters[C_SMOOTH_TOP], group_top);

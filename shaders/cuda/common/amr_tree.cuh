@@ -116,6 +116,16 @@ __device__ __forceinline__ u32 slots_in_use(u32 num_active, u32 refines, u32 hol
     return num_active + max(3u * refines, holes) - holes;
 }
 
+// The compaction's bounds (GK19 Algorithm 4) from the counts the adaptation started with: x the
+// new active count n (the holes below it are filled), y the slots in use (n <= y; the elements
+// in slots n .. y move into the holes).
+__device__ __forceinline__ uint2 compaction_bounds(
+    u32 num_active, u32 clusters, u32 refines) {
+    u32 holes = 3u * clusters;
+    u32 n = num_active + 3u * refines - holes;
+    return make_uint2(n, slots_in_use(num_active, refines, holes));
+}
+
 // New split-edge ids the refinement takes: the splits the ring's free blocks cannot hold.
 __device__ __forceinline__ u32 new_split_blocks(u32 splits, u32 ring_free) {
     return splits - min(splits, ring_free);
