@@ -86,6 +86,43 @@ fn every_cuda_kernel_has_a_wgsl_twin() {
     }
 }
 
+/// On sm_90 and later the CUDA backend lets a kernel's launch overlap the previous kernel
+/// (programmatic stream serialization): a kernel that read or wrote memory before
+/// `await_previous_launches()` would race with the kernel before it. So that call must be the
+/// first statement of every kernel, and the function must wait (griddepcontrol.wait).
+#[test]
+fn every_cuda_kernel_waits_for_the_launches_before_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders/cuda");
+    let dispatch = std::fs::read_to_string(root.join("common/dispatch.cuh")).unwrap();
+    let body = dispatch
+        .split("void await_previous_launches() {")
+        .nth(1)
+        .expect("dispatch.cuh defines await_previous_launches");
+    let body = &body[..body.find("\n}").expect("the function ends")];
+    assert!(
+        body.contains("asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");"),
+        "await_previous_launches does not wait: {body}"
+    );
+    let mut kernels = 0;
+    for stem in files(&root, "cu") {
+        let src = std::fs::read_to_string(root.join(format!("{stem}.cu"))).unwrap();
+        for (at, _) in src.match_indices("__global__ void ") {
+            let rest = &src[at..];
+            let name = &rest["__global__ void ".len()..rest.find('(').unwrap()];
+            let open = rest.find('{').unwrap();
+            assert!(
+                rest[open + 1..]
+                    .trim_start()
+                    .starts_with("await_previous_launches();"),
+                "shaders/cuda/{stem}.cu: kernel {name} does not start with \
+                 await_previous_launches();"
+            );
+            kernels += 1;
+        }
+    }
+    assert!(kernels >= 58, "only {kernels} kernels found");
+}
+
 #[cfg(feature = "cuda")]
 #[test]
 fn every_cuda_file_is_embedded_and_current() {

@@ -124,6 +124,7 @@ extern "C" __global__ void amr_coarsen(
     const float* __restrict__ weights,
     AmrParams params,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i < range.count && is_cluster(i, marks, counters)) {
         coarsen(i, slots, element_tree, element_edges, edge_tree, edge_sides, marks_scan, work,

@@ -26,6 +26,7 @@ extern "C" __global__ void amr_compact(
     const u32* __restrict__ counters,
     float* regs,
     ItemRange range) {
+    await_previous_launches();
     u32 p = linear_index();
     if (p >= range.count) {
         return;

@@ -72,6 +72,7 @@ extern "C" __global__ void amr_count(
     u32* __restrict__ holes,
     AmrParams params,
     ItemRange range) {
+    await_previous_launches();
     u32 t = linear_index();
     if (t >= range.count) {
         return;

@@ -123,6 +123,7 @@ extern "C" __global__ void amr_faces(
     u32* counters,
     const u32* __restrict__ slots,
     ItemRange range) {
+    await_previous_launches();
     u32 e = linear_index();
     if (e < range.count && is_face_edge(e, edge_tree[e], counters[C_EDGE_IDS])) {
         write_face(e, element_tree, vertices, edge_tree, edge_sides, items_scan, faces,

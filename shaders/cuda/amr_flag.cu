@@ -79,6 +79,7 @@ extern "C" __global__ void amr_flag(
     const u32* __restrict__ counters,
     AmrParams params,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= min(range.count, counters[C_ACTIVE])) {
         return;

@@ -64,6 +64,7 @@ extern "C" __global__ void amr_geometry(
     float* regs_lo,
     AmrParams params,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= range.count) {
         return;

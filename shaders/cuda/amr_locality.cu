@@ -15,6 +15,7 @@ extern "C" __global__ void amr_locality(
     u32* counters,
     ReorderParams params,
     ItemRange range) {
+    await_previous_launches();
     u32 f = linear_index();
     if (f >= range.count) {
         return;

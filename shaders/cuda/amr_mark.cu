@@ -74,6 +74,7 @@ extern "C" __global__ void amr_mark(
     const uint2* __restrict__ edge_sides,
     u32* work,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= range.count) {
         return;

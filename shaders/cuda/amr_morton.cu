@@ -26,6 +26,7 @@ extern "C" __global__ void amr_morton(
     u32* order,
     ReorderParams params,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= range.count || i >= counters[C_ACTIVE]) {
         return;

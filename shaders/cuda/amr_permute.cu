@@ -62,6 +62,7 @@ extern "C" __global__ void amr_permute(
     u32* scratch,
     ReorderParams params,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= range.count) {
         return;

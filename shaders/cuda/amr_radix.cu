@@ -25,6 +25,7 @@ extern "C" __global__ void amr_radix(
     const u32* __restrict__ marks_scan,
     const u32* __restrict__ counters,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= range.count) {
         return;

@@ -53,6 +53,7 @@ extern "C" __global__ void amr_refine(
     const float* __restrict__ weights,
     AmrParams params,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     u32 num_active = counters[C_ACTIVE];
     if (i >= min(range.count, num_active) || flags[i] <= 0) {

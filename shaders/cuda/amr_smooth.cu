@@ -165,6 +165,7 @@ extern "C" __global__ void amr_smooth(
     uint4* slot_info,
     AmrParams params,
     ItemRange range) {
+    await_previous_launches();
     u32 t = linear_index();
     if (range.color == 0u) {
         if (threadIdx.x == 0u) {

@@ -27,6 +27,7 @@ extern "C" __global__ void amr_split(
     const u32* __restrict__ counters,
     AmrParams params,
     ItemRange range) {
+    await_previous_launches();
     u32 e = linear_index();
     if (e >= range.count) {
         return;

@@ -27,6 +27,7 @@ extern "C" __global__ void dg_flux(
     const float* __restrict__ clock,
     const float4* __restrict__ means,
     ItemRange range) {
+    await_previous_launches();
     u32 thread = linear_index();
     u32 s = thread / NQE;
     u32 q = thread % NQE;

@@ -96,6 +96,7 @@ extern "C" __global__ void dg_limit(
     const float* __restrict__ clock,
     const u32* __restrict__ launches,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     u32 count = range.count;
     if (count == DEVICE_COUNT) {

@@ -13,6 +13,7 @@ extern "C" __global__ void dg_stage(
     const Stage* __restrict__ stages,
     float* regs_lo,
     ItemRange range) {
+    await_previous_launches();
     u32 j = linear_index();
     u32 n = range.count;
     float dt = clock[1];

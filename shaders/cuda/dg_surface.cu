@@ -164,6 +164,7 @@ extern "C" __global__ void dg_surface(
     const float* __restrict__ clock,
     const u32* __restrict__ launches,
     ItemRange range) {
+    await_previous_launches();
     surface_edge<false>(regs, rhs, tables, edges, inv_det, case_data, clock, launches, range);
 }
 
@@ -179,5 +180,6 @@ extern "C" __global__ void dg_surface_atomic(
     const float* __restrict__ clock,
     const u32* __restrict__ launches,
     ItemRange range) {
+    await_previous_launches();
     surface_edge<true>(regs, rhs, tables, edges, inv_det, case_data, clock, launches, range);
 }

@@ -13,6 +13,7 @@ extern "C" __global__ void dg_time(
     const float* __restrict__ dt_min,
     float* __restrict__ clock,
     ItemRange range) {
+    await_previous_launches();
     u32 gid = blockIdx.x * blockDim.x + threadIdx.x;
     if (gid != 0u) {
         return;

@@ -37,6 +37,7 @@ extern "C" __global__ void dg_trace(
     const float* __restrict__ regs_lo,
     float4* __restrict__ means,
     ItemRange range) {
+    await_previous_launches();
     __shared__ float4 staged[WORKGROUP_SIZE * MAX_NQE];
     u32 first = (blockIdx.x + blockIdx.y * gridDim.x) * WORKGROUP_SIZE;
     if (first >= range.count) {

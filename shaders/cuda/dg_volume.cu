@@ -44,6 +44,7 @@ extern "C" __global__ void dg_volume(
     float* regs_lo,
     const u32* __restrict__ launches,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     u32 count = range.count;
     if (count == DEVICE_COUNT) {

@@ -12,6 +12,7 @@ extern "C" __global__ void reduce_min(
     const float* __restrict__ input,
     float* __restrict__ output,
     ItemRange range) {
+    await_previous_launches();
     __shared__ float partial[WORKGROUP_SIZE];
     u32 lid = threadIdx.x;
     u32 group = blockIdx.x + blockIdx.y * gridDim.x;

@@ -11,6 +11,7 @@ extern "C" __global__ void scan_add(
     const u32* __restrict__ block_offsets,
     u32* __restrict__ output,
     ItemRange range) {
+    await_previous_launches();
     u32 t = linear_index();
     if (t >= range.count) {
         return;

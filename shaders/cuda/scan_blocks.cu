@@ -65,6 +65,7 @@ extern "C" __global__ void scan_blocks(
     u32* sums,
     u32* ticket,
     ItemRange range) {
+    await_previous_launches();
     __shared__ u32 tile[TILE_WORDS];
     __shared__ u32 thread_sums[WORKGROUP_SIZE];
     __shared__ u32 is_last;

@@ -23,6 +23,7 @@ extern "C" __global__ void smooth_buffer(
     SmoothParams params,
     const float4* metric_texels,
     ItemRange range) {
+    await_previous_launches();
     BufferMetric metric;
     metric.texels = metric_texels;
     smooth_item(positions, cavity, params, metric, range);

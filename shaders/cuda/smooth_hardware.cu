@@ -22,6 +22,7 @@ extern "C" __global__ void smooth_hardware(
     SmoothParams params,
     cudaTextureObject_t metric_texture,
     ItemRange range) {
+    await_previous_launches();
     HardwareMetric metric;
     metric.texture = metric_texture;
     smooth_item(positions, cavity, params, metric, range);

@@ -28,6 +28,7 @@ extern "C" __global__ void smooth_texel(
     SmoothParams params,
     const float4* __restrict__ metric_texels,
     ItemRange range) {
+    await_previous_launches();
     TexelMetric metric;
     metric.texels = metric_texels;
     smooth_item(positions, cavity, params, metric, range);

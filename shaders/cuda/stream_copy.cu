@@ -7,6 +7,7 @@ extern "C" __global__ void stream_copy(
     const float4* __restrict__ src,
     float4* __restrict__ dst,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= range.count) {
         return;

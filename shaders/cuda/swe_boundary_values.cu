@@ -46,6 +46,7 @@ extern "C" __global__ void swe_boundary_values(
     const float2* __restrict__ series,
     SweEdge* __restrict__ edges,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= range.count) {
         return;

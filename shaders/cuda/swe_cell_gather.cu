@@ -14,6 +14,7 @@ extern "C" __global__ void swe_cell_gather(
     u32* __restrict__ counters,
     const uint4* __restrict__ cell_edges,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= range.count) {
         return;

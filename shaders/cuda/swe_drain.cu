@@ -20,6 +20,7 @@ extern "C" __global__ void swe_drain(
     u32* __restrict__ drain_flag,
     u32* __restrict__ counters,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= range.count) {
         return;

@@ -31,6 +31,7 @@ extern "C" __global__ void swe_drain_fix(
     const float4* __restrict__ drain,
     u32* __restrict__ drain_flag,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     u32 tag = 2u * control->steps + (STAGE == 2u ? 1u : 0u);
     if (i >= range.count || *(volatile u32*)drain_flag != tag) {

@@ -32,6 +32,7 @@ extern "C" __global__ void swe_edge_flux(
     float4* __restrict__ acc,
     u32* __restrict__ counters,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= range.count) {
         return;
@@ -70,6 +71,7 @@ extern "C" __global__ void swe_edge_flux_atomic(
     float4* acc,
     u32* __restrict__ counters,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= range.count) {
         return;

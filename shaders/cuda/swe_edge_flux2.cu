@@ -22,6 +22,7 @@ extern "C" __global__ void swe_edge_flux2(
     u32* __restrict__ counters,
     float2* __restrict__ outflow,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= range.count) {
         return;

@@ -34,6 +34,7 @@ extern "C" __global__ void swe_fused_clock(
     Control* __restrict__ control,
     u32* __restrict__ counters,
     ItemRange range) {
+    await_previous_launches();
     u32 gid = blockIdx.x * blockDim.x + threadIdx.x;
     if (gid != 0u || range.count == 0u) {
         return;

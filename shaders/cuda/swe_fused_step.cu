@@ -171,6 +171,7 @@ extern "C" __global__ void swe_fused_step(
     const float4* __restrict__ cells_old,
     float4* __restrict__ drain,
     ItemRange range) {
+    await_previous_launches();
     __shared__ float partial[WORKGROUP_SIZE];
     u32 lid = threadIdx.x;
     u32 i = linear_index();

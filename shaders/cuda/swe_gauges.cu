@@ -31,6 +31,7 @@ extern "C" __global__ void swe_gauges(
     GaugeState* __restrict__ gauge,
     float4* __restrict__ samples,
     ItemRange range) {
+    await_previous_launches();
     u32 gid = blockIdx.x * blockDim.x + threadIdx.x;
     if (gid != 0u || range.count == 0u) {
         return;

@@ -20,6 +20,7 @@ extern "C" __global__ void swe_local_dt(
     const float4* __restrict__ acc,
     float* __restrict__ dt_local,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= range.count) {
         return;

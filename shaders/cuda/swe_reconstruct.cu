@@ -29,6 +29,7 @@ extern "C" __global__ void swe_reconstruct(
     const uint4* __restrict__ neighbors,
     float4* __restrict__ deltas,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= range.count) {
         return;

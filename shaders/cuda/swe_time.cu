@@ -16,6 +16,7 @@ extern "C" __global__ void swe_time(
     Control* __restrict__ control,
     u32* __restrict__ counters,
     ItemRange range) {
+    await_previous_launches();
     u32 gid = blockIdx.x * blockDim.x + threadIdx.x;
     if (gid != 0u || range.count == 0u) {
         return;

@@ -23,6 +23,7 @@ extern "C" __global__ void swe_update(
     u32* __restrict__ counters,
     float4* __restrict__ cells_old,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= range.count) {
         return;

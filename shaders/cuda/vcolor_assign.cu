@@ -14,6 +14,7 @@ extern "C" __global__ void vcolor_assign(
     u32* colors,
     const u32* __restrict__ live_count,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= min(range.count, live_count[0])) {
         return;

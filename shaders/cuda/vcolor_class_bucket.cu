@@ -13,6 +13,7 @@ extern "C" __global__ void vcolor_class_bucket(
     u32* __restrict__ class_next,
     u32* __restrict__ order,
     ItemRange range) {
+    await_previous_launches();
     __shared__ u32 local_size[LOCAL_CLASSES];
     __shared__ u32 local_first[LOCAL_CLASSES];
     u32 lid = threadIdx.x;

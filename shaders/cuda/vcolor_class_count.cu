@@ -12,6 +12,7 @@ extern "C" __global__ void vcolor_class_count(
     u32* __restrict__ old_colors,
     u32* __restrict__ class_size,
     ItemRange range) {
+    await_previous_launches();
     __shared__ u32 local_size[LOCAL_CLASSES];
     u32 lid = threadIdx.x;
     local_size[lid] = 0u;

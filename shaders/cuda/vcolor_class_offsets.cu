@@ -12,6 +12,7 @@ extern "C" __global__ void vcolor_class_offsets(
     u32* __restrict__ class_next,
     u32* __restrict__ largest,
     ItemRange range) {
+    await_previous_launches();
     __shared__ u32 sums[WORKGROUP_SIZE];
     u32 lid = threadIdx.x;
     u32 carry = 0u;

@@ -15,6 +15,7 @@ extern "C" __global__ void vcolor_compact(
     const u32* __restrict__ round_conflicts,
     u32* __restrict__ conflict_log,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i == 0u) {
         conflict_log[range.color] = round_conflicts[0];

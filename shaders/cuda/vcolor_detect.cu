@@ -23,6 +23,7 @@ extern "C" __global__ void vcolor_detect(
     u32* __restrict__ conflict,
     const u32* __restrict__ live_count,
     ItemRange range) {
+    await_previous_launches();
     u32 i = linear_index();
     if (i >= range.count) {
         return;

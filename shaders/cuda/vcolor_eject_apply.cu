@@ -22,6 +22,7 @@ extern "C" __global__ void vcolor_eject_apply(
     u32* __restrict__ next_defects,
     u32* __restrict__ next_count,
     ItemRange range) {
+    await_previous_launches();
     __shared__ u32 local_count;
     __shared__ u32 local_first;
     u32 lid = threadIdx.x;

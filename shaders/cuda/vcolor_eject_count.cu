@@ -13,6 +13,7 @@ extern "C" __global__ void vcolor_eject_count(
     u32* __restrict__ record,
     u32* __restrict__ defect_log,
     ItemRange range) {
+    await_previous_launches();
     if (linear_index() != 0u) {
         return;
     }

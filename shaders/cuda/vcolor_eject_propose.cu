@@ -18,6 +18,7 @@ extern "C" __global__ void vcolor_eject_propose(
     const u32* __restrict__ defect_count,
     u32* __restrict__ proposal,
     ItemRange range) {
+    await_previous_launches();
     u32 threads = gridDim.x * gridDim.y * WORKGROUP_SIZE;
     u32 k = min(range.color, MAX_EJECT_COLORS + 1u);
     u32 round_number = round_base[0] + range.pad;

@@ -17,6 +17,7 @@ extern "C" __global__ void vcolor_eject_resolve(
     const u32* __restrict__ defect_count,
     u32* __restrict__ winner,
     ItemRange range) {
+    await_previous_launches();
     u32 threads = gridDim.x * gridDim.y * WORKGROUP_SIZE;
     u32 round_number = round_base[0] + range.pad;
     u32 len = defect_count[0];

@@ -13,6 +13,7 @@ extern "C" __global__ void vcolor_eject_start(
     u32* __restrict__ defects,
     u32* __restrict__ defect_count,
     ItemRange range) {
+    await_previous_launches();
     __shared__ u32 local_count;
     __shared__ u32 local_first;
     u32 lid = threadIdx.x;

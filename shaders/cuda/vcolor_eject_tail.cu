@@ -57,6 +57,7 @@ extern "C" __global__ void vcolor_eject_tail(
     u32* record,
     u32* defect_log,
     ItemRange range) {
+    await_previous_launches();
     __shared__ u32 local_count;
     __shared__ u32 local_first;
     __shared__ u32 next_count;

@@ -11,6 +11,7 @@ extern "C" __global__ void vcolor_max(
     const u32* __restrict__ colors,
     u32* __restrict__ largest,
     ItemRange range) {
+    await_previous_launches();
     __shared__ u32 partial[WORKGROUP_SIZE];
     u32 lid = threadIdx.x;
     u32 group = blockIdx.x + blockIdx.y * gridDim.x;

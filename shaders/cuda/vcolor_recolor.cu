@@ -15,6 +15,7 @@ extern "C" __global__ void vcolor_recolor(
     const u32* __restrict__ class_first,
     u32* colors,
     ItemRange range) {
+    await_previous_launches();
     u32 threads = gridDim.x * gridDim.y * WORKGROUP_SIZE;
     u32 end = class_first[range.color];
     for (u32 i = class_first[range.color - 1u] + linear_index(); i < end; i = i + threads) {

@@ -67,6 +67,11 @@ pub struct GlobalArgs {
     /// chromaflow::runtime::clock_hold).
     #[arg(long, global = true)]
     pub no_clock_hold: bool,
+    /// On CUDA (sm_90 and later), start each kernel only after the one before it has
+    /// finished instead of overlapping its launch with the previous kernel's tail (for
+    /// comparing, or to rule the overlap out when chasing a driver problem).
+    #[arg(long, global = true)]
+    pub no_launch_overlap: bool,
     /// Host memory a run may use, in GiB: meshes (built-in or files) estimated to need more
     /// are refused before they are built. Default: the available memory (MemAvailable).
     #[arg(long, global = true, value_name = "GIB", value_parser = parse_gib)]
@@ -82,11 +87,13 @@ fn parse_gib(s: &str) -> Result<u64, String> {
 }
 
 impl GlobalArgs {
-    /// The device options `--adapter`, `--no-pipeline-cache` and `--no-clock-hold` give.
+    /// The device options `--adapter`, `--no-pipeline-cache`, `--no-clock-hold` and
+    /// `--no-launch-overlap` give.
     pub fn gpu_options(&self) -> GpuOptions {
         GpuOptions {
             adapter: self.adapter.clone(),
             no_clock_hold: self.no_clock_hold,
+            no_launch_overlap: self.no_launch_overlap,
             pipeline_cache: if self.no_pipeline_cache {
                 None
             } else {

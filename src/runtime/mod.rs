@@ -16,7 +16,10 @@
 //!   queued many times: [`Runtime::queue`] records `repeats` copies in order (one stream;
 //!   wgpu submits every [`wgpu::SUBMIT_LAUNCHES`] launches so the device starts while the host
 //!   records).
-//!   Launches run in order and each sees the writes of the ones before it.
+//!   Launches run in order and each sees the writes of the ones before it. (On CUDA sm_90 and
+//!   later a launch may start while the one before it drains: every CUDA kernel first waits for
+//!   the kernels before it, `await_previous_launches` in shaders/cuda/common/dispatch.cuh, so
+//!   only the launch latency overlaps; [`GpuOptions::no_launch_overlap`] turns it off.)
 //! * [`Runtime::time`]: seconds per segment from timestamp queries or CUDA events.
 //! * Device-sized launches ([`PlanBuilder::launch_device`]): the item range and the workgroup
 //!   grid come from a [`LAUNCH_WORDS`]-word record that earlier device work wrote, so a plan

@@ -16,6 +16,18 @@ struct ItemRange {
     u32 pad;
 };
 
+/// The first statement of every kernel. On sm_90 and later the host launches each kernel with
+/// programmatic stream serialization, so a kernel's blocks may be scheduled as the kernel before
+/// it in the stream drains: every thread waits here (griddepcontrol.wait) until the kernels
+/// before it have finished and their writes are visible. Launches still take effect in order;
+/// only the next launch's latency overlaps the previous kernel's tail. Before sm_90, and for a
+/// launch without the attribute, the wait returns at once.
+__device__ __forceinline__ void await_previous_launches() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /// WGSL: gid.x + gid.y * nwg.x * WORKGROUP_SIZE with gid the global invocation id.
 __device__ __forceinline__ u32 linear_index() {
     return (blockIdx.x * WORKGROUP_SIZE + threadIdx.x) + blockIdx.y * gridDim.x * WORKGROUP_SIZE;

@@ -416,6 +416,16 @@ impl CudaDevice {
         stream: sys::CUstream,
     ) -> Result<()> {
         let mut ptrs: Vec<*mut c_void> = Vec::with_capacity(16);
+        // Programmatic stream serialization: the launch may begin as the kernel before it
+        // drains (each kernel waits for it in await_previous_launches, dispatch.cuh).
+        // SAFETY: a union of plain integers; the field this attribute reads is set below.
+        let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+        value.programmaticStreamSerializationAllowed = 1;
+        let mut overlap = sys::CUlaunchAttribute {
+            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+            pad: [0; 4],
+            value,
+        };
         for l in &plan.launches[range] {
             ptrs.clear();
             for v in &l.values {
@@ -426,20 +436,27 @@ impl CudaDevice {
                 });
             }
             ptrs.push(&l.range as *const ItemRange as *mut c_void);
+            let config = sys::CUlaunchConfig {
+                gridDimX: l.blocks,
+                gridDimY: 1,
+                gridDimZ: 1,
+                blockDimX: WORKGROUP_SIZE,
+                blockDimY: 1,
+                blockDimZ: 1,
+                sharedMemBytes: 0,
+                hStream: stream,
+                attrs: &mut overlap,
+                numAttrs: u32::from(self.overlaps_launches()),
+            };
             // SAFETY: the parameter list matches the kernel's (checked against the WGSL
             // interface when the kernel was built and the plan prepared); the values pointed
             // at live in `plan` for the duration of the call, which copies them; the device
-            // memory they name is kept alive by the plan.
+            // memory they name is kept alive by the plan. With the attribute, every kernel
+            // waits for the ones before it first (await_previous_launches in dispatch.cuh).
             unsafe {
-                result::launch_kernel(
-                    l.function,
-                    (l.blocks, 1, 1),
-                    (WORKGROUP_SIZE, 1, 1),
-                    0,
-                    stream,
-                    &mut ptrs,
-                )
+                sys::cuLaunchKernelEx(&config, l.function, ptrs.as_mut_ptr(), std::ptr::null_mut())
             }
+            .result()
             .map_err(driver_err("launch"))?;
         }
         Ok(())

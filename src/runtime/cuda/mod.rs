@@ -174,6 +174,9 @@ pub struct CudaDevice {
     capture_stream: std::sync::OnceLock<Arc<CudaStream>>,
     name: String,
     capability: (i32, i32),
+    /// Whether kernels are launched with programmatic stream serialization: sm_90 and later,
+    /// unless [`crate::runtime::GpuOptions::no_launch_overlap`].
+    overlap_launches: bool,
     modules: Mutex<ModuleCache>,
     /// Directory of NVRTC's PTX kept between runs (`<cache>/cuda`), when enabled.
     ptx_dir: Option<std::path::PathBuf>,
@@ -196,15 +199,23 @@ impl CudaDevice {
             capture_stream: std::sync::OnceLock::new(),
             name,
             capability,
+            overlap_launches: capability.0 >= 9 && !opts.no_launch_overlap,
             modules: Mutex::new(HashMap::new()),
             ptx_dir: opts.pipeline_cache.as_ref().map(|d| d.join("cuda")),
         })
     }
 
-    /// Device name and compute capability, e.g. "NVIDIA H100 80GB HBM3 (CUDA, sm_90)".
+    /// Device name and compute capability, e.g. "NVIDIA H100 80GB HBM3 (CUDA, sm_90)", and
+    /// ", launches in order" where kernel launches do not overlap on a device where they
+    /// could (`--no-launch-overlap`).
     pub fn description(&self) -> String {
+        let in_order = if self.capability.0 >= 9 && !self.overlap_launches {
+            ", launches in order"
+        } else {
+            ""
+        };
         format!(
-            "{} (CUDA, sm_{}{})",
+            "{} (CUDA, sm_{}{}{in_order})",
             self.name, self.capability.0, self.capability.1
         )
     }
@@ -220,6 +231,12 @@ impl CudaDevice {
 
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
+    }
+
+    /// Whether a kernel's launch may overlap the previous kernel's tail (programmatic stream
+    /// serialization; each kernel waits for the ones before it in `await_previous_launches`).
+    pub fn overlaps_launches(&self) -> bool {
+        self.overlap_launches
     }
 
     /// The stream every launch and copy of this backend goes to.

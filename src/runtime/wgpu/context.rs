@@ -25,6 +25,10 @@ pub struct GpuOptions {
     /// [`crate::runtime::clock_hold`]; without it the driver runs bursts of Vulkan work at its
     /// idle clock).
     pub no_clock_hold: bool,
+    /// On CUDA, start each kernel only once the one before it has finished, instead of
+    /// letting its launch overlap the previous kernel's tail (programmatic dependent launch,
+    /// sm_90 and later; see `await_previous_launches` in shaders/cuda/common/dispatch.cuh).
+    pub no_launch_overlap: bool,
 }
 
 /// What a listing of adapters shows.
