@@ -271,3 +271,54 @@ fn reordering_after_every_adaptation_keeps_the_launch_records_and_one_read_back(
     let stats = sim.amr_stats().expect("stats");
     assert!(stats.refined > 0 && stats.coarsened > 0, "{stats:?}");
 }
+
+/// `bench amr` reports the adaptations as a run pays them apart from those that also
+/// reordered (a reorder's device work lands in the batch after the adaptation, and a median
+/// over both mixed it into the adaptation's own cost). With a reorder every second
+/// adaptation, half of the untimed ones carry one; with none, none do.
+#[test]
+fn bench_amr_counts_the_reorders_apart_from_the_adaptations() {
+    let bench = |policy: &str| -> serde_json::Value {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_chromaflow"))
+            .args([
+                "bench",
+                "amr",
+                "--builtin",
+                "dmr",
+                "--cells",
+                "200",
+                "--levels",
+                "3",
+                "--adaptations",
+                "4",
+                "--device-only",
+                "--json",
+                "--reorder",
+                policy,
+            ])
+            .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+            .output()
+            .expect("run chromaflow");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        json[0].clone()
+    };
+    let every = bench("every:2");
+    assert_eq!(every["untimed_adaptations_with_reorder"], 2, "{every}");
+    assert!(
+        every["untimed_adaptation_with_reorder_us"].is_number(),
+        "{every}"
+    );
+    assert!(every["reorder_us_when_run"].as_f64().expect("reorder time") > 0.0);
+    let never = bench("never");
+    assert_eq!(never["untimed_adaptations_with_reorder"], 0, "{never}");
+    assert!(
+        never["untimed_adaptation_with_reorder_us"].is_null(),
+        "{never}"
+    );
+    assert!(never["reorder_us_when_run"].is_null(), "{never}");
+}

@@ -46,6 +46,23 @@ pub struct BenchAmrArgs {
     pub json: bool,
 }
 
+/// The reorder's device seconds over the timed adaptations it ran in (its row of the phase
+/// table is a median over all, mostly 0): their median and how many.
+fn reorder_when_run(rows: &[(usize, PhaseSeconds)]) -> Option<(f64, usize)> {
+    let ran: Vec<f64> = rows
+        .iter()
+        .filter_map(|(_, p)| {
+            let s: f64 = p
+                .iter()
+                .filter(|(l, _)| *l == "reorder")
+                .map(|(_, s)| s)
+                .sum();
+            (s > 0.0).then_some(s)
+        })
+        .collect();
+    (!ran.is_empty()).then(|| (median(&ran), ran.len()))
+}
+
 /// Median seconds per phase, in the order the phases first appear, and the median elements.
 fn medians(rows: &[(usize, PhaseSeconds)]) -> (f64, PhaseSeconds) {
     let mut labels: Vec<&'static str> = Vec::new();
@@ -75,21 +92,40 @@ fn medians(rows: &[(usize, PhaseSeconds)]) -> (f64, PhaseSeconds) {
     (median(&elements), per_label)
 }
 
-/// Medians of untimed adaptations as a run pays them.
+/// Untimed adaptations as a run pays them. The locality policy's reorders ride on some
+/// adaptations (their device work lands in the second batch), so the adaptations with one
+/// and without one are reported apart, and the mean over all is what a run pays on average.
 struct WallMedians {
+    /// Median over the adaptations without a reorder (over all when every one reordered).
     adapt: f64,
+    /// Median over the adaptations with a reorder, and how many there were.
+    adapt_reordered: Option<f64>,
+    reordered: usize,
+    /// Mean over all the adaptations, reorders included.
+    adapt_mean: f64,
     steps: f64,
     /// The most read-backs one adaptation adds.
     reads: u64,
-    /// Medians of [`AdaptationWall`]'s parts: first batch, host, second batch.
+    /// Medians of [`AdaptationWall`]'s parts over the same adaptations as `adapt`: first
+    /// batch, host, second batch.
     parts: [f64; 3],
 }
 
 fn wall_medians(walls: &[AdaptationWall]) -> WallMedians {
-    let of = |part: fn(&AdaptationWall) -> f64| median(&walls.iter().map(part).collect::<Vec<_>>());
+    let (with, without): (Vec<&AdaptationWall>, Vec<&AdaptationWall>) =
+        walls.iter().partition(|w| w.reordered);
+    let plain = if without.is_empty() { &with } else { &without };
+    let of = |part: fn(&AdaptationWall) -> f64| {
+        median(&plain.iter().map(|w| part(w)).collect::<Vec<_>>())
+    };
+    let adapt: Vec<f64> = walls.iter().map(|w| w.adapt_seconds).collect();
     WallMedians {
         adapt: of(|w| w.adapt_seconds),
-        steps: of(|w| w.steps_seconds),
+        adapt_reordered: (!with.is_empty())
+            .then(|| median(&with.iter().map(|w| w.adapt_seconds).collect::<Vec<_>>())),
+        reordered: with.len(),
+        adapt_mean: adapt.iter().sum::<f64>() / adapt.len().max(1) as f64,
+        steps: median(&walls.iter().map(|w| w.steps_seconds).collect::<Vec<_>>()),
         reads: walls.iter().map(|w| w.readbacks).max().unwrap_or(0),
         parts: [
             of(|w| w.first_batch_seconds),
@@ -135,6 +171,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let mut host_stats = None;
     let mut launches = None;
     let mut walls = None;
+    let mut reorders_timed = None;
     for on_host in [false, true] {
         if on_host && args.device_only {
             continue;
@@ -152,6 +189,9 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             walls = Some(wall_medians(
                 &sim.time_adaptation_walls(args.every, args.adaptations)?,
             ));
+        }
+        if !on_host {
+            reorders_timed = reorder_when_run(&rows);
         }
         let (elements, phases) = medians(&rows);
         results.push((
@@ -183,8 +223,12 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     "surface_per_step_adapted_vs_morton": locality,
                     "reorder": reorder.to_string(),
                     "reorders": stats.map(|s| s.reorders),
+                    "reorder_us_when_run": reorders_timed.map(|(s, _)| 1e6 * s),
                     "far_fraction": stats.map(|s| s.far_fraction),
                     "untimed_adaptation_us": walls.as_ref().map(|w| 1e6 * w.adapt),
+                    "untimed_adaptation_with_reorder_us": walls.as_ref().and_then(|w| w.adapt_reordered.map(|s| 1e6 * s)),
+                    "untimed_adaptations_with_reorder": walls.as_ref().map(|w| w.reordered),
+                    "untimed_adaptation_mean_us": walls.as_ref().map(|w| 1e6 * w.adapt_mean),
                     "untimed_adaptation_parts_us": walls.as_ref().map(|w| serde_json::json!({
                         "first_batch": 1e6 * w.parts[0],
                         "host": 1e6 * w.parts[1],
@@ -247,6 +291,13 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     if let Some(l) = &launches {
         println!("device path: {} launches per adaptation", launch_total(l));
     }
+    if let Some((s, n)) = reorders_timed {
+        println!(
+            "device path reorder, when it runs: {:.1} us (median of the {n} timed adaptations \
+             it ran in)",
+            1e6 * s
+        );
+    }
     if let Some(s) = stats.filter(|s| s.device_adaptations > 0) {
         let per = |n: usize| n as f64 / s.device_adaptations as f64;
         println!(
@@ -277,22 +328,37 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         );
     }
     if let Some(w) = &walls {
+        let share = |adapt: f64| 100.0 * adapt / (adapt + w.steps);
         println!(
             "device path as a run pays it (two batches of steps with their clocks, with and \
-             without the adaptation between them; phases untimed): {:.1} us per adaptation, \
-             adding at most {} read-backs; the {} steps between two take {:.1} us, so \
-             adapting is {:.1}% of the run; medians of its parts: {:.1} us added to the first \
-             batch (flags and smoothing), {:.1} us on the host between the batches, {:.1} us \
-             added to the second batch (the adaptation's device work)\n",
+             without the adaptation between them; phases untimed): {:.1} us per adaptation \
+             without a reorder ({} of {}), adding at most {} read-backs; the {} steps between \
+             two take {:.1} us, so adapting is {:.1}% of the run; medians of its parts: {:.1} \
+             us added to the first batch (flags and smoothing), {:.1} us on the host between \
+             the batches, {:.1} us added to the second batch (the adaptation's device work)",
             1e6 * w.adapt,
+            args.adaptations - w.reordered,
+            args.adaptations,
             w.reads,
             args.every,
             1e6 * w.steps,
-            100.0 * w.adapt / (w.adapt + w.steps),
+            share(w.adapt),
             1e6 * w.parts[0],
             1e6 * w.parts[1],
             1e6 * w.parts[2]
         );
+        if let Some(reordered) = w.adapt_reordered {
+            println!(
+                "with the locality policy's reorders ({} of the {} adaptations, {:.1} us each \
+                 as a run pays it): {:.1} us per adaptation on average, {:.1}% of the run",
+                w.reordered,
+                args.adaptations,
+                1e6 * reordered,
+                1e6 * w.adapt_mean,
+                share(w.adapt_mean)
+            );
+        }
+        println!();
     }
     if let Some((adapted, reordered)) = locality {
         println!(

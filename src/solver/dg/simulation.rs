@@ -160,6 +160,10 @@ pub struct AdaptationWall {
     pub first_batch_seconds: f64,
     pub host_seconds: f64,
     pub second_batch_seconds: f64,
+    /// Whether this adaptation also reordered the elements along a Morton curve (the
+    /// locality policy's reorder, queued with the adaptation: its device work lands in the
+    /// second batch).
+    pub reordered: bool,
 }
 
 /// How to prepare and step a [`Simulation`]; the defaults are the `dg` command's.
@@ -534,9 +538,11 @@ impl Simulation {
             let plain_reads = rt.readbacks() - reads;
             let reads = rt.readbacks();
             let (first, smoothed) = self.bench_batch(steps, true)?;
+            let reorders = self.amr_stats().map_or(0, |s| s.reorders);
             let started = Instant::now();
             self.adapt_from(smoothed)?;
             let host = started.elapsed().as_secs_f64();
+            let reordered = self.amr_stats().map_or(0, |s| s.reorders) > reorders;
             let (second, _) = self.bench_batch(steps, false)?;
             out.push(AdaptationWall {
                 elements,
@@ -546,6 +552,7 @@ impl Simulation {
                 first_batch_seconds: first - plain[0],
                 host_seconds: host,
                 second_batch_seconds: second - plain[1],
+                reordered,
             });
         }
         self.sync_mesh()?;
