@@ -3,42 +3,74 @@
 // #include "common/amr_reorder.wgsl"
 
 // One pass of the LSD radix sort of the (key, slot) pairs (reorder::radix_order, the exact CPU
-// reference), one thread per slot up to the capacity; pass p = range.color sorts by digit
-// d = (key >> 4 p) & 15 from half p % 2 of keys/order (NE words each) into the other half:
-//   0: marks[d' NE + i] = 1 where d' is slot i's digit, 0 elsewhere (slots past the active
-//      count mark nothing); the exclusive scan over the 16 NE marks (digit-major) then gives
-//      each pair its place, stable within a digit;
-//   1: pair i moves to marks_scan[d NE + i].
-// After the 8 passes the sorted pairs are back in half 0.
+// reference), one thread per slot up to the capacity, slots i in groups w = i / WORKGROUP_SIZE
+// (a workgroup each; G groups); pass p = range.color sorts by digit d = (key >> 8 p) & 255
+// from half p % 2 of keys/order (NE words each) into the other half:
+//   0: counts[d G + w] = the occupied slots of group w with digit d (slots past the active
+//      count have none); the exclusive scan over the RADIX G counts (digit-major, one launch:
+//      this kernel adds its block offsets) then gives group w's first place for digit d;
+//   1: pair i moves to that place plus its rank among the slots of its group before it with
+//      the same digit: a stable counting sort by the digit.
+// After the 4 passes the sorted pairs are back in half 0. (Counts per group instead of a mark
+// per slot and digit: RADIX / WORKGROUP_SIZE words per slot to scan instead of RADIX, so a
+// pass can take 8 bits, half the passes of 4-bit digits.)
 
 override NE: u32 = 1u;
 
+// Items per block of the scan (SCAN_BLOCK in src/runtime/scan.rs and scan_blocks.wgsl).
+const SCAN_BLOCK: u32 = 1024u;
+
 @group(0) @binding(0) var<storage, read_write> keys: array<u32>;
 @group(0) @binding(1) var<storage, read_write> order: array<u32>;
-@group(0) @binding(2) var<storage, read_write> marks: array<u32>;
-@group(0) @binding(3) var<storage, read> marks_scan: array<u32>;
-@group(0) @binding(4) var<storage, read> counters: array<u32>;
+@group(0) @binding(2) var<storage, read_write> counts: array<u32>;
+@group(0) @binding(3) var<storage, read> places: array<u32>;
+@group(0) @binding(4) var<storage, read> block_offsets: array<u32>;
+@group(0) @binding(5) var<storage, read> counters: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
+var<workgroup> tally: array<atomic<u32>, RADIX>;
+var<workgroup> group_digits: array<u32, WORKGROUP_SIZE>;
+
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
     let i = linear_index(gid, nwg);
-    if (i >= range.count) {
-        return;
-    }
+    let group = i / WORKGROUP_SIZE;
+    let groups = (NE + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
     let src_half = (range.color % 2u) * NE;
-    let shift = RADIX_BITS * range.color;
-    let occupied = i < counters[C_ACTIVE];
+    let occupied = i < range.count && i < counters[C_ACTIVE];
     var digit = RADIX;
     if (occupied) {
-        digit = (keys[src_half + i] >> shift) & (RADIX - 1u);
+        digit = (keys[src_half + i] >> (RADIX_BITS * range.color)) & (RADIX - 1u);
     }
     if (range.pad == 0u) {
-        for (var d = 0u; d < RADIX; d = d + 1u) {
-            marks[d * NE + i] = select(0u, 1u, d == digit);
+        for (var d = lid; d < RADIX; d = d + WORKGROUP_SIZE) {
+            atomicStore(&tally[d], 0u);
         }
-    } else if (occupied) {
-        let to = NE - src_half + marks_scan[digit * NE + i];
+        workgroupBarrier();
+        if (occupied) {
+            atomicAdd(&tally[digit], 1u);
+        }
+        workgroupBarrier();
+        if (group < groups) {
+            for (var d = lid; d < RADIX; d = d + WORKGROUP_SIZE) {
+                counts[d * groups + group] = atomicLoad(&tally[d]);
+            }
+        }
+        return;
+    }
+    group_digits[lid] = digit;
+    workgroupBarrier();
+    if (occupied) {
+        var rank = 0u;
+        for (var j = 0u; j < lid; j = j + 1u) {
+            rank = rank + select(0u, 1u, group_digits[j] == digit);
+        }
+        let at = digit * groups + group;
+        let to = NE - src_half + places[at] + block_offsets[at / SCAN_BLOCK] + rank;
         keys[to] = keys[src_half + i];
         order[to] = order[src_half + i];
     }

@@ -1,9 +1,9 @@
 // The reorder of an adapted mesh's element slots along a Morton curve (src/solver/dg/amr/
 // reorder.rs), shared by amr_morton, amr_radix, amr_permute and amr_locality.
 
-// Radix sort: 8 passes of 4-bit digits over the 32-bit keys (reorder::RADIX_BITS).
-const RADIX_BITS: u32 = 4u;
-const RADIX: u32 = 16u;
+// Radix sort: 4 passes of 8-bit digits over the 32-bit keys (reorder::RADIX_BITS).
+const RADIX_BITS: u32 = 8u;
+const RADIX: u32 = 256u;
 // A face is far when its slots differ by more than this (reorder::FAR_SLOTS): about what a
 // 32-thread launch over a color's faces (left slots ~4 apart) spans.
 const FAR_SLOTS: u32 = 128u;

@@ -7,8 +7,9 @@
 //! 1. `amr_morton`: a 32-bit key per active slot, the centroid's cell on a 2^16 x 2^16 grid of
 //!    the base mesh's box with the x and y bits interleaved ([`morton_key`]);
 //! 2. `amr_radix`: an LSD radix sort of the (key, slot) pairs in [`RADIX_PASSES`] passes of
-//!    [`RADIX_BITS`] bits, each a digit mark, the runtime's exclusive scan over the 16 digits
-//!    and a stable scatter ([`radix_order`]);
+//!    [`RADIX_BITS`] bits, each three launches: the digits counted per group of
+//!    [`WORKGROUP_SIZE`] slots, the runtime's exclusive scan over the counts (digit-major), and a
+//!    stable scatter ([`radix_order`]);
 //! 3. `amr_permute`: new slot i takes old slot `order[i]`: the element id (and the tree's slot
 //!    record), the solution, the geometry and the neighbour blocks are gathered, every stored
 //!    slot (neighbours, faces' left and right) renamed, and the faces put in order by color
@@ -36,12 +37,12 @@ use super::tree::{AdaptiveMesh, FlatTree};
 use crate::args;
 use crate::error::{Error, Result};
 use crate::runtime::scan::PrefixSum;
-use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime};
+use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime, WORKGROUP_SIZE};
 use crate::solver::dg::gpu::GpuDg;
 use crate::solver::smooth::layout::morton;
 
 /// Bits of a radix digit (`RADIX_BITS` of shaders/common/amr_reorder.wgsl).
-pub const RADIX_BITS: u32 = 4;
+pub const RADIX_BITS: u32 = 8;
 /// Passes over the 32-bit keys.
 pub const RADIX_PASSES: u32 = 32 / RADIX_BITS;
 /// Values of a digit.
@@ -164,22 +165,28 @@ pub fn morton_keys(flat: &FlatTree, frame: &MortonFrame) -> Vec<u32> {
 }
 
 /// Slots in the order of their keys, ties in slot order: the LSD radix sort of `amr_radix`,
-/// pass by pass (a stable counting sort by each 4-bit digit).
+/// pass by pass (a stable counting sort by each 8-bit digit): the digits counted per group of
+/// [`WORKGROUP_SIZE`] slots, digit-major, the counts' exclusive scan, then each pair to its
+/// group's place for its digit plus its rank among the group's pairs before it with that digit.
 pub fn radix_order(keys: &[u32]) -> Vec<u32> {
+    let group_size = WORKGROUP_SIZE as usize;
+    let groups = keys.len().div_ceil(group_size);
     let mut pairs: Vec<(u32, u32)> = keys.iter().zip(0..).map(|(&k, i)| (k, i)).collect();
     for pass in 0..RADIX_PASSES {
         let digit = |k: u32| (k >> (RADIX_BITS * pass)) as usize & (RADIX - 1);
-        let mut start = [0usize; RADIX + 1];
-        for &(k, _) in &pairs {
-            start[digit(k) + 1] += 1;
+        let mut places = vec![0usize; RADIX * groups];
+        for (i, &(k, _)) in pairs.iter().enumerate() {
+            places[digit(k) * groups + i / group_size] += 1;
         }
-        for d in 0..RADIX {
-            start[d + 1] += start[d];
+        let mut sum = 0;
+        for place in places.iter_mut() {
+            (*place, sum) = (sum, sum + *place);
         }
         let mut sorted = vec![(0, 0); pairs.len()];
-        for &(k, i) in &pairs {
-            sorted[start[digit(k)]] = (k, i);
-            start[digit(k)] += 1;
+        for (i, &(k, s)) in pairs.iter().enumerate() {
+            let at = digit(k) * groups + i / group_size;
+            sorted[places[at]] = (k, s);
+            places[at] += 1;
         }
         pairs = sorted;
     }
@@ -262,7 +269,9 @@ impl GpuReorder {
         let (regs, [inv_jac, inv_det, heights, neighbors, faces]) = dg.device_buffers();
         let keys = rt.zeroed::<u32>("reorder keys", 2 * ne)?;
         let order = rt.zeroed::<u32>("reorder slots", 2 * ne)?;
-        let marks_len = RADIX.max(colors) * ne;
+        // The digit counts per group of slots, then the face marks per color and slot.
+        let digit_counts = RADIX * ne.div_ceil(WORKGROUP_SIZE as usize);
+        let marks_len = digit_counts.max(colors * ne);
         let marks = rt.zeroed::<u32>("reorder marks", marks_len)?;
         let marks_scan = rt.zeroed::<u32>("reorder mark numbers", marks_len)?;
         let scratch =
@@ -282,11 +291,18 @@ impl GpuReorder {
         morton_args.push(prm.clone());
         plan.launch(&rt.kernel("amr_morton", &[])?, &morton_args, all(0, 0, ne));
         let radix = rt.kernel("amr_radix", &with_ne)?;
-        let radix_args = args![keys, order, marks, marks_scan, *tree.counters];
-        let digit_sum = PrefixSum::new(rt, &marks, &marks_scan, (RADIX * ne) as u32)?;
+        let digit_sum = PrefixSum::new(rt, &marks, &marks_scan, digit_counts as u32)?;
+        let radix_args = args![
+            keys,
+            order,
+            marks,
+            marks_scan,
+            *digit_sum.block_offsets(),
+            *tree.counters
+        ];
         for pass in 0..RADIX_PASSES {
             plan.launch(&radix, &radix_args, all(0, pass, ne));
-            digit_sum.record(&mut plan);
+            digit_sum.record_blocks(&mut plan, digit_counts as u32)?;
             plan.launch(&radix, &radix_args, all(1, pass, ne));
         }
         let permute = rt.kernel("amr_permute", &[("NP", np as f64), ("NE", ne as f64)])?;
