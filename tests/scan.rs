@@ -249,3 +249,39 @@ fn an_appended_plan_runs_after_the_plan_it_follows() {
     let gpu = rt.read::<u32>(&output, 0, n as usize).expect("read");
     assert!(gpu == exclusive_scan_cpu(&exclusive_scan_cpu(&values)));
 }
+
+/// Kernels built at once (`Runtime::kernels`, on several threads) come back in the order
+/// asked, a bad one is an error naming it (not a panic or a missing kernel), and the scan
+/// whose kernels were built that way, then taken from the runtime's cache by the prefix sum,
+/// still equals the CPU.
+#[test]
+fn kernels_built_at_once_are_in_order_and_serve_the_scan() {
+    let rt = rt();
+    let built = rt
+        .kernels([
+            ("scan_add", &[]),
+            ("stream_copy", &[]),
+            ("scan_blocks", &[]),
+            ("reduce_min", &[]),
+        ])
+        .expect("kernels");
+    let stems: Vec<&str> = built.iter().map(|k| k.stem()).collect();
+    assert_eq!(
+        stems,
+        ["scan_add", "stream_copy", "scan_blocks", "reduce_min"]
+    );
+    let err = rt
+        .kernels([
+            ("scan_add", &[]),
+            ("scan_blocks", &[("NO_SUCH_CONSTANT", 1.0)]),
+        ])
+        .err()
+        .expect("a constant the kernel lacks")
+        .to_string();
+    assert!(
+        err.contains("NO_SUCH_CONSTANT") && err.contains("scan_blocks"),
+        "{err}"
+    );
+    let values = random_words(3 * SCAN_BLOCK as usize + 17, 5, 1000);
+    assert_scan(&rt, &values, "after Runtime::kernels");
+}

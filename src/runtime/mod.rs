@@ -204,7 +204,17 @@ pub struct Runtime {
     device: Arc<Device>,
     /// Read-backs so far (each waits for the device): see [`Runtime::readbacks`].
     readbacks: Arc<std::sync::atomic::AtomicU64>,
+    /// Kernels built so far, by stem, CUDA entry and constants: a kernel asked for again (the
+    /// scans every prefix sum builds, an adaptive solver rebuilt with more room) is not
+    /// compiled again.
+    kernels: Arc<std::sync::Mutex<std::collections::HashMap<KernelKey, Kernel>>>,
 }
+
+/// A kernel's stem, CUDA entry point and constants (values by their bits).
+type KernelKey = (String, Option<String>, Vec<(String, u64)>);
+
+/// A kernel to build: its stem and constants ([`Runtime::kernel`]).
+pub type KernelSpec<'a> = (&'a str, &'a [(&'a str, f64)]);
 
 /// Device memory of one backend; clones share the allocation.
 #[derive(Clone)]
@@ -633,6 +643,7 @@ impl Runtime {
         Ok(Runtime {
             device: Arc::new(device),
             readbacks: Arc::default(),
+            kernels: Arc::default(),
         })
     }
 
@@ -782,6 +793,77 @@ impl Runtime {
     /// Like [`Runtime::kernel`], with a CUDA-only entry point of the same file (e.g. the
     /// atomicAdd variants): an error on wgpu, whose kernels have one entry each.
     pub fn kernel_variant(
+        &self,
+        stem: &str,
+        cuda_entry: Option<&str>,
+        constants: &[(&str, f64)],
+    ) -> Result<Kernel> {
+        let key: KernelKey = (
+            stem.to_string(),
+            cuda_entry.map(str::to_string),
+            constants
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_bits()))
+                .collect(),
+        );
+        if let Some(kernel) = self.lock_kernels()?.get(&key).cloned() {
+            return Ok(kernel);
+        }
+        let kernel = self.build_kernel(stem, cuda_entry, constants)?;
+        self.lock_kernels()?.insert(key, kernel.clone());
+        Ok(kernel)
+    }
+
+    /// The kernels of `specs`, built at once on as many threads as the machine has (NVRTC's
+    /// compiles and the driver's pipeline builds are the setup of a run and of every solver
+    /// rebuilt with more room, and each is a thread's work): the same kernels as
+    /// [`Runtime::kernel`] of each, in order.
+    pub fn kernels<const N: usize>(&self, specs: [KernelSpec<'_>; N]) -> Result<[Kernel; N]> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, N.max(1));
+        let mut built: Vec<(usize, Result<Kernel>)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|first| {
+                    scope.spawn(move || {
+                        specs
+                            .iter()
+                            .enumerate()
+                            .skip(first)
+                            .step_by(threads)
+                            .map(|(i, (stem, constants))| (i, self.kernel(stem, constants)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| {
+                    w.join().unwrap_or_else(|_| {
+                        vec![(0, Err(Error::Gpu("a kernel build panicked".into())))]
+                    })
+                })
+                .collect()
+        });
+        built.sort_by_key(|(i, _)| *i);
+        let kernels = built
+            .into_iter()
+            .map(|(_, k)| k)
+            .collect::<Result<Vec<Kernel>>>()?;
+        kernels
+            .try_into()
+            .map_err(|_| Error::Gpu("kernel builds: a kernel is missing".into()))
+    }
+
+    fn lock_kernels(
+        &self,
+    ) -> Result<std::sync::MutexGuard<'_, std::collections::HashMap<KernelKey, Kernel>>> {
+        self.kernels
+            .lock()
+            .map_err(|_| Error::Gpu("the kernel cache is poisoned".into()))
+    }
+
+    fn build_kernel(
         &self,
         stem: &str,
         cuda_entry: Option<&str>,

@@ -241,6 +241,9 @@ impl CudaDevice {
         constants: &[(&str, f64)],
         iface: &KernelInterface,
     ) -> Result<KernelInner> {
+        // Kernels may be built on several threads at once (Runtime::kernels): each binds the
+        // context before the driver loads a module or looks a function up.
+        self.bind()?;
         let defines: Vec<String> = constants
             .iter()
             .map(|(name, value)| match iface.override_type(name) {

@@ -779,6 +779,18 @@ impl GpuDg {
         let local_dt_buf = rt.zeroed::<f32>("dg local dt", cap)?;
         // dg_volume's edge fluxes while the gathered layout is off (read with LIFT = 1 only).
         let no_fluxes = rt.zeroed::<[f32; 4]>("dg no edge fluxes", 1)?;
+        // The step's kernels at once (Runtime::kernels: in parallel; a solver rebuilt with
+        // more room compiles them again for the new capacity); the reduction's is taken from
+        // the runtime's cache.
+        let [volume, surface, stage, limit, local_dt, time, _] = rt.kernels([
+            ("dg_volume", &constants),
+            ("dg_surface", &constants),
+            ("dg_stage", &[]),
+            ("dg_limit", &constants),
+            ("dg_local_dt", &dt_constants),
+            ("dg_time", &[]),
+            ("reduce_min", &[]),
+        ])?;
         let reduction = MinReduction::new(rt, &local_dt_buf, cap as u32)?;
         let records = rt.upload(
             "dg launch records",
@@ -787,32 +799,20 @@ impl GpuDg {
 
         let launches = Launches {
             volume: Bound::new(
-                rt.kernel("dg_volume", &constants)?,
+                volume,
                 &args![
                     regs, rhs, table_buf, inv_jac, inv_det, no_fluxes, clock, stage_buf, regs_lo,
                     records
                 ],
             ),
             surface: Bound::new(
-                rt.kernel("dg_surface", &constants)?,
+                surface,
                 &args![regs, rhs, table_buf, edges, inv_det, case_buf, clock, records],
             ),
-            stage: Bound::new(
-                rt.kernel("dg_stage", &[])?,
-                &args![regs, rhs, clock, stage_buf, regs_lo],
-            ),
-            limit: Bound::new(
-                rt.kernel("dg_limit", &constants)?,
-                &args![regs, table_buf, neighbors, clock, records],
-            ),
-            local_dt: Bound::new(
-                rt.kernel("dg_local_dt", &dt_constants)?,
-                &args![regs, heights, local_dt_buf, records],
-            ),
-            time: Bound::new(
-                rt.kernel("dg_time", &[])?,
-                &args![*reduction.result(), clock],
-            ),
+            stage: Bound::new(stage, &args![regs, rhs, clock, stage_buf, regs_lo]),
+            limit: Bound::new(limit, &args![regs, table_buf, neighbors, clock, records]),
+            local_dt: Bound::new(local_dt, &args![regs, heights, local_dt_buf, records]),
+            time: Bound::new(time, &args![*reduction.result(), clock]),
             reduction,
             inputs,
             constants,

@@ -354,12 +354,28 @@ impl GpuAdaptation {
         let ne_f = ne as f64;
         let with_np = [("NP", np), ("NE", ne_f)];
         let with_ne = [("NE", ne_f)];
-        let kernel = |stem: &str, constants: &[(&str, f64)]| rt.kernel(stem, constants);
+        // Every kernel of the adaptation at once (Runtime::kernels: in parallel, the setup of
+        // each attach with more room); the scans' kernels are built with them and taken from
+        // the runtime's cache by the prefix sums.
+        let [flag_kernel, count_kernel, smooth_kernel, mark_kernel, coarsen_kernel, split_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel, _, _] =
+            rt.kernels([
+                ("amr_flag", &with_np),
+                ("amr_count", &[]),
+                ("amr_smooth", &with_ne),
+                ("amr_mark", &with_ne),
+                ("amr_coarsen", &with_np),
+                ("amr_split", &[]),
+                ("amr_refine", &with_np),
+                ("amr_compact", &with_np),
+                ("amr_geometry", &with_np),
+                ("amr_faces", &with_ne),
+                ("scan_blocks", &[]),
+                ("scan_add", &[]),
+            ])?;
         let (regs, [inv_jac, inv_det, heights, neighbors, faces]) = dg.device_buffers();
         let prm = Arg::params(&params);
 
         let mut flag = PlanBuilder::new();
-        let flag_kernel = kernel("amr_flag", &with_np)?;
         let mut flag_args = args![
             *regs,
             centroid_basis,
@@ -391,7 +407,6 @@ impl GpuAdaptation {
         let edge_sum = PrefixSum::new(rt, &items, &items_scan, capacity.edges as u32)?;
         let face_sum =
             PrefixSum::with_parts(rt, &items, &items_scan, face_items as u32, ne as u32)?;
-        let count_kernel = kernel("amr_count", &[])?;
         let launch_words = dg.launch_words();
         // Launch 1 of `scan` over its first `items`, then amr_count's phase with the scan's
         // launch 2 folded in (a thread per item, and thread 0).
@@ -439,7 +454,6 @@ impl GpuAdaptation {
         // top level less one return at once); then the clusters and the elements to refine are
         // numbered and their counts tell the host whether the adaptation fits.
         let mut smooth = PlanBuilder::new();
-        let smooth_kernel = kernel("amr_smooth", &with_ne)?;
         // Each slot's level and siblings' slots, written by pass 0 for the stages.
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
         let mut smooth_args =
@@ -467,7 +481,7 @@ impl GpuAdaptation {
         }
         tally.count("smooth", &smooth);
         smooth.segment("determine parents").launch(
-            &kernel("amr_mark", &with_ne)?,
+            &mark_kernel,
             &args![
                 slots,
                 element_tree,
@@ -505,14 +519,11 @@ impl GpuAdaptation {
         ]
         .to_vec();
         coarsen_args.push(prm.clone());
-        adapt.segment("coarsen").launch(
-            &kernel("amr_coarsen", &with_np)?,
-            &coarsen_args,
-            ItemRange::all(ne as u32),
-        );
+        adapt
+            .segment("coarsen")
+            .launch(&coarsen_kernel, &coarsen_args, ItemRange::all(ne as u32));
         tally.count("coarsen", &adapt);
 
-        let split_kernel = kernel("amr_split", &[])?;
         let mut split_args = args![
             element_tree,
             edge_tree,
@@ -547,14 +558,9 @@ impl GpuAdaptation {
         ]
         .to_vec();
         refine_args.push(prm.clone());
-        adapt.launch(
-            &kernel("amr_refine", &with_np)?,
-            &refine_args,
-            ItemRange::all(ne as u32),
-        );
+        adapt.launch(&refine_kernel, &refine_args, ItemRange::all(ne as u32));
         tally.count("refine", &adapt);
 
-        let compact_kernel = kernel("amr_compact", &with_np)?;
         let compact_args = args![
             slots,
             element_tree,
@@ -590,13 +596,13 @@ impl GpuAdaptation {
         .to_vec();
         geometry_args.push(prm.clone());
         adapt.segment("connectivity").launch(
-            &kernel("amr_geometry", &with_np)?,
+            &geometry_kernel,
             &geometry_args,
             ItemRange::all(ne as u32),
         );
         count(&mut adapt, 3, &face_sum, &items_scan, face_items)?;
         adapt.launch(
-            &kernel("amr_faces", &with_ne)?,
+            &faces_kernel,
             &args![
                 element_tree,
                 vertices,

@@ -284,13 +284,22 @@ impl GpuReorder {
             color,
             pad,
         };
+        let permute_constants = [("NP", np as f64), ("NE", ne as f64)];
+        // The reorder's kernels at once (Runtime::kernels); the far-face count's and the
+        // scans' are taken from the runtime's cache where they are built below.
+        let [morton, radix, permute, _, _] = rt.kernels([
+            ("amr_morton", &[]),
+            ("amr_radix", &with_ne),
+            ("amr_permute", &permute_constants),
+            ("amr_locality", &[]),
+            ("scan_blocks", &[]),
+        ])?;
         let mut plan = PlanBuilder::new();
         plan.segment("reorder");
         let mut morton_args =
             args![*tree.slots, *tree.vertices, *tree.counters, keys, order].to_vec();
         morton_args.push(prm.clone());
-        plan.launch(&rt.kernel("amr_morton", &[])?, &morton_args, all(0, 0, ne));
-        let radix = rt.kernel("amr_radix", &with_ne)?;
+        plan.launch(&morton, &morton_args, all(0, 0, ne));
         let digit_sum = PrefixSum::new(rt, &marks, &marks_scan, digit_counts as u32)?;
         let radix_args = args![
             keys,
@@ -305,7 +314,6 @@ impl GpuReorder {
             digit_sum.record_blocks(&mut plan, digit_counts as u32)?;
             plan.launch(&radix, &radix_args, all(1, pass, ne));
         }
-        let permute = rt.kernel("amr_permute", &[("NP", np as f64), ("NE", ne as f64)])?;
         let mut permute_args = args![
             *tree.slots,
             *tree.element_tree,
