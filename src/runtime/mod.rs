@@ -210,8 +210,23 @@ pub struct Runtime {
     kernels: Arc<std::sync::Mutex<std::collections::HashMap<KernelKey, Kernel>>>,
 }
 
-/// A kernel's stem, CUDA entry point and constants (values by their bits).
-type KernelKey = (String, Option<String>, Vec<(String, u64)>);
+/// A kernel's stem, CUDA entry point, constants (values by their bits) and whether wgpu builds
+/// it without runtime checks ([`shaders::trusted_kernels`], which `bench backends` switches
+/// between its columns on one runtime).
+type KernelKey = (String, Option<String>, Vec<(String, u64)>, bool);
+
+/// The cache key of a kernel asked for now.
+fn kernel_key(stem: &str, cuda_entry: Option<&str>, constants: &[(&str, f64)]) -> KernelKey {
+    (
+        stem.to_string(),
+        cuda_entry.map(str::to_string),
+        constants
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_bits()))
+            .collect(),
+        shaders::trusted_kernels(),
+    )
+}
 
 /// A kernel to build: its stem and constants ([`Runtime::kernel`]).
 pub type KernelSpec<'a> = (&'a str, &'a [(&'a str, f64)]);
@@ -798,14 +813,7 @@ impl Runtime {
         cuda_entry: Option<&str>,
         constants: &[(&str, f64)],
     ) -> Result<Kernel> {
-        let key: KernelKey = (
-            stem.to_string(),
-            cuda_entry.map(str::to_string),
-            constants
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.to_bits()))
-                .collect(),
-        );
+        let key = kernel_key(stem, cuda_entry, constants);
         if let Some(kernel) = self.lock_kernels()?.get(&key).cloned() {
             return Ok(kernel);
         }
@@ -1000,5 +1008,28 @@ pub fn median(samples: &[f64]) -> f64 {
         s[n / 2]
     } else {
         0.5 * (s[n / 2 - 1] + s[n / 2])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel built with wgpu's runtime checks is not served when the same kernel is asked
+    /// for without them (`bench backends` compares the two on one runtime), nor a kernel with
+    /// other constants.
+    #[test]
+    fn the_kernel_cache_tells_checked_from_trusted_builds() {
+        let checked = kernel_key("scan_add", None, &[("NE", 4.0)]);
+        shaders::set_trusted_kernels(true);
+        let trusted = kernel_key("scan_add", None, &[("NE", 4.0)]);
+        shaders::set_trusted_kernels(false);
+        assert_ne!(checked, trusted);
+        assert_eq!(checked, kernel_key("scan_add", None, &[("NE", 4.0)]));
+        assert_ne!(checked, kernel_key("scan_add", None, &[("NE", 5.0)]));
+        assert_ne!(
+            checked,
+            kernel_key("scan_add", Some("scan_add"), &[("NE", 4.0)])
+        );
     }
 }
