@@ -822,42 +822,22 @@ impl Runtime {
         Ok(kernel)
     }
 
-    /// The kernels of `specs`, built at once on as many threads as the machine has (NVRTC's
-    /// compiles and the driver's pipeline builds are the setup of a run and of every solver
-    /// rebuilt with more room, and each is a thread's work): the same kernels as
-    /// [`Runtime::kernel`] of each, in order.
+    /// The kernels of `specs`, each built on a thread of its own (NVRTC's compiles and the
+    /// driver's pipeline builds are the setup of a run and of every solver rebuilt with more
+    /// room): the same kernels as [`Runtime::kernel`] of each, in order.
     pub fn kernels<const N: usize>(&self, specs: [KernelSpec<'_>; N]) -> Result<[Kernel; N]> {
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, N.max(1));
-        let mut built: Vec<(usize, Result<Kernel>)> = std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads)
-                .map(|first| {
-                    scope.spawn(move || {
-                        specs
-                            .iter()
-                            .enumerate()
-                            .skip(first)
-                            .step_by(threads)
-                            .map(|(i, (stem, constants))| (i, self.kernel(stem, constants)))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            workers
+        let built: Vec<Result<Kernel>> = std::thread::scope(|scope| {
+            specs
+                .map(|(stem, constants)| scope.spawn(move || self.kernel(stem, constants)))
                 .into_iter()
-                .flat_map(|w| {
-                    w.join().unwrap_or_else(|_| {
-                        vec![(0, Err(Error::Gpu("a kernel build panicked".into())))]
-                    })
+                .map(|builder| {
+                    builder
+                        .join()
+                        .unwrap_or_else(|_| Err(Error::Gpu("a kernel build panicked".into())))
                 })
                 .collect()
         });
-        built.sort_by_key(|(i, _)| *i);
-        let kernels = built
-            .into_iter()
-            .map(|(_, k)| k)
-            .collect::<Result<Vec<Kernel>>>()?;
+        let kernels = built.into_iter().collect::<Result<Vec<Kernel>>>()?;
         kernels
             .try_into()
             .map_err(|_| Error::Gpu("kernel builds: a kernel is missing".into()))

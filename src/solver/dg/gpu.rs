@@ -780,16 +780,14 @@ impl GpuDg {
         // dg_volume's edge fluxes while the gathered layout is off (read with LIFT = 1 only).
         let no_fluxes = rt.zeroed::<[f32; 4]>("dg no edge fluxes", 1)?;
         // The step's kernels at once (Runtime::kernels: in parallel; a solver rebuilt with
-        // more room compiles them again for the new capacity); the reduction's is taken from
-        // the runtime's cache.
-        let [volume, surface, stage, limit, local_dt, time, _] = rt.kernels([
+        // more room compiles them again for the new capacity).
+        let [volume, surface, stage, limit, local_dt, time] = rt.kernels([
             ("dg_volume", &constants),
             ("dg_surface", &constants),
             ("dg_stage", &[]),
             ("dg_limit", &constants),
             ("dg_local_dt", &dt_constants),
             ("dg_time", &[]),
-            ("reduce_min", &[]),
         ])?;
         let reduction = MinReduction::new(rt, &local_dt_buf, cap as u32)?;
         let records = rt.upload(

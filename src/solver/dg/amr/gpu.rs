@@ -355,9 +355,8 @@ impl GpuAdaptation {
         let with_np = [("NP", np), ("NE", ne_f)];
         let with_ne = [("NE", ne_f)];
         // Every kernel of the adaptation at once (Runtime::kernels: in parallel, the setup of
-        // each attach with more room); the scans' kernels are built with them and taken from
-        // the runtime's cache by the prefix sums.
-        let [flag_kernel, count_kernel, smooth_kernel, mark_kernel, coarsen_kernel, split_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel, _, _] =
+        // each attach with more room).
+        let [flag_kernel, count_kernel, smooth_kernel, mark_kernel, coarsen_kernel, split_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel] =
             rt.kernels([
                 ("amr_flag", &with_np),
                 ("amr_count", &[]),
@@ -369,8 +368,6 @@ impl GpuAdaptation {
                 ("amr_compact", &with_np),
                 ("amr_geometry", &with_np),
                 ("amr_faces", &with_ne),
-                ("scan_blocks", &[]),
-                ("scan_add", &[]),
             ])?;
         let (regs, [inv_jac, inv_det, heights, neighbors, faces]) = dg.device_buffers();
         let prm = Arg::params(&params);

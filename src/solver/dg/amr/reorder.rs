@@ -285,14 +285,11 @@ impl GpuReorder {
             pad,
         };
         let permute_constants = [("NP", np as f64), ("NE", ne as f64)];
-        // The reorder's kernels at once (Runtime::kernels); the far-face count's and the
-        // scans' are taken from the runtime's cache where they are built below.
-        let [morton, radix, permute, _, _] = rt.kernels([
+        // The reorder's kernels at once (Runtime::kernels: in parallel).
+        let [morton, radix, permute] = rt.kernels([
             ("amr_morton", &[]),
             ("amr_radix", &with_ne),
             ("amr_permute", &permute_constants),
-            ("amr_locality", &[]),
-            ("scan_blocks", &[]),
         ])?;
         let mut plan = PlanBuilder::new();
         plan.segment("reorder");
