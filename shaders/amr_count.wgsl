@@ -39,9 +39,6 @@
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
-// Items per block of the scan (SCAN_BLOCK in src/runtime/scan.rs and scan_add.wgsl).
-const SCAN_BLOCK: u32 = 1024u;
-
 // Launch record r: items first .. first + count and their workgroup grid.
 fn write_launch(r: u32, first: u32, count: u32) {
     let w = r * LAUNCH_WORDS;

@@ -17,9 +17,6 @@
 
 override NE: u32 = 1u;
 
-// Items per block of the scan (SCAN_BLOCK in src/runtime/scan.rs and scan_blocks.wgsl).
-const SCAN_BLOCK: u32 = 1024u;
-
 @group(0) @binding(0) var<storage, read_write> keys: array<u32>;
 @group(0) @binding(1) var<storage, read_write> order: array<u32>;
 @group(0) @binding(2) var<storage, read_write> counts: array<u32>;

@@ -10,8 +10,6 @@
 @group(0) @binding(1) var<storage, read_write> output: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
-const SCAN_BLOCK: u32 = 1024u;
-
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = linear_index(gid, nwg);

@@ -31,7 +31,6 @@
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 const ITEMS_PER_THREAD: u32 = 16u;
-const SCAN_BLOCK: u32 = 1024u;
 // One padding word per 32 (the banks): thread t's 16 consecutive items t*16 .. t*16+15 then
 // fall in distinct banks across a warp.
 const TILE_WORDS: u32 = 1056u;

@@ -209,18 +209,54 @@ fn parts_give_the_prefix_at_every_stride_after_the_first_launch() {
     }
 }
 
-/// Every kernel that splits items into scan blocks names the runtime's block size: the scan's
-/// own two launches and amr_count, which adds the offsets in its place, on both backends.
+/// The kernels' scan block is the runtime's, defined once in the dispatch include of both
+/// backends, and no kernel defines one of its own that could differ; the scan's two launches
+/// and the kernels that add its block offsets themselves (amr_count, amr_radix) include it.
 #[test]
 fn every_kernel_uses_the_runtimes_scan_block() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
-    for stem in ["scan_blocks", "scan_add", "amr_count"] {
-        let wgsl = std::fs::read_to_string(root.join(format!("{stem}.wgsl"))).expect("wgsl");
-        let want = format!("const SCAN_BLOCK: u32 = {SCAN_BLOCK}u;");
-        assert!(wgsl.contains(&want), "{stem}.wgsl lacks '{want}'");
-        let cuda = std::fs::read_to_string(root.join(format!("cuda/{stem}.cu"))).expect("cuda");
-        let want = format!("#define SCAN_BLOCK {SCAN_BLOCK}u");
-        assert!(cuda.contains(&want), "cuda/{stem}.cu lacks '{want}'");
+    let read = |path: &str| std::fs::read_to_string(root.join(path)).expect(path);
+    let want = format!("const SCAN_BLOCK: u32 = {SCAN_BLOCK}u;");
+    assert!(
+        read("common/dispatch.wgsl").contains(&want),
+        "dispatch.wgsl lacks '{want}'"
+    );
+    let want = format!("#define SCAN_BLOCK {SCAN_BLOCK}u");
+    assert!(
+        read("cuda/common/dispatch.cuh").contains(&want),
+        "dispatch.cuh lacks '{want}'"
+    );
+    for dir in ["", "cuda/"] {
+        for entry in std::fs::read_dir(root.join(dir)).expect("shaders") {
+            let path = entry.expect("entry").path();
+            if !path.is_file() {
+                continue;
+            }
+            let src = std::fs::read_to_string(&path).expect("source");
+            assert!(
+                !src.contains("const SCAN_BLOCK") && !src.contains("#define SCAN_BLOCK"),
+                "{} defines its own SCAN_BLOCK",
+                path.display()
+            );
+        }
+    }
+    for stem in ["scan_blocks", "scan_add", "amr_count", "amr_radix"] {
+        for (path, include) in [
+            (
+                format!("{stem}.wgsl"),
+                "// #include \"common/dispatch.wgsl\"",
+            ),
+            (
+                format!("cuda/{stem}.cu"),
+                "// #include \"common/dispatch.cuh\"",
+            ),
+        ] {
+            let src = read(&path);
+            assert!(
+                src.contains("SCAN_BLOCK") && src.contains(include),
+                "{path} does not use the shared SCAN_BLOCK"
+            );
+        }
     }
 }
 

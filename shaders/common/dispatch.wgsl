@@ -16,6 +16,11 @@ fn linear_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.x + gid.y * nwg.x * WORKGROUP_SIZE;
 }
 
+/// Items per block of the runtime's exclusive scan (SCAN_BLOCK in src/runtime/scan.rs):
+/// scan_blocks scans blocks of this many, and scan_add or a kernel consuming the scan adds
+/// block_offsets[i / SCAN_BLOCK] to item i.
+const SCAN_BLOCK: u32 = 1024u;
+
 /// Words of a device launch record, [first, count, groups x, groups y, groups z, 0, 0, 0]
 /// (LAUNCH_WORDS in src/runtime): a launch whose range.count is DEVICE_COUNT takes its first item
 /// and count from the record at word range.first of its launch-words buffer, and on wgpu its

@@ -27,9 +27,6 @@
 // of NE; its block offsets; its output). launches: the DG solver's launch records
 // (GpuDg::launch_words), LAUNCH_WORDS words each.
 
-// Items per block of the scan (SCAN_BLOCK in src/runtime/scan.rs and scan_add.cu).
-#define SCAN_BLOCK 1024u
-
 // Launch record r: items first .. first + count and their workgroup grid.
 __device__ __forceinline__ void write_launch(u32* launches, u32 r, u32 first, u32 count) {
     u32 w = r * LAUNCH_WORDS;

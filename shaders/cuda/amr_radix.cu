@@ -20,9 +20,6 @@
 #define NE 1u
 #endif
 
-// Items per block of the scan (SCAN_BLOCK in src/runtime/scan.rs and scan_blocks.cu).
-#define SCAN_BLOCK 1024u
-
 extern "C" __global__ void amr_radix(
     u32* keys,
     u32* order,

@@ -5,8 +5,6 @@
 // range.first + range.count, turning scan_blocks' per-block sums into the global exclusive
 // prefix sum. Block 0's offset is 0, so the host starts the range at SCAN_BLOCK.
 
-#define SCAN_BLOCK 1024u
-
 extern "C" __global__ void scan_add(
     const u32* __restrict__ block_offsets,
     u32* __restrict__ output,

@@ -18,7 +18,6 @@
 // The last block resets the ticket to 0, so a prepared scan can run again.
 
 #define ITEMS_PER_THREAD 16u
-#define SCAN_BLOCK 1024u
 // One padding word per 32 (the banks): thread t's 16 consecutive items fall in distinct banks.
 #define TILE_WORDS 1056u
 

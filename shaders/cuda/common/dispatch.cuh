@@ -33,6 +33,11 @@ __device__ __forceinline__ u32 linear_index() {
     return (blockIdx.x * WORKGROUP_SIZE + threadIdx.x) + blockIdx.y * gridDim.x * WORKGROUP_SIZE;
 }
 
+/// Items per block of the runtime's exclusive scan (SCAN_BLOCK in src/runtime/scan.rs):
+/// scan_blocks scans blocks of this many, and scan_add or a kernel consuming the scan adds
+/// block_offsets[i / SCAN_BLOCK] to item i.
+#define SCAN_BLOCK 1024u
+
 /// Words of a device launch record, [first, count, groups x, groups y, groups z, 0, 0, 0]
 /// (LAUNCH_WORDS in src/runtime): a launch whose range.count is DEVICE_COUNT takes its first item
 /// and count from the record at word range.first of its launch-words buffer. CUDA cannot take
