@@ -308,6 +308,7 @@ fn bench_amr_counts_the_reorders_apart_from_the_adaptations() {
         json[0].clone()
     };
     let every = bench("every:2");
+    assert_eq!(every["untimed_adaptations_that_grew"], 0, "{every}");
     assert_eq!(every["untimed_adaptations_with_reorder"], 2, "{every}");
     assert!(
         every["untimed_adaptation_with_reorder_us"].is_number(),
@@ -315,6 +316,7 @@ fn bench_amr_counts_the_reorders_apart_from_the_adaptations() {
     );
     assert!(every["reorder_us_when_run"].as_f64().expect("reorder time") > 0.0);
     let never = bench("never");
+    assert_eq!(never["untimed_adaptations_that_grew"], 0, "{never}");
     assert_eq!(never["untimed_adaptations_with_reorder"], 0, "{never}");
     assert!(
         never["untimed_adaptation_with_reorder_us"].is_null(),

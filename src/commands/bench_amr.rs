@@ -103,6 +103,12 @@ struct WallMedians {
     reordered: usize,
     /// Mean over all the adaptations, reorders included.
     adapt_mean: f64,
+    /// Adaptations that did not grow the buffers: the figures are over these (a growth
+    /// rebuilds the solver and compiles its kernels, once per growth; over all when every one
+    /// grew).
+    steady: usize,
+    /// Adaptations that grew the buffers.
+    grew: usize,
     steps: f64,
     /// The most read-backs one adaptation adds.
     reads: u64,
@@ -112,21 +118,30 @@ struct WallMedians {
 }
 
 fn wall_medians(walls: &[AdaptationWall]) -> WallMedians {
+    let (grew, steady): (Vec<&AdaptationWall>, Vec<&AdaptationWall>) =
+        walls.iter().partition(|w| w.grew);
+    let steady = if steady.is_empty() {
+        grew.clone()
+    } else {
+        steady
+    };
     let (with, without): (Vec<&AdaptationWall>, Vec<&AdaptationWall>) =
-        walls.iter().partition(|w| w.reordered);
+        steady.iter().partition(|w| w.reordered);
     let plain = if without.is_empty() { &with } else { &without };
     let of = |part: fn(&AdaptationWall) -> f64| {
         median(&plain.iter().map(|w| part(w)).collect::<Vec<_>>())
     };
-    let adapt: Vec<f64> = walls.iter().map(|w| w.adapt_seconds).collect();
+    let adapt: Vec<f64> = steady.iter().map(|w| w.adapt_seconds).collect();
     WallMedians {
         adapt: of(|w| w.adapt_seconds),
         adapt_reordered: (!with.is_empty())
             .then(|| median(&with.iter().map(|w| w.adapt_seconds).collect::<Vec<_>>())),
         reordered: with.len(),
+        steady: steady.len(),
+        grew: grew.len(),
         adapt_mean: adapt.iter().sum::<f64>() / adapt.len().max(1) as f64,
-        steps: median(&walls.iter().map(|w| w.steps_seconds).collect::<Vec<_>>()),
-        reads: walls.iter().map(|w| w.readbacks).max().unwrap_or(0),
+        steps: median(&steady.iter().map(|w| w.steps_seconds).collect::<Vec<_>>()),
+        reads: steady.iter().map(|w| w.readbacks).max().unwrap_or(0),
         parts: [
             of(|w| w.first_batch_seconds),
             of(|w| w.host_seconds),
@@ -228,6 +243,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     "untimed_adaptation_us": walls.as_ref().map(|w| 1e6 * w.adapt),
                     "untimed_adaptation_with_reorder_us": walls.as_ref().and_then(|w| w.adapt_reordered.map(|s| 1e6 * s)),
                     "untimed_adaptations_with_reorder": walls.as_ref().map(|w| w.reordered),
+                    "untimed_adaptations_that_grew": walls.as_ref().map(|w| w.grew),
                     "untimed_adaptation_mean_us": walls.as_ref().map(|w| 1e6 * w.adapt_mean),
                     "untimed_adaptation_parts_us": walls.as_ref().map(|w| serde_json::json!({
                         "first_batch": 1e6 * w.parts[0],
@@ -337,8 +353,8 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
              us added to the first batch (flags and smoothing), {:.1} us on the host between \
              the batches, {:.1} us added to the second batch (the adaptation's device work)",
             1e6 * w.adapt,
-            args.adaptations - w.reordered,
-            args.adaptations,
+            w.steady - w.reordered,
+            w.steady,
             w.reads,
             args.every,
             1e6 * w.steps,
@@ -352,10 +368,18 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                 "with the locality policy's reorders ({} of the {} adaptations, {:.1} us each \
                  as a run pays it): {:.1} us per adaptation on average, {:.1}% of the run",
                 w.reordered,
-                args.adaptations,
+                w.steady,
                 1e6 * reordered,
                 1e6 * w.adapt_mean,
                 share(w.adapt_mean)
+            );
+        }
+        if w.grew > 0 && w.steady < args.adaptations {
+            println!(
+                "left out of these figures: {} of the {} adaptations, which first grew the \
+                 buffers (the solver rebuilt and its kernels compiled for more room, once per \
+                 growth)",
+                w.grew, args.adaptations
             );
         }
         println!();

@@ -164,6 +164,10 @@ pub struct AdaptationWall {
     /// locality policy's reorder, queued with the adaptation: its device work lands in the
     /// second batch).
     pub reordered: bool,
+    /// Whether this adaptation first grew the buffers (the trees read back and the solver,
+    /// the adaptation and the reorder rebuilt for more room, their kernels compiled for it):
+    /// a run pays that once per growth, not per adaptation.
+    pub grew: bool,
 }
 
 /// How to prepare and step a [`Simulation`]; the defaults are the `dg` command's.
@@ -538,11 +542,12 @@ impl Simulation {
             let plain_reads = rt.readbacks() - reads;
             let reads = rt.readbacks();
             let (first, smoothed) = self.bench_batch(steps, true)?;
-            let reorders = self.amr_stats().map_or(0, |s| s.reorders);
+            let counts = |sim: &Self| sim.amr_stats().map_or((0, 0), |s| (s.reorders, s.setups));
+            let before = counts(self);
             let started = Instant::now();
             self.adapt_from(smoothed)?;
             let host = started.elapsed().as_secs_f64();
-            let reordered = self.amr_stats().map_or(0, |s| s.reorders) > reorders;
+            let after = counts(self);
             let (second, _) = self.bench_batch(steps, false)?;
             out.push(AdaptationWall {
                 elements,
@@ -552,7 +557,8 @@ impl Simulation {
                 first_batch_seconds: first - plain[0],
                 host_seconds: host,
                 second_batch_seconds: second - plain[1],
-                reordered,
+                reordered: after.0 > before.0,
+                grew: after.1 > before.1,
             });
         }
         self.sync_mesh()?;
