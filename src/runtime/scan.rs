@@ -176,3 +176,136 @@ pub fn gpu_exclusive_scan(rt: &Runtime, values: &[u32]) -> Result<(Vec<u32>, u32
     let total = rt.read::<u32>(scan.total(), 0, 1)?[0];
     Ok((out, total))
 }
+
+/// Words of a fused scan's state before its chunks' words (SCAN_STATE_HEADER in
+/// shaders/common/dispatch.wgsl): the scan's ticket, its total, each part's first number.
+pub const SCAN_STATE_HEADER: u32 = 64;
+
+/// Most parts a fused scan takes (one header word each after the ticket and the total; part 0's
+/// first number is 0).
+pub const FUSED_SCAN_MAX_PARTS: u32 = SCAN_STATE_HEADER - 2;
+
+/// Blocks of a fused scan's part of `part_len` items: one per workgroup (at least one).
+pub fn fused_blocks_per_part(part_len: u32) -> u32 {
+    part_len.div_ceil(WORKGROUP_SIZE).max(1)
+}
+
+/// An exclusive scan fused into the launch of the kernel that produces its items
+/// (shaders/common/scan_fused.wgsl): `parts` parts of `part_len` items, numbered one part after
+/// another. The producing kernel writes each item's prefix within its block of WORKGROUP_SIZE
+/// items, the blocks' prefixes within their chunk of SCAN_BLOCK blocks, and the chunks' prefixes,
+/// total and parts' first numbers into the state; a later kernel reads item (k, j)'s number as
+/// their sum (shaders/common/scan_numbers.wgsl). One launch instead of a producer, the scan's
+/// launch and a launch adding its block offsets.
+pub struct FusedScan {
+    blocks_prefix: Buffer,
+    state: Buffer,
+    parts: u32,
+    part_len: u32,
+}
+
+impl FusedScan {
+    /// The block and state buffers of a scan of `parts` parts of `part_len` items (zeroed: the
+    /// tickets start at 0 and every scan leaves them there).
+    pub fn new(rt: &Runtime, parts: u32, part_len: u32) -> Result<FusedScan> {
+        if parts == 0 || parts > FUSED_SCAN_MAX_PARTS {
+            return Err(Error::Invalid(format!(
+                "a fused scan takes 1 to {FUSED_SCAN_MAX_PARTS} parts, asked for {parts}"
+            )));
+        }
+        let blocks = u64::from(parts) * u64::from(fused_blocks_per_part(part_len));
+        let blocks = u32::try_from(blocks).map_err(|_| {
+            Error::Invalid(format!(
+                "a fused scan of {parts} parts of {part_len} items has more blocks than u32 counts"
+            ))
+        })?;
+        let chunks = blocks.div_ceil(SCAN_BLOCK);
+        Ok(FusedScan {
+            blocks_prefix: rt.zeroed::<u32>("fused scan block prefixes", blocks as usize)?,
+            state: rt.zeroed::<u32>(
+                "fused scan state",
+                (SCAN_STATE_HEADER + 2 * chunks) as usize,
+            )?,
+            parts,
+            part_len,
+        })
+    }
+
+    /// The blocks' prefixes within their chunks (bound as scan_blocks_prefix).
+    pub fn blocks_prefix(&self) -> &Buffer {
+        &self.blocks_prefix
+    }
+
+    /// The tickets, total, parts' first numbers and chunk prefixes (bound as scan_state).
+    pub fn state(&self) -> &Buffer {
+        &self.state
+    }
+
+    /// Record the scan of items already in `input` (the kernel scan_fused) into `output`'s
+    /// within-block prefixes.
+    pub fn record_buffer(
+        &self,
+        rt: &Runtime,
+        plan: &mut PlanBuilder,
+        input: &Buffer,
+        output: &Buffer,
+    ) -> Result<()> {
+        plan.launch_threads(
+            &rt.kernel("scan_fused", &[])?,
+            &args![*input, *output, self.blocks_prefix, self.state],
+            ItemRange {
+                first: 0,
+                count: self.part_len,
+                color: self.parts,
+                pad: 0,
+            },
+            fused_blocks_per_part(self.part_len) * WORKGROUP_SIZE,
+        );
+        Ok(())
+    }
+
+    /// Every item's number, the total and each part's first number, read back and added up as
+    /// scan_numbers.wgsl adds them (`output` holds the within-block prefixes).
+    pub fn read_numbers(&self, rt: &Runtime, output: &Buffer) -> Result<FusedNumbers> {
+        let n = (self.parts * self.part_len) as usize;
+        let local = rt.read::<u32>(output, 0, n)?;
+        let words = |b: &Buffer| (b.bytes() / 4) as usize;
+        let blocks = rt.read::<u32>(&self.blocks_prefix, 0, words(&self.blocks_prefix))?;
+        let state = rt.read::<u32>(&self.state, 0, words(&self.state))?;
+        let per_part = fused_blocks_per_part(self.part_len);
+        let numbers = (0..n)
+            .map(|i| {
+                let (k, j) = (i as u32 / self.part_len, i as u32 % self.part_len);
+                let b = k * per_part + j / WORKGROUP_SIZE;
+                let chunk = state[(SCAN_STATE_HEADER + 2 * (b / SCAN_BLOCK)) as usize];
+                local[i]
+                    .wrapping_add(blocks[b as usize])
+                    .wrapping_add(chunk)
+            })
+            .collect();
+        let part_starts = (0..self.parts as usize)
+            .map(|k| if k == 0 { 0 } else { state[1 + k] })
+            .collect();
+        Ok(FusedNumbers {
+            numbers,
+            total: state[1],
+            part_starts,
+            tickets_left: state[0]
+                + (0..blocks.len().div_ceil(SCAN_BLOCK as usize))
+                    .map(|c| state[SCAN_STATE_HEADER as usize + 2 * c + 1])
+                    .sum::<u32>(),
+        })
+    }
+}
+
+/// What [`FusedScan::read_numbers`] reads back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FusedNumbers {
+    /// Item i's exclusive prefix over all parts.
+    pub numbers: Vec<u32>,
+    pub total: u32,
+    /// Each part's first number (0 for part 0).
+    pub part_starts: Vec<u32>,
+    /// The tickets still taken after the scan (0: every last arriver reset its own).
+    pub tickets_left: u32,
+}
