@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::mesh::generate3d::{tet_box, TetSplit};
 use crate::mesh::{generate, Csr, Topology};
 use crate::runtime::reduce::gpu_min;
-use crate::runtime::scan::{exclusive_scan_cpu, gpu_exclusive_scan, gpu_fused_scan};
+use crate::runtime::scan::{exclusive_scan_cpu, gpu_exclusive_scan};
 use crate::runtime::Runtime;
 
 /// No edge joins two vertices of one color; classes use disjoint colors.
@@ -46,8 +46,7 @@ fn equal_at(
     })
 }
 
-/// The exclusive prefix sum at every level count (n = 1 .. 1000003), the fused one across its
-/// blocks, chunks and parts (the adaptation's scans), and the min-reduction,
+/// The exclusive prefix sum at every level count (n = 1 .. 1000003) and the min-reduction,
 /// against the CPU exactly; the speculative vertex coloring on rect:20000@3 in both variants
 /// (proper, checked by [`check_vertex_coloring`] too, no conflict in the last round, at most
 /// 1.1 x the sequential greedy count + 1: Li et al. report a few percent more), with boundary
@@ -66,43 +65,6 @@ pub fn coloring(report: &mut Report, b: &Runtime) {
                     .collect();
                 let (gpu, total) = gpu_exclusive_scan(b, &values)?;
                 Ok(gpu == exclusive_scan_cpu(&values) && total == values.iter().sum::<u32>())
-            })
-        },
-    );
-    report.check(
-        "fused prefix sum, 1 .. 13 parts, n = 1 .. 1000003 (6 sizes)",
-        kind,
-        "exact",
-        || {
-            let sizes = [
-                (1, 1),
-                (1, 65_537),
-                (3, 30_001),
-                (6, 11_000),
-                (13, 64),
-                (1, 1_000_003),
-            ];
-            let mut bad = Vec::new();
-            for (parts, part_len) in sizes {
-                let n: usize = parts * part_len;
-                let values: Vec<u32> = (0..n)
-                    .map(|i| ((i * 2_654_435_761) >> 7) as u32 % 3)
-                    .collect();
-                let got = gpu_fused_scan(b, &values, parts as u32)?;
-                let cpu = exclusive_scan_cpu(&values);
-                let starts: Vec<u32> = (0..parts).map(|k| cpu[k * part_len]).collect();
-                let ok = got.numbers == cpu
-                    && got.total == values.iter().sum::<u32>()
-                    && got.part_starts == starts
-                    && got.tickets_left == 0;
-                if !ok {
-                    bad.push((parts, part_len));
-                }
-            }
-            Ok(if bad.is_empty() {
-                ("all equal".to_string(), true)
-            } else {
-                (format!("mismatch at (parts, part length) = {bad:?}"), false)
             })
         },
     );

@@ -309,21 +309,3 @@ pub struct FusedNumbers {
     /// The tickets still taken after the scan (0: every last arriver reset its own).
     pub tickets_left: u32,
 }
-
-/// The fused scan of `values` split in `parts` equal parts, on the device (one launch of
-/// scan_fused), read back as [`FusedScan::read_numbers`] adds it up.
-pub fn gpu_fused_scan(rt: &Runtime, values: &[u32], parts: u32) -> Result<FusedNumbers> {
-    let n = values.len() as u32;
-    if parts == 0 || n % parts != 0 {
-        return Err(Error::Invalid(format!(
-            "a fused scan of {n} items in {parts} equal parts"
-        )));
-    }
-    let scan = FusedScan::new(rt, parts, n / parts)?;
-    let input = rt.upload("fused scan input", values)?;
-    let output = rt.zeroed::<u32>("fused scan output", values.len().max(1))?;
-    let mut plan = PlanBuilder::new();
-    scan.record_buffer(rt, &mut plan, &input, &output)?;
-    rt.run(&rt.prepare(&plan)?, 1)?;
-    scan.read_numbers(rt, &output)
-}
