@@ -1,11 +1,10 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
-// #include "common/scan_numbers.wgsl"
 
-// Coarsening of the sibling clusters, one thread per slot, the cluster k = the number of slot i when
+// Coarsening of the sibling clusters, one thread per slot, the cluster k = marks_scan[i] when
 // slot i holds its first child (AdaptiveMesh::coarsen in src/solver/dg/amr/tree.rs, the
 // clusters in slot order), after amr_mark decided which sides free their split edges
-// (work[i], their places in the ring from the third part of the scan amr_mark fused): the parent takes its first
+// (work[i], their places in the ring from the scan's third part): the parent takes its first
 // child's slot with the L2 projection c^P_m = 1/4 sum_c sum_k W^c_km c^c_k (weights W^c from
 // Projection), the other three slots become holes 3k .. 3k + 2, and the element block, the
 // interior edges and the freed split blocks join the tails of their rings in cluster order.
@@ -21,15 +20,13 @@ const MAX_NP: u32 = 15u;
 @group(0) @binding(3) var<storage, read_write> edge_tree: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read_write> edge_sides: array<vec2<u32>>;
 @group(0) @binding(5) var<storage, read> marks: array<u32>;
-@group(0) @binding(6) var<storage, read> scan_out: array<u32>;
+@group(0) @binding(6) var<storage, read> marks_scan: array<u32>;
 @group(0) @binding(7) var<storage, read> work: array<u32>;
 @group(0) @binding(8) var<storage, read_write> rings: array<u32>;
 @group(0) @binding(9) var<storage, read> counters: array<u32>;
 @group(0) @binding(10) var<storage, read_write> holes: array<u32>;
 @group(0) @binding(11) var<storage, read_write> regs: array<f32>;
 @group(0) @binding(12) var<storage, read> weights: array<f32>;
-@group(0) @binding(13) var<storage, read_write> scan_blocks_prefix: array<atomic<u32>>;
-@group(0) @binding(14) var<storage, read_write> scan_state: array<atomic<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -38,7 +35,7 @@ fn is_cluster(i: u32) -> bool {
 }
 
 fn coarsen(i: u32) {
-    let k = scan_number(0u, i, NE);
+    let k = marks_scan[i];
     let parent = element_tree[slots[i]].y;
     let block = element_tree[parent].z;
     var pos: array<u32, 4>;
@@ -93,7 +90,7 @@ fn coarsen(i: u32) {
     }
     rings[ring_index(params, 2u, counters[C_RINGS + 4u], counters[C_RINGS + 5u] + k)] = interior;
     let mask = work[i];
-    var freed = scan_number(2u, i, NE) - scan_part_start(2u);
+    var freed = marks_scan[2u * NE + i] - marks_scan[2u * NE];
     for (var s = 0u; s < 3u; s = s + 1u) {
         let e = element_edges[parent][s];
         if ((mask & (1u << s)) == 0u) {

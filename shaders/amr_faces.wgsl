@@ -1,10 +1,9 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
 // #include "common/amr_reorder.wgsl"
-// #include "common/scan_numbers.wgsl"
 
 // The faces of the adapted mesh from the trees (AdaptiveMesh::faces and build_dg_mesh in
-// src/solver/dg/amr), one thread per edge id, after amr_geometry's marks and their scan (fused into it):
+// src/solver/dg/amr), one thread per edge id, after amr_geometry's marks and their scan:
 // face j of edge e: on each side the element at the edge's level, or the parent edge's
 // element one level coarser (with the half it covers: 1 + m on the left, 2 - m on the right
 // for child m); the finer side is the left one; normal, length and midpoint from the left
@@ -12,7 +11,7 @@
 // element, and of the right one s or s + 3 for its second half, setting bit s of the right
 // element's split mask (the first block's w, an atomic or). A face whose slots lie more than
 // FAR_SLOTS apart counts in counters[C_FAR_FACES] (reorder::far_faces, as amr_locality counts
-// it; amr_geometry cleared it); an edge without an element where one is needed in
+// it; amr_count cleared it); an edge without an element where one is needed in
 // counters[C_ERROR].
 
 override NE: u32 = 1u;
@@ -21,7 +20,7 @@ override NE: u32 = 1u;
 @group(0) @binding(1) var<storage, read> vertices: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read> edge_tree: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> edge_sides: array<vec2<u32>>;
-@group(0) @binding(4) var<storage, read> scan_out: array<u32>;
+@group(0) @binding(4) var<storage, read> items_scan: array<u32>;
 // DgEdge records: left, right, info, nx, ny, length, mx, my.
 @group(0) @binding(5) var<storage, read_write> faces: array<u32>;
 // Face neighbours, 4 words per slot: NE blocks of (side 0, 1, 2, split mask), then NE of the
@@ -29,8 +28,6 @@ override NE: u32 = 1u;
 @group(0) @binding(6) var<storage, read_write> neighbors: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>>;
 @group(0) @binding(8) var<storage, read> slots: array<u32>;
-@group(0) @binding(9) var<storage, read_write> scan_blocks_prefix: array<atomic<u32>>;
-@group(0) @binding(10) var<storage, read_write> scan_state: array<atomic<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 // (slot, local side, half) of side s of edge e; slot NONE when there is none.
@@ -79,7 +76,7 @@ fn write_face(e: u32) {
         r = swap;
     }
     let color = (t.x >> 8u) & 0xffu;
-    let j = scan_number(color, l.x, NE);
+    let j = items_scan[color * NE + l.x];
     let id = slots[l.x];
     let a = vertices[3u * id + l.y];
     let b = vertices[3u * id + (l.y + 1u) % 3u];

@@ -1,7 +1,5 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
-// #include "common/scan_fused.wgsl"
-// #include "common/scan_numbers.wgsl"
 
 // The adapted mesh per slot, one thread per slot up to the capacity, after compaction:
 // - the geometry for the DG kernels (element_geometry in src/solver/dg/mesh.rs): with
@@ -11,17 +9,13 @@
 //   amr_faces;
 // - the face marks (AdaptiveMesh::faces and build_dg_mesh in src/solver/dg/amr):
 //   items[c * NE + i] = 1 when the element is the left (finer, or side 0 of an edge between
-//   equals) side of a face of color c. An element has at most one face per color, so their
-//   scan, fused into this launch (common/scan_fused.wgsl, the marks are scan_in), numbers the
-//   faces by color, by left slot within a color: each color's launch is dense and reads its
-//   left elements in memory order (locality). The scan's last workgroup stores the new active
-//   count, the face offsets of the 2K colors and the DG solver's launch records
-//   (dispatch.wgsl): 0 the elements, 1 + c the faces of color c, 1 + 2K all faces; and clears
-//   the far faces for amr_faces to count;
+//   equals) side of a face of color c. An element has at most one face per color, so the scan
+//   next numbers the faces by color, by left slot within a color: each color's launch is dense
+//   and reads its left elements in memory order (locality);
 // - the low words of the solver's register 0 cleared (its double-float pairs: the adaptation
 //   moved the high words alone, so the solution is those from here on).
-// The new active count is counters[C_NEW_ACTIVE] (the scan's last workgroup stores it as the
-// active count).
+// The new active count is counters[C_NEW_ACTIVE] (amr_count stores it as the active count
+// after the face scan).
 
 override NE: u32 = 1u;
 override NP: u32 = 1u;
@@ -32,19 +26,13 @@ override NP: u32 = 1u;
 @group(0) @binding(3) var<storage, read_write> inv_det: array<f32>;
 @group(0) @binding(4) var<storage, read_write> heights: array<f32>;
 @group(0) @binding(5) var<storage, read_write> neighbors: array<vec4<u32>>;
-@group(0) @binding(6) var<storage, read_write> counters: array<u32>;
+@group(0) @binding(6) var<storage, read> counters: array<u32>;
 @group(0) @binding(7) var<storage, read> element_edges: array<vec4<u32>>;
 @group(0) @binding(8) var<storage, read> edge_tree: array<vec4<u32>>;
 @group(0) @binding(9) var<storage, read> edge_sides: array<vec2<u32>>;
-// The face marks, NE per color.
-@group(0) @binding(10) var<storage, read_write> scan_in: array<u32>;
+@group(0) @binding(10) var<storage, read_write> items: array<u32>;
 // Register 0's low words: 4 NP rows of NE.
 @group(0) @binding(11) var<storage, read_write> regs_lo: array<f32>;
-@group(0) @binding(12) var<storage, read_write> scan_out: array<u32>;
-@group(0) @binding(13) var<storage, read_write> scan_blocks_prefix: array<atomic<u32>>;
-@group(0) @binding(14) var<storage, read_write> scan_state: array<atomic<u32>>;
-// The DG solver's launch records (GpuDg::launch_words), LAUNCH_WORDS words each.
-@group(0) @binding(15) var<storage, read_write> launches: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -63,40 +51,27 @@ fn left_face_color(id: u32, s: u32) -> u32 {
     return NONE;
 }
 
-// Launch record r: items first .. first + count and their workgroup grid.
-fn write_launch(r: u32, first: u32, count: u32) {
-    let w = r * LAUNCH_WORDS;
-    let grid = launch_grid(count);
-    launches[w] = first;
-    launches[w + 1u] = count;
-    launches[w + 2u] = grid.x;
-    launches[w + 3u] = grid.y;
-    launches[w + 4u] = grid.z;
-}
-
-// The scan's bookkeeping (its last workgroup; no workgroup reads what it writes).
-fn scan_done(lid: u32) {
-    if (lid != 0u) {
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= range.count) {
         return;
     }
-    counters[C_ACTIVE] = counters[C_NEW_ACTIVE];
-    counters[C_FAR_FACES] = 0u;
+    neighbors[i] = vec4<u32>(NONE, NONE, NONE, 0u);
+    neighbors[NE + i] = vec4<u32>(NONE);
+    for (var j = 0u; j < 4u * NP; j = j + 1u) {
+        regs_lo[j * NE + i] = 0.0;
+    }
     let colors = 2u * params.base_colors;
-    for (var c = 0u; c < colors; c = c + 1u) {
-        counters[C_COLOR_OFFSETS + c] = scan_part_start(c);
+    if (i >= counters[C_NEW_ACTIVE]) {
+        inv_jac[i] = vec4<f32>(0.0);
+        inv_det[i] = 0.0;
+        heights[i] = 0.0;
+        for (var c = 0u; c < colors; c = c + 1u) {
+            items[c * NE + i] = 0u;
+        }
+        return;
     }
-    let faces = scan_total();
-    counters[C_COLOR_OFFSETS + colors] = faces;
-    write_launch(0u, 0u, counters[C_ACTIVE]);
-    for (var c = 0u; c < colors; c = c + 1u) {
-        let first = counters[C_COLOR_OFFSETS + c];
-        write_launch(1u + c, first, counters[C_COLOR_OFFSETS + c + 1u] - first);
-    }
-    write_launch(1u + colors, 0u, faces);
-}
-
-// Geometry and face marks of active slot i.
-fn element(i: u32, colors: u32) {
     let id = slots[i];
     let v0 = vertices[3u * id];
     let v1 = vertices[3u * id + 1u];
@@ -111,39 +86,6 @@ fn element(i: u32, colors: u32) {
     let owned = vec3<u32>(left_face_color(id, 0u), left_face_color(id, 1u),
                           left_face_color(id, 2u));
     for (var c = 0u; c < colors; c = c + 1u) {
-        scan_in[c * NE + i] = select(0u, 1u, any(owned == vec3<u32>(c)));
+        items[c * NE + i] = select(0u, 1u, any(owned == vec3<u32>(c)));
     }
-}
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(
-    @builtin(local_invocation_id) lid: vec3<u32>,
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-) {
-    // range.count = NE threads, the length of each color's part.
-    let group = wid.x + wid.y * nwg.x;
-    if (group >= scan_blocks_per_part(NE)) {
-        return;
-    }
-    let i = group * WORKGROUP_SIZE + lid.x;
-    let colors = 2u * params.base_colors;
-    if (i < NE) {
-        neighbors[i] = vec4<u32>(NONE, NONE, NONE, 0u);
-        neighbors[NE + i] = vec4<u32>(NONE);
-        for (var j = 0u; j < 4u * NP; j = j + 1u) {
-            regs_lo[j * NE + i] = 0.0;
-        }
-        if (i < counters[C_NEW_ACTIVE]) {
-            element(i, colors);
-        } else {
-            inv_jac[i] = vec4<f32>(0.0);
-            inv_det[i] = 0.0;
-            heights[i] = 0.0;
-            for (var c = 0u; c < colors; c = c + 1u) {
-                scan_in[c * NE + i] = 0u;
-            }
-        }
-    }
-    fused_scan(lid.x, group, colors, NE);
 }

@@ -1,6 +1,5 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
-// #include "common/scan_numbers.wgsl"
 
 // Refinement, one thread per slot flagged +1, refined element number k in slot order
 // (AdaptiveMesh::refine in src/solver/dg/amr/tree.rs). The four children C0..C3 (corners at
@@ -22,14 +21,12 @@ const MAX_NP: u32 = 15u;
 @group(0) @binding(4) var<storage, read_write> edge_tree: array<vec4<u32>>;
 @group(0) @binding(5) var<storage, read_write> edge_sides: array<vec2<u32>>;
 @group(0) @binding(6) var<storage, read> flags: array<i32>;
-@group(0) @binding(7) var<storage, read> scan_out: array<u32>;
+@group(0) @binding(7) var<storage, read> marks_scan: array<u32>;
 @group(0) @binding(8) var<storage, read> rings: array<u32>;
 @group(0) @binding(9) var<storage, read> counters: array<u32>;
 @group(0) @binding(10) var<storage, read> holes: array<u32>;
 @group(0) @binding(11) var<storage, read_write> regs: array<f32>;
 @group(0) @binding(12) var<storage, read> weights: array<f32>;
-@group(0) @binding(13) var<storage, read_write> scan_blocks_prefix: array<atomic<u32>>;
-@group(0) @binding(14) var<storage, read_write> scan_state: array<atomic<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -49,7 +46,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (i >= min(range.count, num_active) || flags[i] <= 0) {
         return;
     }
-    let k = scan_number(1u, i, NE) - scan_part_start(1u);
+    let k = marks_scan[NE + i] - marks_scan[NE];
     let id = slots[i];
     let level = element_tree[id].x + 1u;
     let children = block(0u, k, counters[C_ELEMENT_IDS], 4u);
@@ -132,7 +129,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         edge_sides[2u * a + side] = vec2<u32>(ca, s);
         edge_sides[2u * b + side] = vec2<u32>(cb, s);
     }
-    // Edge ids past those the splits took (amr_compact's scan takes them after this phase).
+    // Edge ids past those the splits took (amr_count phase 2 takes them after this phase).
     let split_ids = 2u * new_split_blocks(counters[C_SPLITS], counters[C_RINGS + 3u]);
     let interior = block(2u, k, counters[C_EDGE_IDS] + split_ids, 3u);
     // #unroll

@@ -1,13 +1,9 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
-// #include "common/scan_fused.wgsl"
-// #include "common/scan_numbers.wgsl"
 
 // Splitting the edges of the elements to refine, one thread per edge id
 // (AdaptiveMesh::split_edge in src/solver/dg/amr/tree.rs, edges in id order). Phase range.pad:
-//   0: items[e] = 1 for a live leaf edge with an element flagged +1 on a side, scanned in this
-//      launch (common/scan_fused.wgsl), whose last workgroup adds the blocks freed by
-//      coarsening (amr_coarsen, before this) to their rings and counts the edges to split;
+//   0: items[e] = 1 for a live leaf edge with an element flagged +1 on a side (scanned next);
 //   1: edge e number k takes the ring's k-th split block, or new ids past the ring's length;
 //      its halves get colors c and (c + K) mod 2K and no elements yet.
 
@@ -15,13 +11,10 @@
 @group(0) @binding(1) var<storage, read_write> edge_tree: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> edge_sides: array<vec2<u32>>;
 @group(0) @binding(3) var<storage, read> flags: array<i32>;
-// The split marks.
-@group(0) @binding(4) var<storage, read_write> scan_in: array<u32>;
-@group(0) @binding(5) var<storage, read_write> scan_out: array<u32>;
+@group(0) @binding(4) var<storage, read_write> items: array<u32>;
+@group(0) @binding(5) var<storage, read> items_scan: array<u32>;
 @group(0) @binding(6) var<storage, read> rings: array<u32>;
-@group(0) @binding(7) var<storage, read_write> counters: array<u32>;
-@group(0) @binding(8) var<storage, read_write> scan_blocks_prefix: array<atomic<u32>>;
-@group(0) @binding(9) var<storage, read_write> scan_state: array<atomic<u32>>;
+@group(0) @binding(7) var<storage, read> counters: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -33,48 +26,27 @@ fn refines(element: u32) -> bool {
     return pos != NONE && flags[pos] > 0;
 }
 
-// The scan's bookkeeping (its last workgroup): the element, split and interior blocks the
-// clusters freed join their rings, and the number of edges to split.
-fn scan_done(lid: u32) {
-    if (lid != 0u) {
-        return;
-    }
-    let clusters = counters[C_CLUSTERS];
-    counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
-    counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
-    counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
-    counters[C_SPLITS] = scan_total();
-}
-
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn main(
-    @builtin(local_invocation_id) lid: vec3<u32>,
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-) {
-    let group = wid.x + wid.y * nwg.x;
-    let e = group * WORKGROUP_SIZE + lid.x;
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = linear_index(gid, nwg);
+    if (e >= range.count) {
+        return;
+    }
     if (range.pad == 0u) {
-        if (group >= scan_blocks_per_part(range.count)) {
-            return;
-        }
-        if (e < range.count) {
-            let live = e < counters[C_EDGE_IDS] && (edge_tree[e].x & EDGE_ALIVE) != 0u;
-            var split = 0u;
-            if (live && edge_tree[e].z == NONE) {
-                if (refines(edge_sides[2u * e].x) || refines(edge_sides[2u * e + 1u].x)) {
-                    split = 1u;
-                }
+        let live = e < counters[C_EDGE_IDS] && (edge_tree[e].x & EDGE_ALIVE) != 0u;
+        var split = 0u;
+        if (live && edge_tree[e].z == NONE) {
+            if (refines(edge_sides[2u * e].x) || refines(edge_sides[2u * e + 1u].x)) {
+                split = 1u;
             }
-            scan_in[e] = split;
         }
-        fused_scan(lid.x, group, 1u, range.count);
+        items[e] = split;
         return;
     }
-    if (e >= range.count || scan_in[e] == 0u) {
+    if (items[e] == 0u) {
         return;
     }
-    let k = scan_number(0u, e, range.count);
+    let k = items_scan[e];
     let len = counters[C_RINGS + 3u];
     var first: u32;
     if (k < len) {

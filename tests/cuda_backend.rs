@@ -71,7 +71,7 @@ fn every_cuda_kernel_has_a_wgsl_twin() {
         "amr_flag",
         "amr_smooth",
         "amr_mark",
-        "scan_fused",
+        "amr_count",
         "amr_coarsen",
         "amr_split",
         "amr_refine",

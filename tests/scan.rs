@@ -6,8 +6,7 @@
 //! workgroup, or the wrong one, and its total and offsets are wrong).
 
 use chromaflow::runtime::scan::{
-    exclusive_scan_cpu, gpu_exclusive_scan, scan_launches, FusedScan, PrefixSum,
-    FUSED_SCAN_MAX_PARTS, SCAN_BLOCK, SCAN_STATE_HEADER,
+    exclusive_scan_cpu, gpu_exclusive_scan, scan_launches, PrefixSum, SCAN_BLOCK,
 };
 use chromaflow::runtime::{PlanBuilder, Runtime};
 
@@ -210,29 +209,23 @@ fn parts_give_the_prefix_at_every_stride_after_the_first_launch() {
     }
 }
 
-/// The kernels' scan block and the fused scans' state header are the runtime's, defined once in
-/// the dispatch include of both backends, and no kernel defines one of its own that could
-/// differ; the scan's two launches, the kernel that adds its block offsets itself (amr_radix)
-/// and the fused scan's includes use them.
+/// The kernels' scan block is the runtime's, defined once in the dispatch include of both
+/// backends, and no kernel defines one of its own that could differ; the scan's two launches
+/// and the kernels that add its block offsets themselves (amr_count, amr_radix) include it.
 #[test]
 fn every_kernel_uses_the_runtimes_scan_block() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
     let read = |path: &str| std::fs::read_to_string(root.join(path)).expect(path);
-    for (name, value) in [
-        ("SCAN_BLOCK", SCAN_BLOCK),
-        ("SCAN_STATE_HEADER", SCAN_STATE_HEADER),
-    ] {
-        let want = format!("const {name}: u32 = {value}u;");
-        assert!(
-            read("common/dispatch.wgsl").contains(&want),
-            "dispatch.wgsl lacks '{want}'"
-        );
-        let want = format!("#define {name} {value}u");
-        assert!(
-            read("cuda/common/dispatch.cuh").contains(&want),
-            "dispatch.cuh lacks '{want}'"
-        );
-    }
+    let want = format!("const SCAN_BLOCK: u32 = {SCAN_BLOCK}u;");
+    assert!(
+        read("common/dispatch.wgsl").contains(&want),
+        "dispatch.wgsl lacks '{want}'"
+    );
+    let want = format!("#define SCAN_BLOCK {SCAN_BLOCK}u");
+    assert!(
+        read("cuda/common/dispatch.cuh").contains(&want),
+        "dispatch.cuh lacks '{want}'"
+    );
     for dir in ["", "cuda/"] {
         for entry in std::fs::read_dir(root.join(dir)).expect("shaders") {
             let path = entry.expect("entry").path();
@@ -240,29 +233,23 @@ fn every_kernel_uses_the_runtimes_scan_block() {
                 continue;
             }
             let src = std::fs::read_to_string(&path).expect("source");
-            for name in ["SCAN_BLOCK", "SCAN_STATE_HEADER"] {
-                assert!(
-                    !src.contains(&format!("const {name}:"))
-                        && !src.contains(&format!("#define {name} ")),
-                    "{} defines its own {name}",
-                    path.display()
-                );
-            }
+            assert!(
+                !src.contains("const SCAN_BLOCK") && !src.contains("#define SCAN_BLOCK"),
+                "{} defines its own SCAN_BLOCK",
+                path.display()
+            );
         }
     }
-    for stem in [
-        "scan_blocks",
-        "scan_add",
-        "amr_radix",
-        "common/scan_fused",
-        "common/scan_numbers",
-    ] {
+    for stem in ["scan_blocks", "scan_add", "amr_count", "amr_radix"] {
         for (path, include) in [
             (
                 format!("{stem}.wgsl"),
                 "// #include \"common/dispatch.wgsl\"",
             ),
-            (cuda_twin(stem), "// #include \"common/dispatch.cuh\""),
+            (
+                format!("cuda/{stem}.cu"),
+                "// #include \"common/dispatch.cuh\"",
+            ),
         ] {
             let src = read(&path);
             assert!(
@@ -333,79 +320,4 @@ fn kernels_built_at_once_are_in_order_and_serve_the_scan() {
     );
     let values = random_words(3 * SCAN_BLOCK as usize + 17, 5, 1000);
     assert_scan(&rt, &values, "after Runtime::kernels");
-}
-
-/// One fused scan (FusedScan, shaders/common/scan_fused.wgsl) on `values`, split in `parts`
-/// parts: GPU = CPU for every number, the total and the parts' first numbers, and every ticket
-/// back at 0 (run twice on one prepared plan, the second time with other values).
-fn assert_fused_scan(rt: &Runtime, parts: u32, part_len: u32, seed: u64, bound: u64) {
-    let n = (parts * part_len) as usize;
-    let scan = FusedScan::new(rt, parts, part_len).expect("fused scan");
-    let input = rt.zeroed::<u32>("fused input", n.max(1)).expect("input");
-    let output = rt.zeroed::<u32>("fused output", n.max(1)).expect("output");
-    let mut plan = PlanBuilder::new();
-    scan.record_buffer(rt, &mut plan, &input, &output)
-        .expect("record");
-    let plan = rt.prepare(&plan).expect("plan");
-    for round in 0..2u64 {
-        let values = random_words(n, seed + round, bound);
-        rt.write(&input, 0, &values).expect("write");
-        rt.run(&plan, 1).expect("run");
-        let got = scan.read_numbers(rt, &output).expect("read");
-        let cpu = exclusive_scan_cpu(&values);
-        let what = format!("{parts} parts of {part_len}, round {round}");
-        if let Some(i) = (0..n).find(|&i| got.numbers[i] != cpu[i]) {
-            panic!(
-                "{what}: number {i} (part {}, item {}) is {} on the GPU, {} on the CPU",
-                i / part_len as usize,
-                i % part_len as usize,
-                got.numbers[i],
-                cpu[i]
-            );
-        }
-        assert_eq!(got.total, wrapping_total(&values), "{what}: total");
-        for k in 1..parts as usize {
-            assert_eq!(
-                got.part_starts[k],
-                cpu[k * part_len as usize],
-                "{what}: part {k}'s first number"
-            );
-        }
-        assert_eq!(got.tickets_left, 0, "{what}: tickets not reset");
-    }
-}
-
-/// The fused scan at the boundaries of its blocks (64 items), of its chunks (1024 blocks), with
-/// parts that end inside a block, more parts than its lanes (8) and sums that wrap.
-#[test]
-fn fused_scan_matches_the_cpu_across_blocks_chunks_and_parts() {
-    let rt = rt();
-    let chunk = 64 * SCAN_BLOCK;
-    for (parts, part_len) in [
-        (1, 1),
-        (1, 63),
-        (1, 64),
-        (1, 65),
-        (1, 1000),
-        (3, 1000),
-        (1, chunk),
-        (1, chunk + 1),
-        (3, chunk / 3 + 7),
-        (6, 11_000),
-        (9, 130),
-        (13, 64),
-    ] {
-        assert_fused_scan(&rt, parts, part_len, u64::from(parts * part_len), 4);
-    }
-    assert_fused_scan(&rt, 2, 3000, 7, u64::from(u32::MAX));
-    assert!(FusedScan::new(&rt, 0, 10).is_err());
-    assert!(FusedScan::new(&rt, FUSED_SCAN_MAX_PARTS + 1, 10).is_err());
-}
-
-/// The CUDA twin of shader `stem`: a kernel's `.cu`, a common include's `.cuh`.
-fn cuda_twin(stem: &str) -> String {
-    match stem.strip_prefix("common/") {
-        Some(include) => format!("cuda/common/{include}.cuh"),
-        None => format!("cuda/{stem}.cu"),
-    }
 }

@@ -21,22 +21,6 @@ fn linear_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 /// block_offsets[i / SCAN_BLOCK] to item i.
 const SCAN_BLOCK: u32 = 1024u;
 
-/// A scan fused into the kernel producing its items (common/scan_fused.wgsl, FusedScan in
-/// src/runtime/scan.rs) has a block of WORKGROUP_SIZE items per workgroup and part, blocks
-/// grouped SCAN_BLOCK to a chunk; its state buffer holds a ticket, the total and the parts'
-/// prefixes in its first SCAN_STATE_HEADER words, then per chunk its prefix and its ticket.
-const SCAN_STATE_HEADER: u32 = 64u;
-
-/// Blocks of a fused scan's part of `part_len` items (at least one).
-fn scan_blocks_per_part(part_len: u32) -> u32 {
-    return max((part_len + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE, 1u);
-}
-
-/// The state word holding the prefix of chunk c (its ticket is the next word).
-fn scan_chunk_word(c: u32) -> u32 {
-    return SCAN_STATE_HEADER + 2u * c;
-}
-
 /// Words of a device launch record, [first, count, groups x, groups y, groups z, 0, 0, 0]
 /// (LAUNCH_WORDS in src/runtime): a launch whose range.count is DEVICE_COUNT takes its first item
 /// and count from the record at word range.first of its launch-words buffer, and on wgpu its

@@ -1,9 +1,8 @@
 // #include "common/dispatch.cuh"
 // #include "common/amr_tree.cuh"
-// #include "common/scan_numbers.cuh"
 
 // CUDA twin of shaders/amr_coarsen.wgsl. Coarsening of the sibling clusters, one thread per
-// slot, the cluster k = the number of slot i when slot i holds its first child (AdaptiveMesh::coarsen
+// slot, the cluster k = marks_scan[i] when slot i holds its first child (AdaptiveMesh::coarsen
 // in src/solver/dg/amr/tree.rs, the clusters in slot order), after amr_mark decided which
 // sides free their split edges (work[i], their places in the ring from the scan's third part):
 // the parent takes its first child's slot with the L2 projection
@@ -34,9 +33,7 @@ __device__ void coarsen(
     const uint4* element_edges,
     uint4* edge_tree,
     uint2* edge_sides,
-    const u32* scan_out,
-    const u32* scan_blocks_prefix,
-    const u32* scan_state,
+    const u32* marks_scan,
     const u32* work,
     u32* rings,
     const u32* counters,
@@ -44,7 +41,7 @@ __device__ void coarsen(
     float* regs,
     const float* weights,
     const AmrParams& params) {
-    u32 k = scan_number(scan_out, scan_blocks_prefix, scan_state, 0u, i, NE);
+    u32 k = marks_scan[i];
     u32 parent = element_tree[slots[i]].y;
     u32 block = element_tree[parent].z;
     u32 pos[4];
@@ -90,8 +87,7 @@ __device__ void coarsen(
     }
     rings[ring_index(params, 2u, counters[C_RINGS + 4u], counters[C_RINGS + 5u] + k)] = interior;
     u32 mask = work[i];
-    u32 freed = scan_number(scan_out, scan_blocks_prefix, scan_state, 2u, i, NE) -
-                scan_part_start(scan_state, 2u);
+    u32 freed = marks_scan[2u * NE + i] - marks_scan[2u * NE];
     for (u32 s = 0u; s < 3u; s = s + 1u) {
         u32 e = word(element_edges, parent, s);
         if ((mask & (1u << s)) == 0u) {
@@ -119,21 +115,19 @@ extern "C" __global__ void amr_coarsen(
     uint4* edge_tree,
     uint2* edge_sides,
     const u32* __restrict__ marks,
-    const u32* __restrict__ scan_out,
+    const u32* __restrict__ marks_scan,
     const u32* __restrict__ work,
     u32* rings,
     const u32* __restrict__ counters,
     u32* holes,
     float* regs,
     const float* __restrict__ weights,
-    u32* scan_blocks_prefix,
-    u32* scan_state,
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
     u32 i = linear_index();
     if (i < range.count && is_cluster(i, marks, counters)) {
-        coarsen(i, slots, element_tree, element_edges, edge_tree, edge_sides, scan_out,
-                scan_blocks_prefix, scan_state, work, rings, counters, holes, regs, weights, params);
+        coarsen(i, slots, element_tree, element_edges, edge_tree, edge_sides, marks_scan, work,
+                rings, counters, holes, regs, weights, params);
     }
 }

@@ -1,7 +1,6 @@
 // #include "common/dispatch.cuh"
 // #include "common/amr_tree.cuh"
 // #include "common/amr_reorder.cuh"
-// #include "common/scan_numbers.cuh"
 
 // CUDA twin of shaders/amr_faces.wgsl. The faces of the adapted mesh from the trees
 // (AdaptiveMesh::faces and build_dg_mesh in src/solver/dg/amr), one thread per edge id, after
@@ -12,7 +11,7 @@
 // neighbours: side s of the left element, and of the right one s or s + 3 for its second
 // half, setting bit s of the right element's split mask (the first block's w, an atomic or).
 // A face whose slots lie more than FAR_SLOTS apart counts in counters[C_FAR_FACES]
-// (reorder::far_faces, as amr_locality counts it; amr_geometry cleared it); an edge without an
+// (reorder::far_faces, as amr_locality counts it; amr_count cleared it); an edge without an
 // element where one is needed in counters[C_ERROR].
 //
 // faces: DgEdge records (left, right, info, nx, ny, length, mx, my). neighbors: 4 words per
@@ -57,9 +56,7 @@ __device__ void write_face(
     const float2* vertices,
     const uint4* edge_tree,
     const uint2* edge_sides,
-    const u32* scan_out,
-    const u32* scan_blocks_prefix,
-    const u32* scan_state,
+    const u32* items_scan,
     u32* faces,
     u32* neighbors,
     u32* counters,
@@ -87,7 +84,7 @@ __device__ void write_face(
         r = swap;
     }
     u32 color = (t.x >> 8u) & 0xffu;
-    u32 j = scan_number(scan_out, scan_blocks_prefix, scan_state, color, l.x, NE);
+    u32 j = items_scan[color * NE + l.x];
     u32 id = slots[l.x];
     float2 a = vertices[3u * id + l.y];
     float2 b = vertices[3u * id + (l.y + 1u) % 3u];
@@ -120,18 +117,16 @@ extern "C" __global__ void amr_faces(
     const float2* __restrict__ vertices,
     const uint4* __restrict__ edge_tree,
     const uint2* __restrict__ edge_sides,
-    const u32* __restrict__ scan_out,
+    const u32* __restrict__ items_scan,
     u32* faces,
     u32* neighbors,
     u32* counters,
     const u32* __restrict__ slots,
-    u32* scan_blocks_prefix,
-    u32* scan_state,
     ItemRange range) {
     await_previous_launches();
     u32 e = linear_index();
     if (e < range.count && is_face_edge(e, edge_tree[e], counters[C_EDGE_IDS])) {
-        write_face(e, element_tree, vertices, edge_tree, edge_sides, scan_out,
-                   scan_blocks_prefix, scan_state, faces, neighbors, counters, slots);
+        write_face(e, element_tree, vertices, edge_tree, edge_sides, items_scan, faces,
+                   neighbors, counters, slots);
     }
 }

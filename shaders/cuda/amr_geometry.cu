@@ -1,7 +1,5 @@
 // #include "common/dispatch.cuh"
 // #include "common/amr_tree.cuh"
-// #include "common/scan_fused.cuh"
-// #include "common/scan_numbers.cuh"
 
 // CUDA twin of shaders/amr_geometry.wgsl. The adapted mesh per slot, one thread per slot up to
 // the capacity, after compaction:
@@ -12,17 +10,13 @@
 //   amr_faces;
 // - the face marks (AdaptiveMesh::faces and build_dg_mesh in src/solver/dg/amr):
 //   items[c * NE + i] = 1 when the element is the left (finer, or side 0 of an edge between
-//   equals) side of a face of color c. An element has at most one face per color, so their
-//   scan, fused into this launch (common/scan_fused.cuh, the marks are scan_in), numbers the
-//   faces by color, by left slot within a color: each color's launch is dense and reads its
-//   left elements in memory order (locality). The scan's last block stores the new active
-//   count, the face offsets of the 2K colors and the DG solver's launch records
-//   (dispatch.cuh): 0 the elements, 1 + c the faces of color c, 1 + 2K all faces; and clears
-//   the far faces for amr_faces to count;
+//   equals) side of a face of color c. An element has at most one face per color, so the scan
+//   next numbers the faces by color, by left slot within a color: each color's launch is dense
+//   and reads its left elements in memory order (locality);
 // - the low words of the solver's register 0 cleared (its double-float pairs: the adaptation
 //   moved the high words alone, so the solution is those from here on).
-// The new active count is counters[C_NEW_ACTIVE] (the scan's last block stores it as the
-// active count).
+// The new active count is counters[C_NEW_ACTIVE] (amr_count stores it as the active count
+// after the face scan).
 //
 // The WGSL override constants are preprocessor defines here (the host passes a -D value).
 
@@ -55,31 +49,41 @@ __device__ u32 left_face_color(
     return NONE;
 }
 
-// Launch record r: items first .. first + count and their workgroup grid.
-__device__ __forceinline__ void write_launch(u32* launches, u32 r, u32 first, u32 count) {
-    u32 w = r * LAUNCH_WORDS;
-    uint3 grid = launch_grid(count);
-    launches[w] = first;
-    launches[w + 1u] = count;
-    launches[w + 2u] = grid.x;
-    launches[w + 3u] = grid.y;
-    launches[w + 4u] = grid.z;
-}
-
-// Geometry and face marks of active slot i.
-__device__ void element(
-    u32 i,
-    u32 colors,
+extern "C" __global__ void amr_geometry(
     const u32* __restrict__ slots,
     const float2* __restrict__ vertices,
     float4* inv_jac,
     float* inv_det,
     float* heights,
-    const u32* counters,
+    uint4* neighbors,
+    const u32* __restrict__ counters,
     const uint4* __restrict__ element_edges,
     const uint4* __restrict__ edge_tree,
     const uint2* __restrict__ edge_sides,
-    u32* scan_in) {
+    u32* items,
+    float* regs_lo,
+    AmrParams params,
+    ItemRange range) {
+    await_previous_launches();
+    u32 i = linear_index();
+    if (i >= range.count) {
+        return;
+    }
+    neighbors[i] = make_uint4(NONE, NONE, NONE, 0u);
+    neighbors[NE + i] = make_uint4(NONE, NONE, NONE, NONE);
+    for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
+        regs_lo[j * NE + i] = 0.0f;
+    }
+    u32 colors = 2u * params.base_colors;
+    if (i >= counters[C_NEW_ACTIVE]) {
+        inv_jac[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        inv_det[i] = 0.0f;
+        heights[i] = 0.0f;
+        for (u32 c = 0u; c < colors; c = c + 1u) {
+            items[c * NE + i] = 0u;
+        }
+        return;
+    }
     u32 id = slots[i];
     float2 v0 = vertices[3u * id];
     float2 v1 = vertices[3u * id + 1u];
@@ -97,73 +101,6 @@ __device__ void element(
     }
     for (u32 c = 0u; c < colors; c = c + 1u) {
         bool mine = owned[0] == c || owned[1] == c || owned[2] == c;
-        scan_in[c * NE + i] = mine ? 1u : 0u;
+        items[c * NE + i] = mine ? 1u : 0u;
     }
-}
-
-extern "C" __global__ void amr_geometry(
-    const u32* __restrict__ slots,
-    const float2* __restrict__ vertices,
-    float4* inv_jac,
-    float* inv_det,
-    float* heights,
-    uint4* neighbors,
-    u32* counters,
-    const uint4* __restrict__ element_edges,
-    const uint4* __restrict__ edge_tree,
-    const uint2* __restrict__ edge_sides,
-    u32* scan_in,
-    float* regs_lo,
-    u32* scan_out,
-    u32* scan_blocks_prefix,
-    u32* scan_state,
-    u32* launches,
-    AmrParams params,
-    ItemRange range) {
-    await_previous_launches();
-    // range.count = NE threads, the length of each color's part.
-    u32 group = blockIdx.x + blockIdx.y * gridDim.x;
-    if (group >= scan_blocks_per_part(NE)) {
-        return;
-    }
-    u32 i = group * WORKGROUP_SIZE + threadIdx.x;
-    u32 colors = 2u * params.base_colors;
-    if (i < NE) {
-        neighbors[i] = make_uint4(NONE, NONE, NONE, 0u);
-        neighbors[NE + i] = make_uint4(NONE, NONE, NONE, NONE);
-        for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
-            regs_lo[j * NE + i] = 0.0f;
-        }
-        if (i < counters[C_NEW_ACTIVE]) {
-            element(i, colors, slots, vertices, inv_jac, inv_det, heights, counters,
-                    element_edges, edge_tree, edge_sides, scan_in);
-        } else {
-            inv_jac[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            inv_det[i] = 0.0f;
-            heights[i] = 0.0f;
-            for (u32 c = 0u; c < colors; c = c + 1u) {
-                scan_in[c * NE + i] = 0u;
-            }
-        }
-    }
-    FusedScanBuffers scan = {scan_in, scan_out, scan_blocks_prefix, scan_state};
-    // The scan's bookkeeping (its last block; no block reads what it writes).
-    fused_scan(scan, threadIdx.x, group, colors, NE, [&](u32 lid) {
-        if (lid != 0u) {
-            return;
-        }
-        counters[C_ACTIVE] = counters[C_NEW_ACTIVE];
-        counters[C_FAR_FACES] = 0u;
-        for (u32 c = 0u; c < colors; c = c + 1u) {
-            counters[C_COLOR_OFFSETS + c] = scan_part_start(scan_state, c);
-        }
-        u32 faces = scan_total(scan_state);
-        counters[C_COLOR_OFFSETS + colors] = faces;
-        write_launch(launches, 0u, 0u, counters[C_ACTIVE]);
-        for (u32 c = 0u; c < colors; c = c + 1u) {
-            u32 first = counters[C_COLOR_OFFSETS + c];
-            write_launch(launches, 1u + c, first, counters[C_COLOR_OFFSETS + c + 1u] - first);
-        }
-        write_launch(launches, 1u + colors, 0u, faces);
-    });
 }

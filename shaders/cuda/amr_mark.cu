@@ -1,12 +1,9 @@
 // #include "common/dispatch.cuh"
 // #include "common/amr_tree.cuh"
-// #include "common/scan_fused.cuh"
-// #include "common/scan_numbers.cuh"
 
 // CUDA twin of shaders/amr_mark.wgsl. Which slots start a coarsening cluster, which refine,
 // and what each cluster frees, one thread per slot up to the capacity (zeros past the active
-// slots), and their exclusive scan over the three parts fused into this launch
-// (common/scan_fused.cuh); the marks are scan_in:
+// slots), for one exclusive scan over the three parts:
 //   marks[i] = 1 where slot i holds the first child of a cluster flagged -1,
 //   marks[NE + i] = 1 where slot i is flagged +1,
 //   marks[2 NE + i] = the split edges of the cluster's parent whose halves are freed, and
@@ -14,10 +11,7 @@
 //      per side, the halves are freed unless the element across is still refined when the
 //      cluster runs in the reference's order, i.e. refined and not a cluster of a smaller slot.
 // The scan numbers the clusters and the refined elements in slot order (the CPU reference's
-// order in AdaptiveMesh::adapt) and places each cluster's freed split blocks in their ring;
-// its last block counts the clusters, refined elements and freed split blocks from the parts'
-// first numbers and the total, hands the smoothing's top (amr_smooth) to C_TOP_LEVEL for the
-// host, and copies the solver's clock past the counters (C_CLOCK), all read back together.
+// order in AdaptiveMesh::adapt) and places each cluster's freed split blocks in their ring.
 // Nothing in the trees changes here (a smoothing that asks for more room than there is leaves
 // them as they were): amr_coarsen takes the halves of the kept sides from the parent's edges.
 //
@@ -74,49 +68,24 @@ extern "C" __global__ void amr_mark(
     const u32* __restrict__ slots,
     const uint4* __restrict__ element_tree,
     const int* __restrict__ flags,
-    u32* scan_in,
-    u32* counters,
+    u32* marks,
+    const u32* __restrict__ counters,
     const uint4* __restrict__ element_edges,
     const uint2* __restrict__ edge_sides,
     u32* work,
-    u32* scan_out,
-    u32* scan_blocks_prefix,
-    u32* scan_state,
-    const u32* __restrict__ clock,
     ItemRange range) {
     await_previous_launches();
-    // range.count = NE threads, the length of each part.
-    u32 group = blockIdx.x + blockIdx.y * gridDim.x;
-    if (group >= scan_blocks_per_part(NE)) {
+    u32 i = linear_index();
+    if (i >= range.count) {
         return;
     }
-    u32 i = group * WORKGROUP_SIZE + threadIdx.x;
-    if (i < NE) {
-        bool cluster = starts_cluster(i, slots, element_tree, flags, counters);
-        u32 mask = 0u;
-        if (cluster) {
-            mask = freed_sides(i, slots, element_tree, flags, counters, element_edges, edge_sides);
-        }
-        scan_in[i] = cluster ? 1u : 0u;
-        scan_in[NE + i] = i < counters[C_ACTIVE] && flags[i] > 0 ? 1u : 0u;
-        scan_in[2u * NE + i] = __popc(mask);
-        work[i] = mask;
+    bool cluster = starts_cluster(i, slots, element_tree, flags, counters);
+    u32 mask = 0u;
+    if (cluster) {
+        mask = freed_sides(i, slots, element_tree, flags, counters, element_edges, edge_sides);
     }
-    FusedScanBuffers scan = {scan_in, scan_out, scan_blocks_prefix, scan_state};
-    // The scan's bookkeeping (its last block, every other one has counted its marks).
-    fused_scan(scan, threadIdx.x, group, 3u, NE, [&](u32 lid) {
-        if (lid != 0u) {
-            return;
-        }
-        u32 clusters = scan_part_start(scan_state, 1u);
-        u32 marked = scan_part_start(scan_state, 2u);
-        counters[C_CLUSTERS] = clusters;
-        counters[C_REFINES] = marked - clusters;
-        counters[C_SPLIT_FREES] = scan_total(scan_state) - marked;
-        counters[C_TOP_LEVEL] = counters[C_SMOOTH_TOP];
-        counters[C_SMOOTH_TOP] = 0u;
-        for (u32 k = 0u; k < CLOCK_WORDS; k = k + 1u) {
-            counters[C_CLOCK + k] = clock[k];
-        }
-    });
+    marks[i] = cluster ? 1u : 0u;
+    marks[NE + i] = i < counters[C_ACTIVE] && flags[i] > 0 ? 1u : 0u;
+    marks[2u * NE + i] = __popc(mask);
+    work[i] = mask;
 }

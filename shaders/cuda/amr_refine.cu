@@ -1,6 +1,5 @@
 // #include "common/dispatch.cuh"
 // #include "common/amr_tree.cuh"
-// #include "common/scan_numbers.cuh"
 
 // CUDA twin of shaders/amr_refine.wgsl. Refinement, one thread per slot flagged +1, refined
 // element number k in slot order (AdaptiveMesh::refine in src/solver/dg/amr/tree.rs). The four
@@ -46,14 +45,12 @@ extern "C" __global__ void amr_refine(
     uint4* edge_tree,
     uint2* edge_sides,
     const int* __restrict__ flags,
-    const u32* __restrict__ scan_out,
+    const u32* __restrict__ marks_scan,
     const u32* __restrict__ rings,
     const u32* __restrict__ counters,
     const u32* __restrict__ holes,
     float* regs,
     const float* __restrict__ weights,
-    u32* scan_blocks_prefix,
-    u32* scan_state,
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
@@ -62,8 +59,7 @@ extern "C" __global__ void amr_refine(
     if (i >= min(range.count, num_active) || flags[i] <= 0) {
         return;
     }
-    u32 k = scan_number(scan_out, scan_blocks_prefix, scan_state, 1u, i, NE) -
-            scan_part_start(scan_state, 1u);
+    u32 k = marks_scan[NE + i] - marks_scan[NE];
     u32 id = slots[i];
     u32 level = element_tree[id].x + 1u;
     u32 children = block(0u, k, counters[C_ELEMENT_IDS], 4u, rings, counters, params);
@@ -138,7 +134,7 @@ extern "C" __global__ void amr_refine(
         edge_sides[2u * a + side] = make_uint2(ca, s);
         edge_sides[2u * b + side] = make_uint2(cb, s);
     }
-    // Edge ids past those the splits took (amr_compact's scan takes them after this phase).
+    // Edge ids past those the splits took (amr_count phase 2 takes them after this phase).
     u32 split_ids = 2u * new_split_blocks(counters[C_SPLITS], counters[C_RINGS + 3u]);
     u32 interior = block(2u, k, counters[C_EDGE_IDS] + split_ids, 3u, rings, counters, params);
     for (u32 s = 0u; s < 3u; s = s + 1u) {

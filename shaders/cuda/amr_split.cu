@@ -1,7 +1,5 @@
 // #include "common/dispatch.cuh"
 // #include "common/amr_tree.cuh"
-// #include "common/scan_fused.cuh"
-// #include "common/scan_numbers.cuh"
 
 // CUDA twin of shaders/amr_split.wgsl. Splitting the edges of the elements to refine, one
 // thread per edge id (AdaptiveMesh::split_edge in src/solver/dg/amr/tree.rs, edges in id
@@ -23,51 +21,33 @@ extern "C" __global__ void amr_split(
     uint4* edge_tree,
     uint2* edge_sides,
     const int* __restrict__ flags,
-    u32* scan_in,
-    u32* scan_out,
+    u32* items,
+    const u32* __restrict__ items_scan,
     const u32* __restrict__ rings,
-    u32* counters,
-    u32* scan_blocks_prefix,
-    u32* scan_state,
+    const u32* __restrict__ counters,
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
-    u32 group = blockIdx.x + blockIdx.y * gridDim.x;
-    u32 e = group * WORKGROUP_SIZE + threadIdx.x;
+    u32 e = linear_index();
+    if (e >= range.count) {
+        return;
+    }
     if (range.pad == 0u) {
-        if (group >= scan_blocks_per_part(range.count)) {
-            return;
-        }
-        if (e < range.count) {
-            bool live = e < counters[C_EDGE_IDS] && (edge_tree[e].x & EDGE_ALIVE) != 0u;
-            u32 split = 0u;
-            if (live && edge_tree[e].z == NONE) {
-                if (refines(edge_sides[2u * e].x, element_tree, flags) ||
-                    refines(edge_sides[2u * e + 1u].x, element_tree, flags)) {
-                    split = 1u;
-                }
+        bool live = e < counters[C_EDGE_IDS] && (edge_tree[e].x & EDGE_ALIVE) != 0u;
+        u32 split = 0u;
+        if (live && edge_tree[e].z == NONE) {
+            if (refines(edge_sides[2u * e].x, element_tree, flags) ||
+                refines(edge_sides[2u * e + 1u].x, element_tree, flags)) {
+                split = 1u;
             }
-            scan_in[e] = split;
         }
-        FusedScanBuffers scan = {scan_in, scan_out, scan_blocks_prefix, scan_state};
-        // The scan's bookkeeping (its last block): the element, split and interior blocks the
-        // clusters freed join their rings, and the number of edges to split.
-        fused_scan(scan, threadIdx.x, group, 1u, range.count, [&](u32 lid) {
-            if (lid != 0u) {
-                return;
-            }
-            u32 clusters = counters[C_CLUSTERS];
-            counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
-            counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
-            counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
-            counters[C_SPLITS] = scan_total(scan_state);
-        });
+        items[e] = split;
         return;
     }
-    if (e >= range.count || scan_in[e] == 0u) {
+    if (items[e] == 0u) {
         return;
     }
-    u32 k = scan_number(scan_out, scan_blocks_prefix, scan_state, 0u, e, range.count);
+    u32 k = items_scan[e];
     u32 len = counters[C_RINGS + 3u];
     u32 first;
     if (k < len) {

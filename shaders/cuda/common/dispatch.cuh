@@ -38,22 +38,6 @@ __device__ __forceinline__ u32 linear_index() {
 /// block_offsets[i / SCAN_BLOCK] to item i.
 #define SCAN_BLOCK 1024u
 
-/// A scan fused into the kernel producing its items (common/scan_fused.cuh, FusedScan in
-/// src/runtime/scan.rs) has a block of WORKGROUP_SIZE items per workgroup and part, blocks
-/// grouped SCAN_BLOCK to a chunk; its state buffer holds a ticket, the total and the parts'
-/// prefixes in its first SCAN_STATE_HEADER words, then per chunk its prefix and its ticket.
-#define SCAN_STATE_HEADER 64u
-
-/// Blocks of a fused scan's part of `part_len` items (at least one).
-__device__ __forceinline__ u32 scan_blocks_per_part(u32 part_len) {
-    return max((part_len + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE, 1u);
-}
-
-/// The state word holding the prefix of chunk c (its ticket is the next word).
-__device__ __forceinline__ u32 scan_chunk_word(u32 c) {
-    return SCAN_STATE_HEADER + 2u * c;
-}
-
 /// Words of a device launch record, [first, count, groups x, groups y, groups z, 0, 0, 0]
 /// (LAUNCH_WORDS in src/runtime): a launch whose range.count is DEVICE_COUNT takes its first item
 /// and count from the record at word range.first of its launch-words buffer. CUDA cannot take

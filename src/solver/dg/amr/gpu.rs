@@ -18,19 +18,18 @@
 //! raises need no colors; the colors stay for the surface integral, whose scatter they keep
 //! race-free), the coarsening's
 //! decisions (which split edges a cluster frees) are marked with the clusters and share their
-//! scan, every scan is fused into the launch of the kernel that produces its items
-//! ([`FusedScan`]: amr_mark, amr_split 0, amr_compact 0, amr_geometry), whose last workgroup
-//! also does the bookkeeping between the phases from the scan's total and parts, and the
-//! kernels after it add the block prefixes as they read a number; the geometry shares a launch
-//! with the face marks, and the faces kernel also writes the split masks and counts the far
-//! faces. 18 launches at 7 levels (25 with a scan and a count launch after each producer).
+//! scan, every scan is one launch (`scan_blocks` with its parts, src/runtime/scan.rs) and the
+//! bookkeeping between phases one launch after it, whose thread 0 counts from the scan's sums
+//! while the others add the scan's block offsets (the scan's own second launch), the geometry
+//! shares a launch with the face marks, and the faces kernel also writes the split masks and
+//! counts the far faces.
 
 use super::indicator::IndicatorField;
 use super::projection::Projection;
 use super::tree::{AdaptCounts, AdaptiveMesh, FlatTree, NONE};
 use crate::args;
 use crate::error::{Error, Result};
-use crate::runtime::scan::FusedScan;
+use crate::runtime::scan::PrefixSum;
 use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Recorded, Runtime};
 use crate::solver::dg::basis::{dubiner, dubiner_gradient, mode_indices};
 use crate::solver::dg::euler::GAMMA;
@@ -53,7 +52,7 @@ mod counter {
     pub const LEN: usize = 64;
 }
 
-/// Words after the counters that take a copy of the solver's clock (amr_mark's scan, C_CLOCK;
+/// Words after the counters that take a copy of the solver's clock (amr_count 0, C_CLOCK;
 /// [`GpuAdaptation::smooth_with_clock`]), so that one read-back gives a run both.
 pub const CLOCK_WORDS: usize = 8;
 
@@ -330,8 +329,7 @@ impl GpuAdaptation {
         let flags = rt.zeroed::<i32>("amr flags", ne)?;
         let work = rt.zeroed::<u32>("amr side masks", ne)?;
         let holes = rt.zeroed::<u32>("amr holes", ne)?;
-        // Cluster, refine and freed-split marks (amr_mark), NE each, and their scan's prefixes
-        // within its blocks.
+        // Cluster, refine and freed-split marks (amr_mark), NE each, and their scan.
         let marks = rt.zeroed::<u32>("amr cluster, refine and free marks", 3 * ne)?;
         let marks_scan = rt.zeroed::<u32>("amr cluster, refine and free numbers", 3 * ne)?;
         // Faces are numbered by (color, left slot): NE marks per color.
@@ -358,9 +356,10 @@ impl GpuAdaptation {
         let with_ne = [("NE", ne_f)];
         // Every kernel of the adaptation at once (Runtime::kernels: in parallel, the setup of
         // each attach with more room).
-        let [flag_kernel, smooth_kernel, mark_kernel, coarsen_kernel, split_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel] =
+        let [flag_kernel, count_kernel, smooth_kernel, mark_kernel, coarsen_kernel, split_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel] =
             rt.kernels([
                 ("amr_flag", &with_np),
+                ("amr_count", &[]),
                 ("amr_smooth", &with_ne),
                 ("amr_mark", &with_ne),
                 ("amr_coarsen", &with_np),
@@ -398,15 +397,49 @@ impl GpuAdaptation {
         tally.count("flag", &flag);
         tally.next_plan();
 
-        // Each scan is fused into the kernel producing its items (FusedScan): amr_mark's
-        // marks (3 parts of NE), amr_split's split edges, amr_compact's holes and movers, and
-        // amr_geometry's face marks (one part of NE per color); its last workgroup does the
-        // bookkeeping between the phases, and later kernels read the numbers.
-        let marks_sum = FusedScan::new(rt, 3, ne as u32)?;
-        let edge_sum = FusedScan::new(rt, 1, capacity.edges as u32)?;
-        let slot_sum = FusedScan::new(rt, 1, ne as u32)?;
-        let face_sum = FusedScan::new(rt, colors as u32, ne as u32)?;
+        // The marks' and the faces' scans leave their prefix at every multiple of NE (the
+        // parts amr_count reads); amr_count also adds every scan's block offsets.
+        let marks_sum = PrefixSum::with_parts(rt, &marks, &marks_scan, 3 * ne as u32, ne as u32)?;
+        let slot_sum = PrefixSum::new(rt, &items, &items_scan, ne as u32)?;
+        let edge_sum = PrefixSum::new(rt, &items, &items_scan, capacity.edges as u32)?;
+        let face_sum =
+            PrefixSum::with_parts(rt, &items, &items_scan, face_items as u32, ne as u32)?;
         let launch_words = dg.launch_words();
+        // Launch 1 of `scan` over its first `items`, then amr_count's phase with the scan's
+        // launch 2 folded in (a thread per item, and thread 0).
+        let count = |plan: &mut PlanBuilder,
+                     phase: u32,
+                     scan: &PrefixSum,
+                     scan_out: &Buffer,
+                     items: usize|
+         -> Result<()> {
+            let items = items as u32;
+            scan.record_blocks(plan, items)?;
+            let mut count_args = args![
+                counters,
+                *scan.total(),
+                *scan.block_offsets(),
+                *scan_out,
+                *launch_words,
+                *dg.clock_buffer(),
+                slots,
+                holes
+            ]
+            .to_vec();
+            count_args.push(prm.clone());
+            let threads = 1 + items;
+            plan.launch(
+                &count_kernel,
+                &count_args,
+                ItemRange {
+                    first: 0,
+                    count: threads,
+                    color: 0,
+                    pad: phase,
+                },
+            );
+            Ok(())
+        };
         let phase = |n: usize, pad: u32| ItemRange {
             first: 0,
             count: n as u32,
@@ -454,18 +487,18 @@ impl GpuAdaptation {
                 counters,
                 element_edges,
                 edge_sides,
-                work,
-                marks_scan,
-                *marks_sum.blocks_prefix(),
-                *marks_sum.state(),
-                *dg.clock_buffer()
+                work
             ],
             ItemRange::all(ne as u32),
         );
+        count(&mut smooth, 0, &marks_sum, &marks_scan, 3 * ne)?;
         tally.count("determine parents", &smooth);
         tally.next_plan();
         let mut adapt = PlanBuilder::new();
 
+        // Each count launch closes a phase: 1 after coarsening and the split scan, 2 after
+        // refining and the compaction scan, 3 after the face scan (amr_count.wgsl; 0 after the
+        // marks' scan above).
         let mut coarsen_args = args![
             slots,
             element_tree,
@@ -479,9 +512,7 @@ impl GpuAdaptation {
             counters,
             holes,
             *regs,
-            weights,
-            *marks_sum.blocks_prefix(),
-            *marks_sum.state()
+            weights
         ]
         .to_vec();
         coarsen_args.push(prm.clone());
@@ -498,15 +529,14 @@ impl GpuAdaptation {
             items,
             items_scan,
             ring_buffer,
-            counters,
-            *edge_sum.blocks_prefix(),
-            *edge_sum.state()
+            counters
         ]
         .to_vec();
         split_args.push(prm.clone());
         adapt
             .segment("refine")
             .launch(&split_kernel, &split_args, phase(capacity.edges, 0));
+        count(&mut adapt, 1, &edge_sum, &items_scan, capacity.edges)?;
         adapt.launch(&split_kernel, &split_args, phase(capacity.edges, 1));
         let mut refine_args = args![
             slots,
@@ -521,33 +551,27 @@ impl GpuAdaptation {
             counters,
             holes,
             *regs,
-            weights,
-            *marks_sum.blocks_prefix(),
-            *marks_sum.state()
+            weights
         ]
         .to_vec();
         refine_args.push(prm.clone());
         adapt.launch(&refine_kernel, &refine_args, ItemRange::all(ne as u32));
         tally.count("refine", &adapt);
 
-        let mut compact_args = args![
+        let compact_args = args![
             slots,
             element_tree,
             items,
             items_scan,
             holes,
             counters,
-            *regs,
-            *slot_sum.blocks_prefix(),
-            *slot_sum.state()
-        ]
-        .to_vec();
-        compact_args.push(prm.clone());
+            *regs
+        ];
         adapt
             .segment("compact")
             .launch(&compact_kernel, &compact_args, phase(ne, 0));
+        count(&mut adapt, 2, &slot_sum, &items_scan, ne)?;
         adapt.launch(&compact_kernel, &compact_args, phase(ne, 1));
-        adapt.launch(&compact_kernel, &compact_args, phase(ne, 2));
         tally.count("compact", &adapt);
 
         // Geometry and face marks per slot, the face scan, then the faces with their
@@ -564,11 +588,7 @@ impl GpuAdaptation {
             edge_tree,
             edge_sides,
             items,
-            *dg.low_words(),
-            items_scan,
-            *face_sum.blocks_prefix(),
-            *face_sum.state(),
-            *launch_words
+            *dg.low_words()
         ]
         .to_vec();
         geometry_args.push(prm.clone());
@@ -577,6 +597,7 @@ impl GpuAdaptation {
             &geometry_args,
             ItemRange::all(ne as u32),
         );
+        count(&mut adapt, 3, &face_sum, &items_scan, face_items)?;
         adapt.launch(
             &faces_kernel,
             &args![
@@ -588,9 +609,7 @@ impl GpuAdaptation {
                 *faces,
                 *neighbors,
                 counters,
-                slots,
-                *face_sum.blocks_prefix(),
-                *face_sum.state()
+                slots
             ],
             ItemRange::all(capacity.edges as u32),
         );
