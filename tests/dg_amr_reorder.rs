@@ -275,7 +275,8 @@ fn reordering_after_every_adaptation_keeps_the_launch_records_and_one_read_back(
 /// `bench amr` reports the adaptations as a run pays them apart from those that also
 /// reordered (a reorder's device work lands in the batch after the adaptation, and a median
 /// over both mixed it into the adaptation's own cost). With a reorder every second
-/// adaptation, half of the untimed ones carry one; with none, none do.
+/// adaptation, half of the untimed ones carry one; with none, none do. (4 steps apart, so
+/// that the mesh does not outgrow its buffers inside the timed window.)
 #[test]
 fn bench_amr_counts_the_reorders_apart_from_the_adaptations() {
     let bench = |policy: &str| -> serde_json::Value {
@@ -290,6 +291,8 @@ fn bench_amr_counts_the_reorders_apart_from_the_adaptations() {
                 "--levels",
                 "3",
                 "--adaptations",
+                "4",
+                "--every",
                 "4",
                 "--device-only",
                 "--json",
@@ -315,6 +318,14 @@ fn bench_amr_counts_the_reorders_apart_from_the_adaptations() {
         "{every}"
     );
     assert!(every["reorder_us_when_run"].as_f64().expect("reorder time") > 0.0);
+    // The batch after the second one, timed apart: what stays with the adapted mesh.
+    let parts = &every["untimed_adaptation_parts_us"];
+    for part in ["first_batch", "host", "second_batch", "later_batch"] {
+        assert!(
+            parts[part].as_f64().is_some_and(f64::is_finite),
+            "{part}: {parts}"
+        );
+    }
     let never = bench("never");
     assert_eq!(never["untimed_adaptations_that_grew"], 0, "{never}");
     assert_eq!(never["untimed_adaptations_with_reorder"], 0, "{never}");
