@@ -562,13 +562,14 @@ impl Simulation {
             let host = started.elapsed().as_secs_f64();
             let after = counts(self);
             let (second, _) = self.bench_batch(steps, false)?;
+            let readbacks = (rt.readbacks() - reads).saturating_sub(plain_reads);
             let (later, _) = self.bench_batch(steps, false)?;
             grew = after.1 > before.1;
             out.push(AdaptationWall {
                 elements,
                 steps_seconds: (plain[0] + plain[1]) / 2.0,
                 adapt_seconds: first + host + second - plain[0] - plain[1],
-                readbacks: (rt.readbacks() - reads).saturating_sub(plain_reads),
+                readbacks,
                 first_batch_seconds: first - plain[0],
                 host_seconds: host,
                 second_batch_seconds: second - plain[1],
@@ -640,7 +641,7 @@ impl Simulation {
     }
 
     /// The right-hand side of `c` at time `t` through the solver's plans (on an adapted mesh,
-    /// the launch records amr_count wrote), for comparison with [`Simulation::operator`]'s.
+    /// the launch records amr_scan 3 wrote), for comparison with [`Simulation::operator`]'s.
     /// A test's probe, not a step: replaces the solution on the device with `c` and sets the
     /// device clock to `t`.
     pub fn eval_rhs(&mut self, c: &[f64], t: f64) -> Result<Vec<f64>> {
