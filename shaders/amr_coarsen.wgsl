@@ -27,15 +27,22 @@ const MAX_NP: u32 = 15u;
 @group(0) @binding(10) var<storage, read_write> holes: array<u32>;
 @group(0) @binding(11) var<storage, read_write> regs: array<f32>;
 @group(0) @binding(12) var<storage, read> weights: array<f32>;
+// The marks' scan's block offsets (amr_scan 0 leaves them for the reader to add).
+@group(0) @binding(13) var<storage, read> block_offsets: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
+
+// Number i of the scan amr_scan ran: its block's prefix plus the block's offset.
+fn number(i: u32) -> u32 {
+    return marks_scan[i] + block_offsets[i / SCAN_BLOCK];
+}
 
 fn is_cluster(i: u32) -> bool {
     return i < counters[C_ACTIVE] && marks[i] == 1u;
 }
 
 fn coarsen(i: u32) {
-    let k = marks_scan[i];
+    let k = number(i);
     let parent = element_tree[slots[i]].y;
     let block = element_tree[parent].z;
     var pos: array<u32, 4>;
@@ -90,7 +97,7 @@ fn coarsen(i: u32) {
     }
     rings[ring_index(params, 2u, counters[C_RINGS + 4u], counters[C_RINGS + 5u] + k)] = interior;
     let mask = work[i];
-    var freed = marks_scan[2u * NE + i] - marks_scan[2u * NE];
+    var freed = number(2u * NE + i) - number(2u * NE);
     for (var s = 0u; s < 3u; s = s + 1u) {
         let e = element_edges[parent][s];
         if ((mask & (1u << s)) == 0u) {

@@ -4,9 +4,10 @@
 // In-place compaction (GK19 Algorithm 4; AdaptiveMesh::compact in src/solver/dg/amr/tree.rs),
 // one thread per slot, phase range.pad:
 //   0: items[p] = 1 for a hole below the new active count n and for an occupied slot at or
-//      past it (the two sets are equally large; scanned next, holes come first; amr_count 2
-//      lists hole number j, in slot order, at holes[j]);
-//   1: occupied slot p past n, number H + j, moves into hole j with its coefficients.
+//      past it (the two sets are equally large; scanned next, amr_scan 2: holes come first);
+//   1: hole number j, in slot order, is listed at holes[j];
+//   2: occupied slot p past n, number H + j, moves into hole j with its coefficients.
+// The numbers are the scan's block prefixes plus its block offsets.
 
 override NP: u32 = 3u;
 override NE: u32 = 1u;
@@ -18,6 +19,8 @@ override NE: u32 = 1u;
 @group(0) @binding(4) var<storage, read_write> holes: array<u32>;
 @group(0) @binding(5) var<storage, read> counters: array<u32>;
 @group(0) @binding(6) var<storage, read_write> regs: array<f32>;
+// The compaction scan's block offsets (amr_scan leaves them for the reader to add).
+@group(0) @binding(7) var<storage, read> block_offsets: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -27,14 +30,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     // The new count n and the slots in use, from the counts the adaptation started with (the
-    // active count changes after compaction): phase 0 runs before amr_count stores them.
+    // active count changes after compaction, in amr_scan 3).
     let bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
     let hole = p < bounds.x && slots[p] == NONE;
     let moves = p >= bounds.x && p < bounds.y && slots[p] != NONE;
+    let number = items_scan[p] + block_offsets[p / SCAN_BLOCK];
     if (range.pad == 0u) {
         items[p] = select(0u, 1u, hole || moves);
+    } else if (range.pad == 1u) {
+        if (hole) {
+            holes[number] = p;
+        }
     } else if (moves) {
-        let to = holes[items_scan[p] - counters[C_COMPACT_HOLES]];
+        let to = holes[number - counters[C_COMPACT_HOLES]];
         let id = slots[p];
         slots[to] = id;
         element_tree[id].w = to;

@@ -11,7 +11,7 @@
 // element, and of the right one s or s + 3 for its second half, setting bit s of the right
 // element's split mask (the first block's w, an atomic or). A face whose slots lie more than
 // FAR_SLOTS apart counts in counters[C_FAR_FACES] (reorder::far_faces, as amr_locality counts
-// it; amr_count cleared it); an edge without an element where one is needed in
+// it; amr_scan 3 cleared it); an edge without an element where one is needed in
 // counters[C_ERROR].
 
 override NE: u32 = 1u;
@@ -28,6 +28,8 @@ override NE: u32 = 1u;
 @group(0) @binding(6) var<storage, read_write> neighbors: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>>;
 @group(0) @binding(8) var<storage, read> slots: array<u32>;
+// The face scan's block offsets (amr_scan leaves them for the reader to add).
+@group(0) @binding(9) var<storage, read> block_offsets: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 // (slot, local side, half) of side s of edge e; slot NONE when there is none.
@@ -76,7 +78,8 @@ fn write_face(e: u32) {
         r = swap;
     }
     let color = (t.x >> 8u) & 0xffu;
-    let j = items_scan[color * NE + l.x];
+    let item = color * NE + l.x;
+    let j = items_scan[item] + block_offsets[item / SCAN_BLOCK];
     let id = slots[l.x];
     let a = vertices[3u * id + l.y];
     let b = vertices[3u * id + (l.y + 1u) % 3u];

@@ -27,8 +27,15 @@ const MAX_NP: u32 = 15u;
 @group(0) @binding(10) var<storage, read> holes: array<u32>;
 @group(0) @binding(11) var<storage, read_write> regs: array<f32>;
 @group(0) @binding(12) var<storage, read> weights: array<f32>;
+// The marks' scan's block offsets (amr_scan 0 leaves them for the reader to add).
+@group(0) @binding(13) var<storage, read> block_offsets: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
+
+// Number i of the scan amr_scan ran: its block's prefix plus the block's offset.
+fn number(i: u32) -> u32 {
+    return marks_scan[i] + block_offsets[i / SCAN_BLOCK];
+}
 
 // Block number k of ring r (width ids each) or a new one past `next`.
 fn block(r: u32, k: u32, next: u32, width: u32) -> u32 {
@@ -46,7 +53,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (i >= min(range.count, num_active) || flags[i] <= 0) {
         return;
     }
-    let k = marks_scan[NE + i] - marks_scan[NE];
+    let k = number(NE + i) - number(NE);
     let id = slots[i];
     let level = element_tree[id].x + 1u;
     let children = block(0u, k, counters[C_ELEMENT_IDS], 4u);
@@ -129,7 +136,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         edge_sides[2u * a + side] = vec2<u32>(ca, s);
         edge_sides[2u * b + side] = vec2<u32>(cb, s);
     }
-    // Edge ids past those the splits took (amr_count phase 2 takes them after this phase).
+    // Edge ids past those the splits took (amr_scan 2 takes them after this phase).
     let split_ids = 2u * new_split_blocks(counters[C_SPLITS], counters[C_RINGS + 3u]);
     let interior = block(2u, k, counters[C_EDGE_IDS] + split_ids, 3u);
     // #unroll

@@ -3,7 +3,8 @@
 
 // Splitting the edges of the elements to refine, one thread per edge id
 // (AdaptiveMesh::split_edge in src/solver/dg/amr/tree.rs, edges in id order). Phase range.pad:
-//   0: items[e] = 1 for a live leaf edge with an element flagged +1 on a side (scanned next);
+//   0: items[e] = 1 for a live leaf edge with an element flagged +1 on a side (scanned next,
+//      amr_scan 1);
 //   1: edge e number k takes the ring's k-th split block, or new ids past the ring's length;
 //      its halves get colors c and (c + K) mod 2K and no elements yet.
 
@@ -15,6 +16,8 @@
 @group(0) @binding(5) var<storage, read> items_scan: array<u32>;
 @group(0) @binding(6) var<storage, read> rings: array<u32>;
 @group(0) @binding(7) var<storage, read> counters: array<u32>;
+// The split scan's block offsets (amr_scan leaves them for the reader to add).
+@group(0) @binding(8) var<storage, read> block_offsets: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -46,7 +49,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (items[e] == 0u) {
         return;
     }
-    let k = items_scan[e];
+    let k = items_scan[e] + block_offsets[e / SCAN_BLOCK];
     let len = counters[C_RINGS + 3u];
     var first: u32;
     if (k < len) {

@@ -71,7 +71,7 @@ fn every_cuda_kernel_has_a_wgsl_twin() {
         "amr_flag",
         "amr_smooth",
         "amr_mark",
-        "amr_count",
+        "amr_scan",
         "amr_coarsen",
         "amr_split",
         "amr_refine",

@@ -214,7 +214,7 @@ fn max_rel(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// A double Mach reflection adapting on the device with a reorder after every adaptation
-/// (`--amr-reorder every:1`): the reorder permutes the slots and faces after amr_count wrote
+/// (`--amr-reorder every:1`): the reorder permutes the slots and faces after amr_scan 3 wrote
 /// the solver's launch records, and they stay right (the same element count and faces per
 /// color), so the rhs through them on the reordered mesh equals the f64 operator's; each
 /// adaptation without a setup still reads back once (the reorder reads nothing: the far faces

@@ -211,7 +211,8 @@ fn parts_give_the_prefix_at_every_stride_after_the_first_launch() {
 
 /// The kernels' scan block is the runtime's, defined once in the dispatch include of both
 /// backends, and no kernel defines one of its own that could differ; the scan's two launches
-/// and the kernels that add its block offsets themselves (amr_count, amr_radix) include it.
+/// and the kernels that add its block offsets themselves (the adaptation's readers of a scan,
+/// amr_radix) include it.
 #[test]
 fn every_kernel_uses_the_runtimes_scan_block() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
@@ -240,16 +241,23 @@ fn every_kernel_uses_the_runtimes_scan_block() {
             );
         }
     }
-    for stem in ["scan_blocks", "scan_add", "amr_count", "amr_radix"] {
+    for stem in [
+        "common/scan_blocks",
+        "scan_add",
+        "amr_scan",
+        "amr_coarsen",
+        "amr_refine",
+        "amr_split",
+        "amr_compact",
+        "amr_faces",
+        "amr_radix",
+    ] {
         for (path, include) in [
             (
                 format!("{stem}.wgsl"),
                 "// #include \"common/dispatch.wgsl\"",
             ),
-            (
-                format!("cuda/{stem}.cu"),
-                "// #include \"common/dispatch.cuh\"",
-            ),
+            (cuda_twin(stem), "// #include \"common/dispatch.cuh\""),
         ] {
             let src = read(&path);
             assert!(
@@ -320,4 +328,12 @@ fn kernels_built_at_once_are_in_order_and_serve_the_scan() {
     );
     let values = random_words(3 * SCAN_BLOCK as usize + 17, 5, 1000);
     assert_scan(&rt, &values, "after Runtime::kernels");
+}
+
+/// The CUDA twin of shader `stem`: a kernel's `.cu`, a common include's `.cuh`.
+fn cuda_twin(stem: &str) -> String {
+    match stem.strip_prefix("common/") {
+        Some(include) => format!("cuda/common/{include}.cuh"),
+        None => format!("cuda/{stem}.cu"),
+    }
 }

@@ -20,7 +20,7 @@ const C_ELEMENT_IDS: u32 = 1u;
 const C_EDGE_IDS: u32 = 2u;
 // Ring r: head at C_RINGS + 2 r, length at C_RINGS + 2 r + 1.
 const C_RINGS: u32 = 3u;
-// The smoothing's top (max of level + flag after its pass 0), handed on by amr_count 0.
+// The smoothing's top (max of level + flag after its pass 0), handed on by amr_scan 0.
 const C_TOP_LEVEL: u32 = 9u;
 const C_CLUSTERS: u32 = 10u;
 const C_REFINES: u32 = 11u;
@@ -36,7 +36,7 @@ const C_FAR_FACES: u32 = 18u;
 const C_SMOOTH_TOP: u32 = 19u;
 // Face color offsets: 2K + 1 words.
 const C_COLOR_OFFSETS: u32 = 20u;
-// The solver's clock (CLOCK_WORDS = 8 words) copied past the counters by amr_count 0, so that
+// The solver's clock (CLOCK_WORDS = 8 words) copied past the counters by amr_scan 0, so that
 // one read-back gives a run the clock and the smoothing's counts.
 const C_CLOCK: u32 = 64u;
 const CLOCK_WORDS: u32 = 8u;

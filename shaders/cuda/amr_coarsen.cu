@@ -34,6 +34,7 @@ __device__ void coarsen(
     uint4* edge_tree,
     uint2* edge_sides,
     const u32* marks_scan,
+    const u32* block_offsets,
     const u32* work,
     u32* rings,
     const u32* counters,
@@ -41,7 +42,9 @@ __device__ void coarsen(
     float* regs,
     const float* weights,
     const AmrParams& params) {
-    u32 k = marks_scan[i];
+    // Numbers of the marks' scan: the block prefix plus the block offset (amr_scan 0).
+    auto number = [&](u32 j) { return marks_scan[j] + block_offsets[j / SCAN_BLOCK]; };
+    u32 k = number(i);
     u32 parent = element_tree[slots[i]].y;
     u32 block = element_tree[parent].z;
     u32 pos[4];
@@ -87,7 +90,7 @@ __device__ void coarsen(
     }
     rings[ring_index(params, 2u, counters[C_RINGS + 4u], counters[C_RINGS + 5u] + k)] = interior;
     u32 mask = work[i];
-    u32 freed = marks_scan[2u * NE + i] - marks_scan[2u * NE];
+    u32 freed = number(2u * NE + i) - number(2u * NE);
     for (u32 s = 0u; s < 3u; s = s + 1u) {
         u32 e = word(element_edges, parent, s);
         if ((mask & (1u << s)) == 0u) {
@@ -122,12 +125,13 @@ extern "C" __global__ void amr_coarsen(
     u32* holes,
     float* regs,
     const float* __restrict__ weights,
+    const u32* __restrict__ block_offsets,
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
     u32 i = linear_index();
     if (i < range.count && is_cluster(i, marks, counters)) {
-        coarsen(i, slots, element_tree, element_edges, edge_tree, edge_sides, marks_scan, work,
-                rings, counters, holes, regs, weights, params);
+        coarsen(i, slots, element_tree, element_edges, edge_tree, edge_sides, marks_scan,
+                block_offsets, work, rings, counters, holes, regs, weights, params);
     }
 }

@@ -4,9 +4,10 @@
 // CUDA twin of shaders/amr_compact.wgsl. In-place compaction (GK19 Algorithm 4;
 // AdaptiveMesh::compact in src/solver/dg/amr/tree.rs), one thread per slot, phase range.pad:
 //   0: items[p] = 1 for a hole below the new active count n and for an occupied slot at or
-//      past it (the two sets are equally large; scanned next, holes come first; amr_count 2
-//      lists hole number j, in slot order, at holes[j]);
-//   1: occupied slot p past n, number H + j, moves into hole j with its coefficients.
+//      past it (the two sets are equally large; scanned next, amr_scan 2: holes come first);
+//   1: hole number j, in slot order, is listed at holes[j];
+//   2: occupied slot p past n, number H + j, moves into hole j with its coefficients.
+// The numbers are the scan's block prefixes plus its block offsets.
 //
 // The WGSL override constants are preprocessor defines here (the host passes -D values).
 
@@ -25,6 +26,7 @@ extern "C" __global__ void amr_compact(
     u32* holes,
     const u32* __restrict__ counters,
     float* regs,
+    const u32* __restrict__ block_offsets,
     ItemRange range) {
     await_previous_launches();
     u32 p = linear_index();
@@ -32,14 +34,19 @@ extern "C" __global__ void amr_compact(
         return;
     }
     // The new count n and the slots in use, from the counts the adaptation started with (the
-    // active count changes after compaction): phase 0 runs before amr_count stores them.
+    // active count changes after compaction, in amr_scan 3).
     uint2 bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
     bool hole = p < bounds.x && slots[p] == NONE;
     bool moves = p >= bounds.x && p < bounds.y && slots[p] != NONE;
+    u32 number = items_scan[p] + block_offsets[p / SCAN_BLOCK];
     if (range.pad == 0u) {
         items[p] = (hole || moves) ? 1u : 0u;
+    } else if (range.pad == 1u) {
+        if (hole) {
+            holes[number] = p;
+        }
     } else if (moves) {
-        u32 to = holes[items_scan[p] - counters[C_COMPACT_HOLES]];
+        u32 to = holes[number - counters[C_COMPACT_HOLES]];
         u32 id = slots[p];
         slots[to] = id;
         element_tree[id].w = to;

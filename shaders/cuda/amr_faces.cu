@@ -11,7 +11,7 @@
 // neighbours: side s of the left element, and of the right one s or s + 3 for its second
 // half, setting bit s of the right element's split mask (the first block's w, an atomic or).
 // A face whose slots lie more than FAR_SLOTS apart counts in counters[C_FAR_FACES]
-// (reorder::far_faces, as amr_locality counts it; amr_count cleared it); an edge without an
+// (reorder::far_faces, as amr_locality counts it; amr_scan 3 cleared it); an edge without an
 // element where one is needed in counters[C_ERROR].
 //
 // faces: DgEdge records (left, right, info, nx, ny, length, mx, my). neighbors: 4 words per
@@ -57,6 +57,7 @@ __device__ void write_face(
     const uint4* edge_tree,
     const uint2* edge_sides,
     const u32* items_scan,
+    const u32* block_offsets,
     u32* faces,
     u32* neighbors,
     u32* counters,
@@ -84,7 +85,8 @@ __device__ void write_face(
         r = swap;
     }
     u32 color = (t.x >> 8u) & 0xffu;
-    u32 j = items_scan[color * NE + l.x];
+    u32 item = color * NE + l.x;
+    u32 j = items_scan[item] + block_offsets[item / SCAN_BLOCK];
     u32 id = slots[l.x];
     float2 a = vertices[3u * id + l.y];
     float2 b = vertices[3u * id + (l.y + 1u) % 3u];
@@ -122,11 +124,12 @@ extern "C" __global__ void amr_faces(
     u32* neighbors,
     u32* counters,
     const u32* __restrict__ slots,
+    const u32* __restrict__ block_offsets,
     ItemRange range) {
     await_previous_launches();
     u32 e = linear_index();
     if (e < range.count && is_face_edge(e, edge_tree[e], counters[C_EDGE_IDS])) {
-        write_face(e, element_tree, vertices, edge_tree, edge_sides, items_scan, faces,
-                   neighbors, counters, slots);
+        write_face(e, element_tree, vertices, edge_tree, edge_sides, items_scan,
+                   block_offsets, faces, neighbors, counters, slots);
     }
 }

@@ -15,7 +15,7 @@
 //   and reads its left elements in memory order (locality);
 // - the low words of the solver's register 0 cleared (its double-float pairs: the adaptation
 //   moved the high words alone, so the solution is those from here on).
-// The new active count is counters[C_NEW_ACTIVE] (amr_count stores it as the active count
+// The new active count is counters[C_NEW_ACTIVE] (amr_scan 3 stores it as the active count
 // after the face scan).
 //
 // The WGSL override constants are preprocessor defines here (the host passes a -D value).

@@ -51,6 +51,7 @@ extern "C" __global__ void amr_refine(
     const u32* __restrict__ holes,
     float* regs,
     const float* __restrict__ weights,
+    const u32* __restrict__ block_offsets,
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
@@ -59,7 +60,9 @@ extern "C" __global__ void amr_refine(
     if (i >= min(range.count, num_active) || flags[i] <= 0) {
         return;
     }
-    u32 k = marks_scan[NE + i] - marks_scan[NE];
+    // Numbers of the marks' scan: the block prefix plus the block offset (amr_scan 0).
+    u32 k = marks_scan[NE + i] + block_offsets[(NE + i) / SCAN_BLOCK] -
+            (marks_scan[NE] + block_offsets[NE / SCAN_BLOCK]);
     u32 id = slots[i];
     u32 level = element_tree[id].x + 1u;
     u32 children = block(0u, k, counters[C_ELEMENT_IDS], 4u, rings, counters, params);
@@ -134,7 +137,7 @@ extern "C" __global__ void amr_refine(
         edge_sides[2u * a + side] = make_uint2(ca, s);
         edge_sides[2u * b + side] = make_uint2(cb, s);
     }
-    // Edge ids past those the splits took (amr_count phase 2 takes them after this phase).
+    // Edge ids past those the splits took (amr_scan 2 takes them after this phase).
     u32 split_ids = 2u * new_split_blocks(counters[C_SPLITS], counters[C_RINGS + 3u]);
     u32 interior = block(2u, k, counters[C_EDGE_IDS] + split_ids, 3u, rings, counters, params);
     for (u32 s = 0u; s < 3u; s = s + 1u) {

@@ -25,6 +25,7 @@ extern "C" __global__ void amr_split(
     const u32* __restrict__ items_scan,
     const u32* __restrict__ rings,
     const u32* __restrict__ counters,
+    const u32* __restrict__ block_offsets,
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
@@ -47,7 +48,7 @@ extern "C" __global__ void amr_split(
     if (items[e] == 0u) {
         return;
     }
-    u32 k = items_scan[e];
+    u32 k = items_scan[e] + block_offsets[e / SCAN_BLOCK];
     u32 len = counters[C_RINGS + 3u];
     u32 first;
     if (k < len) {

@@ -1,61 +1,9 @@
 // #include "common/dispatch.cuh"
+// #include "common/scan_blocks.cuh"
 
-// CUDA twin of shaders/scan_blocks.wgsl. First of the two launches of the exclusive prefix sum
-// of u32 values (src/runtime/scan.rs): each block scans SCAN_BLOCK = 1024 items (64 threads x
-// 16 items) in shared memory, output[i] = sum_{block start <= k < i} input[k], and stores the
-// block's total in block_sums[b]; the LAST block to finish (ticket[0] counts the finished ones)
-// then scans block_sums in place, tile by tile with a running carry, and writes the grand total
-// to sums[0]. scan_add (or a caller's kernel) adds block_sums[i / SCAN_BLOCK] to output[i].
-// Sums wrap modulo 2^32.
-//
-// Parts: with a stride s = range.color > 0, sums[k] = sum_{i < k s} input[i] for 1 <= k <= (n -
-// 1) / s, final after this launch: the block holding item k s stores its local prefix there,
-// the last block adds the block offset.
-//
-// No block waits on another. Visibility (the threadFenceReduction pattern): a block's total
-// and parts are stored, then __threadfence() orders them before the ticket's atomicAdd; the
-// last block fences again and reads them with volatile loads (from L2, not a stale L1 line).
-// The last block resets the ticket to 0, so a prepared scan can run again.
-
-#define ITEMS_PER_THREAD 16u
-// One padding word per 32 (the banks): thread t's 16 consecutive items fall in distinct banks.
-#define TILE_WORDS 1056u
-
-__device__ __forceinline__ u32 slot(u32 i) {
-    return i + i / 32u;
-}
-
-// Exclusive scan of the SCAN_BLOCK words of `tile` in place; returns the tile's total to every
-// thread. Call with the tile written and a barrier passed; ends with a barrier.
-__device__ u32 scan_tile(u32* tile, u32* thread_sums, u32 lid) {
-    u32 sum = 0u;
-    for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-        u32 j = slot(lid * ITEMS_PER_THREAD + k);
-        u32 v = tile[j];
-        tile[j] = sum;
-        sum = sum + v;
-    }
-    thread_sums[lid] = sum;
-    __syncthreads();
-    for (u32 offset = 1u; offset < WORKGROUP_SIZE; offset = offset * 2u) {
-        u32 add = 0u;
-        if (lid >= offset) {
-            add = thread_sums[lid - offset];
-        }
-        __syncthreads();
-        thread_sums[lid] = thread_sums[lid] + add;
-        __syncthreads();
-    }
-    // Inclusive minus own is exclusive, also when the sums wrap.
-    u32 before = thread_sums[lid] - sum;
-    u32 tile_total = thread_sums[WORKGROUP_SIZE - 1u];
-    for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-        u32 j = slot(lid * ITEMS_PER_THREAD + k);
-        tile[j] = tile[j] + before;
-    }
-    __syncthreads();
-    return tile_total;
-}
+// CUDA twin of shaders/scan_blocks.wgsl: the first of the two launches of the exclusive prefix
+// sum (common/scan_blocks.cuh; the second, scan_add or a kernel consuming the scan, adds the
+// block offsets).
 
 extern "C" __global__ void scan_blocks(
     const u32* __restrict__ input,
@@ -65,79 +13,6 @@ extern "C" __global__ void scan_blocks(
     u32* ticket,
     ItemRange range) {
     await_previous_launches();
-    __shared__ u32 tile[TILE_WORDS];
-    __shared__ u32 thread_sums[WORKGROUP_SIZE];
-    __shared__ u32 is_last;
-    u32 lid = threadIdx.x;
-    u32 block = blockIdx.x + blockIdx.y * gridDim.x;
-    u32 n = range.count;
-    u32 stride = range.color;
-    // ceil(n / SCAN_BLOCK) without overflow, at least one block (n = 0 writes sums[0] = 0).
-    u32 blocks = n == 0u ? 1u : (n - 1u) / SCAN_BLOCK + 1u;
-    // Blocks past the last one (a 2D grid rounds up) take no ticket.
-    if (block >= blocks) {
-        return;
-    }
-    u32 base = block * SCAN_BLOCK;
-    // Coalesced: thread t moves items t, t + 64, ...; the scan reads 16 consecutive ones.
-    for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-        u32 i = k * WORKGROUP_SIZE + lid;
-        tile[slot(i)] = i < n - base ? input[base + i] : 0u;
-    }
-    __syncthreads();
-    u32 block_total = scan_tile(tile, thread_sums, lid);
-    for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-        u32 i = k * WORKGROUP_SIZE + lid;
-        if (i < n - base) {
-            u32 local = tile[slot(i)];
-            output[base + i] = local;
-            u32 item = base + i;
-            if (stride != 0u && item != 0u && item % stride == 0u) {
-                *(volatile u32*)(sums + item / stride) = local;
-            }
-        }
-    }
-    // Every thread's parts before thread 0's release below.
-    __threadfence();
-    __syncthreads();
-    if (lid == 0u) {
-        *(volatile u32*)(block_sums + block) = block_total;
-        // Release this block's total and parts before its ticket.
-        __threadfence();
-        is_last = atomicAdd(ticket, 1u) == blocks - 1u ? 1u : 0u;
-    }
-    __syncthreads();
-    if (is_last == 0u) {
-        return;
-    }
-    // Acquire every block's total (all tickets were taken before ours).
-    __threadfence();
-    u32 carry = 0u;
-    for (u32 start = 0u; start < blocks; start = start + SCAN_BLOCK) {
-        for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-            u32 i = k * WORKGROUP_SIZE + lid;
-            tile[slot(i)] = i < blocks - start ? *(volatile u32*)(block_sums + start + i) : 0u;
-        }
-        __syncthreads();
-        u32 tile_total = scan_tile(tile, thread_sums, lid);
-        for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-            u32 i = k * WORKGROUP_SIZE + lid;
-            if (i < blocks - start) {
-                block_sums[start + i] = carry + tile[slot(i)];
-            }
-        }
-        carry = carry + tile_total;
-    }
-    // The scanned totals, stored by other threads of this block, before the parts read them.
-    __syncthreads();
-    if (stride != 0u && n != 0u) {
-        for (u32 k = 1u + lid; k <= (n - 1u) / stride; k = k + WORKGROUP_SIZE) {
-            u32 offset = *(volatile u32*)(block_sums + k * stride / SCAN_BLOCK);
-            sums[k] = *(volatile u32*)(sums + k) + offset;
-        }
-    }
-    if (lid == 0u) {
-        sums[0] = carry;
-        *ticket = 0u;
-    }
+    scan_blocks_run(input, output, block_sums, sums, ticket, range, threadIdx.x,
+                    blockIdx.x + blockIdx.y * gridDim.x);
 }

@@ -60,7 +60,7 @@ pub const WORKGROUP_SIZE: u32 = 64;
 
 /// Words of a device launch record (LAUNCH_WORDS in shaders/common/dispatch.wgsl and its CUDA
 /// twin): `[first, count, groups x, groups y, groups z, 0, 0, 0]`, written on the device
-/// (e.g. `write_launch` in shaders/amr_count.wgsl) and read by kernels launched with a range whose count is
+/// (e.g. `write_launch` in shaders/amr_scan.wgsl) and read by kernels launched with a range whose count is
 /// [`DEVICE_COUNT`] and, on wgpu, by the indirect dispatch.
 pub const LAUNCH_WORDS: u32 = 8;
 

@@ -8,7 +8,7 @@
 //! parts ([`PrefixSum::with_parts`]) the prefix at every multiple of a stride, stay on the
 //! device ([`PrefixSum::total`]), final after launch 1. CPU reference: [`exclusive_scan_cpu`].
 
-use super::{Buffer, ItemRange, Kernel, PlanBuilder, Runtime, WORKGROUP_SIZE};
+use super::{Arg, Buffer, ItemRange, Kernel, PlanBuilder, Runtime, WORKGROUP_SIZE};
 use crate::args;
 use crate::error::{Error, Result};
 
@@ -137,26 +137,43 @@ impl PrefixSum {
     /// parts, and the [`PrefixSum::block_offsets`]; the caller's next kernel adds the offsets
     /// to the items past the first block (as `scan_add` does) before anything reads them.
     pub fn record_blocks(&self, plan: &mut PlanBuilder, n: u32) -> Result<()> {
+        self.record_blocks_with(plan, &self.blocks, &[], n, 0)
+    }
+
+    /// [`PrefixSum::record_blocks`] with a caller's kernel built on common/scan_blocks.wgsl
+    /// (its bindings first, then `extra`, and `pad` in the range's last word): e.g. amr_scan,
+    /// which does the adaptation's bookkeeping in the scan's last workgroup.
+    pub fn record_blocks_with(
+        &self,
+        plan: &mut PlanBuilder,
+        kernel: &Kernel,
+        extra: &[Arg],
+        n: u32,
+        pad: u32,
+    ) -> Result<()> {
         if n > self.capacity {
             return Err(Error::Invalid(format!(
                 "scan prepared for {} items, asked for {n}",
                 self.capacity
             )));
         }
+        let mut bindings = args![
+            self.input,
+            self.output,
+            self.block_sums,
+            self.sums,
+            self.ticket
+        ]
+        .to_vec();
+        bindings.extend_from_slice(extra);
         plan.launch_threads(
-            &self.blocks,
-            &args![
-                self.input,
-                self.output,
-                self.block_sums,
-                self.sums,
-                self.ticket
-            ],
+            kernel,
+            &bindings,
             ItemRange {
                 first: 0,
                 count: n,
                 color: self.stride,
-                pad: 0,
+                pad,
             },
             blocks(n) * WORKGROUP_SIZE,
         );

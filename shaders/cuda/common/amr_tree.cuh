@@ -25,7 +25,7 @@
 #define C_EDGE_IDS 2u
 // Ring r: head at C_RINGS + 2 r, length at C_RINGS + 2 r + 1.
 #define C_RINGS 3u
-// The smoothing's top (max of level + flag after its pass 0), handed on by amr_count 0.
+// The smoothing's top (max of level + flag after its pass 0), handed on by amr_scan 0.
 #define C_TOP_LEVEL 9u
 #define C_CLUSTERS 10u
 #define C_REFINES 11u
@@ -41,7 +41,7 @@
 #define C_SMOOTH_TOP 19u
 // Face color offsets: 2K + 1 words.
 #define C_COLOR_OFFSETS 20u
-// The solver's clock (CLOCK_WORDS = 8 words) copied past the counters by amr_count 0, so that
+// The solver's clock (CLOCK_WORDS = 8 words) copied past the counters by amr_scan 0, so that
 // one read-back gives a run the clock and the smoothing's counts.
 #define C_CLOCK 64u
 #define CLOCK_WORDS 8u

@@ -36,6 +36,7 @@ macro_rules! cuda_source {
 pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("common/amr_reorder.cuh"),
     cuda_source!("common/amr_tree.cuh"),
+    cuda_source!("common/scan_blocks.cuh"),
     cuda_source!("common/dg_edge.cuh"),
     cuda_source!("common/dg_euler.cuh"),
     cuda_source!("common/dg_rk.cuh"),
@@ -58,7 +59,7 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("common/vcolor_eject_record.cuh"),
     cuda_source!("amr_coarsen.cu"),
     cuda_source!("amr_compact.cu"),
-    cuda_source!("amr_count.cu"),
+    cuda_source!("amr_scan.cu"),
     cuda_source!("amr_faces.cu"),
     cuda_source!("amr_flag.cu"),
     cuda_source!("amr_geometry.cu"),

@@ -18,11 +18,11 @@
 //! raises need no colors; the colors stay for the surface integral, whose scatter they keep
 //! race-free), the coarsening's
 //! decisions (which split edges a cluster frees) are marked with the clusters and share their
-//! scan, every scan is one launch (`scan_blocks` with its parts, src/runtime/scan.rs) and the
-//! bookkeeping between phases one launch after it, whose thread 0 counts from the scan's sums
-//! while the others add the scan's block offsets (the scan's own second launch), the geometry
-//! shares a launch with the face marks, and the faces kernel also writes the split masks and
-//! counts the far faces.
+//! scan, every scan is one launch (amr_scan: `scan_blocks` with its parts, src/runtime/scan.rs)
+//! whose last workgroup also does the bookkeeping between phases from the scan's total and
+//! parts, the kernels reading a scan's numbers add its block offsets themselves (no launch of
+//! their own), the geometry shares a launch with the face marks, and the faces kernel also
+//! writes the split masks and counts the far faces.
 
 use super::indicator::IndicatorField;
 use super::projection::Projection;
@@ -52,7 +52,7 @@ mod counter {
     pub const LEN: usize = 64;
 }
 
-/// Words after the counters that take a copy of the solver's clock (amr_count 0, C_CLOCK;
+/// Words after the counters that take a copy of the solver's clock (amr_scan 0, C_CLOCK;
 /// [`GpuAdaptation::smooth_with_clock`]), so that one read-back gives a run both.
 pub const CLOCK_WORDS: usize = 8;
 
@@ -356,10 +356,10 @@ impl GpuAdaptation {
         let with_ne = [("NE", ne_f)];
         // Every kernel of the adaptation at once (Runtime::kernels: in parallel, the setup of
         // each attach with more room).
-        let [flag_kernel, count_kernel, smooth_kernel, mark_kernel, coarsen_kernel, split_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel] =
+        let [flag_kernel, scan_kernel, smooth_kernel, mark_kernel, coarsen_kernel, split_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel] =
             rt.kernels([
                 ("amr_flag", &with_np),
-                ("amr_count", &[]),
+                ("amr_scan", &[]),
                 ("amr_smooth", &with_ne),
                 ("amr_mark", &with_ne),
                 ("amr_coarsen", &with_np),
@@ -398,47 +398,20 @@ impl GpuAdaptation {
         tally.next_plan();
 
         // The marks' and the faces' scans leave their prefix at every multiple of NE (the
-        // parts amr_count reads); amr_count also adds every scan's block offsets.
+        // parts amr_scan's bookkeeping reads); the kernels reading a scan's numbers add its
+        // block offsets themselves.
         let marks_sum = PrefixSum::with_parts(rt, &marks, &marks_scan, 3 * ne as u32, ne as u32)?;
         let slot_sum = PrefixSum::new(rt, &items, &items_scan, ne as u32)?;
         let edge_sum = PrefixSum::new(rt, &items, &items_scan, capacity.edges as u32)?;
         let face_sum =
             PrefixSum::with_parts(rt, &items, &items_scan, face_items as u32, ne as u32)?;
         let launch_words = dg.launch_words();
-        // Launch 1 of `scan` over its first `items`, then amr_count's phase with the scan's
-        // launch 2 folded in (a thread per item, and thread 0).
-        let count = |plan: &mut PlanBuilder,
-                     phase: u32,
-                     scan: &PrefixSum,
-                     scan_out: &Buffer,
-                     items: usize|
-         -> Result<()> {
-            let items = items as u32;
-            scan.record_blocks(plan, items)?;
-            let mut count_args = args![
-                counters,
-                *scan.total(),
-                *scan.block_offsets(),
-                *scan_out,
-                *launch_words,
-                *dg.clock_buffer(),
-                slots,
-                holes
-            ]
-            .to_vec();
-            count_args.push(prm.clone());
-            let threads = 1 + items;
-            plan.launch(
-                &count_kernel,
-                &count_args,
-                ItemRange {
-                    first: 0,
-                    count: threads,
-                    color: 0,
-                    pad: phase,
-                },
-            );
-            Ok(())
+        // The scan of `scan` over its first `items` with the bookkeeping of `phase` in its last
+        // workgroup (amr_scan).
+        let mut scan_extra = args![counters, *launch_words, *dg.clock_buffer()].to_vec();
+        scan_extra.push(prm.clone());
+        let count = |plan: &mut PlanBuilder, phase: u32, scan: &PrefixSum, items: usize| {
+            scan.record_blocks_with(plan, &scan_kernel, &scan_extra, items as u32, phase)
         };
         let phase = |n: usize, pad: u32| ItemRange {
             first: 0,
@@ -491,14 +464,14 @@ impl GpuAdaptation {
             ],
             ItemRange::all(ne as u32),
         );
-        count(&mut smooth, 0, &marks_sum, &marks_scan, 3 * ne)?;
+        count(&mut smooth, 0, &marks_sum, 3 * ne)?;
         tally.count("determine parents", &smooth);
         tally.next_plan();
         let mut adapt = PlanBuilder::new();
 
-        // Each count launch closes a phase: 1 after coarsening and the split scan, 2 after
-        // refining and the compaction scan, 3 after the face scan (amr_count.wgsl; 0 after the
-        // marks' scan above).
+        // Each scan's bookkeeping closes a phase: 1 after coarsening and the split marks, 2
+        // after refining and the compaction marks, 3 after the face marks (amr_scan.wgsl; 0
+        // after the marks above).
         let mut coarsen_args = args![
             slots,
             element_tree,
@@ -512,7 +485,8 @@ impl GpuAdaptation {
             counters,
             holes,
             *regs,
-            weights
+            weights,
+            *marks_sum.block_offsets()
         ]
         .to_vec();
         coarsen_args.push(prm.clone());
@@ -529,14 +503,15 @@ impl GpuAdaptation {
             items,
             items_scan,
             ring_buffer,
-            counters
+            counters,
+            *edge_sum.block_offsets()
         ]
         .to_vec();
         split_args.push(prm.clone());
         adapt
             .segment("refine")
             .launch(&split_kernel, &split_args, phase(capacity.edges, 0));
-        count(&mut adapt, 1, &edge_sum, &items_scan, capacity.edges)?;
+        count(&mut adapt, 1, &edge_sum, capacity.edges)?;
         adapt.launch(&split_kernel, &split_args, phase(capacity.edges, 1));
         let mut refine_args = args![
             slots,
@@ -551,7 +526,8 @@ impl GpuAdaptation {
             counters,
             holes,
             *regs,
-            weights
+            weights,
+            *marks_sum.block_offsets()
         ]
         .to_vec();
         refine_args.push(prm.clone());
@@ -565,13 +541,15 @@ impl GpuAdaptation {
             items_scan,
             holes,
             counters,
-            *regs
+            *regs,
+            *slot_sum.block_offsets()
         ];
         adapt
             .segment("compact")
             .launch(&compact_kernel, &compact_args, phase(ne, 0));
-        count(&mut adapt, 2, &slot_sum, &items_scan, ne)?;
+        count(&mut adapt, 2, &slot_sum, ne)?;
         adapt.launch(&compact_kernel, &compact_args, phase(ne, 1));
+        adapt.launch(&compact_kernel, &compact_args, phase(ne, 2));
         tally.count("compact", &adapt);
 
         // Geometry and face marks per slot, the face scan, then the faces with their
@@ -597,7 +575,7 @@ impl GpuAdaptation {
             &geometry_args,
             ItemRange::all(ne as u32),
         );
-        count(&mut adapt, 3, &face_sum, &items_scan, face_items)?;
+        count(&mut adapt, 3, &face_sum, face_items)?;
         adapt.launch(
             &faces_kernel,
             &args![
@@ -609,7 +587,8 @@ impl GpuAdaptation {
                 *faces,
                 *neighbors,
                 counters,
-                slots
+                slots,
+                *face_sum.block_offsets()
             ],
             ItemRange::all(capacity.edges as u32),
         );

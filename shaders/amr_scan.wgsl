@@ -1,0 +1,113 @@
+// #include "common/dispatch.wgsl"
+// #include "common/scan_blocks.wgsl"
+// #include "common/amr_tree.wgsl"
+
+// The first launch of a phase's scan (common/scan_blocks.wgsl) with the bookkeeping between
+// the adaptation's phases in its last workgroup (thread 0, range.pad = the phase), from the
+// scan's total and parts (sums: the total in word 0, the prefix at k NE in word k, final in
+// the last workgroup). The kernels after it add the block offsets as they read a number
+// (block_sums[i / SCAN_BLOCK]), so no launch adds them.
+//   0: after amr_mark (three parts of NE): the numbers of clusters, refined elements and freed
+//      split blocks, and the smoothing's top (amr_smooth) handed to C_TOP_LEVEL for the host,
+//      and the solver's clock copied past the counters (C_CLOCK);
+//   1: after coarsening and amr_split 0: the freed element, split and interior blocks join
+//      their rings, and the number of edges to split;
+//   2: after refining and amr_compact 0 (n = NE): split blocks taken from the ring first, then
+//      new ids (amr_refine counted the new ones for its interior edges already), element and
+//      interior blocks likewise, new slots, the new count, and the holes below it (half the
+//      compaction's marks);
+//   3: after amr_geometry (NE marks per color): the new active count, the face offsets of the
+//      2K colors, the DG solver's launch records (dispatch.wgsl): 0 the elements, 1 + c the
+//      faces of color c, 1 + 2K all faces; and the far faces cleared for amr_faces to count.
+
+@group(0) @binding(5) var<storage, read_write> counters: array<u32>;
+// The DG solver's launch records (GpuDg::launch_words), LAUNCH_WORDS words each.
+@group(0) @binding(6) var<storage, read_write> launches: array<u32>;
+// The DG solver's clock (GpuDg::clock_buffer), its f32 bits.
+@group(0) @binding(7) var<storage, read> clock: array<u32>;
+@group(2) @binding(0) var<uniform> params: AmrParams;
+
+// Launch record r: items first .. first + count and their workgroup grid.
+fn write_launch(r: u32, first: u32, count: u32) {
+    let w = r * LAUNCH_WORDS;
+    let grid = launch_grid(count);
+    launches[w] = first;
+    launches[w + 1u] = count;
+    launches[w + 2u] = grid.x;
+    launches[w + 3u] = grid.y;
+    launches[w + 4u] = grid.z;
+}
+
+// Take `wanted` blocks of ring r, oldest first: returns how many must be new ids instead.
+fn take(r: u32, wanted: u32) -> u32 {
+    let len = counters[C_RINGS + 2u * r + 1u];
+    let taken = min(wanted, len);
+    counters[C_RINGS + 2u * r] = (counters[C_RINGS + 2u * r] + taken) % ring_size(params, r);
+    counters[C_RINGS + 2u * r + 1u] = len - taken;
+    return wanted - taken;
+}
+
+fn count_phase(phase: u32) {
+    let total = atomicLoad(&sums[0]);
+    switch phase {
+        case 0u: {
+            let clusters = atomicLoad(&sums[1]);
+            let marked = atomicLoad(&sums[2]);
+            counters[C_CLUSTERS] = clusters;
+            counters[C_REFINES] = marked - clusters;
+            counters[C_SPLIT_FREES] = total - marked;
+            counters[C_TOP_LEVEL] = counters[C_SMOOTH_TOP];
+            counters[C_SMOOTH_TOP] = 0u;
+            for (var k = 0u; k < CLOCK_WORDS; k = k + 1u) {
+                counters[C_CLOCK + k] = clock[k];
+            }
+        }
+        case 1u: {
+            let clusters = counters[C_CLUSTERS];
+            counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
+            counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
+            counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
+            counters[C_SPLITS] = total;
+        }
+        case 2u: {
+            counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 2u * take(1u, counters[C_SPLITS]);
+            let refines = counters[C_REFINES];
+            counters[C_ELEMENT_IDS] = counters[C_ELEMENT_IDS] + 4u * take(0u, refines);
+            counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines);
+            let bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], refines);
+            counters[C_SLOTS] = bounds.y;
+            counters[C_NEW_ACTIVE] = bounds.x;
+            counters[C_COMPACT_HOLES] = total / 2u;
+        }
+        case 3u: {
+            counters[C_ACTIVE] = counters[C_NEW_ACTIVE];
+            counters[C_FAR_FACES] = 0u;
+            let colors = 2u * params.base_colors;
+            counters[C_COLOR_OFFSETS] = 0u;
+            for (var c = 1u; c < colors; c = c + 1u) {
+                counters[C_COLOR_OFFSETS + c] = atomicLoad(&sums[c]);
+            }
+            counters[C_COLOR_OFFSETS + colors] = total;
+            write_launch(0u, 0u, counters[C_ACTIVE]);
+            for (var c = 0u; c < colors; c = c + 1u) {
+                let first = counters[C_COLOR_OFFSETS + c];
+                write_launch(1u + c, first, counters[C_COLOR_OFFSETS + c + 1u] - first);
+            }
+            write_launch(1u + colors, 0u, total);
+        }
+        default: {
+        }
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
+    let last = scan_blocks_run(lid.x, wid.x + wid.y * nwg.x);
+    if (last && lid.x == 0u) {
+        count_phase(range.pad);
+    }
+}

@@ -1,0 +1,171 @@
+// #include "common/dispatch.wgsl"
+
+// The first launch of the exclusive prefix sum of u32 values (src/runtime/scan.rs), shared by
+// scan_blocks and amr_scan (which does the adaptation's bookkeeping in the last workgroup):
+// each workgroup scans one block of SCAN_BLOCK = 1024 items (64 threads x 16 items) in
+// workgroup memory, output[i] = sum_{block start <= k < i} input[k], and stores the block's
+// total in block_sums[b]; the LAST workgroup to finish (ticket[0] counts the finished ones)
+// then scans block_sums in place, tile by tile with a running carry, so block_sums[b] =
+// sum_{c < b} total_c, and writes the grand total to sums[0]. scan_add (or a caller's kernel)
+// adds block_sums[i / SCAN_BLOCK] to output[i]. All sums wrap modulo 2^32 like the CPU
+// reference.
+//
+// Parts: with a stride s = range.color > 0, sums[k] = sum_{i < k s} input[i] for 1 <= k <= (n -
+// 1) / s, final after this launch (so a kernel that needs the prefix at a few part boundaries
+// need not wait for the offsets to be added): the workgroup holding item k s stores its local
+// prefix there, the last workgroup adds the block offset.
+//
+// No workgroup waits on another (no forward-progress assumption): the workgroups that are not
+// last simply finish. Visibility: the block totals, the parts and the ticket are atomics
+// (device scope); storageBarrier() is a device-scope acquire-release barrier over storage
+// memory (naga emits OpControlBarrier(Workgroup, Device, AcquireRelease | UniformMemory)), so a
+// workgroup's total is released before its ticket increment, and the last workgroup, having
+// read the final ticket value, acquires every total before it reads them. The last workgroup
+// resets the ticket to 0 after it has read it, so a prepared scan can run again (the next
+// launch sees the reset: launches are ordered).
+
+@group(0) @binding(0) var<storage, read> input: array<u32>;
+@group(0) @binding(1) var<storage, read_write> output: array<u32>;
+@group(0) @binding(2) var<storage, read_write> block_sums: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read_write> sums: array<atomic<u32>>;
+@group(0) @binding(4) var<storage, read_write> ticket: array<atomic<u32>>;
+@group(1) @binding(0) var<uniform> range: ItemRange;
+
+const ITEMS_PER_THREAD: u32 = 16u;
+// One padding word per 32 (the banks): thread t's 16 consecutive items t*16 .. t*16+15 then
+// fall in distinct banks across a warp.
+const TILE_WORDS: u32 = 1056u;
+
+var<workgroup> tile: array<u32, TILE_WORDS>;
+var<workgroup> thread_sums: array<u32, WORKGROUP_SIZE>;
+var<workgroup> is_last: u32;
+
+fn slot(i: u32) -> u32 {
+    return i + i / 32u;
+}
+
+// Exclusive scan of the SCAN_BLOCK words of `tile` in place (sequential over each thread's 16
+// consecutive items, Hillis-Steele over the 64 thread totals); returns the tile's total to
+// every thread. Call with the tile written and a barrier passed; ends with a barrier.
+fn scan_tile(lid: u32) -> u32 {
+    var sum = 0u;
+    // #unroll
+    for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
+        let j = slot(lid * ITEMS_PER_THREAD + k);
+        let v = tile[j];
+        tile[j] = sum;
+        sum = sum + v;
+    }
+    thread_sums[lid] = sum;
+    workgroupBarrier();
+    for (var offset = 1u; offset < WORKGROUP_SIZE; offset = offset * 2u) {
+        var add = 0u;
+        if (lid >= offset) {
+            add = thread_sums[lid - offset];
+        }
+        workgroupBarrier();
+        thread_sums[lid] = thread_sums[lid] + add;
+        workgroupBarrier();
+    }
+    // Inclusive minus own is exclusive, also when the sums wrap.
+    let before = thread_sums[lid] - sum;
+    let tile_total = thread_sums[WORKGROUP_SIZE - 1u];
+    // #unroll
+    for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
+        let j = slot(lid * ITEMS_PER_THREAD + k);
+        tile[j] = tile[j] + before;
+    }
+    workgroupBarrier();
+    return tile_total;
+}
+
+// Block `block` of the scan, by its workgroup's thread `lid`; true in the last workgroup, after
+// the block offsets, the parts and the total are stored and visible to the whole workgroup.
+fn scan_blocks_run(lid: u32, block: u32) -> bool {
+    let n = range.count;
+    let stride = range.color;
+    // ceil(n / SCAN_BLOCK) without overflow, at least one block (n = 0 writes sums[0] = 0).
+    let blocks = select((n - 1u) / SCAN_BLOCK + 1u, 1u, n == 0u);
+    // Workgroups past the last block (a 2D grid rounds up) take no ticket.
+    if (block >= blocks) {
+        return false;
+    }
+    let base = block * SCAN_BLOCK;
+    // Coalesced: thread t moves items t, t + 64, ... ; the scan reads 16 consecutive ones.
+    // #unroll
+    for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
+        let i = k * WORKGROUP_SIZE + lid;
+        var v = 0u;
+        if (i < n - base) {
+            v = input[base + i];
+        }
+        tile[slot(i)] = v;
+    }
+    workgroupBarrier();
+    let block_total = scan_tile(lid);
+    // #unroll
+    for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
+        let i = k * WORKGROUP_SIZE + lid;
+        if (i < n - base) {
+            let local = tile[slot(i)];
+            output[base + i] = local;
+            let item = base + i;
+            if (stride != 0u && item != 0u && item % stride == 0u) {
+                atomicStore(&sums[item / stride], local);
+            }
+        }
+    }
+    // Every thread's parts happen before thread 0's release below.
+    storageBarrier();
+    if (lid == 0u) {
+        atomicStore(&block_sums[block], block_total);
+    }
+    // Release this block's total and parts before its ticket.
+    storageBarrier();
+    if (lid == 0u) {
+        is_last = select(0u, 1u, atomicAdd(&ticket[0], 1u) == blocks - 1u);
+    }
+    if (workgroupUniformLoad(&is_last) == 0u) {
+        return false;
+    }
+    // Acquire every block's total (all tickets were taken before ours).
+    storageBarrier();
+    var carry = 0u;
+    for (var start = 0u; start < blocks; start = start + SCAN_BLOCK) {
+        // #unroll
+        for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
+            let i = k * WORKGROUP_SIZE + lid;
+            var v = 0u;
+            if (i < blocks - start) {
+                v = atomicLoad(&block_sums[start + i]);
+            }
+            tile[slot(i)] = v;
+        }
+        workgroupBarrier();
+        let tile_total = scan_tile(lid);
+        // #unroll
+        for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
+            let i = k * WORKGROUP_SIZE + lid;
+            if (i < blocks - start) {
+                atomicStore(&block_sums[start + i], carry + tile[slot(i)]);
+            }
+        }
+        carry = carry + tile_total;
+    }
+    // The scanned totals, stored by other threads of this workgroup, before the parts read them.
+    storageBarrier();
+    if (stride != 0u && n != 0u) {
+        for (var k = 1u + lid; k <= (n - 1u) / stride; k = k + WORKGROUP_SIZE) {
+            let offset = atomicLoad(&block_sums[k * stride / SCAN_BLOCK]);
+            atomicStore(&sums[k], atomicLoad(&sums[k]) + offset);
+        }
+    }
+    if (lid == 0u) {
+        atomicStore(&sums[0], carry);
+        atomicStore(&ticket[0], 0u);
+    }
+    // The total and the parts, stored by other threads of this workgroup, before the caller's
+    // bookkeeping reads them.
+    storageBarrier();
+    return true;
+}

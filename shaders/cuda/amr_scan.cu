@@ -1,0 +1,130 @@
+// #include "common/dispatch.cuh"
+// #include "common/scan_blocks.cuh"
+// #include "common/amr_tree.cuh"
+
+// CUDA twin of shaders/amr_scan.wgsl. The first launch of a phase's scan
+// (common/scan_blocks.cuh) with the bookkeeping between the adaptation's phases in its last
+// block (thread 0, range.pad = the phase), from the scan's total and parts (sums: the total in
+// word 0, the prefix at k NE in word k, final in the last block). The kernels after it add the
+// block offsets as they read a number (block_sums[i / SCAN_BLOCK]), so no launch adds them.
+//   0: after amr_mark (three parts of NE): the numbers of clusters, refined elements and freed
+//      split blocks, and the smoothing's top (amr_smooth) handed to C_TOP_LEVEL for the host,
+//      and the solver's clock copied past the counters (C_CLOCK);
+//   1: after coarsening and amr_split 0: the freed element, split and interior blocks join
+//      their rings, and the number of edges to split;
+//   2: after refining and amr_compact 0 (n = NE): split blocks taken from the ring first, then
+//      new ids (amr_refine counted the new ones for its interior edges already), element and
+//      interior blocks likewise, new slots, the new count, and the holes below it (half the
+//      compaction's marks);
+//   3: after amr_geometry (NE marks per color): the new active count, the face offsets of the
+//      2K colors, the DG solver's launch records (dispatch.cuh): 0 the elements, 1 + c the
+//      faces of color c, 1 + 2K all faces; and the far faces cleared for amr_faces to count.
+//
+// launches: the DG solver's launch records (GpuDg::launch_words), LAUNCH_WORDS words each.
+
+// Launch record r: items first .. first + count and their workgroup grid.
+__device__ __forceinline__ void write_launch(u32* launches, u32 r, u32 first, u32 count) {
+    u32 w = r * LAUNCH_WORDS;
+    uint3 grid = launch_grid(count);
+    launches[w] = first;
+    launches[w + 1u] = count;
+    launches[w + 2u] = grid.x;
+    launches[w + 3u] = grid.y;
+    launches[w + 4u] = grid.z;
+}
+
+// Take `wanted` blocks of ring r, oldest first: returns how many must be new ids instead.
+__device__ __forceinline__ u32 take(u32 r, u32 wanted, u32* counters, const AmrParams& params) {
+    u32 len = counters[C_RINGS + 2u * r + 1u];
+    u32 taken = min(wanted, len);
+    counters[C_RINGS + 2u * r] = (counters[C_RINGS + 2u * r] + taken) % ring_size(params, r);
+    counters[C_RINGS + 2u * r + 1u] = len - taken;
+    return wanted - taken;
+}
+
+__device__ void count_phase(
+    u32 phase,
+    const u32* sums,
+    u32* counters,
+    u32* launches,
+    const u32* clock,
+    const AmrParams& params) {
+    // The sums were stored by other threads of this block: read them past the L1.
+    const volatile u32* s = sums;
+    u32 total = s[0];
+    switch (phase) {
+        case 0u: {
+            u32 clusters = s[1];
+            u32 marked = s[2];
+            counters[C_CLUSTERS] = clusters;
+            counters[C_REFINES] = marked - clusters;
+            counters[C_SPLIT_FREES] = total - marked;
+            counters[C_TOP_LEVEL] = counters[C_SMOOTH_TOP];
+            counters[C_SMOOTH_TOP] = 0u;
+            for (u32 k = 0u; k < CLOCK_WORDS; k = k + 1u) {
+                counters[C_CLOCK + k] = clock[k];
+            }
+            break;
+        }
+        case 1u: {
+            u32 clusters = counters[C_CLUSTERS];
+            counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
+            counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
+            counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
+            counters[C_SPLITS] = total;
+            break;
+        }
+        case 2u: {
+            counters[C_EDGE_IDS] =
+                counters[C_EDGE_IDS] + 2u * take(1u, counters[C_SPLITS], counters, params);
+            u32 refines = counters[C_REFINES];
+            counters[C_ELEMENT_IDS] =
+                counters[C_ELEMENT_IDS] + 4u * take(0u, refines, counters, params);
+            counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines, counters, params);
+            uint2 bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], refines);
+            counters[C_SLOTS] = bounds.y;
+            counters[C_NEW_ACTIVE] = bounds.x;
+            counters[C_COMPACT_HOLES] = total / 2u;
+            break;
+        }
+        case 3u: {
+            counters[C_ACTIVE] = counters[C_NEW_ACTIVE];
+            counters[C_FAR_FACES] = 0u;
+            u32 colors = 2u * params.base_colors;
+            counters[C_COLOR_OFFSETS] = 0u;
+            for (u32 c = 1u; c < colors; c = c + 1u) {
+                counters[C_COLOR_OFFSETS + c] = s[c];
+            }
+            counters[C_COLOR_OFFSETS + colors] = total;
+            write_launch(launches, 0u, 0u, counters[C_ACTIVE]);
+            for (u32 c = 0u; c < colors; c = c + 1u) {
+                u32 first = counters[C_COLOR_OFFSETS + c];
+                write_launch(launches, 1u + c, first, counters[C_COLOR_OFFSETS + c + 1u] - first);
+            }
+            write_launch(launches, 1u + colors, 0u, total);
+            break;
+        }
+        default: {
+            break;
+        }
+    }
+}
+
+extern "C" __global__ void amr_scan(
+    const u32* __restrict__ input,
+    u32* __restrict__ output,
+    u32* block_sums,
+    u32* sums,
+    u32* ticket,
+    u32* counters,
+    u32* launches,
+    const u32* __restrict__ clock,
+    AmrParams params,
+    ItemRange range) {
+    await_previous_launches();
+    bool last = scan_blocks_run(input, output, block_sums, sums, ticket, range, threadIdx.x,
+                                blockIdx.x + blockIdx.y * gridDim.x);
+    if (last && threadIdx.x == 0u) {
+        count_phase(range.pad, sums, counters, launches, clock, params);
+    }
+}
