@@ -85,7 +85,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         if (i >= n) {
             return;
         }
-        let old = order[i];
+        // The sorted order, in the half the last radix pass wrote.
+        let old = order[(RADIX_PASSES % 2u) * NE + i];
         let id = slots[old];
         scratch[slots_at() + i] = id;
         scratch[new_of_at() + old] = i;

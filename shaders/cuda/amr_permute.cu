@@ -73,7 +73,8 @@ extern "C" __global__ void amr_permute(
         if (i >= n) {
             return;
         }
-        u32 old = order[i];
+        // The sorted order, in the half the last radix pass wrote.
+        u32 old = order[(RADIX_PASSES % 2u) * NE + i];
         u32 id = slots[old];
         scratch[SLOTS_AT + i] = id;
         scratch[NEW_OF_AT + old] = i;

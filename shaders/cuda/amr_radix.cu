@@ -5,14 +5,14 @@
 // CUDA twin of shaders/amr_radix.wgsl. One pass of the LSD radix sort of the (key, slot) pairs
 // (reorder::radix_order, the exact CPU reference), one thread per slot up to the capacity,
 // slots i in groups w = i / WORKGROUP_SIZE (a block each; G groups); pass p = range.color sorts
-// by digit d = (key >> 8 p) & 255 from half p % 2 of keys/order (NE words each) into the other
+// by digit d = (key >> 8 (p + RADIX_FIRST_DIGIT)) & 255 from half p % 2 of keys/order (NE words each) into the other
 // half:
 //   0: counts[d G + w] = the occupied slots of group w with digit d (slots past the active
 //      count have none); the exclusive scan over the RADIX G counts (digit-major, one launch:
 //      this kernel adds its block offsets) then gives group w's first place for digit d;
 //   1: pair i moves to that place plus its rank among the slots of its group before it with
 //      the same digit: a stable counting sort by the digit.
-// After the 4 passes the sorted pairs are back in half 0.
+// After the RADIX_PASSES passes the sorted pairs are in half RADIX_PASSES % 2.
 //
 // The WGSL override constant is a preprocessor define here (the host passes a -D value).
 
@@ -39,7 +39,7 @@ extern "C" __global__ void amr_radix(
     bool occupied = i < range.count && i < counters[C_ACTIVE];
     u32 digit = RADIX;
     if (occupied) {
-        digit = (keys[src_half + i] >> (RADIX_BITS * range.color)) & (RADIX - 1u);
+        digit = (keys[src_half + i] >> (RADIX_BITS * (RADIX_FIRST_DIGIT + range.color))) & (RADIX - 1u);
     }
     if (range.pad == 0u) {
         for (u32 d = lid; d < RADIX; d = d + WORKGROUP_SIZE) {

@@ -2,9 +2,13 @@
 // along a Morton curve (src/solver/dg/amr/reorder.rs), shared by amr_morton, amr_radix,
 // amr_permute and amr_locality.
 
-// Radix sort: 4 passes of 8-bit digits over the 32-bit keys (reorder::RADIX_BITS).
+// Radix sort: 3 passes of 8-bit digits over the keys' top 24 bits, digits 1 to 3
+// (reorder::RADIX_BITS, RADIX_FIRST_DIGIT, RADIX_PASSES): the lowest digit, the finest 16 x 16
+// cells of each 2^12 x 2^12 cell, keeps the order the slots had, next to each other.
 #define RADIX_BITS 8u
 #define RADIX 256u
+#define RADIX_FIRST_DIGIT 1u
+#define RADIX_PASSES 3u
 // A face is far when its slots differ by more than this (reorder::FAR_SLOTS): about what a
 // 32-thread launch over a color's faces (left slots ~4 apart) spans.
 #define FAR_SLOTS 128u

@@ -6,8 +6,9 @@
 //!
 //! 1. `amr_morton`: a 32-bit key per active slot, the centroid's cell on a 2^16 x 2^16 grid of
 //!    the base mesh's box with the x and y bits interleaved ([`morton_key`]);
-//! 2. `amr_radix`: an LSD radix sort of the (key, slot) pairs in [`RADIX_PASSES`] passes of
-//!    [`RADIX_BITS`] bits, each three launches: the digits counted per group of
+//! 2. `amr_radix`: an LSD radix sort of the (key, slot) pairs by the keys' top 24 bits, in
+//!    [`RADIX_PASSES`] passes of [`RADIX_BITS`] bits from digit [`RADIX_FIRST_DIGIT`], each
+//!    three launches: the digits counted per group of
 //!    [`WORKGROUP_SIZE`] slots, the runtime's exclusive scan over the counts (digit-major), and a
 //!    stable scatter ([`radix_order`]);
 //! 3. `amr_permute`: new slot i takes old slot `order[i]`: the element id (and the tree's slot
@@ -43,8 +44,14 @@ use crate::solver::smooth::layout::morton;
 
 /// Bits of a radix digit (`RADIX_BITS` of shaders/common/amr_reorder.wgsl).
 pub const RADIX_BITS: u32 = 8;
-/// Passes over the 32-bit keys.
-pub const RADIX_PASSES: u32 = 32 / RADIX_BITS;
+/// The lowest digit sorted: digit 0 (the finest 16 x 16 cells of each 2^12 x 2^12 cell of the
+/// key's grid) keeps the slots' order, next to each other. At 9 levels of the double Mach
+/// reflection a 2^12 cell holds at most ~13 of the finest elements, all contiguous after the
+/// sort, so the faces stay near; a pass (3 launches) fewer.
+pub const RADIX_FIRST_DIGIT: u32 = 1;
+/// Passes, digits RADIX_FIRST_DIGIT.. of the 32-bit keys: the sorted pairs end in half
+/// `RADIX_PASSES % 2` of the key and order buffers.
+pub const RADIX_PASSES: u32 = 32 / RADIX_BITS - RADIX_FIRST_DIGIT;
 /// Values of a digit.
 const RADIX: usize = 1 << RADIX_BITS;
 /// Rise of the far fraction over its value after the last reorder that triggers the next
@@ -164,8 +171,9 @@ pub fn morton_keys(flat: &FlatTree, frame: &MortonFrame) -> Vec<u32> {
         .collect()
 }
 
-/// Slots in the order of their keys, ties in slot order: the LSD radix sort of `amr_radix`,
-/// pass by pass (a stable counting sort by each 8-bit digit): the digits counted per group of
+/// Slots in the order of their keys' top 24 bits (digits from [`RADIX_FIRST_DIGIT`]), ties in
+/// slot order: the LSD radix sort of `amr_radix`, pass by pass (a stable counting sort by each
+/// 8-bit digit): the digits counted per group of
 /// [`WORKGROUP_SIZE`] slots, digit-major, the counts' exclusive scan, then each pair to its
 /// group's place for its digit plus its rank among the group's pairs before it with that digit.
 pub fn radix_order(keys: &[u32]) -> Vec<u32> {
@@ -173,7 +181,8 @@ pub fn radix_order(keys: &[u32]) -> Vec<u32> {
     let groups = keys.len().div_ceil(group_size);
     let mut pairs: Vec<(u32, u32)> = keys.iter().zip(0..).map(|(&k, i)| (k, i)).collect();
     for pass in 0..RADIX_PASSES {
-        let digit = |k: u32| (k >> (RADIX_BITS * pass)) as usize & (RADIX - 1);
+        let digit =
+            |k: u32| (k >> (RADIX_BITS * (RADIX_FIRST_DIGIT + pass))) as usize & (RADIX - 1);
         let mut places = vec![0usize; RADIX * groups];
         for (i, &(k, _)) in pairs.iter().enumerate() {
             places[digit(k) * groups + i / group_size] += 1;
@@ -243,6 +252,8 @@ pub struct GpuReorder {
     keys: Buffer,
     order: Buffer,
     counters: Buffer,
+    /// Slots per half of `keys` and `order`.
+    slot_capacity: usize,
 }
 
 impl GpuReorder {
@@ -341,6 +352,7 @@ impl GpuReorder {
             keys,
             order,
             counters: tree.counters.clone(),
+            slot_capacity: ne,
         })
     }
 
@@ -366,11 +378,13 @@ impl GpuReorder {
         Ok(self.rt.read::<u32>(&self.counters, FAR_FACES_WORD, 1)?[0] as usize)
     }
 
-    /// The first `n` sorted keys and the slot order of the last reorder (waits for it).
+    /// The first `n` sorted keys and the slot order of the last reorder (waits for it): in
+    /// the half of the buffers the last radix pass wrote.
     pub fn sorted(&self, n: usize) -> Result<(Vec<u32>, Vec<u32>)> {
+        let at = (RADIX_PASSES % 2) as usize * self.slot_capacity;
         Ok((
-            self.rt.read(&self.keys, 0, n)?,
-            self.rt.read(&self.order, 0, n)?,
+            self.rt.read(&self.keys, at, n)?,
+            self.rt.read(&self.order, at, n)?,
         ))
     }
 }
@@ -396,8 +410,10 @@ mod tests {
             })
             .collect();
         let mut want: Vec<u32> = (0..keys.len() as u32).collect();
-        want.sort_by_key(|&i| keys[i as usize]);
+        want.sort_by_key(|&i| keys[i as usize] >> (RADIX_BITS * RADIX_FIRST_DIGIT));
         assert_eq!(radix_order(&keys), want);
+        // The lowest digit is not sorted: keys differing only there keep the slots' order.
+        assert_eq!(radix_order(&[0x105, 0x103, 0x0ff]), vec![2, 0, 1]);
     }
 
     #[test]
