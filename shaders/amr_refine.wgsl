@@ -2,7 +2,12 @@
 // #include "common/amr_tree.wgsl"
 
 // Refinement, one thread per slot flagged +1, refined element number k in slot order
-// (AdaptiveMesh::refine in src/solver/dg/amr/tree.rs). The four children C0..C3 (corners at
+// (AdaptiveMesh::refine and split_edge in src/solver/dg/amr/tree.rs). A side whose edge amr_split
+// marked is split here: split edge number j (amr_scan 1) takes the ring's j-th split block or
+// new ids past the ring's length, its halves get colors c and (c + K) mod 2K; the side that
+// writes them (side 0 when it refines, else side 1: split_sides) writes their records, the
+// edge's child link and, when the other side does not refine, clears the other side's entries
+// of the halves. The four children C0..C3 (corners at
 // v0, v1, v2, then the centre one) take the ring's k-th element block or new ids; C0 takes
 // the parent's slot, C1..C3 holes 3k .. 3k + 2 left by coarsening, then new slots past the
 // active ones. Child c gets c^c_k = sum_m W^c_km c^P_m (exact). Side s of the parent is split:
@@ -29,6 +34,11 @@ const MAX_NP: u32 = 15u;
 @group(0) @binding(12) var<storage, read> weights: array<f32>;
 // The marks' scan's block offsets (amr_scan 0 leaves them for the reader to add).
 @group(0) @binding(13) var<storage, read> block_offsets: array<u32>;
+// amr_split's sides that refine per edge, and the split edges' numbers (amr_scan 1: the
+// block prefixes and the block offsets).
+@group(0) @binding(14) var<storage, read> split_sides: array<u32>;
+@group(0) @binding(15) var<storage, read> split_numbers: array<u32>;
+@group(0) @binding(16) var<storage, read> split_offsets: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -44,6 +54,40 @@ fn block(r: u32, k: u32, next: u32, width: u32) -> u32 {
         return rings[ring_index(params, r, counters[C_RINGS + 2u * r], k)];
     }
     return next + width * (k - len);
+}
+
+// The first of the two halves of side edge e (the refining element on its side `side`): the
+// halves it had, or those of this adaptation's split (written here by one of its sides).
+fn halves(e: u32, side: u32) -> u32 {
+    let sides = split_sides[e];
+    if (sides == NONE) {
+        return edge_tree[e].z;
+    }
+    let k = split_numbers[e] + split_offsets[e / SCAN_BLOCK];
+    let len = counters[C_RINGS + 3u];
+    var first: u32;
+    if (k < len) {
+        first = rings[ring_index(params, 1u, counters[C_RINGS + 2u], k)];
+    } else {
+        first = counters[C_EDGE_IDS] + 2u * (k - len);
+    }
+    let writer = select(1u, 0u, (sides & 1u) != 0u);
+    if (side != writer) {
+        return first;
+    }
+    let t = edge_tree[e];
+    let colors = 2u * params.base_colors;
+    let color = (t.x >> 8u) & 0xffu;
+    let level = (t.x & 0xffu) + 1u;
+    edge_tree[first] = vec4<u32>(level | (color << 8u) | EDGE_ALIVE, e, NONE, t.w);
+    let second = (color + params.base_colors) % colors;
+    edge_tree[first + 1u] = vec4<u32>(level | (second << 8u) | EDGE_ALIVE, e, NONE, t.w);
+    if (sides != 3u) {
+        edge_sides[2u * first + 1u - side] = vec2<u32>(NONE, 0u);
+        edge_sides[2u * first + 3u - side] = vec2<u32>(NONE, 0u);
+    }
+    edge_tree[e].z = first;
+    return first;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -122,7 +166,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         if (edge_sides[2u * e].x != id) {
             side = 1u;
         }
-        let first = edge_tree[e].z;
+        let first = halves(e, side);
         var a = first;
         var b = first + 1u;
         if (side == 1u) {

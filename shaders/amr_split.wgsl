@@ -1,25 +1,23 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
 
-// Splitting the edges of the elements to refine, one thread per edge id
-// (AdaptiveMesh::split_edge in src/solver/dg/amr/tree.rs, edges in id order). Phase range.pad:
-//   0: items[e] = 1 for a live leaf edge with an element flagged +1 on a side (scanned next,
-//      amr_scan 1);
-//   1: edge e number k takes the ring's k-th split block, or new ids past the ring's length;
-//      its halves get colors c and (c + K) mod 2K and no elements yet.
+// Which edges the refinement splits, one thread per edge id (AdaptiveMesh::split_edge in
+// src/solver/dg/amr/tree.rs, edges in id order): items[e] = 1 for a live leaf edge with an
+// element flagged +1 on a side (scanned next, amr_scan 1, which numbers the split edges), and
+// split_sides[e] = which sides refine (bit 0 side 0, bit 1 side 1), NONE for an edge that is
+// not split. amr_refine then gives split edge number k the ring's k-th split block or new ids
+// past the ring's length, from the refining side that writes its halves (side 0 when it
+// refines, else side 1): split_sides tells each refining element whether it is that side and
+// whether the other side refines too, without reading what the refinement rewrites.
 
 @group(0) @binding(0) var<storage, read> element_tree: array<vec4<u32>>;
-@group(0) @binding(1) var<storage, read_write> edge_tree: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read_write> edge_sides: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read> edge_tree: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> edge_sides: array<vec2<u32>>;
 @group(0) @binding(3) var<storage, read> flags: array<i32>;
 @group(0) @binding(4) var<storage, read_write> items: array<u32>;
-@group(0) @binding(5) var<storage, read> items_scan: array<u32>;
-@group(0) @binding(6) var<storage, read> rings: array<u32>;
-@group(0) @binding(7) var<storage, read> counters: array<u32>;
-// The split scan's block offsets (amr_scan leaves them for the reader to add).
-@group(0) @binding(8) var<storage, read> block_offsets: array<u32>;
+@group(0) @binding(5) var<storage, read> counters: array<u32>;
+@group(0) @binding(6) var<storage, read_write> split_sides: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
-@group(2) @binding(0) var<uniform> params: AmrParams;
 
 fn refines(element: u32) -> bool {
     if (element == NONE) {
@@ -35,38 +33,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (e >= range.count) {
         return;
     }
-    if (range.pad == 0u) {
-        let live = e < counters[C_EDGE_IDS] && (edge_tree[e].x & EDGE_ALIVE) != 0u;
-        var split = 0u;
-        if (live && edge_tree[e].z == NONE) {
-            if (refines(edge_sides[2u * e].x) || refines(edge_sides[2u * e + 1u].x)) {
-                split = 1u;
-            }
-        }
-        items[e] = split;
-        return;
+    let live = e < counters[C_EDGE_IDS] && (edge_tree[e].x & EDGE_ALIVE) != 0u;
+    var sides = 0u;
+    if (live && edge_tree[e].z == NONE) {
+        sides = select(0u, 1u, refines(edge_sides[2u * e].x))
+            | select(0u, 2u, refines(edge_sides[2u * e + 1u].x));
     }
-    if (items[e] == 0u) {
-        return;
-    }
-    let k = items_scan[e] + block_offsets[e / SCAN_BLOCK];
-    let len = counters[C_RINGS + 3u];
-    var first: u32;
-    if (k < len) {
-        first = rings[ring_index(params, 1u, counters[C_RINGS + 2u], k)];
-    } else {
-        first = counters[C_EDGE_IDS] + 2u * (k - len);
-    }
-    let t = edge_tree[e];
-    let colors = 2u * params.base_colors;
-    let color = (t.x >> 8u) & 0xffu;
-    let level = (t.x & 0xffu) + 1u;
-    edge_tree[first] = vec4<u32>(level | (color << 8u) | EDGE_ALIVE, e, NONE, t.w);
-    let second = (color + params.base_colors) % colors;
-    edge_tree[first + 1u] = vec4<u32>(level | (second << 8u) | EDGE_ALIVE, e, NONE, t.w);
-    for (var h = first; h < first + 2u; h = h + 1u) {
-        edge_sides[2u * h] = vec2<u32>(NONE, 0u);
-        edge_sides[2u * h + 1u] = vec2<u32>(NONE, 0u);
-    }
-    edge_tree[e].z = first;
+    items[e] = select(0u, 1u, sides != 0u);
+    split_sides[e] = select(NONE, sides, sides != 0u);
 }

@@ -247,7 +247,6 @@ fn every_kernel_uses_the_runtimes_scan_block() {
         "amr_scan",
         "amr_coarsen",
         "amr_refine",
-        "amr_split",
         "amr_compact",
         "amr_faces",
         "amr_radix",

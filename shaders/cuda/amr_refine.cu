@@ -2,7 +2,12 @@
 // #include "common/amr_tree.cuh"
 
 // CUDA twin of shaders/amr_refine.wgsl. Refinement, one thread per slot flagged +1, refined
-// element number k in slot order (AdaptiveMesh::refine in src/solver/dg/amr/tree.rs). The four
+// element number k in slot order (AdaptiveMesh::refine and split_edge in
+// src/solver/dg/amr/tree.rs). A side whose edge amr_split marked is split here: split edge
+// number j (amr_scan 1) takes the ring's j-th split block or new ids past the ring's length,
+// its halves get colors c and (c + K) mod 2K; the side that writes them (side 0 when it
+// refines, else side 1: split_sides) writes their records, the edge's child link and, when the
+// other side does not refine, clears the other side's entries of the halves. The four
 // children C0..C3 (corners at v0, v1, v2, then the centre one) take the ring's k-th element
 // block or new ids; C0 takes the parent's slot, C1..C3 holes 3k .. 3k + 2 left by coarsening,
 // then new slots past the active ones. Child c gets c^c_k = sum_m W^c_km c^P_m (exact). Side s
@@ -37,6 +42,46 @@ __device__ __forceinline__ u32 block(
     return next + width * (k - len);
 }
 
+// The first of the two halves of side edge e (the refining element on its side `side`): the
+// halves it had, or those of this adaptation's split (written here by one of its sides).
+__device__ u32 halves(
+    u32 e,
+    u32 side,
+    uint4* edge_tree,
+    uint2* edge_sides,
+    const u32* rings,
+    const u32* counters,
+    const u32* split_sides,
+    const u32* split_numbers,
+    const u32* split_offsets,
+    const AmrParams& params) {
+    u32 sides = split_sides[e];
+    if (sides == NONE) {
+        return edge_tree[e].z;
+    }
+    u32 k = split_numbers[e] + split_offsets[e / SCAN_BLOCK];
+    u32 len = counters[C_RINGS + 3u];
+    u32 first = k < len ? rings[ring_index(params, 1u, counters[C_RINGS + 2u], k)]
+                        : counters[C_EDGE_IDS] + 2u * (k - len);
+    u32 writer = (sides & 1u) != 0u ? 0u : 1u;
+    if (side != writer) {
+        return first;
+    }
+    uint4 t = edge_tree[e];
+    u32 colors = 2u * params.base_colors;
+    u32 color = (t.x >> 8u) & 0xffu;
+    u32 level = (t.x & 0xffu) + 1u;
+    edge_tree[first] = make_uint4(level | (color << 8u) | EDGE_ALIVE, e, NONE, t.w);
+    u32 second = (color + params.base_colors) % colors;
+    edge_tree[first + 1u] = make_uint4(level | (second << 8u) | EDGE_ALIVE, e, NONE, t.w);
+    if (sides != 3u) {
+        edge_sides[2u * first + 1u - side] = make_uint2(NONE, 0u);
+        edge_sides[2u * first + 3u - side] = make_uint2(NONE, 0u);
+    }
+    edge_tree[e].z = first;
+    return first;
+}
+
 extern "C" __global__ void amr_refine(
     u32* slots,
     uint4* element_tree,
@@ -52,6 +97,9 @@ extern "C" __global__ void amr_refine(
     float* regs,
     const float* __restrict__ weights,
     const u32* __restrict__ block_offsets,
+    const u32* __restrict__ split_sides,
+    const u32* __restrict__ split_numbers,
+    const u32* __restrict__ split_offsets,
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
@@ -123,7 +171,8 @@ extern "C" __global__ void amr_refine(
         if (edge_sides[2u * e].x != id) {
             side = 1u;
         }
-        u32 first = edge_tree[e].z;
+        u32 first = halves(e, side, edge_tree, edge_sides, rings, counters, split_sides,
+                           split_numbers, split_offsets, params);
         u32 a = first;
         u32 b = first + 1u;
         if (side == 1u) {

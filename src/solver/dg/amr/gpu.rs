@@ -336,6 +336,8 @@ impl GpuAdaptation {
         let face_items = colors * ne;
         let items_len = face_items.max(ne).max(capacity.edges);
         let items = rt.zeroed::<u32>("amr phase marks", items_len)?;
+        // Per edge, which sides of a split edge refine (amr_split for amr_refine).
+        let split_sides = rt.zeroed::<u32>("amr split edge sides", capacity.edges)?;
         let items_scan = rt.zeroed::<u32>("amr phase numbers", items_len)?;
         let projection = Projection::new(p);
         let weights: Vec<f32> = projection.weights.iter().map(|&w| w as f32).collect();
@@ -495,24 +497,20 @@ impl GpuAdaptation {
             .launch(&coarsen_kernel, &coarsen_args, ItemRange::all(ne as u32));
         tally.count("coarsen", &adapt);
 
-        let mut split_args = args![
-            element_tree,
-            edge_tree,
-            edge_sides,
-            flags,
-            items,
-            items_scan,
-            ring_buffer,
-            counters,
-            *edge_sum.block_offsets()
-        ]
-        .to_vec();
-        split_args.push(prm.clone());
-        adapt
-            .segment("refine")
-            .launch(&split_kernel, &split_args, phase(capacity.edges, 0));
+        adapt.segment("refine").launch(
+            &split_kernel,
+            &args![
+                element_tree,
+                edge_tree,
+                edge_sides,
+                flags,
+                items,
+                counters,
+                split_sides
+            ],
+            ItemRange::all(capacity.edges as u32),
+        );
         count(&mut adapt, 1, &edge_sum, capacity.edges)?;
-        adapt.launch(&split_kernel, &split_args, phase(capacity.edges, 1));
         let mut refine_args = args![
             slots,
             element_tree,
@@ -527,7 +525,10 @@ impl GpuAdaptation {
             holes,
             *regs,
             weights,
-            *marks_sum.block_offsets()
+            *marks_sum.block_offsets(),
+            split_sides,
+            items_scan,
+            *edge_sum.block_offsets()
         ]
         .to_vec();
         refine_args.push(prm.clone());
