@@ -10,7 +10,7 @@
 //   0: after amr_mark (three parts of NE): the numbers of clusters, refined elements and freed
 //      split blocks, and the smoothing's top (amr_smooth) handed to C_TOP_LEVEL for the host,
 //      and the solver's clock copied past the counters (C_CLOCK);
-//   1: after coarsening and amr_split 0: the freed element, split and interior blocks join
+//   1: after coarsening and amr_split: the freed element, split and interior blocks join
 //      their rings, and the number of edges to split;
 //   2: after refining and amr_compact 0 (n = NE): split blocks taken from the ring first, then
 //      new ids (amr_refine counted the new ones for its interior edges already), element and
