@@ -10,7 +10,7 @@
 // element's own side. Writes the DgEdge record and the face neighbours: side s of the left
 // element, and of the right one s or s + 3 for its second half, setting bit s of the right
 // element's split mask (the first block's w, an atomic or). A face whose slots lie more than
-// FAR_SLOTS apart counts in counters[C_FAR_FACES] (reorder::far_faces, as amr_locality counts
+// FAR_SLOTS apart counts in counters[C_FAR_FACES] (reorder::far_faces, as amr_permute counts
 // it; amr_scan 3 cleared it); an edge without an element where one is needed in
 // counters[C_ERROR].
 

@@ -8,12 +8,16 @@
 //   0: per new slot i < n: its element id, the solution (register 0), the geometry and the
 //      raw neighbour blocks of old slot order[i] go to the scratch; the element's tree
 //      records slot i; new_of[order[i]] = i;
-//   1: per slot up to the capacity: the face marks are cleared; below n the scratch comes
-//      back, neighbour slots (not the split mask in w) renamed by new_of;
+//   1: per slot up to the capacity: the face marks are cleared (and by thread 0 the far-face
+//      count); below n the scratch comes back, neighbour slots (not the split mask in w)
+//      renamed by new_of;
 //   2: per face f: left and right renamed into a scratch record, which marks
 //      marks[c NE + new left] for its color c (an element has one face per color); the
 //      exclusive scan over the marks then numbers the faces by color, by left slot within it;
-//   3: per face f: the record goes to its number.
+//   3: per face f: the record goes to its number (the scan's block prefix plus its block
+//      offset), and a face whose slots differ by more than FAR_SLOTS counts in
+//      counters[C_FAR_FACES] (reorder::far_faces, as amr_faces counts after an adaptation),
+//      read with the next adaptation's counters.
 // The color offsets and counts do not change. Scratch words: 4 NP NE of the solution, 6 NE of
 // geometry, 8 NE of neighbours, NE slots, NE new_of, then 8 face_capacity of faces.
 
@@ -32,8 +36,10 @@ override NE: u32 = 1u;
 @group(0) @binding(8) var<storage, read_write> faces: array<u32>;
 @group(0) @binding(9) var<storage, read_write> marks: array<u32>;
 @group(0) @binding(10) var<storage, read> marks_scan: array<u32>;
-@group(0) @binding(11) var<storage, read> counters: array<u32>;
+@group(0) @binding(11) var<storage, read_write> counters: array<atomic<u32>>;
 @group(0) @binding(12) var<storage, read_write> scratch: array<u32>;
+// The face scan's block offsets (its reader adds them).
+@group(0) @binding(13) var<storage, read> block_offsets: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: ReorderParams;
 
@@ -67,7 +73,7 @@ fn renamed(slot: u32) -> u32 {
 // Color of face f: the color whose offsets hold it.
 fn face_color(f: u32) -> u32 {
     var c = 0u;
-    while (c + 1u < params.colors && f >= counters[C_COLOR_OFFSETS + c + 1u]) {
+    while (c + 1u < params.colors && f >= atomicLoad(&counters[C_COLOR_OFFSETS + c + 1u])) {
         c = c + 1u;
     }
     return c;
@@ -79,8 +85,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (i >= range.count) {
         return;
     }
-    let n = counters[C_ACTIVE];
-    let num_faces = counters[C_COLOR_OFFSETS + params.colors];
+    let n = atomicLoad(&counters[C_ACTIVE]);
+    let num_faces = atomicLoad(&counters[C_COLOR_OFFSETS + params.colors]);
     if (range.pad == 0u) {
         if (i >= n) {
             return;
@@ -114,6 +120,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         for (var c = 0u; c < params.colors; c = c + 1u) {
             marks[c * NE + i] = 0u;
         }
+        if (i == 0u) {
+            atomicStore(&counters[C_FAR_FACES], 0u);
+        }
         if (i >= n) {
             return;
         }
@@ -143,9 +152,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
             marks[face_color(i) * NE + left] = 1u;
         } else {
-            let to = 8u * marks_scan[face_color(i) * NE + scratch[at]];
+            let mark = face_color(i) * NE + scratch[at];
+            let to = 8u * (marks_scan[mark] + block_offsets[mark / SCAN_BLOCK]);
             for (var w = 0u; w < 8u; w = w + 1u) {
                 faces[to + w] = scratch[at + w];
+            }
+            let left = scratch[at];
+            let right = scratch[at + 1u];
+            if (right != NONE && max(left, right) - min(left, right) > FAR_SLOTS) {
+                atomicAdd(&counters[C_FAR_FACES], 1u);
             }
         }
     }

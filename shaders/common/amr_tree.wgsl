@@ -30,7 +30,7 @@ const C_SLOTS: u32 = 14u;
 const C_NEW_ACTIVE: u32 = 15u;
 const C_COMPACT_HOLES: u32 = 16u;
 const C_ERROR: u32 = 17u;
-// Faces whose two slots lie more than FAR_SLOTS apart (amr_locality.wgsl).
+// Faces whose two slots lie more than FAR_SLOTS apart (amr_faces, amr_permute).
 const C_FAR_FACES: u32 = 18u;
 // The smoothing's top as its pass 0 gathers it (amr_smooth; 0 between adaptations).
 const C_SMOOTH_TOP: u32 = 19u;

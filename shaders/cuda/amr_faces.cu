@@ -11,7 +11,7 @@
 // neighbours: side s of the left element, and of the right one s or s + 3 for its second
 // half, setting bit s of the right element's split mask (the first block's w, an atomic or).
 // A face whose slots lie more than FAR_SLOTS apart counts in counters[C_FAR_FACES]
-// (reorder::far_faces, as amr_locality counts it; amr_scan 3 cleared it); an edge without an
+// (reorder::far_faces, as amr_permute counts it; amr_scan 3 cleared it); an edge without an
 // element where one is needed in counters[C_ERROR].
 //
 // faces: DgEdge records (left, right, info, nx, ny, length, mx, my). neighbors: 4 words per

@@ -9,12 +9,16 @@
 //   0: per new slot i < n: its element id, the solution (register 0), the geometry and the
 //      raw neighbour blocks of old slot order[i] go to the scratch; the element's tree
 //      records slot i; new_of[order[i]] = i;
-//   1: per slot up to the capacity: the face marks are cleared; below n the scratch comes
-//      back, neighbour slots (not the split mask in w) renamed by new_of;
+//   1: per slot up to the capacity: the face marks are cleared (and by thread 0 the far-face
+//      count); below n the scratch comes back, neighbour slots (not the split mask in w)
+//      renamed by new_of;
 //   2: per face f: left and right renamed into a scratch record, which marks
 //      marks[c NE + new left] for its color c (an element has one face per color); the
 //      exclusive scan over the marks then numbers the faces by color, by left slot within it;
-//   3: per face f: the record goes to its number.
+//   3: per face f: the record goes to its number (the scan's block prefix plus its block
+//      offset), and a face whose slots differ by more than FAR_SLOTS counts in
+//      counters[C_FAR_FACES] (reorder::far_faces, as amr_faces counts after an adaptation),
+//      read with the next adaptation's counters.
 // The color offsets and counts do not change. Scratch words: 4 NP NE of the solution, 6 NE of
 // geometry, 8 NE of neighbours, NE slots, NE new_of, then 8 face_capacity of faces.
 //
@@ -58,8 +62,9 @@ extern "C" __global__ void amr_permute(
     u32* faces,
     u32* marks,
     const u32* __restrict__ marks_scan,
-    const u32* __restrict__ counters,
+    u32* counters,
     u32* scratch,
+    const u32* __restrict__ block_offsets,
     ReorderParams params,
     ItemRange range) {
     await_previous_launches();
@@ -102,6 +107,9 @@ extern "C" __global__ void amr_permute(
         for (u32 c = 0u; c < params.colors; c = c + 1u) {
             marks[c * NE + i] = 0u;
         }
+        if (i == 0u) {
+            counters[C_FAR_FACES] = 0u;
+        }
         if (i >= n) {
             return;
         }
@@ -132,9 +140,15 @@ extern "C" __global__ void amr_permute(
             }
             marks[face_color(i, counters, params.colors) * NE + left] = 1u;
         } else {
-            u32 to = 8u * marks_scan[face_color(i, counters, params.colors) * NE + scratch[at]];
+            u32 mark = face_color(i, counters, params.colors) * NE + scratch[at];
+            u32 to = 8u * (marks_scan[mark] + block_offsets[mark / SCAN_BLOCK]);
             for (u32 w = 0u; w < 8u; w = w + 1u) {
                 faces[to + w] = scratch[at + w];
+            }
+            u32 left = scratch[at];
+            u32 right = scratch[at + 1u];
+            if (right != NONE && max(left, right) - min(left, right) > FAR_SLOTS) {
+                atomicAdd(counters + C_FAR_FACES, 1u);
             }
         }
     }

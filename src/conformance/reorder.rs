@@ -1,4 +1,4 @@
-//! The device reorder (`amr_morton`, `amr_radix`, `amr_permute`, `amr_locality`) against its
+//! The device reorder (`amr_morton`, `amr_radix`, `amr_permute`) against its
 //! exact CPU reference ([`crate::solver::dg::amr::reorder`]), interleaved with device
 //! adaptations that go on matching the f64 reference on the reordered layout.
 

@@ -110,7 +110,6 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("amr_morton.wgsl"),
     shader!("amr_radix.wgsl"),
     shader!("amr_permute.wgsl"),
-    shader!("amr_locality.wgsl"),
 ];
 
 /// Names of the kernel shaders (the files outside `common/`), one entry point `main` each.

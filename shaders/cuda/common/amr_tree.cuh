@@ -35,7 +35,7 @@
 #define C_NEW_ACTIVE 15u
 #define C_COMPACT_HOLES 16u
 #define C_ERROR 17u
-// Faces whose two slots lie more than FAR_SLOTS apart (amr_locality.cu).
+// Faces whose two slots lie more than FAR_SLOTS apart (amr_faces, amr_permute).
 #define C_FAR_FACES 18u
 // The smoothing's top as its pass 0 gathers it (amr_smooth; 0 between adaptations).
 #define C_SMOOTH_TOP 19u

@@ -46,7 +46,7 @@ mod counter {
     pub const CLUSTERS: usize = 10;
     pub const REFINES: usize = 11;
     pub const ERROR: usize = 17;
-    /// Faces whose slots lie far apart (`amr_faces`, `amr_locality`, [`super::super::reorder`]).
+    /// Faces whose slots lie far apart (`amr_faces`, `amr_permute`, [`super::super::reorder`]).
     pub const FAR_FACES: usize = 18;
     pub const COLOR_OFFSETS: usize = 20;
     pub const LEN: usize = 64;
@@ -765,7 +765,7 @@ impl GpuAdaptation {
     }
 
     /// Set the far-face count of the mesh the trees were uploaded with (`amr_faces` counts it
-    /// only at the end of an adaptation, `amr_locality` at the end of a reorder), for the first
+    /// only at the end of an adaptation, `amr_permute` at the end of a reorder), for the first
     /// adaptation's late report.
     pub fn set_far_faces(&self, far: usize) -> Result<()> {
         self.rt

@@ -4,9 +4,6 @@
 //! a Morton (Z-order) curve of the element centroids, then its faces by color and left
 //! element, to measure what that order is worth against the adapted one.
 
-use crate::args;
-use crate::error::Result;
-use crate::runtime::{Arg, Buffer, ItemRange, PlanBuilder, Runtime};
 use crate::solver::dg::mesh::DgMesh;
 use crate::solver::smooth::layout::morton_keys;
 
@@ -160,7 +157,7 @@ pub struct MortonFrame {
 }
 
 /// Faces of `dm` whose left and right slots differ by more than [`FAR_SLOTS`] (what
-/// `amr_faces` and `amr_locality` count).
+/// `amr_faces` counts after an adaptation and `amr_permute` after a reorder).
 pub fn far_faces(dm: &DgMesh) -> usize {
     dm.edges
         .iter()
@@ -176,33 +173,4 @@ pub(super) fn params(frame: &MortonFrame, colors: usize, face_capacity: usize) -
         face_capacity: face_capacity as u32,
         pad: [0; 2],
     }
-}
-
-/// Append the far-face count of the `faces` (DgEdge records, `colors` colors at the counters'
-/// offsets, up to `face_capacity`) into `counters` to `plan` (segment "locality").
-pub fn record_far_faces(
-    rt: &Runtime,
-    plan: &mut PlanBuilder,
-    faces: &Buffer,
-    counters: &Buffer,
-    colors: usize,
-    face_capacity: usize,
-) -> Result<()> {
-    let kernel = rt.kernel("amr_locality", &[])?;
-    let frame = MortonFrame {
-        origin: [0.0; 2],
-        scale: [0.0; 2],
-    };
-    let mut a = args![*faces, *counters].to_vec();
-    a.push(Arg::params(&params(&frame, colors, face_capacity)));
-    let range = |count: usize, pad: u32| ItemRange {
-        first: 0,
-        count: count as u32,
-        color: 0,
-        pad,
-    };
-    plan.segment("locality")
-        .launch(&kernel, &a, range(1, 0))
-        .launch(&kernel, &a, range(face_capacity, 1));
-    Ok(())
 }

@@ -20,7 +20,7 @@
 //! Every step is a copy or an integer operation (the keys' f32 steps included, see
 //! [`morton_key`]), so the device result equals the CPU reference bit for bit.
 //!
-//! When: `amr_faces` (after every adaptation) and `amr_locality` (after a reorder) count the faces
+//! When: `amr_faces` (after every adaptation) and `amr_permute` (after a reorder) count the faces
 //! whose slots differ by more than [`FAR_SLOTS`], into a counter word the next adaptation reads
 //! back anyway with the smoothing's counters: the policy sees the far faces one adaptation late,
 //! those of the mesh the adaptation started from, so that an adaptation still reads back once. A
@@ -32,7 +32,7 @@
 //! [`ReorderPolicy::Auto`] reorders then.
 
 use super::gpu::{GpuAdaptation, PhaseSeconds};
-use super::locality::{self, params, record_far_faces};
+use super::locality::{self, params};
 pub use super::locality::{far_faces, MortonFrame, ReorderParams, FAR_SLOTS};
 use super::tree::{AdaptiveMesh, FlatTree};
 use crate::args;
@@ -322,6 +322,7 @@ impl GpuReorder {
             digit_sum.record_blocks(&mut plan, digit_counts as u32)?;
             plan.launch(&radix, &radix_args, all(1, pass, ne));
         }
+        let face_sum = PrefixSum::new(rt, &marks, &marks_scan, (colors * ne) as u32)?;
         let mut permute_args = args![
             *tree.slots,
             *tree.element_tree,
@@ -335,17 +336,16 @@ impl GpuReorder {
             marks,
             marks_scan,
             *tree.counters,
-            scratch
+            scratch,
+            *face_sum.block_offsets()
         ]
         .to_vec();
         permute_args.push(prm);
-        let face_sum = PrefixSum::new(rt, &marks, &marks_scan, (colors * ne) as u32)?;
         plan.launch(&permute, &permute_args, all(0, 0, ne));
         plan.launch(&permute, &permute_args, all(1, 0, ne));
         plan.launch(&permute, &permute_args, all(2, 0, face_capacity));
-        face_sum.record(&mut plan);
+        face_sum.record_blocks(&mut plan, (colors * ne) as u32)?;
         plan.launch(&permute, &permute_args, all(3, 0, face_capacity));
-        record_far_faces(rt, &mut plan, faces, tree.counters, colors, face_capacity)?;
         Ok(GpuReorder {
             rt: rt.clone(),
             plan: rt.prepare(&plan)?,
