@@ -23,6 +23,11 @@ override NE: u32 = 1u;
 @group(0) @binding(7) var<storage, read> block_offsets: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
+// Slot p's number in the compaction scan: its block's prefix plus the block's offset.
+fn number(p: u32) -> u32 {
+    return items_scan[p] + block_offsets[p / SCAN_BLOCK];
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let p = linear_index(gid, nwg);
@@ -34,15 +39,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
     let hole = p < bounds.x && slots[p] == NONE;
     let moves = p >= bounds.x && p < bounds.y && slots[p] != NONE;
-    let number = items_scan[p] + block_offsets[p / SCAN_BLOCK];
     if (range.pad == 0u) {
         items[p] = select(0u, 1u, hole || moves);
     } else if (range.pad == 1u) {
         if (hole) {
-            holes[number] = p;
+            holes[number(p)] = p;
         }
     } else if (moves) {
-        let to = holes[number - counters[C_COMPACT_HOLES]];
+        let to = holes[number(p) - counters[C_COMPACT_HOLES]];
         let id = slots[p];
         slots[to] = id;
         element_tree[id].w = to;

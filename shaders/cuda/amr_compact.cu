@@ -38,15 +38,16 @@ extern "C" __global__ void amr_compact(
     uint2 bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
     bool hole = p < bounds.x && slots[p] == NONE;
     bool moves = p >= bounds.x && p < bounds.y && slots[p] != NONE;
-    u32 number = items_scan[p] + block_offsets[p / SCAN_BLOCK];
+    // Slot p's number in the compaction scan: its block's prefix plus the block's offset.
+    auto number = [&]() { return items_scan[p] + block_offsets[p / SCAN_BLOCK]; };
     if (range.pad == 0u) {
         items[p] = (hole || moves) ? 1u : 0u;
     } else if (range.pad == 1u) {
         if (hole) {
-            holes[number] = p;
+            holes[number()] = p;
         }
     } else if (moves) {
-        u32 to = holes[number - counters[C_COMPACT_HOLES]];
+        u32 to = holes[number() - counters[C_COMPACT_HOLES]];
         u32 id = slots[p];
         slots[to] = id;
         element_tree[id].w = to;

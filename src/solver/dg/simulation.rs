@@ -523,9 +523,9 @@ impl Simulation {
     /// [`Simulation::advance_to`] runs them: per adaptation, two batches of `steps` steps
     /// with their clocks read back and no adaptation, then two with the adaptation between
     /// them (its flags and smoothing queued behind the first batch and read with its clock);
-    /// the adaptation costs the difference. A third batch after those tells how much of the
-    /// second's extra time stays with the adapted mesh. The device work queued behind a wait is paid at
-    /// the next one, so each measure ends at the second batch's clock.
+    /// the adaptation costs the difference. The device work queued behind a wait is paid at
+    /// the next one, so each measure ends at the second batch's clock. A third batch after
+    /// those tells how much of the second's extra time stays with the adapted mesh.
     pub fn time_adaptation_walls(
         &mut self,
         steps: usize,

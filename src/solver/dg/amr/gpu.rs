@@ -412,7 +412,7 @@ impl GpuAdaptation {
         // workgroup (amr_scan).
         let mut scan_extra = args![counters, *launch_words, *dg.clock_buffer()].to_vec();
         scan_extra.push(prm.clone());
-        let count = |plan: &mut PlanBuilder, phase: u32, scan: &PrefixSum, items: usize| {
+        let scan_phase = |plan: &mut PlanBuilder, phase: u32, scan: &PrefixSum, items: usize| {
             scan.record_blocks_with(plan, &scan_kernel, &scan_extra, items as u32, phase)
         };
         let phase = |n: usize, pad: u32| ItemRange {
@@ -466,7 +466,7 @@ impl GpuAdaptation {
             ],
             ItemRange::all(ne as u32),
         );
-        count(&mut smooth, 0, &marks_sum, 3 * ne)?;
+        scan_phase(&mut smooth, 0, &marks_sum, 3 * ne)?;
         tally.count("determine parents", &smooth);
         tally.next_plan();
         let mut adapt = PlanBuilder::new();
@@ -510,7 +510,7 @@ impl GpuAdaptation {
             ],
             ItemRange::all(capacity.edges as u32),
         );
-        count(&mut adapt, 1, &edge_sum, capacity.edges)?;
+        scan_phase(&mut adapt, 1, &edge_sum, capacity.edges)?;
         let mut refine_args = args![
             slots,
             element_tree,
@@ -548,7 +548,7 @@ impl GpuAdaptation {
         adapt
             .segment("compact")
             .launch(&compact_kernel, &compact_args, phase(ne, 0));
-        count(&mut adapt, 2, &slot_sum, ne)?;
+        scan_phase(&mut adapt, 2, &slot_sum, ne)?;
         adapt.launch(&compact_kernel, &compact_args, phase(ne, 1));
         adapt.launch(&compact_kernel, &compact_args, phase(ne, 2));
         tally.count("compact", &adapt);
@@ -576,7 +576,7 @@ impl GpuAdaptation {
             &geometry_args,
             ItemRange::all(ne as u32),
         );
-        count(&mut adapt, 3, &face_sum, face_items)?;
+        scan_phase(&mut adapt, 3, &face_sum, face_items)?;
         adapt.launch(
             &faces_kernel,
             &args![
