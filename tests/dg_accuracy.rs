@@ -23,6 +23,8 @@ const VORTEX: StateFn = StateFn::Vortex {
     u_inf: 1.0,
     v_inf: 1.0,
     beta: 5.0,
+    radius: 1.0,
+    p_inf: 1.0,
 };
 
 /// Final time: long enough for a few hundred steps on the finest mesh.

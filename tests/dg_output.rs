@@ -22,6 +22,8 @@ fn vortex() -> StateFn {
         u_inf: 1.0,
         v_inf: 1.0,
         beta: 5.0,
+        radius: 1.0,
+        p_inf: 1.0,
     }
 }
 

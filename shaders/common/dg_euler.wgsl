@@ -120,14 +120,15 @@ fn numerical_flux_change(ul: vec4<f32>, du: vec4<f32>, n: vec2<f32>) -> vec4<f32
 // The case's state function at (x, t) (StateFn::eval); params p0, p1 = StateFn::params.
 fn case_state(x: vec2<f32>, t: f32, p0: vec4<f32>, p1: vec4<f32>) -> vec4<f32> {
     if (CASE_FN == 1u) {
+        // p1 = (beta, radius, p_inf, 0).
         let d = x - p0.xy - p0.zw * t;
-        let r2 = dot(d, d);
+        let r2 = dot(d, d) / (p1.y * p1.y);
         let e = exp(0.5 * (1.0 - r2));
         let beta = p1.x;
-        let du = beta / (2.0 * PI) * e;
-        let temp = 1.0 - (GAMMA - 1.0) * beta * beta / (8.0 * GAMMA * PI * PI) * e * e;
+        let du = beta / (2.0 * PI) * e / p1.y;
+        let temp = 1.0 - (GAMMA - 1.0) * beta * beta / (8.0 * GAMMA * PI * PI * p1.z) * e * e;
         let rho = pow(temp, 1.0 / (GAMMA - 1.0));
-        return conserved(rho, p0.z - du * d.y, p0.w + du * d.x, pow(rho, GAMMA));
+        return conserved(rho, p0.z - du * d.y, p0.w + du * d.x, p1.z * pow(rho, GAMMA));
     }
     if (CASE_FN == 2u) {
         let xs = 1.0 / 6.0 + (x.y + 20.0 * t) / sqrt(3.0);

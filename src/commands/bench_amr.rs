@@ -11,7 +11,7 @@ use clap::Args;
 /// Options of `chromaflow bench amr`.
 #[derive(Args, Debug)]
 pub struct BenchAmrArgs {
-    /// Builtin case: vortex, dmr, kh.
+    /// Builtin case: vortex, gk19-vortex, dmr, kh.
     #[arg(long, default_value = "dmr")]
     pub builtin: String,
     /// About this many triangles in the base mesh.
@@ -23,6 +23,10 @@ pub struct BenchAmrArgs {
     /// Levels of refinement above the base mesh.
     #[arg(long, default_value_t = 4)]
     pub levels: u8,
+    /// eps of GK19 section 4.8 (refine above eps * delta, coarsen below eps / delta), in
+    /// units of the density; default: 2% of its range over the initial element means.
+    #[arg(long)]
+    pub threshold: Option<f64>,
     /// Time steps between adaptations (1..=1000000).
     #[arg(long, default_value_t = 8, value_parser = super::bench_steps())]
     pub every: usize,
@@ -195,6 +199,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         case.amr = Some(AmrOptions {
             max_level: args.levels,
             every: Some(args.every),
+            threshold: args.threshold,
             on_host,
             reorder,
             ..AmrOptions::default()

@@ -1,6 +1,6 @@
-//! `chromaflow dg`: run the DG Euler solver on a builtin case (vortex, dmr, kh) or a TOML case
-//! file, writing density (and optionally pressure, Mach, speed) PNG snapshots, VTU files and a
-//! CSV of conserved totals and errors (the run itself is the library's
+//! `chromaflow dg`: run the DG Euler solver on a builtin case (vortex, gk19-vortex, dmr, kh) or
+//! a TOML case file, writing density (and optionally pressure, Mach, speed) PNG snapshots, VTU
+//! files and a CSV of conserved totals and errors (the run itself is the library's
 //! [`Simulation::run`]; this adapter parses flags and prints). `chromaflow bench dg`: time per
 //! step of DMR p = 1 under 5-color greedy vs 3-color GK coloring, with and without renumbering
 //! (Algorithm 5, and for 3 colors also its chain variant coalescing the second color), and
@@ -40,7 +40,8 @@ pub struct DgArgs {
     /// TOML case file.
     #[arg(long, conflicts_with = "builtin")]
     pub case: Option<PathBuf>,
-    /// Builtin case: vortex, dmr (double Mach reflection), kh (Kelvin-Helmholtz).
+    /// Builtin case: vortex, gk19-vortex (GK19 section 5.1.1), dmr (double Mach reflection), kh
+    /// (Kelvin-Helmholtz).
     #[arg(long)]
     pub builtin: Option<String>,
     /// Polynomial order p (0..=4).

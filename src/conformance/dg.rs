@@ -111,6 +111,22 @@ pub fn vortex() -> StateFn {
         u_inf: 0.5,
         v_inf: 0.3,
         beta: 1.0,
+        radius: 1.0,
+        p_inf: 1.0,
+    }
+}
+
+/// A narrow clockwise vortex in GK19's free stream (p = 1 / (gamma M^2), M = 0.4): the
+/// kernels' vortex with a width and a free-stream pressure other than 1.
+pub fn scaled_vortex() -> StateFn {
+    StateFn::Vortex {
+        x0: 0.45,
+        y0: 0.55,
+        u_inf: 0.2,
+        v_inf: 0.7,
+        beta: -2.0,
+        radius: 0.3,
+        p_inf: 1.0 / (1.4 * 0.16),
     }
 }
 
@@ -182,6 +198,26 @@ pub fn dg(report: &mut Report, b: &Runtime) {
                 );
                 check_rhs(report, b, &name, &dm, p, flux, layout);
             }
+        }
+    }
+    let original = all_boundaries(Ordering::Original);
+    for p in [1usize, 2] {
+        for layout in [SurfaceLayout::Colored, SurfaceLayout::Gathered] {
+            let name = format!(
+                "dg rhs p={p} vortex of width 0.3 in GK19's free stream, all boundary kinds, {} \
+                 surface",
+                layout.name()
+            );
+            report.check(&name, b.kind(), "rel 2e-5", || {
+                let flux = NumericalFlux::Hllc;
+                let err =
+                    rhs_error_of(scaled_vortex(), &original, p, flux, |dm, tables, cfg, _| {
+                        let mut gpu = GpuDg::new(b, dm, tables, cfg)?;
+                        gpu.set_surface(layout)?;
+                        Ok(gpu)
+                    })?;
+                Ok((format!("rel {err:.2e}"), err < 2e-5))
+            });
         }
     }
     let rcm = all_boundaries(Ordering::Rcm);
@@ -344,9 +380,20 @@ fn rhs_error(
     flux: NumericalFlux,
     gpu: impl FnOnce(&DgMesh, &BasisTables, &GpuConfig, &[f64]) -> Result<GpuDg>,
 ) -> Result<f64> {
+    rhs_error_of(vortex(), dm, p, flux, gpu)
+}
+
+/// [`rhs_error`] for the projected state `vortex` (at t = 0 for the projection, 0.25 for the
+/// rhs and its exact boundary states).
+fn rhs_error_of(
+    vortex: StateFn,
+    dm: &Result<DgMesh>,
+    p: usize,
+    flux: NumericalFlux,
+    gpu: impl FnOnce(&DgMesh, &BasisTables, &GpuConfig, &[f64]) -> Result<GpuDg>,
+) -> Result<f64> {
     let dm = ready(dm)?;
     let tables = BasisTables::new(p);
-    let vortex = vortex();
     let cfg = config(flux, false, vortex);
     let op = operator(dm, &tables, &cfg);
     let c = projected(&op, &|x, y| vortex.eval(x, y, 0.0));

@@ -124,14 +124,15 @@ __device__ __forceinline__ float4 numerical_flux_change(float4 ul, float4 du, fl
 // The case's state function at (x, t) (StateFn::eval); params p0, p1 = StateFn::params.
 __device__ __forceinline__ float4 case_state(float2 x, float t, float4 p0, float4 p1) {
     if (CASE_FN == 1u) {
+        // p1 = (beta, radius, p_inf, 0).
         float2 d = x - make_float2(p0.x, p0.y) - t * make_float2(p0.z, p0.w);
-        float r2 = d.x * d.x + d.y * d.y;
+        float r2 = (d.x * d.x + d.y * d.y) / (p1.y * p1.y);
         float e = expf(0.5f * (1.0f - r2));
         float beta = p1.x;
-        float du = beta / (2.0f * PI) * e;
-        float temp = 1.0f - (GAMMA - 1.0f) * beta * beta / (8.0f * GAMMA * PI * PI) * e * e;
+        float du = beta / (2.0f * PI) * e / p1.y;
+        float temp = 1.0f - (GAMMA - 1.0f) * beta * beta / (8.0f * GAMMA * PI * PI * p1.z) * e * e;
         float rho = powf(temp, 1.0f / (GAMMA - 1.0f));
-        return conserved(rho, p0.z - du * d.y, p0.w + du * d.x, powf(rho, GAMMA));
+        return conserved(rho, p0.z - du * d.y, p0.w + du * d.x, p1.z * powf(rho, GAMMA));
     }
     if (CASE_FN == 2u) {
         float xs = 1.0f / 6.0f + (x.y + 20.0f * t) / sqrtf(3.0f);

@@ -1,5 +1,5 @@
 //! DG cases: initial/exact state functions, boundary conditions, mesh and run parameters, built
-//! in (`vortex`, `dmr`, `kh`) or read from a TOML case file.
+//! in (`vortex`, `gk19-vortex`, `dmr`, `kh`) or read from a TOML case file.
 //!
 //! ```toml
 //! name = "my case"
@@ -14,7 +14,8 @@
 //! rho = 1.0
 //! u = 0.5
 //! v = 0.0
-//! p = 1.0
+//! p = 1.0                       # vortex: x0, y0, u, v (free stream), p (its pressure),
+//!                               # beta (strength), radius (width)
 //!
 //! [amr]                         # optional adaptive refinement (GK19)
 //! levels = 4                    # levels above the mesh; every, threshold, delta, field optional
@@ -44,17 +45,22 @@ use std::path::{Path, PathBuf};
 pub enum StateFn {
     /// A uniform state (id 0).
     Constant(State),
-    /// Shu's isentropic vortex (id 1), centred at (x0, y0) at t = 0, advected by (u_inf, v_inf)
-    /// in a free stream rho = p = 1: with r^2 = |x - x0 - u_inf t|^2,
-    /// (du, dv) = beta / (2 pi) e^{(1 - r^2)/2} (-(y - yc), x - xc),
-    /// T = 1 - (gamma - 1) beta^2 / (8 gamma pi^2) e^{1 - r^2}, rho = T^{1/(gamma-1)}, p = rho^gamma.
-    /// Exact for all t.
+    /// Shu's isentropic vortex (id 1) of width `radius`, centred at (x0, y0) at t = 0, advected
+    /// by (u_inf, v_inf) in a free stream rho = 1, p = p_inf: with d = x - x0 - u_inf t and
+    /// r^2 = |d|^2 / radius^2,
+    /// (du, dv) = beta / (2 pi) e^{(1 - r^2)/2} (-d_y, d_x) / radius,
+    /// rho^{gamma-1} = 1 - (gamma - 1) beta^2 / (8 gamma pi^2 p_inf) e^{1 - r^2},
+    /// p = p_inf rho^gamma (the radial balance dp/dr = rho u_theta^2 / r of an isentropic flow).
+    /// Shu's own is radius = p_inf = 1; GK19's Table 1 vortex is radius = R, p_inf = 1/(gamma M^2),
+    /// beta = -S e^{(1/R^2 - 1)/2} ([`StateFn::gk19_vortex`]). Exact for all t.
     Vortex {
         x0: f64,
         y0: f64,
         u_inf: f64,
         v_inf: f64,
         beta: f64,
+        radius: f64,
+        p_inf: f64,
     },
     /// Double Mach reflection (id 2): a Mach 10 shock at 60 degrees to the wall through
     /// (1/6, 0) at t = 0; post-shock (8, 8.25 cos 30, -8.25 sin 30, 116.5) left of
@@ -92,13 +98,17 @@ impl StateFn {
                 u_inf,
                 v_inf,
                 beta,
+                radius,
+                p_inf,
             } => {
-                p[..5].copy_from_slice(&[
+                p[..7].copy_from_slice(&[
                     x0 as f32,
                     y0 as f32,
                     u_inf as f32,
                     v_inf as f32,
                     beta as f32,
+                    radius as f32,
+                    p_inf as f32,
                 ]);
             }
             StateFn::DoubleMach | StateFn::KelvinHelmholtz => {}
@@ -116,7 +126,9 @@ impl StateFn {
                 u_inf,
                 v_inf,
                 beta,
-            } => vortex_core([x0, y0, u_inf, v_inf, beta], x, y, t).rho,
+                radius,
+                p_inf,
+            } => vortex_core([x0, y0, u_inf, v_inf, beta, radius, p_inf], x, y, t).rho,
             _ => self.eval(x, y, t)[0],
         }
     }
@@ -132,11 +144,18 @@ impl StateFn {
                 u_inf,
                 v_inf,
                 beta,
+                radius,
+                p_inf,
             } => {
                 let VortexCore { dx, dy, e, rho } =
-                    vortex_core([x0, y0, u_inf, v_inf, beta], x, y, t);
-                let du = beta / (2.0 * PI) * e;
-                conserved(rho, u_inf - du * dy, v_inf + du * dx, rho.powf(GAMMA))
+                    vortex_core([x0, y0, u_inf, v_inf, beta, radius, p_inf], x, y, t);
+                let du = beta / (2.0 * PI) * e / radius;
+                conserved(
+                    rho,
+                    u_inf - du * dy,
+                    v_inf + du * dx,
+                    p_inf * rho.powf(GAMMA),
+                )
             }
             StateFn::DoubleMach => {
                 let xs = 1.0 / 6.0 + (y + 20.0 * t) / 3f64.sqrt();
@@ -165,8 +184,7 @@ impl StateFn {
 }
 
 /// The vortex's offset (dx, dy) from its centre, e = e^{(1 - r^2)/2} and density rho at
-/// (x, y, t), from [x0, y0, u_inf, v_inf, beta] ([`StateFn::Vortex`]): shared by `eval` and
-/// `density` so both give the same bits.
+/// (x, y, t) ([`StateFn::Vortex`]): shared by `eval` and `density` so both give the same bits.
 struct VortexCore {
     dx: f64,
     dy: f64,
@@ -174,11 +192,38 @@ struct VortexCore {
     rho: f64,
 }
 
-fn vortex_core([x0, y0, u_inf, v_inf, beta]: [f64; 5], x: f64, y: f64, t: f64) -> VortexCore {
+impl StateFn {
+    /// GK19's isentropic vortex (their Table 1: S = 13.5, M = 0.4, R = 1.5), centred at the
+    /// origin at t = 0 and advected by (0, 1): rho = (1 - (gamma - 1)(S M)^2 / (8 pi^2)
+    /// e^r)^{1/(gamma-1)}, (u, v) = (S y, -S x) e^{r/2} / (2 pi R) + (0, 1),
+    /// p = rho^gamma / (gamma M^2) with r = (1 - x^2 - y^2) / R^2, as a [`StateFn::Vortex`].
+    pub fn gk19_vortex() -> StateFn {
+        let (s, mach, radius): (f64, f64, f64) = (13.5, 0.4, 1.5);
+        StateFn::Vortex {
+            x0: 0.0,
+            y0: 0.0,
+            u_inf: 0.0,
+            v_inf: 1.0,
+            // e^{r/2} = e^{(1/R^2 - 1)/2} e^{(1 - |x|^2/R^2)/2}; the minus turns the vortex
+            // clockwise as GK19's.
+            beta: -s * (0.5 * (1.0 / (radius * radius) - 1.0)).exp(),
+            radius,
+            p_inf: 1.0 / (GAMMA * mach * mach),
+        }
+    }
+}
+
+/// [`VortexCore`] at (x, y, t) of the vortex [x0, y0, u_inf, v_inf, beta, radius, p_inf].
+fn vortex_core(
+    [x0, y0, u_inf, v_inf, beta, radius, p_inf]: [f64; 7],
+    x: f64,
+    y: f64,
+    t: f64,
+) -> VortexCore {
     use std::f64::consts::PI;
     let (dx, dy) = (x - x0 - u_inf * t, y - y0 - v_inf * t);
-    let e = (0.5 * (1.0 - (dx * dx + dy * dy))).exp();
-    let temp = 1.0 - (GAMMA - 1.0) * beta * beta / (8.0 * GAMMA * PI * PI) * e * e;
+    let e = (0.5 * (1.0 - (dx * dx + dy * dy) / (radius * radius))).exp();
+    let temp = 1.0 - (GAMMA - 1.0) * beta * beta / (8.0 * GAMMA * PI * PI * p_inf) * e * e;
     VortexCore {
         dx,
         dy,
@@ -243,6 +288,8 @@ impl Case {
                 u_inf: 1.0,
                 v_inf: 1.0,
                 beta: 5.0,
+                radius: 1.0,
+                p_inf: 1.0,
             },
             exact: true,
             boundaries: (1..=4).map(|t| (t, BoundaryKind::Exact)).collect(),
@@ -257,6 +304,25 @@ impl Case {
             split_bottom_at: None,
             amr: None,
             refine: 0,
+        }
+    }
+
+    /// GK19's vortex (section 5.1.1, [`StateFn::gk19_vortex`]) on [-10, 10]^2 with exact
+    /// boundary states, advected up by (0, 1) to t = 2, at p = 1 (GK19's Table 3 case from 180
+    /// triangles with `--amr-levels 6 --amr-every 1`).
+    pub fn gk19_vortex(cells: usize) -> Case {
+        Case {
+            name: "GK19 isentropic vortex".into(),
+            mesh: MeshSource::Rectangle {
+                x0: -10.0,
+                x1: 10.0,
+                y0: -10.0,
+                y1: 10.0,
+                n: cells,
+            },
+            initial: StateFn::gk19_vortex(),
+            order: 1,
+            ..Case::vortex(cells)
         }
     }
 
@@ -345,14 +411,16 @@ impl Case {
         }
     }
 
-    /// A builtin case by name (`vortex`, `dmr`, `kh`) with about `cells` triangles.
+    /// A builtin case by name (`vortex`, `gk19-vortex`, `dmr`, `kh`) with about `cells`
+    /// triangles.
     pub fn builtin(name: &str, cells: Option<usize>) -> Result<Case> {
         match name.to_ascii_lowercase().as_str() {
             "vortex" => Ok(Case::vortex(cells.unwrap_or(1600))),
+            "gk19-vortex" | "gk19_vortex" => Ok(Case::gk19_vortex(cells.unwrap_or(180))),
             "dmr" | "double-mach" | "double_mach" => Ok(Case::double_mach(cells.unwrap_or(6000))),
             "kh" | "kelvin-helmholtz" => Ok(Case::kelvin_helmholtz(cells.unwrap_or(3000))),
             other => Err(Error::Invalid(format!(
-                "unknown builtin DG case '{other}' (expected vortex, dmr or kh)"
+                "unknown builtin DG case '{other}' (expected vortex, gk19-vortex, dmr or kh)"
             ))),
         }
     }
@@ -452,13 +520,7 @@ impl Case {
         };
         let initial = match file.initial.kind.as_str() {
             "constant" => StateFn::Constant(prim("initial", &file.initial.state())?),
-            "vortex" => StateFn::Vortex {
-                x0: file.initial.x0.unwrap_or(0.0),
-                y0: file.initial.y0.unwrap_or(0.0),
-                u_inf: file.initial.u.unwrap_or(1.0),
-                v_inf: file.initial.v.unwrap_or(1.0),
-                beta: file.initial.beta.unwrap_or(5.0),
-            },
+            "vortex" => vortex_from(&file.initial).map_err(|(key, msg)| bad(key, msg))?,
             "double_mach" => StateFn::DoubleMach,
             "kelvin_helmholtz" => StateFn::KelvinHelmholtz,
             other => {
@@ -640,6 +702,47 @@ struct InitialSpec {
     x0: Option<f64>,
     y0: Option<f64>,
     beta: Option<f64>,
+    radius: Option<f64>,
+}
+
+/// The vortex of an `[initial]` table of kind "vortex": (u, v) its free stream velocity, p its
+/// free stream pressure (rho = 1), radius its width; refused (key, why) where a key is not
+/// positive or the centre's density would not be.
+fn vortex_from(spec: &InitialSpec) -> std::result::Result<StateFn, (&'static str, String)> {
+    let positive = |key: &'static str, value: Option<f64>| match value {
+        Some(v) if !(v > 0.0 && v.is_finite()) => {
+            Err((key, format!("must be positive and finite, got {v}")))
+        }
+        v => Ok(v.unwrap_or(1.0)),
+    };
+    let radius = positive("initial.radius", spec.radius)?;
+    let p_inf = positive("initial.p", spec.p)?;
+    let beta = spec.beta.unwrap_or(5.0);
+    // rho^{gamma-1} at the centre, where e^{1 - r^2} = e.
+    let centre = 1.0
+        - (GAMMA - 1.0) * beta * beta / (8.0 * GAMMA * std::f64::consts::PI.powi(2) * p_inf)
+            * std::f64::consts::E;
+    if centre.is_nan() || centre <= 0.0 {
+        return Err((
+            "initial.beta",
+            format!(
+                "a vortex of strength {beta} in a free stream of pressure {p_inf} would have \
+                 a density <= 0 at its centre (beta^2 must be below 8 gamma pi^2 p / ((gamma - \
+                 1) e) = {:.4})",
+                8.0 * GAMMA * std::f64::consts::PI.powi(2) * p_inf
+                    / ((GAMMA - 1.0) * std::f64::consts::E)
+            ),
+        ));
+    }
+    Ok(StateFn::Vortex {
+        x0: spec.x0.unwrap_or(0.0),
+        y0: spec.y0.unwrap_or(0.0),
+        u_inf: spec.u.unwrap_or(1.0),
+        v_inf: spec.v.unwrap_or(1.0),
+        beta,
+        radius,
+        p_inf,
+    })
 }
 
 #[derive(serde::Deserialize)]
@@ -729,19 +832,132 @@ mod tests {
         );
     }
 
-    /// `density` is the first field of `eval` (the L2 error relies on it), here for the vortex,
-    /// whose density has its own shortcut, at points near and far from the centre.
+    /// `density` is the first field of `eval` (the L2 error relies on it), here for the
+    /// vortices, whose density has its own shortcut, at points near and far from the centre.
     #[test]
     fn density_is_the_first_field_of_the_state() {
-        let vortex = Case::vortex(100).initial;
+        for vortex in [Case::vortex(100).initial, StateFn::gk19_vortex()] {
+            for (x, y, t) in [
+                (0.0, 0.0, 0.0),
+                (0.3, -0.7, 0.5),
+                (2.0, 1.5, 1.0),
+                (-4.0, 4.5, 2.0),
+            ] {
+                let (a, b) = (vortex.density(x, y, t), vortex.eval(x, y, t)[0]);
+                assert_eq!(a.to_bits(), b.to_bits(), "({x}, {y}, {t}): {a} vs {b}");
+            }
+        }
+    }
+
+    /// GK19's vortex is their Table 1 as printed (S = 13.5, M = 0.4, R = 1.5, moving up at
+    /// speed 1): density, velocity and pressure from the table's formulas, shifted by t in y,
+    /// against the state, relative 1e-12; a wrong sign of beta (the sense of rotation), a
+    /// width or a free-stream pressure left at 1 would each miss by far more.
+    #[test]
+    fn gk19_vortex_is_their_table_1() {
+        use std::f64::consts::PI;
+        let (s, m, radius) = (13.5f64, 0.4f64, 1.5f64);
+        let vortex = StateFn::gk19_vortex();
         for (x, y, t) in [
             (0.0, 0.0, 0.0),
-            (0.3, -0.7, 0.5),
-            (2.0, 1.5, 1.0),
-            (-4.0, 4.5, 2.0),
+            (0.7, -0.4, 0.0),
+            (-1.2, 2.5, 0.6),
+            (3.0, 1.0, 2.0),
+            (9.5, -9.5, 1.3),
         ] {
-            let (a, b) = (vortex.density(x, y, t), vortex.eval(x, y, t)[0]);
-            assert_eq!(a.to_bits(), b.to_bits(), "({x}, {y}, {t}): {a} vs {b}");
+            let yc = y - t;
+            let r = (1.0 - x * x - yc * yc) / (radius * radius);
+            let rho = (1.0 - (GAMMA - 1.0) * (s * m).powi(2) / (8.0 * PI * PI) * r.exp())
+                .powf(1.0 / (GAMMA - 1.0));
+            let u = s * yc / (2.0 * PI * radius) * (0.5 * r).exp();
+            let v = 1.0 - s * x / (2.0 * PI * radius) * (0.5 * r).exp();
+            let p = rho.powf(GAMMA) / (GAMMA * m * m);
+            let want = conserved(rho, u, v, p);
+            let got = vortex.eval(x, y, t);
+            for k in 0..4 {
+                let err = (got[k] - want[k]).abs() / want[k].abs().max(1.0);
+                assert!(
+                    err < 1e-12,
+                    "({x}, {y}, {t}) field {k}: {} vs {}",
+                    got[k],
+                    want[k]
+                );
+            }
+        }
+    }
+
+    /// The vortex with a width and a free-stream pressure is a steady isentropic flow in its
+    /// moving frame: p / rho^gamma is the free stream's everywhere, and the radial balance
+    /// dp/dr = rho u_theta^2 / r holds (central differences of step 1e-5 at radii across the
+    /// core, relative 1e-6), which a velocity or pressure scaled apart from the other breaks.
+    #[test]
+    fn scaled_vortex_balances_pressure_and_swirl() {
+        let vortex = StateFn::Vortex {
+            x0: 0.3,
+            y0: -0.2,
+            u_inf: 0.5,
+            v_inf: -0.25,
+            beta: 3.0,
+            radius: 0.6,
+            p_inf: 2.5,
+        };
+        let (x0, y0, t) = (0.3, -0.2, 0.8);
+        let (xc, yc) = (x0 + 0.5 * t, y0 - 0.25 * t);
+        let prim = |x: f64, y: f64| {
+            let u = vortex.eval(x, y, t);
+            let (vx, vy) = (u[1] / u[0], u[2] / u[0]);
+            let p = (GAMMA - 1.0) * (u[3] - 0.5 * u[0] * (vx * vx + vy * vy));
+            (u[0], vx - 0.5, vy + 0.25, p)
+        };
+        let angle: f64 = 0.7;
+        let (cx, cy) = (angle.cos(), angle.sin());
+        for r in [0.1, 0.3, 0.6, 0.9, 1.4] {
+            let (rho, du, dv, p) = prim(xc + r * cx, yc + r * cy);
+            assert!((p / rho.powf(GAMMA) / 2.5 - 1.0).abs() < 1e-12, "r = {r}");
+            // The swirl is tangential: no radial component.
+            assert!((du * cx + dv * cy).abs() < 1e-12, "r = {r}");
+            let swirl = -du * cy + dv * cx;
+            let h = 1e-5;
+            let dp = (prim(xc + (r + h) * cx, yc + (r + h) * cy).3
+                - prim(xc + (r - h) * cx, yc + (r - h) * cy).3)
+                / (2.0 * h);
+            let balance = rho * swirl * swirl / r;
+            assert!(
+                (dp - balance).abs() < 1e-6 * balance.abs().max(1e-3),
+                "r = {r}: dp/dr {dp} vs rho u^2 / r {balance}"
+            );
+        }
+    }
+
+    /// A case file's vortex takes its width and free-stream pressure (`radius`, `p`); a
+    /// width that is not positive, or a strength whose centre would have rho <= 0, is refused
+    /// naming the file and the key.
+    #[test]
+    fn case_file_vortex_takes_width_and_pressure_and_refuses_bad_ones() {
+        let toml = |keys: &str| {
+            format!(
+                "mesh = \"rect:100@1\"\nt_end = 1.0\n[initial]\nkind = \"vortex\"\n{keys}\n\
+                 [[boundary]]\ntag = 1\nkind = \"exact\"\n"
+            )
+        };
+        let path = Path::new("gk19.toml");
+        let case = Case::from_toml(&toml("radius = 1.5\np = 4.0\nbeta = -9.0"), path).expect("ok");
+        assert!(matches!(
+            case.initial,
+            StateFn::Vortex { radius, p_inf, beta, .. } if radius == 1.5 && p_inf == 4.0 && beta == -9.0
+        ));
+        for (keys, key) in [
+            ("radius = 0.0", "key 'initial.radius'"),
+            ("p = -1.0", "key 'initial.p'"),
+            ("beta = 20.0", "key 'initial.beta'"),
+        ] {
+            let msg = Case::from_toml(&toml(keys), path)
+                .expect_err(keys)
+                .to_string();
+            assert!(
+                msg.contains("gk19.toml") && msg.contains(key),
+                "{keys}: {msg}"
+            );
         }
     }
 }
