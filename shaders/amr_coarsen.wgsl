@@ -29,6 +29,9 @@ const MAX_NP: u32 = 15u;
 @group(0) @binding(12) var<storage, read> weights: array<f32>;
 // The marks' scan's block offsets (amr_scan 0 leaves them for the reader to add).
 @group(0) @binding(13) var<storage, read> block_offsets: array<u32>;
+// Register 0's low words (the solver's double-float pairs), 4 NP rows of NE: the parent's
+// are zero (its projection is in the high words); every other slot's stay with its element.
+@group(0) @binding(14) var<storage, read_write> regs_lo: array<f32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -77,6 +80,10 @@ fn coarsen(i: u32) {
         regs[(1u * NP + m) * NE + pos[0]] = merged[m].y;
         regs[(2u * NP + m) * NE + pos[0]] = merged[m].z;
         regs[(3u * NP + m) * NE + pos[0]] = merged[m].w;
+        regs_lo[(0u * NP + m) * NE + pos[0]] = 0.0;
+        regs_lo[(1u * NP + m) * NE + pos[0]] = 0.0;
+        regs_lo[(2u * NP + m) * NE + pos[0]] = 0.0;
+        regs_lo[(3u * NP + m) * NE + pos[0]] = 0.0;
     }
     slots[pos[0]] = parent;
     // #unroll

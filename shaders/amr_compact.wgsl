@@ -6,7 +6,8 @@
 //   0: items[p] = 1 for a hole below the new active count n and for an occupied slot at or
 //      past it (the two sets are equally large; scanned next, amr_scan 2: holes come first);
 //   1: hole number j, in slot order, is listed at holes[j];
-//   2: occupied slot p past n, number H + j, moves into hole j with its coefficients.
+//   2: occupied slot p past n, number H + j, moves into hole j with its coefficients (the
+//      high and the low words of register 0's double-float pairs).
 // The numbers are the scan's block prefixes plus its block offsets.
 
 override NP: u32 = 3u;
@@ -21,6 +22,8 @@ override NE: u32 = 1u;
 @group(0) @binding(6) var<storage, read_write> regs: array<f32>;
 // The compaction scan's block offsets (amr_scan leaves them for the reader to add).
 @group(0) @binding(7) var<storage, read> block_offsets: array<u32>;
+// Register 0's low words, 4 NP rows of NE.
+@group(0) @binding(8) var<storage, read_write> regs_lo: array<f32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 // Slot p's number in the compaction scan: its block's prefix plus the block's offset.
@@ -53,6 +56,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         // #unroll
         for (var j = 0u; j < 4u * NP; j = j + 1u) {
             regs[j * NE + to] = regs[j * NE + p];
+            regs_lo[j * NE + to] = regs_lo[j * NE + p];
         }
     }
 }

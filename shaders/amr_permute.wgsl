@@ -5,7 +5,8 @@
 // The slots permuted into the sorted order (reorder::permute_tree, locality::permute and
 // locality::permute_coefficients, the exact CPU references): new slot i takes old slot
 // order[i]. Everything is copied word for word, so the result is exact. range.pad:
-//   0: per new slot i < n: its element id, the solution (register 0), the geometry and the
+//   0: per new slot i < n: its element id, the solution (register 0's high and low words:
+//      the solver's double-float pairs move whole), the geometry and the
 //      raw neighbour blocks of old slot order[i] go to the scratch; the element's tree
 //      records slot i; new_of[order[i]] = i;
 //   1: per slot up to the capacity: the face marks are cleared (and by thread 0 the far-face
@@ -18,7 +19,7 @@
 //      offset), and a face whose slots differ by more than FAR_SLOTS counts in
 //      counters[C_FAR_FACES] (reorder::far_faces, as amr_faces counts after an adaptation),
 //      read with the next adaptation's counters.
-// The color offsets and counts do not change. Scratch words: 4 NP NE of the solution, 6 NE of
+// The color offsets and counts do not change. Scratch words: 8 NP NE of the solution, 6 NE of
 // geometry, 8 NE of neighbours, NE slots, NE new_of, then 8 face_capacity of faces.
 
 override NP: u32 = 3u;
@@ -40,11 +41,13 @@ override NE: u32 = 1u;
 @group(0) @binding(12) var<storage, read_write> scratch: array<u32>;
 // The face scan's block offsets (its reader adds them).
 @group(0) @binding(13) var<storage, read> block_offsets: array<u32>;
+// Register 0's low words, 4 NP rows of NE (its high words are `regs`).
+@group(0) @binding(14) var<storage, read_write> regs_lo: array<f32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: ReorderParams;
 
 fn geometry_at() -> u32 {
-    return 4u * NP * NE;
+    return 8u * NP * NE;
 }
 
 fn neighbors_at() -> u32 {
@@ -99,6 +102,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         element_tree[id].w = i;
         for (var j = 0u; j < 4u * NP; j = j + 1u) {
             scratch[j * NE + i] = bitcast<u32>(regs[j * NE + old]);
+            scratch[(4u * NP + j) * NE + i] = bitcast<u32>(regs_lo[j * NE + old]);
         }
         let g = geometry_at() + 6u * i;
         let jac = bitcast<vec4<u32>>(inv_jac[old]);
@@ -129,6 +133,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         slots[i] = scratch[slots_at() + i];
         for (var j = 0u; j < 4u * NP; j = j + 1u) {
             regs[j * NE + i] = bitcast<f32>(scratch[j * NE + i]);
+            regs_lo[j * NE + i] = bitcast<f32>(scratch[(4u * NP + j) * NE + i]);
         }
         let g = geometry_at() + 6u * i;
         inv_jac[i] = bitcast<vec4<f32>>(vec4<u32>(scratch[g], scratch[g + 1u], scratch[g + 2u],

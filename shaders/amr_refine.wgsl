@@ -39,6 +39,9 @@ const MAX_NP: u32 = 15u;
 @group(0) @binding(14) var<storage, read> split_sides: array<u32>;
 @group(0) @binding(15) var<storage, read> split_numbers: array<u32>;
 @group(0) @binding(16) var<storage, read> split_offsets: array<u32>;
+// Register 0's low words (the solver's double-float pairs), 4 NP rows of NE: the children's
+// are zero (their projections are in the high words).
+@group(0) @binding(17) var<storage, read_write> regs_lo: array<f32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -136,6 +139,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             regs[(1u * NP + kk) * NE + pos[c]] = u.y;
             regs[(2u * NP + kk) * NE + pos[c]] = u.z;
             regs[(3u * NP + kk) * NE + pos[c]] = u.w;
+            regs_lo[(0u * NP + kk) * NE + pos[c]] = 0.0;
+            regs_lo[(1u * NP + kk) * NE + pos[c]] = 0.0;
+            regs_lo[(2u * NP + kk) * NE + pos[c]] = 0.0;
+            regs_lo[(3u * NP + kk) * NE + pos[c]] = 0.0;
         }
     }
     let v0 = vertices[3u * id];

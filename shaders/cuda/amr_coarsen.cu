@@ -41,6 +41,7 @@ __device__ void coarsen(
     u32* holes,
     float* regs,
     const float* weights,
+    float* regs_lo,
     const AmrParams& params) {
     // Numbers of the marks' scan: the block prefix plus the block offset (amr_scan 0).
     auto number = [&](u32 j) { return marks_scan[j] + block_offsets[j / SCAN_BLOCK]; };
@@ -72,6 +73,10 @@ __device__ void coarsen(
         regs[(1u * NP + m) * NE + pos[0]] = merged[m].y;
         regs[(2u * NP + m) * NE + pos[0]] = merged[m].z;
         regs[(3u * NP + m) * NE + pos[0]] = merged[m].w;
+        regs_lo[(0u * NP + m) * NE + pos[0]] = 0.0f;
+        regs_lo[(1u * NP + m) * NE + pos[0]] = 0.0f;
+        regs_lo[(2u * NP + m) * NE + pos[0]] = 0.0f;
+        regs_lo[(3u * NP + m) * NE + pos[0]] = 0.0f;
     }
     slots[pos[0]] = parent;
     for (u32 c = 1u; c < 4u; c = c + 1u) {
@@ -126,12 +131,13 @@ extern "C" __global__ void amr_coarsen(
     float* regs,
     const float* __restrict__ weights,
     const u32* __restrict__ block_offsets,
+    float* regs_lo,
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
     u32 i = linear_index();
     if (i < range.count && is_cluster(i, marks, counters)) {
         coarsen(i, slots, element_tree, element_edges, edge_tree, edge_sides, marks_scan,
-                block_offsets, work, rings, counters, holes, regs, weights, params);
+                block_offsets, work, rings, counters, holes, regs, weights, regs_lo, params);
     }
 }

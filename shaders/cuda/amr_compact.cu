@@ -6,7 +6,8 @@
 //   0: items[p] = 1 for a hole below the new active count n and for an occupied slot at or
 //      past it (the two sets are equally large; scanned next, amr_scan 2: holes come first);
 //   1: hole number j, in slot order, is listed at holes[j];
-//   2: occupied slot p past n, number H + j, moves into hole j with its coefficients.
+//   2: occupied slot p past n, number H + j, moves into hole j with its coefficients (the
+//      high and the low words of register 0's double-float pairs).
 // The numbers are the scan's block prefixes plus its block offsets.
 //
 // The WGSL override constants are preprocessor defines here (the host passes -D values).
@@ -27,6 +28,7 @@ extern "C" __global__ void amr_compact(
     const u32* __restrict__ counters,
     float* regs,
     const u32* __restrict__ block_offsets,
+    float* regs_lo,
     ItemRange range) {
     await_previous_launches();
     u32 p = linear_index();
@@ -53,6 +55,7 @@ extern "C" __global__ void amr_compact(
         element_tree[id].w = to;
         for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
             regs[j * NE + to] = regs[j * NE + p];
+            regs_lo[j * NE + to] = regs_lo[j * NE + p];
         }
     }
 }

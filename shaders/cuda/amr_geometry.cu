@@ -13,8 +13,10 @@
 //   equals) side of a face of color c. An element has at most one face per color, so the scan
 //   next numbers the faces by color, by left slot within a color: each color's launch is dense
 //   and reads its left elements in memory order (locality);
-// - the low words of the solver's register 0 cleared (its double-float pairs: the adaptation
-//   moved the high words alone, so the solution is those from here on).
+// - the low words of the solver's register 0 (its double-float pairs) cleared past the new
+//   active count, as the other per-slot arrays; below it they are what coarsening (zero for a
+//   parent), refinement (zero for the children) and compaction (moved with the high words)
+//   left, so an element the adaptation did not touch keeps its pairs whole.
 // The new active count is counters[C_NEW_ACTIVE] (amr_scan 3 stores it as the active count
 // after the face scan).
 //
@@ -71,11 +73,11 @@ extern "C" __global__ void amr_geometry(
     }
     neighbors[i] = make_uint4(NONE, NONE, NONE, 0u);
     neighbors[NE + i] = make_uint4(NONE, NONE, NONE, NONE);
-    for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
-        regs_lo[j * NE + i] = 0.0f;
-    }
     u32 colors = 2u * params.base_colors;
     if (i >= counters[C_NEW_ACTIVE]) {
+        for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
+            regs_lo[j * NE + i] = 0.0f;
+        }
         inv_jac[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         inv_det[i] = 0.0f;
         heights[i] = 0.0f;

@@ -6,7 +6,8 @@
 // (reorder::permute_tree, locality::permute and locality::permute_coefficients, the exact CPU
 // references): new slot i takes old slot order[i]. Everything is copied word for word, so the
 // result is exact. range.pad:
-//   0: per new slot i < n: its element id, the solution (register 0), the geometry and the
+//   0: per new slot i < n: its element id, the solution (register 0's high and low words:
+//      the solver's double-float pairs move whole), the geometry and the
 //      raw neighbour blocks of old slot order[i] go to the scratch; the element's tree
 //      records slot i; new_of[order[i]] = i;
 //   1: per slot up to the capacity: the face marks are cleared (and by thread 0 the far-face
@@ -19,7 +20,7 @@
 //      offset), and a face whose slots differ by more than FAR_SLOTS counts in
 //      counters[C_FAR_FACES] (reorder::far_faces, as amr_faces counts after an adaptation),
 //      read with the next adaptation's counters.
-// The color offsets and counts do not change. Scratch words: 4 NP NE of the solution, 6 NE of
+// The color offsets and counts do not change. Scratch words: 8 NP NE of the solution, 6 NE of
 // geometry, 8 NE of neighbours, NE slots, NE new_of, then 8 face_capacity of faces.
 //
 // The WGSL override constants are preprocessor defines here (the host passes -D values).
@@ -31,7 +32,7 @@
 #define NE 1u
 #endif
 
-#define GEOMETRY_AT (4u * NP * NE)
+#define GEOMETRY_AT (8u * NP * NE)
 #define NEIGHBORS_AT (GEOMETRY_AT + 6u * NE)
 #define SLOTS_AT (NEIGHBORS_AT + 8u * NE)
 #define NEW_OF_AT (SLOTS_AT + NE)
@@ -65,6 +66,7 @@ extern "C" __global__ void amr_permute(
     u32* counters,
     u32* scratch,
     const u32* __restrict__ block_offsets,
+    float* regs_lo,
     ReorderParams params,
     ItemRange range) {
     await_previous_launches();
@@ -86,6 +88,7 @@ extern "C" __global__ void amr_permute(
         element_tree[id].w = i;
         for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
             scratch[j * NE + i] = __float_as_uint(regs[j * NE + old]);
+            scratch[(4u * NP + j) * NE + i] = __float_as_uint(regs_lo[j * NE + old]);
         }
         u32 g = GEOMETRY_AT + 6u * i;
         float4 jac = inv_jac[old];
@@ -116,6 +119,7 @@ extern "C" __global__ void amr_permute(
         slots[i] = scratch[SLOTS_AT + i];
         for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
             regs[j * NE + i] = __uint_as_float(scratch[j * NE + i]);
+            regs_lo[j * NE + i] = __uint_as_float(scratch[(4u * NP + j) * NE + i]);
         }
         u32 g = GEOMETRY_AT + 6u * i;
         inv_jac[i] = make_float4(__uint_as_float(scratch[g]), __uint_as_float(scratch[g + 1u]),

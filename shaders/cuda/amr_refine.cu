@@ -100,6 +100,7 @@ extern "C" __global__ void amr_refine(
     const u32* __restrict__ split_sides,
     const u32* __restrict__ split_numbers,
     const u32* __restrict__ split_offsets,
+    float* regs_lo,
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
@@ -143,6 +144,10 @@ extern "C" __global__ void amr_refine(
             regs[(1u * NP + kk) * NE + pos[c]] = u.y;
             regs[(2u * NP + kk) * NE + pos[c]] = u.z;
             regs[(3u * NP + kk) * NE + pos[c]] = u.w;
+            regs_lo[(0u * NP + kk) * NE + pos[c]] = 0.0f;
+            regs_lo[(1u * NP + kk) * NE + pos[c]] = 0.0f;
+            regs_lo[(2u * NP + kk) * NE + pos[c]] = 0.0f;
+            regs_lo[(3u * NP + kk) * NE + pos[c]] = 0.0f;
         }
     }
     float2 v0 = vertices[3u * id];

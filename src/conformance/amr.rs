@@ -14,7 +14,7 @@ use crate::order::Ordering;
 use crate::runtime::Runtime;
 use crate::solver::dg::amr::gpu::{slots_needed, GpuAdaptOptions, GpuAdaptation, TreeCapacity};
 use crate::solver::dg::amr::indicator::jumps;
-use crate::solver::dg::amr::tree::EDGE_ALIVE_BIT;
+use crate::solver::dg::amr::tree::{FlatTree, EDGE_ALIVE_BIT, NONE as NO_SLOT};
 use crate::solver::dg::amr::{flags, indicator, scatter, AdaptiveMesh, IndicatorField, Projection};
 use crate::solver::dg::euler::State;
 use crate::solver::dg::gpu::{mesh_launch_records, Capacity, GpuConfig, GpuDg};
@@ -319,9 +319,9 @@ pub fn device_ripple(rt: &Runtime) -> Result<String> {
     ))
 }
 
-/// `rounds` adaptations by pseudo-random flags of a smooth state on `base` at order `p`, on
-/// the device and by the reference, compared after each; a summary, or the first mismatch as
-/// an error.
+/// `rounds` adaptations by pseudo-random flags of a smooth state on `base` at order `p`, then
+/// one by flags that change nothing and one by flags that only coarsen, on the device and by
+/// the reference, compared after each; a summary, or the first mismatch as an error.
 pub fn device_adaptation(
     rt: &Runtime,
     base: &DgMesh,
@@ -341,9 +341,15 @@ pub fn device_adaptation(
     } = adapt_fixture(rt, base, p)?;
     let mut seed = seed;
     let (mut refined, mut coarsened) = (0, 0);
-    for round in 0..rounds {
+    for round in 0..rounds + 2 {
         let faces = am.faces()?;
-        let raw = rand_flags(am.num_active(), &mut seed);
+        // The random rounds, then one whose flags change nothing (the device stops after its
+        // smoothing) and one that only coarsens (it must not stop there).
+        let raw = match round.checked_sub(rounds) {
+            None => rand_flags(am.num_active(), &mut seed),
+            Some(0) => vec![0; am.num_active()],
+            Some(_) => vec![-1; am.num_active()],
+        };
         let mut want_flags = raw.clone();
         am.smooth_flags(&faces, &mut want_flags);
         // The device runs the stages of the CPU twin (the same top level, so as many), whose
@@ -367,7 +373,18 @@ pub fn device_adaptation(
         ensure(ga.read_flags()? == want_flags, || {
             format!("round {round}: smoothed flags differ")
         })?;
+        let lo_rows = 4 * tables.np * dg.capacity().elements;
+        let before = (am.to_flat(), rt.read::<f32>(dg.low_words(), 0, lo_rows)?);
         let counts = am.adapt(&want_flags, &mut coef, &proj)?;
+        match round.checked_sub(rounds) {
+            None => {}
+            Some(0) => ensure(counts == Default::default(), || {
+                format!("round {round}: flags of 0 adapted the reference: {counts:?}")
+            })?,
+            Some(_) => ensure(counts.refined == 0 && counts.coarsened > 0, || {
+                format!("round {round}: flags of -1 should only coarsen: {counts:?}")
+            })?,
+        }
         refined += counts.refined;
         coarsened += counts.coarsened;
         let report = ga.apply(&mut dg, &smoothed, None)?;
@@ -404,12 +421,14 @@ pub fn device_adaptation(
         })?;
         let state = scatter(&coef, tables.np);
         close(&dg.read_state()?, &state, 2e-5, "coefficients")?;
-        // The adaptation moved the high words alone, so it clears register 0's low words (the
-        // fixture's solution has them): a slot's old low word left under a moved high word is
-        // an error of f32 round-off, within the tolerance above.
-        let low: Vec<f32> = rt.read(dg.low_words(), 0, 4 * tables.np * dg.capacity().elements)?;
-        ensure(low.iter().all(|&w| w == 0.0), || {
-            format!("round {round}: register 0's low words not cleared")
+        // Register 0's low words (the fixture's solution has them): a low word left under
+        // another element's high word, or kept under a projection, is an error of f32
+        // round-off, within the tolerance above, so they are checked word for word.
+        let after = (am.to_flat(), rt.read::<f32>(dg.low_words(), 0, lo_rows)?);
+        let kept = check_low_words(&before, &after, dg.capacity().elements)
+            .map_err(|e| Error::Run(format!("round {round}: {e}")))?;
+        ensure(kept > 0, || {
+            format!("round {round}: no element kept its low words")
         })?;
         let dm = am.dg_mesh()?;
         check_mesh_buffers(rt, &dg, &dm)?;
@@ -432,9 +451,52 @@ pub fn device_adaptation(
         format!("{refined} refined and {coarsened} coarsened: the rounds should do both")
     })?;
     Ok(format!(
-        "{rounds} rounds equal ({refined} refined, {coarsened} coarsened, {} elements)",
+        "{rounds} random rounds, one of no change and one of coarsening only equal ({refined} \
+         refined, {coarsened} coarsened, {} elements)",
         am.num_active()
     ))
+}
+
+/// Register 0's low words after an adaptation (`after`: the reference's trees and the device's
+/// low words, 4 np rows of `ne` slots) against those before it: an element active before with
+/// the same vertices (untouched, perhaps moved by the compaction) has the words of its old slot
+/// bit for bit; an element the adaptation made (a coarsened parent, a refined child) and every
+/// slot past the active count have zeros. The count of elements that kept theirs, or the
+/// first slot that breaks the rule.
+pub fn check_low_words(
+    (tree_before, low_before): &(FlatTree, Vec<f32>),
+    (tree_after, low_after): &(FlatTree, Vec<f32>),
+    ne: usize,
+) -> Result<usize> {
+    let rows = low_after.len() / ne;
+    let mut old_slot = vec![usize::MAX; tree_before.element_tree.len()];
+    for (q, &id) in tree_before.slots.iter().enumerate() {
+        if let Some(s) = old_slot.get_mut(id as usize) {
+            *s = q;
+        }
+    }
+    let mut kept = 0;
+    for p in 0..ne {
+        let id = tree_after.slots.get(p).copied().unwrap_or(NO_SLOT) as usize;
+        let from = old_slot.get(id).copied().filter(|&q| {
+            q != usize::MAX && tree_before.element_vertices[id] == tree_after.element_vertices[id]
+        });
+        kept += usize::from(from.is_some());
+        for j in 0..rows {
+            let want = from.map_or(0.0, |q| low_before[j * ne + q]);
+            let got = low_after[j * ne + p];
+            if got.to_bits() != want.to_bits() {
+                return Err(Error::Run(format!(
+                    "slot {p} (element {id}), row {j}: low word {got:e}, want {want:e} ({})",
+                    match from {
+                        Some(q) => format!("kept from slot {q}"),
+                        None => "a new element or a free slot: zero".into(),
+                    }
+                )));
+            }
+        }
+    }
+    Ok(kept)
 }
 
 /// The device's flags of a smooth state on a two-level mesh, each indicator field, and density

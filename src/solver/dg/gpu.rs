@@ -904,8 +904,9 @@ impl GpuDg {
     /// Take over a mesh of `num_elements` elements that the adaptation kernels wrote into the
     /// mesh buffers and the launch records ([`GpuDg::launch_words`]) on the device. The first
     /// time, the plans are recorded again to read their element count and face ranges from the
-    /// records; after that nothing is recorded and nothing is read back. The adaptation
-    /// cleared register 0's low words ([`GpuDg::low_words`]): the solution is its high words.
+    /// records; after that nothing is recorded and nothing is read back. The adaptation left
+    /// register 0's low words ([`GpuDg::low_words`]) zero for the elements it made and whole,
+    /// moved with their high words, for the others.
     pub fn adopt(&mut self, num_elements: usize) -> Result<()> {
         if num_elements == 0 || num_elements > self.capacity.elements {
             return Err(Error::Invalid(format!(
@@ -934,8 +935,9 @@ impl GpuDg {
     }
 
     /// The low words of the registers (`regs` holds the high words of the double-float
-    /// pairs), 4 np rows of the element capacity per register: the adaptation clears register
-    /// 0's, having moved the high words alone.
+    /// pairs), 4 np rows of the element capacity per register: the adaptation and the reorder
+    /// move register 0's with its high words and zero them for the elements they make (a
+    /// projection is in the high words alone).
     pub fn low_words(&self) -> &Buffer {
         &self.regs_lo
     }
@@ -954,7 +956,8 @@ impl GpuDg {
     }
 
     /// The buffers the adaptation kernels work on: the registers' hi words (the solution is
-    /// register 0; [`GpuDg::adopt`] clears its lo words) and the mesh buffers (inverse Jacobians, 1 / det J, heights, neighbours, edges).
+    /// register 0, whose lo words are [`GpuDg::low_words`]) and the mesh buffers (inverse
+    /// Jacobians, 1 / det J, heights, neighbours, edges).
     pub fn device_buffers(&self) -> (&Buffer, &[Buffer; 5]) {
         (&self.regs, &self.mesh_buffers)
     }

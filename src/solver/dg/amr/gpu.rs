@@ -488,7 +488,8 @@ impl GpuAdaptation {
             holes,
             *regs,
             weights,
-            *marks_sum.block_offsets()
+            *marks_sum.block_offsets(),
+            *dg.low_words()
         ]
         .to_vec();
         coarsen_args.push(prm.clone());
@@ -528,7 +529,8 @@ impl GpuAdaptation {
             *marks_sum.block_offsets(),
             split_sides,
             items_scan,
-            *edge_sum.block_offsets()
+            *edge_sum.block_offsets(),
+            *dg.low_words()
         ]
         .to_vec();
         refine_args.push(prm.clone());
@@ -543,7 +545,8 @@ impl GpuAdaptation {
             holes,
             counters,
             *regs,
-            *slot_sum.block_offsets()
+            *slot_sum.block_offsets(),
+            *dg.low_words()
         ];
         adapt
             .segment("compact")

@@ -286,7 +286,7 @@ impl GpuReorder {
         let marks = rt.zeroed::<u32>("reorder marks", marks_len)?;
         let marks_scan = rt.zeroed::<u32>("reorder mark numbers", marks_len)?;
         let scratch =
-            rt.zeroed::<u32>("reorder scratch", (4 * np + 16) * ne + 8 * face_capacity)?;
+            rt.zeroed::<u32>("reorder scratch", (8 * np + 16) * ne + 8 * face_capacity)?;
         let prm = Arg::params(&params(frame, colors, face_capacity));
         let with_ne = [("NE", ne as f64)];
         let all = |pad: u32, color: u32, count: usize| ItemRange {
@@ -337,7 +337,8 @@ impl GpuReorder {
             marks_scan,
             *tree.counters,
             scratch,
-            *face_sum.block_offsets()
+            *face_sum.block_offsets(),
+            *dg.low_words()
         ]
         .to_vec();
         permute_args.push(prm);
@@ -356,9 +357,8 @@ impl GpuReorder {
         })
     }
 
-    /// Reorder (queued); with `phases`, timed and added as "reorder" and "locality". Run it
-    /// right after an adaptation: the solution's low words are zero then ([`GpuDg::adopt`]
-    /// clears them), and the reorder moves the high words, the whole solution, alone.
+    /// Reorder (queued); with `phases`, timed and added as "reorder" and "locality". The
+    /// solution moves whole: register 0's high and low words ([`GpuDg::low_words`]).
     pub fn run(&self, phases: Option<&mut PhaseSeconds>) -> Result<()> {
         let Some(phases) = phases else {
             return self.rt.queue(&self.plan, 1);
