@@ -100,12 +100,18 @@ fn medians(rows: &[(usize, PhaseSeconds)]) -> (f64, PhaseSeconds) {
 /// adaptations (their device work lands in the second batch), so the adaptations with one
 /// and without one are reported apart, and the mean over all is what a run pays on average.
 struct WallMedians {
-    /// Median over the adaptations without a reorder (over all when every one reordered).
+    /// Median over the adaptations that changed the mesh without a reorder (over all that
+    /// changed it when every one reordered, over all when none changed it).
     adapt: f64,
+    /// Adaptations that changed the mesh, and those that changed nothing (they stop after the
+    /// smoothing) with their median.
+    changed: usize,
+    unchanged: usize,
+    adapt_unchanged: Option<f64>,
     /// Median over the adaptations with a reorder, and how many there were.
     adapt_reordered: Option<f64>,
     reordered: usize,
-    /// Mean over all the adaptations, reorders included.
+    /// Mean over all the adaptations, reorders and those that changed nothing included.
     adapt_mean: f64,
     /// Adaptations that did not grow the buffers: the figures are over these (a growth
     /// rebuilds the solver and compiles its kernels, once per growth; over all when every one
@@ -129,8 +135,15 @@ fn wall_medians(walls: &[AdaptationWall]) -> WallMedians {
     } else {
         steady
     };
+    let (changed, unchanged): (Vec<&AdaptationWall>, Vec<&AdaptationWall>) =
+        steady.iter().partition(|w| w.changed);
+    let changed = if changed.is_empty() {
+        &unchanged
+    } else {
+        &changed
+    };
     let (with, without): (Vec<&AdaptationWall>, Vec<&AdaptationWall>) =
-        steady.iter().partition(|w| w.reordered);
+        changed.iter().partition(|w| w.reordered);
     let plain = if without.is_empty() { &with } else { &without };
     let of = |part: fn(&AdaptationWall) -> f64| {
         median(&plain.iter().map(|w| part(w)).collect::<Vec<_>>())
@@ -138,6 +151,16 @@ fn wall_medians(walls: &[AdaptationWall]) -> WallMedians {
     let adapt: Vec<f64> = steady.iter().map(|w| w.adapt_seconds).collect();
     WallMedians {
         adapt: of(|w| w.adapt_seconds),
+        changed: steady.len() - unchanged.len(),
+        unchanged: unchanged.len(),
+        adapt_unchanged: (!unchanged.is_empty()).then(|| {
+            median(
+                &unchanged
+                    .iter()
+                    .map(|w| w.adapt_seconds)
+                    .collect::<Vec<_>>(),
+            )
+        }),
         adapt_reordered: (!with.is_empty())
             .then(|| median(&with.iter().map(|w| w.adapt_seconds).collect::<Vec<_>>())),
         reordered: with.len(),
@@ -192,6 +215,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let mut launches = None;
     let mut walls = None;
     let mut reorders_timed = None;
+    let mut timed_unchanged = None;
     for on_host in [false, true] {
         if on_host && args.device_only {
             continue;
@@ -214,7 +238,20 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         if !on_host {
             reorders_timed = reorder_when_run(&rows);
         }
-        let (elements, phases) = medians(&rows);
+        // GK19 Table 3's phases over the adaptations that changed the mesh; those that changed
+        // nothing ran only the flags and the smoothing.
+        let (changed, unchanged): (Vec<_>, Vec<_>) = rows
+            .iter()
+            .cloned()
+            .partition(|(_, p)| on_host || p.iter().any(|(l, _)| *l == "coarsen"));
+        if !on_host {
+            timed_unchanged = Some((unchanged.len(), rows.len()));
+        }
+        let (elements, phases) = medians(if changed.is_empty() {
+            &unchanged
+        } else {
+            &changed
+        });
         results.push((
             if on_host { "host f64" } else { "device" },
             elements,
@@ -251,6 +288,9 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     "untimed_adaptations_with_reorder": walls.as_ref().map(|w| w.reordered),
                     "untimed_adaptations_that_grew": walls.as_ref().map(|w| w.grew),
                     "untimed_adaptation_mean_us": walls.as_ref().map(|w| 1e6 * w.adapt_mean),
+                    "untimed_adaptations_unchanged": walls.as_ref().map(|w| w.unchanged),
+                    "untimed_adaptation_unchanged_us": walls.as_ref().and_then(|w| w.adapt_unchanged.map(|s| 1e6 * s)),
+                    "timed_adaptations_unchanged": (*path == "device").then_some(timed_unchanged).flatten().map(|(n, _)| n),
                     "untimed_adaptation_parts_us": walls.as_ref().map(|w| serde_json::json!({
                         "first_batch": 1e6 * w.parts[0],
                         "host": 1e6 * w.parts[1],
@@ -314,6 +354,17 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     if let Some(l) = &launches {
         println!("device path: {} launches per adaptation", launch_total(l));
     }
+    if let Some((n, all)) = timed_unchanged.filter(|(n, _)| *n > 0) {
+        println!(
+            "device path: {n} of the {all} timed adaptations coarsened and refined nothing and \
+             stopped after the smoothing; the phases above are the medians of {}",
+            if n == all {
+                "those".to_string()
+            } else {
+                format!("the other {}", all - n)
+            }
+        );
+    }
     if let Some((s, n)) = reorders_timed {
         println!(
             "device path reorder, when it runs: {:.1} us (median of the {n} timed adaptations \
@@ -355,14 +406,14 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         println!(
             "device path as a run pays it (two batches of steps with their clocks, with and \
              without the adaptation between them; phases untimed): {:.1} us per adaptation \
-             without a reorder ({} of {}), adding at most {} read-backs; the {} steps between \
+             that changed the mesh, without a reorder ({} of {}), adding at most {} read-backs; the {} steps between \
              two take {:.1} us, so adapting is {:.1}% of the run; medians of its parts: {:.1} \
              us added to the first batch (flags and smoothing), {:.1} us on the host between \
              the batches, {:.1} us added to the second batch (the adaptation's device work); \
              the batch after that takes {:.1} us more than one before the adaptation (the \
              adapted mesh's own cost, not counted above)",
             1e6 * w.adapt,
-            w.steady - w.reordered,
+            w.changed - w.reordered,
             w.steady,
             w.reads,
             args.every,
@@ -373,6 +424,18 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             1e6 * w.parts[2],
             1e6 * w.parts[3]
         );
+        if let Some(unchanged) = w.adapt_unchanged {
+            println!(
+                "{} of the {} adaptations changed nothing and stopped after the smoothing: \
+                 {:.1} us each as a run pays it; over all, {:.1} us per adaptation on average, \
+                 {:.1}% of the run",
+                w.unchanged,
+                w.steady,
+                1e6 * unchanged,
+                1e6 * w.adapt_mean,
+                share(w.adapt_mean)
+            );
+        }
         if let Some(reordered) = w.adapt_reordered {
             println!(
                 "with the locality policy's reorders ({} of the {} adaptations, {:.1} us each \

@@ -328,13 +328,15 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                 (a.smoothing_passes as f64 / n, "passes")
             };
             eprintln!(
-                "dg: adaptive refinement: {} adaptations ({} refined, {} coarsened), {} elements \
+                "dg: adaptive refinement: {} adaptations ({} refined, {} coarsened, {} on the \
+                 device changed nothing and stopped after the smoothing), {} elements \
                  at the end; {:.3} s adapting ({:.1}% of the run), per adaptation: indicator \
                  {:.3} ms, smoothing {:.3} ms ({:.1} {}), coarsen/refine/compact {:.3} ms, \
                  connectivity {:.3} ms, transfers {:.3} ms, setup {:.3} s in all ({})",
                 a.adaptations,
                 a.refined,
                 a.coarsened,
+                a.device_unchanged,
                 summary.elements,
                 a.seconds(),
                 100.0 * a.seconds() / secs.max(1e-12),

@@ -173,6 +173,9 @@ pub struct AdaptationWall {
     /// the adaptation and the reorder rebuilt for more room, their kernels compiled for it):
     /// a run pays that once per growth, not per adaptation.
     pub grew: bool,
+    /// Whether this adaptation coarsened or refined anything (one that changed nothing stops
+    /// after its smoothing).
+    pub changed: bool,
 }
 
 /// How to prepare and step a [`Simulation`]; the defaults are the `dg` command's.
@@ -555,7 +558,10 @@ impl Simulation {
             let plain_reads = rt.readbacks() - reads;
             let reads = rt.readbacks();
             let (first, smoothed) = self.bench_batch(steps, true)?;
-            let counts = |sim: &Self| sim.amr_stats().map_or((0, 0), |s| (s.reorders, s.setups));
+            let counts = |sim: &Self| {
+                sim.amr_stats()
+                    .map_or((0, 0, 0), |s| (s.reorders, s.setups, s.device_unchanged))
+            };
             let before = counts(self);
             let started = Instant::now();
             self.adapt_from(smoothed)?;
@@ -576,6 +582,7 @@ impl Simulation {
                 later_batch_seconds: later - plain[1],
                 reordered: after.0 > before.0,
                 grew,
+                changed: after.2 == before.2,
             });
         }
         self.sync_mesh()?;

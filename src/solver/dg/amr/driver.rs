@@ -104,6 +104,9 @@ pub struct AmrStats {
     pub device_adaptations: usize,
     pub device_smoothing_stages: usize,
     pub device_smoothing_stages_max: usize,
+    /// Device adaptations whose smoothed flags coarsened and refined nothing: the mesh and the
+    /// solution stayed as they were, so the phases after the smoothing did not run.
+    pub device_unchanged: usize,
     /// The host's adaptations (`adaptations - device_adaptations`): the most passes of one,
     /// and the same smoothings in stages by level as the device runs them
     /// ([`AdaptiveMesh::smooth_flags_in_stages`]), all and the most of one.
@@ -514,10 +517,16 @@ impl Adaptivity {
             return Ok(DeviceAdaptation::NeedsRoom(smoothed));
         }
         let smoothing = clock.elapsed().as_secs_f64();
-        let report = device.apply(gpu, &smoothed, timing.as_deref_mut())?;
         self.stats.smoothing_seconds += smoothing;
-        self.stats.adapt_seconds += clock.elapsed().as_secs_f64() - smoothing;
-        self.since_reorder += 1;
+        // An adaptation that coarsens and refines nothing stops here (GpuAdaptation::apply).
+        let report = device.apply(gpu, &smoothed, timing.as_deref_mut())?;
+        let changes = report.counts != AdaptCounts::default();
+        if changes {
+            self.stats.adapt_seconds += clock.elapsed().as_secs_f64() - smoothing;
+            self.since_reorder += 1;
+        } else {
+            self.stats.device_unchanged += 1;
+        }
         // The far faces come one adaptation late, with the smoothing's read-back: those of the
         // mesh this adaptation started from, so after a reorder they are its result, the new
         // baseline.
@@ -527,10 +536,13 @@ impl Adaptivity {
             self.far_baseline = far;
         }
         if let Some(reorder) = &self.reorder {
-            if self
-                .options
-                .reorder
-                .due(self.since_reorder, far, self.far_baseline)
+            // Only an adaptation that changed the mesh counts towards a reorder, and none is
+            // due while nothing changed since the last one (the mesh is in its order).
+            if self.since_reorder > 0
+                && self
+                    .options
+                    .reorder
+                    .due(self.since_reorder, far, self.far_baseline)
             {
                 let started = Instant::now();
                 reorder.run(timing)?;
@@ -549,7 +561,7 @@ impl Adaptivity {
             .stats
             .device_smoothing_stages_max
             .max(report.smoothing_stages);
-        self.host_stale = true;
+        self.host_stale |= changes;
         Ok(DeviceAdaptation::Done(report.counts, phases))
     }
 

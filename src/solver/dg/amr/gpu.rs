@@ -721,6 +721,12 @@ impl GpuAdaptation {
     /// element count follows from the smoothed counts, GK19's n + 3 refined - 3 clusters). With
     /// `phases`, run and timed: the seconds of each phase (GK19 Table 3's subroutines) and of
     /// moving the solver ("plans").
+    ///
+    /// When the flags coarsen no cluster and refine no element, nothing runs: coarsening,
+    /// refinement and compaction would move nothing, and the connectivity would rewrite the
+    /// faces, neighbours and geometry `dg` has (GK19 runs every phase at every step; with the
+    /// vortex adapting every step most adaptations are these). The plan recorded ahead for
+    /// the adaptation is dropped unsubmitted and the report's counts are zero.
     pub fn apply(
         &self,
         dg: &mut GpuDg,
@@ -733,7 +739,17 @@ impl GpuAdaptation {
                 smoothed.refines, smoothed.active, self.slot_capacity
             )));
         }
-        match self.adapt_ahead.take() {
+        let ahead = self.adapt_ahead.take();
+        if smoothed.clusters == 0 && smoothed.refines == 0 {
+            return Ok(GpuAdaptReport {
+                counts: AdaptCounts::default(),
+                smoothing_stages: smoothed.stages,
+                num_elements: smoothed.active,
+                faces: smoothed.faces,
+                far_faces: smoothed.far_faces,
+            });
+        }
+        match ahead {
             Some(recorded) if phases.is_none() => self.rt.submit(&self.adapt_plan, recorded)?,
             _ => self.run(&self.adapt_plan, phases.as_deref_mut())?,
         }
