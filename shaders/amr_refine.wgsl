@@ -10,14 +10,18 @@
 // of the halves. The four children C0..C3 (corners at
 // v0, v1, v2, then the centre one) take the ring's k-th element block or new ids; C0 takes
 // the parent's slot, C1..C3 holes 3k .. 3k + 2 left by coarsening, then new slots past the
-// active ones. Child c gets c^c_k = sum_m W^c_km c^P_m (exact). Side s of the parent is split:
-// its halves go to children s and s + 1 (in the order the parent walks it); the interior edges
-// (side s of corner child s + 2 and of the centre child) take the ring's k-th interior block
-// or new ids, with the color of parent side s.
+// active ones. Child c gets c^c_k = sum_m W^c_km c^P_m (exact), computed after the workgroup's
+// refinements by all its threads, a coefficient each, from the parent's coefficients copied to
+// the scratch register. Side s of the parent is split: its halves go to children s and s + 1
+// (in the order the parent walks it); the interior edges (side s of corner child s + 2 and of
+// the centre child) take the ring's k-th interior block or new ids, with the color of parent
+// side s.
 
 override NP: u32 = 3u;
 override NE: u32 = 1u;
-const MAX_NP: u32 = 15u;
+// The solver's scratch register (GpuDg::scratch_register: the limiter's, free between steps),
+// which holds each refined parent's coefficients, at its slot, for the projection.
+override SCRATCH: u32 = 4u;
 
 @group(0) @binding(0) var<storage, read_write> slots: array<u32>;
 @group(0) @binding(1) var<storage, read_write> element_tree: array<vec4<u32>>;
@@ -44,6 +48,12 @@ const MAX_NP: u32 = 15u;
 @group(0) @binding(17) var<storage, read_write> regs_lo: array<f32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
+
+// The workgroup's refinements (refine's jobs), whose children's coefficients its threads then
+// project together, one coefficient each: a thread alone took 4 NP^2 steps of loads and adds
+// per refinement (at p = 4 the launch took 45 us on an H200 for a few refinements).
+var<workgroup> jobs: array<vec4<u32>, WORKGROUP_SIZE>;
+var<workgroup> job_count: atomic<u32>;
 
 // Number i of the scan amr_scan ran: its block's prefix plus the block's offset.
 fn number(i: u32) -> u32 {
@@ -93,13 +103,10 @@ fn halves(e: u32, side: u32) -> u32 {
     return first;
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = linear_index(gid, nwg);
-    let num_active = counters[C_ACTIVE];
-    if (i >= min(range.count, num_active) || flags[i] <= 0) {
-        return;
-    }
+// Refine the element in slot i (flagged +1, num_active elements): its children, their edges
+// and vertices, and its coefficients copied to the scratch register for the projection; the
+// job for the projection: the parent's slot (child 0's) and the slots of children 1..3.
+fn refine(i: u32, num_active: u32) -> vec4<u32> {
     let k = number(NE + i) - number(NE);
     let id = slots[i];
     let level = element_tree[id].x + 1u;
@@ -116,34 +123,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             pos[c] = num_active + j - num_holes;
         }
     }
-    var parent_coef: array<vec4<f32>, MAX_NP>;
     // #unroll
-    for (var m = 0u; m < NP; m = m + 1u) {
-        parent_coef[m] = vec4<f32>(
-            regs[(0u * NP + m) * NE + i],
-            regs[(1u * NP + m) * NE + i],
-            regs[(2u * NP + m) * NE + i],
-            regs[(3u * NP + m) * NE + i],
-        );
-    }
-    // #unroll
-    for (var c = 0u; c < 4u; c = c + 1u) {
-        // #unroll
-        for (var kk = 0u; kk < NP; kk = kk + 1u) {
-            var u = vec4<f32>(0.0);
-            // #unroll
-            for (var m = 0u; m < NP; m = m + 1u) {
-                u = u + weights[(c * NP + kk) * NP + m] * parent_coef[m];
-            }
-            regs[(0u * NP + kk) * NE + pos[c]] = u.x;
-            regs[(1u * NP + kk) * NE + pos[c]] = u.y;
-            regs[(2u * NP + kk) * NE + pos[c]] = u.z;
-            regs[(3u * NP + kk) * NE + pos[c]] = u.w;
-            regs_lo[(0u * NP + kk) * NE + pos[c]] = 0.0;
-            regs_lo[(1u * NP + kk) * NE + pos[c]] = 0.0;
-            regs_lo[(2u * NP + kk) * NE + pos[c]] = 0.0;
-            regs_lo[(3u * NP + kk) * NE + pos[c]] = 0.0;
-        }
+    for (var j = 0u; j < 4u * NP; j = j + 1u) {
+        regs[(SCRATCH * 4u * NP + j) * NE + i] = regs[j * NE + i];
     }
     let v0 = vertices[3u * id];
     let v1 = vertices[3u * id + 1u];
@@ -205,5 +187,58 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     for (var c = 0u; c < 4u; c = c + 1u) {
         new_edges[c].w = 0u;
         element_edges[children + c] = new_edges[c];
+    }
+    return vec4<u32>(i, pos[1], pos[2], pos[3]);
+}
+
+// Coefficient kk of child c of `job`: c^c_kk = sum_m W^c_{kk m} c^P_m (exact for the
+// polynomials of the parent; the sum over m in order), from the parent's copy in the scratch
+// register; its low words zero (the projection is in the high words).
+fn project(job: vec4<u32>, c: u32, kk: u32) {
+    var u = vec4<f32>(0.0);
+    // #unroll
+    for (var m = 0u; m < NP; m = m + 1u) {
+        let parent = vec4<f32>(
+            regs[(SCRATCH * 4u * NP + 0u * NP + m) * NE + job.x],
+            regs[(SCRATCH * 4u * NP + 1u * NP + m) * NE + job.x],
+            regs[(SCRATCH * 4u * NP + 2u * NP + m) * NE + job.x],
+            regs[(SCRATCH * 4u * NP + 3u * NP + m) * NE + job.x],
+        );
+        u = u + weights[(c * NP + kk) * NP + m] * parent;
+    }
+    let to = job[c];
+    regs[(0u * NP + kk) * NE + to] = u.x;
+    regs[(1u * NP + kk) * NE + to] = u.y;
+    regs[(2u * NP + kk) * NE + to] = u.z;
+    regs[(3u * NP + kk) * NE + to] = u.w;
+    regs_lo[(0u * NP + kk) * NE + to] = 0.0;
+    regs_lo[(1u * NP + kk) * NE + to] = 0.0;
+    regs_lo[(2u * NP + kk) * NE + to] = 0.0;
+    regs_lo[(3u * NP + kk) * NE + to] = 0.0;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    if (lid == 0u) {
+        atomicStore(&job_count, 0u);
+    }
+    workgroupBarrier();
+    let i = linear_index(gid, nwg);
+    let num_active = counters[C_ACTIVE];
+    if (i < min(range.count, num_active) && flags[i] > 0) {
+        jobs[atomicAdd(&job_count, 1u)] = refine(i, num_active);
+    }
+    // The parents' copies in the scratch register and the jobs, seen by the whole workgroup.
+    storageBarrier();
+    workgroupBarrier();
+    let items = 4u * NP * atomicLoad(&job_count);
+    for (var t = lid; t < items; t = t + WORKGROUP_SIZE) {
+        let kk = t % NP;
+        let c = (t / NP) % 4u;
+        project(jobs[t / (4u * NP)], c, kk);
     }
 }

@@ -10,10 +10,12 @@
 // other side does not refine, clears the other side's entries of the halves. The four
 // children C0..C3 (corners at v0, v1, v2, then the centre one) take the ring's k-th element
 // block or new ids; C0 takes the parent's slot, C1..C3 holes 3k .. 3k + 2 left by coarsening,
-// then new slots past the active ones. Child c gets c^c_k = sum_m W^c_km c^P_m (exact). Side s
-// of the parent is split: its halves go to children s and s + 1 (in the order the parent walks
-// it); the interior edges (side s of corner child s + 2 and of the centre child) take the
-// ring's k-th interior block or new ids, with the color of parent side s.
+// then new slots past the active ones. Child c gets c^c_k = sum_m W^c_km c^P_m (exact),
+// computed after the block's refinements by all its threads, a coefficient each, from the
+// parent's coefficients copied to the scratch register. Side s of the parent is split: its
+// halves go to children s and s + 1 (in the order the parent walks it); the interior edges
+// (side s of corner child s + 2 and of the centre child) take the ring's k-th interior block
+// or new ids, with the color of parent side s.
 //
 // The WGSL override constants are preprocessor defines here (the host passes -D values).
 
@@ -23,8 +25,11 @@
 #ifndef NE
 #define NE 1u
 #endif
-// Largest NP (p = 4): private arrays are sized by it, loops run to NP.
-#define MAX_NP 15u
+// The solver's scratch register (GpuDg::scratch_register: the limiter's, free between steps),
+// which holds each refined parent's coefficients, at its slot, for the projection.
+#ifndef SCRATCH
+#define SCRATCH 4u
+#endif
 
 // Block number k of ring r (width ids each) or a new one past `next`.
 __device__ __forceinline__ u32 block(
@@ -82,33 +87,28 @@ __device__ u32 halves(
     return first;
 }
 
-extern "C" __global__ void amr_refine(
+// Refine the element in slot i (flagged +1, num_active elements): its children, their edges
+// and vertices, and its coefficients copied to the scratch register for the projection; the
+// job for the projection: the parent's slot (child 0's) and the slots of children 1..3.
+__device__ uint4 refine(
+    u32 i,
+    u32 num_active,
     u32* slots,
     uint4* element_tree,
     uint4* element_edges,
     float2* vertices,
     uint4* edge_tree,
     uint2* edge_sides,
-    const int* __restrict__ flags,
-    const u32* __restrict__ marks_scan,
-    const u32* __restrict__ rings,
-    const u32* __restrict__ counters,
-    const u32* __restrict__ holes,
+    const u32* marks_scan,
+    const u32* rings,
+    const u32* counters,
+    const u32* holes,
     float* regs,
-    const float* __restrict__ weights,
-    const u32* __restrict__ block_offsets,
-    const u32* __restrict__ split_sides,
-    const u32* __restrict__ split_numbers,
-    const u32* __restrict__ split_offsets,
-    float* regs_lo,
-    AmrParams params,
-    ItemRange range) {
-    await_previous_launches();
-    u32 i = linear_index();
-    u32 num_active = counters[C_ACTIVE];
-    if (i >= min(range.count, num_active) || flags[i] <= 0) {
-        return;
-    }
+    const u32* block_offsets,
+    const u32* split_sides,
+    const u32* split_numbers,
+    const u32* split_offsets,
+    const AmrParams& params) {
     // Numbers of the marks' scan: the block prefix plus the block offset (amr_scan 0).
     u32 k = marks_scan[NE + i] + block_offsets[(NE + i) / SCAN_BLOCK] -
             (marks_scan[NE] + block_offsets[NE / SCAN_BLOCK]);
@@ -126,29 +126,8 @@ extern "C" __global__ void amr_refine(
             pos[c] = num_active + j - num_holes;
         }
     }
-    float4 parent_coef[MAX_NP];
-    for (u32 m = 0u; m < NP; m = m + 1u) {
-        parent_coef[m] = make_float4(
-            regs[(0u * NP + m) * NE + i],
-            regs[(1u * NP + m) * NE + i],
-            regs[(2u * NP + m) * NE + i],
-            regs[(3u * NP + m) * NE + i]);
-    }
-    for (u32 c = 0u; c < 4u; c = c + 1u) {
-        for (u32 kk = 0u; kk < NP; kk = kk + 1u) {
-            float4 u = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            for (u32 m = 0u; m < NP; m = m + 1u) {
-                u = u + weights[(c * NP + kk) * NP + m] * parent_coef[m];
-            }
-            regs[(0u * NP + kk) * NE + pos[c]] = u.x;
-            regs[(1u * NP + kk) * NE + pos[c]] = u.y;
-            regs[(2u * NP + kk) * NE + pos[c]] = u.z;
-            regs[(3u * NP + kk) * NE + pos[c]] = u.w;
-            regs_lo[(0u * NP + kk) * NE + pos[c]] = 0.0f;
-            regs_lo[(1u * NP + kk) * NE + pos[c]] = 0.0f;
-            regs_lo[(2u * NP + kk) * NE + pos[c]] = 0.0f;
-            regs_lo[(3u * NP + kk) * NE + pos[c]] = 0.0f;
-        }
+    for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
+        regs[(SCRATCH * 4u * NP + j) * NE + i] = regs[j * NE + i];
     }
     float2 v0 = vertices[3u * id];
     float2 v1 = vertices[3u * id + 1u];
@@ -207,5 +186,87 @@ extern "C" __global__ void amr_refine(
     for (u32 c = 0u; c < 4u; c = c + 1u) {
         new_edges[c].w = 0u;
         element_edges[children + c] = new_edges[c];
+    }
+    return make_uint4(i, pos[1], pos[2], pos[3]);
+}
+
+// Coefficient kk of child c of `job`: c^c_kk = sum_m W^c_{kk m} c^P_m (exact for the
+// polynomials of the parent; the sum over m in order), from the parent's copy in the scratch
+// register; its low words zero (the projection is in the high words).
+__device__ void project(
+    uint4 job,
+    u32 c,
+    u32 kk,
+    float* regs,
+    const float* weights,
+    float* regs_lo) {
+    float4 u = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (u32 m = 0u; m < NP; m = m + 1u) {
+        float4 parent = make_float4(
+            regs[(SCRATCH * 4u * NP + 0u * NP + m) * NE + job.x],
+            regs[(SCRATCH * 4u * NP + 1u * NP + m) * NE + job.x],
+            regs[(SCRATCH * 4u * NP + 2u * NP + m) * NE + job.x],
+            regs[(SCRATCH * 4u * NP + 3u * NP + m) * NE + job.x]);
+        u = u + weights[(c * NP + kk) * NP + m] * parent;
+    }
+    u32 to = at(job, c);
+    regs[(0u * NP + kk) * NE + to] = u.x;
+    regs[(1u * NP + kk) * NE + to] = u.y;
+    regs[(2u * NP + kk) * NE + to] = u.z;
+    regs[(3u * NP + kk) * NE + to] = u.w;
+    regs_lo[(0u * NP + kk) * NE + to] = 0.0f;
+    regs_lo[(1u * NP + kk) * NE + to] = 0.0f;
+    regs_lo[(2u * NP + kk) * NE + to] = 0.0f;
+    regs_lo[(3u * NP + kk) * NE + to] = 0.0f;
+}
+
+// The block's refinements (refine's jobs), whose children's coefficients its threads then
+// project together, one coefficient each: a thread alone took 4 NP^2 steps of loads and adds
+// per refinement (at p = 4 the launch took 45 us on an H200 for a few refinements).
+__shared__ uint4 jobs[WORKGROUP_SIZE];
+__shared__ u32 job_count;
+
+extern "C" __global__ void amr_refine(
+    u32* slots,
+    uint4* element_tree,
+    uint4* element_edges,
+    float2* vertices,
+    uint4* edge_tree,
+    uint2* edge_sides,
+    const int* __restrict__ flags,
+    const u32* __restrict__ marks_scan,
+    const u32* __restrict__ rings,
+    const u32* __restrict__ counters,
+    const u32* __restrict__ holes,
+    float* regs,
+    const float* __restrict__ weights,
+    const u32* __restrict__ block_offsets,
+    const u32* __restrict__ split_sides,
+    const u32* __restrict__ split_numbers,
+    const u32* __restrict__ split_offsets,
+    float* regs_lo,
+    AmrParams params,
+    ItemRange range) {
+    await_previous_launches();
+    if (threadIdx.x == 0u) {
+        job_count = 0u;
+    }
+    __syncthreads();
+    u32 i = linear_index();
+    u32 num_active = counters[C_ACTIVE];
+    if (i < min(range.count, num_active) && flags[i] > 0) {
+        jobs[atomicAdd(&job_count, 1u)] =
+            refine(i, num_active, slots, element_tree, element_edges, vertices, edge_tree,
+                   edge_sides, marks_scan, rings, counters, holes, regs, block_offsets,
+                   split_sides, split_numbers, split_offsets, params);
+    }
+    // The parents' copies in the scratch register and the jobs, seen by the whole block.
+    __syncthreads();
+    u32 items = 4u * NP * job_count;
+    for (u32 t = threadIdx.x; t < items; t = t + WORKGROUP_SIZE) {
+        u32 kk = t % NP;
+        u32 c = (t / NP) % 4u;
+        project(jobs[t / (4u * NP)], c, kk, regs, weights, regs_lo);
     }
 }

@@ -32,6 +32,9 @@ pub fn amr(report: &mut Report, b: &Runtime) {
             5,
         ),
         ("periodic", periodic_mesh(), 1, 4, 23),
+        // p = 4: amr_refine's workgroups project 60 coefficients per refinement, several
+        // rounds of their threads.
+        ("periodic", periodic_mesh(), 4, 2, 29),
     ];
     for (label, base, p, rounds, seed) in cases {
         let name = format!("amr device adaptation = reference ({label}) p={p}, {rounds} rounds");

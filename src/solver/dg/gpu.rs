@@ -934,6 +934,11 @@ impl GpuDg {
         Ok(())
     }
 
+    /// The register that holds scratch words between steps (the limiter's within one; high
+    /// words only): the adaptation keeps the refined parents' coefficients there while it
+    /// projects them onto their children.
+    pub const SCRATCH_REGISTER: u32 = SCRATCH;
+
     /// The low words of the registers (`regs` holds the high words of the double-float
     /// pairs), 4 np rows of the element capacity per register: the adaptation and the reorder
     /// move register 0's with its high words and zero them for the elements they make (a

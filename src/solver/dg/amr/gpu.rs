@@ -356,6 +356,13 @@ impl GpuAdaptation {
         let ne_f = ne as f64;
         let with_np = [("NP", np), ("NE", ne_f)];
         let with_ne = [("NE", ne_f)];
+        // amr_refine copies each refined parent's coefficients to the solver's scratch
+        // register, for its workgroup's threads to project them together.
+        let refine_constants = [
+            ("NP", np),
+            ("NE", ne_f),
+            ("SCRATCH", f64::from(GpuDg::SCRATCH_REGISTER)),
+        ];
         // Every kernel of the adaptation at once (Runtime::kernels: in parallel, the setup of
         // each attach with more room).
         let [flag_kernel, scan_kernel, smooth_kernel, mark_kernel, coarsen_kernel, split_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel] =
@@ -366,7 +373,7 @@ impl GpuAdaptation {
                 ("amr_mark", &with_ne),
                 ("amr_coarsen", &with_np),
                 ("amr_split", &[]),
-                ("amr_refine", &with_np),
+                ("amr_refine", &refine_constants),
                 ("amr_compact", &with_np),
                 ("amr_geometry", &with_np),
                 ("amr_faces", &with_ne),
