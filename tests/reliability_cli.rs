@@ -162,7 +162,9 @@ fn swe_blow_up_stops_with_the_cell() {
     }
     let vortex = dg_case(d, "vortex", "", "wall", "").replace(".toml", "");
     let text = std::fs::read_to_string(format!("{vortex}.toml")).expect("read");
-    let text = text.replacen("kind = \"constant\"", "kind = \"vortex\"\nbeta = 40.0", 1);
+    // Nearly the strongest vortex a case accepts (beta^2 below 101.66 keeps its centre's density
+    // positive): its near-vacuum core blows p = 1 up without the limiter within 20 steps.
+    let text = text.replacen("kind = \"constant\"", "kind = \"vortex\"\nbeta = 10.0", 1);
     std::fs::write(format!("{vortex}.toml"), text).expect("write");
     let args = ["dg", "--case", "vortex.toml", "--out", "dgnan"];
     expect(
