@@ -6,13 +6,16 @@
 // clusters in slot order), after amr_mark decided which sides free their split edges
 // (work[i], their places in the ring from the scan's third part): the parent takes its first
 // child's slot with the L2 projection c^P_m = 1/4 sum_c sum_k W^c_km c^c_k (weights W^c from
-// Projection), the other three slots become holes 3k .. 3k + 2, and the element block, the
+// Projection; computed after the workgroup's clusters by all its threads, a coefficient each),
+// the other three slots become holes 3k .. 3k + 2, and the element block, the
 // interior edges and the freed split blocks join the tails of their rings in cluster order.
 // The halves of a kept side (the children's edges there) lose their elements on this side.
 
 override NP: u32 = 3u;
 override NE: u32 = 1u;
-const MAX_NP: u32 = 15u;
+// The solver's scratch register (GpuDg::SCRATCH_REGISTER: the limiter's, free between steps),
+// which holds each cluster's child 0 coefficients, at its slot, for the projection.
+override SCRATCH: u32 = 4u;
 
 @group(0) @binding(0) var<storage, read_write> slots: array<u32>;
 @group(0) @binding(1) var<storage, read_write> element_tree: array<vec4<u32>>;
@@ -35,6 +38,11 @@ const MAX_NP: u32 = 15u;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
+// The workgroup's clusters (coarsen's jobs), whose parents' coefficients its threads then
+// project together, one coefficient each, as amr_refine projects its children.
+var<workgroup> jobs: array<vec4<u32>, WORKGROUP_SIZE>;
+var<workgroup> job_count: atomic<u32>;
+
 // Number i of the scan amr_scan ran: its block's prefix plus the block's offset.
 fn number(i: u32) -> u32 {
     return marks_scan[i] + block_offsets[i / SCAN_BLOCK];
@@ -44,7 +52,10 @@ fn is_cluster(i: u32) -> bool {
     return i < counters[C_ACTIVE] && marks[i] == 1u;
 }
 
-fn coarsen(i: u32) {
+// Coarsen the cluster whose first child is in slot i: the tree work, and child 0's
+// coefficients copied to the scratch register for the projection; the job for the projection:
+// the children's slots (the parent takes child 0's).
+fn coarsen(i: u32) -> vec4<u32> {
     let k = number(i);
     let parent = element_tree[slots[i]].y;
     let block = element_tree[parent].z;
@@ -53,37 +64,10 @@ fn coarsen(i: u32) {
     for (var c = 0u; c < 4u; c = c + 1u) {
         pos[c] = element_tree[block + c].w;
     }
-    var merged: array<vec4<f32>, MAX_NP>;
+    // Child 0's coefficients to the scratch register: the parent takes its slot.
     // #unroll
-    for (var m = 0u; m < NP; m = m + 1u) {
-        merged[m] = vec4<f32>(0.0);
-    }
-    // #unroll
-    for (var c = 0u; c < 4u; c = c + 1u) {
-        // #unroll
-        for (var kk = 0u; kk < NP; kk = kk + 1u) {
-            let a = vec4<f32>(
-                regs[(0u * NP + kk) * NE + pos[c]],
-                regs[(1u * NP + kk) * NE + pos[c]],
-                regs[(2u * NP + kk) * NE + pos[c]],
-                regs[(3u * NP + kk) * NE + pos[c]],
-            );
-            // #unroll
-            for (var m = 0u; m < NP; m = m + 1u) {
-                merged[m] = merged[m] + (0.25 * weights[(c * NP + kk) * NP + m]) * a;
-            }
-        }
-    }
-    // #unroll
-    for (var m = 0u; m < NP; m = m + 1u) {
-        regs[(0u * NP + m) * NE + pos[0]] = merged[m].x;
-        regs[(1u * NP + m) * NE + pos[0]] = merged[m].y;
-        regs[(2u * NP + m) * NE + pos[0]] = merged[m].z;
-        regs[(3u * NP + m) * NE + pos[0]] = merged[m].w;
-        regs_lo[(0u * NP + m) * NE + pos[0]] = 0.0;
-        regs_lo[(1u * NP + m) * NE + pos[0]] = 0.0;
-        regs_lo[(2u * NP + m) * NE + pos[0]] = 0.0;
-        regs_lo[(3u * NP + m) * NE + pos[0]] = 0.0;
+    for (var j = 0u; j < 4u * NP; j = j + 1u) {
+        regs[(SCRATCH * 4u * NP + j) * NE + pos[0]] = regs[j * NE + pos[0]];
     }
     slots[pos[0]] = parent;
     // #unroll
@@ -126,12 +110,57 @@ fn coarsen(i: u32) {
         rings[ring_index(params, 1u, counters[C_RINGS + 2u], at)] = half;
         freed = freed + 1u;
     }
+    return vec4<u32>(pos[0], pos[1], pos[2], pos[3]);
+}
+
+// Coefficient m of the parent of `job`: c^P_m = 1/4 sum_c sum_k W^c_km c^c_k (over c, then k,
+// in order), child 0's coefficients from the scratch register; its low words zero (the
+// projection is in the high words).
+fn project(job: vec4<u32>, m: u32) {
+    var u = vec4<f32>(0.0);
+    // #unroll
+    for (var c = 0u; c < 4u; c = c + 1u) {
+        let base = select(0u, SCRATCH * 4u * NP, c == 0u);
+        // #unroll
+        for (var kk = 0u; kk < NP; kk = kk + 1u) {
+            let a = vec4<f32>(
+                regs[(base + 0u * NP + kk) * NE + job[c]],
+                regs[(base + 1u * NP + kk) * NE + job[c]],
+                regs[(base + 2u * NP + kk) * NE + job[c]],
+                regs[(base + 3u * NP + kk) * NE + job[c]],
+            );
+            u = u + (0.25 * weights[(c * NP + kk) * NP + m]) * a;
+        }
+    }
+    regs[(0u * NP + m) * NE + job.x] = u.x;
+    regs[(1u * NP + m) * NE + job.x] = u.y;
+    regs[(2u * NP + m) * NE + job.x] = u.z;
+    regs[(3u * NP + m) * NE + job.x] = u.w;
+    regs_lo[(0u * NP + m) * NE + job.x] = 0.0;
+    regs_lo[(1u * NP + m) * NE + job.x] = 0.0;
+    regs_lo[(2u * NP + m) * NE + job.x] = 0.0;
+    regs_lo[(3u * NP + m) * NE + job.x] = 0.0;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    if (lid == 0u) {
+        atomicStore(&job_count, 0u);
+    }
+    workgroupBarrier();
     let i = linear_index(gid, nwg);
     if (i < range.count && is_cluster(i)) {
-        coarsen(i);
+        jobs[atomicAdd(&job_count, 1u)] = coarsen(i);
+    }
+    // Child 0's copies in the scratch register and the jobs, seen by the whole workgroup.
+    storageBarrier();
+    workgroupBarrier();
+    let items = NP * atomicLoad(&job_count);
+    for (var t = lid; t < items; t = t + WORKGROUP_SIZE) {
+        project(jobs[t / NP], t % NP);
     }
 }

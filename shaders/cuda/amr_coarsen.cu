@@ -6,8 +6,9 @@
 // in src/solver/dg/amr/tree.rs, the clusters in slot order), after amr_mark decided which
 // sides free their split edges (work[i], their places in the ring from the scan's third part):
 // the parent takes its first child's slot with the L2 projection
-// c^P_m = 1/4 sum_c sum_k W^c_km c^c_k (weights W^c from Projection), the other three slots
-// become holes 3k .. 3k + 2, and the element block, the interior edges and the freed split
+// c^P_m = 1/4 sum_c sum_k W^c_km c^c_k (weights W^c from Projection; computed after the block's
+// clusters by all its threads, a coefficient each), the other three slots become holes
+// 3k .. 3k + 2, and the element block, the interior edges and the freed split
 // blocks join the tails of their rings in cluster order. The halves of a kept side (the
 // children's edges there) lose their elements on this side.
 //
@@ -19,14 +20,20 @@
 #ifndef NE
 #define NE 1u
 #endif
-// Largest NP (p = 4): private arrays are sized by it, loops run to NP.
-#define MAX_NP 15u
+// The solver's scratch register (GpuDg::SCRATCH_REGISTER: the limiter's, free between steps),
+// which holds each cluster's child 0 coefficients, at its slot, for the projection.
+#ifndef SCRATCH
+#define SCRATCH 4u
+#endif
 
 __device__ __forceinline__ bool is_cluster(u32 i, const u32* marks, const u32* counters) {
     return i < counters[C_ACTIVE] && marks[i] == 1u;
 }
 
-__device__ void coarsen(
+// Coarsen the cluster whose first child is in slot i: the tree work, and child 0's
+// coefficients copied to the scratch register for the projection; the job for the projection:
+// the children's slots (the parent takes child 0's).
+__device__ uint4 coarsen(
     u32 i,
     u32* slots,
     uint4* element_tree,
@@ -40,8 +47,6 @@ __device__ void coarsen(
     const u32* counters,
     u32* holes,
     float* regs,
-    const float* weights,
-    float* regs_lo,
     const AmrParams& params) {
     // Numbers of the marks' scan: the block prefix plus the block offset (amr_scan 0).
     auto number = [&](u32 j) { return marks_scan[j] + block_offsets[j / SCAN_BLOCK]; };
@@ -52,31 +57,9 @@ __device__ void coarsen(
     for (u32 c = 0u; c < 4u; c = c + 1u) {
         pos[c] = element_tree[block + c].w;
     }
-    float4 merged[MAX_NP];
-    for (u32 m = 0u; m < NP; m = m + 1u) {
-        merged[m] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
-    for (u32 c = 0u; c < 4u; c = c + 1u) {
-        for (u32 kk = 0u; kk < NP; kk = kk + 1u) {
-            float4 a = make_float4(
-                regs[(0u * NP + kk) * NE + pos[c]],
-                regs[(1u * NP + kk) * NE + pos[c]],
-                regs[(2u * NP + kk) * NE + pos[c]],
-                regs[(3u * NP + kk) * NE + pos[c]]);
-            for (u32 m = 0u; m < NP; m = m + 1u) {
-                merged[m] = merged[m] + (0.25f * weights[(c * NP + kk) * NP + m]) * a;
-            }
-        }
-    }
-    for (u32 m = 0u; m < NP; m = m + 1u) {
-        regs[(0u * NP + m) * NE + pos[0]] = merged[m].x;
-        regs[(1u * NP + m) * NE + pos[0]] = merged[m].y;
-        regs[(2u * NP + m) * NE + pos[0]] = merged[m].z;
-        regs[(3u * NP + m) * NE + pos[0]] = merged[m].w;
-        regs_lo[(0u * NP + m) * NE + pos[0]] = 0.0f;
-        regs_lo[(1u * NP + m) * NE + pos[0]] = 0.0f;
-        regs_lo[(2u * NP + m) * NE + pos[0]] = 0.0f;
-        regs_lo[(3u * NP + m) * NE + pos[0]] = 0.0f;
+    // Child 0's coefficients to the scratch register: the parent takes its slot.
+    for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
+        regs[(SCRATCH * 4u * NP + j) * NE + pos[0]] = regs[j * NE + pos[0]];
     }
     slots[pos[0]] = parent;
     for (u32 c = 1u; c < 4u; c = c + 1u) {
@@ -114,7 +97,41 @@ __device__ void coarsen(
         rings[ring_index(params, 1u, counters[C_RINGS + 2u], at)] = half;
         freed = freed + 1u;
     }
+    return make_uint4(pos[0], pos[1], pos[2], pos[3]);
 }
+
+// Coefficient m of the parent of `job`: c^P_m = 1/4 sum_c sum_k W^c_km c^c_k (over c, then k,
+// in order), child 0's coefficients from the scratch register; its low words zero (the
+// projection is in the high words).
+__device__ void project(uint4 job, u32 m, float* regs, const float* weights, float* regs_lo) {
+    float4 u = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (u32 c = 0u; c < 4u; c = c + 1u) {
+        u32 base = c == 0u ? SCRATCH * 4u * NP : 0u;
+#pragma unroll
+        for (u32 kk = 0u; kk < NP; kk = kk + 1u) {
+            float4 a = make_float4(
+                regs[(base + 0u * NP + kk) * NE + at(job, c)],
+                regs[(base + 1u * NP + kk) * NE + at(job, c)],
+                regs[(base + 2u * NP + kk) * NE + at(job, c)],
+                regs[(base + 3u * NP + kk) * NE + at(job, c)]);
+            u = u + (0.25f * weights[(c * NP + kk) * NP + m]) * a;
+        }
+    }
+    regs[(0u * NP + m) * NE + job.x] = u.x;
+    regs[(1u * NP + m) * NE + job.x] = u.y;
+    regs[(2u * NP + m) * NE + job.x] = u.z;
+    regs[(3u * NP + m) * NE + job.x] = u.w;
+    regs_lo[(0u * NP + m) * NE + job.x] = 0.0f;
+    regs_lo[(1u * NP + m) * NE + job.x] = 0.0f;
+    regs_lo[(2u * NP + m) * NE + job.x] = 0.0f;
+    regs_lo[(3u * NP + m) * NE + job.x] = 0.0f;
+}
+
+// The block's clusters (coarsen's jobs), whose parents' coefficients its threads then project
+// together, one coefficient each, as amr_refine projects its children.
+__shared__ uint4 jobs[WORKGROUP_SIZE];
+__shared__ u32 job_count;
 
 extern "C" __global__ void amr_coarsen(
     u32* slots,
@@ -135,9 +152,20 @@ extern "C" __global__ void amr_coarsen(
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
+    if (threadIdx.x == 0u) {
+        job_count = 0u;
+    }
+    __syncthreads();
     u32 i = linear_index();
     if (i < range.count && is_cluster(i, marks, counters)) {
-        coarsen(i, slots, element_tree, element_edges, edge_tree, edge_sides, marks_scan,
-                block_offsets, work, rings, counters, holes, regs, weights, regs_lo, params);
+        jobs[atomicAdd(&job_count, 1u)] =
+            coarsen(i, slots, element_tree, element_edges, edge_tree, edge_sides, marks_scan,
+                    block_offsets, work, rings, counters, holes, regs, params);
+    }
+    // Child 0's copies in the scratch register and the jobs, seen by the whole block.
+    __syncthreads();
+    u32 items = NP * job_count;
+    for (u32 t = threadIdx.x; t < items; t = t + WORKGROUP_SIZE) {
+        project(jobs[t / NP], t % NP, regs, weights, regs_lo);
     }
 }

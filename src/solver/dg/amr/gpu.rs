@@ -356,9 +356,9 @@ impl GpuAdaptation {
         let ne_f = ne as f64;
         let with_np = [("NP", np), ("NE", ne_f)];
         let with_ne = [("NE", ne_f)];
-        // amr_refine copies each refined parent's coefficients to the solver's scratch
-        // register, for its workgroup's threads to project them together.
-        let refine_constants = [
+        // amr_coarsen and amr_refine copy the coefficients their projections read to the
+        // solver's scratch register, for their workgroups' threads to project together.
+        let projection_constants = [
             ("NP", np),
             ("NE", ne_f),
             ("SCRATCH", f64::from(GpuDg::SCRATCH_REGISTER)),
@@ -371,9 +371,9 @@ impl GpuAdaptation {
                 ("amr_scan", &[]),
                 ("amr_smooth", &with_ne),
                 ("amr_mark", &with_ne),
-                ("amr_coarsen", &with_np),
+                ("amr_coarsen", &projection_constants),
                 ("amr_split", &[]),
-                ("amr_refine", &refine_constants),
+                ("amr_refine", &projection_constants),
                 ("amr_compact", &with_np),
                 ("amr_geometry", &with_np),
                 ("amr_faces", &with_ne),
