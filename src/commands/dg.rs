@@ -128,7 +128,7 @@ pub struct DgArgs {
     /// When GPU adaptations reorder the elements along a Morton curve of their centroids (and
     /// the faces by color and left element) to restore memory locality: auto (when the faces
     /// whose elements lie far apart in memory have risen by 10% of all faces since the last
-    /// reorder), never, or every:K (after every K-th adaptation).
+    /// reorder), never, or every:K (after every K-th adaptation that changed the mesh).
     #[arg(long)]
     pub amr_reorder: Option<String>,
     /// Also run the f64 CPU reference (single-threaded: minutes from ~10,000 triangles at

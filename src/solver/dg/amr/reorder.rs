@@ -70,7 +70,8 @@ pub enum ReorderPolicy {
     #[default]
     Auto,
     Never,
-    /// After every K-th adaptation.
+    /// After every K-th adaptation that changed the mesh (one that changed nothing leaves it
+    /// in its order).
     Every(usize),
 }
 
