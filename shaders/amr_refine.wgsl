@@ -19,7 +19,7 @@
 
 override NP: u32 = 3u;
 override NE: u32 = 1u;
-// The solver's scratch register (GpuDg::scratch_register: the limiter's, free between steps),
+// The solver's scratch register (GpuDg::SCRATCH_REGISTER: the limiter's, free between steps),
 // which holds each refined parent's coefficients, at its slot, for the projection.
 override SCRATCH: u32 = 4u;
 

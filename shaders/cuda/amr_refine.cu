@@ -25,7 +25,7 @@
 #ifndef NE
 #define NE 1u
 #endif
-// The solver's scratch register (GpuDg::scratch_register: the limiter's, free between steps),
+// The solver's scratch register (GpuDg::SCRATCH_REGISTER: the limiter's, free between steps),
 // which holds each refined parent's coefficients, at its slot, for the projection.
 #ifndef SCRATCH
 #define SCRATCH 4u

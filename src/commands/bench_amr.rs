@@ -406,8 +406,9 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         println!(
             "device path as a run pays it (two batches of steps with their clocks, with and \
              without the adaptation between them; phases untimed): {:.1} us per adaptation \
-             that changed the mesh, without a reorder ({} of {}), adding at most {} read-backs; the {} steps between \
-             two take {:.1} us, so adapting is {:.1}% of the run; medians of its parts: {:.1} \
+             that changed the mesh, without a reorder ({} of {}), adding at most {} \
+             read-backs; the {} steps between two take {:.1} us, so adapting is {:.1}% of the \
+             run; medians of its parts: {:.1} \
              us added to the first batch (flags and smoothing), {:.1} us on the host between \
              the batches, {:.1} us added to the second batch (the adaptation's device work); \
              the batch after that takes {:.1} us more than one before the adaptation (the \

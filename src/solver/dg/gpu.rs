@@ -935,8 +935,8 @@ impl GpuDg {
     }
 
     /// The register that holds scratch words between steps (the limiter's within one; high
-    /// words only): the adaptation keeps the refined parents' coefficients there while it
-    /// projects them onto their children.
+    /// words only): the adaptation keeps there the coefficients its projections read (a
+    /// refined parent's, a coarsened cluster's first child's) while a workgroup projects them.
     pub const SCRATCH_REGISTER: u32 = SCRATCH;
 
     /// The low words of the registers (`regs` holds the high words of the double-float
