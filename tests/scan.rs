@@ -336,3 +336,53 @@ fn cuda_twin(stem: &str) -> String {
         None => format!("cuda/{stem}.cu"),
     }
 }
+
+/// Timing every launch on its own (`Runtime::set_time_each_launch`, `bench amr --per-launch`)
+/// gives one entry per launch per repeat, labelled "<segment>: <kernel>" with the repeat
+/// number of a kernel within its segment, and the plan still computes what it computes;
+/// switched off, the entries are the segments again. A timing that kept the segments, or
+/// labels that merged two launches of one kernel, fails the counts or the labels.
+#[test]
+fn timing_each_launch_labels_every_launch_by_segment_and_kernel() {
+    let rt = rt();
+    let n = 3 * B as u32 + 5;
+    let values = random_words(n as usize, 600, 1000);
+    let input = rt.upload("scan input", &values).expect("input");
+    let middle = rt.zeroed::<u32>("scan middle", n as usize).expect("middle");
+    let output = rt.zeroed::<u32>("scan output", n as usize).expect("output");
+    let first = PrefixSum::new(&rt, &input, &middle, n).expect("first scan");
+    let again = PrefixSum::new(&rt, &input, &middle, n).expect("the first scan again");
+    let second = PrefixSum::new(&rt, &middle, &output, n).expect("second scan");
+    let mut plan = PlanBuilder::new();
+    first.record(plan.segment("first"));
+    again.record(&mut plan);
+    second.record(plan.segment("second"));
+    let plan = rt.prepare(&plan).expect("prepare");
+    let segments = rt.time(&plan, 2).expect("time by segment");
+    assert_eq!(segments.labels, ["first", "second"]);
+    assert_eq!(segments.seconds.len(), 4);
+
+    rt.set_time_each_launch(true);
+    let launches = rt.time(&plan, 2);
+    rt.set_time_each_launch(false);
+    let launches = launches.expect("time each launch");
+    assert_eq!(
+        launches.labels,
+        [
+            "first: scan_blocks",
+            "first: scan_add",
+            "first: scan_blocks 2",
+            "first: scan_add 2",
+            "second: scan_blocks",
+            "second: scan_add",
+        ]
+    );
+    assert_eq!(launches.seconds.len(), 12);
+    assert!(
+        launches.seconds.iter().all(|s| s.is_finite() && *s >= 0.0),
+        "{launches:?}"
+    );
+    let gpu = rt.read::<u32>(&output, 0, n as usize).expect("read");
+    assert!(gpu == exclusive_scan_cpu(&exclusive_scan_cpu(&values)));
+    assert_eq!(rt.time(&plan, 1).expect("time again").labels.len(), 2);
+}

@@ -45,9 +45,20 @@ pub struct BenchAmrArgs {
     /// with the faces of every adaptation).
     #[arg(long, default_value = "auto")]
     pub reorder: String,
+    /// Time every launch on its own ("phase: kernel" rows; on CUDA in one graph per plan, as
+    /// a run issues it): what each adaptation kernel costs on this backend. Each launch pays a
+    /// timestamp pair or event of its own, so the rows add up to more than the phases.
+    #[arg(long)]
+    pub per_launch: bool,
     /// Print JSON instead of a markdown table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The phase of a timing label: the label itself, or with `--per-launch` its part before
+/// ": " ("compact: amr_scan" -> "compact").
+fn phase_of(label: &str) -> &str {
+    label.split_once(": ").map_or(label, |(phase, _)| phase)
 }
 
 /// The reorder's device seconds over the timed adaptations it ran in (its row of the phase
@@ -58,7 +69,7 @@ fn reorder_when_run(rows: &[(usize, PhaseSeconds)]) -> Option<(f64, usize)> {
         .filter_map(|(_, p)| {
             let s: f64 = p
                 .iter()
-                .filter(|(l, _)| *l == "reorder")
+                .filter(|(l, _)| phase_of(l) == "reorder")
                 .map(|(_, s)| s)
                 .sum();
             (s > 0.0).then_some(s)
@@ -205,6 +216,7 @@ fn smoothing_json(stats: Option<AmrStats>, device: bool) -> Option<serde_json::V
 
 pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let rt = global.runtime()?;
+    rt.set_time_each_launch(args.per_launch);
     let mut case = Case::builtin(&args.builtin, args.cells)?;
     case.order = args.order;
     let mut results = Vec::new();
@@ -243,7 +255,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         let (changed, unchanged): (Vec<_>, Vec<_>) = rows
             .iter()
             .cloned()
-            .partition(|(_, p)| on_host || p.iter().any(|(l, _)| *l == "coarsen"));
+            .partition(|(_, p)| on_host || p.iter().any(|(l, _)| phase_of(l) == "coarsen"));
         if !on_host {
             timed_unchanged = Some((unchanged.len(), rows.len()));
         }
@@ -339,10 +351,15 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             println!("| phase | microseconds |\n|---|---:|");
         }
         for (l, s) in phases {
-            let launched = launches
-                .as_ref()
-                .and_then(|v| v.iter().find(|(k, _)| k == l))
-                .map_or(String::new(), |(_, n)| n.to_string());
+            let launched = match (args.per_launch, &launches) {
+                (true, _) if l.contains(": ") => "1".to_string(),
+                (true, _) => String::new(),
+                (false, Some(v)) => v
+                    .iter()
+                    .find(|(k, _)| k == l)
+                    .map_or(String::new(), |(_, n)| n.to_string()),
+                (false, None) => String::new(),
+            };
             if device {
                 println!("| {l} | {:.1} | {launched} |", 1e6 * s);
             } else {

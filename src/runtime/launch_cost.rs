@@ -2,15 +2,17 @@
 //! (an adaptation, an ejection round, a time step on a small mesh), where the device time is
 //! not the kernels' bytes but their count.
 //!
-//! A plan of `launches` dependent `stream_copy` launches of one workgroup each (a → b, b → a,
-//! ...: each must see the previous one's writes, so every launch pays its barrier) is measured
+//! A plan of `launches` dependent `stream_copy` launches of `items` threads each (a → b, b → a,
+//! ...: each must see the previous one's writes, so every launch pays its barrier; with
+//! `alternate`, every other launch is `scan_add` over the same items instead, so the kernel
+//! changes at every launch as in an adaptation's plan) is measured
 //! four ways: the host's recording and submitting alone, the device time between the first and
 //! the last launch (timestamps or CUDA events), and submit-to-done on the host clock; with
 //! host-sized grids and with device-sized grids from a launch record (indirect dispatch on
 //! wgpu). Apart from those, the round trip of one launch followed by a 4-byte read-back: what
 //! every host decision in a loop costs at least.
 
-use super::{median, ItemRange, PlanBuilder, Runtime, WORKGROUP_SIZE};
+use super::{median, ItemRange, PlanBuilder, Runtime};
 use crate::args;
 use crate::error::{Error, Result};
 use std::time::Instant;
@@ -34,6 +36,10 @@ pub struct LaunchCosts {
     pub device: String,
     /// Launches per plan.
     pub launches: usize,
+    /// Threads per launch.
+    pub items: u32,
+    /// Whether the launches alternate between two kernels.
+    pub alternate: bool,
     /// Host-sized grids.
     pub direct: PerLaunch,
     /// Grids from a device launch record (indirect dispatch on wgpu; the host's bound on CUDA).
@@ -44,27 +50,54 @@ pub struct LaunchCosts {
     pub from_device: bool,
 }
 
-/// Measure `launches` dependent launches per plan, `samples` times each (after one warm-up).
-pub fn launch_costs(rt: &Runtime, launches: usize, samples: usize) -> Result<LaunchCosts> {
+/// How the launches of [`launch_costs`] look: how many, how wide, one kernel or two.
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchShape {
+    /// Dependent launches per plan (at least 2).
+    pub launches: usize,
+    /// Threads per launch (at least 1).
+    pub items: u32,
+    /// Every other launch runs `scan_add` instead of `stream_copy`.
+    pub alternate: bool,
+}
+
+/// Measure `shape`'s dependent launches per plan, `samples` times each (after one warm-up).
+pub fn launch_costs(rt: &Runtime, shape: LaunchShape, samples: usize) -> Result<LaunchCosts> {
+    let LaunchShape {
+        launches,
+        items,
+        alternate,
+    } = shape;
     if launches < 2 {
         return Err(Error::Invalid(format!(
             "launch costs: {launches} launches per plan; at least 2 (they alternate two buffers)"
         )));
     }
-    let items = WORKGROUP_SIZE;
+    if items == 0 {
+        return Err(Error::Invalid(
+            "launch costs: 0 items per launch; at least 1".into(),
+        ));
+    }
     let a = rt.zeroed::<[f32; 4]>("launch cost a", items as usize)?;
     let b = rt.zeroed::<[f32; 4]>("launch cost b", items as usize)?;
     let records = rt.upload("launch cost record", &super::launch_record(0, items))?;
     let copy = rt.kernel("stream_copy", &[])?;
+    let add = rt.kernel("scan_add", &[])?;
     let build = |device_sized: bool| -> Result<super::Plan> {
         let mut plan = PlanBuilder::new();
         plan.segment("launches");
         for i in 0..launches {
-            let args = if i % 2 == 0 { args![a, b] } else { args![b, a] };
+            // scan_add: b's words += a's words (over the first `items` words, one block offset
+            // each 1024), reading what the copy before it wrote.
+            let (kernel, args) = match (alternate && i % 2 == 1, i % 2 == 0) {
+                (true, _) => (&add, args![a, b]),
+                (false, true) => (&copy, args![a, b]),
+                (false, false) => (&copy, args![b, a]),
+            };
             if device_sized {
-                plan.launch_device(&copy, &args, ItemRange::new(0, 0), items, &records);
+                plan.launch_device(kernel, &args, ItemRange::new(0, 0), items, &records);
             } else {
-                plan.launch(&copy, &args, ItemRange::all(items));
+                plan.launch(kernel, &args, ItemRange::all(items));
             }
         }
         rt.prepare(&plan)
@@ -110,6 +143,8 @@ pub fn launch_costs(rt: &Runtime, launches: usize, samples: usize) -> Result<Lau
         backend: rt.kind().name().into(),
         device: rt.name(),
         launches,
+        items,
+        alternate,
         direct,
         device_sized,
         round_trip_us: 1e6 * median(&trips),
@@ -120,13 +155,19 @@ pub fn launch_costs(rt: &Runtime, launches: usize, samples: usize) -> Result<Lau
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::WORKGROUP_SIZE;
 
     /// Every figure is measured (positive and finite), a plan is never done before it was
     /// submitted, and a plan of one launch is refused with the reason.
     #[test]
     fn launch_costs_are_measured_and_ordered() {
         let rt = Runtime::wgpu().unwrap();
-        let c = launch_costs(&rt, 8, 3).unwrap();
+        let shape = |launches, items, alternate| LaunchShape {
+            launches,
+            items,
+            alternate,
+        };
+        let c = launch_costs(&rt, shape(8, WORKGROUP_SIZE, false), 3).unwrap();
         for p in [&c.direct, &c.device_sized] {
             assert!(p.host_us > 0.0 && p.host_us.is_finite(), "{c:?}");
             assert!(p.wall_us >= p.host_us, "{c:?}");
@@ -139,7 +180,15 @@ mod tests {
             c.round_trip_us > 0.0 && c.round_trip_us.is_finite(),
             "{c:?}"
         );
-        let err = launch_costs(&rt, 1, 1).unwrap_err().to_string();
+        let wide = launch_costs(&rt, shape(6, 3000, true), 2).unwrap();
+        assert!(wide.direct.wall_us > 0.0 && wide.alternate, "{wide:?}");
+        let err = launch_costs(&rt, shape(1, 64, false), 1)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("at least 2"), "{err}");
+        let err = launch_costs(&rt, shape(4, 0, false), 1)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("0 items"), "{err}");
     }
 }

@@ -208,6 +208,8 @@ pub struct Runtime {
     /// scans every prefix sum builds, an adaptive solver rebuilt with more room) is not
     /// compiled again.
     kernels: Arc<std::sync::Mutex<std::collections::HashMap<KernelKey, Kernel>>>,
+    /// Whether [`Runtime::time`] times every launch on its own ([`Runtime::set_time_each_launch`]).
+    time_each_launch: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// A kernel's stem, CUDA entry point, constants (values by their bits) and whether wgpu builds
@@ -541,6 +543,8 @@ pub struct Plan {
     pub(crate) inner: PlanInner,
     segments: Vec<Segment>,
     launches: usize,
+    /// Each launch's kernel stem, for timing launch by launch ([`Plan::launch_labels`]).
+    stems: Vec<String>,
 }
 
 /// Work recorded by [`Runtime::record`], waiting for [`Runtime::submit`]; dropping it
@@ -579,6 +583,40 @@ impl Plan {
             .collect()
     }
 
+    /// One label per launch for timing launch by launch: "<segment>: <kernel stem>", with
+    /// " <k>" added for the k-th launch (k >= 2) of the same kernel in one segment, so
+    /// "compact: amr_compact", "compact: amr_scan", "compact: amr_compact 2", ...
+    fn launch_labels(&self) -> Vec<&'static str> {
+        let segment_of = |launch: usize| {
+            self.segments
+                .iter()
+                .rev()
+                .find(|s| s.start <= launch)
+                .map_or("", |s| s.label)
+        };
+        let mut seen: Vec<(&'static str, &str)> = Vec::new();
+        let mut labels = Vec::with_capacity(self.stems.len());
+        for (launch, stem) in self.stems.iter().enumerate() {
+            let segment = segment_of(launch);
+            if self.segments.iter().any(|s| s.start == launch) {
+                seen.clear();
+            }
+            seen.push((segment, stem));
+            let k = seen
+                .iter()
+                .filter(|&&(g, st)| g == segment && st == stem)
+                .count();
+            let label = match (segment.is_empty(), k) {
+                (true, 1) => stem.clone(),
+                (true, k) => format!("{stem} {k}"),
+                (false, 1) => format!("{segment}: {stem}"),
+                (false, k) => format!("{segment}: {stem} {k}"),
+            };
+            labels.push(intern_label(label));
+        }
+        labels
+    }
+
     /// Number of launches.
     pub fn len(&self) -> usize {
         self.launches
@@ -587,6 +625,23 @@ impl Plan {
     pub fn is_empty(&self) -> bool {
         self.launches == 0
     }
+}
+
+/// The one `&'static str` of `label`, leaked the first time it is asked for: per-launch timing
+/// labels are made from a plan's segments and kernels, so there are as many as the code has
+/// (segment, kernel, repeat) triples, whatever the number of plans or runs.
+fn intern_label(label: String) -> &'static str {
+    static LABELS: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut labels = LABELS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(known) = labels.get(label.as_str()) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(label.into_boxed_str());
+    labels.insert(leaked);
+    leaked
 }
 
 /// Seconds per segment of each repeat of a timed plan, in order: `seconds[r * segments + s]`.
@@ -659,6 +714,7 @@ impl Runtime {
             device: Arc::new(device),
             readbacks: Arc::default(),
             kernels: Arc::default(),
+            time_each_launch: Arc::default(),
         })
     }
 
@@ -688,6 +744,16 @@ impl Runtime {
     /// for the queued work: a host sync).
     pub fn readbacks(&self) -> u64 {
         self.readbacks.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Time every launch of a plan as a segment of its own in [`Runtime::time`] (on this
+    /// runtime and its clones), labelled "<segment>: <kernel>" (`bench amr --per-launch`):
+    /// a kernel-by-kernel account of a plan, each launch paying a timestamp pair or an event
+    /// of its own, so their sum is above the plan's. On CUDA the launches and their events
+    /// are captured into one graph, as a run issues a plan, so no launch waits on the host.
+    pub fn set_time_each_launch(&self, on: bool) {
+        self.time_each_launch
+            .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Whether kernels are timed on the device (timestamps, events) rather than by wall clock.
@@ -898,6 +964,11 @@ impl Runtime {
             inner,
             segments: builder.segments.clone(),
             launches: builder.launches.len(),
+            stems: builder
+                .launches
+                .iter()
+                .map(|l| l.kernel.stem().to_string())
+                .collect(),
         })
     }
 
@@ -954,7 +1025,20 @@ impl Runtime {
 
     /// Run `plan` `repeats` times, timing each segment of each repeat on the device.
     pub fn time(&self, plan: &Plan, repeats: u32) -> Result<Timings> {
-        let labels = plan.segments.iter().map(|s| s.label).collect();
+        let each_launch = self
+            .time_each_launch
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let (labels, ranges) = if each_launch {
+            (
+                plan.launch_labels(),
+                (0..plan.launches).map(|l| l..l + 1).collect(),
+            )
+        } else {
+            (
+                plan.segments.iter().map(|s| s.label).collect(),
+                plan.segment_ranges(),
+            )
+        };
         if repeats == 0 || plan.is_empty() {
             return Ok(Timings {
                 labels,
@@ -962,7 +1046,11 @@ impl Runtime {
                 from_device: self.has_timestamps(),
             });
         }
-        let (seconds, from_device) = on_device!(self, d => d.time(plan, repeats)?);
+        let (seconds, from_device) = match &*self.device {
+            Device::Wgpu(d) => d.time(plan, &ranges, repeats)?,
+            #[cfg(feature = "cuda")]
+            Device::Cuda(d) => d.time(plan, &ranges, repeats, each_launch)?,
+        };
         Ok(Timings {
             labels,
             seconds,

@@ -9,7 +9,7 @@ use crate::runtime::{
     Arg, BufferInner, ItemRange, KernelInner, Plan, PlanBuilder, PlanInner, TexelPrecision,
     TextureInner, WORKGROUP_SIZE,
 };
-use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaStream};
+use cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaFunction, CudaStream};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -499,6 +499,19 @@ impl CudaDevice {
 
     /// The plan's launches captured from the stream into an instantiated graph.
     fn capture(&self, p: &CudaPlan) -> Result<GraphExec> {
+        let all = 0..p.launches.len();
+        self.capture_ranges(p, std::slice::from_ref(&all), &[])
+    }
+
+    /// `ranges` of the plan's launches captured into an instantiated graph; with `marks`
+    /// (one more than the ranges), an event record node before the first range and after
+    /// each (CU_EVENT_RECORD_EXTERNAL: timing nodes, not dependencies).
+    fn capture_ranges(
+        &self,
+        p: &CudaPlan,
+        ranges: &[std::ops::Range<usize>],
+        marks: &[CudaEvent],
+    ) -> Result<GraphExec> {
         let stream = self.capture_stream()?.cu_stream();
         let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
         // SAFETY: the capture stream is this device's own and runs nothing; nothing else is
@@ -506,7 +519,23 @@ impl CudaDevice {
         unsafe { sys::cuStreamBeginCapture_v2(stream, mode) }
             .result()
             .map_err(driver_err("begin graph capture"))?;
-        let launched = self.launch_range(p, 0..p.launches.len(), stream);
+        let mark = |k: usize| -> Result<()> {
+            let Some(event) = marks.get(k) else {
+                return Ok(());
+            };
+            let external = sys::CUevent_record_flags::CU_EVENT_RECORD_EXTERNAL as u32;
+            // SAFETY: the event is alive (borrowed) and of this context; the stream is the
+            // capture stream, so this adds an event record node to the graph.
+            unsafe { sys::cuEventRecordWithFlags(event.cu_event(), stream, external) }
+                .result()
+                .map_err(driver_err("record a timing event in a graph"))
+        };
+        let launched = mark(0).and_then(|()| {
+            ranges.iter().enumerate().try_for_each(|(k, range)| {
+                self.launch_range(p, range.clone(), stream)?;
+                mark(k + 1)
+            })
+        });
         let mut graph: sys::CUgraph = std::ptr::null_mut();
         // SAFETY: ends the capture begun above on the same stream, also when a launch failed.
         let ended = unsafe { sys::cuStreamEndCapture(stream, &mut graph) }
@@ -528,22 +557,35 @@ impl CudaDevice {
         Ok(GraphExec(exec))
     }
 
-    pub(crate) fn time(&self, plan: &Plan, repeats: u32) -> Result<(Vec<f64>, bool)> {
+    /// Seconds of each of `ranges` (launches of `plan`, each range between two events) in
+    /// each of `repeats` runs. `in_graph`: the ranges and their events are captured into one
+    /// graph, as a run issues a plan queued again, so no launch waits for the host to issue
+    /// it (the stream's events would time those waits with the kernels: a few microseconds a
+    /// launch, which matters when every launch is timed on its own).
+    pub(crate) fn time(
+        &self,
+        plan: &Plan,
+        ranges: &[std::ops::Range<usize>],
+        repeats: u32,
+        in_graph: bool,
+    ) -> Result<(Vec<f64>, bool)> {
         let PlanInner::Cuda(p) = &plan.inner else {
             return Err(Error::Gpu("a wgpu plan passed to the CUDA backend".into()));
         };
         self.bind()?;
+        if in_graph {
+            return self.time_in_graph(p, ranges, repeats);
+        }
         let stream = self.stream();
         let mark = || {
             stream
                 .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
                 .map_err(driver_err("record event"))
         };
-        let ranges = plan.segment_ranges();
         let mut marks = Vec::with_capacity(ranges.len() * repeats as usize + 1);
         marks.push(mark()?);
         for _ in 0..repeats {
-            for range in &ranges {
+            for range in ranges {
                 self.launch_range(p, range.clone(), stream.cu_stream())?;
                 marks.push(mark()?);
             }
@@ -558,6 +600,40 @@ impl CudaDevice {
             })
             .collect::<Result<Vec<f64>>>()
             .map(|s| (s, true))
+    }
+
+    /// [`CudaDevice::time`] in one graph, launched `repeats` times (its event nodes are read
+    /// after each launch).
+    fn time_in_graph(
+        &self,
+        p: &CudaPlan,
+        ranges: &[std::ops::Range<usize>],
+        repeats: u32,
+    ) -> Result<(Vec<f64>, bool)> {
+        let marks = (0..=ranges.len())
+            .map(|_| {
+                self.ctx
+                    .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                    .map_err(driver_err("create a timing event"))
+            })
+            .collect::<Result<Vec<CudaEvent>>>()?;
+        let graph = self.capture_ranges(p, ranges, &marks)?;
+        let stream = self.stream().cu_stream();
+        let mut seconds = Vec::with_capacity(ranges.len() * repeats as usize);
+        for _ in 0..repeats {
+            // SAFETY: the graph was instantiated in this context from the plan's launches,
+            // whose device memory the plan keeps alive; the events outlive it (dropped after).
+            unsafe { sys::cuGraphLaunch(graph.0, stream) }
+                .result()
+                .map_err(driver_err("graph launch"))?;
+            self.synchronize()?;
+            for w in marks.windows(2) {
+                let ms = w[0].elapsed_ms(&w[1]).map_err(driver_err("event time"))?;
+                seconds.push(ms as f64 * 1e-3);
+            }
+        }
+        drop(graph);
+        Ok((seconds, true))
     }
 
     pub fn wait(&self) -> Result<()> {

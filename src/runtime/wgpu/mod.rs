@@ -678,7 +678,14 @@ impl WgpuDevice {
         self.ctx.queue.submit(buffers);
     }
 
-    pub(crate) fn time(&self, plan: &super::Plan, repeats: u32) -> Result<(Vec<f64>, bool)> {
+    /// Seconds of each of `ranges` (launches of `plan`, each range a compute pass between
+    /// two timestamps) in each of `repeats` runs.
+    pub(crate) fn time(
+        &self,
+        plan: &super::Plan,
+        ranges: &[std::ops::Range<usize>],
+        repeats: u32,
+    ) -> Result<(Vec<f64>, bool)> {
         let p = wgpu_plan(&plan.inner)?;
         if !self.has_timestamps() {
             let start = Instant::now();
@@ -686,7 +693,6 @@ impl WgpuDevice {
             self.wait()?;
             return Ok((vec![start.elapsed().as_secs_f64()], false));
         }
-        let ranges = plan.segment_ranges();
         let segments = ranges.len() as u32;
         let per_submit = (wgpu::QUERY_SET_MAX_QUERIES / 2 / segments).max(1);
         let mut seconds = Vec::with_capacity((segments * repeats) as usize);
@@ -704,7 +710,7 @@ impl WgpuDevice {
                         .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                             label: Some("timed plan"),
                         });
-                for range in &ranges {
+                for range in ranges {
                     let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: Some("timed segment"),
                         timestamp_writes: timer.next_pass(),
