@@ -46,19 +46,28 @@ fn slot(i: u32) -> u32 {
 
 // Exclusive scan of the SCAN_BLOCK words of `tile` in place (sequential over each thread's 16
 // consecutive items, Hillis-Steele over the 64 thread totals); returns the tile's total to
-// every thread. Call with the tile written and a barrier passed; ends with a barrier.
+// every thread. Call with the tile written and a barrier passed; ends with a barrier. A thread's
+// 16 items are read into registers at once and written once: read, overwritten and read again
+// in workgroup memory, each load waited on the store before it (the compilers cannot tell the
+// 16 padded slots apart).
 fn scan_tile(lid: u32) -> u32 {
+    var items: array<u32, ITEMS_PER_THREAD>;
+    // #unroll
+    for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
+        items[k] = tile[slot(lid * ITEMS_PER_THREAD + k)];
+    }
     var sum = 0u;
     // #unroll
     for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-        let j = slot(lid * ITEMS_PER_THREAD + k);
-        let v = tile[j];
-        tile[j] = sum;
+        let v = items[k];
+        items[k] = sum;
         sum = sum + v;
     }
     thread_sums[lid] = sum;
     workgroupBarrier();
-    for (var offset = 1u; offset < WORKGROUP_SIZE; offset = offset * 2u) {
+    // #unroll
+    for (var level = 0u; level < WORKGROUP_SIZE_LOG2; level = level + 1u) {
+        let offset = 1u << level;
         var add = 0u;
         if (lid >= offset) {
             add = thread_sums[lid - offset];
@@ -72,8 +81,7 @@ fn scan_tile(lid: u32) -> u32 {
     let tile_total = thread_sums[WORKGROUP_SIZE - 1u];
     // #unroll
     for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-        let j = slot(lid * ITEMS_PER_THREAD + k);
-        tile[j] = tile[j] + before;
+        tile[slot(lid * ITEMS_PER_THREAD + k)] = items[k] + before;
     }
     workgroupBarrier();
     return tile_total;

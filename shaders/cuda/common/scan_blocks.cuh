@@ -27,18 +27,26 @@ __device__ __forceinline__ u32 slot(u32 i) {
 }
 
 // Exclusive scan of the SCAN_BLOCK words of `tile` in place; returns the tile's total to every
-// thread. Call with the tile written and a barrier passed; ends with a barrier.
+// thread. Call with the tile written and a barrier passed; ends with a barrier. A thread's 16
+// items are read into registers at once and written once (as the WGSL twin).
 __device__ u32 scan_tile(u32* tile, u32* thread_sums, u32 lid) {
-    u32 sum = 0u;
+    u32 items[ITEMS_PER_THREAD];
+#pragma unroll
     for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-        u32 j = slot(lid * ITEMS_PER_THREAD + k);
-        u32 v = tile[j];
-        tile[j] = sum;
+        items[k] = tile[slot(lid * ITEMS_PER_THREAD + k)];
+    }
+    u32 sum = 0u;
+#pragma unroll
+    for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
+        u32 v = items[k];
+        items[k] = sum;
         sum = sum + v;
     }
     thread_sums[lid] = sum;
     __syncthreads();
-    for (u32 offset = 1u; offset < WORKGROUP_SIZE; offset = offset * 2u) {
+#pragma unroll
+    for (u32 level = 0u; level < WORKGROUP_SIZE_LOG2; level = level + 1u) {
+        u32 offset = 1u << level;
         u32 add = 0u;
         if (lid >= offset) {
             add = thread_sums[lid - offset];
@@ -50,9 +58,9 @@ __device__ u32 scan_tile(u32* tile, u32* thread_sums, u32 lid) {
     // Inclusive minus own is exclusive, also when the sums wrap.
     u32 before = thread_sums[lid] - sum;
     u32 tile_total = thread_sums[WORKGROUP_SIZE - 1u];
+#pragma unroll
     for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-        u32 j = slot(lid * ITEMS_PER_THREAD + k);
-        tile[j] = tile[j] + before;
+        tile[slot(lid * ITEMS_PER_THREAD + k)] = items[k] + before;
     }
     __syncthreads();
     return tile_total;
