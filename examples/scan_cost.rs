@@ -1,0 +1,56 @@
+//! What one launch of the prefix sum's first kernel (`scan_blocks`, the kernel under every
+//! adaptation scan) costs on the device, by size, next to a copy of 30,000 items before and
+//! after it: every launch timed on its own (`Runtime::set_time_each_launch`; on CUDA in one
+//! graph), medians of 50 plans. The scan is launched twice in a row, so a second launch shows
+//! whether the first paid for the change of kernel.
+//!
+//! `cargo run --release --example scan_cost -- [wgpu|cuda]` (CUDA needs `--features cuda`).
+
+use chromaflow::args;
+use chromaflow::error::Result;
+use chromaflow::runtime::scan::PrefixSum;
+use chromaflow::runtime::{median, BackendKind, GpuOptions, ItemRange, PlanBuilder, Runtime};
+
+fn main() -> Result<()> {
+    let kind = match std::env::args().nth(1).as_deref() {
+        Some("cuda") => BackendKind::Cuda,
+        _ => BackendKind::Wgpu,
+    };
+    let rt = Runtime::new(kind, &GpuOptions::default())?;
+    rt.set_time_each_launch(true);
+    let copy = rt.kernel("stream_copy", &[])?;
+    println!(
+        "{} ({}), microseconds per launch\n",
+        rt.name(),
+        rt.kind().name()
+    );
+    println!("| items scanned | copy | scan | scan again | copy |\n|---:|---:|---:|---:|---:|");
+    for n in [1024u32, 8192, 32768, 131072, 1 << 20] {
+        let values: Vec<u32> = (0..n).map(|i| i % 3).collect();
+        let input = rt.upload("scan cost input", &values)?;
+        let output = rt.zeroed::<u32>("scan cost output", n as usize)?;
+        let copied = n.min(30_000);
+        let a = rt.zeroed::<[f32; 4]>("scan cost a", copied as usize)?;
+        let b = rt.zeroed::<[f32; 4]>("scan cost b", copied as usize)?;
+        let scan = PrefixSum::new(&rt, &input, &output, n)?;
+        let mut plan = PlanBuilder::new();
+        plan.launch(&copy, &args![a, b], ItemRange::all(copied));
+        scan.record_blocks(&mut plan, n)?;
+        scan.record_blocks(&mut plan, n)?;
+        plan.launch(&copy, &args![b, a], ItemRange::all(copied));
+        let plan = rt.prepare(&plan)?;
+        rt.run(&plan, 1)?;
+        let mut launches: Vec<Vec<f64>> = vec![Vec::new(); plan.len()];
+        for _ in 0..50 {
+            for (k, (_, s)) in rt.time(&plan, 1)?.entries().enumerate() {
+                launches[k].push(1e6 * s);
+            }
+        }
+        let us: Vec<String> = launches
+            .iter()
+            .map(|v| format!("{:.2}", median(v)))
+            .collect();
+        println!("| {n} | {} |", us.join(" | "));
+    }
+    Ok(())
+}
