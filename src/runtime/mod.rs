@@ -583,7 +583,7 @@ impl Plan {
             .collect()
     }
 
-    /// One label per launch for timing launch by launch: "<segment>: <kernel stem>", with
+    /// One label per launch for timing launch by launch: `"<segment>: <kernel stem>"`, with
     /// " <k>" added for the k-th launch (k >= 2) of the same kernel in one segment, so
     /// "compact: amr_compact", "compact: amr_scan", "compact: amr_compact 2", ...
     fn launch_labels(&self) -> Vec<&'static str> {
@@ -747,7 +747,7 @@ impl Runtime {
     }
 
     /// Time every launch of a plan as a segment of its own in [`Runtime::time`] (on this
-    /// runtime and its clones), labelled "<segment>: <kernel>" (`bench amr --per-launch`):
+    /// runtime and its clones), labelled `"<segment>: <kernel>"` (`bench amr --per-launch`):
     /// a kernel-by-kernel account of a plan, each launch paying a timestamp pair or an event
     /// of its own, so their sum is above the plan's. On CUDA the launches and their events
     /// are captured into one graph, as a run issues a plan, so no launch waits on the host.
