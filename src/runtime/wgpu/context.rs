@@ -196,8 +196,11 @@ fn choose_adapter(adapters: Vec<wgpu::Adapter>, wanted: Option<&str>) -> Result<
 }
 
 impl GpuContext {
-    /// Create the context. Requests timestamps, f32-filterable textures and subgroups when the
-    /// adapter has them, and the adapter's own storage-buffer and workgroup limits.
+    /// Create the context. Requests timestamps and f32-filterable textures when the adapter
+    /// has them (and a pipeline cache when asked), and the adapter's own storage-buffer and
+    /// workgroup limits. Subgroups are reported by `devices` but not requested: no kernel uses
+    /// them (a subgroup scan of the thread totals gained nothing on an H200, BENCHMARKS.md
+    /// session 16).
     pub fn new(opts: &GpuOptions) -> Result<GpuContext> {
         let instance = instance();
         let env = std::env::var(ADAPTER_ENV).ok().filter(|s| !s.is_empty());
