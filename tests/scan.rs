@@ -386,3 +386,28 @@ fn timing_each_launch_labels_every_launch_by_segment_and_kernel() {
     assert!(gpu == exclusive_scan_cpu(&exclusive_scan_cpu(&values)));
     assert_eq!(rt.time(&plan, 1).expect("time again").labels.len(), 2);
 }
+
+/// A scan of nothing with parts (n = 0) names no part: the total is 0 and the parts a scan
+/// before it left stay as they were. The parts are stored by the threads of the block holding
+/// their items, from the block's last item down; with n = 0 that item is -1, and a kernel
+/// that does not stop there loops through 2^32 / stride parts writing zeros.
+#[test]
+fn a_scan_of_nothing_with_parts_stores_no_part() {
+    let rt = rt();
+    let values: Vec<u32> = (1..=10).collect();
+    let input = rt.upload("scan input", &values).expect("input");
+    let output = rt
+        .zeroed::<u32>("scan output", values.len())
+        .expect("output");
+    let scan = PrefixSum::with_parts(&rt, &input, &output, 10, 3).expect("scan");
+    let run = |n: u32| {
+        let mut plan = PlanBuilder::new();
+        scan.record_blocks(&mut plan, n).expect("record");
+        rt.run(&rt.prepare(&plan).expect("prepare"), 1)
+            .expect("run");
+        rt.read::<u32>(scan.total(), 0, 4).expect("sums")
+    };
+    let cpu = exclusive_scan_cpu(&values);
+    assert_eq!(run(10), [55, cpu[3], cpu[6], cpu[9]]);
+    assert_eq!(run(0), [0, cpu[3], cpu[6], cpu[9]]);
+}

@@ -100,12 +100,17 @@ __device__ bool scan_blocks_run(
     for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
         u32 i = k * WORKGROUP_SIZE + lid;
         if (i < n - base) {
-            u32 local = tile[slot(i)];
-            output[base + i] = local;
-            u32 item = base + i;
-            if (stride != 0u && item != 0u && item % stride == 0u) {
-                *(volatile u32*)(sums + item / stride) = local;
-            }
+            output[base + i] = tile[slot(i)];
+        }
+    }
+    // The parts whose items k s lie in this block, a thread each, apart from the stores above
+    // (as the WGSL twin).
+    if (stride != 0u && n > base) {
+        u32 last_item = base + min(n - base, SCAN_BLOCK) - 1u;
+        u32 first_item = max(base, 1u);
+        u32 first_part = first_item / stride + (first_item % stride == 0u ? 0u : 1u);
+        for (u32 k = first_part + lid; k <= last_item / stride; k = k + WORKGROUP_SIZE) {
+            *(volatile u32*)(sums + k) = tile[slot(k * stride - base)];
         }
     }
     // Every thread's parts before thread 0's release below.
