@@ -87,12 +87,15 @@ pub fn launch_costs(rt: &Runtime, shape: LaunchShape, samples: usize) -> Result<
         let mut plan = PlanBuilder::new();
         plan.segment("launches");
         for i in 0..launches {
-            // scan_add: b's words += a's words (over the first `items` words, one block offset
-            // each 1024), reading what the copy before it wrote.
-            let (kernel, args) = match (alternate && i % 2 == 1, i % 2 == 0) {
-                (true, _) => (&add, args![a, b]),
-                (false, true) => (&copy, args![a, b]),
-                (false, false) => (&copy, args![b, a]),
+            // Even launches copy a into b; odd ones copy b back into a, or with `alternate` add
+            // a's words to b's (scan_add: one block offset each 1024 words), reading what the
+            // copy before them wrote.
+            let (kernel, args) = if i % 2 == 0 {
+                (&copy, args![a, b])
+            } else if alternate {
+                (&add, args![a, b])
+            } else {
+                (&copy, args![b, a])
             };
             if device_sized {
                 plan.launch_device(kernel, &args, ItemRange::new(0, 0), items, &records);

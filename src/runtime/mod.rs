@@ -545,6 +545,7 @@ pub struct Plan {
     launches: usize,
     /// Each launch's kernel stem, for timing launch by launch ([`Plan::launch_labels`]).
     stems: Vec<String>,
+    launch_labels: std::sync::OnceLock<Vec<&'static str>>,
 }
 
 /// Work recorded by [`Runtime::record`], waiting for [`Runtime::submit`]; dropping it
@@ -585,36 +586,31 @@ impl Plan {
 
     /// One label per launch for timing launch by launch: `"<segment>: <kernel stem>"`, with
     /// " <k>" added for the k-th launch (k >= 2) of the same kernel in one segment, so
-    /// "compact: amr_compact", "compact: amr_scan", "compact: amr_compact 2", ...
-    fn launch_labels(&self) -> Vec<&'static str> {
-        let segment_of = |launch: usize| {
-            self.segments
-                .iter()
-                .rev()
-                .find(|s| s.start <= launch)
-                .map_or("", |s| s.label)
-        };
-        let mut seen: Vec<(&'static str, &str)> = Vec::new();
-        let mut labels = Vec::with_capacity(self.stems.len());
-        for (launch, stem) in self.stems.iter().enumerate() {
-            let segment = segment_of(launch);
-            if self.segments.iter().any(|s| s.start == launch) {
-                seen.clear();
+    /// "compact: amr_compact", "compact: amr_scan", "compact: amr_compact 2", ... Made on the
+    /// first timing that asks for them, then kept with the plan.
+    fn launch_labels(&self) -> &[&'static str] {
+        self.launch_labels.get_or_init(|| {
+            let mut segment = "";
+            // The stems launched so far in the current segment.
+            let mut seen: Vec<&str> = Vec::new();
+            let mut labels = Vec::with_capacity(self.stems.len());
+            for (launch, stem) in self.stems.iter().enumerate() {
+                if let Some(s) = self.segments.iter().rfind(|s| s.start == launch) {
+                    segment = s.label;
+                    seen.clear();
+                }
+                seen.push(stem);
+                let k = seen.iter().filter(|&&st| st == stem).count();
+                let label = match (segment.is_empty(), k) {
+                    (true, 1) => stem.clone(),
+                    (true, k) => format!("{stem} {k}"),
+                    (false, 1) => format!("{segment}: {stem}"),
+                    (false, k) => format!("{segment}: {stem} {k}"),
+                };
+                labels.push(intern_label(label));
             }
-            seen.push((segment, stem));
-            let k = seen
-                .iter()
-                .filter(|&&(g, st)| g == segment && st == stem)
-                .count();
-            let label = match (segment.is_empty(), k) {
-                (true, 1) => stem.clone(),
-                (true, k) => format!("{stem} {k}"),
-                (false, 1) => format!("{segment}: {stem}"),
-                (false, k) => format!("{segment}: {stem} {k}"),
-            };
-            labels.push(intern_label(label));
-        }
-        labels
+            labels
+        })
     }
 
     /// Number of launches.
@@ -969,6 +965,7 @@ impl Runtime {
                 .iter()
                 .map(|l| l.kernel.stem().to_string())
                 .collect(),
+            launch_labels: std::sync::OnceLock::new(),
         })
     }
 
@@ -1030,7 +1027,7 @@ impl Runtime {
             .load(std::sync::atomic::Ordering::Relaxed);
         let (labels, ranges) = if each_launch {
             (
-                plan.launch_labels(),
+                plan.launch_labels().to_vec(),
                 (0..plan.launches).map(|l| l..l + 1).collect(),
             )
         } else {
