@@ -8,7 +8,7 @@
 use chromaflow::runtime::scan::{
     exclusive_scan_cpu, gpu_exclusive_scan, scan_launches, PrefixSum, SCAN_BLOCK,
 };
-use chromaflow::runtime::{PlanBuilder, Runtime};
+use chromaflow::runtime::{Buffer, PlanBuilder, Runtime};
 
 fn rt() -> Runtime {
     Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)")
@@ -267,6 +267,25 @@ fn every_kernel_uses_the_runtimes_scan_block() {
     }
 }
 
+/// n random values (bounded by 1000, from `seed`) uploaded, with two zeroed buffers of n words
+/// for a scan of them (`middle`) and a scan of that (`output`).
+struct ScanOfScan {
+    values: Vec<u32>,
+    input: Buffer,
+    middle: Buffer,
+    output: Buffer,
+}
+
+fn scan_of_scan(rt: &Runtime, n: u32, seed: u64) -> ScanOfScan {
+    let values = random_words(n as usize, seed, 1000);
+    ScanOfScan {
+        input: rt.upload("scan input", &values).expect("input"),
+        middle: rt.zeroed::<u32>("scan middle", n as usize).expect("middle"),
+        output: rt.zeroed::<u32>("scan output", n as usize).expect("output"),
+        values,
+    }
+}
+
 /// A plan appended to another runs after it, as one plan: a scan of a scan, each recorded in
 /// a plan of its own, gives the CPU's scan of the scan (in the wrong order the second scan
 /// would read a zeroed buffer).
@@ -274,10 +293,12 @@ fn every_kernel_uses_the_runtimes_scan_block() {
 fn an_appended_plan_runs_after_the_plan_it_follows() {
     let rt = rt();
     let n = 5 * B as u32 + 3;
-    let values = random_words(n as usize, 500, 1000);
-    let input = rt.upload("scan input", &values).expect("input");
-    let middle = rt.zeroed::<u32>("scan middle", n as usize).expect("middle");
-    let output = rt.zeroed::<u32>("scan output", n as usize).expect("output");
+    let ScanOfScan {
+        values,
+        input,
+        middle,
+        output,
+    } = scan_of_scan(&rt, n, 500);
     let first = PrefixSum::new(&rt, &input, &middle, n).expect("first scan");
     let second = PrefixSum::new(&rt, &middle, &output, n).expect("second scan");
     let mut plan = PlanBuilder::new();
@@ -346,10 +367,12 @@ fn cuda_twin(stem: &str) -> String {
 fn timing_each_launch_labels_every_launch_by_segment_and_kernel() {
     let rt = rt();
     let n = 3 * B as u32 + 5;
-    let values = random_words(n as usize, 600, 1000);
-    let input = rt.upload("scan input", &values).expect("input");
-    let middle = rt.zeroed::<u32>("scan middle", n as usize).expect("middle");
-    let output = rt.zeroed::<u32>("scan output", n as usize).expect("output");
+    let ScanOfScan {
+        values,
+        input,
+        middle,
+        output,
+    } = scan_of_scan(&rt, n, 600);
     let first = PrefixSum::new(&rt, &input, &middle, n).expect("first scan");
     let again = PrefixSum::new(&rt, &input, &middle, n).expect("the first scan again");
     let second = PrefixSum::new(&rt, &middle, &output, n).expect("second scan");
