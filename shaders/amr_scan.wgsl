@@ -100,7 +100,7 @@ fn count_phase(phase: u32) {
     }
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
+@compute @workgroup_size(SCAN_THREADS)
 fn main(
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(workgroup_id) wid: vec3<u32>,

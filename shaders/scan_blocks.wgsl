@@ -4,7 +4,7 @@
 // First of the two launches of the exclusive prefix sum (common/scan_blocks.wgsl; the second,
 // scan_add or a kernel consuming the scan, adds the block offsets).
 
-@compute @workgroup_size(WORKGROUP_SIZE)
+@compute @workgroup_size(SCAN_THREADS)
 fn main(
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(workgroup_id) wid: vec3<u32>,

@@ -434,3 +434,64 @@ fn a_scan_of_nothing_with_parts_stores_no_part() {
     assert_eq!(run(10), [55, cpu[3], cpu[6], cpu[9]]);
     assert_eq!(run(0), [0, cpu[3], cpu[6], cpu[9]]);
 }
+
+/// The scans run workgroups of the runtime's SCAN_THREADS threads on both backends: the WGSL
+/// entry points declare it, the runtime reads it from them (so a launch of blocks x
+/// SCAN_THREADS threads is one workgroup per block, and CUDA's blocks are as wide), the CUDA
+/// twin defines the same width, and threads x items per thread is the block in both. Every
+/// other kernel keeps WORKGROUP_SIZE (or one thread). A device-sized launch of a scan is an
+/// error: the device's launch records are gridded for WORKGROUP_SIZE.
+#[test]
+fn scan_kernels_run_workgroups_of_the_runtimes_scan_threads() {
+    use chromaflow::runtime::interface::reflect_kernel;
+    use chromaflow::runtime::scan::SCAN_THREADS;
+    use chromaflow::runtime::shaders::kernel_names;
+    use chromaflow::runtime::{ItemRange, WORKGROUP_SIZE};
+    for stem in kernel_names() {
+        let size = reflect_kernel(stem).expect(stem).workgroup_size;
+        let want: &[u32] = match stem {
+            "scan_blocks" | "amr_scan" => &[SCAN_THREADS],
+            _ => &[WORKGROUP_SIZE, 1],
+        };
+        assert!(
+            want.contains(&size),
+            "{stem}: workgroup size {size}, {want:?} expected"
+        );
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    let read = |path: &str| std::fs::read_to_string(root.join(path)).expect(path);
+    let items = SCAN_BLOCK / SCAN_THREADS;
+    for (path, threads, per_thread) in [
+        (
+            "common/scan_blocks.wgsl",
+            format!("const SCAN_THREADS: u32 = {SCAN_THREADS}u;"),
+            format!("const ITEMS_PER_THREAD: u32 = {items}u;"),
+        ),
+        (
+            "cuda/common/scan_blocks.cuh",
+            format!("#define SCAN_THREADS {SCAN_THREADS}u"),
+            format!("#define ITEMS_PER_THREAD {items}u"),
+        ),
+    ] {
+        let src = read(path);
+        assert!(src.contains(&threads), "{path} lacks '{threads}'");
+        assert!(src.contains(&per_thread), "{path} lacks '{per_thread}'");
+    }
+    let rt = rt();
+    let kernel = rt.kernel("scan_blocks", &[]).expect("scan_blocks");
+    assert_eq!(kernel.workgroup_size(), SCAN_THREADS);
+    let values = rt.upload("records", &[0u32; 8]).expect("upload");
+    let mut plan = PlanBuilder::new();
+    plan.launch_device(
+        &kernel,
+        &chromaflow::args![values, values, values, values, values],
+        ItemRange::new(0, 1),
+        SCAN_THREADS,
+        &values,
+    );
+    let err = rt.prepare(&plan).err().expect("a device-sized scan launch");
+    assert!(
+        err.to_string().contains("scan_blocks") && err.to_string().contains("device-sized"),
+        "{err}"
+    );
+}

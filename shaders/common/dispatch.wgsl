@@ -2,8 +2,6 @@
 // workgroups (max_compute_workgroups_per_dimension is 65535, so large launches need rows).
 
 const WORKGROUP_SIZE: u32 = 64u;
-/// log2(WORKGROUP_SIZE): the steps of a workgroup's Hillis-Steele scan (common/scan_blocks.wgsl).
-const WORKGROUP_SIZE_LOG2: u32 = 6u;
 
 /// The range of items (edges of one color, or all cells) a dispatch works on: items
 /// first .. first + count. Bound per color through a dynamic uniform offset.

@@ -2,7 +2,8 @@
 
 // The first launch of the exclusive prefix sum of u32 values (src/runtime/scan.rs), shared by
 // scan_blocks and amr_scan (which does the adaptation's bookkeeping in the last workgroup):
-// each workgroup scans one block of SCAN_BLOCK = 1024 items (64 threads x 16 items) in
+// each workgroup scans one block of SCAN_BLOCK = 1024 items (SCAN_THREADS = 256 threads x 4
+// items) in
 // workgroup memory, output[i] = sum_{block start <= k < i} input[k], and stores the block's
 // total in block_sums[b]; the LAST workgroup to finish (ticket[0] counts the finished ones)
 // then scans block_sums in place, tile by tile with a running carry, so block_sums[b] =
@@ -31,23 +32,29 @@
 @group(0) @binding(4) var<storage, read_write> ticket: array<atomic<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
-const ITEMS_PER_THREAD: u32 = 16u;
-// One padding word per 32 (the banks): thread t's 16 consecutive items t*16 .. t*16+15 then
-// fall in distinct banks across a warp.
+// Threads of a scan workgroup (SCAN_THREADS in src/runtime/scan.rs; the kernels including this
+// declare @workgroup_size(SCAN_THREADS)) and the items each scans: with 64 threads of 16 a
+// thread's chain of loads, workgroup memory and stores was four times as long (a one-block
+// scan on an H200: Vulkan 10.2 -> 8.5 us).
+const SCAN_THREADS: u32 = 256u;
+const SCAN_THREADS_LOG2: u32 = 8u;
+const ITEMS_PER_THREAD: u32 = 4u;
+// One padding word per 32 (the banks): thread t's 4 consecutive items t*4 .. t*4+3 then fall
+// in distinct banks across a warp.
 const TILE_WORDS: u32 = 1056u;
 
 var<workgroup> tile: array<u32, TILE_WORDS>;
-var<workgroup> thread_sums: array<u32, WORKGROUP_SIZE>;
+var<workgroup> thread_sums: array<u32, SCAN_THREADS>;
 var<workgroup> is_last: u32;
 
 fn slot(i: u32) -> u32 {
     return i + i / 32u;
 }
 
-// Exclusive scan of the SCAN_BLOCK words of `tile` in place (sequential over each thread's 16
-// consecutive items, Hillis-Steele over the 64 thread totals); returns the tile's total to
+// Exclusive scan of the SCAN_BLOCK words of `tile` in place (sequential over each thread's 4
+// consecutive items, Hillis-Steele over the 256 thread totals); returns the tile's total to
 // every thread. Call with the tile written and a barrier passed; ends with a barrier. A thread's
-// 16 items are read into registers at once and written back once, where the loop used to read,
+// items are read into registers at once and written back once, where the loop used to read,
 // overwrite and read them again in workgroup memory (a one-workgroup scan on an H200: 1 us
 // less on CUDA, 0.4 on wgpu).
 fn scan_tile(lid: u32) -> u32 {
@@ -66,7 +73,7 @@ fn scan_tile(lid: u32) -> u32 {
     thread_sums[lid] = sum;
     workgroupBarrier();
     // #unroll
-    for (var level = 0u; level < WORKGROUP_SIZE_LOG2; level = level + 1u) {
+    for (var level = 0u; level < SCAN_THREADS_LOG2; level = level + 1u) {
         let offset = 1u << level;
         var add = 0u;
         if (lid >= offset) {
@@ -78,7 +85,7 @@ fn scan_tile(lid: u32) -> u32 {
     }
     // Inclusive minus own is exclusive, also when the sums wrap.
     let before = thread_sums[lid] - sum;
-    let tile_total = thread_sums[WORKGROUP_SIZE - 1u];
+    let tile_total = thread_sums[SCAN_THREADS - 1u];
     // #unroll
     for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
         tile[slot(lid * ITEMS_PER_THREAD + k)] = items[k] + before;
@@ -99,10 +106,10 @@ fn scan_blocks_run(lid: u32, block: u32) -> bool {
         return false;
     }
     let base = block * SCAN_BLOCK;
-    // Coalesced: thread t moves items t, t + 64, ... ; the scan reads 16 consecutive ones.
+    // Coalesced: thread t moves items t, t + 256, ...; the scan reads 4 consecutive ones.
     // #unroll
     for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-        let i = k * WORKGROUP_SIZE + lid;
+        let i = k * SCAN_THREADS + lid;
         var v = 0u;
         if (i < n - base) {
             v = input[base + i];
@@ -113,7 +120,7 @@ fn scan_blocks_run(lid: u32, block: u32) -> bool {
     let block_total = scan_tile(lid);
     // #unroll
     for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-        let i = k * WORKGROUP_SIZE + lid;
+        let i = k * SCAN_THREADS + lid;
         if (i < n - base) {
             output[base + i] = tile[slot(i)];
         }
@@ -125,7 +132,7 @@ fn scan_blocks_run(lid: u32, block: u32) -> bool {
         let last_item = base + min(n - base, SCAN_BLOCK) - 1u;
         let first_item = max(base, 1u);
         let first_part = first_item / stride + select(1u, 0u, first_item % stride == 0u);
-        for (var k = first_part + lid; k <= last_item / stride; k = k + WORKGROUP_SIZE) {
+        for (var k = first_part + lid; k <= last_item / stride; k = k + SCAN_THREADS) {
             atomicStore(&sums[k], tile[slot(k * stride - base)]);
         }
     }
@@ -153,7 +160,7 @@ fn scan_blocks_run(lid: u32, block: u32) -> bool {
         var totals: array<u32, ITEMS_PER_THREAD>;
         // #unroll
         for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-            let i = k * WORKGROUP_SIZE + lid;
+            let i = k * SCAN_THREADS + lid;
             totals[k] = 0u;
             if (i < blocks - start) {
                 totals[k] = atomicLoad(&block_sums[start + i]);
@@ -161,17 +168,17 @@ fn scan_blocks_run(lid: u32, block: u32) -> bool {
         }
         // #unroll
         for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-            tile[slot(k * WORKGROUP_SIZE + lid)] = totals[k];
+            tile[slot(k * SCAN_THREADS + lid)] = totals[k];
         }
         workgroupBarrier();
         let tile_total = scan_tile(lid);
         // #unroll
         for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-            totals[k] = tile[slot(k * WORKGROUP_SIZE + lid)];
+            totals[k] = tile[slot(k * SCAN_THREADS + lid)];
         }
         // #unroll
         for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-            let i = k * WORKGROUP_SIZE + lid;
+            let i = k * SCAN_THREADS + lid;
             if (i < blocks - start) {
                 atomicStore(&block_sums[start + i], carry + totals[k]);
             }
@@ -181,7 +188,7 @@ fn scan_blocks_run(lid: u32, block: u32) -> bool {
     // The scanned totals, stored by other threads of this workgroup, before the parts read them.
     storageBarrier();
     if (stride != 0u && n != 0u) {
-        for (var k = 1u + lid; k <= (n - 1u) / stride; k = k + WORKGROUP_SIZE) {
+        for (var k = 1u + lid; k <= (n - 1u) / stride; k = k + SCAN_THREADS) {
             let offset = atomicLoad(&block_sums[k * stride / SCAN_BLOCK]);
             atomicStore(&sums[k], atomicLoad(&sums[k]) + offset);
         }

@@ -59,6 +59,9 @@ pub struct KernelInterface {
     /// All bindings, sorted by (group, binding).
     pub bindings: Vec<Binding>,
     pub overrides: Vec<Override>,
+    /// Threads per workgroup of the entry point `main` (`@workgroup_size(X)`, 1D): the runtime
+    /// sizes a launch's grid by it and launches the CUDA twin with blocks of as many threads.
+    pub workgroup_size: u32,
     /// (name, size in bytes) of every named struct the module declares, for the checks of
     /// the `#[repr(C)]` Rust mirrors.
     pub structs: Vec<(String, u32)>,
@@ -190,10 +193,28 @@ pub fn reflect_module(stem: &str, module: &naga::Module) -> Result<KernelInterfa
         .filter(|(_, t)| matches!(t.inner, naga::TypeInner::Struct { .. }))
         .filter_map(|(h, t)| t.name.clone().map(|n| (n, layouter[h].size)))
         .collect();
+    let workgroup_size = match module.entry_points.iter().find(|e| e.name == "main") {
+        Some(e) if e.workgroup_size_overrides.is_none() && e.workgroup_size[1..] == [1, 1] => {
+            e.workgroup_size[0]
+        }
+        Some(e) => {
+            return Err(Error::Gpu(format!(
+                "kernel shaders/{stem}.wgsl: entry point 'main' has workgroup size {:?}; kernels \
+                 are 1D with a size fixed in the source",
+                e.workgroup_size
+            )))
+        }
+        None => {
+            return Err(Error::Gpu(format!(
+                "kernel shaders/{stem}.wgsl has no entry point 'main'"
+            )))
+        }
+    };
     Ok(KernelInterface {
         stem: stem.to_string(),
         bindings,
         overrides,
+        workgroup_size,
         structs,
     })
 }

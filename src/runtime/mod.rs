@@ -291,6 +291,8 @@ pub struct Kernel {
     stem: String,
     /// Argument slots, in launch order (see the module doc).
     pub(crate) slots: Arc<Vec<interface::Binding>>,
+    /// Threads per workgroup (CUDA block), from the WGSL entry point.
+    workgroup_size: u32,
 }
 
 #[derive(Clone)]
@@ -304,6 +306,13 @@ impl Kernel {
     /// The shader stem the kernel was built from.
     pub fn stem(&self) -> &str {
         &self.stem
+    }
+
+    /// Threads per workgroup (CUDA block): [`WORKGROUP_SIZE`] for the per-item kernels, the
+    /// scan's own for the scans, 1 for the single-thread clocks. A launch of `threads` threads
+    /// runs ceil(threads / workgroup_size) workgroups.
+    pub fn workgroup_size(&self) -> u32 {
+        self.workgroup_size
     }
 }
 
@@ -345,7 +354,8 @@ macro_rules! args {
     };
 }
 
-/// One kernel launch: `threads` threads (in workgroups of [`WORKGROUP_SIZE`]) over `range`.
+/// One kernel launch: `threads` threads (in workgroups of the kernel's
+/// [`Kernel::workgroup_size`]) over `range`.
 #[derive(Clone)]
 pub struct Launch {
     pub kernel: Kernel,
@@ -485,6 +495,14 @@ impl PlanBuilder {
     fn check(&self) -> Result<()> {
         for (i, l) in self.launches.iter().enumerate() {
             if let Some((records, word)) = &l.grid {
+                if l.kernel.workgroup_size != WORKGROUP_SIZE {
+                    return Err(Error::Gpu(format!(
+                        "launch {i} of kernel {}: a device-sized launch needs workgroups of \
+                         {WORKGROUP_SIZE} threads (the device's launch records are gridded so), \
+                         the kernel has {}",
+                        l.kernel.stem, l.kernel.workgroup_size
+                    )));
+                }
                 let end = u64::from(word + LAUNCH_WORDS) * 4;
                 if end > records.bytes || word % LAUNCH_WORDS != 0 {
                     return Err(Error::Gpu(format!(
@@ -932,6 +950,7 @@ impl Runtime {
             inner,
             stem: stem.to_string(),
             slots: Arc::new(iface.arguments()),
+            workgroup_size: iface.workgroup_size,
         })
     }
 

@@ -8,13 +8,19 @@
 //! parts ([`PrefixSum::with_parts`]) the prefix at every multiple of a stride, stay on the
 //! device ([`PrefixSum::total`]), final after launch 1. CPU reference: [`exclusive_scan_cpu`].
 
-use super::{Arg, Buffer, ItemRange, Kernel, PlanBuilder, Runtime, WORKGROUP_SIZE};
+use super::{Arg, Buffer, ItemRange, Kernel, PlanBuilder, Runtime};
 use crate::args;
 use crate::error::{Error, Result};
 
-/// Items scanned by one workgroup (64 threads x 16 items); also the block totals the last
-/// workgroup scans per pass of its loop.
+/// Items scanned by one workgroup ([`SCAN_THREADS`] threads x 4 items); also the block totals
+/// the last workgroup scans per pass of its loop.
 pub const SCAN_BLOCK: u32 = 1024;
+
+/// Threads of a scan workgroup (SCAN_THREADS in shaders/common/scan_blocks.wgsl and its CUDA
+/// twin), four items each. With 64 threads of 16 items a thread's chain of loads, workgroup
+/// memory and stores was 16 long; a scan of one block on an H200 took 10.2 us on Vulkan and
+/// 8.5 with 256 threads of 4 (BENCHMARKS.md, session 17).
+pub const SCAN_THREADS: u32 = 256;
 
 /// CPU reference: `out[i] = sum_{k < i} input[k]` (wrapping like the GPU's u32).
 pub fn exclusive_scan_cpu(input: &[u32]) -> Vec<u32> {
@@ -175,7 +181,7 @@ impl PrefixSum {
                 color: self.stride,
                 pad,
             },
-            blocks(n) * WORKGROUP_SIZE,
+            blocks(n) * kernel.workgroup_size(),
         );
         Ok(())
     }

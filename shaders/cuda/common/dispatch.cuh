@@ -4,8 +4,6 @@
 // small float2/float4 arithmetic WGSL has built in.
 
 #define WORKGROUP_SIZE 64u
-/// log2(WORKGROUP_SIZE): the steps of a block's Hillis-Steele scan (common/scan_blocks.cuh).
-#define WORKGROUP_SIZE_LOG2 6u
 
 typedef unsigned int u32;
 

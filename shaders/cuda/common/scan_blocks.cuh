@@ -2,8 +2,8 @@
 
 // CUDA twin of shaders/common/scan_blocks.wgsl. The first launch of the exclusive prefix sum
 // of u32 values (src/runtime/scan.rs), shared by scan_blocks and amr_scan (which does the
-// adaptation's bookkeeping in the last block): each block scans SCAN_BLOCK = 1024 items (64 threads x
-// 16 items) in shared memory, output[i] = sum_{block start <= k < i} input[k], and stores the
+// adaptation's bookkeeping in the last block): each block scans SCAN_BLOCK = 1024 items (SCAN_THREADS =
+// 256 threads x 4 items) in shared memory, output[i] = sum_{block start <= k < i} input[k], and stores the
 // block's total in block_sums[b]; the LAST block to finish (ticket[0] counts the finished ones)
 // then scans block_sums in place, tile by tile with a running carry, and writes the grand total
 // to sums[0]. scan_add (or a caller's kernel) adds block_sums[i / SCAN_BLOCK] to output[i].
@@ -18,8 +18,12 @@
 // last block fences again and reads them with volatile loads (from L2, not a stale L1 line).
 // The last block resets the ticket to 0, so a prepared scan can run again.
 
-#define ITEMS_PER_THREAD 16u
-// One padding word per 32 (the banks): thread t's 16 consecutive items fall in distinct banks.
+// Threads of a scan block (the runtime launches the blocks of a kernel as wide as its WGSL
+// twin's @workgroup_size) and the items each scans.
+#define SCAN_THREADS 256u
+#define SCAN_THREADS_LOG2 8u
+#define ITEMS_PER_THREAD 4u
+// One padding word per 32 (the banks): thread t's 4 consecutive items fall in distinct banks.
 #define TILE_WORDS 1056u
 
 __device__ __forceinline__ u32 slot(u32 i) {
@@ -27,7 +31,7 @@ __device__ __forceinline__ u32 slot(u32 i) {
 }
 
 // Exclusive scan of the SCAN_BLOCK words of `tile` in place; returns the tile's total to every
-// thread. Call with the tile written and a barrier passed; ends with a barrier. A thread's 16
+// thread. Call with the tile written and a barrier passed; ends with a barrier. A thread's
 // items are read into registers at once and written once (as the WGSL twin).
 __device__ u32 scan_tile(u32* tile, u32* thread_sums, u32 lid) {
     u32 items[ITEMS_PER_THREAD];
@@ -45,7 +49,7 @@ __device__ u32 scan_tile(u32* tile, u32* thread_sums, u32 lid) {
     thread_sums[lid] = sum;
     __syncthreads();
 #pragma unroll
-    for (u32 level = 0u; level < WORKGROUP_SIZE_LOG2; level = level + 1u) {
+    for (u32 level = 0u; level < SCAN_THREADS_LOG2; level = level + 1u) {
         u32 offset = 1u << level;
         u32 add = 0u;
         if (lid >= offset) {
@@ -57,7 +61,7 @@ __device__ u32 scan_tile(u32* tile, u32* thread_sums, u32 lid) {
     }
     // Inclusive minus own is exclusive, also when the sums wrap.
     u32 before = thread_sums[lid] - sum;
-    u32 tile_total = thread_sums[WORKGROUP_SIZE - 1u];
+    u32 tile_total = thread_sums[SCAN_THREADS - 1u];
 #pragma unroll
     for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
         tile[slot(lid * ITEMS_PER_THREAD + k)] = items[k] + before;
@@ -67,7 +71,7 @@ __device__ u32 scan_tile(u32* tile, u32* thread_sums, u32 lid) {
 }
 
 __shared__ u32 tile[TILE_WORDS];
-__shared__ u32 thread_sums[WORKGROUP_SIZE];
+__shared__ u32 thread_sums[SCAN_THREADS];
 __shared__ u32 is_last;
 
 // Block `block` of the scan, by its thread `lid`; true in the last block, after the block
@@ -90,15 +94,15 @@ __device__ bool scan_blocks_run(
         return false;
     }
     u32 base = block * SCAN_BLOCK;
-    // Coalesced: thread t moves items t, t + 64, ...; the scan reads 16 consecutive ones.
+    // Coalesced: thread t moves items t, t + 256, ...; the scan reads 4 consecutive ones.
     for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-        u32 i = k * WORKGROUP_SIZE + lid;
+        u32 i = k * SCAN_THREADS + lid;
         tile[slot(i)] = i < n - base ? input[base + i] : 0u;
     }
     __syncthreads();
     u32 block_total = scan_tile(tile, thread_sums, lid);
     for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-        u32 i = k * WORKGROUP_SIZE + lid;
+        u32 i = k * SCAN_THREADS + lid;
         if (i < n - base) {
             output[base + i] = tile[slot(i)];
         }
@@ -109,7 +113,7 @@ __device__ bool scan_blocks_run(
         u32 last_item = base + min(n - base, SCAN_BLOCK) - 1u;
         u32 first_item = max(base, 1u);
         u32 first_part = first_item / stride + (first_item % stride == 0u ? 0u : 1u);
-        for (u32 k = first_part + lid; k <= last_item / stride; k = k + WORKGROUP_SIZE) {
+        for (u32 k = first_part + lid; k <= last_item / stride; k = k + SCAN_THREADS) {
             *(volatile u32*)(sums + k) = tile[slot(k * stride - base)];
         }
     }
@@ -131,13 +135,13 @@ __device__ bool scan_blocks_run(
     u32 carry = 0u;
     for (u32 start = 0u; start < blocks; start = start + SCAN_BLOCK) {
         for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-            u32 i = k * WORKGROUP_SIZE + lid;
+            u32 i = k * SCAN_THREADS + lid;
             tile[slot(i)] = i < blocks - start ? *(volatile u32*)(block_sums + start + i) : 0u;
         }
         __syncthreads();
         u32 tile_total = scan_tile(tile, thread_sums, lid);
         for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-            u32 i = k * WORKGROUP_SIZE + lid;
+            u32 i = k * SCAN_THREADS + lid;
             if (i < blocks - start) {
                 block_sums[start + i] = carry + tile[slot(i)];
             }
@@ -147,7 +151,7 @@ __device__ bool scan_blocks_run(
     // The scanned totals, stored by other threads of this block, before the parts read them.
     __syncthreads();
     if (stride != 0u && n != 0u) {
-        for (u32 k = 1u + lid; k <= (n - 1u) / stride; k = k + WORKGROUP_SIZE) {
+        for (u32 k = 1u + lid; k <= (n - 1u) / stride; k = k + SCAN_THREADS) {
             u32 offset = *(volatile u32*)(block_sums + k * stride / SCAN_BLOCK);
             sums[k] = *(volatile u32*)(sums + k) + offset;
         }

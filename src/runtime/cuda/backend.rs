@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::runtime::interface::{cuda_parameters, BindingKind, KernelInterface, ScalarType};
 use crate::runtime::{
     Arg, BufferInner, ItemRange, KernelInner, Plan, PlanBuilder, PlanInner, TexelPrecision,
-    TextureInner, WORKGROUP_SIZE,
+    TextureInner,
 };
 use cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaFunction, CudaStream};
 use std::ffi::c_void;
@@ -89,6 +89,8 @@ struct PreparedLaunch {
     values: Vec<ParamValue>,
     range: ItemRange,
     blocks: u32,
+    /// Threads per block: the kernel's workgroup size.
+    block_threads: u32,
 }
 
 /// A prepared plan: raw launch parameters, and the resources they point at kept alive.
@@ -399,7 +401,8 @@ impl CudaDevice {
                 function: k.function.cu_function(),
                 values,
                 range: l.range,
-                blocks: l.threads.div_ceil(WORKGROUP_SIZE).max(1),
+                blocks: l.threads.div_ceil(l.kernel.workgroup_size()).max(1),
+                block_threads: l.kernel.workgroup_size(),
             });
             kernels.push(k.clone());
         }
@@ -443,7 +446,7 @@ impl CudaDevice {
                 gridDimX: l.blocks,
                 gridDimY: 1,
                 gridDimZ: 1,
-                blockDimX: WORKGROUP_SIZE,
+                blockDimX: l.block_threads,
                 blockDimY: 1,
                 blockDimZ: 1,
                 sharedMemBytes: 0,

@@ -553,7 +553,7 @@ impl WgpuDevice {
                 kernel: k.clone(),
                 groups,
                 range_offset: i as u32 * stride,
-                grid: grid_for(l.threads.max(1), super::WORKGROUP_SIZE, max_dim)?,
+                grid: grid_for(l.threads.max(1), l.kernel.workgroup_size(), max_dim)?,
                 indirect: match &l.grid {
                     Some((records, word)) => Some((
                         wgpu_buffer(&records.inner)?.clone(),
