@@ -31,9 +31,9 @@ fn number(p: u32) -> u32 {
     return items_scan[p] + block_offsets[p / SCAN_BLOCK];
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
+@compute @workgroup_size(WIDE_WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let p = linear_index(gid, nwg);
+    let p = wide_linear_index(gid, nwg);
     if (p >= range.count) {
         return;
     }

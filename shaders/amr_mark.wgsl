@@ -65,9 +65,9 @@ fn freed_sides(i: u32) -> u32 {
     return mask;
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
+@compute @workgroup_size(WIDE_WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = linear_index(gid, nwg);
+    let i = wide_linear_index(gid, nwg);
     if (i >= range.count) {
         return;
     }

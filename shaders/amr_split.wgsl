@@ -27,9 +27,9 @@ fn refines(element: u32) -> bool {
     return pos != NONE && flags[pos] > 0;
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
+@compute @workgroup_size(WIDE_WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let e = linear_index(gid, nwg);
+    let e = wide_linear_index(gid, nwg);
     if (e >= range.count) {
         return;
     }

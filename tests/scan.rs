@@ -438,19 +438,21 @@ fn a_scan_of_nothing_with_parts_stores_no_part() {
 /// The scans run workgroups of the runtime's SCAN_THREADS threads on both backends: the WGSL
 /// entry points declare it, the runtime reads it from them (so a launch of blocks x
 /// SCAN_THREADS threads is one workgroup per block, and CUDA's blocks are as wide), the CUDA
-/// twin defines the same width, and threads x items per thread is the block in both. Every
-/// other kernel keeps WORKGROUP_SIZE (or one thread). A device-sized launch of a scan is an
+/// twin defines the same width, and threads x items per thread is the block in both. The
+/// adaptation's near-empty per-item kernels run WIDE_WORKGROUP_SIZE, every other kernel
+/// WORKGROUP_SIZE (or one thread). A device-sized launch of a scan is an
 /// error: the device's launch records are gridded for WORKGROUP_SIZE.
 #[test]
 fn scan_kernels_run_workgroups_of_the_runtimes_scan_threads() {
     use chromaflow::runtime::interface::reflect_kernel;
     use chromaflow::runtime::scan::SCAN_THREADS;
     use chromaflow::runtime::shaders::kernel_names;
-    use chromaflow::runtime::{ItemRange, WORKGROUP_SIZE};
+    use chromaflow::runtime::{ItemRange, WIDE_WORKGROUP_SIZE, WORKGROUP_SIZE};
     for stem in kernel_names() {
         let size = reflect_kernel(stem).expect(stem).workgroup_size;
         let want: &[u32] = match stem {
             "scan_blocks" | "amr_scan" => &[SCAN_THREADS],
+            "amr_mark" | "amr_split" | "amr_compact" => &[WIDE_WORKGROUP_SIZE],
             _ => &[WORKGROUP_SIZE, 1],
         };
         assert!(

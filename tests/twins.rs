@@ -159,3 +159,62 @@ fn rust_mirrors_have_the_wgsl_struct_sizes() {
         );
     }
 }
+
+/// A kernel's thread index follows its workgroup width on both backends: a kernel declaring
+/// WIDE_WORKGROUP_SIZE threads takes its index from wide_linear_index in WGSL and in its CUDA
+/// twin, one of WORKGROUP_SIZE from linear_index, and both includes define the runtime's
+/// widths. A wide kernel indexed as a narrow one (or the reverse) would skip or repeat items
+/// past its first workgroup.
+#[test]
+fn every_kernel_indexes_its_threads_by_its_own_workgroup_width() {
+    use chromaflow::runtime::{WIDE_WORKGROUP_SIZE, WORKGROUP_SIZE};
+    let shaders = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    let read = |path: &str| std::fs::read_to_string(shaders.join(path)).expect(path);
+    for (path, want) in [
+        (
+            "common/dispatch.wgsl",
+            format!("const WIDE_WORKGROUP_SIZE: u32 = {WIDE_WORKGROUP_SIZE}u;"),
+        ),
+        (
+            "cuda/common/dispatch.cuh",
+            format!("#define WIDE_WORKGROUP_SIZE {WIDE_WORKGROUP_SIZE}u"),
+        ),
+    ] {
+        assert!(read(path).contains(&want), "{path} lacks '{want}'");
+    }
+    // (calls of wide_linear_index, calls of linear_index alone) in a source.
+    let calls = |src: &str| {
+        let wide = src.matches("wide_linear_index(").count();
+        (wide, src.matches("linear_index(").count() - wide)
+    };
+    let mut wide_kernels = 0;
+    for stem in kernel_names() {
+        let size = reflect_kernel(stem).expect(stem).workgroup_size;
+        let mut sources = vec![(format!("{stem}.wgsl"), read(&format!("{stem}.wgsl")))];
+        if let Some(cuda) = cuda_source(stem) {
+            sources.push((format!("cuda/{stem}.cu"), cuda));
+        }
+        for (path, src) in &sources {
+            let (wide, narrow) = calls(src);
+            if size == WIDE_WORKGROUP_SIZE && (wide > 0 || narrow > 0) {
+                assert!(
+                    wide > 0 && narrow == 0,
+                    "{path}: {WIDE_WORKGROUP_SIZE} threads a workgroup, indexed by linear_index"
+                );
+            }
+            if size == WORKGROUP_SIZE {
+                assert_eq!(
+                    wide, 0,
+                    "{path}: {WORKGROUP_SIZE} threads a workgroup, indexed by wide_linear_index"
+                );
+            }
+        }
+        if size == WIDE_WORKGROUP_SIZE && calls(&sources[0].1).0 > 0 {
+            wide_kernels += 1;
+        }
+    }
+    assert_eq!(
+        wide_kernels, 3,
+        "amr_mark, amr_split and amr_compact are wide"
+    );
+}

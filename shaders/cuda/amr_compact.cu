@@ -31,7 +31,7 @@ extern "C" __global__ void amr_compact(
     float* regs_lo,
     ItemRange range) {
     await_previous_launches();
-    u32 p = linear_index();
+    u32 p = wide_linear_index();
     if (p >= range.count) {
         return;
     }

@@ -75,7 +75,7 @@ extern "C" __global__ void amr_mark(
     u32* work,
     ItemRange range) {
     await_previous_launches();
-    u32 i = linear_index();
+    u32 i = wide_linear_index();
     if (i >= range.count) {
         return;
     }

@@ -88,19 +88,21 @@ __device__ void count_phase(
             break;
         }
         case 3u: {
-            counters[C_ACTIVE] = counters[C_NEW_ACTIVE];
+            u32 new_active = counters[C_NEW_ACTIVE];
+            counters[C_ACTIVE] = new_active;
             counters[C_FAR_FACES] = 0u;
             u32 colors = 2u * params.base_colors;
-            counters[C_COLOR_OFFSETS] = 0u;
-            for (u32 c = 1u; c < colors; c = c + 1u) {
-                counters[C_COLOR_OFFSETS + c] = s[c];
+            write_launch(launches, 0u, 0u, new_active);
+            // Color c's faces are first .. next, the offsets carried in registers (as the WGSL
+            // twin).
+            u32 first = 0u;
+            for (u32 c = 0u; c < colors; c = c + 1u) {
+                u32 next = c + 1u < colors ? s[c + 1u] : total;
+                counters[C_COLOR_OFFSETS + c] = first;
+                write_launch(launches, 1u + c, first, next - first);
+                first = next;
             }
             counters[C_COLOR_OFFSETS + colors] = total;
-            write_launch(launches, 0u, 0u, counters[C_ACTIVE]);
-            for (u32 c = 0u; c < colors; c = c + 1u) {
-                u32 first = counters[C_COLOR_OFFSETS + c];
-                write_launch(launches, 1u + c, first, counters[C_COLOR_OFFSETS + c + 1u] - first);
-            }
             write_launch(launches, 1u + colors, 0u, total);
             break;
         }

@@ -25,7 +25,7 @@ extern "C" __global__ void amr_split(
     u32* split_sides,
     ItemRange range) {
     await_previous_launches();
-    u32 e = linear_index();
+    u32 e = wide_linear_index();
     if (e >= range.count) {
         return;
     }

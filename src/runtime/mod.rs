@@ -58,6 +58,12 @@ pub use self::wgpu::context::{list_adapters, AdapterSummary, GpuOptions};
 /// shaders/common/dispatch.wgsl and shaders/cuda/common/dispatch.cuh).
 pub const WORKGROUP_SIZE: u32 = 64;
 
+/// Threads per workgroup of the per-item kernels whose threads mostly return at once
+/// (WIDE_WORKGROUP_SIZE in shaders/common/dispatch.wgsl and its CUDA twin): the adaptation's
+/// amr_mark, amr_split and amr_compact. The runtime reads each kernel's width from its WGSL
+/// ([`Kernel::workgroup_size`]).
+pub const WIDE_WORKGROUP_SIZE: u32 = 256;
+
 /// Words of a device launch record (LAUNCH_WORDS in shaders/common/dispatch.wgsl and its CUDA
 /// twin): `[first, count, groups x, groups y, groups z, 0, 0, 0]`, written on the device
 /// (e.g. `write_launch` in shaders/amr_scan.wgsl) and read by kernels launched with a range whose count is

@@ -33,6 +33,17 @@ __device__ __forceinline__ u32 linear_index() {
     return (blockIdx.x * WORKGROUP_SIZE + threadIdx.x) + blockIdx.y * gridDim.x * WORKGROUP_SIZE;
 }
 
+/// Threads per block of the per-item kernels whose threads mostly return at once
+/// (WIDE_WORKGROUP_SIZE in common/dispatch.wgsl; the runtime launches such a kernel in blocks
+/// as wide as its WGSL twin declares).
+#define WIDE_WORKGROUP_SIZE 256u
+
+/// WGSL: gid.x + gid.y * nwg.x * WIDE_WORKGROUP_SIZE.
+__device__ __forceinline__ u32 wide_linear_index() {
+    return (blockIdx.x * WIDE_WORKGROUP_SIZE + threadIdx.x) +
+           blockIdx.y * gridDim.x * WIDE_WORKGROUP_SIZE;
+}
+
 /// Items per block of the runtime's exclusive scan (SCAN_BLOCK in src/runtime/scan.rs):
 /// scan_blocks scans blocks of this many, and scan_add or a kernel consuming the scan adds
 /// block_offsets[i / SCAN_BLOCK] to item i.
