@@ -54,8 +54,9 @@ use std::sync::Arc;
 
 pub use self::wgpu::context::{list_adapters, AdapterSummary, GpuOptions};
 
-/// Threads per workgroup (CUDA block) of every 1D kernel (WORKGROUP_SIZE in
-/// shaders/common/dispatch.wgsl and shaders/cuda/common/dispatch.cuh).
+/// Threads per workgroup (CUDA block) of the per-item kernels (WORKGROUP_SIZE in
+/// shaders/common/dispatch.wgsl and shaders/cuda/common/dispatch.cuh), and of every kernel a
+/// device launch record sizes; a kernel's own width is [`Kernel::workgroup_size`].
 pub const WORKGROUP_SIZE: u32 = 64;
 
 /// Threads per workgroup of the per-item kernels whose threads mostly return at once

@@ -134,16 +134,29 @@ __device__ bool scan_blocks_run(
     __threadfence();
     u32 carry = 0u;
     for (u32 start = 0u; start < blocks; start = start + SCAN_BLOCK) {
+        // The totals' loads all first, then the tile; the scanned tile read into registers
+        // before the stores (as the WGSL twin).
+        u32 totals[ITEMS_PER_THREAD];
+#pragma unroll
         for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
             u32 i = k * SCAN_THREADS + lid;
-            tile[slot(i)] = i < blocks - start ? *(volatile u32*)(block_sums + start + i) : 0u;
+            totals[k] = i < blocks - start ? *(volatile u32*)(block_sums + start + i) : 0u;
+        }
+#pragma unroll
+        for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
+            tile[slot(k * SCAN_THREADS + lid)] = totals[k];
         }
         __syncthreads();
         u32 tile_total = scan_tile(tile, thread_sums, lid);
+#pragma unroll
+        for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
+            totals[k] = tile[slot(k * SCAN_THREADS + lid)];
+        }
+#pragma unroll
         for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
             u32 i = k * SCAN_THREADS + lid;
             if (i < blocks - start) {
-                block_sums[start + i] = carry + tile[slot(i)];
+                block_sums[start + i] = carry + totals[k];
             }
         }
         carry = carry + tile_total;
