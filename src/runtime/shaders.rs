@@ -1,5 +1,7 @@
 //! WGSL shaders embedded in the binary, with a tiny `// #include "path"` preprocessor so kernels
-//! share code from `shaders/common/` (each file is included once per kernel).
+//! share code from `shaders/common/` (each file is included once per kernel). A directory named
+//! by `CHROMAFLOW_KERNEL_DIR` may replace embedded files, WGSL and CUDA, to measure variants of a
+//! kernel without a rebuild ([`KERNEL_DIR_ENV`]).
 
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -122,7 +124,83 @@ pub fn kernel_names() -> impl Iterator<Item = &'static str> {
 }
 
 fn raw_source(file: &str) -> Result<&'static str> {
-    embedded(SHADER_FILES, file)
+    source_file(SHADER_FILES, "", file)
+}
+
+/// Environment variable naming a directory whose files replace the embedded kernel sources of
+/// the same path below `shaders/` (e.g. `common/scan_blocks.wgsl`, `cuda/amr_scan.cu`): variants
+/// of a kernel run and measured on the GPU machine with one binary, without rebuilding it. Only
+/// files the binary embeds can be replaced; each one replaced is named in a warning, so a
+/// variant's figures are not taken for the embedded kernel's.
+pub const KERNEL_DIR_ENV: &str = "CHROMAFLOW_KERNEL_DIR";
+
+/// Largest kernel source read from the kernel directory (the largest embedded one is ~50 KB).
+const MAX_KERNEL_FILE_BYTES: u64 = 1 << 22;
+
+/// The kernel directory's files read so far, by path, each read (and leaked) once a process.
+static KERNEL_DIR_FILES: std::sync::Mutex<Vec<(std::path::PathBuf, &'static str)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The source of `file` from an embedded list whose paths lie under `shaders/<prefix>`: the file
+/// of that path in the [`KERNEL_DIR_ENV`] directory when the variable is set and the file is
+/// there, else the embedded one. Errors name the file: not embedded, unreadable, too large, or
+/// a variable that names no directory.
+pub fn source_file(
+    files: &'static [(&str, &str)],
+    prefix: &str,
+    file: &str,
+) -> Result<&'static str> {
+    let builtin = embedded(files, file)?;
+    let Some(dir) = std::env::var_os(KERNEL_DIR_ENV).filter(|d| !d.is_empty()) else {
+        return Ok(builtin);
+    };
+    let dir = std::path::PathBuf::from(dir);
+    if !dir.is_dir() {
+        return Err(Error::Gpu(format!(
+            "{KERNEL_DIR_ENV}={} is not a directory",
+            dir.display()
+        )));
+    }
+    let path = dir.join(format!("{prefix}{file}"));
+    let mut read = KERNEL_DIR_FILES
+        .lock()
+        .map_err(|_| Error::Gpu("the kernel directory's file list is poisoned".into()))?;
+    if let Some((_, text)) = read.iter().find(|(p, _)| *p == path) {
+        return Ok(text);
+    }
+    if !path.is_file() {
+        return Ok(builtin);
+    }
+    let unreadable = |e: &dyn std::fmt::Display| {
+        Error::Gpu(format!(
+            "kernel source {} ({KERNEL_DIR_ENV}): {e}",
+            path.display()
+        ))
+    };
+    let bytes = std::fs::metadata(&path).map_err(|e| unreadable(&e))?.len();
+    if bytes > MAX_KERNEL_FILE_BYTES {
+        return Err(unreadable(&format!(
+            "{bytes} bytes, more than the {MAX_KERNEL_FILE_BYTES} a kernel source may have"
+        )));
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| unreadable(&e))?;
+    log::warn!(
+        "kernel source shaders/{prefix}{file} read from {} ({KERNEL_DIR_ENV}), not the embedded one",
+        path.display()
+    );
+    let text: &'static str = Box::leak(text.into_boxed_str());
+    read.push((path, text));
+    Ok(text)
+}
+
+/// The WGSL sources the kernels are built from: the embedded ones, each replaced by the
+/// [`KERNEL_DIR_ENV`] directory's file where there is one (what wgpu's pipeline cache is keyed
+/// by; a file that cannot be read counts as the embedded one, its kernel's build says why).
+pub fn wgsl_sources() -> Vec<(&'static str, &'static str)> {
+    SHADER_FILES
+        .iter()
+        .map(|&(path, builtin)| (path, source_file(SHADER_FILES, "", path).unwrap_or(builtin)))
+        .collect()
 }
 
 /// The source of `file` in an embedded (path, source) list.

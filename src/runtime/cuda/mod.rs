@@ -115,10 +115,11 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
 ];
 
 /// The full CUDA source of kernel file `stem` (`shaders/cuda/<stem>.cu`) with its
-/// `// #include "common/..."` lines expanded, as for the WGSL kernels.
+/// `// #include "common/..."` lines expanded, as for the WGSL kernels (files of the
+/// `CHROMAFLOW_KERNEL_DIR` directory's `cuda/` replacing the embedded ones).
 pub fn kernel_source(stem: &str) -> Result<String> {
     crate::runtime::shaders::expand_includes(&format!("{stem}.cu"), &|f| {
-        crate::runtime::shaders::embedded(CUDA_FILES, f)
+        crate::runtime::shaders::source_file(CUDA_FILES, "cuda/", f)
     })
 }
 

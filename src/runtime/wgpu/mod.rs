@@ -56,8 +56,8 @@ impl CacheFile {
     /// Open the cache of `ctx`'s adapter in `dir`: None when the backend has no pipeline
     /// cache (wgpu implements it on Vulkan). The file name holds the adapter's vendor and
     /// device ([`wgpu::util::pipeline_cache_key`]) and a key of its name, driver, this crate's
-    /// version and the embedded kernel sources; wgpu checks its own header against the driver
-    /// (`pipelineCacheUUID`) too. Data wgpu rejects are ignored with a warning.
+    /// version and the kernel sources (`shaders::wgsl_sources`); wgpu checks its own header
+    /// against the driver (`pipelineCacheUUID`) too. Data wgpu rejects are ignored with a warning.
     fn open(ctx: &GpuContext, dir: &std::path::Path) -> Option<CacheFile> {
         if !ctx.features.contains(wgpu::Features::PIPELINE_CACHE) {
             return None;
@@ -69,7 +69,7 @@ impl CacheFile {
             i.driver.as_bytes(),
             i.driver_info.as_bytes(),
             env!("CARGO_PKG_VERSION").as_bytes(),
-            &super::disk_cache::sources_key(super::shaders::SHADER_FILES).to_le_bytes(),
+            &super::disk_cache::sources_key(&super::shaders::wgsl_sources()).to_le_bytes(),
         ]);
         let path = dir.join(format!("{adapter}_{build:016x}.bin"));
         let data = super::disk_cache::load(&path);
