@@ -1,3 +1,9 @@
+// STAGE before the includes: common/swe_share.cuh reads it (the WGSL twin's override may be
+// declared after its use; a macro may not).
+#ifndef STAGE
+#define STAGE 1u
+#endif
+
 // #include "common/dispatch.cuh"
 // #include "common/swe_control.cuh"
 // #include "common/swe_flux.cuh"
@@ -15,10 +21,6 @@
 // margin. Both cells of an edge compute the same flux, so each edge's mass still leaves one
 // cell as it enters the other.
 // CPU reference: CpuSolver::accumulate in src/solver/swe/cpu.rs.
-
-#ifndef STAGE
-#define STAGE 1u
-#endif
 
 extern "C" __global__ void swe_drain_fix(
     const Control* __restrict__ control,

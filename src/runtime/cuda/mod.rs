@@ -134,6 +134,51 @@ pub fn define_u32(name: &str, value: u32) -> String {
     format!("-D{name}={value}u")
 }
 
+/// NVRTC's options for a kernel: the architecture (`--gpu-architecture=compute_XY`), then
+/// division and square root as WGSL has them on Vulkan (within 2.5 ulp, hardware
+/// approximations) instead of NVRTC's default IEEE-rounded subroutines: the twins then compute
+/// alike, and the shallow-water step, bound by those instructions, runs at the WGSL kernel's
+/// speed. Denormals stay (no --ftz): the DG registers' lo words need them. Then the `-D`
+/// defines.
+pub fn nvrtc_options(arch_option: String, defines: &[String]) -> Vec<String> {
+    let mut options = vec![
+        arch_option,
+        "--prec-div=false".to_string(),
+        "--prec-sqrt=false".to_string(),
+    ];
+    options.extend(defines.iter().cloned());
+    options
+}
+
+/// Compile `shaders/cuda/<stem>.cu` to PTX for `arch` (e.g. `compute_90`) with the runtime's
+/// options and no defines (the twins' `#ifndef` defaults): what [`CudaDevice::module`]
+/// compiles, without a device or driver, so that a machine with NVRTC but no NVIDIA GPU (CI)
+/// checks that every twin compiles. Errors name the file and give NVRTC's log.
+pub fn compile_check(stem: &str, arch: &str) -> Result<()> {
+    // SAFETY: only tries to open libnvrtc by name (dlopen), nothing is called.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(Error::Gpu(
+            "NVRTC (libnvrtc, CUDA 13) could not be loaded: install the CUDA toolkit's NVRTC (or \
+             the PyPI package nvidia-cuda-nvrtc) and add its lib directory to LD_LIBRARY_PATH"
+                .into(),
+        ));
+    }
+    let source = kernel_source(stem)?;
+    let opts = cudarc::nvrtc::CompileOptions {
+        options: nvrtc_options(format!("--gpu-architecture={arch}"), &[]),
+        name: Some(format!("{stem}.cu")),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(&source, opts)
+        .map(|_| ())
+        .map_err(|e| {
+            Error::Gpu(format!(
+                "NVRTC failed on shaders/cuda/{stem}.cu for {arch}: {}",
+                compile_message(&e)
+            ))
+        })
+}
+
 /// Whether the NVIDIA driver library (libcuda) and NVRTC can be loaded, with the reason when
 /// not. Never panics (cudarc's loaders panic when a library is missing).
 pub fn libraries_present() -> std::result::Result<(), String> {
@@ -285,16 +330,7 @@ impl CudaDevice {
             return Ok(m.clone());
         }
         let source = kernel_source(stem)?;
-        let mut options = vec![self.arch_option()];
-        // Division and square root as WGSL has them on Vulkan (within 2.5 ulp, hardware
-        // approximations) instead of NVRTC's default IEEE-rounded subroutines: the twins then
-        // compute alike, and the shallow-water step, bound by those instructions, runs at the
-        // WGSL kernel's speed. Denormals stay (no --ftz): the DG registers' lo words need them.
-        options.extend([
-            "--prec-div=false".to_string(),
-            "--prec-sqrt=false".to_string(),
-        ]);
-        options.extend(defines.iter().cloned());
+        let options = nvrtc_options(self.arch_option(), defines);
         let file = format!("shaders/cuda/{stem}.cu");
         let cached = self.ptx_path(stem, &source, &options);
         if let Some(path) = &cached {

@@ -1,0 +1,65 @@
+//! Every CUDA twin compiles with NVRTC, with the runtime's options and the twins' default
+//! defines, for compute_90 (the H100 and H200: launches overlap through griddepcontrol) and
+//! compute_80 (without it). Needs NVRTC, not a GPU: `.ci/run` installs it from PyPI and runs
+//! `cargo test --features cuda --test cuda_compile`; without the feature this file is empty.
+//! A twin that does not compile used to be found only on the GPU machine.
+#![cfg(feature = "cuda")]
+
+use chromaflow::runtime::cuda::{compile_check, kernel_source};
+use chromaflow::runtime::shaders::{kernel_names, KERNEL_DIR_ENV};
+
+const ARCHITECTURES: [&str; 2] = ["compute_90", "compute_80"];
+
+/// The NVRTC failures of compiling `stems` for every architecture, a thread per core.
+fn failures(stems: &[&str]) -> Vec<String> {
+    let jobs: Vec<(&str, &str)> = stems
+        .iter()
+        .flat_map(|s| ARCHITECTURES.iter().map(move |a| (*s, *a)))
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let chunk = jobs.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .filter_map(|(stem, arch)| compile_check(stem, arch).err())
+                        .map(|e| e.to_string())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("compile thread"))
+            .collect()
+    })
+}
+
+#[test]
+fn every_cuda_twin_compiles_with_nvrtc() {
+    let stems: Vec<&str> = kernel_names()
+        .filter(|s| kernel_source(s).is_ok())
+        .collect();
+    assert!(stems.len() > 40, "only {} CUDA twins found", stems.len());
+    let failed = failures(&stems);
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+
+    // The check fails where it should: a twin with a syntax error, from a kernel directory.
+    let dir = std::env::temp_dir().join(format!("chromaflow-nvrtc-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("cuda")).expect("temp dir");
+    let broken = kernel_source("scan_add").expect("scan_add.cu") + "\nthis is not CUDA\n";
+    std::fs::write(dir.join("cuda/scan_add.cu"), broken).expect("write");
+    std::env::set_var(KERNEL_DIR_ENV, &dir);
+    let failed = failures(&["scan_add"]);
+    std::env::remove_var(KERNEL_DIR_ENV);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(failed.len(), ARCHITECTURES.len(), "{failed:?}");
+    assert!(
+        failed
+            .iter()
+            .all(|f| f.contains("shaders/cuda/scan_add.cu")),
+        "{failed:?}"
+    );
+}
