@@ -134,7 +134,7 @@ fn raw_source(file: &str) -> Result<&'static str> {
 /// variant's figures are not taken for the embedded kernel's.
 pub const KERNEL_DIR_ENV: &str = "CHROMAFLOW_KERNEL_DIR";
 
-/// Largest kernel source read from the kernel directory (the largest embedded one is ~50 KB).
+/// Largest kernel source read from the kernel directory (the largest embedded one is 22 KB).
 const MAX_KERNEL_FILE_BYTES: u64 = 1 << 22;
 
 /// The kernel directory's files read so far, by path, each read (and leaked) once a process.
