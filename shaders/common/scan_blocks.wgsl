@@ -3,10 +3,9 @@
 // The first launch of the exclusive prefix sum of u32 values (src/runtime/scan.rs), shared by
 // scan_blocks and amr_scan (which does the adaptation's bookkeeping in the last workgroup):
 // each workgroup scans one block of SCAN_BLOCK = 1024 items (SCAN_THREADS = 256 threads x 4
-// items) in
-// workgroup memory, output[i] = sum_{block start <= k < i} input[k], and stores the block's
-// total in block_sums[b]; the LAST workgroup to finish (ticket[0] counts the finished ones)
-// then scans block_sums in place, tile by tile with a running carry, so block_sums[b] =
+// items) in workgroup memory, output[i] = sum_{block start <= k < i} input[k], and stores the
+// block's total in block_sums[b]; the LAST workgroup to finish (ticket[0] counts the finished
+// ones) then scans block_sums in place, tile by tile with a running carry, so block_sums[b] =
 // sum_{c < b} total_c, and writes the grand total to sums[0]. scan_add (or a caller's kernel)
 // adds block_sums[i / SCAN_BLOCK] to output[i]. All sums wrap modulo 2^32 like the CPU
 // reference.

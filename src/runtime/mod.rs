@@ -315,8 +315,9 @@ impl Kernel {
         &self.stem
     }
 
-    /// Threads per workgroup (CUDA block): [`WORKGROUP_SIZE`] for the per-item kernels, the
-    /// scan's own for the scans, 1 for the single-thread clocks. A launch of `threads` threads
+    /// Threads per workgroup (CUDA block): [`WORKGROUP_SIZE`] for most per-item kernels,
+    /// [`WIDE_WORKGROUP_SIZE`] for the adaptation's near-empty ones, the scan's own
+    /// ([`scan::SCAN_THREADS`]) for the scans, 1 for the single-thread clocks. A launch of `threads` threads
     /// runs ceil(threads / workgroup_size) workgroups.
     pub fn workgroup_size(&self) -> u32 {
         self.workgroup_size

@@ -2,12 +2,12 @@
 
 // CUDA twin of shaders/common/scan_blocks.wgsl. The first launch of the exclusive prefix sum
 // of u32 values (src/runtime/scan.rs), shared by scan_blocks and amr_scan (which does the
-// adaptation's bookkeeping in the last block): each block scans SCAN_BLOCK = 1024 items (SCAN_THREADS =
-// 256 threads x 4 items) in shared memory, output[i] = sum_{block start <= k < i} input[k], and stores the
-// block's total in block_sums[b]; the LAST block to finish (ticket[0] counts the finished ones)
-// then scans block_sums in place, tile by tile with a running carry, and writes the grand total
-// to sums[0]. scan_add (or a caller's kernel) adds block_sums[i / SCAN_BLOCK] to output[i].
-// Sums wrap modulo 2^32.
+// adaptation's bookkeeping in the last block): each block scans SCAN_BLOCK = 1024 items
+// (SCAN_THREADS = 256 threads x 4 items) in shared memory, output[i] = sum_{block start <= k <
+// i} input[k], and stores the block's total in block_sums[b]; the LAST block to finish
+// (ticket[0] counts the finished ones) then scans block_sums in place, tile by tile with a
+// running carry, and writes the grand total to sums[0]. scan_add (or a caller's kernel) adds
+// block_sums[i / SCAN_BLOCK] to output[i]. Sums wrap modulo 2^32.
 //
 // Parts: with a stride s = range.color > 0, sums[k] = sum_{i < k s} input[i] for 1 <= k <= (n -
 // 1) / s, final after this launch: the block holding item k s stores its local prefix there,

@@ -155,14 +155,7 @@ pub fn nvrtc_options(arch_option: String, defines: &[String]) -> Vec<String> {
 /// compiles, without a device or driver, so that a machine with NVRTC but no NVIDIA GPU (CI)
 /// checks that every twin compiles. Errors name the file and give NVRTC's log.
 pub fn compile_check(stem: &str, arch: &str) -> Result<()> {
-    // SAFETY: only tries to open libnvrtc by name (dlopen), nothing is called.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err(Error::Gpu(
-            "NVRTC (libnvrtc, CUDA 13) could not be loaded: install the CUDA toolkit's NVRTC (or \
-             the PyPI package nvidia-cuda-nvrtc) and add its lib directory to LD_LIBRARY_PATH"
-                .into(),
-        ));
-    }
+    nvrtc_present().map_err(Error::Gpu)?;
     let source = kernel_source(stem)?;
     let opts = cudarc::nvrtc::CompileOptions {
         options: nvrtc_options(format!("--gpu-architecture={arch}"), &[]),
@@ -191,16 +184,20 @@ pub fn libraries_present() -> std::result::Result<(), String> {
                 .into(),
         );
     }
-    // SAFETY: as above, for libnvrtc.
-    let nvrtc = unsafe { cudarc::nvrtc::sys::is_culib_present() };
-    if !nvrtc {
-        return Err(
-            "the NVIDIA driver is present but NVRTC (libnvrtc, CUDA 13) could not be loaded: \
-             install the CUDA toolkit's NVRTC or add its lib directory to LD_LIBRARY_PATH"
-                .into(),
-        );
+    nvrtc_present().map_err(|e| format!("the NVIDIA driver is present but {e}"))
+}
+
+/// Whether NVRTC (libnvrtc) can be loaded, with the reason when not; needs no driver.
+fn nvrtc_present() -> std::result::Result<(), String> {
+    // SAFETY: only tries to open libnvrtc by name (dlopen), nothing is called.
+    if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Ok(());
     }
-    Ok(())
+    Err(
+        "NVRTC (libnvrtc, CUDA 13) could not be loaded: install the CUDA toolkit's NVRTC (or \
+         the PyPI package nvidia-cuda-nvrtc) and add its lib directory to LD_LIBRARY_PATH"
+            .into(),
+    )
 }
 
 /// Convert a cudarc driver error into the crate's error with context.
