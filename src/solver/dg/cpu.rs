@@ -32,6 +32,19 @@ pub const POSITIVITY_REL: f64 = 1e-4;
 /// Relative tolerance of the slope limiter's bound test (cells within it are left alone).
 pub const LIMITER_TOL: f64 = 1e-6;
 
+/// Planes of edge fluxes per element in the gathered layout: side s, whole or its first half,
+/// at plane s; the second half of a side split at a hanging node at plane 3 + s.
+pub const FLUX_PLANES: usize = 6;
+
+/// The flux plane of side `local`, half `half` (0 the whole side, 1 and 2 its halves).
+pub fn flux_plane(local: usize, half: usize) -> usize {
+    if half == 2 {
+        3 + local
+    } else {
+        local
+    }
+}
+
 /// The DG operator on one mesh.
 #[derive(Clone, Debug)]
 pub struct Operator<'a> {
@@ -236,27 +249,29 @@ impl<'a> Operator<'a> {
 
     /// f64 twin of `dg_flux` on the deviation `traces` ([`Operator::traces`]) of `c` at time t,
     /// in deviation form: with G_K = (F*(U_L, U_R) - F(U_0K)) . n w_q L_e (U_0K the means of
-    /// `c`), -G_L in the left side's slot q and +G_R in the right side's slot nqe - 1 - q.
-    /// Conforming meshes only: a half face (a hanging node) has no slot of its own, so it is an
-    /// error.
-    pub fn edge_fluxes(
-        &self,
-        c: &[f64],
-        traces: &[State],
-        t: f64,
-    ) -> crate::error::Result<Vec<State>> {
+    /// `c`), -G_L in the left side's slot q and +G_R in the right side's slot nqe - 1 - q, at
+    /// `(FLUX_PLANES i + plane) nqe + slot` ([`flux_plane`]). On half `h` of a coarse right
+    /// side (a hanging node) the right trace is taken at that half's nodes from the
+    /// coefficients, as the colored surface kernel does.
+    pub fn edge_fluxes(&self, c: &[f64], traces: &[State], t: f64) -> Vec<State> {
         let tb = self.tables;
         let nqe = tb.nqe();
-        let mut out = vec![[0.0; 4]; traces.len()];
-        for (n, e) in self.mesh.edges.iter().enumerate() {
-            if e.right_half != 0 {
-                return Err(crate::error::Error::Invalid(format!(
-                    "edge {n} is half of a side at a hanging node: the gathered surface \
-                     integral needs a conforming mesh"
-                )));
-            }
-            let left = (3 * e.left + e.left_local) * nqe;
-            let right = e.right.map(|r| (3 * r + e.right_local) * nqe);
+        let mut out = vec![[0.0; 4]; FLUX_PLANES * nqe * self.mesh.num_elements];
+        for e in &self.mesh.edges {
+            let trace_left = (3 * e.left + e.left_local) * nqe;
+            let left = (FLUX_PLANES * e.left + e.left_local) * nqe;
+            let half = e.right_half as usize;
+            let right = e
+                .right
+                .map(|r| (FLUX_PLANES * r + flux_plane(e.right_local, half)) * nqe);
+            let right_trace = |r: usize, q: usize| -> State {
+                if half == 0 {
+                    traces[(3 * r + e.right_local) * nqe + nqe - 1 - q]
+                } else {
+                    let row = tb.edge_row(e.right_local, half, nqe - 1 - q);
+                    Self::deviation(&self.element(c, r), row)
+                }
+            };
             let u0l = self.mean(c, e.left);
             let u0r = e.right.map_or(u0l, |r| self.mean(c, r));
             let v0l = [u0l[1] / u0l[0], u0l[2] / u0l[0]];
@@ -265,10 +280,10 @@ impl<'a> Operator<'a> {
             let ch0 = euler::primitive_change(&u0l, v0l, &d0);
             let df0 = euler::normal_flux_change(&u0l, p0l, &ch0, &d0, e.normal);
             for q in 0..nqe {
-                let dul = traces[left + q];
-                let du: State = match right {
+                let dul = traces[trace_left + q];
+                let du: State = match e.right {
                     Some(r) => {
-                        let dur = traces[r + nqe - 1 - q];
+                        let dur = right_trace(r, q);
                         std::array::from_fn(|i| d0[i] + (dur[i] - dul[i]))
                     }
                     None => self.boundary_jump(e, &u0l, &dul, e.point(tb.edge_t[q]), t),
@@ -285,31 +300,35 @@ impl<'a> Operator<'a> {
                 }
             }
         }
-        Ok(out)
+        out
     }
 
     /// f64 twin of the gathered surface integral (`dg_trace`, `dg_flux`, then `dg_volume` with
     /// LIFT = 1): the volume terms plus, per element, 1 / det J sum_s sum_q phi_k(x_{s,q})
-    /// flux_{s,q}. Equal to [`Operator::rhs`] on a conforming mesh up to round-off.
-    pub fn gathered_rhs(&self, c: &[f64], t: f64, out: &mut [f64]) -> crate::error::Result<()> {
+    /// flux_{s,q}, over both halves of a side split at a hanging node (their nodes and
+    /// planes). Equal to [`Operator::rhs`] up to round-off.
+    pub fn gathered_rhs(&self, c: &[f64], t: f64, out: &mut [f64]) {
         let tb = self.tables;
         let nqe = tb.nqe();
-        let fluxes = self.edge_fluxes(c, &self.traces(c), t)?;
+        let fluxes = self.edge_fluxes(c, &self.traces(c), t);
         self.volume_terms(c, out);
         for i in 0..self.mesh.num_elements {
             let d = 1.0 / self.mesh.det[i];
+            let split = self.split_sides(i);
             for s in 0..3 {
-                for q in 0..nqe {
-                    let f = fluxes[(3 * i + s) * nqe + q];
-                    for (k, phi) in tb.edge_row(s, 0, q).iter().enumerate() {
-                        for (eq, fv) in f.iter().enumerate() {
-                            out[self.idx(eq, k, i)] += d * phi * fv;
+                let halves: &[usize] = if split[s] { &[1, 2] } else { &[0] };
+                for &h in halves {
+                    for q in 0..nqe {
+                        let f = fluxes[(FLUX_PLANES * i + flux_plane(s, h)) * nqe + q];
+                        for (k, phi) in tb.edge_row(s, h, q).iter().enumerate() {
+                            for (eq, fv) in f.iter().enumerate() {
+                                out[self.idx(eq, k, i)] += d * phi * fv;
+                            }
                         }
                     }
                 }
             }
         }
-        Ok(())
     }
 
     /// Element means U_i = c_0 phi_0 = sqrt(2) c_0 (the higher modes integrate to zero).
