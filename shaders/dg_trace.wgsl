@@ -22,8 +22,13 @@
 @group(0) @binding(3) var<storage, read> regs_lo: array<f32>;
 // c_0 hi and lo of element i at 2i and 2i + 1.
 @group(0) @binding(4) var<storage, read_write> means: array<vec4<f32>>;
+// Launch records (dispatch.wgsl): read when range.count is DEVICE_COUNT (an adapted mesh).
+@group(0) @binding(5) var<storage, read> launches: array<u32>;
 // first/count: the elements; pad: register.
 @group(1) @binding(0) var<uniform> range: ItemRange;
+
+// The element count, read once for the workgroup (its barriers need a uniform one).
+var<workgroup> element_count: u32;
 
 // One side's (or the means') values of the workgroup's elements, staged so that the workgroup
 // writes them as one contiguous span: in the side-major layout (side_slot) a thread's NQE
@@ -56,10 +61,17 @@ fn main(
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
     let first = (wid.x + wid.y * nwg.x) * WORKGROUP_SIZE;
-    if (first >= range.count) {
+    if (lid.x == 0u) {
+        element_count = range.count;
+        if (range.count == DEVICE_COUNT) {
+            element_count = launches[range.first + 1u];
+        }
+    }
+    let count = workgroupUniformLoad(&element_count);
+    if (first >= count) {
         return;
     }
-    let live = min(range.count - first, WORKGROUP_SIZE);
+    let live = min(count - first, WORKGROUP_SIZE);
     let i = first + lid.x;
     let reg = range.pad;
     // 3 MAX_NQE states.

@@ -10,7 +10,10 @@
 // The thread reads the element's coefficients of register range.pad (coalesced) and
 // overwrites rhs; the colored surface kernel adds the edge terms afterwards. With LIFT = 1 the
 // thread adds them itself from the edge fluxes dg_flux wrote for its three sides:
-//   rhs_k += 1 / det J sum_s sum_q phi_k(x_{s,q}) flux[side_slot(i, s NQE + q)].
+//   rhs_k += 1 / det J sum_s sum_q phi_k(x_{s,q}) flux[side_slot(i, s NQE + q)],
+// and with HANGING = 1 (a mesh with hanging nodes) a side split into two faces (bit s of the
+// neighbour record's mask) sums both halves instead: plane s at half 1's nodes and plane 3 + s
+// at half 2's (dg_flux; Operator::gathered_rhs).
 // With STAGE = 1 (and LIFT = 1) the thread applies Runge-Kutta stage range.color to its element
 // (common/dg_rk.wgsl) instead of writing rhs: the rhs never goes to memory, which saves the
 // 8 words per DOF of writing it here and reading it in dg_stage. That is safe in place because
@@ -33,10 +36,14 @@
 @group(0) @binding(8) var<storage, read_write> regs_lo: array<f32>;
 // Launch records (dispatch.wgsl): read when range.count is DEVICE_COUNT (an adapted mesh).
 @group(0) @binding(9) var<storage, read> launches: array<u32>;
+// Face neighbours (dg_limit's layout): [i].w the mask of element i's split sides (HANGING = 1).
+@group(0) @binding(10) var<storage, read> neighbors: array<vec4<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 // 1: add the gathered surface integral (dg_trace + dg_flux); 0: dg_surface adds it.
 override LIFT: u32 = 0u;
+// 1: the lift reads each element's split sides (a mesh with hanging nodes); 0: none is split.
+override HANGING: u32 = 0u;
 // 1: apply the stage instead of writing rhs (see the top).
 override STAGE: u32 = 0u;
 
@@ -91,12 +98,26 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     if (LIFT == 1u) {
         let d = inv_det[i];
+        var split = 0u;
+        if (HANGING == 1u) {
+            split = neighbors[i].w;
+        }
         // Not unrolled, like the node loop.
         for (var j = 0u; j < 3u * NQE; j = j + 1u) {
+            let s = j / NQE;
             let f = fluxes[side_slot(i, j)] * d;
-            // #unroll
-            for (var k = 0u; k < NP; k = k + 1u) {
-                r[k] = r[k] + f * tables[t_edge_phi(j / NQE, j % NQE, k)];
+            if (((split >> s) & 1u) == 0u) {
+                // #unroll
+                for (var k = 0u; k < NP; k = k + 1u) {
+                    r[k] = r[k] + f * tables[t_edge_phi(s, j % NQE, k)];
+                }
+            } else {
+                let f2 = fluxes[side_slot(i, j + 3u * NQE)] * d;
+                // #unroll
+                for (var k = 0u; k < NP; k = k + 1u) {
+                    r[k] = r[k] + f * tables[t_edge_phi(3u + s, j % NQE, k)]
+                        + f2 * tables[t_edge_phi(6u + s, j % NQE, k)];
+                }
             }
         }
     }

@@ -14,6 +14,8 @@
 // edge keeps the lo words (the p = 3 f32 floor of issue 13).
 //
 // regs_lo: the low words of R0..R3. range: first/count the elements, pad the register.
+// launches: launch records (dispatch.cuh), read when range.count is DEVICE_COUNT (an adapted
+// mesh).
 
 /// Write staged[0 .. per_thread * live) to out[base ..] as one span (see the twin); every
 /// thread of the block calls it (it has barriers).
@@ -36,14 +38,16 @@ extern "C" __global__ void dg_trace(
     float4* __restrict__ traces,
     const float* __restrict__ regs_lo,
     float4* __restrict__ means,
+    const u32* __restrict__ launches,
     ItemRange range) {
     await_previous_launches();
     __shared__ float4 staged[WORKGROUP_SIZE * MAX_NQE];
     u32 first = (blockIdx.x + blockIdx.y * gridDim.x) * WORKGROUP_SIZE;
-    if (first >= range.count) {
+    u32 count = range.count == DEVICE_COUNT ? launches[range.first + 1u] : range.count;
+    if (first >= count) {
         return;
     }
-    u32 live = min(range.count - first, WORKGROUP_SIZE);
+    u32 live = min(count - first, WORKGROUP_SIZE);
     u32 lid = threadIdx.x;
     u32 i = first + lid;
     u32 reg = range.pad;

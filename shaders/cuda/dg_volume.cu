@@ -19,7 +19,9 @@
 // The host fuses at low order only (gpu.rs, FUSED_STAGE_MAX_ORDER).
 //
 // inv_jac: (xi_x, xi_y, eta_x, eta_y) per element. inv_det: 1 / det J per element and fluxes
-// the edge fluxes of dg_flux, NQE per element side (both read with LIFT = 1 only). clock
+// the edge fluxes of dg_flux, NQE per element side (both read with LIFT = 1 only); with
+// HANGING = 1 (a mesh with hanging nodes) a side split into two faces (bit s of neighbors[i].w,
+// dg_limit's layout) sums both halves: plane s at half 1's nodes, plane 3 + s at half 2's. clock
 // (dt = clock[1]), stages and regs_lo (the low words of R0..R3) are read with STAGE = 1 only.
 //
 // launches: launch records (dispatch.cuh), read when range.count is DEVICE_COUNT (an adapted
@@ -27,6 +29,9 @@
 
 #ifndef LIFT
 #define LIFT 0u
+#endif
+#ifndef HANGING
+#define HANGING 0u
 #endif
 #ifndef STAGE
 #define STAGE 0u
@@ -43,6 +48,7 @@ extern "C" __global__ void dg_volume(
     const Stage* __restrict__ stages,
     float* regs_lo,
     const u32* __restrict__ launches,
+    const uint4* __restrict__ neighbors,
     ItemRange range) {
     await_previous_launches();
     u32 i = linear_index();
@@ -95,13 +101,24 @@ extern "C" __global__ void dg_volume(
     }
     if (LIFT == 1u) {
         float d = inv_det[i];
+        u32 split = HANGING == 1u ? neighbors[i].w : 0u;
         // Not unrolled, like the node loop.
         #pragma unroll 1
         for (u32 j = 0u; j < 3u * NQE; j = j + 1u) {
+            u32 s = j / NQE;
             float4 f = d * fluxes[side_slot(i, j)];
-            #pragma unroll
-            for (u32 k = 0u; k < NP; k = k + 1u) {
-                r[k] = r[k] + tables[t_edge_phi(j / NQE, j % NQE, k)] * f;
+            if (((split >> s) & 1u) == 0u) {
+                #pragma unroll
+                for (u32 k = 0u; k < NP; k = k + 1u) {
+                    r[k] = r[k] + tables[t_edge_phi(s, j % NQE, k)] * f;
+                }
+            } else {
+                float4 f2 = d * fluxes[side_slot(i, j + 3u * NQE)];
+                #pragma unroll
+                for (u32 k = 0u; k < NP; k = k + 1u) {
+                    r[k] = r[k] + tables[t_edge_phi(3u + s, j % NQE, k)] * f
+                        + tables[t_edge_phi(6u + s, j % NQE, k)] * f2;
+                }
             }
         }
     }

@@ -17,7 +17,7 @@ use crate::solver::dg::amr::indicator::jumps;
 use crate::solver::dg::amr::tree::{FlatTree, EDGE_ALIVE_BIT, NONE as NO_SLOT};
 use crate::solver::dg::amr::{flags, indicator, scatter, AdaptiveMesh, IndicatorField, Projection};
 use crate::solver::dg::euler::State;
-use crate::solver::dg::gpu::{mesh_launch_records, Capacity, GpuConfig, GpuDg};
+use crate::solver::dg::gpu::{mesh_launch_records, Capacity, GpuConfig, GpuDg, SurfaceLayout};
 use crate::solver::dg::mesh::DgEdge;
 use crate::solver::dg::{BasisTables, DgMesh, NumericalFlux};
 
@@ -448,6 +448,14 @@ pub fn device_adaptation(
         let err = max_rel(&dg.eval_rhs(&state, 0.25)?, &cpu);
         ensure(err < 5e-5, || {
             format!("round {round}: rhs through the device's launch records off by rel {err:e}")
+        })?;
+        // The gathered layout on the same records: the faces in the order the device wrote
+        // them, the halves of split sides lifted.
+        dg.set_surface(SurfaceLayout::Gathered)?;
+        let err = max_rel(&dg.eval_rhs(&state, 0.25)?, &cpu);
+        dg.set_surface(SurfaceLayout::Colored)?;
+        ensure(err < 5e-5, || {
+            format!("round {round}: gathered rhs through the device's records off by rel {err:e}")
         })?;
     }
     ensure(refined > 0 && coarsened > 0, || {

@@ -182,7 +182,8 @@ pub fn adapted_mesh(base: &Result<DgMesh>, seed: u64) -> Result<DgMesh> {
 /// same tolerances. The same on a
 /// nonconforming mesh ([`nonconforming_mesh`], hanging nodes): rhs p = 0..4 with every
 /// boundary kind, the limiter p = 1..3, and 10 limited steps p = 1..3 in a box of walls (mass
-/// and energy conserved), colored only: the gathered layout must refuse that mesh.
+/// and energy conserved), in both layouts (the gathered one lifts a split side's halves); and
+/// the rhs on adapted meshes from a solver moved there from its base mesh, both layouts.
 pub fn dg(report: &mut Report, b: &Runtime) {
     for (ordering, flux) in [
         (Ordering::Original, NumericalFlux::Rusanov),
@@ -258,11 +259,14 @@ pub fn dg(report: &mut Report, b: &Runtime) {
     }
     let nc = nonconforming_mesh(140, 4, &refine_pattern(4), &mixed_boundaries);
     for p in 0..=4 {
-        let name = format!("dg rhs nonconforming p={p} all boundary kinds");
-        let colored = SurfaceLayout::Colored;
-        check_rhs(report, b, &name, &nc, p, NumericalFlux::Hllc, colored);
+        for layout in [SurfaceLayout::Colored, SurfaceLayout::Gathered] {
+            let name = format!(
+                "dg rhs nonconforming p={p} all boundary kinds, {} surface",
+                layout.name()
+            );
+            check_rhs(report, b, &name, &nc, p, NumericalFlux::Hllc, layout);
+        }
     }
-    check_gathered_refuses_hanging_nodes(report, b, &nc);
     let reordered = all_boundaries(Ordering::ColorRenumbered);
     for p in [1usize, 3] {
         let name = format!("dg rhs gathered surface p={p}, solver moved onto a reordered mesh");
@@ -297,22 +301,24 @@ pub fn dg(report: &mut Report, b: &Runtime) {
     ];
     for (label, dm) in &adapted {
         for p in [1usize, 3] {
-            let name = format!("dg rhs adapted ({label}) p={p}, solver moved from the base mesh");
-            check_remeshed_rhs(report, b, &name, dm, p);
+            for layout in [SurfaceLayout::Colored, SurfaceLayout::Gathered] {
+                let name = format!(
+                    "dg rhs adapted ({label}) p={p}, solver moved from the base mesh, {} surface",
+                    layout.name()
+                );
+                check_remeshed_rhs(report, b, &name, dm, p, layout);
+            }
         }
     }
     let walls = nonconforming_mesh(100, 5, &refine_pattern(5), &|_| Ok(BoundaryKind::Wall));
     for p in [1usize, 2, 3] {
-        let name = format!("dg 10 steps p={p} limiter nonconforming walls");
-        check_steps(
-            report,
-            b,
-            &name,
-            &walls,
-            p,
-            &[0, 3],
-            (SurfaceLayout::Colored, true),
-        );
+        for layout in [SurfaceLayout::Colored, SurfaceLayout::Gathered] {
+            let name = format!(
+                "dg 10 steps p={p} limiter nonconforming walls, {} surface",
+                layout.name()
+            );
+            check_steps(report, b, &name, &walls, p, &[0, 3], (layout, true));
+        }
     }
 }
 
@@ -337,34 +343,26 @@ fn check_rhs(
     });
 }
 
-/// The gathered surface layout on a mesh with hanging nodes must be refused with an error
-/// that says why (a half face has no slot of its own), not run wrong.
-fn check_gathered_refuses_hanging_nodes(report: &mut Report, b: &Runtime, dm: &Result<DgMesh>) {
-    let name = "dg gathered surface refuses a mesh with hanging nodes";
-    report.check(name, b.kind(), "clear error", || {
-        let dm = ready(dm)?;
-        let tables = BasisTables::new(1);
-        let cfg = config(NumericalFlux::Hllc, false, vortex());
-        let mut gpu = GpuDg::new(b, dm, &tables, &cfg)?;
-        let refused = gpu.set_surface(SurfaceLayout::Gathered);
-        let kept = gpu.surface_layout() == SurfaceLayout::Colored;
-        Ok(match refused {
-            Err(e) => (e.to_string(), e.to_string().contains("hanging") && kept),
-            Ok(()) => ("accepted".into(), false),
-        })
-    });
-}
-
 /// The rhs on an adapted mesh from a solver built on a coarser mesh with room for it and
 /// moved there ([`GpuDg::remesh`]: element stride = capacity, not the element count), GPU
 /// against CPU, relative 5e-5: three levels make 1/det J span 64x, so f32 round-off in the
 /// smallest elements' sums weighs more against the largest rhs than on a uniform mesh (2e-5).
-fn check_remeshed_rhs(report: &mut Report, b: &Runtime, name: &str, dm: &Result<DgMesh>, p: usize) {
+/// The layout is set on the conforming base mesh, so the gathered one is built again for the
+/// hanging nodes on the move.
+fn check_remeshed_rhs(
+    report: &mut Report,
+    b: &Runtime,
+    name: &str,
+    dm: &Result<DgMesh>,
+    p: usize,
+    layout: SurfaceLayout,
+) {
     report.check(name, b.kind(), "rel 5e-5", || {
         let err = rhs_error(dm, p, NumericalFlux::Hllc, |dm, tables, cfg, c| {
             let base = all_boundaries(Ordering::Original)?;
             let room = Capacity::with_room(dm, 1.3);
             let mut gpu = GpuDg::with_capacity(b, &base, tables, cfg, room)?;
+            gpu.set_surface(layout)?;
             gpu.remesh(dm, c)?;
             Ok(gpu)
         })?;

@@ -16,6 +16,7 @@
 
 use super::basis::BasisTables;
 use super::case::{Case, StateFn};
+use super::cpu::FLUX_PLANES;
 use super::euler::{NumericalFlux, State};
 use super::mesh::{DgEdge, DgMesh};
 use super::rk::{self, Stage};
@@ -62,7 +63,9 @@ pub enum SurfaceLayout {
     /// coalesced), `dg_flux` (per edge, one launch: the numerical flux less each side's mean
     /// flux into slots the two sides own) and the lift in `dg_volume` (per element: rhs += its
     /// sides' fluxes against the basis). No colors, no scattered reads of higher coefficients,
-    /// no read-modify-write of rhs. Conforming meshes.
+    /// no read-modify-write of rhs. At a hanging node the coarse side's halves have flux slots
+    /// of their own, and `dg_flux` takes the coarse trace at a half's nodes from the
+    /// coefficients.
     Gathered,
 }
 
@@ -485,7 +488,13 @@ impl SurfaceKernels {
 /// (their buffers, NQE states per element side, live in the bound arguments).
 struct Gathered {
     trace: Bound,
+    /// `dg_flux` over [`Gathered::edges`] (a mesh the host wrote), and over the solver's edge
+    /// buffer in color order (a mesh the device adaptation wrote, device counts).
     flux: Bound,
+    flux_device: Bound,
+    /// Built for a mesh with hanging nodes (`dg_volume`'s HANGING = 1: the lift reads the
+    /// split sides).
+    hanging: bool,
     volume: Bound,
     /// `dg_volume` with LIFT = 1 and STAGE = 1: the lift and the stage update in one kernel
     /// (the step plan's; the rhs plan keeps `volume`, which writes the rhs), for orders up to
@@ -618,13 +627,26 @@ impl Launches {
     /// STAGE = 1 the stage update too).
     fn record_gathered(&self, p: &mut PlanBuilder, s: usize, g: &Gathered, volume: &Bound) {
         p.segment("trace");
-        p.launch(&g.trace.kernel, &g.trace.args, self.inputs.volume_ranges[s]);
+        self.launch_elements(p, &g.trace, self.inputs.volume_ranges[s]);
         p.segment("surface");
-        // dg_flux runs a thread per edge node.
         let edges = self.all_edges(s);
-        p.launch_threads(&g.flux.kernel, &g.flux.args, edges, edges.count * self.nqe);
+        if self.device_counts {
+            // Every face of the adapted mesh (launch record 1 + colors), a thread per edge.
+            let all = self.device_range(1 + self.num_colors, edges.color, edges.pad);
+            let bound = self.capacity.edges as u32;
+            p.launch_device(
+                &g.flux_device.kernel,
+                &g.flux_device.args,
+                all,
+                bound,
+                &self.records,
+            );
+        } else {
+            // dg_flux runs a thread per edge node.
+            p.launch_threads(&g.flux.kernel, &g.flux.args, edges, edges.count * self.nqe);
+        }
         p.segment("volume");
-        p.launch(&volume.kernel, &volume.args, self.inputs.volume_ranges[s]);
+        self.launch_elements(p, volume, self.inputs.volume_ranges[s]);
     }
 
     /// The edges of every color in left-element order, for `dg_flux`'s one launch: the colors
@@ -800,7 +822,7 @@ impl GpuDg {
                 volume,
                 &args![
                     regs, rhs, table_buf, inv_jac, inv_det, no_fluxes, clock, stage_buf, regs_lo,
-                    records
+                    records, neighbors
                 ],
             ),
             surface: Bound::new(
@@ -862,13 +884,6 @@ impl GpuDg {
             return self.reserve(mesh, c, Capacity::with_room(mesh, 1.5));
         }
         let inputs = DgInputs::new(mesh, &self.tables, &self.cfg, self.capacity)?;
-        if !inputs.conforming && self.surface_layout() == SurfaceLayout::Gathered {
-            return Err(Error::Invalid(
-                "a mesh with hanging nodes under the gathered surface layout (the colored \
-                 layout takes any mesh)"
-                    .into(),
-            ));
-        }
         let [inv_jac, inv_det, heights, neighbors, edges] = &self.mesh_buffers;
         self.rt.write(inv_jac, 0, &inputs.inv_jac)?;
         self.rt.write(inv_det, 0, &inputs.inv_det)?;
@@ -885,6 +900,7 @@ impl GpuDg {
         }
         self.num_elements = mesh.num_elements;
         self.ndof = 4 * self.np * mesh.num_elements;
+        self.lift_hanging_nodes()?;
         (self.step, self.rhs_plan, self.limit_plan) =
             self.launches.plans(&self.rt, &self.surface)?;
         self.set_solution(c)
@@ -915,18 +931,12 @@ impl GpuDg {
                 self.capacity.elements
             )));
         }
-        if self.surface_layout() == SurfaceLayout::Gathered {
-            return Err(Error::Invalid(
-                "an adapted mesh (hanging nodes) under the gathered surface layout (adaptive \
-                 runs use the colored layout)"
-                    .into(),
-            ));
-        }
         self.launches.inputs.conforming = false;
         self.launches.num_elements = num_elements as u32;
         self.num_elements = num_elements;
         self.ndof = 4 * self.np * num_elements;
-        if !self.launches.device_counts {
+        let rebuilt = self.lift_hanging_nodes()?;
+        if !self.launches.device_counts || rebuilt {
             self.launches.device_counts = true;
             (self.step, self.rhs_plan, self.limit_plan) =
                 self.launches.plans(&self.rt, &self.surface)?;
@@ -1211,9 +1221,9 @@ impl GpuDg {
     }
 
     /// Evaluate the surface integral with `layout` from the next plan on: builds its kernels
-    /// (and for [`SurfaceLayout::Gathered`] its trace and flux buffers, 2 x 3 NQE vec4s per
-    /// element, and the means, 2 vec4s per element) and records the plans again. Atomic is
-    /// CUDA only; Gathered needs a conforming mesh (no hanging node).
+    /// (and for [`SurfaceLayout::Gathered`] its trace and flux buffers, 3 NQE and 6 NQE vec4s
+    /// per element, and the means, 2 vec4s per element) and records the plans again. Atomic is
+    /// CUDA only.
     pub fn set_surface(&mut self, layout: SurfaceLayout) -> Result<()> {
         if layout == self.surface.layout() {
             return Ok(());
@@ -1229,22 +1239,34 @@ impl GpuDg {
                     )
                     .map_err(|e| Error::Invalid(format!("the atomicAdd surface variant: {e}")))?,
             ),
-            SurfaceLayout::Gathered => SurfaceKernels::Gathered(Box::new(self.gathered_kernels()?)),
+            SurfaceLayout::Gathered => {
+                SurfaceKernels::Gathered(Box::new(self.gathered_kernels(self.has_hanging_nodes())?))
+            }
         };
         (self.step, self.rhs_plan, self.limit_plan) = self.launches.plans(&self.rt, &surface)?;
         self.surface = surface;
         Ok(())
     }
 
-    /// The gathered layout's kernels and buffers, or why the mesh cannot use it.
-    fn gathered_kernels(&self) -> Result<Gathered> {
-        if !self.launches.inputs.conforming {
-            return Err(Error::Invalid(
-                "the gathered surface layout needs a conforming mesh: this one has hanging \
-                 nodes (use the colored layout)"
-                    .into(),
-            ));
+    /// Whether the mesh may have hanging nodes: not conforming, or adapted on the device.
+    fn has_hanging_nodes(&self) -> bool {
+        !self.launches.inputs.conforming || self.launches.device_counts
+    }
+
+    /// Under the gathered layout, on a mesh with hanging nodes, build its kernels again to lift
+    /// split sides (`dg_volume`'s HANGING) when they were built for a conforming mesh; whether
+    /// it did (the plans must then be recorded again).
+    fn lift_hanging_nodes(&mut self) -> Result<bool> {
+        let conforming_lift = matches!(&self.surface, SurfaceKernels::Gathered(g) if !g.hanging);
+        let rebuild = conforming_lift && self.has_hanging_nodes();
+        if rebuild {
+            self.surface = SurfaceKernels::Gathered(Box::new(self.gathered_kernels(true)?));
         }
+        Ok(rebuild)
+    }
+
+    /// The gathered layout's kernels and buffers; `hanging`: for a mesh with hanging nodes.
+    fn gathered_kernels(&self, hanging: bool) -> Result<Gathered> {
         let rt = &self.rt;
         let constants = &self.launches.constants;
         let nqe = self.tables.nqe();
@@ -1252,8 +1274,11 @@ impl GpuDg {
         let traces = rt.zeroed::<[f32; 4]>("dg edge traces", slots)?;
         let means =
             rt.zeroed::<[f32; 4]>("dg element means, hi and lo", 2 * self.capacity.elements)?;
-        let fluxes = rt.zeroed::<[f32; 4]>("dg edge fluxes", slots)?;
-        let [inv_jac, inv_det, _, _, _] = &self.mesh_buffers;
+        // A plane per side, and one per side for the second half of a side split at a hanging
+        // node (cpu::FLUX_PLANES).
+        let fluxes =
+            rt.zeroed::<[f32; 4]>("dg edge fluxes", FLUX_PLANES * nqe * self.capacity.elements)?;
+        let [inv_jac, inv_det, _, neighbors, mesh_edges] = &self.mesh_buffers;
         let edges = rt.zeroed::<DgEdge>("dg edges by left element", self.capacity.edges)?;
         rt.write(&edges, 0, &self.launches.edges_by_left())?;
         let (regs, rhs, clock) = (&self.regs, &self.rhs, &self.clock);
@@ -1265,6 +1290,7 @@ impl GpuDg {
             .collect();
         let mut lift_constants = constants.clone();
         lift_constants.push(("LIFT", 1.0));
+        lift_constants.push(("HANGING", if hanging { 1.0 } else { 0.0 }));
         let mut lift_stage_constants = lift_constants.clone();
         lift_stage_constants.push(("STAGE", 1.0));
         let volume_args = args![
@@ -1277,17 +1303,35 @@ impl GpuDg {
             *clock,
             *stages,
             self.regs_lo,
-            self.launches.records
+            self.launches.records,
+            *neighbors
         ];
+        let records = &self.launches.records;
+        let flux = rt.kernel("dg_flux", constants)?;
         Ok(Gathered {
             trace: Bound::new(
                 rt.kernel("dg_trace", &table_constants)?,
-                &args![*regs, *tables, traces, self.regs_lo, means],
+                &args![*regs, *tables, traces, self.regs_lo, means, *records],
             ),
             flux: Bound::new(
-                rt.kernel("dg_flux", constants)?,
-                &args![traces, fluxes, *tables, edges, *case_buf, *clock, means],
+                flux.clone(),
+                &args![traces, fluxes, *tables, edges, *case_buf, *clock, means, *regs, *records],
             ),
+            flux_device: Bound::new(
+                flux,
+                &args![
+                    traces,
+                    fluxes,
+                    *tables,
+                    *mesh_edges,
+                    *case_buf,
+                    *clock,
+                    means,
+                    *regs,
+                    *records
+                ],
+            ),
+            hanging,
             volume: Bound::new(rt.kernel("dg_volume", &lift_constants)?, &volume_args),
             volume_stage: if self.tables.p <= FUSED_STAGE_MAX_ORDER {
                 Some(Bound::new(

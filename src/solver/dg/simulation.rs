@@ -1410,13 +1410,6 @@ fn validate(case: &Case, opts: &SimulationOptions) -> Result<()> {
             return bad("snapshot_every", format!("must be positive, got {s}"));
         }
     }
-    if case.amr.is_some() && opts.surface == Some(SurfaceLayout::Gathered) {
-        return bad(
-            "surface layout",
-            "gathered needs a conforming mesh: adaptive runs have hanging nodes (use colored)"
-                .into(),
-        );
-    }
     if let Some(dt) = opts.fixed_dt {
         if !(dt > 0.0 && dt.is_finite()) {
             return bad("fixed dt", format!("must be positive, got {dt}"));
