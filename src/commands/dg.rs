@@ -62,9 +62,8 @@ pub struct DgArgs {
     /// Element/face ordering.
     #[arg(long, value_enum, default_value_t = Ordering::ColorRenumbered)]
     pub ordering: Ordering,
-    /// Surface integral layout: gathered (traces, edge fluxes, lift; the default on meshes
-    /// that stay conforming), colored (one launch per edge color; the default with
-    /// --amr-levels) or atomic (CUDA only).
+    /// Surface integral layout: gathered (traces, edge fluxes, lift; the default, with or
+    /// without --amr-levels), colored (one launch per edge color) or atomic (CUDA only).
     #[arg(long)]
     pub surface: Option<SurfaceLayout>,
     /// Numerical flux.

@@ -189,8 +189,8 @@ pub struct SimulationOptions {
     pub fixed_dt: Option<f64>,
     /// Steps queued per GPU submit: more hides the submit cost, fewer reads the clock more often.
     pub batch: usize,
-    /// The surface integral's layout; None: gathered on a mesh that stays conforming, colored
-    /// when the case adapts (hanging nodes).
+    /// The surface integral's layout; None: gathered (adapted meshes too: on an H200 it steps
+    /// GK19's adaptive cases 1.8-2.8x faster than the colored layout, BENCHMARKS.md).
     pub surface: Option<SurfaceLayout>,
 }
 
@@ -316,11 +316,7 @@ impl Simulation {
         setup.projection = started.elapsed().as_secs_f64();
         let started = Instant::now();
         let mut gpu = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
-        gpu.set_surface(opts.surface.unwrap_or(if amr.is_some() {
-            SurfaceLayout::Colored
-        } else {
-            SurfaceLayout::Gathered
-        }))?;
+        gpu.set_surface(opts.surface.unwrap_or(SurfaceLayout::Gathered))?;
         setup.solver = started.elapsed().as_secs_f64();
         let started = Instant::now();
         let mut sim = Simulation {
