@@ -637,7 +637,7 @@ fn smooth_interrupt_writes_its_outputs() {
 }
 
 /// Benchmark loop counts are bounded like the solver flags (exit 2 naming the flag and the
-/// range), and a mesh estimated to need more host memory than allowed is refused before it is
+/// range), an unknown surface layout is named with the ones there are, and a mesh estimated to need more host memory than allowed is refused before it is
 /// built or read, naming its size, the estimate and the limit.
 #[test]
 fn bench_counts_and_mesh_memory_are_bounded() {
@@ -657,6 +657,12 @@ fn bench_counts_and_mesh_memory_are_bounded() {
     ] {
         expect(d, args, 2, &[flag, "is not in"]);
     }
+    expect(
+        d,
+        &["bench", "amr", "--surface", "diagonal"],
+        2,
+        &["--surface", "unknown surface layout 'diagonal'"],
+    );
     expect(
         d,
         &["--max-memory", "64", "mesh", "info", "rect:199000000"],

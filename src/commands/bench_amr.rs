@@ -5,6 +5,7 @@ use crate::commands::GlobalArgs;
 use chromaflow::runtime::median;
 use chromaflow::solver::dg::amr::gpu::PhaseSeconds;
 use chromaflow::solver::dg::amr::{AmrOptions, AmrStats, ReorderPolicy};
+use chromaflow::solver::dg::gpu::SurfaceLayout;
 use chromaflow::solver::dg::{AdaptationWall, Case, Simulation, SimulationOptions};
 use clap::Args;
 
@@ -50,6 +51,11 @@ pub struct BenchAmrArgs {
     /// timestamp pair or event of its own, so the rows add up to more than the phases.
     #[arg(long)]
     pub per_launch: bool,
+    /// Surface integral layout of the steps between adaptations: gathered (the default, as
+    /// `dg` runs) or colored (a launch per face color; the steps every adaptation share of
+    /// BENCHMARKS.md before session 18 were measured with).
+    #[arg(long, default_value = "gathered")]
+    pub surface: SurfaceLayout,
     /// Print JSON instead of a markdown table.
     #[arg(long)]
     pub json: bool,
@@ -240,7 +246,11 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             reorder,
             ..AmrOptions::default()
         });
-        let mut sim = Simulation::new(&case, &rt, &SimulationOptions::default())?;
+        let options = SimulationOptions {
+            surface: Some(args.surface),
+            ..SimulationOptions::default()
+        };
+        let mut sim = Simulation::new(&case, &rt, &options)?;
         let rows = sim.time_adaptations(args.every, args.adaptations)?;
         if !on_host {
             walls = Some(wall_medians(
@@ -289,6 +299,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     "case": args.builtin,
                     "order": args.order,
                     "levels": args.levels,
+                    "surface": args.surface.name(),
                     "elements": elements,
                     "surface_per_step_adapted_vs_morton": locality,
                     "reorder": reorder.to_string(),
@@ -334,11 +345,13 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "adaptation of {} (p = {}, {} levels, every {} steps) on {}: median of {} adaptations\n",
+        "adaptation of {} (p = {}, {} levels, every {} steps, {} surface) on {}: median of {} \
+         adaptations\n",
         args.builtin,
         args.order,
         args.levels,
         args.every,
+        args.surface.name(),
         rt.name(),
         args.adaptations
     );

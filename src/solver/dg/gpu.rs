@@ -1007,7 +1007,7 @@ impl GpuDg {
     }
 
     /// Write [`GpuDg::mesh_words`] back (`faces` as they were read, the solver on a mesh of as
-    /// many elements).
+    /// many elements), and under the gathered layout its copy of the edges by left element.
     pub fn set_mesh_words(&self, faces: usize, words: &[u32]) -> Result<()> {
         let parts = self.mesh_parts(faces);
         let expected: usize = parts.iter().map(|p| p.2).sum();
@@ -1024,6 +1024,14 @@ impl GpuDg {
                 self.rt.write(buffer, first, &words[at..at + count])?;
             }
             at += count;
+        }
+        if let SurfaceKernels::Gathered(g) = &self.surface {
+            // dg_flux's copy of the edges by left element, from these words (the device's
+            // records, which the host's own need not equal to the bit).
+            let [.., edges] = &self.mesh_buffers;
+            let mut by_left: Vec<DgEdge> = self.rt.read(edges, 0, faces)?;
+            by_left.sort_by_key(|e| (e.left, e.info & 3));
+            self.rt.write(&g.edges, 0, &by_left)?;
         }
         Ok(())
     }
