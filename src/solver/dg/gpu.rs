@@ -500,7 +500,8 @@ struct Gathered {
     /// (the step plan's; the rhs plan keeps `volume`, which writes the rhs), for orders up to
     /// [`FUSED_STAGE_MAX_ORDER`].
     volume_stage: Option<Bound>,
-    /// The edges in left-element order (`dg_flux`'s), rewritten by [`GpuDg::remesh`].
+    /// The edges in left-element order (`dg_flux`'s on a mesh the host wrote), rewritten by
+    /// [`GpuDg::remesh`] and [`GpuDg::set_mesh_words`].
     edges: Buffer,
 }
 
