@@ -1028,9 +1028,10 @@ impl GpuDg {
         }
         if let SurfaceKernels::Gathered(g) = &self.surface {
             // dg_flux's copy of the edges by left element, from these words (the device's
-            // records, which the host's own need not equal to the bit).
-            let [.., edges] = &self.mesh_buffers;
-            let mut by_left: Vec<DgEdge> = self.rt.read(edges, 0, faces)?;
+            // records, which the host's own need not equal to the bit): the last part.
+            let edge_words = parts[parts.len() - 1].2;
+            let mut by_left: Vec<DgEdge> =
+                bytemuck::pod_collect_to_vec(&words[words.len() - edge_words..]);
             by_left.sort_by_key(|e| (e.left, e.info & 3));
             self.rt.write(&g.edges, 0, &by_left)?;
         }
@@ -1316,10 +1317,27 @@ impl GpuDg {
             *neighbors
         ];
         let records = &self.launches.records;
-        let flux = rt.kernel("dg_flux", constants)?;
+        // Built in parallel (Runtime::kernels), like the step's kernels: a solver grown for
+        // more room compiles them all again for the new capacity.
+        let (trace, flux, volume, volume_stage) = if self.tables.p <= FUSED_STAGE_MAX_ORDER {
+            let [trace, flux, volume, volume_stage] = rt.kernels([
+                ("dg_trace", &table_constants),
+                ("dg_flux", constants),
+                ("dg_volume", &lift_constants),
+                ("dg_volume", &lift_stage_constants),
+            ])?;
+            (trace, flux, volume, Some(volume_stage))
+        } else {
+            let [trace, flux, volume] = rt.kernels([
+                ("dg_trace", &table_constants),
+                ("dg_flux", constants),
+                ("dg_volume", &lift_constants),
+            ])?;
+            (trace, flux, volume, None)
+        };
         Ok(Gathered {
             trace: Bound::new(
-                rt.kernel("dg_trace", &table_constants)?,
+                trace,
                 &args![*regs, *tables, traces, self.regs_lo, means, *records],
             ),
             flux: Bound::new(
@@ -1341,15 +1359,8 @@ impl GpuDg {
                 ],
             ),
             hanging,
-            volume: Bound::new(rt.kernel("dg_volume", &lift_constants)?, &volume_args),
-            volume_stage: if self.tables.p <= FUSED_STAGE_MAX_ORDER {
-                Some(Bound::new(
-                    rt.kernel("dg_volume", &lift_stage_constants)?,
-                    &volume_args,
-                ))
-            } else {
-                None
-            },
+            volume: Bound::new(volume, &volume_args),
+            volume_stage: volume_stage.map(|k| Bound::new(k, &volume_args)),
             edges,
         })
     }
