@@ -12,7 +12,6 @@
 // The halves of a kept side (the children's edges there) lose their elements on this side.
 
 override NP: u32 = 3u;
-override NE: u32 = 1u;
 // The solver's scratch register (GpuDg::SCRATCH_REGISTER: the limiter's, free between steps),
 // which holds each cluster's child 0 coefficients, at its slot, for the projection.
 override SCRATCH: u32 = 4u;
@@ -67,7 +66,7 @@ fn coarsen(i: u32) -> vec4<u32> {
     // Child 0's coefficients to the scratch register: the parent takes its slot.
     // #unroll
     for (var j = 0u; j < 4u * NP; j = j + 1u) {
-        regs[(SCRATCH * 4u * NP + j) * NE + pos[0]] = regs[j * NE + pos[0]];
+        regs[(SCRATCH * 4u * NP + j) * range.capacity + pos[0]] = regs[j * range.capacity + pos[0]];
     }
     slots[pos[0]] = parent;
     // #unroll
@@ -88,7 +87,7 @@ fn coarsen(i: u32) -> vec4<u32> {
     }
     rings[ring_index(params, 2u, counters[C_RINGS + 4u], counters[C_RINGS + 5u] + k)] = interior;
     let mask = work[i];
-    var freed = number(2u * NE + i) - number(2u * NE);
+    var freed = number(2u * range.capacity + i) - number(2u * range.capacity);
     for (var s = 0u; s < 3u; s = s + 1u) {
         let e = element_edges[parent][s];
         if ((mask & (1u << s)) == 0u) {
@@ -124,22 +123,22 @@ fn project(job: vec4<u32>, m: u32) {
         // #unroll
         for (var kk = 0u; kk < NP; kk = kk + 1u) {
             let a = vec4<f32>(
-                regs[(base + 0u * NP + kk) * NE + job[c]],
-                regs[(base + 1u * NP + kk) * NE + job[c]],
-                regs[(base + 2u * NP + kk) * NE + job[c]],
-                regs[(base + 3u * NP + kk) * NE + job[c]],
+                regs[(base + 0u * NP + kk) * range.capacity + job[c]],
+                regs[(base + 1u * NP + kk) * range.capacity + job[c]],
+                regs[(base + 2u * NP + kk) * range.capacity + job[c]],
+                regs[(base + 3u * NP + kk) * range.capacity + job[c]],
             );
             u = u + (0.25 * weights[(c * NP + kk) * NP + m]) * a;
         }
     }
-    regs[(0u * NP + m) * NE + job.x] = u.x;
-    regs[(1u * NP + m) * NE + job.x] = u.y;
-    regs[(2u * NP + m) * NE + job.x] = u.z;
-    regs[(3u * NP + m) * NE + job.x] = u.w;
-    regs_lo[(0u * NP + m) * NE + job.x] = 0.0;
-    regs_lo[(1u * NP + m) * NE + job.x] = 0.0;
-    regs_lo[(2u * NP + m) * NE + job.x] = 0.0;
-    regs_lo[(3u * NP + m) * NE + job.x] = 0.0;
+    regs[(0u * NP + m) * range.capacity + job.x] = u.x;
+    regs[(1u * NP + m) * range.capacity + job.x] = u.y;
+    regs[(2u * NP + m) * range.capacity + job.x] = u.z;
+    regs[(3u * NP + m) * range.capacity + job.x] = u.w;
+    regs_lo[(0u * NP + m) * range.capacity + job.x] = 0.0;
+    regs_lo[(1u * NP + m) * range.capacity + job.x] = 0.0;
+    regs_lo[(2u * NP + m) * range.capacity + job.x] = 0.0;
+    regs_lo[(3u * NP + m) * range.capacity + job.x] = 0.0;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

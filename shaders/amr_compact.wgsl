@@ -11,7 +11,6 @@
 // The numbers are the scan's block prefixes plus its block offsets.
 
 override NP: u32 = 3u;
-override NE: u32 = 1u;
 
 @group(0) @binding(0) var<storage, read_write> slots: array<u32>;
 @group(0) @binding(1) var<storage, read_write> element_tree: array<vec4<u32>>;
@@ -55,8 +54,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         element_tree[id].w = to;
         // #unroll
         for (var j = 0u; j < 4u * NP; j = j + 1u) {
-            regs[j * NE + to] = regs[j * NE + p];
-            regs_lo[j * NE + to] = regs_lo[j * NE + p];
+            regs[j * range.capacity + to] = regs[j * range.capacity + p];
+            regs_lo[j * range.capacity + to] = regs_lo[j * range.capacity + p];
         }
     }
 }

@@ -14,8 +14,6 @@
 // it; amr_scan 3 cleared it); an edge without an element where one is needed in
 // counters[C_ERROR].
 
-override NE: u32 = 1u;
-
 @group(0) @binding(0) var<storage, read> element_tree: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> vertices: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read> edge_tree: array<vec4<u32>>;
@@ -78,7 +76,7 @@ fn write_face(e: u32) {
         r = swap;
     }
     let color = (t.x >> 8u) & 0xffu;
-    let item = color * NE + l.x;
+    let item = color * range.capacity + l.x;
     let j = items_scan[item] + block_offsets[item / SCAN_BLOCK];
     let id = slots[l.x];
     let a = vertices[3u * id + l.y];
@@ -96,7 +94,7 @@ fn write_face(e: u32) {
     if (r.x != NONE) {
         atomicStore(&neighbors[4u * l.x + l.y], r.x);
         if (r.z == 2u) {
-            atomicStore(&neighbors[4u * (NE + r.x) + r.y], l.x);
+            atomicStore(&neighbors[4u * (range.capacity + r.x) + r.y], l.x);
             atomicOr(&neighbors[4u * r.x + 3u], 1u << r.y);
         } else {
             atomicStore(&neighbors[4u * r.x + r.y], l.x);

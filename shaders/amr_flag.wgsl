@@ -11,7 +11,6 @@
 // no gradient inside an element, but a jump across its faces.
 
 override NP: u32 = 3u;
-override NE: u32 = 1u;
 
 @group(0) @binding(0) var<storage, read> regs: array<f32>;
 // Per mode k: (phi_k, d phi_k / d xi, d phi_k / d eta, 0) at the reference centroid.
@@ -51,7 +50,7 @@ fn field_value(u: vec4<f32>) -> f32 {
 
 // q at the mean of element j (mode 0 times the constant phi_0).
 fn mean_value(j: u32) -> f32 {
-    let a = vec4<f32>(regs[j], regs[NP * NE + j], regs[2u * NP * NE + j], regs[3u * NP * NE + j]);
+    let a = vec4<f32>(regs[j], regs[NP * range.capacity + j], regs[2u * NP * range.capacity + j], regs[3u * NP * range.capacity + j]);
     return field_value(centroid_basis[0].x * a);
 }
 
@@ -79,10 +78,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     for (var k = 0u; k < NP; k = k + 1u) {
         let b = centroid_basis[k];
         let a = vec4<f32>(
-            regs[(0u * NP + k) * NE + i],
-            regs[(1u * NP + k) * NE + i],
-            regs[(2u * NP + k) * NE + i],
-            regs[(3u * NP + k) * NE + i],
+            regs[(0u * NP + k) * range.capacity + i],
+            regs[(1u * NP + k) * range.capacity + i],
+            regs[(2u * NP + k) * range.capacity + i],
+            regs[(3u * NP + k) * range.capacity + i],
         );
         u = u + b.x * a;
         gx = gx + (b.y * g.x + b.z * g.z) * a;
@@ -94,7 +93,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let nb = neighbors[i];
         var jump = largest_jump(q, nb, 0.0);
         if (nb.w != 0u) {
-            jump = largest_jump(q, neighbors[NE + i], jump);
+            jump = largest_jump(q, neighbors[range.capacity + i], jump);
         }
         eps = eps + jump;
     }

@@ -19,7 +19,6 @@
 // The new active count is counters[C_NEW_ACTIVE] (amr_scan 3 stores it as the active count
 // after the face scan).
 
-override NE: u32 = 1u;
 override NP: u32 = 1u;
 
 @group(0) @binding(0) var<storage, read> slots: array<u32>;
@@ -60,17 +59,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     neighbors[i] = vec4<u32>(NONE, NONE, NONE, 0u);
-    neighbors[NE + i] = vec4<u32>(NONE);
+    neighbors[range.capacity + i] = vec4<u32>(NONE);
     let colors = 2u * params.base_colors;
     if (i >= counters[C_NEW_ACTIVE]) {
         for (var j = 0u; j < 4u * NP; j = j + 1u) {
-            regs_lo[j * NE + i] = 0.0;
+            regs_lo[j * range.capacity + i] = 0.0;
         }
         inv_jac[i] = vec4<f32>(0.0);
         inv_det[i] = 0.0;
         heights[i] = 0.0;
         for (var c = 0u; c < colors; c = c + 1u) {
-            items[c * NE + i] = 0u;
+            items[c * range.capacity + i] = 0u;
         }
         return;
     }
@@ -88,6 +87,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let owned = vec3<u32>(left_face_color(id, 0u), left_face_color(id, 1u),
                           left_face_color(id, 2u));
     for (var c = 0u; c < colors; c = c + 1u) {
-        items[c * NE + i] = select(0u, 1u, any(owned == vec3<u32>(c)));
+        items[c * range.capacity + i] = select(0u, 1u, any(owned == vec3<u32>(c)));
     }
 }

@@ -15,8 +15,6 @@
 // Nothing in the trees changes here (a smoothing that asks for more room than there is leaves
 // them as they were): amr_coarsen takes the halves of the kept sides from the parent's edges.
 
-override NE: u32 = 1u;
-
 @group(0) @binding(0) var<storage, read> slots: array<u32>;
 @group(0) @binding(1) var<storage, read> element_tree: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> flags: array<i32>;
@@ -77,7 +75,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         mask = freed_sides(i);
     }
     marks[i] = select(0u, 1u, cluster);
-    marks[NE + i] = select(0u, 1u, i < counters[C_ACTIVE] && flags[i] > 0);
-    marks[2u * NE + i] = countOneBits(mask);
+    marks[range.capacity + i] = select(0u, 1u, i < counters[C_ACTIVE] && flags[i] > 0);
+    marks[2u * range.capacity + i] = countOneBits(mask);
     work[i] = mask;
 }

@@ -23,7 +23,6 @@
 // geometry, 8 NE of neighbours, NE slots, NE new_of, then 8 face_capacity of faces.
 
 override NP: u32 = 3u;
-override NE: u32 = 1u;
 
 @group(0) @binding(0) var<storage, read_write> slots: array<u32>;
 @group(0) @binding(1) var<storage, read_write> element_tree: array<vec4<u32>>;
@@ -47,23 +46,23 @@ override NE: u32 = 1u;
 @group(2) @binding(0) var<uniform> params: ReorderParams;
 
 fn geometry_at() -> u32 {
-    return 8u * NP * NE;
+    return 8u * NP * range.capacity;
 }
 
 fn neighbors_at() -> u32 {
-    return geometry_at() + 6u * NE;
+    return geometry_at() + 6u * range.capacity;
 }
 
 fn slots_at() -> u32 {
-    return neighbors_at() + 8u * NE;
+    return neighbors_at() + 8u * range.capacity;
 }
 
 fn new_of_at() -> u32 {
-    return slots_at() + NE;
+    return slots_at() + range.capacity;
 }
 
 fn faces_at() -> u32 {
-    return new_of_at() + NE;
+    return new_of_at() + range.capacity;
 }
 
 fn renamed(slot: u32) -> u32 {
@@ -95,14 +94,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             return;
         }
         // The sorted order, in the half the last radix pass wrote.
-        let old = order[(RADIX_PASSES % 2u) * NE + i];
+        let old = order[(RADIX_PASSES % 2u) * range.capacity + i];
         let id = slots[old];
         scratch[slots_at() + i] = id;
         scratch[new_of_at() + old] = i;
         element_tree[id].w = i;
         for (var j = 0u; j < 4u * NP; j = j + 1u) {
-            scratch[j * NE + i] = bitcast<u32>(regs[j * NE + old]);
-            scratch[(4u * NP + j) * NE + i] = bitcast<u32>(regs_lo[j * NE + old]);
+            scratch[j * range.capacity + i] = bitcast<u32>(regs[j * range.capacity + old]);
+            scratch[(4u * NP + j) * range.capacity + i] = bitcast<u32>(regs_lo[j * range.capacity + old]);
         }
         let g = geometry_at() + 6u * i;
         let jac = bitcast<vec4<u32>>(inv_jac[old]);
@@ -113,7 +112,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         scratch[g + 4u] = bitcast<u32>(inv_det[old]);
         scratch[g + 5u] = bitcast<u32>(heights[old]);
         for (var b = 0u; b < 2u; b = b + 1u) {
-            let nb = neighbors[b * NE + old];
+            let nb = neighbors[b * range.capacity + old];
             let at = neighbors_at() + 8u * i + 4u * b;
             scratch[at] = nb.x;
             scratch[at + 1u] = nb.y;
@@ -122,7 +121,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
     } else if (range.pad == 1u) {
         for (var c = 0u; c < params.colors; c = c + 1u) {
-            marks[c * NE + i] = 0u;
+            marks[c * range.capacity + i] = 0u;
         }
         if (i == 0u) {
             atomicStore(&counters[C_FAR_FACES], 0u);
@@ -132,8 +131,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
         slots[i] = scratch[slots_at() + i];
         for (var j = 0u; j < 4u * NP; j = j + 1u) {
-            regs[j * NE + i] = bitcast<f32>(scratch[j * NE + i]);
-            regs_lo[j * NE + i] = bitcast<f32>(scratch[(4u * NP + j) * NE + i]);
+            regs[j * range.capacity + i] = bitcast<f32>(scratch[j * range.capacity + i]);
+            regs_lo[j * range.capacity + i] = bitcast<f32>(scratch[(4u * NP + j) * range.capacity + i]);
         }
         let g = geometry_at() + 6u * i;
         inv_jac[i] = bitcast<vec4<f32>>(vec4<u32>(scratch[g], scratch[g + 1u], scratch[g + 2u],
@@ -143,7 +142,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         for (var b = 0u; b < 2u; b = b + 1u) {
             let at = neighbors_at() + 8u * i + 4u * b;
             // The first block's w is the split mask, the second's is unused (NONE).
-            neighbors[b * NE + i] = vec4<u32>(renamed(scratch[at]), renamed(scratch[at + 1u]),
+            neighbors[b * range.capacity + i] = vec4<u32>(renamed(scratch[at]), renamed(scratch[at + 1u]),
                                               renamed(scratch[at + 2u]), scratch[at + 3u]);
         }
     } else if (i < num_faces) {
@@ -155,9 +154,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             for (var w = 2u; w < 8u; w = w + 1u) {
                 scratch[at + w] = faces[8u * i + w];
             }
-            marks[face_color(i) * NE + left] = 1u;
+            marks[face_color(i) * range.capacity + left] = 1u;
         } else {
-            let mark = face_color(i) * NE + scratch[at];
+            let mark = face_color(i) * range.capacity + scratch[at];
             let to = 8u * (marks_scan[mark] + block_offsets[mark / SCAN_BLOCK]);
             for (var w = 0u; w < 8u; w = w + 1u) {
                 faces[to + w] = scratch[at + w];

@@ -16,8 +16,6 @@
 // per slot and digit: RADIX / WORKGROUP_SIZE words per slot to scan instead of RADIX, so a
 // pass can take 8 bits, half the passes of 4-bit digits.)
 
-override NE: u32 = 1u;
-
 @group(0) @binding(0) var<storage, read_write> keys: array<u32>;
 @group(0) @binding(1) var<storage, read_write> order: array<u32>;
 @group(0) @binding(2) var<storage, read_write> counts: array<u32>;
@@ -37,8 +35,8 @@ fn main(
 ) {
     let i = linear_index(gid, nwg);
     let group = i / WORKGROUP_SIZE;
-    let groups = (NE + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
-    let src_half = (range.color % 2u) * NE;
+    let groups = (range.capacity + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+    let src_half = (range.color % 2u) * range.capacity;
     let occupied = i < range.count && i < counters[C_ACTIVE];
     var digit = RADIX;
     if (occupied) {
@@ -68,7 +66,7 @@ fn main(
             rank = rank + select(0u, 1u, group_digits[j] == digit);
         }
         let at = digit * groups + group;
-        let to = NE - src_half + places[at] + block_offsets[at / SCAN_BLOCK] + rank;
+        let to = range.capacity - src_half + places[at] + block_offsets[at / SCAN_BLOCK] + rank;
         keys[to] = keys[src_half + i];
         order[to] = order[src_half + i];
     }

@@ -18,7 +18,6 @@
 // side s.
 
 override NP: u32 = 3u;
-override NE: u32 = 1u;
 // The solver's scratch register (GpuDg::SCRATCH_REGISTER: the limiter's, free between steps),
 // which holds each refined parent's coefficients, at its slot, for the projection.
 override SCRATCH: u32 = 4u;
@@ -107,7 +106,7 @@ fn halves(e: u32, side: u32) -> u32 {
 // and vertices, and its coefficients copied to the scratch register for the projection; the
 // job for the projection: the parent's slot (child 0's) and the slots of children 1..3.
 fn refine(i: u32, num_active: u32) -> vec4<u32> {
-    let k = number(NE + i) - number(NE);
+    let k = number(range.capacity + i) - number(range.capacity);
     let id = slots[i];
     let level = element_tree[id].x + 1u;
     let children = block(0u, k, counters[C_ELEMENT_IDS], 4u);
@@ -125,7 +124,7 @@ fn refine(i: u32, num_active: u32) -> vec4<u32> {
     }
     // #unroll
     for (var j = 0u; j < 4u * NP; j = j + 1u) {
-        regs[(SCRATCH * 4u * NP + j) * NE + i] = regs[j * NE + i];
+        regs[(SCRATCH * 4u * NP + j) * range.capacity + i] = regs[j * range.capacity + i];
     }
     let v0 = vertices[3u * id];
     let v1 = vertices[3u * id + 1u];
@@ -199,22 +198,22 @@ fn project(job: vec4<u32>, c: u32, kk: u32) {
     // #unroll
     for (var m = 0u; m < NP; m = m + 1u) {
         let parent = vec4<f32>(
-            regs[(SCRATCH * 4u * NP + 0u * NP + m) * NE + job.x],
-            regs[(SCRATCH * 4u * NP + 1u * NP + m) * NE + job.x],
-            regs[(SCRATCH * 4u * NP + 2u * NP + m) * NE + job.x],
-            regs[(SCRATCH * 4u * NP + 3u * NP + m) * NE + job.x],
+            regs[(SCRATCH * 4u * NP + 0u * NP + m) * range.capacity + job.x],
+            regs[(SCRATCH * 4u * NP + 1u * NP + m) * range.capacity + job.x],
+            regs[(SCRATCH * 4u * NP + 2u * NP + m) * range.capacity + job.x],
+            regs[(SCRATCH * 4u * NP + 3u * NP + m) * range.capacity + job.x],
         );
         u = u + weights[(c * NP + kk) * NP + m] * parent;
     }
     let to = job[c];
-    regs[(0u * NP + kk) * NE + to] = u.x;
-    regs[(1u * NP + kk) * NE + to] = u.y;
-    regs[(2u * NP + kk) * NE + to] = u.z;
-    regs[(3u * NP + kk) * NE + to] = u.w;
-    regs_lo[(0u * NP + kk) * NE + to] = 0.0;
-    regs_lo[(1u * NP + kk) * NE + to] = 0.0;
-    regs_lo[(2u * NP + kk) * NE + to] = 0.0;
-    regs_lo[(3u * NP + kk) * NE + to] = 0.0;
+    regs[(0u * NP + kk) * range.capacity + to] = u.x;
+    regs[(1u * NP + kk) * range.capacity + to] = u.y;
+    regs[(2u * NP + kk) * range.capacity + to] = u.z;
+    regs[(3u * NP + kk) * range.capacity + to] = u.w;
+    regs_lo[(0u * NP + kk) * range.capacity + to] = 0.0;
+    regs_lo[(1u * NP + kk) * range.capacity + to] = 0.0;
+    regs_lo[(2u * NP + kk) * range.capacity + to] = 0.0;
+    regs_lo[(3u * NP + kk) * range.capacity + to] = 0.0;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

@@ -19,8 +19,6 @@
 // followed within a thread and no host check for convergence. A raise is an atomic max (a
 // compare-exchange loop on the i32 bits) and a read sees the flag as it stands.
 
-override NE: u32 = 1u;
-
 @group(0) @binding(0) var<storage, read> slots: array<u32>;
 @group(0) @binding(1) var<storage, read> element_tree: array<vec4<u32>>;
 // The flags' i32 bits.

@@ -80,7 +80,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (slope && NP > 1u) {
         var b = widen(Bounds(mean, mean), src, nb);
         if (split != 0u) {
-            b = widen(b, src, neighbors[NE + i]);
+            b = widen(b, src, neighbors[range.capacity + i]);
         }
         let lo = b.lo;
         let hi = b.hi;

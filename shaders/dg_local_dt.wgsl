@@ -26,7 +26,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         count = launches[range.first + 1u];
     }
     if (i >= count) {
-        if (i < NE) {
+        if (i < range.capacity) {
             local_dt[i] = BIG;
         }
         return;

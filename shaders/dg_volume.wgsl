@@ -127,7 +127,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             return;
         }
         let s = stages[range.color];
-        let n = 4u * NP * NE;
+        let n = 4u * NP * range.capacity;
         if (s.dst2 != 0xffffffffu) {
             // #unroll
             for (var k = 0u; k < NP; k = k + 1u) {

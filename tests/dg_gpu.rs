@@ -1,14 +1,14 @@
 //! DG on the GPU adapter (lavapipe in CI) beyond the conformance suite (tests/conformance.rs
 //! runs its rhs, limiter and step checks): a coarse double Mach reflection run stays positive,
-//! and the atomic surface variant is a clear error on wgpu. Fails (not skips) without an
-//! adapter.
+//! a solver grown to more room compiles nothing and steps as before, and the atomic surface
+//! variant is a clear error on wgpu. Fails (not skips) without an adapter.
 
 use chromaflow::conformance::dg::{config, periodic_mesh, vortex};
 use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::output::{save_field_png, Field, PlotOptions};
 use chromaflow::runtime::Runtime;
 use chromaflow::solver::dg::cpu::Operator;
-use chromaflow::solver::dg::gpu::{GpuConfig, GpuDg};
+use chromaflow::solver::dg::gpu::{Capacity, GpuConfig, GpuDg, SurfaceLayout};
 use chromaflow::solver::dg::{BasisTables, Case, DgMesh, NumericalFlux};
 
 fn rt() -> Runtime {
@@ -62,6 +62,73 @@ fn double_mach_reflection_runs_positive_on_a_coarse_mesh() {
         let u = op.mean(&c, i);
         assert!(u[0] > 0.0, "element {i}: density {}", u[0]);
         assert!(chromaflow::solver::dg::euler::pressure(&u) > 0.0);
+    }
+}
+
+/// The element capacity is given at launch (CAPACITY_CONSTANT), not compiled in: a solver
+/// grown to three times the room (what an adaptive run does as its mesh grows) compiles no
+/// kernel again, and its steps equal bit for bit those of the solver at the mesh's size (the
+/// kernels differ only in their strides). Fails when a kernel keeps a size constant (it
+/// compiles again) or when a kernel's strides do not follow the capacity (its reads land in
+/// other rows).
+#[test]
+fn a_grown_solver_compiles_nothing_and_steps_as_before() {
+    let rt = rt();
+    let case = Case::double_mach(300);
+    let mesh = case.build_mesh(1).expect("mesh");
+    let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 1)).expect("order");
+    let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t)).expect("dg mesh");
+    let tables = BasisTables::new(1);
+    let op = Operator {
+        mesh: &dm,
+        tables: &tables,
+        flux: case.flux,
+        state_fn: case.initial,
+        states: vec![],
+    };
+    let c0 = op.project(&|x, y| case.initial.eval(x, y, 0.0));
+    let cfg = GpuConfig::for_case(&case, None);
+    for layout in [SurfaceLayout::Colored, SurfaceLayout::Gathered] {
+        let solver = || -> GpuDg {
+            let mut gpu = GpuDg::new(&rt, &dm, &tables, &cfg).expect("gpu solver");
+            gpu.set_surface(layout).expect("layout");
+            gpu.set_solution(&c0).expect("solution");
+            gpu.set_clock(0.0, 1.0).expect("clock");
+            gpu
+        };
+        let exact = solver();
+        let mut grown = solver();
+        let compiled = rt.kernels_compiled();
+        let room = Capacity {
+            elements: 3 * dm.num_elements,
+            edges: 3 * dm.edges.len(),
+        };
+        grown.reserve(&dm, &c0, room).expect("grow");
+        assert_eq!(
+            rt.kernels_compiled(),
+            compiled,
+            "{layout:?}: growing the solver compiled kernels again"
+        );
+        assert!(grown.capacity().elements > dm.num_elements);
+        exact.queue_steps(12).expect("steps");
+        grown.queue_steps(12).expect("steps");
+        let (a, b) = (
+            exact.read_state().expect("state"),
+            grown.read_state().expect("state"),
+        );
+        assert_eq!(a.len(), b.len());
+        let differ = a
+            .iter()
+            .zip(&b)
+            .filter(|(x, y)| x.to_bits() != y.to_bits())
+            .count();
+        assert_eq!(
+            differ,
+            0,
+            "{layout:?}: {differ} of {} coefficients differ",
+            a.len()
+        );
+        assert_ne!(a, c0, "{layout:?}: the steps changed nothing");
     }
 }
 

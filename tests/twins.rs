@@ -128,7 +128,7 @@ fn wgsl_size(stem: &str, name: &str) -> u32 {
 
 #[test]
 fn rust_mirrors_have_the_wgsl_struct_sizes() {
-    use chromaflow::runtime::ItemRange;
+    use chromaflow::runtime::{ItemRange, RangeRecord};
     use chromaflow::solver::dg::amr::gpu::AmrParams;
     use chromaflow::solver::dg::amr::reorder::ReorderParams;
     use chromaflow::solver::dg::mesh::DgEdge;
@@ -138,7 +138,13 @@ fn rust_mirrors_have_the_wgsl_struct_sizes() {
     use chromaflow::solver::swe::mesh::SweEdge;
     use std::mem::size_of;
     let table: &[(&str, &str, usize)] = &[
-        ("reduce_min", "ItemRange", size_of::<ItemRange>()),
+        // WGSL's ItemRange is the runtime's range record up to its reserved words: the
+        // launch's range, then the kernel's capacity.
+        (
+            "reduce_min",
+            "ItemRange",
+            std::mem::offset_of!(RangeRecord, reserved),
+        ),
         ("green_gauss_gradient", "Edge", size_of::<GpuEdge>()),
         ("swe_edge_flux", "SweEdge", size_of::<SweEdge>()),
         (
@@ -151,6 +157,10 @@ fn rust_mirrors_have_the_wgsl_struct_sizes() {
         ("amr_flag", "AmrParams", size_of::<AmrParams>()),
         ("amr_permute", "ReorderParams", size_of::<ReorderParams>()),
     ];
+    assert_eq!(
+        std::mem::offset_of!(RangeRecord, capacity),
+        size_of::<ItemRange>()
+    );
     for (stem, name, rust) in table {
         assert_eq!(
             wgsl_size(stem, name) as usize,

@@ -9,7 +9,6 @@
 override NP: u32 = 3u;
 override NQ: u32 = 4u;
 override NQE: u32 = 2u;
-override NE: u32 = 1u;
 // Largest NP (p = 4): private arrays are sized by it, loops run to NP.
 const MAX_NP: u32 = 15u;
 // Most edge quadrature nodes (p + 1 Gauss points, p <= 4); arrays of edge traces are sized by it.
@@ -47,9 +46,9 @@ fn t_edge_t(q: u32) -> u32 {
 // cover one span), and dg_flux's scattered side of an edge is NQE vec4s in a row: one
 // 32-byte sector at p = 1, at most two at p = 2, instead of NQE sectors half used.
 fn side_slot(i: u32, j: u32) -> u32 {
-    return ((j / NQE) * NE + i) * NQE + j % NQE;
+    return ((j / NQE) * range.capacity + i) * NQE + j % NQE;
 }
 
 fn dof(reg: u32, eq: u32, k: u32, i: u32) -> u32 {
-    return ((reg * 4u + eq) * NP + k) * NE + i;
+    return ((reg * 4u + eq) * NP + k) * range.capacity + i;
 }

@@ -4,12 +4,16 @@
 const WORKGROUP_SIZE: u32 = 64u;
 
 /// The range of items (edges of one color, or all cells) a dispatch works on: items
-/// first .. first + count. Bound per color through a dynamic uniform offset.
+/// first .. first + count. Bound per color through a dynamic uniform offset. `capacity` is the
+/// kernel's element capacity NE (the stride of the solver's per-element arrays), given at
+/// launch instead of compiled in so that a kernel compiles once whatever the mesh's size
+/// (RangeRecord and CAPACITY_CONSTANT in src/runtime; the CUDA twins' module constant NE).
 struct ItemRange {
     first: u32,
     count: u32,
     color: u32,
     pad: u32,
+    capacity: u32,
 }
 
 fn linear_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {

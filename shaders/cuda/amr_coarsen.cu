@@ -12,13 +12,11 @@
 // blocks join the tails of their rings in cluster order. The halves of a kept side (the
 // children's edges there) lose their elements on this side.
 //
-// The WGSL override constants are preprocessor defines here (the host passes -D values).
+// The WGSL override constants are preprocessor defines here (the host passes -D values); the
+// capacity NE is the module constant of common/dispatch.cuh (WGSL: range.capacity).
 
 #ifndef NP
 #define NP 3u
-#endif
-#ifndef NE
-#define NE 1u
 #endif
 // The solver's scratch register (GpuDg::SCRATCH_REGISTER: the limiter's, free between steps),
 // which holds each cluster's child 0 coefficients, at its slot, for the projection.

@@ -10,13 +10,11 @@
 //      high and the low words of register 0's double-float pairs).
 // The numbers are the scan's block prefixes plus its block offsets.
 //
-// The WGSL override constants are preprocessor defines here (the host passes -D values).
+// The WGSL override constants are preprocessor defines here (the host passes -D values); the
+// capacity NE is the module constant of common/dispatch.cuh (WGSL: range.capacity).
 
 #ifndef NP
 #define NP 3u
-#endif
-#ifndef NE
-#define NE 1u
 #endif
 
 extern "C" __global__ void amr_compact(

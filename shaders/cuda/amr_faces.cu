@@ -17,11 +17,7 @@
 // faces: DgEdge records (left, right, info, nx, ny, length, mx, my). neighbors: 4 words per
 // slot, NE blocks of (side 0, 1, 2, split mask), then NE of the second halves.
 //
-// The WGSL override constant is a preprocessor define here (the host passes a -D value).
-
-#ifndef NE
-#define NE 1u
-#endif
+// NE, the capacity, is the module constant of common/dispatch.cuh (WGSL: range.capacity).
 
 // (slot, local side, half) of side s of edge e; slot NONE when there is none.
 __device__ uint3 side_of(

@@ -14,13 +14,11 @@
 // centroid. neighbors: face neighbours (dg_limit.cu's layout): [i] sides 0..2 and the mask of
 // split sides in w, [NE + i] the second neighbours of split sides.
 //
-// The WGSL override constants are preprocessor defines here (the host passes -D values).
+// The WGSL override constants are preprocessor defines here (the host passes -D values); the
+// capacity NE is the module constant of common/dispatch.cuh (WGSL: range.capacity).
 
 #ifndef NP
 #define NP 3u
-#endif
-#ifndef NE
-#define NE 1u
 #endif
 
 __device__ __forceinline__ float2 field_gradient(

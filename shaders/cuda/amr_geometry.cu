@@ -20,11 +20,9 @@
 // The new active count is counters[C_NEW_ACTIVE] (amr_scan 3 stores it as the active count
 // after the face scan).
 //
-// The WGSL override constants are preprocessor defines here (the host passes a -D value).
+// The WGSL override constants are preprocessor defines here (the host passes -D values); the
+// capacity NE is the module constant of common/dispatch.cuh (WGSL: range.capacity).
 
-#ifndef NE
-#define NE 1u
-#endif
 #ifndef NP
 #define NP 1u
 #endif

@@ -15,11 +15,7 @@
 // Nothing in the trees changes here (a smoothing that asks for more room than there is leaves
 // them as they were): amr_coarsen takes the halves of the kept sides from the parent's edges.
 //
-// The WGSL override constant is a preprocessor define here (the host passes a -D value).
-
-#ifndef NE
-#define NE 1u
-#endif
+// NE, the capacity, is the module constant of common/dispatch.cuh (WGSL: range.capacity).
 
 // Whether slot pos holds the first child of a coarsening cluster (smoothed flags: the whole
 // cluster is flagged -1 when its first child is).

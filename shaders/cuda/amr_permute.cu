@@ -23,13 +23,11 @@
 // The color offsets and counts do not change. Scratch words: 8 NP NE of the solution, 6 NE of
 // geometry, 8 NE of neighbours, NE slots, NE new_of, then 8 face_capacity of faces.
 //
-// The WGSL override constants are preprocessor defines here (the host passes -D values).
+// The WGSL override constants are preprocessor defines here (the host passes -D values); the
+// capacity NE is the module constant of common/dispatch.cuh (WGSL: range.capacity).
 
 #ifndef NP
 #define NP 3u
-#endif
-#ifndef NE
-#define NE 1u
 #endif
 
 #define GEOMETRY_AT (8u * NP * NE)

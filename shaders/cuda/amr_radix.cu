@@ -14,11 +14,7 @@
 //      the same digit: a stable counting sort by the digit.
 // After the RADIX_PASSES passes the sorted pairs are in half RADIX_PASSES % 2.
 //
-// The WGSL override constant is a preprocessor define here (the host passes a -D value).
-
-#ifndef NE
-#define NE 1u
-#endif
+// NE, the capacity, is the module constant of common/dispatch.cuh (WGSL: range.capacity).
 
 extern "C" __global__ void amr_radix(
     u32* keys,

@@ -17,13 +17,11 @@
 // (side s of corner child s + 2 and of the centre child) take the ring's k-th interior block
 // or new ids, with the color of parent side s.
 //
-// The WGSL override constants are preprocessor defines here (the host passes -D values).
+// The WGSL override constants are preprocessor defines here (the host passes -D values); the
+// capacity NE is the module constant of common/dispatch.cuh (WGSL: range.capacity).
 
 #ifndef NP
 #define NP 3u
-#endif
-#ifndef NE
-#define NE 1u
 #endif
 // The solver's scratch register (GpuDg::SCRATCH_REGISTER: the limiter's, free between steps),
 // which holds each refined parent's coefficients, at its slot, for the projection.

@@ -24,12 +24,6 @@
 // three siblings (NONE for a root, or for a sibling that is not active), written by pass 0 so
 // that a stage reaches a slot's level and its siblings in one load. faces: DgEdge records
 // (8 words: left, right, info, normal, length, midpoint).
-//
-// The WGSL override constant is a preprocessor define here (the host passes a -D value).
-
-#ifndef NE
-#define NE 1u
-#endif
 
 // Flag bits `bits` of an element at `level` as the smoothing reads them: within -1..1, 0 for
 // a refinement past the maximum level or a coarsening of a root.

@@ -88,10 +88,18 @@ pub fn launch_record(first: u32, count: u32) -> [u32; LAUNCH_WORDS as usize] {
     [first, count, x, groups.div_ceil(x), 1, 0, 0, 0]
 }
 
+/// The constant of a kernel that is not compiled in but given at launch: the element capacity
+/// NE of the solver's buffers, the stride of its per-element arrays (`range.capacity` in WGSL,
+/// the module constant `NE` in CUDA). The buffers grow with an adaptive mesh; with the
+/// capacity compiled in, every growth compiled every kernel again (1-4 s of a first adaptive
+/// run on an H200), with it given at launch a kernel compiles once whatever the mesh's size.
+/// Passed among a kernel's constants like the others ([`Runtime::kernel`]).
+pub const CAPACITY_CONSTANT: &str = "NE";
+
 /// The range of items a launch works on (`first .. first + count`), plus two words a kernel may
 /// use for its own parameters (a color, a register, a stage time). Mirrors `ItemRange` in
-/// shaders/common/dispatch.wgsl (a dynamic-offset uniform) and shaders/cuda/common/dispatch.cuh
-/// (passed by value).
+/// shaders/common/dispatch.wgsl (a dynamic-offset uniform, where the runtime adds the kernel's
+/// capacity, [`RangeRecord`]) and shaders/cuda/common/dispatch.cuh (passed by value).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct ItemRange {
@@ -99,6 +107,16 @@ pub struct ItemRange {
     pub count: u32,
     pub color: u32,
     pub pad: u32,
+}
+
+/// What a WGSL kernel's `range` uniform holds: the launch's [`ItemRange`] and its kernel's
+/// [`CAPACITY_CONSTANT`] (0 for a kernel built without one), padded to 16-byte rows.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct RangeRecord {
+    pub range: ItemRange,
+    pub capacity: u32,
+    pub reserved: [u32; 3],
 }
 
 impl ItemRange {
@@ -202,7 +220,7 @@ pub enum TexelPrecision {
 pub(crate) enum Device {
     Wgpu(Box<self::wgpu::WgpuDevice>),
     #[cfg(feature = "cuda")]
-    Cuda(self::cuda::CudaDevice),
+    Cuda(Box<self::cuda::CudaDevice>),
 }
 
 /// An opened compute backend. Clones share the device.
@@ -219,13 +237,25 @@ pub struct Runtime {
     time_each_launch: Arc<std::sync::atomic::AtomicBool>,
 }
 
-/// A kernel's stem, CUDA entry point, constants (values by their bits) and whether wgpu builds
-/// it without runtime checks ([`shaders::trusted_kernels`], which `bench backends` switches
-/// between its columns on one runtime).
-type KernelKey = (String, Option<String>, Vec<(String, u64)>, bool);
+/// A kernel's stem, CUDA entry point, compiled constants (values by their bits), whether wgpu
+/// builds it without runtime checks ([`shaders::trusted_kernels`], which `bench backends`
+/// switches between its columns on one runtime) and the capacity of its CUDA module.
+type KernelKey = (
+    String,
+    Option<String>,
+    Vec<(String, u64)>,
+    bool,
+    Option<u32>,
+);
 
-/// The cache key of a kernel asked for now.
-fn kernel_key(stem: &str, cuda_entry: Option<&str>, constants: &[(&str, f64)]) -> KernelKey {
+/// The cache key of a kernel asked for now: `constants` without the capacity, and
+/// `module_capacity` where the backend loads a module per capacity (CUDA).
+fn kernel_key(
+    stem: &str,
+    cuda_entry: Option<&str>,
+    constants: &[(&str, f64)],
+    module_capacity: Option<u32>,
+) -> KernelKey {
     (
         stem.to_string(),
         cuda_entry.map(str::to_string),
@@ -234,7 +264,34 @@ fn kernel_key(stem: &str, cuda_entry: Option<&str>, constants: &[(&str, f64)]) -
             .map(|(n, v)| (n.to_string(), v.to_bits()))
             .collect(),
         shaders::trusted_kernels(),
+        module_capacity,
     )
+}
+
+/// A kernel's constants that are compiled in (all but the [`CAPACITY_CONSTANT`]).
+type CompiledConstants<'a> = Vec<(&'a str, f64)>;
+
+/// `constants` without the [`CAPACITY_CONSTANT`], and its value when given: a whole number
+/// that fits a u32, else an error naming the kernel.
+fn split_capacity<'a>(
+    stem: &str,
+    constants: &[(&'a str, f64)],
+) -> Result<(Option<u32>, CompiledConstants<'a>)> {
+    let mut capacity = None;
+    let mut compiled = Vec::with_capacity(constants.len());
+    for &(name, value) in constants {
+        if name != CAPACITY_CONSTANT {
+            compiled.push((name, value));
+        } else if value >= 0.0 && value <= f64::from(u32::MAX) && value.fract() == 0.0 {
+            capacity = Some(value as u32);
+        } else {
+            return Err(Error::Gpu(format!(
+                "kernel shaders/{stem}.wgsl: capacity {CAPACITY_CONSTANT} = {value} is not a \
+                 count of elements"
+            )));
+        }
+    }
+    Ok((capacity, compiled))
 }
 
 /// A kernel to build: its stem and constants ([`Runtime::kernel`]).
@@ -300,6 +357,9 @@ pub struct Kernel {
     pub(crate) slots: Arc<Vec<interface::Binding>>,
     /// Threads per workgroup (CUDA block), from the WGSL entry point.
     workgroup_size: u32,
+    /// The [`CAPACITY_CONSTANT`] it was asked for (0 without one): on wgpu written into each
+    /// launch's range record, on CUDA set in the module it was loaded into.
+    capacity: u32,
 }
 
 #[derive(Clone)]
@@ -321,6 +381,11 @@ impl Kernel {
     /// runs ceil(threads / workgroup_size) workgroups.
     pub fn workgroup_size(&self) -> u32 {
         self.workgroup_size
+    }
+
+    /// The [`CAPACITY_CONSTANT`] the kernel was asked for (0 without one).
+    pub fn capacity(&self) -> u32 {
+        self.capacity
     }
 }
 
@@ -724,7 +789,7 @@ impl Runtime {
         let device = match kind {
             BackendKind::Wgpu => Device::Wgpu(Box::new(self::wgpu::WgpuDevice::new(opts)?)),
             #[cfg(feature = "cuda")]
-            BackendKind::Cuda => Device::Cuda(self::cuda::CudaDevice::new(opts)?),
+            BackendKind::Cuda => Device::Cuda(Box::new(self::cuda::CudaDevice::new(opts)?)),
             #[cfg(not(feature = "cuda"))]
             BackendKind::Cuda => {
                 return Err(Error::Invalid(format!(
@@ -901,11 +966,22 @@ impl Runtime {
         cuda_entry: Option<&str>,
         constants: &[(&str, f64)],
     ) -> Result<Kernel> {
-        let key = kernel_key(stem, cuda_entry, constants);
+        let (capacity, compiled) = split_capacity(stem, constants)?;
+        // wgpu reads the capacity from each launch's range record, so one pipeline serves
+        // every capacity; CUDA reads it from its module, one loaded per capacity.
+        let module_capacity = match &*self.device {
+            Device::Wgpu(_) => None,
+            #[cfg(feature = "cuda")]
+            Device::Cuda(_) => capacity,
+        };
+        let key = kernel_key(stem, cuda_entry, &compiled, module_capacity);
         if let Some(kernel) = self.lock_kernels()?.get(&key).cloned() {
-            return Ok(kernel);
+            return Ok(Kernel {
+                capacity: capacity.unwrap_or(0),
+                ..kernel
+            });
         }
-        let kernel = self.build_kernel(stem, cuda_entry, constants)?;
+        let kernel = self.build_kernel(stem, cuda_entry, &compiled, capacity)?;
         self.lock_kernels()?.insert(key, kernel.clone());
         Ok(kernel)
     }
@@ -943,22 +1019,24 @@ impl Runtime {
         &self,
         stem: &str,
         cuda_entry: Option<&str>,
-        constants: &[(&str, f64)],
+        compiled: &[(&str, f64)],
+        capacity: Option<u32>,
     ) -> Result<Kernel> {
         let iface = interface::reflect_kernel(stem)?;
-        for (name, _) in constants {
+        for (name, _) in compiled {
             if !iface.overrides.iter().any(|o| o.name == *name) {
                 return Err(Error::Gpu(format!(
                     "kernel shaders/{stem}.wgsl has no override constant '{name}'"
                 )));
             }
         }
-        let inner = on_device!(self, d => d.kernel(stem, cuda_entry, constants, &iface)?);
+        let inner = on_device!(self, d => d.kernel(stem, cuda_entry, compiled, capacity, &iface)?);
         Ok(Kernel {
             inner,
             stem: stem.to_string(),
             slots: Arc::new(iface.arguments()),
             workgroup_size: iface.workgroup_size,
+            capacity: capacity.unwrap_or(0),
         })
     }
 
@@ -1082,6 +1160,13 @@ impl Runtime {
         })
     }
 
+    /// Kernels compiled so far: wgpu pipelines, CUDA modules compiled by NVRTC or read from
+    /// the PTX cache. A kernel asked for again with other constants counts again; with only
+    /// another capacity ([`CAPACITY_CONSTANT`]) it does not.
+    pub fn kernels_compiled(&self) -> u64 {
+        on_device!(self, d => d.kernels_compiled())
+    }
+
     /// Wait for all queued work; reports an error a kernel or the driver raised meanwhile.
     pub fn wait(&self) -> Result<()> {
         on_device!(self, d => d.wait())
@@ -1112,16 +1197,33 @@ mod tests {
     /// other constants.
     #[test]
     fn the_kernel_cache_tells_checked_from_trusted_builds() {
-        let checked = kernel_key("scan_add", None, &[("NE", 4.0)]);
+        let checked = kernel_key("dg_volume", None, &[("NP", 3.0)], None);
         shaders::set_trusted_kernels(true);
-        let trusted = kernel_key("scan_add", None, &[("NE", 4.0)]);
+        let trusted = kernel_key("dg_volume", None, &[("NP", 3.0)], None);
         shaders::set_trusted_kernels(false);
         assert_ne!(checked, trusted);
-        assert_eq!(checked, kernel_key("scan_add", None, &[("NE", 4.0)]));
-        assert_ne!(checked, kernel_key("scan_add", None, &[("NE", 5.0)]));
+        assert_eq!(checked, kernel_key("dg_volume", None, &[("NP", 3.0)], None));
+        assert_ne!(checked, kernel_key("dg_volume", None, &[("NP", 6.0)], None));
         assert_ne!(
             checked,
-            kernel_key("scan_add", Some("scan_add"), &[("NE", 4.0)])
+            kernel_key("dg_volume", Some("dg_volume"), &[("NP", 3.0)], None)
         );
+        assert_ne!(
+            checked,
+            kernel_key("dg_volume", None, &[("NP", 3.0)], Some(1000))
+        );
+    }
+
+    /// The capacity is split off the compiled constants, and only a count of elements is one.
+    #[test]
+    fn the_capacity_is_a_launch_constant() {
+        let (capacity, compiled) =
+            split_capacity("dg_volume", &[("NP", 3.0), (CAPACITY_CONSTANT, 96.0)]).unwrap();
+        assert_eq!(capacity, Some(96));
+        assert_eq!(compiled, vec![("NP", 3.0)]);
+        for bad in [-1.0, 2.5, 1e12, f64::NAN] {
+            let err = split_capacity("dg_volume", &[(CAPACITY_CONSTANT, bad)]).unwrap_err();
+            assert!(err.to_string().contains("dg_volume"), "{err}");
+        }
     }
 }

@@ -7,7 +7,8 @@
 // DOFs: register r, equation eq, mode k, element i at ((r * 4 + eq) * NP + k) * NE + i, so one
 // thread per element reads and writes consecutive addresses across a warp (coalesced).
 //
-// The WGSL override constants are preprocessor defines here (the host passes -D values).
+// The WGSL override constants are preprocessor defines here (the host passes -D values); the
+// capacity NE is the module constant of common/dispatch.cuh (WGSL: range.capacity).
 
 #ifndef NP
 #define NP 3u
@@ -17,9 +18,6 @@
 #endif
 #ifndef NQE
 #define NQE 2u
-#endif
-#ifndef NE
-#define NE 1u
 #endif
 // Largest NP (p = 4): private arrays are sized by it, loops run to NP.
 #define MAX_NP 15u

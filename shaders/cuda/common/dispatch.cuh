@@ -16,6 +16,11 @@ struct ItemRange {
     u32 pad;
 };
 
+/// The element capacity of the solver's buffers, the stride of its per-element arrays
+/// (WGSL: range.capacity): set by the host once in each module it loads, a module per capacity
+/// from one compile (CudaDevice::module), so a kernel compiles once whatever the mesh's size.
+__constant__ u32 NE;
+
 /// The first statement of every kernel. On sm_90 and later the host launches each kernel with
 /// programmatic stream serialization, so a kernel's blocks may be scheduled as the kernel before
 /// it in the stream drains: every thread waits here (griddepcontrol.wait) until the kernels

@@ -241,6 +241,7 @@ impl CudaDevice {
         stem: &str,
         cuda_entry: Option<&str>,
         constants: &[(&str, f64)],
+        capacity: Option<u32>,
         iface: &KernelInterface,
     ) -> Result<KernelInner> {
         // Kernels may be built on several threads at once (Runtime::kernels): each binds the
@@ -255,7 +256,7 @@ impl CudaDevice {
             })
             .collect();
         let entry = cuda_entry.unwrap_or(stem);
-        let function = self.function(stem, entry, &defines)?;
+        let function = self.function(stem, entry, &defines, capacity)?;
         let source = kernel_source(stem)?;
         let params = cuda_parameters(&source, entry)
             .ok_or_else(|| Error::Gpu(format!("shaders/cuda/{stem}.cu has no kernel {entry}")))?;

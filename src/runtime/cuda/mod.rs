@@ -205,8 +205,11 @@ pub fn driver_err(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> Err
     move |e| Error::Gpu(format!("CUDA {what}: {e}"))
 }
 
-/// Compiled modules by (file stem, defines).
-type ModuleCache = HashMap<(String, Vec<String>), Arc<CudaModule>>;
+/// Compiled modules by (file stem, defines, capacity).
+type ModuleCache = HashMap<(String, Vec<String>, Option<u32>), Arc<CudaModule>>;
+
+/// NVRTC's PTX by (file stem, defines): one compile serves the modules of every capacity.
+type PtxCache = HashMap<(String, Vec<String>), String>;
 
 /// The CUDA device the solvers run on: device 0 of the driver, one stream.
 pub struct CudaDevice {
@@ -221,6 +224,10 @@ pub struct CudaDevice {
     /// unless [`crate::runtime::GpuOptions::no_launch_overlap`].
     overlap_launches: bool,
     modules: Mutex<ModuleCache>,
+    ptx: Mutex<PtxCache>,
+    /// Modules compiled so far, by NVRTC or from the PTX disk cache
+    /// ([`crate::runtime::Runtime::kernels_compiled`]).
+    compiled: std::sync::atomic::AtomicU64,
     /// Directory of NVRTC's PTX kept between runs (`<cache>/cuda`), when enabled.
     ptx_dir: Option<std::path::PathBuf>,
 }
@@ -244,6 +251,8 @@ impl CudaDevice {
             capability,
             overlap_launches: capability.0 >= 9 && !opts.no_launch_overlap,
             modules: Mutex::new(HashMap::new()),
+            ptx: Mutex::new(HashMap::new()),
+            compiled: std::sync::atomic::AtomicU64::new(0),
             ptx_dir: opts.pipeline_cache.as_ref().map(|d| d.join("cuda")),
         })
     }
@@ -299,6 +308,11 @@ impl CudaDevice {
         Ok(self.capture_stream.get_or_init(|| created))
     }
 
+    /// Modules compiled so far (not counting those loaded again for another capacity).
+    pub fn kernels_compiled(&self) -> u64 {
+        self.compiled.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Wait for all queued work.
     pub fn synchronize(&self) -> Result<()> {
         self.stream
@@ -315,9 +329,15 @@ impl CudaDevice {
     }
 
     /// Compile `shaders/cuda/<stem>.cu` with `defines` (`-DNAME=value` strings) for this device
-    /// and load it (cached per stem and defines).
-    pub fn module(&self, stem: &str, defines: &[String]) -> Result<Arc<CudaModule>> {
-        let key = (stem.to_string(), defines.to_vec());
+    /// and load it with its constant `NE` (dispatch.cuh) set to `capacity` when given (cached
+    /// per stem, defines and capacity; the PTX per stem and defines).
+    pub fn module(
+        &self,
+        stem: &str,
+        defines: &[String],
+        capacity: Option<u32>,
+    ) -> Result<Arc<CudaModule>> {
+        let key = (stem.to_string(), defines.to_vec(), capacity);
         if let Some(m) = self
             .modules
             .lock()
@@ -326,13 +346,39 @@ impl CudaDevice {
         {
             return Ok(m.clone());
         }
+        let module = self.load(stem, defines)?;
+        if let Some(capacity) = capacity {
+            self.set_capacity(&module, stem, capacity)?;
+        }
+        self.modules
+            .lock()
+            .map_err(|_| Error::Gpu("CUDA module cache poisoned".into()))?
+            .insert(key, module.clone());
+        Ok(module)
+    }
+
+    /// A fresh module of `stem` with `defines`: its PTX from memory, the disk cache or NVRTC.
+    fn load(&self, stem: &str, defines: &[String]) -> Result<Arc<CudaModule>> {
+        let file = format!("shaders/cuda/{stem}.cu");
+        let ptx_key = (stem.to_string(), defines.to_vec());
+        let known = self
+            .ptx
+            .lock()
+            .map_err(|_| Error::Gpu("CUDA PTX cache poisoned".into()))?
+            .get(&ptx_key)
+            .cloned();
+        if let Some(text) = known {
+            return self.load_ptx(&file, text);
+        }
+        self.compiled
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let source = kernel_source(stem)?;
         let options = nvrtc_options(self.arch_option(), defines);
-        let file = format!("shaders/cuda/{stem}.cu");
         let cached = self.ptx_path(stem, &source, &options);
         if let Some(path) = &cached {
-            if let Some(module) = self.load_cached(path) {
-                return self.remember(key, module);
+            if let Some((text, module)) = self.load_cached(path) {
+                self.remember_ptx(ptx_key, text)?;
+                return Ok(module);
             }
         }
         let opts = cudarc::nvrtc::CompileOptions {
@@ -340,20 +386,58 @@ impl CudaDevice {
             name: Some(format!("{stem}.cu")),
             ..Default::default()
         };
-        let ptx = cudarc::nvrtc::compile_ptx_with_opts(&source, opts)
-            .map_err(|e| Error::Gpu(format!("NVRTC failed on {file}: {}", compile_message(&e))))?;
-        let text = cached.as_ref().map(|_| ptx.to_src());
-        let module = self.ctx.load_module(ptx).map_err(|e| {
-            Error::Gpu(format!(
-                "CUDA could not load the PTX of {file} ({}): {e}; a driver older than the \
-                 NVRTC that compiled it gives CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
-                self.arch_option()
-            ))
-        })?;
-        if let (Some(path), Some(text)) = (&cached, text) {
+        let text = cudarc::nvrtc::compile_ptx_with_opts(&source, opts)
+            .map_err(|e| Error::Gpu(format!("NVRTC failed on {file}: {}", compile_message(&e))))?
+            .to_src();
+        let module = self.load_ptx(&file, text.clone())?;
+        if let Some(path) = &cached {
             crate::runtime::disk_cache::store(path, text.as_bytes());
         }
-        self.remember(key, module)
+        self.remember_ptx(ptx_key, text)?;
+        Ok(module)
+    }
+
+    /// Load PTX `text` of `file` into a module.
+    fn load_ptx(&self, file: &str, text: String) -> Result<Arc<CudaModule>> {
+        self.ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(text))
+            .map_err(|e| {
+                Error::Gpu(format!(
+                    "CUDA could not load the PTX of {file} ({}): {e}; a driver older than the \
+                     NVRTC that compiled it gives CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+                    self.arch_option()
+                ))
+            })
+    }
+
+    /// Keep the PTX of `key` for the modules of other capacities.
+    fn remember_ptx(&self, key: (String, Vec<String>), text: String) -> Result<()> {
+        self.ptx
+            .lock()
+            .map_err(|_| Error::Gpu("CUDA PTX cache poisoned".into()))?
+            .insert(key, text);
+        Ok(())
+    }
+
+    /// Set `module`'s constant `NE` (the capacity, shaders/cuda/common/dispatch.cuh) once, before
+    /// any launch of it. A module whose kernel never reads NE has none (NVRTC drops an unused
+    /// constant): there is nothing to set.
+    fn set_capacity(&self, module: &Arc<CudaModule>, stem: &str, capacity: u32) -> Result<()> {
+        let Ok(mut word) = module.get_global("NE", &self.stream) else {
+            return Ok(());
+        };
+        if word.len() != std::mem::size_of::<u32>() {
+            return Err(Error::Gpu(format!(
+                "shaders/cuda/{stem}.cu: its constant NE is {} bytes, not a u32",
+                word.len()
+            )));
+        }
+        self.stream
+            .memcpy_htod(&capacity.to_le_bytes(), &mut word)
+            .map_err(driver_err("set a module's capacity"))?;
+        self.stream
+            .synchronize()
+            .map_err(driver_err("set a module's capacity"))
     }
 
     /// The cache file of the PTX of `stem` compiled from `source` with `options` (None when
@@ -374,9 +458,9 @@ impl CudaDevice {
         Some(dir.join(format!("{stem}-{key:016x}.ptx")))
     }
 
-    /// The module of a cached PTX file, or None (with a warning when the file exists but
-    /// cannot be used: it is then compiled again and replaced).
-    fn load_cached(&self, path: &std::path::Path) -> Option<Arc<CudaModule>> {
+    /// The PTX of a cached file and its module, or None (with a warning when the file exists
+    /// but cannot be used: it is then compiled again and replaced).
+    fn load_cached(&self, path: &std::path::Path) -> Option<(String, Arc<CudaModule>)> {
         let bytes = crate::runtime::disk_cache::load(path)?;
         let text = match String::from_utf8(bytes) {
             Ok(t) if t.contains(".entry") => t,
@@ -385,8 +469,11 @@ impl CudaDevice {
                 return None;
             }
         };
-        match self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(text)) {
-            Ok(m) => Some(m),
+        match self
+            .ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(text.clone()))
+        {
+            Ok(m) => Some((text, m)),
             Err(e) => {
                 log::warn!(
                     "cached PTX {} not loaded ({e}); compiling again",
@@ -397,22 +484,16 @@ impl CudaDevice {
         }
     }
 
-    /// Keep `module` in the in-memory cache under `key` and return it.
-    fn remember(
+    /// Kernel `entry` of `shaders/cuda/<stem>.cu` compiled with `defines`, in the module of
+    /// `capacity` ([`CudaDevice::module`]).
+    pub fn function(
         &self,
-        key: (String, Vec<String>),
-        module: Arc<CudaModule>,
-    ) -> Result<Arc<CudaModule>> {
-        self.modules
-            .lock()
-            .map_err(|_| Error::Gpu("CUDA module cache poisoned".into()))?
-            .insert(key, module.clone());
-        Ok(module)
-    }
-
-    /// Kernel `entry` of `shaders/cuda/<stem>.cu` compiled with `defines`.
-    pub fn function(&self, stem: &str, entry: &str, defines: &[String]) -> Result<CudaFunction> {
-        self.module(stem, defines)?
+        stem: &str,
+        entry: &str,
+        defines: &[String],
+        capacity: Option<u32>,
+    ) -> Result<CudaFunction> {
+        self.module(stem, defines, capacity)?
             .load_function(entry)
             .map_err(|e| {
                 Error::Gpu(format!(

@@ -3,7 +3,7 @@
 //! uniform buffer holds every launch's range of a plan).
 
 use crate::error::{Error, Result};
-use crate::runtime::ItemRange;
+use crate::runtime::RangeRecord;
 
 /// Workgroup grid (x, y) covering `threads` threads of `wg` each, spilling into y once x would
 /// exceed `max_per_dim` (65535 on most adapters). Threads past `threads` must exit early.
@@ -22,7 +22,8 @@ pub fn grid_for(threads: u32, wg: u32, max_per_dim: u32) -> Result<(u32, u32)> {
     Ok((x, y))
 }
 
-/// The bind group layout of group 1 (the item range) shared by all per-range kernels.
+/// The bind group layout of group 1 (the item range with the kernel's capacity, a
+/// [`RangeRecord`]) shared by all per-range kernels.
 pub fn range_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
     device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("item range"),
@@ -32,7 +33,7 @@ pub fn range_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
             ty: wgpu::BindingType::Buffer {
                 ty: wgpu::BufferBindingType::Uniform,
                 has_dynamic_offset: true,
-                min_binding_size: wgpu::BufferSize::new(std::mem::size_of::<ItemRange>() as u64),
+                min_binding_size: wgpu::BufferSize::new(std::mem::size_of::<RangeRecord>() as u64),
             },
             count: None,
         }],

@@ -15,7 +15,10 @@ pub mod timing;
 
 use super::interface::{BindingKind, KernelInterface, RANGE_GROUP};
 use super::shaders::{kernel_source, trusted_kernels, unroll_loops};
-use super::{Arg, BufferInner, KernelInner, PlanBuilder, PlanInner, TexelPrecision, TextureInner};
+use super::{
+    Arg, BufferInner, KernelInner, PlanBuilder, PlanInner, RangeRecord, TexelPrecision,
+    TextureInner,
+};
 use crate::error::{Error, Result};
 use buffers::{storage_from, storage_zeroed, Readback};
 use context::{GpuContext, GpuOptions};
@@ -41,6 +44,8 @@ pub struct WgpuDevice {
     readback: Mutex<Readback>,
     range_layout: wgpu::BindGroupLayout,
     cache: Option<CacheFile>,
+    /// Pipelines compiled so far ([`crate::runtime::Runtime::kernels_compiled`]).
+    compiled: std::sync::atomic::AtomicU64,
 }
 
 /// wgpu's pipeline cache and the file it was loaded from and is saved to (when the device is
@@ -239,11 +244,17 @@ impl WgpuDevice {
             readback: Mutex::new(Readback::new()),
             range_layout,
             cache,
+            compiled: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
     pub fn context(&self) -> &GpuContext {
         &self.ctx
+    }
+
+    /// Pipelines compiled so far.
+    pub fn kernels_compiled(&self) -> u64 {
+        self.compiled.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn name(&self) -> String {
@@ -336,8 +347,10 @@ impl WgpuDevice {
         stem: &str,
         cuda_entry: Option<&str>,
         constants: &[(&str, f64)],
+        _capacity: Option<u32>,
         iface: &KernelInterface,
     ) -> Result<KernelInner> {
+        // The capacity is not compiled in: each launch's range record carries it (prepare).
         if let Some(entry) = cuda_entry {
             return Err(Error::Invalid(format!(
                 "kernel {entry} of shaders/cuda/{stem}.cu has no WGSL twin (it needs float \
@@ -383,6 +396,8 @@ impl WgpuDevice {
         }
         let cache = self.cache.as_ref().map(|c| &c.cache);
         let pipeline = compute_pipeline(dev, stem, &layouts, constants, cache)?;
+        self.compiled
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(KernelInner::Wgpu(Arc::new(WgpuKernel {
             pipeline,
             groups,
@@ -468,7 +483,7 @@ impl WgpuDevice {
     pub(crate) fn prepare(&self, builder: &PlanBuilder) -> Result<PlanInner> {
         let dev = &self.ctx.device;
         let align = self.ctx.limits.min_uniform_buffer_offset_alignment.max(16);
-        let stride = (std::mem::size_of::<super::ItemRange>() as u32).next_multiple_of(align);
+        let stride = (std::mem::size_of::<RangeRecord>() as u32).next_multiple_of(align);
         let max_dim = self.ctx.limits.max_compute_workgroups_per_dimension;
         let launches = builder.launches();
         let mut range_bytes = vec![0u8; stride as usize * launches.len().max(1)];
@@ -495,7 +510,13 @@ impl WgpuDevice {
         for (i, l) in launches.iter().enumerate() {
             let k = wgpu_kernel(&l.kernel.inner)?;
             let at = i * stride as usize;
-            range_bytes[at..at + 16].copy_from_slice(bytemuck::bytes_of(&l.range));
+            let record = RangeRecord {
+                range: l.range,
+                capacity: l.kernel.capacity(),
+                reserved: [0; 3],
+            };
+            range_bytes[at..at + std::mem::size_of::<RangeRecord>()]
+                .copy_from_slice(bytemuck::bytes_of(&record));
             let mut groups = Vec::new();
             for (g, layout, arg_indices) in &k.groups {
                 let key: Vec<ArgKey> = arg_indices.iter().map(|&a| arg_key(&l.args[a])).collect();
@@ -579,7 +600,7 @@ impl WgpuDevice {
                 resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                     buffer: &range_buffer,
                     offset: 0,
-                    size: wgpu::BufferSize::new(std::mem::size_of::<super::ItemRange>() as u64),
+                    size: wgpu::BufferSize::new(std::mem::size_of::<RangeRecord>() as u64),
                 }),
             }],
         });

@@ -369,7 +369,7 @@ impl GpuAdaptation {
             rt.kernels([
                 ("amr_flag", &with_np),
                 ("amr_scan", &[]),
-                ("amr_smooth", &with_ne),
+                ("amr_smooth", &[]),
                 ("amr_mark", &with_ne),
                 ("amr_coarsen", &projection_constants),
                 ("amr_split", &[]),
