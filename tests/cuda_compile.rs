@@ -1,17 +1,19 @@
 //! Every CUDA twin compiles with NVRTC, with the runtime's options and the twins' default
-//! defines, for compute_90 (the H100 and H200: launches overlap through griddepcontrol) and
+//! defines (the capacity NE a module constant), the kernels of a fixed-size DG solver also with
+//! NE compiled in, for compute_90 (the H100 and H200: launches overlap through griddepcontrol) and
 //! compute_80 (without it). Needs NVRTC, not a GPU: `.ci/run` installs it from PyPI and runs
 //! `cargo test --features cuda --test cuda_compile`; without the feature this file is empty.
 //! A twin that does not compile used to be found only on the GPU machine.
 #![cfg(feature = "cuda")]
 
-use chromaflow::runtime::cuda::{compile_check, kernel_source};
+use chromaflow::runtime::cuda::{compile_check, define_u32, kernel_source};
 use chromaflow::runtime::shaders::{kernel_names, KERNEL_DIR_ENV};
 
 const ARCHITECTURES: [&str; 2] = ["compute_90", "compute_80"];
 
-/// The NVRTC failures of compiling `stems` for every architecture, a thread per core.
-fn failures(stems: &[&str]) -> Vec<String> {
+/// The NVRTC failures of compiling `stems` with `defines` for every architecture, a thread per
+/// core.
+fn failures(stems: &[&str], defines: &[String]) -> Vec<String> {
     let jobs: Vec<(&str, &str)> = stems
         .iter()
         .flat_map(|s| ARCHITECTURES.iter().map(move |a| (*s, *a)))
@@ -24,7 +26,7 @@ fn failures(stems: &[&str]) -> Vec<String> {
             .map(|part| {
                 scope.spawn(move || {
                     part.iter()
-                        .filter_map(|(stem, arch)| compile_check(stem, arch).err())
+                        .filter_map(|(stem, arch)| compile_check(stem, arch, defines).err())
                         .map(|e| e.to_string())
                         .collect::<Vec<_>>()
                 })
@@ -43,7 +45,18 @@ fn every_cuda_twin_compiles_with_nvrtc() {
         .filter(|s| kernel_source(s).is_ok())
         .collect();
     assert!(stems.len() > 40, "only {} CUDA twins found", stems.len());
-    let failed = failures(&stems);
+    let failed = failures(&stems, &[]);
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+    // A solver sized exactly to its mesh compiles its capacity in (FIXED_CAPACITY_CONSTANT).
+    let fixed = [
+        "dg_volume",
+        "dg_surface",
+        "dg_trace",
+        "dg_flux",
+        "dg_limit",
+        "dg_local_dt",
+    ];
+    let failed = failures(&fixed, &[define_u32("NE", 1000)]);
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 
     // The check fails where it should: a twin with a syntax error, from a kernel directory.
@@ -52,7 +65,7 @@ fn every_cuda_twin_compiles_with_nvrtc() {
     let broken = kernel_source("scan_add").expect("scan_add.cu") + "\nthis is not CUDA\n";
     std::fs::write(dir.join("cuda/scan_add.cu"), broken).expect("write");
     std::env::set_var(KERNEL_DIR_ENV, &dir);
-    let failed = failures(&["scan_add"]);
+    let failed = failures(&["scan_add"], &[]);
     std::env::remove_var(KERNEL_DIR_ENV);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(failed.len(), ARCHITECTURES.len(), "{failed:?}");

@@ -91,10 +91,33 @@ pub fn launch_record(first: u32, count: u32) -> [u32; LAUNCH_WORDS as usize] {
 /// The constant of a kernel that is not compiled in but given at launch: the element capacity
 /// NE of the solver's buffers, the stride of its per-element arrays (`range.capacity` in WGSL,
 /// the module constant `NE` in CUDA). The buffers grow with an adaptive mesh; with the
-/// capacity compiled in, every growth compiled every kernel again (1-4 s of a first adaptive
+/// capacity compiled in, every growth compiled every kernel again (1-5 s of a first adaptive
 /// run on an H200), with it given at launch a kernel compiles once whatever the mesh's size.
 /// Passed among a kernel's constants like the others ([`Runtime::kernel`]).
 pub const CAPACITY_CONSTANT: &str = "NE";
+
+/// [`CAPACITY_CONSTANT`] for buffers that never grow (a solver sized exactly to a fixed mesh):
+/// CUDA compiles it in (`-DNE`), since reading it from the module costs the DG step at p = 1
+/// 5% on an H200 (0.433 -> 0.456 ms at 800k elements); wgpu still takes it at launch (no cost
+/// measured there), so the pipeline serves every capacity.
+pub const FIXED_CAPACITY_CONSTANT: &str = "NE_FIXED";
+
+/// How a kernel was asked to take its capacity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum CapacityArg {
+    /// [`CAPACITY_CONSTANT`]: at launch on both backends.
+    AtLaunch(u32),
+    /// [`FIXED_CAPACITY_CONSTANT`]: compiled in where that is faster (CUDA).
+    Fixed(u32),
+}
+
+impl CapacityArg {
+    pub(crate) fn value(self) -> u32 {
+        match self {
+            CapacityArg::AtLaunch(c) | CapacityArg::Fixed(c) => c,
+        }
+    }
+}
 
 /// The range of items a launch works on (`first .. first + count`), plus two words a kernel may
 /// use for its own parameters (a color, a register, a stage time). Mirrors `ItemRange` in
@@ -239,13 +262,14 @@ pub struct Runtime {
 
 /// A kernel's stem, CUDA entry point, compiled constants (values by their bits), whether wgpu
 /// builds it without runtime checks ([`shaders::trusted_kernels`], which `bench backends`
-/// switches between its columns on one runtime) and the capacity of its CUDA module.
+/// switches between its columns on one runtime) and the capacity of its CUDA module (at launch
+/// or compiled in).
 type KernelKey = (
     String,
     Option<String>,
     Vec<(String, u64)>,
     bool,
-    Option<u32>,
+    Option<CapacityArg>,
 );
 
 /// The cache key of a kernel asked for now: `constants` without the capacity, and
@@ -254,7 +278,7 @@ fn kernel_key(
     stem: &str,
     cuda_entry: Option<&str>,
     constants: &[(&str, f64)],
-    module_capacity: Option<u32>,
+    module_capacity: Option<CapacityArg>,
 ) -> KernelKey {
     (
         stem.to_string(),
@@ -271,25 +295,30 @@ fn kernel_key(
 /// A kernel's constants that are compiled in (all but the [`CAPACITY_CONSTANT`]).
 type CompiledConstants<'a> = Vec<(&'a str, f64)>;
 
-/// `constants` without the [`CAPACITY_CONSTANT`], and its value when given: a whole number
-/// that fits a u32, else an error naming the kernel.
+/// `constants` without the capacity ([`CAPACITY_CONSTANT`] or [`FIXED_CAPACITY_CONSTANT`]),
+/// and the capacity when given: a whole number that fits a u32, else an error naming the
+/// kernel.
 fn split_capacity<'a>(
     stem: &str,
     constants: &[(&'a str, f64)],
-) -> Result<(Option<u32>, CompiledConstants<'a>)> {
+) -> Result<(Option<CapacityArg>, CompiledConstants<'a>)> {
     let mut capacity = None;
     let mut compiled = Vec::with_capacity(constants.len());
     for &(name, value) in constants {
-        if name != CAPACITY_CONSTANT {
-            compiled.push((name, value));
-        } else if value >= 0.0 && value <= f64::from(u32::MAX) && value.fract() == 0.0 {
-            capacity = Some(value as u32);
-        } else {
+        let arg: fn(u32) -> CapacityArg = match name {
+            CAPACITY_CONSTANT => CapacityArg::AtLaunch,
+            FIXED_CAPACITY_CONSTANT => CapacityArg::Fixed,
+            _ => {
+                compiled.push((name, value));
+                continue;
+            }
+        };
+        if !(value >= 0.0 && value <= f64::from(u32::MAX) && value.fract() == 0.0) {
             return Err(Error::Gpu(format!(
-                "kernel shaders/{stem}.wgsl: capacity {CAPACITY_CONSTANT} = {value} is not a \
-                 count of elements"
+                "kernel shaders/{stem}.wgsl: capacity {name} = {value} is not a count of elements"
             )));
         }
+        capacity = Some(arg(value as u32));
     }
     Ok((capacity, compiled))
 }
@@ -357,8 +386,8 @@ pub struct Kernel {
     pub(crate) slots: Arc<Vec<interface::Binding>>,
     /// Threads per workgroup (CUDA block), from the WGSL entry point.
     workgroup_size: u32,
-    /// The [`CAPACITY_CONSTANT`] it was asked for (0 without one): on wgpu written into each
-    /// launch's range record, on CUDA set in the module it was loaded into.
+    /// The capacity it was asked for (0 without one): on wgpu written into each launch's range
+    /// record, on CUDA set in the module it was loaded into or compiled in.
     capacity: u32,
 }
 
@@ -383,7 +412,7 @@ impl Kernel {
         self.workgroup_size
     }
 
-    /// The [`CAPACITY_CONSTANT`] the kernel was asked for (0 without one).
+    /// The capacity the kernel was asked for (0 without one).
     pub fn capacity(&self) -> u32 {
         self.capacity
     }
@@ -968,7 +997,8 @@ impl Runtime {
     ) -> Result<Kernel> {
         let (capacity, compiled) = split_capacity(stem, constants)?;
         // wgpu reads the capacity from each launch's range record, so one pipeline serves
-        // every capacity; CUDA reads it from its module, one loaded per capacity.
+        // every capacity; CUDA reads it from its module, one loaded per capacity (or compiled
+        // in, one compile per capacity).
         let module_capacity = match &*self.device {
             Device::Wgpu(_) => None,
             #[cfg(feature = "cuda")]
@@ -977,7 +1007,7 @@ impl Runtime {
         let key = kernel_key(stem, cuda_entry, &compiled, module_capacity);
         if let Some(kernel) = self.lock_kernels()?.get(&key).cloned() {
             return Ok(Kernel {
-                capacity: capacity.unwrap_or(0),
+                capacity: capacity.map_or(0, CapacityArg::value),
                 ..kernel
             });
         }
@@ -1020,7 +1050,7 @@ impl Runtime {
         stem: &str,
         cuda_entry: Option<&str>,
         compiled: &[(&str, f64)],
-        capacity: Option<u32>,
+        capacity: Option<CapacityArg>,
     ) -> Result<Kernel> {
         let iface = interface::reflect_kernel(stem)?;
         for (name, _) in compiled {
@@ -1036,7 +1066,7 @@ impl Runtime {
             stem: stem.to_string(),
             slots: Arc::new(iface.arguments()),
             workgroup_size: iface.workgroup_size,
-            capacity: capacity.unwrap_or(0),
+            capacity: capacity.map_or(0, CapacityArg::value),
         })
     }
 
@@ -1210,7 +1240,26 @@ mod tests {
         );
         assert_ne!(
             checked,
-            kernel_key("dg_volume", None, &[("NP", 3.0)], Some(1000))
+            kernel_key(
+                "dg_volume",
+                None,
+                &[("NP", 3.0)],
+                Some(CapacityArg::AtLaunch(1000))
+            )
+        );
+        assert_ne!(
+            kernel_key(
+                "dg_volume",
+                None,
+                &[("NP", 3.0)],
+                Some(CapacityArg::Fixed(1000))
+            ),
+            kernel_key(
+                "dg_volume",
+                None,
+                &[("NP", 3.0)],
+                Some(CapacityArg::AtLaunch(1000))
+            )
         );
     }
 
@@ -1219,11 +1268,16 @@ mod tests {
     fn the_capacity_is_a_launch_constant() {
         let (capacity, compiled) =
             split_capacity("dg_volume", &[("NP", 3.0), (CAPACITY_CONSTANT, 96.0)]).unwrap();
-        assert_eq!(capacity, Some(96));
+        assert_eq!(capacity, Some(CapacityArg::AtLaunch(96)));
         assert_eq!(compiled, vec![("NP", 3.0)]);
+        let (capacity, _) =
+            split_capacity("dg_volume", &[(FIXED_CAPACITY_CONSTANT, 96.0)]).unwrap();
+        assert_eq!(capacity, Some(CapacityArg::Fixed(96)));
         for bad in [-1.0, 2.5, 1e12, f64::NAN] {
-            let err = split_capacity("dg_volume", &[(CAPACITY_CONSTANT, bad)]).unwrap_err();
-            assert!(err.to_string().contains("dg_volume"), "{err}");
+            for name in [CAPACITY_CONSTANT, FIXED_CAPACITY_CONSTANT] {
+                let err = split_capacity("dg_volume", &[(name, bad)]).unwrap_err();
+                assert!(err.to_string().contains("dg_volume"), "{err}");
+            }
         }
     }
 }

@@ -6,8 +6,8 @@ use super::{driver_err, kernel_source, CudaDevice};
 use crate::error::{Error, Result};
 use crate::runtime::interface::{cuda_parameters, BindingKind, KernelInterface, ScalarType};
 use crate::runtime::{
-    Arg, BufferInner, ItemRange, KernelInner, Plan, PlanBuilder, PlanInner, TexelPrecision,
-    TextureInner,
+    Arg, BufferInner, CapacityArg, ItemRange, KernelInner, Plan, PlanBuilder, PlanInner,
+    TexelPrecision, TextureInner,
 };
 use cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaFunction, CudaStream};
 use std::ffi::c_void;
@@ -241,13 +241,13 @@ impl CudaDevice {
         stem: &str,
         cuda_entry: Option<&str>,
         constants: &[(&str, f64)],
-        capacity: Option<u32>,
+        capacity: Option<CapacityArg>,
         iface: &KernelInterface,
     ) -> Result<KernelInner> {
         // Kernels may be built on several threads at once (Runtime::kernels): each binds the
         // context before the driver loads a module or looks a function up.
         self.bind()?;
-        let defines: Vec<String> = constants
+        let mut defines: Vec<String> = constants
             .iter()
             .map(|(name, value)| match iface.override_type(name) {
                 Some(ScalarType::U32) => super::define_u32(name, *value as u32),
@@ -255,8 +255,18 @@ impl CudaDevice {
                 _ => super::define_f32(name, *value),
             })
             .collect();
+        // A fixed capacity is compiled in (dispatch.cuh then declares no module constant NE);
+        // one given at launch is set in a module of its own.
+        let module_capacity = match capacity {
+            Some(CapacityArg::Fixed(c)) => {
+                defines.push(super::define_u32("NE", c));
+                None
+            }
+            Some(CapacityArg::AtLaunch(c)) => Some(c),
+            None => None,
+        };
         let entry = cuda_entry.unwrap_or(stem);
-        let function = self.function(stem, entry, &defines, capacity)?;
+        let function = self.function(stem, entry, &defines, module_capacity)?;
         let source = kernel_source(stem)?;
         let params = cuda_parameters(&source, entry)
             .ok_or_else(|| Error::Gpu(format!("shaders/cuda/{stem}.cu has no kernel {entry}")))?;

@@ -151,14 +151,14 @@ pub fn nvrtc_options(arch_option: String, defines: &[String]) -> Vec<String> {
 }
 
 /// Compile `shaders/cuda/<stem>.cu` to PTX for `arch` (e.g. `compute_90`) with the runtime's
-/// options and no defines (the twins' `#ifndef` defaults): what [`CudaDevice::module`]
+/// options and `defines` (none: the twins' `#ifndef` defaults): what [`CudaDevice::module`]
 /// compiles, without a device or driver, so that a machine with NVRTC but no NVIDIA GPU (CI)
 /// checks that every twin compiles. Errors name the file and give NVRTC's log.
-pub fn compile_check(stem: &str, arch: &str) -> Result<()> {
+pub fn compile_check(stem: &str, arch: &str, defines: &[String]) -> Result<()> {
     nvrtc_present().map_err(Error::Gpu)?;
     let source = kernel_source(stem)?;
     let opts = cudarc::nvrtc::CompileOptions {
-        options: nvrtc_options(format!("--gpu-architecture={arch}"), &[]),
+        options: nvrtc_options(format!("--gpu-architecture={arch}"), defines),
         name: Some(format!("{stem}.cu")),
         ..Default::default()
     };

@@ -347,7 +347,7 @@ impl WgpuDevice {
         stem: &str,
         cuda_entry: Option<&str>,
         constants: &[(&str, f64)],
-        _capacity: Option<u32>,
+        _capacity: Option<super::CapacityArg>,
         iface: &KernelInterface,
     ) -> Result<KernelInner> {
         // The capacity is not compiled in: each launch's range record carries it (prepare).

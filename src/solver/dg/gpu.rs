@@ -25,7 +25,8 @@ use crate::error::{Error, Result};
 use crate::mesh::NO_ELEMENT;
 use crate::runtime::reduce::MinReduction;
 use crate::runtime::{
-    launch_record, Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime, DEVICE_COUNT, LAUNCH_WORDS,
+    launch_record, Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime, CAPACITY_CONSTANT,
+    DEVICE_COUNT, FIXED_CAPACITY_CONSTANT, LAUNCH_WORDS,
 };
 
 /// Registers on the GPU: the scheme's four plus the limiter's scratch.
@@ -357,6 +358,18 @@ pub fn mesh_launch_records(ne: usize, color_offsets: &[usize]) -> Vec<u32> {
 /// faces of color c.
 pub fn record_word(r: usize) -> u32 {
     r as u32 * LAUNCH_WORDS
+}
+
+/// How the kernels of a solver for `mesh` in buffers of `capacity` take it: fixed (compiled in
+/// where that is faster) when the buffers hold exactly the mesh, as a solver that never adapts;
+/// at launch when they have room to grow into, as an adaptive run's, so that its growths
+/// compile nothing (src/runtime, [`CAPACITY_CONSTANT`]).
+fn capacity_constant(mesh: &DgMesh, capacity: Capacity) -> &'static str {
+    if capacity == Capacity::of(mesh) {
+        FIXED_CAPACITY_CONSTANT
+    } else {
+        CAPACITY_CONSTANT
+    }
 }
 
 /// Sizes of the mesh buffers: elements (the DOF stride `NE` of the kernels) and edges. An
@@ -781,7 +794,7 @@ impl GpuDg {
             ("NP", np as f64),
             ("NQ", tables.nq() as f64),
             ("NQE", tables.nqe() as f64),
-            ("NE", cap as f64),
+            (capacity_constant(mesh, capacity), cap as f64),
         ];
         let mut dt_constants = constants.clone();
         dt_constants.push(("ORDER", tables.p as f64));
@@ -1296,7 +1309,16 @@ impl GpuDg {
         let table_constants: Vec<(&str, f64)> = constants
             .iter()
             .copied()
-            .filter(|(n, _)| ["NP", "NQ", "NQE", "NE"].contains(n))
+            .filter(|(n, _)| {
+                [
+                    "NP",
+                    "NQ",
+                    "NQE",
+                    CAPACITY_CONSTANT,
+                    FIXED_CAPACITY_CONSTANT,
+                ]
+                .contains(n)
+            })
             .collect();
         let mut lift_constants = constants.clone();
         lift_constants.push(("LIFT", 1.0));
