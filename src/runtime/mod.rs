@@ -96,10 +96,11 @@ pub fn launch_record(first: u32, count: u32) -> [u32; LAUNCH_WORDS as usize] {
 /// Passed among a kernel's constants like the others ([`Runtime::kernel`]).
 pub const CAPACITY_CONSTANT: &str = "NE";
 
-/// [`CAPACITY_CONSTANT`] for buffers that never grow (a solver sized exactly to a fixed mesh):
-/// CUDA compiles it in (`-DNE`), since reading it from the module costs the DG step at p = 1
-/// 5% on an H200 (0.433 -> 0.456 ms at 800k elements); wgpu still takes it at launch (no cost
-/// measured there), so the pipeline serves every capacity.
+/// [`CAPACITY_CONSTANT`] for buffers that never grow (a solver sized exactly to a fixed mesh),
+/// for kernels that run faster with it compiled in: CUDA compiles it in (`-DNE`; NVCC's code
+/// for a constant stride is 5-11% faster for some DG kernels, 2x slower for another: the DG
+/// solver picks per kernel and order, src/solver/dg/gpu.rs); wgpu still takes it at launch
+/// (within 0-1% per step there), so its pipeline serves every capacity.
 pub const FIXED_CAPACITY_CONSTANT: &str = "NE_FIXED";
 
 /// How a kernel was asked to take its capacity.
@@ -1017,8 +1018,8 @@ impl Runtime {
     }
 
     /// The kernels of `specs`, each built on a thread of its own (NVRTC's compiles and the
-    /// driver's pipeline builds are the setup of a run and of every solver rebuilt with more
-    /// room): the same kernels as [`Runtime::kernel`] of each, in order.
+    /// driver's pipeline builds are the setup of a run): the same kernels as
+    /// [`Runtime::kernel`] of each, in order.
     pub fn kernels<const N: usize>(&self, specs: [KernelSpec<'_>; N]) -> Result<[Kernel; N]> {
         let built: Vec<Result<Kernel>> = std::thread::scope(|scope| {
             specs

@@ -19,8 +19,8 @@ struct ItemRange {
 /// The element capacity of the solver's buffers, the stride of its per-element arrays
 /// (WGSL: range.capacity): set by the host once in each module it loads, a module per capacity
 /// from one compile (CudaDevice::module), so a kernel compiles once whatever the mesh's size.
-/// Buffers that never grow have it compiled in instead (-DNE, FIXED_CAPACITY_CONSTANT in
-/// src/runtime: the module constant costs the DG step at p = 1 5%).
+/// Buffers that never grow may have it compiled in instead (-DNE, FIXED_CAPACITY_CONSTANT in
+/// src/runtime: faster for some DG kernels, slower for others).
 #ifndef NE
 __constant__ u32 NE;
 #endif

@@ -361,15 +361,66 @@ pub fn record_word(r: usize) -> u32 {
 }
 
 /// How the kernels of a solver for `mesh` in buffers of `capacity` take it: fixed (compiled in
-/// where that is faster) when the buffers hold exactly the mesh, as a solver that never adapts;
-/// at launch when they have room to grow into, as an adaptive run's, so that its growths
-/// compile nothing (src/runtime, [`CAPACITY_CONSTANT`]).
+/// where that is faster, [`for_kernel`]) when the buffers hold exactly the mesh, as a solver
+/// that never adapts; at launch when they have room to grow into, as an adaptive run's, so
+/// that its growths compile nothing (src/runtime, [`CAPACITY_CONSTANT`]).
 fn capacity_constant(mesh: &DgMesh, capacity: Capacity) -> &'static str {
     if capacity == Capacity::of(mesh) {
         FIXED_CAPACITY_CONSTANT
     } else {
         CAPACITY_CONSTANT
     }
+}
+
+/// The DG kernels as their speed depends on how they take the capacity.
+#[derive(Clone, Copy, Debug)]
+enum StrideUser {
+    /// `dg_volume` of the colored layout.
+    Volume,
+    /// `dg_volume` lifting the gathered layout's fluxes (with the stage fused at p <= 2).
+    VolumeLift,
+    Trace,
+    Flux,
+    /// `dg_surface` (colored, and CUDA's atomic variant).
+    Surface,
+    /// `dg_limit`, `dg_local_dt`: not measured apart (no limiter in the benchmark).
+    Other,
+}
+
+/// Whether `kernel` at order `p` steps faster with a fixed capacity compiled in than given at
+/// launch, on CUDA (wgpu takes it at launch either way, 0-1% slower per step than compiled in).
+/// `chromaflow --backend cuda bench dg --vortex --cells 800000 --surface gathered,colored`, an
+/// H200, ms per step compiled in / at launch (BENCHMARKS.md, session 19 run 4): dg_flux p = 3
+/// 1.248 / 0.673 and p = 4 2.193 / 0.956 (equal below); dg_trace p = 2 0.189 / 0.199, p = 4
+/// 0.788 / 0.716; the lifting dg_volume p = 1 0.181 / 0.202, p = 3 1.057 / 1.018, p = 4 2.501 /
+/// 2.375; the colored dg_volume p = 3 0.853 / 0.896, p = 4 1.985 / 1.766; dg_surface p = 1
+/// 0.646 / 0.689, p = 4 14.84 / 15.22.
+fn compiled_capacity_is_faster(kernel: StrideUser, p: usize) -> bool {
+    match kernel {
+        StrideUser::Flux => false,
+        StrideUser::Trace | StrideUser::VolumeLift => p <= 2,
+        StrideUser::Volume => p <= 3,
+        StrideUser::Surface | StrideUser::Other => true,
+    }
+}
+
+/// The solver's `constants` for `kernel` at order `p`: a fixed capacity stays compiled in only
+/// where that is faster ([`compiled_capacity_is_faster`]), else it is given at launch.
+fn for_kernel(
+    constants: &[(&'static str, f64)],
+    kernel: StrideUser,
+    p: usize,
+) -> Vec<(&'static str, f64)> {
+    constants
+        .iter()
+        .map(|&(name, value)| {
+            if name == FIXED_CAPACITY_CONSTANT && !compiled_capacity_is_faster(kernel, p) {
+                (CAPACITY_CONSTANT, value)
+            } else {
+                (name, value)
+            }
+        })
+        .collect()
 }
 
 /// Sizes of the mesh buffers: elements (the DOF stride `NE` of the kernels) and edges. An
@@ -796,8 +847,9 @@ impl GpuDg {
             ("NQE", tables.nqe() as f64),
             (capacity_constant(mesh, capacity), cap as f64),
         ];
-        let mut dt_constants = constants.clone();
-        dt_constants.push(("ORDER", tables.p as f64));
+        let p = tables.p;
+        let mut dt_constants = for_kernel(&constants, StrideUser::Other, p);
+        dt_constants.push(("ORDER", p as f64));
 
         let stride = 4 * np * cap;
         let regs = rt.zeroed::<f32>("dg registers", GPU_REGISTERS * stride)?;
@@ -818,10 +870,13 @@ impl GpuDg {
         // The step's kernels at once (Runtime::kernels: in parallel; a solver rebuilt with
         // more room compiles them again for the new capacity).
         let [volume, surface, stage, limit, local_dt, time] = rt.kernels([
-            ("dg_volume", &constants),
-            ("dg_surface", &constants),
+            ("dg_volume", &for_kernel(&constants, StrideUser::Volume, p)),
+            (
+                "dg_surface",
+                &for_kernel(&constants, StrideUser::Surface, p),
+            ),
             ("dg_stage", &[]),
-            ("dg_limit", &constants),
+            ("dg_limit", &for_kernel(&constants, StrideUser::Other, p)),
             ("dg_local_dt", &dt_constants),
             ("dg_time", &[]),
         ])?;
@@ -1258,7 +1313,7 @@ impl GpuDg {
                     .kernel_variant(
                         "dg_surface",
                         Some("dg_surface_atomic"),
-                        &self.launches.constants,
+                        &for_kernel(&self.launches.constants, StrideUser::Surface, self.tables.p),
                     )
                     .map_err(|e| Error::Invalid(format!("the atomicAdd surface variant: {e}")))?,
             ),
@@ -1306,9 +1361,9 @@ impl GpuDg {
         rt.write(&edges, 0, &self.launches.edges_by_left())?;
         let (regs, rhs, clock) = (&self.regs, &self.rhs, &self.clock);
         let [tables, case_buf, stages] = &self.data_buffers;
-        let table_constants: Vec<(&str, f64)> = constants
-            .iter()
-            .copied()
+        let p = self.tables.p;
+        let table_constants: Vec<(&str, f64)> = for_kernel(constants, StrideUser::Trace, p)
+            .into_iter()
             .filter(|(n, _)| {
                 [
                     "NP",
@@ -1320,7 +1375,8 @@ impl GpuDg {
                 .contains(n)
             })
             .collect();
-        let mut lift_constants = constants.clone();
+        let flux_constants = for_kernel(constants, StrideUser::Flux, p);
+        let mut lift_constants = for_kernel(constants, StrideUser::VolumeLift, p);
         lift_constants.push(("LIFT", 1.0));
         lift_constants.push(("HANGING", if hanging { 1.0 } else { 0.0 }));
         let mut lift_stage_constants = lift_constants.clone();
@@ -1339,12 +1395,11 @@ impl GpuDg {
             *neighbors
         ];
         let records = &self.launches.records;
-        // Built in parallel (Runtime::kernels), like the step's kernels: a solver grown for
-        // more room compiles them all again for the new capacity.
-        let (trace, flux, volume, volume_stage) = if self.tables.p <= FUSED_STAGE_MAX_ORDER {
+        // Built in parallel (Runtime::kernels), like the step's kernels.
+        let (trace, flux, volume, volume_stage) = if p <= FUSED_STAGE_MAX_ORDER {
             let [trace, flux, volume, volume_stage] = rt.kernels([
                 ("dg_trace", &table_constants),
-                ("dg_flux", constants),
+                ("dg_flux", &flux_constants),
                 ("dg_volume", &lift_constants),
                 ("dg_volume", &lift_stage_constants),
             ])?;
@@ -1352,7 +1407,7 @@ impl GpuDg {
         } else {
             let [trace, flux, volume] = rt.kernels([
                 ("dg_trace", &table_constants),
-                ("dg_flux", constants),
+                ("dg_flux", &flux_constants),
                 ("dg_volume", &lift_constants),
             ])?;
             (trace, flux, volume, None)
@@ -1409,5 +1464,59 @@ fn gpu_stage(s: &Stage, limiter: bool) -> GpuStage {
         dst2,
         lo_dst: s.dst as u32,
         pad: [0; 3],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn capacity_name(constants: &[(&'static str, f64)]) -> &'static str {
+        constants
+            .iter()
+            .find(|(n, _)| [CAPACITY_CONSTANT, FIXED_CAPACITY_CONSTANT].contains(n))
+            .map(|(n, _)| *n)
+            .expect("a capacity")
+    }
+
+    /// A solver with room takes its capacity at launch in every kernel (its growths compile
+    /// nothing); a fixed one keeps it compiled in only where that measured faster on CUDA:
+    /// never in dg_flux (2x slower at p >= 3), in the lifting dg_volume and dg_trace up to
+    /// p = 2, in the colored dg_volume up to p = 3.
+    #[test]
+    fn a_fixed_capacity_stays_compiled_in_only_where_faster() {
+        let at_launch = [("NP", 3.0), (CAPACITY_CONSTANT, 96.0)];
+        let fixed = [("NP", 3.0), (FIXED_CAPACITY_CONSTANT, 96.0)];
+        let users = [
+            StrideUser::Volume,
+            StrideUser::VolumeLift,
+            StrideUser::Trace,
+            StrideUser::Flux,
+            StrideUser::Surface,
+            StrideUser::Other,
+        ];
+        for p in 0..=4 {
+            for user in users {
+                let kept = for_kernel(&at_launch, user, p);
+                assert_eq!(capacity_name(&kept), CAPACITY_CONSTANT, "{user:?} p={p}");
+                assert_eq!(kept[0], ("NP", 3.0));
+            }
+            let name = |user| capacity_name(&for_kernel(&fixed, user, p));
+            assert_eq!(name(StrideUser::Flux), CAPACITY_CONSTANT, "p={p}");
+            let lift = if p <= 2 {
+                FIXED_CAPACITY_CONSTANT
+            } else {
+                CAPACITY_CONSTANT
+            };
+            assert_eq!(name(StrideUser::VolumeLift), lift, "p={p}");
+            assert_eq!(name(StrideUser::Trace), lift, "p={p}");
+            let volume = if p <= 3 {
+                FIXED_CAPACITY_CONSTANT
+            } else {
+                CAPACITY_CONSTANT
+            };
+            assert_eq!(name(StrideUser::Volume), volume, "p={p}");
+            assert_eq!(name(StrideUser::Surface), FIXED_CAPACITY_CONSTANT, "p={p}");
+        }
     }
 }
