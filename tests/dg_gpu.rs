@@ -4,7 +4,7 @@
 //! variant is a clear error on wgpu. Fails (not skips) without an adapter.
 
 use chromaflow::conformance::dg::{config, periodic_mesh, vortex};
-use chromaflow::order::{prepare, Ordering, PrepareOptions};
+use chromaflow::order::{prepare, OrderedMesh, Ordering, PrepareOptions};
 use chromaflow::output::{save_field_png, Field, PlotOptions};
 use chromaflow::runtime::Runtime;
 use chromaflow::solver::dg::cpu::Operator;
@@ -15,13 +15,19 @@ fn rt() -> Runtime {
     Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)")
 }
 
-#[test]
-fn double_mach_reflection_runs_positive_on_a_coarse_mesh() {
-    let rt = rt();
-    let case = Case::double_mach(1200);
+/// The double Mach reflection on about `cells` triangles: the case, its ordered and DG meshes.
+fn double_mach(cells: usize) -> (Case, OrderedMesh, DgMesh) {
+    let case = Case::double_mach(cells);
     let mesh = case.build_mesh(1).expect("mesh");
     let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 1)).expect("order");
     let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t)).expect("dg mesh");
+    (case, om, dm)
+}
+
+#[test]
+fn double_mach_reflection_runs_positive_on_a_coarse_mesh() {
+    let rt = rt();
+    let (case, om, dm) = double_mach(1200);
     let tables = BasisTables::new(1);
     let op = Operator {
         mesh: &dm,
@@ -74,10 +80,7 @@ fn double_mach_reflection_runs_positive_on_a_coarse_mesh() {
 #[test]
 fn a_grown_solver_compiles_nothing_and_steps_as_before() {
     let rt = rt();
-    let case = Case::double_mach(300);
-    let mesh = case.build_mesh(1).expect("mesh");
-    let om = prepare(&mesh, &PrepareOptions::new(Ordering::ColorRenumbered, 1)).expect("order");
-    let dm = DgMesh::build(&om, &|t| case.boundary(&om.mesh, t)).expect("dg mesh");
+    let (case, _, dm) = double_mach(300);
     let tables = BasisTables::new(1);
     let op = Operator {
         mesh: &dm,

@@ -133,7 +133,6 @@ fn unrolled_dg_and_flux_kernels_index_private_arrays_with_constants_only() {
             ("NP", t.np as f64),
             ("NQ", t.nq() as f64),
             ("NQE", t.nqe() as f64),
-            ("NE", 1000.0),
         ];
         for name in [
             "dg_surface",

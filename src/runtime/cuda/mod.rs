@@ -419,9 +419,9 @@ impl CudaDevice {
         Ok(())
     }
 
-    /// Set `module`'s constant `NE` (the capacity, shaders/cuda/common/dispatch.cuh) once, before
-    /// any launch of it. A module whose kernel never reads NE has none (NVRTC drops an unused
-    /// constant): there is nothing to set.
+    /// Set `module`'s constant `NE` (the capacity, shaders/cuda/common/dispatch.cuh, which every
+    /// twin includes) once, before any launch of it. A module without the symbol has no code
+    /// that reads it (the driver's compile may drop an unused constant): nothing to set.
     fn set_capacity(&self, module: &Arc<CudaModule>, stem: &str, capacity: u32) -> Result<()> {
         let Ok(mut word) = module.get_global("NE", &self.stream) else {
             return Ok(());

@@ -30,7 +30,9 @@ use super::tree::{AdaptCounts, AdaptiveMesh, FlatTree, NONE};
 use crate::args;
 use crate::error::{Error, Result};
 use crate::runtime::scan::PrefixSum;
-use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Recorded, Runtime};
+use crate::runtime::{
+    Arg, Buffer, ItemRange, Plan, PlanBuilder, Recorded, Runtime, CAPACITY_CONSTANT,
+};
 use crate::solver::dg::basis::{dubiner, dubiner_gradient, mode_indices};
 use crate::solver::dg::euler::GAMMA;
 use crate::solver::dg::gpu::{record_word, GpuDg};
@@ -354,17 +356,18 @@ impl GpuAdaptation {
 
         let np = projection.np as f64;
         let ne_f = ne as f64;
-        let with_np = [("NP", np), ("NE", ne_f)];
-        let with_ne = [("NE", ne_f)];
+        let with_np = [("NP", np), (CAPACITY_CONSTANT, ne_f)];
+        let with_ne = [(CAPACITY_CONSTANT, ne_f)];
         // amr_coarsen and amr_refine copy the coefficients their projections read to the
         // solver's scratch register, for their workgroups' threads to project together.
         let projection_constants = [
             ("NP", np),
-            ("NE", ne_f),
+            (CAPACITY_CONSTANT, ne_f),
             ("SCRATCH", f64::from(GpuDg::SCRATCH_REGISTER)),
         ];
-        // Every kernel of the adaptation at once (Runtime::kernels: in parallel, the setup of
-        // each attach with more room).
+        // Every kernel of the adaptation at once (Runtime::kernels: in parallel). Compiled at
+        // the first attach only: the capacity is given at launch, so an attach with more room
+        // compiles nothing.
         let [flag_kernel, scan_kernel, smooth_kernel, mark_kernel, coarsen_kernel, split_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel] =
             rt.kernels([
                 ("amr_flag", &with_np),

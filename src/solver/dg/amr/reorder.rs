@@ -38,7 +38,9 @@ use super::tree::{AdaptiveMesh, FlatTree};
 use crate::args;
 use crate::error::{Error, Result};
 use crate::runtime::scan::PrefixSum;
-use crate::runtime::{Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime, WORKGROUP_SIZE};
+use crate::runtime::{
+    Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime, CAPACITY_CONSTANT, WORKGROUP_SIZE,
+};
 use crate::solver::dg::gpu::GpuDg;
 use crate::solver::smooth::layout::morton;
 
@@ -289,14 +291,14 @@ impl GpuReorder {
         let scratch =
             rt.zeroed::<u32>("reorder scratch", (8 * np + 16) * ne + 8 * face_capacity)?;
         let prm = Arg::params(&params(frame, colors, face_capacity));
-        let with_ne = [("NE", ne as f64)];
+        let with_ne = [(CAPACITY_CONSTANT, ne as f64)];
         let all = |pad: u32, color: u32, count: usize| ItemRange {
             first: 0,
             count: count as u32,
             color,
             pad,
         };
-        let permute_constants = [("NP", np as f64), ("NE", ne as f64)];
+        let permute_constants = [("NP", np as f64), (CAPACITY_CONSTANT, ne as f64)];
         // The reorder's kernels at once (Runtime::kernels: in parallel).
         let [morton, radix, permute] = rt.kernels([
             ("amr_morton", &[]),
