@@ -134,7 +134,7 @@ pub struct ItemRange {
 }
 
 /// What a WGSL kernel's `range` uniform holds: the launch's [`ItemRange`] and its kernel's
-/// [`CAPACITY_CONSTANT`] (0 for a kernel built without one), padded to 16-byte rows.
+/// capacity ([`Kernel::capacity`], 0 for a kernel built without one), padded to 16-byte rows.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct RangeRecord {
@@ -293,7 +293,7 @@ fn kernel_key(
     )
 }
 
-/// A kernel's constants that are compiled in (all but the [`CAPACITY_CONSTANT`]).
+/// A kernel's constants that are compiled in (all but its capacity).
 type CompiledConstants<'a> = Vec<(&'a str, f64)>;
 
 /// `constants` without the capacity ([`CAPACITY_CONSTANT`] or [`FIXED_CAPACITY_CONSTANT`]),

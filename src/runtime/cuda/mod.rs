@@ -224,6 +224,7 @@ pub struct CudaDevice {
     /// unless [`crate::runtime::GpuOptions::no_launch_overlap`].
     overlap_launches: bool,
     modules: Mutex<ModuleCache>,
+    /// The PTX of every module compiled, for loading it again with another capacity.
     ptx: Mutex<PtxCache>,
     /// Modules compiled so far, by NVRTC or from the PTX disk cache
     /// ([`crate::runtime::Runtime::kernels_compiled`]).

@@ -379,7 +379,9 @@ enum StrideUser {
     Volume,
     /// `dg_volume` lifting the gathered layout's fluxes (with the stage fused at p <= 2).
     VolumeLift,
+    /// `dg_trace`.
     Trace,
+    /// `dg_flux`.
     Flux,
     /// `dg_surface` (colored, and CUDA's atomic variant).
     Surface,
