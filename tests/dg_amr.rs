@@ -1,8 +1,8 @@
 //! Adaptive DG runs on the GPU adapter (lavapipe in CI; fails, never skips, without one): the
 //! refinement follows the double Mach shock and GK19's vortex, a periodic vortex keeps its mass
 //! through many adaptations, the adapted run stays close to the exact vortex with fewer
-//! elements than the uniform finest mesh, and the GPU solver moved onto adapted meshes matches
-//! the f64 operator.
+//! elements than the uniform finest mesh, the GPU solver moved onto adapted meshes matches
+//! the f64 operator, and a run's adaptations compile no kernel (built with the solver's).
 
 use chromaflow::runtime::Runtime;
 use chromaflow::solver::dg::amr::{AmrOptions, IndicatorField};
@@ -94,6 +94,9 @@ fn device_adaptations_add_no_read_back_and_keep_two_to_one() {
     case.amr = Some(amr(3));
     let mut sim = Simulation::new(&case, &rt, &SimulationOptions::default()).expect("simulation");
     assert_two_to_one(&sim, "initial refinement");
+    // The run built its adaptation's kernels with its solver's: the adaptations (the trees'
+    // first attach, a growth, the lift for hanging nodes, a reorder) compile nothing.
+    let compiled = rt.kernels_compiled();
     let (mut counted, mut refined, mut coarsened) = (0, 0, 0);
     for k in 0..8 {
         let before = sim.amr_stats().expect("stats");
@@ -114,6 +117,11 @@ fn device_adaptations_add_no_read_back_and_keep_two_to_one() {
         assert_two_to_one(&sim, &format!("adaptation {k}"));
     }
     assert!(counted >= 6, "only {counted} adaptations without a setup");
+    assert_eq!(
+        rt.kernels_compiled(),
+        compiled,
+        "the adaptations compiled kernels the run had not built ahead"
+    );
     assert!(
         refined > 0 && coarsened > 0,
         "the shock moved: {refined} refined, {coarsened} coarsened"

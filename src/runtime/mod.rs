@@ -1021,9 +1021,19 @@ impl Runtime {
     /// driver's pipeline builds are the setup of a run): the same kernels as
     /// [`Runtime::kernel`] of each, in order.
     pub fn kernels<const N: usize>(&self, specs: [KernelSpec<'_>; N]) -> Result<[Kernel; N]> {
+        self.kernel_list(&specs)?
+            .try_into()
+            .map_err(|_| Error::Gpu("kernel builds: a kernel is missing".into()))
+    }
+
+    /// [`Runtime::kernels`] for a list of any length.
+    pub fn kernel_list(&self, specs: &[KernelSpec<'_>]) -> Result<Vec<Kernel>> {
         let built: Vec<Result<Kernel>> = std::thread::scope(|scope| {
-            specs
-                .map(|(stem, constants)| scope.spawn(move || self.kernel(stem, constants)))
+            let builders: Vec<_> = specs
+                .iter()
+                .map(|&(stem, constants)| scope.spawn(move || self.kernel(stem, constants)))
+                .collect();
+            builders
                 .into_iter()
                 .map(|builder| {
                     builder
@@ -1032,10 +1042,7 @@ impl Runtime {
                 })
                 .collect()
         });
-        let kernels = built.into_iter().collect::<Result<Vec<Kernel>>>()?;
-        kernels
-            .try_into()
-            .map_err(|_| Error::Gpu("kernel builds: a kernel is missing".into()))
+        built.into_iter().collect()
     }
 
     fn lock_kernels(

@@ -84,6 +84,12 @@ impl PrefixSum {
         PrefixSum::with_parts(rt, input, output, capacity, 0)
     }
 
+    /// The kernels a prefix sum builds (stems, no constants), for building them ahead
+    /// ([`Runtime::kernel_list`]).
+    pub fn kernel_specs() -> [(&'static str, Vec<(&'static str, f64)>); 2] {
+        [("scan_blocks", vec![]), ("scan_add", vec![])]
+    }
+
     /// Prepare a scan that also leaves the exclusive prefix at every multiple of `stride` in
     /// [`PrefixSum::total`]: word k = `sum_{i < k stride} input[i]` for `1 <= k <= (n - 1) /
     /// stride` (`stride` 0: none), final with the total after launch 1.
@@ -94,9 +100,10 @@ impl PrefixSum {
         capacity: u32,
         stride: u32,
     ) -> Result<PrefixSum> {
+        let [(blocks_stem, _), (add_stem, _)] = PrefixSum::kernel_specs();
         Ok(PrefixSum {
-            blocks: rt.kernel("scan_blocks", &[])?,
-            add: rt.kernel("scan_add", &[])?,
+            blocks: rt.kernel(blocks_stem, &[])?,
+            add: rt.kernel(add_stem, &[])?,
             input: input.clone(),
             output: output.clone(),
             block_sums: rt.zeroed::<u32>("scan block sums", blocks(capacity) as usize)?,

@@ -425,6 +425,80 @@ fn for_kernel(
         .collect()
 }
 
+/// The constants of a solver for `mesh` in buffers of `capacity`: the gas, flux, case
+/// function, the order's sizes and the capacity ([`capacity_constant`]).
+fn solver_constants(
+    mesh: &DgMesh,
+    tables: &BasisTables,
+    cfg: &GpuConfig,
+    capacity: Capacity,
+) -> Vec<(&'static str, f64)> {
+    vec![
+        ("GAMMA", super::euler::GAMMA),
+        ("FLUX", cfg.flux.id() as f64),
+        ("CASE_FN", cfg.state_fn.id() as f64),
+        ("NP", tables.np as f64),
+        ("NQ", tables.nq() as f64),
+        ("NQE", tables.nqe() as f64),
+        (capacity_constant(mesh, capacity), capacity.elements as f64),
+    ]
+}
+
+/// A kernel's stem and constants, owned.
+type OwnedSpec = (&'static str, Vec<(&'static str, f64)>);
+
+/// The gathered layout's kernels for a solver with `constants` at order `p`, `hanging` for a
+/// mesh with hanging nodes: dg_trace, dg_flux, the lifting dg_volume and, at p <=
+/// [`FUSED_STAGE_MAX_ORDER`], the lifting dg_volume with the stage fused.
+fn gathered_specs(constants: &[(&'static str, f64)], p: usize, hanging: bool) -> Vec<OwnedSpec> {
+    let trace: Vec<(&'static str, f64)> = for_kernel(constants, StrideUser::Trace, p)
+        .into_iter()
+        .filter(|(n, _)| {
+            [
+                "NP",
+                "NQ",
+                "NQE",
+                CAPACITY_CONSTANT,
+                FIXED_CAPACITY_CONSTANT,
+            ]
+            .contains(n)
+        })
+        .collect();
+    let mut lift = for_kernel(constants, StrideUser::VolumeLift, p);
+    lift.push(("LIFT", 1.0));
+    lift.push(("HANGING", if hanging { 1.0 } else { 0.0 }));
+    let mut specs = vec![
+        ("dg_trace", trace),
+        ("dg_flux", for_kernel(constants, StrideUser::Flux, p)),
+        ("dg_volume", lift.clone()),
+    ];
+    if p <= FUSED_STAGE_MAX_ORDER {
+        lift.push(("STAGE", 1.0));
+        specs.push(("dg_volume", lift));
+    }
+    specs
+}
+
+/// Build the gathered layout's kernels of a solver for `mesh` in buffers of `capacity`, for a
+/// mesh without and with hanging nodes, into `rt`'s kernel cache ([`Runtime::kernel_list`]),
+/// so that [`GpuDg::set_surface`] and the first adapted mesh find them there: an adaptive run
+/// builds them while it builds the solver's step ([`crate::solver::dg::Simulation::new`]).
+pub fn build_gathered_kernels(
+    rt: &Runtime,
+    mesh: &DgMesh,
+    tables: &BasisTables,
+    cfg: &GpuConfig,
+    capacity: Capacity,
+) -> Result<()> {
+    let constants = solver_constants(mesh, tables, cfg, capacity);
+    let specs: Vec<OwnedSpec> = [false, true]
+        .into_iter()
+        .flat_map(|hanging| gathered_specs(&constants, tables.p, hanging))
+        .collect();
+    let list: Vec<_> = specs.iter().map(|(k, c)| (*k, c.as_slice())).collect();
+    rt.kernel_list(&list).map(|_| ())
+}
+
 /// Sizes of the mesh buffers: elements (the DOF stride `NE` of the kernels) and edges. An
 /// adapted mesh that fits is written into the same buffers, with no kernel rebuilt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -840,15 +914,7 @@ impl GpuDg {
         let ne = mesh.num_elements;
         let cap = capacity.elements;
         let np = tables.np;
-        let constants: Vec<(&'static str, f64)> = vec![
-            ("GAMMA", super::euler::GAMMA),
-            ("FLUX", cfg.flux.id() as f64),
-            ("CASE_FN", cfg.state_fn.id() as f64),
-            ("NP", np as f64),
-            ("NQ", tables.nq() as f64),
-            ("NQE", tables.nqe() as f64),
-            (capacity_constant(mesh, capacity), cap as f64),
-        ];
+        let constants = solver_constants(mesh, tables, cfg, capacity);
         let p = tables.p;
         let mut dt_constants = for_kernel(&constants, StrideUser::Other, p);
         dt_constants.push(("ORDER", p as f64));
@@ -1363,26 +1429,7 @@ impl GpuDg {
         rt.write(&edges, 0, &self.launches.edges_by_left())?;
         let (regs, rhs, clock) = (&self.regs, &self.rhs, &self.clock);
         let [tables, case_buf, stages] = &self.data_buffers;
-        let p = self.tables.p;
-        let table_constants: Vec<(&str, f64)> = for_kernel(constants, StrideUser::Trace, p)
-            .into_iter()
-            .filter(|(n, _)| {
-                [
-                    "NP",
-                    "NQ",
-                    "NQE",
-                    CAPACITY_CONSTANT,
-                    FIXED_CAPACITY_CONSTANT,
-                ]
-                .contains(n)
-            })
-            .collect();
-        let flux_constants = for_kernel(constants, StrideUser::Flux, p);
-        let mut lift_constants = for_kernel(constants, StrideUser::VolumeLift, p);
-        lift_constants.push(("LIFT", 1.0));
-        lift_constants.push(("HANGING", if hanging { 1.0 } else { 0.0 }));
-        let mut lift_stage_constants = lift_constants.clone();
-        lift_stage_constants.push(("STAGE", 1.0));
+        let specs = gathered_specs(constants, self.tables.p, hanging);
         let volume_args = args![
             *regs,
             *rhs,
@@ -1397,23 +1444,22 @@ impl GpuDg {
             *neighbors
         ];
         let records = &self.launches.records;
-        // Built in parallel (Runtime::kernels), like the step's kernels.
-        let (trace, flux, volume, volume_stage) = if p <= FUSED_STAGE_MAX_ORDER {
-            let [trace, flux, volume, volume_stage] = rt.kernels([
-                ("dg_trace", &table_constants),
-                ("dg_flux", &flux_constants),
-                ("dg_volume", &lift_constants),
-                ("dg_volume", &lift_stage_constants),
-            ])?;
-            (trace, flux, volume, Some(volume_stage))
-        } else {
-            let [trace, flux, volume] = rt.kernels([
-                ("dg_trace", &table_constants),
-                ("dg_flux", &flux_constants),
-                ("dg_volume", &lift_constants),
-            ])?;
-            (trace, flux, volume, None)
+        // Built in parallel (Runtime::kernel_list), like the step's kernels.
+        let mut kernels = rt
+            .kernel_list(
+                &specs
+                    .iter()
+                    .map(|(k, c)| (*k, c.as_slice()))
+                    .collect::<Vec<_>>(),
+            )?
+            .into_iter();
+        let mut next = || {
+            kernels
+                .next()
+                .ok_or_else(|| Error::Gpu("gathered layout: a kernel is missing".into()))
         };
+        let (trace, flux, volume) = (next()?, next()?, next()?);
+        let volume_stage = next().ok();
         Ok(Gathered {
             trace: Bound::new(
                 trace,

@@ -24,13 +24,19 @@
 //! ([`RunSummary`]).
 
 use super::amr::driver::{device_capacity, DeviceAdaptation};
-use super::amr::gpu::{slots_needed, PhaseSeconds, Smoothed, TreeCapacity, TreeWords};
+use super::amr::gpu::{
+    build_kernels_ahead, slots_needed, PhaseSeconds, Smoothed, TreeCapacity, TreeWords,
+};
 use super::amr::locality::{self, MortonFrame};
+use super::amr::reorder::ReorderPolicy;
 use super::amr::tree::FlatTree;
 use super::amr::{Adaptivity, AmrStats};
 use super::cpu::Operator;
 use super::euler::State;
-use super::gpu::{clock_from_words, Capacity, Clock, GpuConfig, GpuDg, Kernel, SurfaceLayout};
+use super::gpu::{
+    build_gathered_kernels, clock_from_words, Capacity, Clock, GpuConfig, GpuDg, Kernel,
+    SurfaceLayout,
+};
 use super::plot::ModalField;
 pub use super::plot::Quantity;
 use super::{BasisTables, Case, DgMesh, StateFn};
@@ -315,8 +321,37 @@ impl Simulation {
         };
         setup.projection = started.elapsed().as_secs_f64();
         let started = Instant::now();
-        let mut gpu = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
-        gpu.set_surface(opts.surface.unwrap_or(SurfaceLayout::Gathered))?;
+        let layout = opts.surface.unwrap_or(SurfaceLayout::Gathered);
+        // An adaptive run on the device builds the kernels of the gathered layout (with and
+        // without hanging nodes), of the adaptation and of the reorder on other threads while
+        // the solver's step kernels build, instead of after them and at its first adaptation.
+        let ahead = |options: &super::amr::AmrOptions| -> Result<()> {
+            if layout == SurfaceLayout::Gathered {
+                build_gathered_kernels(rt, &dm, &tables, &cfg, capacity)?;
+            }
+            build_kernels_ahead(
+                rt,
+                case.order,
+                capacity.elements,
+                options.reorder != ReorderPolicy::Never,
+            )
+        };
+        let (gpu, built_ahead) = std::thread::scope(|scope| {
+            let builder = amr
+                .as_ref()
+                .map(|a| &a.options)
+                .filter(|o| !o.on_host)
+                .map(|o| scope.spawn(move || ahead(o)));
+            let gpu = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity);
+            let built = builder.map_or(Ok(()), |b| {
+                b.join()
+                    .unwrap_or_else(|_| Err(Error::Gpu("a kernel build panicked".into())))
+            });
+            (gpu, built)
+        });
+        let mut gpu = gpu?;
+        built_ahead?;
+        gpu.set_surface(layout)?;
         setup.solver = started.elapsed().as_secs_f64();
         let started = Instant::now();
         let mut sim = Simulation {

@@ -123,8 +123,9 @@ pub struct AmrStats {
     pub connectivity_seconds: f64,
     /// Solution read-back and the new mesh and solution written to the device.
     pub transfer_seconds: f64,
-    /// Trees put on the device and the adaptation kernels built (at the first device
-    /// adaptation and when the buffers grow).
+    /// Trees put on the device and the adaptation's kernels taken (at the first device
+    /// adaptation and when the buffers grow; a [`crate::solver::dg::Simulation`] builds the
+    /// kernels ahead, with its solver's, so there they are found built).
     pub setup_seconds: f64,
     /// Morton reorders of the elements, and their seconds (waited for).
     pub reorders: usize,

@@ -31,7 +31,7 @@ use crate::args;
 use crate::error::{Error, Result};
 use crate::runtime::scan::PrefixSum;
 use crate::runtime::{
-    Arg, Buffer, ItemRange, Plan, PlanBuilder, Recorded, Runtime, CAPACITY_CONSTANT,
+    Arg, Buffer, ItemRange, Kernel, Plan, PlanBuilder, Recorded, Runtime, CAPACITY_CONSTANT,
 };
 use crate::solver::dg::basis::{dubiner, dubiner_gradient, mode_indices};
 use crate::solver::dg::euler::GAMMA;
@@ -226,6 +226,51 @@ impl LaunchTally {
     }
 }
 
+/// The adaptation's kernels (stem and constants) for `np` modes and `ne` slots, in the order
+/// [`GpuAdaptation::new`] binds them.
+fn kernel_specs(np: usize, ne: usize) -> [(&'static str, Vec<(&'static str, f64)>); 10] {
+    let (np, ne) = (np as f64, ne as f64);
+    let with_np = vec![("NP", np), (CAPACITY_CONSTANT, ne)];
+    let with_ne = vec![(CAPACITY_CONSTANT, ne)];
+    // amr_coarsen and amr_refine copy the coefficients their projections read to the
+    // solver's scratch register, for their workgroups' threads to project together.
+    let projection = vec![
+        ("NP", np),
+        (CAPACITY_CONSTANT, ne),
+        ("SCRATCH", f64::from(GpuDg::SCRATCH_REGISTER)),
+    ];
+    [
+        ("amr_flag", with_np.clone()),
+        ("amr_scan", vec![]),
+        ("amr_smooth", vec![]),
+        ("amr_mark", with_ne.clone()),
+        ("amr_coarsen", projection.clone()),
+        ("amr_split", vec![]),
+        ("amr_refine", projection),
+        ("amr_compact", with_np.clone()),
+        ("amr_geometry", with_np),
+        ("amr_faces", with_ne),
+    ]
+}
+
+/// Build the kernels of the device adaptation of order `p` on a solver of `ne` element slots,
+/// the prefix sums' and, with `reorder`, the Morton reorder's, into `rt`'s kernel cache
+/// ([`Runtime::kernel_list`], in parallel), so that the first [`GpuAdaptation::new`] and
+/// [`super::reorder::GpuReorder::new`] find them there: an adaptive run builds them while it
+/// builds its solver ([`crate::solver::dg::Simulation::new`]) instead of at its first
+/// adaptation.
+pub fn build_kernels_ahead(rt: &Runtime, p: usize, ne: usize, reorder: bool) -> Result<()> {
+    let np = (p + 1) * (p + 2) / 2;
+    let mut specs: Vec<(&'static str, Vec<(&'static str, f64)>)> =
+        kernel_specs(np, ne).into_iter().collect();
+    specs.extend(PrefixSum::kernel_specs());
+    if reorder {
+        specs.extend(super::reorder::kernel_specs(np, ne));
+    }
+    let list: Vec<_> = specs.iter().map(|(k, c)| (*k, c.as_slice())).collect();
+    rt.kernel_list(&list).map(|_| ())
+}
+
 impl GpuAdaptation {
     /// Upload `mesh` (whose active elements are `dg`'s mesh, with faces at `color_offsets`) and
     /// prepare the phases on `dg`'s buffers. `dg` needs [`slots_needed`] element slots and three
@@ -354,33 +399,15 @@ impl GpuAdaptation {
             .collect();
         let centroid_basis = rt.upload("amr centroid basis", &basis)?;
 
-        let np = projection.np as f64;
-        let ne_f = ne as f64;
-        let with_np = [("NP", np), (CAPACITY_CONSTANT, ne_f)];
-        let with_ne = [(CAPACITY_CONSTANT, ne_f)];
-        // amr_coarsen and amr_refine copy the coefficients their projections read to the
-        // solver's scratch register, for their workgroups' threads to project together.
-        let projection_constants = [
-            ("NP", np),
-            (CAPACITY_CONSTANT, ne_f),
-            ("SCRATCH", f64::from(GpuDg::SCRATCH_REGISTER)),
-        ];
-        // Every kernel of the adaptation at once (Runtime::kernels: in parallel). Compiled at
-        // the first attach only: the capacity is given at launch, so an attach with more room
-        // compiles nothing.
-        let [flag_kernel, scan_kernel, smooth_kernel, mark_kernel, coarsen_kernel, split_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel] =
-            rt.kernels([
-                ("amr_flag", &with_np),
-                ("amr_scan", &[]),
-                ("amr_smooth", &[]),
-                ("amr_mark", &with_ne),
-                ("amr_coarsen", &projection_constants),
-                ("amr_split", &[]),
-                ("amr_refine", &projection_constants),
-                ("amr_compact", &with_np),
-                ("amr_geometry", &with_np),
-                ("amr_faces", &with_ne),
-            ])?;
+        // Every kernel of the adaptation at once (Runtime::kernel_list: in parallel). Compiled
+        // at the first attach only (or ahead of it, build_kernels_ahead): the capacity is given
+        // at launch, so an attach with more room compiles nothing.
+        let specs = kernel_specs(projection.np, ne);
+        let list: Vec<_> = specs.iter().map(|(k, c)| (*k, c.as_slice())).collect();
+        let [flag_kernel, scan_kernel, smooth_kernel, mark_kernel, coarsen_kernel, split_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel]: [Kernel; 10] =
+            rt.kernel_list(&list)?.try_into().map_err(|_| {
+                Error::Gpu("device adaptation: a kernel is missing".into())
+            })?;
         let (regs, [inv_jac, inv_det, heights, neighbors, faces]) = dg.device_buffers();
         let prm = Arg::params(&params);
 

@@ -259,6 +259,19 @@ pub struct GpuReorder {
     slot_capacity: usize,
 }
 
+/// The reorder's kernels (stem and constants) for `np` modes and `ne` slots: amr_morton,
+/// amr_radix, amr_permute.
+pub(super) fn kernel_specs(np: usize, ne: usize) -> [(&'static str, Vec<(&'static str, f64)>); 3] {
+    [
+        ("amr_morton", vec![]),
+        ("amr_radix", vec![(CAPACITY_CONSTANT, ne as f64)]),
+        (
+            "amr_permute",
+            vec![("NP", np as f64), (CAPACITY_CONSTANT, ne as f64)],
+        ),
+    ]
+}
+
 impl GpuReorder {
     /// Prepare the reorder of `adaptation`'s slots in `dg`'s buffers (order `p`), keys on
     /// `frame`.
@@ -291,19 +304,18 @@ impl GpuReorder {
         let scratch =
             rt.zeroed::<u32>("reorder scratch", (8 * np + 16) * ne + 8 * face_capacity)?;
         let prm = Arg::params(&params(frame, colors, face_capacity));
-        let with_ne = [(CAPACITY_CONSTANT, ne as f64)];
         let all = |pad: u32, color: u32, count: usize| ItemRange {
             first: 0,
             count: count as u32,
             color,
             pad,
         };
-        let permute_constants = [("NP", np as f64), (CAPACITY_CONSTANT, ne as f64)];
         // The reorder's kernels at once (Runtime::kernels: in parallel).
+        let [morton, radix, permute] = kernel_specs(np, ne);
         let [morton, radix, permute] = rt.kernels([
-            ("amr_morton", &[]),
-            ("amr_radix", &with_ne),
-            ("amr_permute", &permute_constants),
+            (morton.0, &morton.1),
+            (radix.0, &radix.1),
+            (permute.0, &permute.1),
         ])?;
         let mut plan = PlanBuilder::new();
         plan.segment("reorder");
