@@ -24,18 +24,23 @@ fn double_mach(cells: usize) -> (Case, OrderedMesh, DgMesh) {
     (case, om, dm)
 }
 
+/// The f64 operator of `case` on `dm`.
+fn operator<'a>(case: &Case, dm: &'a DgMesh, tables: &'a BasisTables) -> Operator<'a> {
+    Operator {
+        mesh: dm,
+        tables,
+        flux: case.flux,
+        state_fn: case.initial,
+        states: vec![],
+    }
+}
+
 #[test]
 fn double_mach_reflection_runs_positive_on_a_coarse_mesh() {
     let rt = rt();
     let (case, om, dm) = double_mach(1200);
     let tables = BasisTables::new(1);
-    let op = Operator {
-        mesh: &dm,
-        tables: &tables,
-        flux: case.flux,
-        state_fn: case.initial,
-        states: vec![],
-    };
+    let op = operator(&case, &dm, &tables);
     let c0 = op.project(&|x, y| case.initial.eval(x, y, 0.0));
     let gpu = GpuDg::new(&rt, &dm, &tables, &GpuConfig::for_case(&case, None)).expect("gpu solver");
     // The projected shock overshoots: limit the initial state too (writes register 0).
@@ -82,13 +87,7 @@ fn a_grown_solver_compiles_nothing_and_steps_as_before() {
     let rt = rt();
     let (case, _, dm) = double_mach(300);
     let tables = BasisTables::new(1);
-    let op = Operator {
-        mesh: &dm,
-        tables: &tables,
-        flux: case.flux,
-        state_fn: case.initial,
-        states: vec![],
-    };
+    let op = operator(&case, &dm, &tables);
     let c0 = op.project(&|x, y| case.initial.eval(x, y, 0.0));
     let cfg = GpuConfig::for_case(&case, None);
     for layout in [SurfaceLayout::Colored, SurfaceLayout::Gathered] {

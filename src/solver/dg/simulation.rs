@@ -325,28 +325,24 @@ impl Simulation {
         // An adaptive run on the device builds the kernels of the gathered layout (with and
         // without hanging nodes), of the adaptation and of the reorder on other threads while
         // the solver's step kernels build, instead of after them and at its first adaptation.
-        let ahead = |options: &super::amr::AmrOptions| -> Result<()> {
-            if layout == SurfaceLayout::Gathered {
-                build_gathered_kernels(rt, &dm, &tables, &cfg, capacity)?;
-            }
-            build_kernels_ahead(
-                rt,
-                case.order,
-                capacity.elements,
-                options.reorder != ReorderPolicy::Never,
-            )
-        };
+        let device_amr = amr.as_ref().map(|a| a.options).filter(|o| !o.on_host);
         let (gpu, built_ahead) = std::thread::scope(|scope| {
-            let builder = amr
-                .as_ref()
-                .map(|a| &a.options)
-                .filter(|o| !o.on_host)
-                .map(|o| scope.spawn(move || ahead(o)));
-            let gpu = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity);
-            let built = builder.map_or(Ok(()), |b| {
-                b.join()
-                    .unwrap_or_else(|_| Err(Error::Gpu("a kernel build panicked".into())))
+            let gathered = (device_amr.is_some() && layout == SurfaceLayout::Gathered)
+                .then(|| scope.spawn(|| build_gathered_kernels(rt, &dm, &tables, &cfg, capacity)));
+            let adaptation = device_amr.map(|o| {
+                scope.spawn(move || {
+                    let reorder = o.reorder != ReorderPolicy::Never;
+                    build_kernels_ahead(rt, case.order, capacity.elements, reorder)
+                })
             });
+            let gpu = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity);
+            let built = [gathered, adaptation]
+                .into_iter()
+                .flatten()
+                .try_for_each(|b| {
+                    b.join()
+                        .unwrap_or_else(|_| Err(Error::Gpu("a kernel build panicked".into())))
+                });
             (gpu, built)
         });
         let mut gpu = gpu?;
