@@ -396,7 +396,8 @@ enum StrideUser {
 /// 1.248 / 0.673 and p = 4 2.193 / 0.956 (equal below); dg_trace p = 2 0.189 / 0.199, p = 4
 /// 0.788 / 0.716; the lifting dg_volume p = 1 0.181 / 0.202, p = 3 1.057 / 1.018, p = 4 2.501 /
 /// 2.375; the colored dg_volume p = 3 0.853 / 0.896, p = 4 1.985 / 1.766; dg_surface p = 1
-/// 0.646 / 0.689, p = 4 14.84 / 15.22.
+/// 0.646 / 0.689, p = 4 14.84 / 15.22. dg_flux's loss is occupancy: with the stride known NVCC
+/// gives it 168 registers a thread at p = 3 and 241 at p = 4 (72 and 64 at launch; ptxas -v).
 fn compiled_capacity_is_faster(kernel: StrideUser, p: usize) -> bool {
     match kernel {
         StrideUser::Flux => false,
