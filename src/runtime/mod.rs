@@ -327,6 +327,10 @@ fn split_capacity<'a>(
 /// A kernel to build: its stem and constants ([`Runtime::kernel`]).
 pub type KernelSpec<'a> = (&'a str, &'a [(&'a str, f64)]);
 
+/// A [`KernelSpec`] that owns its constants (for lists built by a function, e.g. to build
+/// kernels ahead of their use).
+pub type OwnedKernelSpec = (&'static str, Vec<(&'static str, f64)>);
+
 /// Device memory of one backend; clones share the allocation.
 #[derive(Clone)]
 pub struct Buffer {
@@ -1026,12 +1030,16 @@ impl Runtime {
             .map_err(|_| Error::Gpu("kernel builds: a kernel is missing".into()))
     }
 
-    /// [`Runtime::kernels`] for a list of any length.
-    pub fn kernel_list(&self, specs: &[KernelSpec<'_>]) -> Result<Vec<Kernel>> {
+    /// [`Runtime::kernels`] for a list of any length, its constants borrowed
+    /// ([`KernelSpec`]) or owned ([`OwnedKernelSpec`]).
+    pub fn kernel_list<'a, C>(&self, specs: &[(&str, C)]) -> Result<Vec<Kernel>>
+    where
+        C: AsRef<[(&'a str, f64)]> + Sync,
+    {
         let built: Vec<Result<Kernel>> = std::thread::scope(|scope| {
             let builders: Vec<_> = specs
                 .iter()
-                .map(|&(stem, constants)| scope.spawn(move || self.kernel(stem, constants)))
+                .map(|(stem, constants)| scope.spawn(move || self.kernel(stem, constants.as_ref())))
                 .collect();
             builders
                 .into_iter()

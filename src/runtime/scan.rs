@@ -8,7 +8,7 @@
 //! parts ([`PrefixSum::with_parts`]) the prefix at every multiple of a stride, stay on the
 //! device ([`PrefixSum::total`]), final after launch 1. CPU reference: [`exclusive_scan_cpu`].
 
-use super::{Arg, Buffer, ItemRange, Kernel, PlanBuilder, Runtime};
+use super::{Arg, Buffer, ItemRange, Kernel, OwnedKernelSpec, PlanBuilder, Runtime};
 use crate::args;
 use crate::error::{Error, Result};
 
@@ -86,7 +86,7 @@ impl PrefixSum {
 
     /// The kernels a prefix sum builds (stems, no constants), for building them ahead
     /// ([`Runtime::kernel_list`]).
-    pub fn kernel_specs() -> [(&'static str, Vec<(&'static str, f64)>); 2] {
+    pub fn kernel_specs() -> [OwnedKernelSpec; 2] {
         [("scan_blocks", vec![]), ("scan_add", vec![])]
     }
 

@@ -25,8 +25,8 @@ use crate::error::{Error, Result};
 use crate::mesh::NO_ELEMENT;
 use crate::runtime::reduce::MinReduction;
 use crate::runtime::{
-    launch_record, Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime, CAPACITY_CONSTANT,
-    DEVICE_COUNT, FIXED_CAPACITY_CONSTANT, LAUNCH_WORDS,
+    launch_record, Arg, Buffer, ItemRange, OwnedKernelSpec, Plan, PlanBuilder, Runtime,
+    CAPACITY_CONSTANT, DEVICE_COUNT, FIXED_CAPACITY_CONSTANT, LAUNCH_WORDS,
 };
 
 /// Registers on the GPU: the scheme's four plus the limiter's scratch.
@@ -445,13 +445,14 @@ fn solver_constants(
     ]
 }
 
-/// A kernel's stem and constants, owned.
-type OwnedSpec = (&'static str, Vec<(&'static str, f64)>);
-
 /// The gathered layout's kernels for a solver with `constants` at order `p`, `hanging` for a
 /// mesh with hanging nodes: dg_trace, dg_flux, the lifting dg_volume and, at p <=
 /// [`FUSED_STAGE_MAX_ORDER`], the lifting dg_volume with the stage fused.
-fn gathered_specs(constants: &[(&'static str, f64)], p: usize, hanging: bool) -> Vec<OwnedSpec> {
+fn gathered_specs(
+    constants: &[(&'static str, f64)],
+    p: usize,
+    hanging: bool,
+) -> Vec<OwnedKernelSpec> {
     let trace: Vec<(&'static str, f64)> = for_kernel(constants, StrideUser::Trace, p)
         .into_iter()
         .filter(|(n, _)| {
@@ -492,12 +493,11 @@ pub fn build_gathered_kernels(
     capacity: Capacity,
 ) -> Result<()> {
     let constants = solver_constants(mesh, tables, cfg, capacity);
-    let specs: Vec<OwnedSpec> = [false, true]
+    let specs: Vec<OwnedKernelSpec> = [false, true]
         .into_iter()
         .flat_map(|hanging| gathered_specs(&constants, tables.p, hanging))
         .collect();
-    let list: Vec<_> = specs.iter().map(|(k, c)| (*k, c.as_slice())).collect();
-    rt.kernel_list(&list).map(|_| ())
+    rt.kernel_list(&specs).map(|_| ())
 }
 
 /// Sizes of the mesh buffers: elements (the DOF stride `NE` of the kernels) and edges. An
@@ -1446,14 +1446,7 @@ impl GpuDg {
         ];
         let records = &self.launches.records;
         // Built in parallel (Runtime::kernel_list), like the step's kernels.
-        let mut kernels = rt
-            .kernel_list(
-                &specs
-                    .iter()
-                    .map(|(k, c)| (*k, c.as_slice()))
-                    .collect::<Vec<_>>(),
-            )?
-            .into_iter();
+        let mut kernels = rt.kernel_list(&specs)?.into_iter();
         let mut next = || {
             kernels
                 .next()

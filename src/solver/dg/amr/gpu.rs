@@ -31,7 +31,8 @@ use crate::args;
 use crate::error::{Error, Result};
 use crate::runtime::scan::PrefixSum;
 use crate::runtime::{
-    Arg, Buffer, ItemRange, Kernel, Plan, PlanBuilder, Recorded, Runtime, CAPACITY_CONSTANT,
+    Arg, Buffer, ItemRange, Kernel, OwnedKernelSpec, Plan, PlanBuilder, Recorded, Runtime,
+    CAPACITY_CONSTANT,
 };
 use crate::solver::dg::basis::{dubiner, dubiner_gradient, mode_indices};
 use crate::solver::dg::euler::GAMMA;
@@ -228,7 +229,7 @@ impl LaunchTally {
 
 /// The adaptation's kernels (stem and constants) for `np` modes and `ne` slots, in the order
 /// [`GpuAdaptation::new`] binds them.
-fn kernel_specs(np: usize, ne: usize) -> [(&'static str, Vec<(&'static str, f64)>); 10] {
+fn kernel_specs(np: usize, ne: usize) -> [OwnedKernelSpec; 10] {
     let (np, ne) = (np as f64, ne as f64);
     let with_np = vec![("NP", np), (CAPACITY_CONSTANT, ne)];
     let with_ne = vec![(CAPACITY_CONSTANT, ne)];
@@ -261,14 +262,12 @@ fn kernel_specs(np: usize, ne: usize) -> [(&'static str, Vec<(&'static str, f64)
 /// adaptation.
 pub fn build_kernels_ahead(rt: &Runtime, p: usize, ne: usize, reorder: bool) -> Result<()> {
     let np = (p + 1) * (p + 2) / 2;
-    let mut specs: Vec<(&'static str, Vec<(&'static str, f64)>)> =
-        kernel_specs(np, ne).into_iter().collect();
+    let mut specs: Vec<OwnedKernelSpec> = kernel_specs(np, ne).into_iter().collect();
     specs.extend(PrefixSum::kernel_specs());
     if reorder {
         specs.extend(super::reorder::kernel_specs(np, ne));
     }
-    let list: Vec<_> = specs.iter().map(|(k, c)| (*k, c.as_slice())).collect();
-    rt.kernel_list(&list).map(|_| ())
+    rt.kernel_list(&specs).map(|_| ())
 }
 
 impl GpuAdaptation {
@@ -403,9 +402,8 @@ impl GpuAdaptation {
         // at the first attach only (or ahead of it, build_kernels_ahead): the capacity is given
         // at launch, so an attach with more room compiles nothing.
         let specs = kernel_specs(projection.np, ne);
-        let list: Vec<_> = specs.iter().map(|(k, c)| (*k, c.as_slice())).collect();
         let [flag_kernel, scan_kernel, smooth_kernel, mark_kernel, coarsen_kernel, split_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel]: [Kernel; 10] =
-            rt.kernel_list(&list)?.try_into().map_err(|_| {
+            rt.kernel_list(&specs)?.try_into().map_err(|_| {
                 Error::Gpu("device adaptation: a kernel is missing".into())
             })?;
         let (regs, [inv_jac, inv_det, heights, neighbors, faces]) = dg.device_buffers();

@@ -39,7 +39,8 @@ use crate::args;
 use crate::error::{Error, Result};
 use crate::runtime::scan::PrefixSum;
 use crate::runtime::{
-    Arg, Buffer, ItemRange, Plan, PlanBuilder, Runtime, CAPACITY_CONSTANT, WORKGROUP_SIZE,
+    Arg, Buffer, ItemRange, Kernel, OwnedKernelSpec, Plan, PlanBuilder, Runtime, CAPACITY_CONSTANT,
+    WORKGROUP_SIZE,
 };
 use crate::solver::dg::gpu::GpuDg;
 use crate::solver::smooth::layout::morton;
@@ -261,7 +262,7 @@ pub struct GpuReorder {
 
 /// The reorder's kernels (stem and constants) for `np` modes and `ne` slots: amr_morton,
 /// amr_radix, amr_permute.
-pub(super) fn kernel_specs(np: usize, ne: usize) -> [(&'static str, Vec<(&'static str, f64)>); 3] {
+pub(super) fn kernel_specs(np: usize, ne: usize) -> [OwnedKernelSpec; 3] {
     [
         ("amr_morton", vec![]),
         ("amr_radix", vec![(CAPACITY_CONSTANT, ne as f64)]),
@@ -311,12 +312,10 @@ impl GpuReorder {
             pad,
         };
         // The reorder's kernels at once (Runtime::kernels: in parallel).
-        let [morton, radix, permute] = kernel_specs(np, ne);
-        let [morton, radix, permute] = rt.kernels([
-            (morton.0, &morton.1),
-            (radix.0, &radix.1),
-            (permute.0, &permute.1),
-        ])?;
+        let [morton, radix, permute]: [Kernel; 3] = rt
+            .kernel_list(&kernel_specs(np, ne))?
+            .try_into()
+            .map_err(|_| Error::Gpu("reorder: a kernel is missing".into()))?;
         let mut plan = PlanBuilder::new();
         plan.segment("reorder");
         let mut morton_args =
