@@ -1,30 +1,42 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
 
-// The 2:1 smoothing of the flags (GK19 Algorithm 2) in stages by level, each one launch
-// (AdaptiveMesh::smooth_flags_in_stages in src/solver/dg/amr/tree.rs is its CPU twin). With
+// The 2:1 smoothing of the flags (GK19 Algorithm 2) in two launches over the slots
+// (AdaptiveMesh::smooth_flags_by_chains in src/solver/dg/amr/tree.rs is its CPU twin). With
 // a_i = level_i + f_i the level element i ends at:
 //   pass 0 (range.color = 0), thread t = slot t: its slot_info (level and siblings' slots), its
 //      flag made admissible (no refinement past the maximum level, no coarsening of a root, a
 //      -1 only if all four siblings are active and flagged -1: the cluster rule, on the flags
 //      as they came) and stored, and top = max_i a_i into counters[C_SMOOTH_TOP];
-//   stage s = range.color >= 1, thread t = face t of the current mesh, while s < top: the side
-//      that would end more than one level coarser than the other is raised to one below it,
-//      f_j <- max(f_j, a_i - 1 - level_j); a raise that lifts a -1 lifts its siblings' -1 too.
-// Stage s works toward v = top - s: raises in it end at a <= v (a face raise at a_i - 1, a
-// lifted cluster at its level), and every a = v + 1 was reached in a stage before it, so after
-// stage s every face whose higher side ends at v + 1 or more holds and no later raise undoes
-// it. The stages s = 1 .. top - 1 thus end at the least admissible flags above the start, the
-// same as any order of the forced raises (AdaptiveMesh::smooth_flags), with no chains of raises
-// followed within a thread and no host check for convergence. A raise is an atomic max (a
-// compare-exchange loop on the i32 bits) and a read sees the flag as it stands.
+//   the chains (range.color = 1), thread t = slot t: slot t's neighbours that would end more
+//      than one level below it are raised to one below it, f_j <- max(f_j, a_i - 1 - level_j),
+//      a raise that lifts a -1 lifts its siblings' -1 too, and every slot a thread raised is
+//      followed by that thread in turn, its neighbours raised from the level it was raised to.
+// Why one launch ends at the admissible flags: the mesh is 2:1 now, so a face can break the
+// rule only where the higher side's neighbour is no finer than it, the one neighbour across
+// that side, the first of the solver's neighbour records. At the end, take any slot i: if no
+// thread raised it, its own thread read its final a_i and raised its neighbours to a_i - 1 or
+// more; if one did, the thread whose raise left a_i did so when it followed i. Raises are
+// atomic maxima, so no later one undoes that. Every raise is forced, so this ends at the least
+// admissible flags above the start, as any order of the forced raises does
+// (AdaptiveMesh::smooth_flags); no host check for convergence and no launch per level. A raise
+// is an atomic max (a compare-exchange loop on the i32 bits) and a read sees the flag as it
+// stands.
+//
+// How far a thread follows: a slot followed at level v raises its neighbours to v - 1 and lifts
+// siblings at their own level, at most v - 1, so the slots a thread still has to follow form
+// groups of at most 12 (3 neighbours, each with 3 siblings) at falling levels, the first below
+// a_t <= max_level, and only a slot at level 2 or more can raise. With max_level <= MAX_LEVELS,
+// (MAX_LEVELS - 1) groups of 12 are room for every chain; a thread short of room (never, by
+// the above) sets bit 2 of counters[C_ERROR].
 
 @group(0) @binding(0) var<storage, read> slots: array<u32>;
 @group(0) @binding(1) var<storage, read> element_tree: array<vec4<u32>>;
 // The flags' i32 bits.
 @group(0) @binding(2) var<storage, read_write> flags: array<atomic<u32>>;
-// DgEdge records (8 words: left, right, info, normal, length, midpoint).
-@group(0) @binding(3) var<storage, read> faces: array<u32>;
+// The solver's neighbour records: per slot the slot across each side (on a split side one of
+// its two halves), NONE on the boundary, and the split mask.
+@group(0) @binding(3) var<storage, read> neighbors: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
 // Per slot: its element's level and the slots of its three siblings (NONE for a root, or for a
 // sibling that is not active), written by pass 0 so that a stage reaches a slot's level and its
@@ -35,8 +47,9 @@
 
 // Pass 0: the largest a_i of the workgroup (one atomic on the counters per workgroup).
 var<workgroup> group_top: atomic<u32>;
-// A stage: top and the faces, read by one thread of the workgroup for all.
-var<workgroup> stage_counts: vec2<u32>;
+
+// Slots a chain thread may still have to follow (the header's bound).
+const CHAIN_ROOM: u32 = 12u * (MAX_LEVELS - 1u);
 
 // Flag bits `bits` of an element at `level` as the smoothing reads them: within -1..1, 0 for
 // a refinement past the maximum level or a coarsening of a root.
@@ -62,21 +75,6 @@ fn raise_flag(pos: u32, level: u32, wanted: i32) -> i32 {
         f = admissible(old, level);
     }
     return wanted;
-}
-
-// Raise slot pos (its slot_info `info`) to `wanted`; when that lifts its -1, lift its siblings'
-// -1 too (the cluster rule): exactly one raise lifts a given -1, the one that swapped it.
-fn raise(pos: u32, info: vec4<u32>, wanted: i32) {
-    if (raise_flag(pos, info.x, wanted) >= 0) {
-        return;
-    }
-    // #unroll
-    for (var c = 0u; c < 3u; c = c + 1u) {
-        let sibling = info[1u + c];
-        if (sibling != NONE) {
-            raise_flag(sibling, info.x, 0);
-        }
-    }
 }
 
 // Pass 0 for slot t: slot_info, the admissible flag stored, and a_t (0 past the active slots).
@@ -120,21 +118,55 @@ fn first_pass(t: u32) -> u32 {
     return u32(i32(level) + f);
 }
 
-// The 2:1 rule across face f.
-fn face_rule(f: u32) {
-    let l = faces[8u * f];
-    let r = faces[8u * f + 1u];
-    if (r == NONE) {
+// The chains from slot t: its neighbours raised where the rule asks, then every slot this
+// thread raised followed in turn (last raised first), with the level it raised it to.
+fn chains(t: u32) {
+    if (t >= atomicLoad(&counters[C_ACTIVE])) {
         return;
     }
-    let info_l = slot_info[l];
-    let info_r = slot_info[r];
-    let after_l = i32(info_l.x) + admissible(atomicLoad(&flags[l]), info_l.x);
-    let after_r = i32(info_r.x) + admissible(atomicLoad(&flags[r]), info_r.x);
-    if (after_l - after_r > 1) {
-        raise(r, info_r, after_l - 1 - i32(info_r.x));
-    } else if (after_r - after_l > 1) {
-        raise(l, info_l, after_r - 1 - i32(info_l.x));
+    let own = slot_info[t];
+    // (slot, level + flag this thread raised it to); slot t first, at a_t as it stands.
+    var pending: array<vec2<u32>, CHAIN_ROOM>;
+    pending[0] = vec2<u32>(t, u32(i32(own.x) + admissible(atomicLoad(&flags[t]), own.x)));
+    var n = 1u;
+    while (n > 0u) {
+        n = n - 1u;
+        let item = pending[n];
+        let after = i32(item.y);
+        if (after < 2) {
+            continue;
+        }
+        let across = neighbors[item.x];
+        for (var side = 0u; side < 3u; side = side + 1u) {
+            let j = across[side];
+            if (j == NONE) {
+                continue;
+            }
+            let info = slot_info[j];
+            let wanted = after - 1 - i32(info.x);
+            let was = raise_flag(j, info.x, wanted);
+            if (was >= wanted) {
+                continue;
+            }
+            // This thread raised j (and lifts its cluster when that took its -1): follow them.
+            if (n + 4u > CHAIN_ROOM) {
+                atomicOr(&counters[C_ERROR], C_ERROR_CHAINS);
+                return;
+            }
+            pending[n] = vec2<u32>(j, u32(after - 1));
+            n = n + 1u;
+            if (was >= 0) {
+                continue;
+            }
+            // #unroll
+            for (var c = 0u; c < 3u; c = c + 1u) {
+                let sibling = info[1u + c];
+                if (sibling != NONE && raise_flag(sibling, info.x, 0) < 0) {
+                    pending[n] = vec2<u32>(sibling, info.x);
+                    n = n + 1u;
+                }
+            }
+        }
     }
 }
 
@@ -160,18 +192,5 @@ fn main(
         }
         return;
     }
-    if (lid == 0u) {
-        stage_counts = vec2<u32>(
-            atomicLoad(&counters[C_SMOOTH_TOP]),
-            atomicLoad(&counters[C_COLOR_OFFSETS + 2u * params.base_colors]),
-        );
-    }
-    let counts = workgroupUniformLoad(&stage_counts);
-    // Stage s raises toward top - s; below 1 nothing is left to raise.
-    if (range.color >= counts.x) {
-        return;
-    }
-    if (t < range.count && t < counts.y) {
-        face_rule(t);
-    }
+    chains(t);
 }

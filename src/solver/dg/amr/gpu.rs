@@ -11,12 +11,13 @@
 //! reference's.
 //!
 //! At these sizes every phase is bound by its launches and by chains of dependent loads, so the
-//! phases are few and their loads batched: a smoothing stage (after pass 0, which records each
-//! slot's level and siblings) is one launch over all faces (GK19's Algorithm 2 launches one
-//! per color: the colors keep its plain read-modify-writes race-free, but the rules only raise
-//! flags and end at the least admissible flags whatever the order of the raises, so atomic
-//! raises need no colors; the colors stay for the surface integral, whose scatter they keep
-//! race-free), the coarsening's
+//! phases are few and their loads batched: the smoothing is two launches over the slots, pass 0
+//! (each slot's level and siblings, the cluster rule) and the chains (GK19's Algorithm 2
+//! launches one per color until nothing changes: the colors keep its plain read-modify-writes
+//! race-free, but the rules only raise flags and end at the least admissible flags whatever the
+//! order of the raises, so atomic raises need no colors, and the thread that raises a flag
+//! follows it, raising what that forces, so one launch settles chains down every level; the
+//! colors stay for the surface integral, whose scatter they keep race-free), the coarsening's
 //! decisions (which split edges a cluster frees) are marked with the clusters and share their
 //! scan, every scan is one launch (amr_scan: `scan_blocks` with its parts, src/runtime/scan.rs)
 //! whose last workgroup also does the bookkeeping between phases from the scan's total and
@@ -26,7 +27,7 @@
 
 use super::indicator::IndicatorField;
 use super::projection::Projection;
-use super::tree::{AdaptCounts, AdaptiveMesh, FlatTree, NONE};
+use super::tree::{AdaptCounts, AdaptiveMesh, FlatTree, MAX_LEVELS, NONE};
 use crate::args;
 use crate::error::{Error, Result};
 use crate::runtime::scan::PrefixSum;
@@ -49,6 +50,9 @@ mod counter {
     pub const CLUSTERS: usize = 10;
     pub const REFINES: usize = 11;
     pub const ERROR: usize = 17;
+    /// Bits of the error word (C_ERROR_FACES, C_ERROR_CHAINS).
+    pub const ERROR_FACES: u32 = 1;
+    pub const ERROR_CHAINS: u32 = 2;
     /// Faces whose slots lie far apart (`amr_faces`, `amr_permute`, [`super::super::reorder`]).
     pub const FAR_FACES: usize = 18;
     pub const COLOR_OFFSETS: usize = 20;
@@ -117,10 +121,9 @@ pub fn slots_needed(active: usize, refines: usize) -> usize {
 /// What the smoothed flags ask of the next adaptation, with the counts it starts from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Smoothed {
-    /// Stages of the smoothing that could raise a flag, the top level less one
-    /// ([`AdaptiveMesh::smooth_flags_in_stages`]'s count; the launches past them return at
-    /// once).
-    pub stages: usize,
+    /// Levels the smoothing's chains of raises could descend: the top level less one
+    /// ([`super::tree::ChainSmoothing::levels`]).
+    pub chain_levels: usize,
     pub active: usize,
     pub clusters: usize,
     pub refines: usize,
@@ -152,8 +155,8 @@ pub type PhaseSeconds = Vec<(&'static str, f64)>;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GpuAdaptReport {
     pub counts: AdaptCounts,
-    /// Stages of the smoothing that could raise ([`Smoothed::stages`]).
-    pub smoothing_stages: usize,
+    /// Levels the smoothing's chains could descend ([`Smoothed::chain_levels`]).
+    pub chain_levels: usize,
     pub num_elements: usize,
     /// Faces of the mesh the adaptation started from, and of them those whose slots lie more
     /// than [`FAR_SLOTS`](super::locality::FAR_SLOTS) apart (what triggers a reorder): one
@@ -191,7 +194,7 @@ pub struct GpuAdaptation {
     flags: Buffer,
     /// Flags from the indicator.
     flag_plan: Plan,
-    /// The smoothing (pass 0, the stages), then the clusters and refinements numbered and the
+    /// The smoothing (pass 0, the chains), then the clusters and refinements numbered and the
     /// solver's clock copied after the counters.
     smooth_plan: Plan,
     /// `flag_plan` and `smooth_plan` as one (one submission, one CUDA graph).
@@ -456,36 +459,24 @@ impl GpuAdaptation {
             color: 0,
             pad,
         };
-        // Pass 0 over the slots, then a stage per level below the maximum, each one launch
-        // over the faces of the current mesh, numbered 1.. in range.color (the stages past the
-        // top level less one return at once); then the clusters and the elements to refine are
-        // numbered and their counts tell the host whether the adaptation fits.
+        // Pass 0 over the slots, then the chains over the slots (range.color 1: raises and the
+        // raises they force, followed by the thread that made them); then the clusters and
+        // the elements to refine are numbered and their counts tell the host whether the
+        // adaptation fits.
         let mut smooth = PlanBuilder::new();
-        // Each slot's level and siblings' slots, written by pass 0 for the stages.
+        // Each slot's level and siblings' slots, written by pass 0 for the chains.
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
         let mut smooth_args =
-            args![slots, element_tree, flags, *faces, counters, slot_info].to_vec();
+            args![slots, element_tree, flags, *neighbors, counters, slot_info].to_vec();
         smooth_args.push(prm.clone());
+        let smooth_pass = |color: u32| ItemRange {
+            color,
+            ..ItemRange::all(ne as u32)
+        };
         smooth
             .segment("smooth")
-            .launch(&smooth_kernel, &smooth_args, ItemRange::all(ne as u32));
-        // Sized by the solver's launch record of all the current mesh's faces: exactly on
-        // wgpu; on CUDA the faces' capacity bounds them.
-        for stage in 1..mesh.max_level.max(1) {
-            let all_faces = ItemRange {
-                first: record_word(1 + colors),
-                count: 0,
-                color: u32::from(stage),
-                pad: 0,
-            };
-            smooth.launch_device(
-                &smooth_kernel,
-                &smooth_args,
-                all_faces,
-                dg_edges as u32,
-                launch_words,
-            );
-        }
+            .launch(&smooth_kernel, &smooth_args, smooth_pass(0));
+        smooth.launch(&smooth_kernel, &smooth_args, smooth_pass(1));
         tally.count("smooth", &smooth);
         smooth.segment("determine parents").launch(
             &mark_kernel,
@@ -694,7 +685,7 @@ impl GpuAdaptation {
         Ok(v.into_iter().map(|f| f.clamp(-1, 1) as i8).collect())
     }
 
-    /// Smooth the flags (pass 0 and the stages by level, then the clusters and refinements
+    /// Smooth the flags (pass 0 and the chains of raises, then the clusters and refinements
     /// counted) and read back what they ask for. Untimed, the host records the adaptation's
     /// plan while the read-back waits, for [`Self::apply`].
     pub fn smooth(&self, phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
@@ -723,7 +714,7 @@ impl GpuAdaptation {
     /// What the smoothing's counters `c` say the smoothed flags ask for.
     fn smoothed(&self, c: &[u32]) -> Result<Smoothed> {
         // The previous adaptation's faces, checked here instead of in a read-back of its own.
-        check_faces(c)?;
+        check_errors(c)?;
         let top = c[counter::TOP_LEVEL];
         if top > u32::from(self.max_level) {
             return Err(Error::Run(format!(
@@ -733,7 +724,7 @@ impl GpuAdaptation {
             )));
         }
         Ok(Smoothed {
-            stages: top.saturating_sub(1) as usize,
+            chain_levels: top.saturating_sub(1) as usize,
             active: c[counter::ACTIVE] as usize,
             clusters: c[counter::CLUSTERS] as usize,
             refines: c[counter::REFINES] as usize,
@@ -778,7 +769,7 @@ impl GpuAdaptation {
         if smoothed.clusters == 0 && smoothed.refines == 0 {
             return Ok(GpuAdaptReport {
                 counts: AdaptCounts::default(),
-                smoothing_stages: smoothed.stages,
+                chain_levels: smoothed.chain_levels,
                 num_elements: smoothed.active,
                 faces: smoothed.faces,
                 far_faces: smoothed.far_faces,
@@ -799,7 +790,7 @@ impl GpuAdaptation {
                 refined: smoothed.refines,
                 coarsened: smoothed.clusters,
             },
-            smoothing_stages: smoothed.stages,
+            chain_levels: smoothed.chain_levels,
             num_elements: n,
             faces: smoothed.faces,
             far_faces: smoothed.far_faces,
@@ -811,7 +802,7 @@ impl GpuAdaptation {
     /// [`GpuAdaptReport::far_faces`]).
     pub fn face_counts(&self) -> Result<(usize, usize)> {
         let c = self.read_counters()?;
-        check_faces(&c)?;
+        check_errors(&c)?;
         Ok((
             c[counter::COLOR_OFFSETS + self.num_colors()] as usize,
             c[counter::FAR_FACES] as usize,
@@ -836,8 +827,8 @@ impl GpuAdaptation {
         }
     }
 
-    /// Launches of each phase of one adaptation, in order: "flag", "smooth" (pass 0 and a
-    /// stage per level below the maximum), "determine parents", then the phases of
+    /// Launches of each phase of one adaptation, in order: "flag", "smooth" (pass 0 and the
+    /// chains), "determine parents", then the phases of
     /// [`GpuAdaptation::apply`].
     pub fn launches(&self) -> &[(&'static str, usize)] {
         &self.launches
@@ -1056,12 +1047,20 @@ impl TreeWords {
     }
 }
 
-/// An error when the last adaptation's faces found an edge without an element (counters `c`).
-fn check_faces(c: &[u32]) -> Result<()> {
-    if c[counter::ERROR] != 0 {
+/// An error when the last adaptation's faces found an edge without an element, or the
+/// smoothing's chains ran short of room (the bits of counters `c`'s error word).
+fn check_errors(c: &[u32]) -> Result<()> {
+    let error = c[counter::ERROR];
+    if error & counter::ERROR_FACES != 0 {
         return Err(Error::Run(
             "adaptation: an edge of the adapted mesh has no element on a side".into(),
         ));
+    }
+    if error & counter::ERROR_CHAINS != 0 {
+        return Err(Error::Run(format!(
+            "adaptation: a thread of the smoothing's chains had more slots to follow than the \
+             bound for {MAX_LEVELS} levels allows (amr_smooth.wgsl): a bug"
+        )));
     }
     Ok(())
 }

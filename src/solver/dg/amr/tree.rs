@@ -37,6 +37,11 @@ use crate::error::{Error, Result};
 use crate::solver::dg::euler::State;
 use crate::solver::dg::mesh::{DgMesh, EDGE_INTERIOR};
 
+/// The most levels of refinement above the base mesh (GK19 runs to 12). It bounds the device
+/// smoothing's chains of raises (`MAX_LEVELS` in shaders/common/amr_tree.wgsl), so a mesh with
+/// more is refused.
+pub const MAX_LEVELS: u8 = 12;
+
 /// Marks a missing element, edge, child, parent or slot.
 pub const NONE: u32 = u32::MAX;
 
@@ -105,6 +110,18 @@ pub struct Face {
     pub midpoint: [f64; 2],
 }
 
+/// What the smoothing by chains ([`AdaptiveMesh::smooth_flags_by_chains`]) met.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ChainSmoothing {
+    /// Levels a chain of raises can descend: the top level after pass 0 less one (each link
+    /// raises to one level below the last).
+    pub levels: usize,
+    /// Links of the longest chain: raises one after another, each forced by the last.
+    pub longest: usize,
+    /// The most slots pending one thread (the device's bound is 12 (MAX_LEVELS - 1)).
+    pub most_pending: usize,
+}
+
 /// What one adaptation did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AdaptCounts {
@@ -130,6 +147,7 @@ pub struct AdaptiveMesh {
 impl AdaptiveMesh {
     /// The base mesh as the roots (levels 0), `max_level` levels of refinement allowed.
     pub fn new(base: &DgMesh, max_level: u8) -> Result<AdaptiveMesh> {
+        check_max_level(max_level)?;
         let k = base.num_colors();
         if k > 127 {
             return Err(Error::Invalid(format!(
@@ -303,8 +321,8 @@ impl AdaptiveMesh {
     /// The result does not depend on the order of the raises: every raise is forced (any
     /// admissible flags above the start are at least as high there), and the admissible flags
     /// are closed under the elementwise minimum, so smoothing ends at the least admissible
-    /// flags above the start whatever the order. [`AdaptiveMesh::smooth_flags_in_stages`]
-    /// reaches the same flags in stages by level, as the device does.
+    /// flags above the start whatever the order. [`AdaptiveMesh::smooth_flags_by_chains`]
+    /// reaches the same flags by chains of raises, as the device does.
     pub fn smooth_flags(&self, faces: &[Face], flags: &mut [i8]) -> usize {
         self.clamp_flags(flags);
         let mut by_color: Vec<&Face> = faces.iter().filter(|f| f.right != NONE).collect();
@@ -331,56 +349,70 @@ impl AdaptiveMesh {
         }
     }
 
-    /// The smoothing of [`AdaptiveMesh::smooth_flags`] in stages by level, as the device runs it
-    /// (amr_smooth.wgsl), each stage evaluated on the flags as it found them. With
-    /// a_i = level_i + f_i: pass 0 makes the flags admissible and applies the cluster rule to
-    /// them as they came, top = max_i a_i; then stage s = 1 .. top - 1 raises across every face
-    /// f_j <- max(f_j, a_i - 1 - level_j), and a raise that lifts a -1 lifts the -1 of its
-    /// siblings too. Raises in stage s end at a <= top - s and every a = top - s + 1 was reached
-    /// before it, so each stage settles the faces whose higher side ends one level above its
-    /// own for good: the stages end at the least admissible flags above the start, the ordered
-    /// smoothing's. Returns the stages that can raise (top - 1, at least 0).
-    pub fn smooth_flags_in_stages(&self, faces: &[Face], flags: &mut [i8]) -> usize {
-        self.smooth_in_stages(faces, flags, usize::MAX)
-    }
-
-    /// [`AdaptiveMesh::smooth_flags_in_stages`] cut to its first `most_stages` stages (what
-    /// shows that the last stages are needed).
-    pub(super) fn smooth_in_stages(
-        &self,
-        faces: &[Face],
-        flags: &mut [i8],
-        most_stages: usize,
-    ) -> usize {
+    /// The smoothing of [`AdaptiveMesh::smooth_flags`] as the device runs it (amr_smooth.wgsl),
+    /// its threads one after another. With a_i = level_i + f_i: pass 0 makes the flags
+    /// admissible and applies the cluster rule to them as they came, top = max_i a_i; then for
+    /// each slot t, its chains: each neighbour j across a side of t (the first of the solver's
+    /// neighbour records: on a split side one of its halves, which can never need a raise) is
+    /// raised to f_j <- max(f_j, a_t - 1 - level_j), a raise that lifts a -1 lifts its
+    /// siblings' -1 too, and every slot so raised is followed in turn (last raised first) from
+    /// the level it was raised to. Every raise is forced and every slot's final level has been
+    /// followed, so this ends at the least admissible flags above the start, the ordered
+    /// smoothing's.
+    pub fn smooth_flags_by_chains(&self, faces: &[Face], flags: &mut [i8]) -> ChainSmoothing {
         self.clamp_flags(flags);
         let n = self.num_active();
         let mut next = flags.to_vec();
         self.cluster_rule_of(flags, &mut next[..n]);
         flags.copy_from_slice(&next);
-        let after = |flags: &[i8], pos: usize| i32::from(self.level(pos)) + i32::from(flags[pos]);
-        let top = (0..n).map(|pos| after(flags, pos)).max().unwrap_or(0);
-        let stages = (top - 1).max(0) as usize;
-        for _ in 0..stages.min(most_stages) {
-            let mut next = flags.to_vec();
-            for f in faces.iter().filter(|f| f.right != NONE) {
-                let (l, r) = (f.left as usize, f.right as usize);
-                for (low, after_high) in [(r, after(flags, l)), (l, after(flags, r))] {
-                    let forced = after_high - 1 - i32::from(self.level(low));
-                    if forced > i32::from(next[low]) {
-                        next[low] = forced as i8;
-                    }
-                }
+        let level = |pos: usize| i32::from(self.level(pos));
+        let top = (0..n)
+            .map(|pos| level(pos) + i32::from(flags[pos]))
+            .max()
+            .unwrap_or(0);
+        // The first neighbour record per side, as amr_faces writes it.
+        let mut across = vec![[NONE; 3]; n];
+        for f in faces.iter().filter(|f| f.right != NONE) {
+            across[f.left as usize][usize::from(f.left_local)] = f.right;
+            if f.right_half != 2 {
+                across[f.right as usize][usize::from(f.right_local)] = f.left;
             }
-            for pos in 0..n {
-                if flags[pos] < 0 && next[pos] >= 0 {
-                    for sibling in self.sibling_slots(pos) {
-                        next[sibling] = next[sibling].max(0);
-                    }
-                }
-            }
-            flags.copy_from_slice(&next);
         }
-        stages
+        // (slot, level + flag it was raised to, links from the chain's start).
+        let mut pending: Vec<(usize, i32, usize)> = Vec::new();
+        let (mut most_pending, mut longest) = (0, 0);
+        for t in 0..n {
+            pending.push((t, level(t) + i32::from(flags[t]), 0));
+            while let Some((i, after, links)) = pending.pop() {
+                for j in across[i]
+                    .iter()
+                    .filter(|&&j| j != NONE)
+                    .map(|&j| j as usize)
+                {
+                    let (was, wanted) = (i32::from(flags[j]), after - 1 - level(j));
+                    if was >= wanted {
+                        continue;
+                    }
+                    flags[j] = wanted as i8;
+                    pending.push((j, after - 1, links + 1));
+                    longest = longest.max(links + 1);
+                    if was < 0 {
+                        for sibling in self.sibling_slots(j) {
+                            if flags[sibling] < 0 {
+                                flags[sibling] = 0;
+                                pending.push((sibling, level(sibling), links + 1));
+                            }
+                        }
+                    }
+                    most_pending = most_pending.max(pending.len());
+                }
+            }
+        }
+        ChainSmoothing {
+            levels: (top - 1).max(0) as usize,
+            longest,
+            most_pending,
+        }
     }
 
     /// The slots of the active siblings of the element in slot `pos` (none for a root).
@@ -786,6 +818,7 @@ impl AdaptiveMesh {
     pub fn from_flat(flat: &FlatTree, max_level: u8, base_colors: u8) -> Result<AdaptiveMesh> {
         let (ne, nd) = (flat.element_tree.len(), flat.edge_tree.len());
         let bad = |what: String| Err(Error::Invalid(format!("adaptive mesh read-back: {what}")));
+        check_max_level(max_level)?;
         if flat.element_edges.len() != ne
             || flat.element_vertices.len() != ne
             || flat.edge_sides.len() != nd
@@ -848,4 +881,14 @@ impl AdaptiveMesh {
             slots: flat.slots.clone(),
         })
     }
+}
+
+/// An error unless `max_level` is within [`MAX_LEVELS`].
+pub fn check_max_level(max_level: u8) -> Result<()> {
+    if max_level > MAX_LEVELS {
+        return Err(Error::Invalid(format!(
+            "adaptive refinement: levels must be 0..={MAX_LEVELS}, got {max_level}"
+        )));
+    }
+    Ok(())
 }
