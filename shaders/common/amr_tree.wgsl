@@ -45,10 +45,6 @@ const C_COLOR_OFFSETS: u32 = 20u;
 const C_CLOCK: u32 = 64u;
 const CLOCK_WORDS: u32 = 8u;
 
-// The most levels of refinement an adaptive mesh may have (AmrOptions::validate, MAX_LEVELS in
-// src/solver/dg/amr/tree.rs): it bounds amr_smooth's chains.
-const MAX_LEVELS: u32 = 12u;
-
 struct AmrParams {
     element_capacity: u32,
     edge_capacity: u32,

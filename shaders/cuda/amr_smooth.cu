@@ -2,38 +2,44 @@
 // #include "common/amr_tree.cuh"
 
 // CUDA twin of shaders/amr_smooth.wgsl. The 2:1 smoothing of the flags (GK19 Algorithm 2) in
-// two launches over the slots (AdaptiveMesh::smooth_flags_by_chains in
-// src/solver/dg/amr/tree.rs is its CPU twin). With a_i = level_i + f_i the level element i ends
-// at:
+// stages over the slots, each one launch
+// settling CHAIN_LINKS + 1 levels (AdaptiveMesh::smooth_flags_in_stages in
+// src/solver/dg/amr/tree.rs is its CPU twin). With a_i = level_i + f_i the level element i
+// ends at:
 //   pass 0 (range.color = 0), thread t = slot t: its slot_info (level and siblings' slots), its
 //      flag made admissible (no refinement past the maximum level, no coarsening of a root, a
 //      -1 only if all four siblings are active and flagged -1: the cluster rule, on the flags
 //      as they came) and stored, and top = max_i a_i into counters[C_SMOOTH_TOP];
-//   the chains (range.color = 1), thread t = slot t: slot t's neighbours that would end more
-//      than one level below it are raised to one below it, f_j <- max(f_j, a_i - 1 - level_j),
-//      a raise that lifts a -1 lifts its siblings' -1 too, and every slot a thread raised is
-//      followed by that thread in turn, its neighbours raised from the level it was raised to.
-// Why one launch ends at the admissible flags: the mesh is 2:1 now, so a face can break the
-// rule only where the higher side's neighbour is no finer than it, the one neighbour across
-// that side, the first of the solver's neighbour records. At the end, take any slot i: if no
-// thread raised it, its own thread read its final a_i and raised its neighbours to a_i - 1 or
-// more; if one did, the thread whose raise left a_i did so when it followed i. Raises are
-// atomic maxima, so no later one undoes that. Every raise is forced, so this ends at the least
-// admissible flags above the start, as any order of the forced raises does
-// (AdaptiveMesh::smooth_flags); no host check for convergence and no launch per level. A raise
-// is an atomic max (a compare-exchange loop on the i32 bits) and a read sees the flag as it
-// stands (volatile loads).
+//   stage s = range.color >= 1, thread t = slot t, while (s - 1) (CHAIN_LINKS + 1) < top - 1:
+//      slot t's neighbours that would end more than one level below it are raised to one below
+//      it, f_j <- max(f_j, a_t - 1 - level_j), a raise that lifts a -1 lifts its siblings' -1
+//      too (link 1); the thread follows what link k raised (the slot and the siblings it
+//      lifted) the same way, making link k + 1, for k <= CHAIN_LINKS.
+// Only the first of the solver's neighbour records is read: the mesh is 2:1 now, so a face can
+// break the rule only where the higher side's neighbour is no finer than it, the one neighbour
+// across that side. Why a stage settles CHAIN_LINKS + 1 levels: say every a >= u + 1 has been
+// reached and its faces hold when it starts. Then so has every a = u (only a neighbour at
+// u + 1 forces one), and a raise of link k ends at a <= u - k. Take a slot that ends at
+// w >= u - CHAIN_LINKS: if it was at w when the stage started, its own thread read w and raised
+// its neighbours; else the raise that left w was of a link k <= u - w <= CHAIN_LINKS, so its
+// thread followed it. Raises are atomic maxima, so no later one undoes that: after the stage
+// every a >= u - CHAIN_LINKS is reached and its faces hold, and after s stages every
+// a >= top - s (CHAIN_LINKS + 1) + 1; faces whose higher side ends at 1 hold anyway. Stages past
+// that return at once. Every raise is forced, so the stages end at the least admissible flags
+// above the start, as any order of the forced raises does (AdaptiveMesh::smooth_flags); no host
+// check for convergence. A raise is an atomic max (a compare-exchange loop on the i32 bits) and
+// a read sees the flag as it stands (volatile loads). Following every link (one stage) was
+// tried: a thread then follows a whole cascade of raises alone, slower than the launches it
+// saves (BENCHMARKS.md, session 20).
 //
-// How far a thread follows: a slot followed at level v raises its neighbours to v - 1 and lifts
-// siblings at their own level, at most v - 1, so the slots a thread still has to follow form
-// groups of at most 12 (3 neighbours, each with 3 siblings) at falling levels, the first below
-// a_t <= max_level, and only a slot at level 2 or more can raise. With max_level <= MAX_LEVELS,
-// (MAX_LEVELS - 1) groups of 12 are room for every chain; a thread short of room (never, by
-// the above) sets bit 2 of counters[C_ERROR].
+// Room: a slot followed raises at most 3 neighbours, each lifting at most 3 siblings, so a
+// thread holds at most 12 slots of each link up to CHAIN_LINKS (LIFO: one link's slots wait
+// while a later link's are followed); one short of room (never, by that) sets C_ERROR_CHAINS
+// in counters[C_ERROR].
 //
 // flags: the flags' i32 bits. slot_info: per slot, its element's level and the slots of its
 // three siblings (NONE for a root, or for a sibling that is not active), written by pass 0 so
-// that the chains reach a slot's level and its siblings in one load. neighbors: the solver's
+// that a stage reaches a slot's level and its siblings in one load. neighbors: the solver's
 // neighbour records, per slot the slot across each side (on a split side one of its two
 // halves), NONE on the boundary, and the split mask.
 
@@ -119,11 +125,17 @@ __device__ u32 first_pass(
     return (u32)((int)level + f);
 }
 
-// Slots a chain thread may still have to follow (the header's bound).
-#define CHAIN_ROOM (12u * (MAX_LEVELS - 1u))
+// Raises a stage's thread follows after its own slot's (1 to 3; the host sizes the stages by
+// it, amr::gpu::CHAIN_LINKS).
+#ifndef CHAIN_LINKS
+#define CHAIN_LINKS 1u
+#endif
+// Slots a thread may hold to follow (the header's bound for the most links).
+#define CHAIN_ROOM 36u
 
-// The chains from slot t: its neighbours raised where the rule asks, then every slot this
-// thread raised followed in turn (last raised first), with the level it raised it to.
+// Stage work of slot t: its neighbours raised where the rule asks, and every slot this thread
+// raised followed in turn (last raised first) from the level it raised it to, up to
+// CHAIN_LINKS links.
 __device__ void chains(
     u32 t,
     const uint4* slot_info,
@@ -135,18 +147,20 @@ __device__ void chains(
         return;
     }
     uint4 own = slot_info[t];
-    // (slot, level + flag this thread raised it to); slot t first, at a_t as it stands.
-    uint2 pending[CHAIN_ROOM];
-    pending[0] = make_uint2(t, (u32)((int)own.x + admissible(load_flag(flags, t), own.x, params)));
+    // (slot, level + flag this thread raised it to, links after slot t's own raises).
+    uint3 pending[CHAIN_ROOM];
+    pending[0] = make_uint3(
+        t, (u32)((int)own.x + admissible(load_flag(flags, t), own.x, params)), 0u);
     u32 n = 1u;
     while (n > 0u) {
         n = n - 1u;
-        uint2 from = pending[n];
-        int after = (int)from.y;
+        uint3 item = pending[n];
+        int after = (int)item.y;
         if (after < 2) {
             continue;
         }
-        uint4 across = neighbors[from.x];
+        bool follow = item.z < CHAIN_LINKS;
+        uint4 across = neighbors[item.x];
         for (u32 side = 0u; side < 3u; side = side + 1u) {
             u32 j = side == 0u ? across.x : (side == 1u ? across.y : across.z);
             if (j == NONE) {
@@ -158,21 +172,23 @@ __device__ void chains(
             if (was >= wanted) {
                 continue;
             }
-            // This thread raised j (and lifts its cluster when that took its -1): follow them.
-            if (n + 4u > CHAIN_ROOM) {
+            // This thread raised j, and lifts its cluster when that took its -1.
+            if (follow && n + 4u > CHAIN_ROOM) {
                 atomicOr(counters + C_ERROR, C_ERROR_CHAINS);
                 return;
             }
-            pending[n] = make_uint2(j, (u32)(after - 1));
-            n = n + 1u;
+            if (follow) {
+                pending[n] = make_uint3(j, (u32)(after - 1), item.z + 1u);
+                n = n + 1u;
+            }
             if (was >= 0) {
                 continue;
             }
 #pragma unroll
             for (u32 c = 0u; c < 3u; c = c + 1u) {
                 u32 s = sibling(info, c);
-                if (s != NONE && raise_flag(flags, s, info.x, 0, params) < 0) {
-                    pending[n] = make_uint2(s, info.x);
+                if (s != NONE && raise_flag(flags, s, info.x, 0, params) < 0 && follow) {
+                    pending[n] = make_uint3(s, info.x, item.z + 1u);
                     n = n + 1u;
                 }
             }
@@ -180,7 +196,8 @@ __device__ void chains(
     }
 }
 
-// Pass 0: the largest a_i of the block (one atomic on the counters per block).
+// Pass 0: the largest a_i of the block (one atomic on the counters per block); a stage: the
+// top, read by one thread of the block for all.
 __shared__ u32 group_top;
 
 extern "C" __global__ void amr_smooth(
@@ -205,6 +222,15 @@ extern "C" __global__ void amr_smooth(
         if (threadIdx.x == 0u && group_top > 0u) {
             atomicMax(&counters[C_SMOOTH_TOP], group_top);
         }
+        return;
+    }
+    if (threadIdx.x == 0u) {
+        group_top = *(const volatile u32*)(counters + C_SMOOTH_TOP);
+    }
+    __syncthreads();
+    // Stage s settles the levels from top - (s - 1) (CHAIN_LINKS + 1) down; past 1 nothing is
+    // left to raise.
+    if ((range.color - 1u) * (CHAIN_LINKS + 1u) + 1u >= group_top) {
         return;
     }
     chains(t, slot_info, flags, neighbors, counters, params);

@@ -1,6 +1,6 @@
 //! Adaptive refinement conformance: the device adaptation (`amr_*` kernels) against the f64
 //! reference [`AdaptiveMesh`], adaptation after adaptation on the same device trees: the same
-//! smoothed flags (and the levels of the CPU twin's chains of raises), the same trees, slots
+//! smoothed flags (in the stages of the CPU twin of the staged smoothing), the same trees, slots
 //! and free rings id for id, the projected solution to f32 round-off, the same DG mesh buffers
 //! (faces by color, neighbours, geometry) and launch records, and the solver's rhs through those
 //! records against the f64 operator;
@@ -12,7 +12,9 @@ use crate::error::{Error, Result};
 use crate::mesh::NO_ELEMENT;
 use crate::order::Ordering;
 use crate::runtime::Runtime;
-use crate::solver::dg::amr::gpu::{slots_needed, GpuAdaptOptions, GpuAdaptation, TreeCapacity};
+use crate::solver::dg::amr::gpu::{
+    slots_needed, GpuAdaptOptions, GpuAdaptation, TreeCapacity, CHAIN_LINKS,
+};
 use crate::solver::dg::amr::indicator::jumps;
 use crate::solver::dg::amr::tree::{FlatTree, EDGE_ALIVE_BIT, NONE as NO_SLOT};
 use crate::solver::dg::amr::{flags, indicator, scatter, AdaptiveMesh, IndicatorField, Projection};
@@ -44,9 +46,9 @@ pub fn amr(report: &mut Report, b: &Runtime) {
         });
     }
     report.check(
-        "amr device smoothing of a ripple five levels down = reference, in one chain launch",
+        "amr device smoothing of a ripple five levels down = reference, in stages",
         b.kind(),
-        "flags and chain levels exact",
+        "flags and stages exact",
         || Ok((device_ripple(b)?, true)),
     );
     report.check(
@@ -288,28 +290,28 @@ pub fn graded_ripple(base: &DgMesh, point: [f64; 2]) -> Result<(AdaptiveMesh, Ve
 }
 
 /// The device's smoothing of [`graded_ripple`]'s flags on the periodic mesh: a chain of raises
-/// five links long (a = 7 -> .. -> 2), followed in one launch, against the ordered smoothing's
-/// flags and the CPU twin's chains.
+/// five links long (a = 7 -> .. -> 2), [`CHAIN_LINKS`] + 1 levels a stage, against the ordered
+/// smoothing's flags and the CPU twin's stages.
 pub fn device_ripple(rt: &Runtime) -> Result<String> {
     let (am, start, lowest) = graded_ripple(&periodic_mesh()?, [0.02, 0.5])?;
     ensure(lowest <= 1, || {
-        format!("the ripple reaches level {lowest} only, not 1: too short to test the chains")
+        format!("the ripple reaches level {lowest} only, not 1: too short to test the stages")
     })?;
     let faces = am.faces()?;
     let mut want = start.clone();
     am.smooth_flags(&faces, &mut want);
-    let mut chained = start.clone();
-    let chains = am.smooth_flags_by_chains(&faces, &mut chained);
-    ensure(chained == want, || {
-        "the CPU twin's chains give other flags".into()
+    let mut staged = start.clone();
+    let stages = am.smooth_flags_in_stages(&faces, &mut staged, CHAIN_LINKS);
+    ensure(staged == want, || {
+        "the CPU twin's stages give other flags".into()
     })?;
     let fixture = adapt_fixture_of(rt, am, 1)?;
     fixture.ga.set_flags(&start)?;
     let smoothed = fixture.ga.smooth(None)?;
-    ensure(smoothed.chain_levels == chains.levels, || {
+    ensure(smoothed.stages == stages, || {
         format!(
-            "chains over {} levels on the device, {} on the host",
-            smoothed.chain_levels, chains.levels
+            "{} stages on the device, {stages} on the host",
+            smoothed.stages
         )
     })?;
     ensure(fixture.ga.read_flags()? == want, || {
@@ -317,9 +319,8 @@ pub fn device_ripple(rt: &Runtime) -> Result<String> {
     })?;
     let raised = (0..start.len()).filter(|&j| want[j] > start[j]).count();
     Ok(format!(
-        "{} elements, {raised} raised down to level {lowest} by chains over {} levels",
-        start.len(),
-        chains.levels
+        "{} elements, {raised} raised down to level {lowest} in {stages} stages",
+        start.len()
     ))
 }
 
@@ -356,19 +357,19 @@ pub fn device_adaptation(
         };
         let mut want_flags = raw.clone();
         am.smooth_flags(&faces, &mut want_flags);
-        // The device runs the chains of the CPU twin (the same top level), whose flags are
-        // the ordered smoothing's.
-        let mut chained = raw.clone();
-        let chains = am.smooth_flags_by_chains(&faces, &mut chained);
-        ensure(chained == want_flags, || {
-            format!("round {round}: the smoothing by chains gives other flags")
+        // The device runs the stages of the CPU twin (the same top level, so as many), whose
+        // flags are the ordered smoothing's.
+        let mut staged = raw.clone();
+        let stages = am.smooth_flags_in_stages(&faces, &mut staged, CHAIN_LINKS);
+        ensure(staged == want_flags, || {
+            format!("round {round}: the smoothing in stages gives other flags")
         })?;
         ga.set_flags(&raw)?;
         let smoothed = ga.smooth(None)?;
-        ensure(smoothed.chain_levels == chains.levels, || {
+        ensure(smoothed.stages == stages, || {
             format!(
-                "round {round}: chains over {} levels on the device, {} on the host",
-                smoothed.chain_levels, chains.levels
+                "round {round}: {} smoothing stages on the device, {stages} on the host",
+                smoothed.stages
             )
         })?;
         ensure(ga.has_room(&smoothed), || {

@@ -50,10 +50,6 @@
 #define C_CLOCK 64u
 #define CLOCK_WORDS 8u
 
-// The most levels of refinement an adaptive mesh may have (AmrOptions::validate, MAX_LEVELS in
-// src/solver/dg/amr/tree.rs): it bounds amr_smooth's chains.
-#define MAX_LEVELS 12u
-
 struct AmrParams {
     u32 element_capacity;
     u32 edge_capacity;

@@ -4,7 +4,7 @@
 //! hands its coefficients over at every adaptation.
 
 use super::gpu::{
-    GpuAdaptOptions, GpuAdaptation, PhaseSeconds, Smoothed, TreeCapacity, CLOCK_WORDS,
+    GpuAdaptOptions, GpuAdaptation, PhaseSeconds, Smoothed, TreeCapacity, CHAIN_LINKS, CLOCK_WORDS,
 };
 use super::indicator::{flags, gather, indicator, jumps, scatter, IndicatorField};
 use super::projection::Projection;
@@ -97,22 +97,20 @@ pub struct AmrStats {
     pub coarsened: usize,
     /// The host's adaptations' smoothing passes (up to the first that changed nothing).
     pub smoothing_passes: usize,
-    /// The adaptations on the device, the levels their smoothing's chains of raises could
-    /// descend ([`Smoothed::chain_levels`]), and the most of one.
+    /// The adaptations on the device, their smoothing stages that could raise
+    /// ([`Smoothed::stages`]), and the most of one.
     pub device_adaptations: usize,
-    pub device_chain_levels: usize,
-    pub device_chain_levels_max: usize,
+    pub device_smoothing_stages: usize,
+    pub device_smoothing_stages_max: usize,
     /// Device adaptations whose smoothed flags coarsened and refined nothing: the mesh and the
     /// solution stayed as they were, so the phases after the smoothing did not run.
     pub device_unchanged: usize,
     /// The host's adaptations (`adaptations - device_adaptations`): the most passes of one,
-    /// and the same smoothings by chains as the device runs them
-    /// ([`AdaptiveMesh::smooth_flags_by_chains`]): their chain levels, all and the most of
-    /// one, and the most slots pending one chain.
+    /// and the same smoothings in stages by level as the device runs them
+    /// ([`AdaptiveMesh::smooth_flags_in_stages`]), all and the most of one.
     pub host_smoothing_passes_max: usize,
-    pub chained_levels: usize,
-    pub chained_levels_max: usize,
-    pub chained_pending_max: usize,
+    pub staged_smoothing_stages: usize,
+    pub staged_smoothing_stages_max: usize,
     /// Indicator and flags.
     pub indicator_seconds: f64,
     /// 2:1 smoothing of the flags.
@@ -310,7 +308,7 @@ impl Adaptivity {
         let start = f.clone();
         let passes = self.mesh.smooth_flags(&self.faces, &mut f);
         self.stats.smoothing_seconds += lap();
-        self.count_chains(start, &f)?;
+        self.count_smoothing_stages(start, &f)?;
         // Not the path's work: a statistic of the device's smoothing.
         let _untimed = lap();
         let counts = self.mesh.adapt(&f, &mut coef, &self.projection)?;
@@ -327,19 +325,20 @@ impl Adaptivity {
         Ok((next, c, counts))
     }
 
-    /// Smooth `start` again by chains, which must give `smoothed` (both are the least
-    /// admissible flags above `start`), and count the chains' levels and pending slots.
-    fn count_chains(&mut self, mut start: Vec<i8>, smoothed: &[i8]) -> Result<()> {
-        let chains = self.mesh.smooth_flags_by_chains(&self.faces, &mut start);
+    /// Smooth `start` again in stages by level, which must give `smoothed` (both are the least
+    /// admissible flags above `start`), and count the stages.
+    fn count_smoothing_stages(&mut self, mut start: Vec<i8>, smoothed: &[i8]) -> Result<()> {
+        let stages = self
+            .mesh
+            .smooth_flags_in_stages(&self.faces, &mut start, CHAIN_LINKS);
         if start != smoothed {
             return Err(Error::Run(
-                "adapt: the smoothing by chains gave other flags than the ordered one".into(),
+                "adapt: the smoothing in stages by level gave other flags than the ordered one"
+                    .into(),
             ));
         }
-        let s = &mut self.stats;
-        s.chained_levels += chains.levels;
-        s.chained_levels_max = s.chained_levels_max.max(chains.levels);
-        s.chained_pending_max = s.chained_pending_max.max(chains.most_pending);
+        self.stats.staged_smoothing_stages += stages;
+        self.stats.staged_smoothing_stages_max = self.stats.staged_smoothing_stages_max.max(stages);
         Ok(())
     }
 
@@ -558,9 +557,11 @@ impl Adaptivity {
         self.stats.refined += report.counts.refined;
         self.stats.coarsened += report.counts.coarsened;
         self.stats.device_adaptations += 1;
-        self.stats.device_chain_levels += report.chain_levels;
-        self.stats.device_chain_levels_max =
-            self.stats.device_chain_levels_max.max(report.chain_levels);
+        self.stats.device_smoothing_stages += report.smoothing_stages;
+        self.stats.device_smoothing_stages_max = self
+            .stats
+            .device_smoothing_stages_max
+            .max(report.smoothing_stages);
         self.host_stale |= changes;
         Ok(DeviceAdaptation::Done(report.counts, phases))
     }

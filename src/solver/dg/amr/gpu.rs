@@ -11,13 +11,13 @@
 //! reference's.
 //!
 //! At these sizes every phase is bound by its launches and by chains of dependent loads, so the
-//! phases are few and their loads batched: the smoothing is two launches over the slots, pass 0
-//! (each slot's level and siblings, the cluster rule) and the chains (GK19's Algorithm 2
-//! launches one per color until nothing changes: the colors keep its plain read-modify-writes
-//! race-free, but the rules only raise flags and end at the least admissible flags whatever the
-//! order of the raises, so atomic raises need no colors, and the thread that raises a flag
-//! follows it, raising what that forces, so one launch settles chains down every level; the
-//! colors stay for the surface integral, whose scatter they keep race-free), the coarsening's
+//! phases are few and their loads batched: a smoothing stage (after pass 0, which records each
+//! slot's level and siblings) is one launch over the slots that settles [`CHAIN_LINKS`] + 1
+//! levels (GK19's Algorithm 2 launches one per color until nothing changes: the colors keep its
+//! plain read-modify-writes race-free, but the rules only raise flags and end at the least
+//! admissible flags whatever the order of the raises, so atomic raises need no colors, and the
+//! thread that raises a flag follows it for a few links, raising what that forces; the colors
+//! stay for the surface integral, whose scatter they keep race-free), the coarsening's
 //! decisions (which split edges a cluster frees) are marked with the clusters and share their
 //! scan, every scan is one launch (amr_scan: `scan_blocks` with its parts, src/runtime/scan.rs)
 //! whose last workgroup also does the bookkeeping between phases from the scan's total and
@@ -27,7 +27,7 @@
 
 use super::indicator::IndicatorField;
 use super::projection::Projection;
-use super::tree::{AdaptCounts, AdaptiveMesh, FlatTree, MAX_LEVELS, NONE};
+use super::tree::{AdaptCounts, AdaptiveMesh, FlatTree, NONE};
 use crate::args;
 use crate::error::{Error, Result};
 use crate::runtime::scan::PrefixSum;
@@ -57,6 +57,19 @@ mod counter {
     pub const FAR_FACES: usize = 18;
     pub const COLOR_OFFSETS: usize = 20;
     pub const LEN: usize = 64;
+}
+
+/// Raises a smoothing stage's thread follows after its own slot's (amr_smooth.wgsl's
+/// CHAIN_LINKS, 1 to 3): each stage settles `CHAIN_LINKS + 1` levels. Measured on an H200
+/// (BENCHMARKS.md, session 20).
+pub const CHAIN_LINKS: usize = 1;
+// amr_smooth holds 12 slots a link (its CHAIN_ROOM is 36).
+const _: () = assert!(CHAIN_LINKS <= 3);
+
+/// Smoothing stages an adaptive mesh of `max_level` levels records: enough for the highest top
+/// level, `max_level` (a refinement ends at most there).
+pub fn smoothing_stages(max_level: u8) -> usize {
+    usize::from(max_level.saturating_sub(1)).div_ceil(CHAIN_LINKS + 1)
 }
 
 /// Words after the counters that take a copy of the solver's clock (amr_scan 0, C_CLOCK;
@@ -121,9 +134,10 @@ pub fn slots_needed(active: usize, refines: usize) -> usize {
 /// What the smoothed flags ask of the next adaptation, with the counts it starts from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Smoothed {
-    /// Levels the smoothing's chains of raises could descend: the top level less one
-    /// ([`super::tree::ChainSmoothing::levels`]).
-    pub chain_levels: usize,
+    /// Stages of the smoothing that could raise a flag, ceil((top level - 1) / (CHAIN_LINKS +
+    /// 1)) ([`AdaptiveMesh::smooth_flags_in_stages`]'s count; the launches past them return at
+    /// once).
+    pub stages: usize,
     pub active: usize,
     pub clusters: usize,
     pub refines: usize,
@@ -155,8 +169,8 @@ pub type PhaseSeconds = Vec<(&'static str, f64)>;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GpuAdaptReport {
     pub counts: AdaptCounts,
-    /// Levels the smoothing's chains could descend ([`Smoothed::chain_levels`]).
-    pub chain_levels: usize,
+    /// Stages of the smoothing that could raise ([`Smoothed::stages`]).
+    pub smoothing_stages: usize,
     pub num_elements: usize,
     /// Faces of the mesh the adaptation started from, and of them those whose slots lie more
     /// than [`FAR_SLOTS`](super::locality::FAR_SLOTS) apart (what triggers a reorder): one
@@ -194,7 +208,7 @@ pub struct GpuAdaptation {
     flags: Buffer,
     /// Flags from the indicator.
     flag_plan: Plan,
-    /// The smoothing (pass 0, the chains), then the clusters and refinements numbered and the
+    /// The smoothing (pass 0, the stages), then the clusters and refinements numbered and the
     /// solver's clock copied after the counters.
     smooth_plan: Plan,
     /// `flag_plan` and `smooth_plan` as one (one submission, one CUDA graph).
@@ -246,7 +260,7 @@ fn kernel_specs(np: usize, ne: usize) -> [OwnedKernelSpec; 10] {
     [
         ("amr_flag", with_np.clone()),
         ("amr_scan", vec![]),
-        ("amr_smooth", vec![]),
+        ("amr_smooth", vec![("CHAIN_LINKS", CHAIN_LINKS as f64)]),
         ("amr_mark", with_ne.clone()),
         ("amr_coarsen", projection.clone()),
         ("amr_split", vec![]),
@@ -459,12 +473,12 @@ impl GpuAdaptation {
             color: 0,
             pad,
         };
-        // Pass 0 over the slots, then the chains over the slots (range.color 1: raises and the
-        // raises they force, followed by the thread that made them); then the clusters and
-        // the elements to refine are numbered and their counts tell the host whether the
-        // adaptation fits.
+        // Pass 0 over the slots, then the stages over the slots, numbered 1.. in range.color,
+        // each settling CHAIN_LINKS + 1 levels (those past the top level return at once); then
+        // the clusters and the elements to refine are numbered and their counts tell the host
+        // whether the adaptation fits.
         let mut smooth = PlanBuilder::new();
-        // Each slot's level and siblings' slots, written by pass 0 for the chains.
+        // Each slot's level and siblings' slots, written by pass 0 for the stages.
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
         let mut smooth_args =
             args![slots, element_tree, flags, *neighbors, counters, slot_info].to_vec();
@@ -476,7 +490,9 @@ impl GpuAdaptation {
         smooth
             .segment("smooth")
             .launch(&smooth_kernel, &smooth_args, smooth_pass(0));
-        smooth.launch(&smooth_kernel, &smooth_args, smooth_pass(1));
+        for stage in 1..=smoothing_stages(mesh.max_level) {
+            smooth.launch(&smooth_kernel, &smooth_args, smooth_pass(stage as u32));
+        }
         tally.count("smooth", &smooth);
         smooth.segment("determine parents").launch(
             &mark_kernel,
@@ -685,7 +701,7 @@ impl GpuAdaptation {
         Ok(v.into_iter().map(|f| f.clamp(-1, 1) as i8).collect())
     }
 
-    /// Smooth the flags (pass 0 and the chains of raises, then the clusters and refinements
+    /// Smooth the flags (pass 0 and the stages, then the clusters and refinements
     /// counted) and read back what they ask for. Untimed, the host records the adaptation's
     /// plan while the read-back waits, for [`Self::apply`].
     pub fn smooth(&self, phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
@@ -724,7 +740,7 @@ impl GpuAdaptation {
             )));
         }
         Ok(Smoothed {
-            chain_levels: top.saturating_sub(1) as usize,
+            stages: (top.saturating_sub(1) as usize).div_ceil(CHAIN_LINKS + 1),
             active: c[counter::ACTIVE] as usize,
             clusters: c[counter::CLUSTERS] as usize,
             refines: c[counter::REFINES] as usize,
@@ -769,7 +785,7 @@ impl GpuAdaptation {
         if smoothed.clusters == 0 && smoothed.refines == 0 {
             return Ok(GpuAdaptReport {
                 counts: AdaptCounts::default(),
-                chain_levels: smoothed.chain_levels,
+                smoothing_stages: smoothed.stages,
                 num_elements: smoothed.active,
                 faces: smoothed.faces,
                 far_faces: smoothed.far_faces,
@@ -790,7 +806,7 @@ impl GpuAdaptation {
                 refined: smoothed.refines,
                 coarsened: smoothed.clusters,
             },
-            chain_levels: smoothed.chain_levels,
+            smoothing_stages: smoothed.stages,
             num_elements: n,
             faces: smoothed.faces,
             far_faces: smoothed.far_faces,
@@ -828,7 +844,7 @@ impl GpuAdaptation {
     }
 
     /// Launches of each phase of one adaptation, in order: "flag", "smooth" (pass 0 and the
-    /// chains), "determine parents", then the phases of
+    /// stages, [`smoothing_stages`]), "determine parents", then the phases of
     /// [`GpuAdaptation::apply`].
     pub fn launches(&self) -> &[(&'static str, usize)] {
         &self.launches
@@ -1047,8 +1063,8 @@ impl TreeWords {
     }
 }
 
-/// An error when the last adaptation's faces found an edge without an element, or the
-/// smoothing's chains ran short of room (the bits of counters `c`'s error word).
+/// An error when the last adaptation's faces found an edge without an element, or a smoothing
+/// thread ran short of room (the bits of counters `c`'s error word).
 fn check_errors(c: &[u32]) -> Result<()> {
     let error = c[counter::ERROR];
     if error & counter::ERROR_FACES != 0 {
@@ -1057,10 +1073,11 @@ fn check_errors(c: &[u32]) -> Result<()> {
         ));
     }
     if error & counter::ERROR_CHAINS != 0 {
-        return Err(Error::Run(format!(
-            "adaptation: a thread of the smoothing's chains had more slots to follow than the \
-             bound for {MAX_LEVELS} levels allows (amr_smooth.wgsl): a bug"
-        )));
+        return Err(Error::Run(
+            "adaptation: a thread of the smoothing had more raised slots to follow than its \
+             room, which amr_smooth.wgsl's bound rules out: a bug"
+                .into(),
+        ));
     }
     Ok(())
 }

@@ -282,9 +282,10 @@ fn indicator_is_height_times_the_gradient() {
 
 /// The smoothing ends at the least admissible flags above the start whatever the order of the
 /// raises: the ordered passes (faces color by color, and in the opposite order within each
-/// color) and the device's chains give the same flags, those flags are a fixed point, and
-/// lowering any raised flag by one is not (smoothing raises it back). The chains are followed:
-/// some rounds raise a flag because of another raise.
+/// color) and the device's stages, following 0 to 3 links, give the same flags, those flags are
+/// a fixed point, and lowering any raised flag by one is not (smoothing raises it back). The
+/// stages are all needed: without the last one, some rounds end short of the least admissible
+/// flags.
 #[test]
 fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
     let base = wall_box();
@@ -292,7 +293,8 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
     let mut am = AdaptiveMesh::new(&base, 4).expect("tree");
     let mut coef = vec![vec![[1.0; 4]]; am.num_active()];
     let mut seed = 19;
-    let (mut raised, mut most_passes, mut longest_chain) = (0, 0, 0);
+    let (mut raised, mut most_passes) = (0, 0);
+    let mut last_stage_needed = [0; 4];
     for _ in 0..8 {
         let faces = am.faces().expect("faces");
         let start = rand_flags(am.num_active(), &mut seed);
@@ -301,15 +303,22 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
         let mut reversed = start.clone();
         let backwards: Vec<Face> = faces.iter().rev().copied().collect();
         am.smooth_flags(&backwards, &mut reversed);
-        let mut chained = start.clone();
-        let chains = am.smooth_flags_by_chains(&faces, &mut chained);
         assert_eq!(ordered, reversed);
-        assert_eq!(ordered, chained);
-        longest_chain = longest_chain.max(chains.longest);
+        let mut staged = start.clone();
+        for (links, needed) in last_stage_needed.iter_mut().enumerate() {
+            staged.copy_from_slice(&start);
+            let stages = am.smooth_flags_in_stages(&faces, &mut staged, links);
+            assert_eq!(ordered, staged, "{links} links");
+            let mut short = start.clone();
+            am.smooth_in_stages(&faces, &mut short, links, stages.saturating_sub(1));
+            if short != ordered {
+                *needed += 1;
+            }
+        }
         most_passes = most_passes.max(passes);
-        let mut again = chained.clone();
+        let mut again = staged.clone();
         assert_eq!(am.smooth_flags(&faces, &mut again), 1);
-        assert_eq!(again, chained, "not a fixed point");
+        assert_eq!(again, staged, "not a fixed point");
         for j in 0..start.len() {
             if ordered[j] - 1 < start[j] {
                 continue;
@@ -329,26 +338,31 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
         "the rules should cascade ({most_passes} passes)"
     );
     assert!(
-        longest_chain >= 2,
-        "no raise forced another ({longest_chain} links): the chains are not tested"
+        last_stage_needed.iter().all(|&n| n > 0),
+        "a number of links whose last stage no round needed, untested: {last_stage_needed:?}"
     );
 }
 
 /// A refinement at the finest level of a graded mesh forces a chain of raises down every level
-/// (GK19's ripple: a = 7 -> 6 -> .. -> 1, six links): the chains follow it to the ordered
-/// smoothing's flags from the one slot that starts it, within the device's room for pending
-/// slots.
+/// (GK19's ripple: a = 7 -> 6 -> .. -> 1, six links): stages that follow k links settle it in
+/// ceil(6 / (k + 1)) stages to the ordered smoothing's flags, and one stage fewer does not.
 #[test]
-fn chained_smoothing_carries_a_chain_down_every_level() {
+fn staged_smoothing_carries_a_chain_down_every_level() {
     let (am, start, lowest) = graded_ripple(&wall_box(), [0.33, 0.71]).expect("graded mesh");
     assert_eq!(lowest, 0, "the chain should reach level 0");
     let faces = am.faces().expect("faces");
     let mut ordered = start.clone();
     am.smooth_flags(&faces, &mut ordered);
-    let mut chained = start.clone();
-    let chains = am.smooth_flags_by_chains(&faces, &mut chained);
-    assert_eq!(chained, ordered);
-    assert_eq!(chains.levels, 6);
-    assert_eq!(chains.longest, 6, "the ripple is one chain of six links");
-    assert!(chains.most_pending <= 12 * (usize::from(MAX_LEVELS) - 1));
+    for (links, want_stages) in [(0, 6), (1, 3), (2, 2), (3, 2), (5, 1)] {
+        let mut staged = start.clone();
+        let stages = am.smooth_flags_in_stages(&faces, &mut staged, links);
+        assert_eq!(stages, want_stages, "{links} links");
+        assert_eq!(staged, ordered, "{links} links");
+        let mut short = start.clone();
+        am.smooth_in_stages(&faces, &mut short, links, stages - 1);
+        assert_ne!(
+            short, ordered,
+            "{links} links: the chain should need every stage"
+        );
+    }
 }

@@ -37,9 +37,7 @@ use crate::error::{Error, Result};
 use crate::solver::dg::euler::State;
 use crate::solver::dg::mesh::{DgMesh, EDGE_INTERIOR};
 
-/// The most levels of refinement above the base mesh (GK19 runs to 12). It bounds the device
-/// smoothing's chains of raises (`MAX_LEVELS` in shaders/common/amr_tree.wgsl), so a mesh with
-/// more is refused.
+/// The most levels of refinement above the base mesh (GK19 runs to 12).
 pub const MAX_LEVELS: u8 = 12;
 
 /// Marks a missing element, edge, child, parent or slot.
@@ -108,18 +106,6 @@ pub struct Face {
     pub normal: [f64; 2],
     pub length: f64,
     pub midpoint: [f64; 2],
-}
-
-/// What the smoothing by chains ([`AdaptiveMesh::smooth_flags_by_chains`]) met.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ChainSmoothing {
-    /// Levels a chain of raises can descend: the top level after pass 0 less one (each link
-    /// raises to one level below the last).
-    pub levels: usize,
-    /// Links of the longest chain: raises one after another, each forced by the last.
-    pub longest: usize,
-    /// The most slots pending one thread (the device's bound is 12 (MAX_LEVELS - 1)).
-    pub most_pending: usize,
 }
 
 /// What one adaptation did.
@@ -321,8 +307,8 @@ impl AdaptiveMesh {
     /// The result does not depend on the order of the raises: every raise is forced (any
     /// admissible flags above the start are at least as high there), and the admissible flags
     /// are closed under the elementwise minimum, so smoothing ends at the least admissible
-    /// flags above the start whatever the order. [`AdaptiveMesh::smooth_flags_by_chains`]
-    /// reaches the same flags by chains of raises, as the device does.
+    /// flags above the start whatever the order. [`AdaptiveMesh::smooth_flags_in_stages`]
+    /// reaches the same flags in stages, as the device does.
     pub fn smooth_flags(&self, faces: &[Face], flags: &mut [i8]) -> usize {
         self.clamp_flags(flags);
         let mut by_color: Vec<&Face> = faces.iter().filter(|f| f.right != NONE).collect();
@@ -349,17 +335,30 @@ impl AdaptiveMesh {
         }
     }
 
-    /// The smoothing of [`AdaptiveMesh::smooth_flags`] as the device runs it (amr_smooth.wgsl),
-    /// its threads one after another. With a_i = level_i + f_i: pass 0 makes the flags
-    /// admissible and applies the cluster rule to them as they came, top = max_i a_i; then for
-    /// each slot t, its chains: each neighbour j across a side of t (the first of the solver's
-    /// neighbour records: on a split side one of its halves, which can never need a raise) is
-    /// raised to f_j <- max(f_j, a_t - 1 - level_j), a raise that lifts a -1 lifts its
-    /// siblings' -1 too, and every slot so raised is followed in turn (last raised first) from
-    /// the level it was raised to. Every raise is forced and every slot's final level has been
-    /// followed, so this ends at the least admissible flags above the start, the ordered
-    /// smoothing's.
-    pub fn smooth_flags_by_chains(&self, faces: &[Face], flags: &mut [i8]) -> ChainSmoothing {
+    /// The smoothing of [`AdaptiveMesh::smooth_flags`] in stages, as the device runs it
+    /// (amr_smooth.wgsl), its threads one after another. With a_i = level_i + f_i: pass 0 makes
+    /// the flags admissible and applies the cluster rule to them as they came, top = max_i a_i;
+    /// then each stage, for each slot t: each neighbour j across a side of t (the first of the
+    /// solver's neighbour records: on a split side one of its halves, which never needs a
+    /// raise) is raised to f_j <- max(f_j, a_t - 1 - level_j), a raise that lifts a -1 lifts
+    /// its siblings' -1 too, and the slots so raised are followed the same way (last raised
+    /// first) from the level they were raised to, up to `links` raises after t's own. A stage
+    /// settles `links + 1` levels for good (the kernel's header says why), so
+    /// ceil((top - 1) / (links + 1)) stages end at the least admissible flags above the start,
+    /// the ordered smoothing's. Returns that number of stages.
+    pub fn smooth_flags_in_stages(&self, faces: &[Face], flags: &mut [i8], links: usize) -> usize {
+        self.smooth_in_stages(faces, flags, links, usize::MAX)
+    }
+
+    /// [`AdaptiveMesh::smooth_flags_in_stages`] cut to its first `most_stages` stages (what
+    /// shows that the last stages are needed).
+    pub(super) fn smooth_in_stages(
+        &self,
+        faces: &[Face],
+        flags: &mut [i8],
+        links: usize,
+        most_stages: usize,
+    ) -> usize {
         self.clamp_flags(flags);
         let n = self.num_active();
         let mut next = flags.to_vec();
@@ -370,6 +369,7 @@ impl AdaptiveMesh {
             .map(|pos| level(pos) + i32::from(flags[pos]))
             .max()
             .unwrap_or(0);
+        let stages = ((top - 1).max(0) as usize).div_ceil(links + 1);
         // The first neighbour record per side, as amr_faces writes it.
         let mut across = vec![[NONE; 3]; n];
         for f in faces.iter().filter(|f| f.right != NONE) {
@@ -378,41 +378,42 @@ impl AdaptiveMesh {
                 across[f.right as usize][usize::from(f.right_local)] = f.left;
             }
         }
-        // (slot, level + flag it was raised to, links from the chain's start).
+        // (slot, level + flag it was raised to, links after the thread's own slot's raises).
         let mut pending: Vec<(usize, i32, usize)> = Vec::new();
-        let (mut most_pending, mut longest) = (0, 0);
-        for t in 0..n {
-            pending.push((t, level(t) + i32::from(flags[t]), 0));
-            while let Some((i, after, links)) = pending.pop() {
-                for j in across[i]
-                    .iter()
-                    .filter(|&&j| j != NONE)
-                    .map(|&j| j as usize)
-                {
-                    let (was, wanted) = (i32::from(flags[j]), after - 1 - level(j));
-                    if was >= wanted {
-                        continue;
-                    }
-                    flags[j] = wanted as i8;
-                    pending.push((j, after - 1, links + 1));
-                    longest = longest.max(links + 1);
-                    if was < 0 {
+        for _ in 0..stages.min(most_stages) {
+            for t in 0..n {
+                pending.push((t, level(t) + i32::from(flags[t]), 0));
+                while let Some((i, after, k)) = pending.pop() {
+                    let follow = k < links;
+                    for j in across[i]
+                        .iter()
+                        .filter(|&&j| j != NONE)
+                        .map(|&j| j as usize)
+                    {
+                        let (was, wanted) = (i32::from(flags[j]), after - 1 - level(j));
+                        if was >= wanted {
+                            continue;
+                        }
+                        flags[j] = wanted as i8;
+                        if follow {
+                            pending.push((j, after - 1, k + 1));
+                        }
+                        if was >= 0 {
+                            continue;
+                        }
                         for sibling in self.sibling_slots(j) {
                             if flags[sibling] < 0 {
                                 flags[sibling] = 0;
-                                pending.push((sibling, level(sibling), links + 1));
+                                if follow {
+                                    pending.push((sibling, level(sibling), k + 1));
+                                }
                             }
                         }
                     }
-                    most_pending = most_pending.max(pending.len());
                 }
             }
         }
-        ChainSmoothing {
-            levels: (top - 1).max(0) as usize,
-            longest,
-            most_pending,
-        }
+        stages
     }
 
     /// The slots of the active siblings of the element in slot `pos` (none for a root).
