@@ -63,12 +63,12 @@ fn write_face(e: u32) {
         r = side_of(e, 1u);
     }
     if (l.x == NONE || (interior && r.x == NONE) || (!interior && l.z != 0u)) {
-        atomicOr(&counters[C_ERROR], C_ERROR_FACES);
+        atomicStore(&counters[C_ERROR], 1u);
         return;
     }
     if (l.z != 0u) {
         if (r.z != 0u) {
-            atomicOr(&counters[C_ERROR], C_ERROR_FACES);
+            atomicStore(&counters[C_ERROR], 1u);
             return;
         }
         let swap = l;

@@ -29,11 +29,7 @@ const C_SPLITS: u32 = 13u;
 const C_SLOTS: u32 = 14u;
 const C_NEW_ACTIVE: u32 = 15u;
 const C_COMPACT_HOLES: u32 = 16u;
-// Errors the host reports: C_ERROR_FACES (amr_faces: an edge without an element where one is
-// needed), C_ERROR_CHAINS (amr_smooth: a chain thread short of room, which its bound rules out).
 const C_ERROR: u32 = 17u;
-const C_ERROR_FACES: u32 = 1u;
-const C_ERROR_CHAINS: u32 = 2u;
 // Faces whose two slots lie more than FAR_SLOTS apart (amr_faces, amr_permute).
 const C_FAR_FACES: u32 = 18u;
 // The smoothing's top as its pass 0 gathers it (amr_smooth; 0 between adaptations).

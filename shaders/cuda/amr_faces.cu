@@ -68,12 +68,12 @@ __device__ void write_face(
         r = side_of(e, 1u, element_tree, edge_tree, edge_sides);
     }
     if (l.x == NONE || (interior && r.x == NONE) || (!interior && l.z != 0u)) {
-        atomicOr(counters + C_ERROR, C_ERROR_FACES);
+        counters[C_ERROR] = 1u;
         return;
     }
     if (l.z != 0u) {
         if (r.z != 0u) {
-            atomicOr(counters + C_ERROR, C_ERROR_FACES);
+            counters[C_ERROR] = 1u;
             return;
         }
         uint3 swap = l;

@@ -2,46 +2,28 @@
 // #include "common/amr_tree.cuh"
 
 // CUDA twin of shaders/amr_smooth.wgsl. The 2:1 smoothing of the flags (GK19 Algorithm 2) in
-// stages over the slots, each one launch
-// settling CHAIN_LINKS + 1 levels (AdaptiveMesh::smooth_flags_in_stages in
-// src/solver/dg/amr/tree.rs is its CPU twin). With a_i = level_i + f_i the level element i
-// ends at:
+// stages by level, each one launch (AdaptiveMesh::smooth_flags_in_stages in
+// src/solver/dg/amr/tree.rs is its CPU twin). With a_i = level_i + f_i the level element i ends
+// at:
 //   pass 0 (range.color = 0), thread t = slot t: its slot_info (level and siblings' slots), its
 //      flag made admissible (no refinement past the maximum level, no coarsening of a root, a
 //      -1 only if all four siblings are active and flagged -1: the cluster rule, on the flags
 //      as they came) and stored, and top = max_i a_i into counters[C_SMOOTH_TOP];
-//   stage s = range.color >= 1, thread t = slot t, while (s - 1) (CHAIN_LINKS + 1) < top - 1:
-//      slot t's neighbours that would end more than one level below it are raised to one below
-//      it, f_j <- max(f_j, a_t - 1 - level_j), a raise that lifts a -1 lifts its siblings' -1
-//      too (link 1); the thread follows what link k raised (the slot and the siblings it
-//      lifted) the same way, making link k + 1, for k <= CHAIN_LINKS.
-// Only the first of the solver's neighbour records is read: the mesh is 2:1 now, so a face can
-// break the rule only where the higher side's neighbour is no finer than it, the one neighbour
-// across that side. Why a stage settles CHAIN_LINKS + 1 levels: say every a >= u + 1 has been
-// reached and its faces hold when it starts. Then so has every a = u (only a neighbour at
-// u + 1 forces one), and a raise of link k ends at a <= u - k. Take a slot that ends at
-// w >= u - CHAIN_LINKS: if it was at w when the stage started, its own thread read w and raised
-// its neighbours; else the raise that left w was of a link k <= u - w <= CHAIN_LINKS, so its
-// thread followed it. Raises are atomic maxima, so no later one undoes that: after the stage
-// every a >= u - CHAIN_LINKS is reached and its faces hold, and after s stages every
-// a >= top - s (CHAIN_LINKS + 1) + 1; faces whose higher side ends at 1 hold anyway. Stages past
-// that return at once. Every raise is forced, so the stages end at the least admissible flags
-// above the start, as any order of the forced raises does (AdaptiveMesh::smooth_flags); no host
-// check for convergence. A raise is an atomic max (a compare-exchange loop on the i32 bits) and
-// a read sees the flag as it stands (volatile loads). Following every link (one stage) was
-// tried: a thread then follows a whole cascade of raises alone, slower than the launches it
-// saves (BENCHMARKS.md, session 20).
-//
-// Room: a slot followed raises at most 3 neighbours, each lifting at most 3 siblings, so a
-// thread holds at most 12 slots of each link up to CHAIN_LINKS (LIFO: one link's slots wait
-// while a later link's are followed); one short of room (never, by that) sets C_ERROR_CHAINS
-// in counters[C_ERROR].
+//   stage s = range.color >= 1, thread t = face t of the current mesh, while s < top: the side
+//      that would end more than one level coarser than the other is raised to one below it,
+//      f_j <- max(f_j, a_i - 1 - level_j); a raise that lifts a -1 lifts its siblings' -1 too.
+// Stage s works toward v = top - s: raises in it end at a <= v (a face raise at a_i - 1, a
+// lifted cluster at its level), and every a = v + 1 was reached in a stage before it, so after
+// stage s every face whose higher side ends at v + 1 or more holds and no later raise undoes
+// it. The stages s = 1 .. top - 1 thus end at the least admissible flags above the start, the
+// same as any order of the forced raises (AdaptiveMesh::smooth_flags), with no chains of raises
+// followed within a thread and no host check for convergence. A raise is an atomic max (a
+// compare-exchange loop on the i32 bits) and a read sees the flag as it stands (volatile loads).
 //
 // flags: the flags' i32 bits. slot_info: per slot, its element's level and the slots of its
 // three siblings (NONE for a root, or for a sibling that is not active), written by pass 0 so
-// that a stage reaches a slot's level and its siblings in one load. neighbors: the solver's
-// neighbour records, per slot the slot across each side (on a split side one of its two
-// halves), NONE on the boundary, and the split mask.
+// that a stage reaches a slot's level and its siblings in one load. faces: DgEdge records
+// (8 words: left, right, info, normal, length, midpoint).
 
 // Flag bits `bits` of an element at `level` as the smoothing reads them: within -1..1, 0 for
 // a refinement past the maximum level or a coarsening of a root.
@@ -76,6 +58,21 @@ __device__ int raise_flag(u32* flags, u32 pos, u32 level, int wanted, const AmrP
         f = admissible(old, level, params);
     }
     return wanted;
+}
+
+// Raise slot pos (its slot_info `info`) to `wanted`; when that lifts its -1, lift its siblings'
+// -1 too (the cluster rule): exactly one raise lifts a given -1, the one that swapped it.
+__device__ void raise(u32* flags, u32 pos, uint4 info, int wanted, const AmrParams& params) {
+    if (raise_flag(flags, pos, info.x, wanted, params) >= 0) {
+        return;
+    }
+#pragma unroll
+    for (u32 c = 0u; c < 3u; c = c + 1u) {
+        u32 s = sibling(info, c);
+        if (s != NONE) {
+            raise_flag(flags, s, info.x, 0, params);
+        }
+    }
 }
 
 // Pass 0 for slot t: slot_info, the admissible flag stored, and a_t (0 past the active slots).
@@ -125,86 +122,39 @@ __device__ u32 first_pass(
     return (u32)((int)level + f);
 }
 
-// Raises a stage's thread follows after its own slot's (1 to 3; the host sizes the stages by
-// it, amr::gpu::CHAIN_LINKS).
-#ifndef CHAIN_LINKS
-#define CHAIN_LINKS 1u
-#endif
-// Slots a thread may hold to follow (the header's bound for the most links).
-#define CHAIN_ROOM 36u
-
-// Stage work of slot t: its neighbours raised where the rule asks, and every slot this thread
-// raised followed in turn (last raised first) from the level it raised it to, up to
-// CHAIN_LINKS links.
-__device__ void chains(
-    u32 t,
+// The 2:1 rule across face f.
+__device__ void face_rule(
+    u32 f,
     const uint4* slot_info,
     u32* flags,
-    const uint4* neighbors,
-    u32* counters,
+    const u32* faces,
     const AmrParams& params) {
-    if (t >= *(const volatile u32*)(counters + C_ACTIVE)) {
+    u32 l = faces[8u * f];
+    u32 r = faces[8u * f + 1u];
+    if (r == NONE) {
         return;
     }
-    uint4 own = slot_info[t];
-    // (slot, level + flag this thread raised it to, links after slot t's own raises).
-    uint3 pending[CHAIN_ROOM];
-    pending[0] = make_uint3(
-        t, (u32)((int)own.x + admissible(load_flag(flags, t), own.x, params)), 0u);
-    u32 n = 1u;
-    while (n > 0u) {
-        n = n - 1u;
-        uint3 item = pending[n];
-        int after = (int)item.y;
-        if (after < 2) {
-            continue;
-        }
-        bool follow = item.z < CHAIN_LINKS;
-        uint4 across = neighbors[item.x];
-        for (u32 side = 0u; side < 3u; side = side + 1u) {
-            u32 j = side == 0u ? across.x : (side == 1u ? across.y : across.z);
-            if (j == NONE) {
-                continue;
-            }
-            uint4 info = slot_info[j];
-            int wanted = after - 1 - (int)info.x;
-            int was = raise_flag(flags, j, info.x, wanted, params);
-            if (was >= wanted) {
-                continue;
-            }
-            // This thread raised j, and lifts its cluster when that took its -1.
-            if (follow && n + 4u > CHAIN_ROOM) {
-                atomicOr(counters + C_ERROR, C_ERROR_CHAINS);
-                return;
-            }
-            if (follow) {
-                pending[n] = make_uint3(j, (u32)(after - 1), item.z + 1u);
-                n = n + 1u;
-            }
-            if (was >= 0) {
-                continue;
-            }
-#pragma unroll
-            for (u32 c = 0u; c < 3u; c = c + 1u) {
-                u32 s = sibling(info, c);
-                if (s != NONE && raise_flag(flags, s, info.x, 0, params) < 0 && follow) {
-                    pending[n] = make_uint3(s, info.x, item.z + 1u);
-                    n = n + 1u;
-                }
-            }
-        }
+    uint4 info_l = slot_info[l];
+    uint4 info_r = slot_info[r];
+    int after_l = (int)info_l.x + admissible(load_flag(flags, l), info_l.x, params);
+    int after_r = (int)info_r.x + admissible(load_flag(flags, r), info_r.x, params);
+    if (after_l - after_r > 1) {
+        raise(flags, r, info_r, after_l - 1 - (int)info_r.x, params);
+    } else if (after_r - after_l > 1) {
+        raise(flags, l, info_l, after_r - 1 - (int)info_l.x, params);
     }
 }
 
-// Pass 0: the largest a_i of the block (one atomic on the counters per block); a stage: the
-// top, read by one thread of the block for all.
+// Pass 0: the largest a_i of the block (one atomic on the counters per block). A stage: top
+// and the faces, read by one thread of the block for all.
 __shared__ u32 group_top;
+__shared__ u32 stage_counts[2];
 
 extern "C" __global__ void amr_smooth(
     const u32* __restrict__ slots,
     const uint4* __restrict__ element_tree,
     u32* flags,
-    const uint4* __restrict__ neighbors,
+    const u32* __restrict__ faces,
     u32* counters,
     uint4* slot_info,
     AmrParams params,
@@ -225,13 +175,16 @@ extern "C" __global__ void amr_smooth(
         return;
     }
     if (threadIdx.x == 0u) {
-        group_top = *(const volatile u32*)(counters + C_SMOOTH_TOP);
+        const volatile u32* c = counters;
+        stage_counts[0] = c[C_SMOOTH_TOP];
+        stage_counts[1] = c[C_COLOR_OFFSETS + 2u * params.base_colors];
     }
     __syncthreads();
-    // Stage s settles the levels from top - (s - 1) (CHAIN_LINKS + 1) down; past 1 nothing is
-    // left to raise.
-    if ((range.color - 1u) * (CHAIN_LINKS + 1u) + 1u >= group_top) {
+    // Stage s raises toward top - s; below 1 nothing is left to raise.
+    if (range.color >= stage_counts[0]) {
         return;
     }
-    chains(t, slot_info, flags, neighbors, counters, params);
+    if (t < range.count && t < stage_counts[1]) {
+        face_rule(t, slot_info, flags, faces, params);
+    }
 }

@@ -12,9 +12,7 @@ use crate::error::{Error, Result};
 use crate::mesh::NO_ELEMENT;
 use crate::order::Ordering;
 use crate::runtime::Runtime;
-use crate::solver::dg::amr::gpu::{
-    slots_needed, GpuAdaptOptions, GpuAdaptation, TreeCapacity, CHAIN_LINKS,
-};
+use crate::solver::dg::amr::gpu::{slots_needed, GpuAdaptOptions, GpuAdaptation, TreeCapacity};
 use crate::solver::dg::amr::indicator::jumps;
 use crate::solver::dg::amr::tree::{FlatTree, EDGE_ALIVE_BIT, NONE as NO_SLOT};
 use crate::solver::dg::amr::{flags, indicator, scatter, AdaptiveMesh, IndicatorField, Projection};
@@ -46,7 +44,7 @@ pub fn amr(report: &mut Report, b: &Runtime) {
         });
     }
     report.check(
-        "amr device smoothing of a ripple five levels down = reference, in stages",
+        "amr device smoothing of a ripple five levels down = reference, in 6 stages",
         b.kind(),
         "flags and stages exact",
         || Ok((device_ripple(b)?, true)),
@@ -290,8 +288,8 @@ pub fn graded_ripple(base: &DgMesh, point: [f64; 2]) -> Result<(AdaptiveMesh, Ve
 }
 
 /// The device's smoothing of [`graded_ripple`]'s flags on the periodic mesh: a chain of raises
-/// five links long (a = 7 -> .. -> 2), [`CHAIN_LINKS`] + 1 levels a stage, against the ordered
-/// smoothing's flags and the CPU twin's stages.
+/// five links long (a = 7 -> .. -> 2), a level a stage, against the ordered smoothing's flags
+/// and the CPU twin's stages.
 pub fn device_ripple(rt: &Runtime) -> Result<String> {
     let (am, start, lowest) = graded_ripple(&periodic_mesh()?, [0.02, 0.5])?;
     ensure(lowest <= 1, || {
@@ -301,7 +299,7 @@ pub fn device_ripple(rt: &Runtime) -> Result<String> {
     let mut want = start.clone();
     am.smooth_flags(&faces, &mut want);
     let mut staged = start.clone();
-    let stages = am.smooth_flags_in_stages(&faces, &mut staged, CHAIN_LINKS);
+    let stages = am.smooth_flags_in_stages(&faces, &mut staged);
     ensure(staged == want, || {
         "the CPU twin's stages give other flags".into()
     })?;
@@ -360,7 +358,7 @@ pub fn device_adaptation(
         // The device runs the stages of the CPU twin (the same top level, so as many), whose
         // flags are the ordered smoothing's.
         let mut staged = raw.clone();
-        let stages = am.smooth_flags_in_stages(&faces, &mut staged, CHAIN_LINKS);
+        let stages = am.smooth_flags_in_stages(&faces, &mut staged);
         ensure(staged == want_flags, || {
             format!("round {round}: the smoothing in stages gives other flags")
         })?;

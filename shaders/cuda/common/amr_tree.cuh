@@ -34,11 +34,7 @@
 #define C_SLOTS 14u
 #define C_NEW_ACTIVE 15u
 #define C_COMPACT_HOLES 16u
-// Errors the host reports: C_ERROR_FACES (amr_faces: an edge without an element where one is
-// needed), C_ERROR_CHAINS (amr_smooth: a chain thread short of room, which its bound rules out).
 #define C_ERROR 17u
-#define C_ERROR_FACES 1u
-#define C_ERROR_CHAINS 2u
 // Faces whose two slots lie more than FAR_SLOTS apart (amr_faces, amr_permute).
 #define C_FAR_FACES 18u
 // The smoothing's top as its pass 0 gathers it (amr_smooth; 0 between adaptations).

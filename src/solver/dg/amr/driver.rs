@@ -4,12 +4,12 @@
 //! hands its coefficients over at every adaptation.
 
 use super::gpu::{
-    GpuAdaptOptions, GpuAdaptation, PhaseSeconds, Smoothed, TreeCapacity, CHAIN_LINKS, CLOCK_WORDS,
+    GpuAdaptOptions, GpuAdaptation, PhaseSeconds, Smoothed, TreeCapacity, CLOCK_WORDS,
 };
 use super::indicator::{flags, gather, indicator, jumps, scatter, IndicatorField};
 use super::projection::Projection;
 use super::reorder::{far_fraction, GpuReorder, MortonFrame, ReorderPolicy};
-use super::tree::{check_max_level, AdaptCounts, AdaptiveMesh, Face, NONE};
+use super::tree::{AdaptCounts, AdaptiveMesh, Face, NONE};
 use crate::error::{Error, Result};
 use crate::solver::dg::basis::BasisTables;
 use crate::solver::dg::gpu::{Capacity, GpuDg};
@@ -73,7 +73,9 @@ impl AmrOptions {
         if order == 0 {
             return bad("needs order >= 1 (the indicator is a gradient)".into());
         }
-        check_max_level(self.max_level)?;
+        if self.max_level > 12 {
+            return bad(format!("levels must be 0..=12, got {}", self.max_level));
+        }
         if self.every == Some(0) {
             return bad("every (steps between adaptations) must be at least 1".into());
         }
@@ -328,9 +330,7 @@ impl Adaptivity {
     /// Smooth `start` again in stages by level, which must give `smoothed` (both are the least
     /// admissible flags above `start`), and count the stages.
     fn count_smoothing_stages(&mut self, mut start: Vec<i8>, smoothed: &[i8]) -> Result<()> {
-        let stages = self
-            .mesh
-            .smooth_flags_in_stages(&self.faces, &mut start, CHAIN_LINKS);
+        let stages = self.mesh.smooth_flags_in_stages(&self.faces, &mut start);
         if start != smoothed {
             return Err(Error::Run(
                 "adapt: the smoothing in stages by level gave other flags than the ordered one"

@@ -12,12 +12,11 @@
 //!
 //! At these sizes every phase is bound by its launches and by chains of dependent loads, so the
 //! phases are few and their loads batched: a smoothing stage (after pass 0, which records each
-//! slot's level and siblings) is one launch over the slots that settles [`CHAIN_LINKS`] + 1
-//! levels (GK19's Algorithm 2 launches one per color until nothing changes: the colors keep its
-//! plain read-modify-writes race-free, but the rules only raise flags and end at the least
-//! admissible flags whatever the order of the raises, so atomic raises need no colors, and the
-//! thread that raises a flag follows it for a few links, raising what that forces; the colors
-//! stay for the surface integral, whose scatter they keep race-free), the coarsening's
+//! slot's level and siblings) is one launch over all faces (GK19's Algorithm 2 launches one
+//! per color: the colors keep its plain read-modify-writes race-free, but the rules only raise
+//! flags and end at the least admissible flags whatever the order of the raises, so atomic
+//! raises need no colors; the colors stay for the surface integral, whose scatter they keep
+//! race-free), the coarsening's
 //! decisions (which split edges a cluster frees) are marked with the clusters and share their
 //! scan, every scan is one launch (amr_scan: `scan_blocks` with its parts, src/runtime/scan.rs)
 //! whose last workgroup also does the bookkeeping between phases from the scan's total and
@@ -50,26 +49,10 @@ mod counter {
     pub const CLUSTERS: usize = 10;
     pub const REFINES: usize = 11;
     pub const ERROR: usize = 17;
-    /// Bits of the error word (C_ERROR_FACES, C_ERROR_CHAINS).
-    pub const ERROR_FACES: u32 = 1;
-    pub const ERROR_CHAINS: u32 = 2;
     /// Faces whose slots lie far apart (`amr_faces`, `amr_permute`, [`super::super::reorder`]).
     pub const FAR_FACES: usize = 18;
     pub const COLOR_OFFSETS: usize = 20;
     pub const LEN: usize = 64;
-}
-
-/// Raises a smoothing stage's thread follows after its own slot's (amr_smooth.wgsl's
-/// CHAIN_LINKS, 1 to 3): each stage settles `CHAIN_LINKS + 1` levels. Measured on an H200
-/// (BENCHMARKS.md, session 20).
-pub const CHAIN_LINKS: usize = 1;
-// amr_smooth holds 12 slots a link (its CHAIN_ROOM is 36).
-const _: () = assert!(CHAIN_LINKS <= 3);
-
-/// Smoothing stages an adaptive mesh of `max_level` levels records: enough for the highest top
-/// level, `max_level` (a refinement ends at most there).
-pub fn smoothing_stages(max_level: u8) -> usize {
-    usize::from(max_level.saturating_sub(1)).div_ceil(CHAIN_LINKS + 1)
 }
 
 /// Words after the counters that take a copy of the solver's clock (amr_scan 0, C_CLOCK;
@@ -134,8 +117,8 @@ pub fn slots_needed(active: usize, refines: usize) -> usize {
 /// What the smoothed flags ask of the next adaptation, with the counts it starts from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Smoothed {
-    /// Stages of the smoothing that could raise a flag, ceil((top level - 1) / (CHAIN_LINKS +
-    /// 1)) ([`AdaptiveMesh::smooth_flags_in_stages`]'s count; the launches past them return at
+    /// Stages of the smoothing that could raise a flag, the top level less one
+    /// ([`AdaptiveMesh::smooth_flags_in_stages`]'s count; the launches past them return at
     /// once).
     pub stages: usize,
     pub active: usize,
@@ -260,7 +243,7 @@ fn kernel_specs(np: usize, ne: usize) -> [OwnedKernelSpec; 10] {
     [
         ("amr_flag", with_np.clone()),
         ("amr_scan", vec![]),
-        ("amr_smooth", vec![("CHAIN_LINKS", CHAIN_LINKS as f64)]),
+        ("amr_smooth", vec![]),
         ("amr_mark", with_ne.clone()),
         ("amr_coarsen", projection.clone()),
         ("amr_split", vec![]),
@@ -473,25 +456,35 @@ impl GpuAdaptation {
             color: 0,
             pad,
         };
-        // Pass 0 over the slots, then the stages over the slots, numbered 1.. in range.color,
-        // each settling CHAIN_LINKS + 1 levels (those past the top level return at once); then
-        // the clusters and the elements to refine are numbered and their counts tell the host
-        // whether the adaptation fits.
+        // Pass 0 over the slots, then a stage per level below the maximum, each one launch
+        // over the faces of the current mesh, numbered 1.. in range.color (the stages past the
+        // top level less one return at once); then the clusters and the elements to refine are
+        // numbered and their counts tell the host whether the adaptation fits.
         let mut smooth = PlanBuilder::new();
         // Each slot's level and siblings' slots, written by pass 0 for the stages.
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
         let mut smooth_args =
-            args![slots, element_tree, flags, *neighbors, counters, slot_info].to_vec();
+            args![slots, element_tree, flags, *faces, counters, slot_info].to_vec();
         smooth_args.push(prm.clone());
-        let smooth_pass = |color: u32| ItemRange {
-            color,
-            ..ItemRange::all(ne as u32)
-        };
         smooth
             .segment("smooth")
-            .launch(&smooth_kernel, &smooth_args, smooth_pass(0));
-        for stage in 1..=smoothing_stages(mesh.max_level) {
-            smooth.launch(&smooth_kernel, &smooth_args, smooth_pass(stage as u32));
+            .launch(&smooth_kernel, &smooth_args, ItemRange::all(ne as u32));
+        // Sized by the solver's launch record of all the current mesh's faces: exactly on
+        // wgpu; on CUDA the faces' capacity bounds them.
+        for stage in 1..mesh.max_level.max(1) {
+            let all_faces = ItemRange {
+                first: record_word(1 + colors),
+                count: 0,
+                color: u32::from(stage),
+                pad: 0,
+            };
+            smooth.launch_device(
+                &smooth_kernel,
+                &smooth_args,
+                all_faces,
+                dg_edges as u32,
+                launch_words,
+            );
         }
         tally.count("smooth", &smooth);
         smooth.segment("determine parents").launch(
@@ -701,7 +694,7 @@ impl GpuAdaptation {
         Ok(v.into_iter().map(|f| f.clamp(-1, 1) as i8).collect())
     }
 
-    /// Smooth the flags (pass 0 and the stages, then the clusters and refinements
+    /// Smooth the flags (pass 0 and the stages by level, then the clusters and refinements
     /// counted) and read back what they ask for. Untimed, the host records the adaptation's
     /// plan while the read-back waits, for [`Self::apply`].
     pub fn smooth(&self, phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
@@ -730,7 +723,7 @@ impl GpuAdaptation {
     /// What the smoothing's counters `c` say the smoothed flags ask for.
     fn smoothed(&self, c: &[u32]) -> Result<Smoothed> {
         // The previous adaptation's faces, checked here instead of in a read-back of its own.
-        check_errors(c)?;
+        check_faces(c)?;
         let top = c[counter::TOP_LEVEL];
         if top > u32::from(self.max_level) {
             return Err(Error::Run(format!(
@@ -740,7 +733,7 @@ impl GpuAdaptation {
             )));
         }
         Ok(Smoothed {
-            stages: (top.saturating_sub(1) as usize).div_ceil(CHAIN_LINKS + 1),
+            stages: top.saturating_sub(1) as usize,
             active: c[counter::ACTIVE] as usize,
             clusters: c[counter::CLUSTERS] as usize,
             refines: c[counter::REFINES] as usize,
@@ -818,7 +811,7 @@ impl GpuAdaptation {
     /// [`GpuAdaptReport::far_faces`]).
     pub fn face_counts(&self) -> Result<(usize, usize)> {
         let c = self.read_counters()?;
-        check_errors(&c)?;
+        check_faces(&c)?;
         Ok((
             c[counter::COLOR_OFFSETS + self.num_colors()] as usize,
             c[counter::FAR_FACES] as usize,
@@ -843,8 +836,8 @@ impl GpuAdaptation {
         }
     }
 
-    /// Launches of each phase of one adaptation, in order: "flag", "smooth" (pass 0 and the
-    /// stages, [`smoothing_stages`]), "determine parents", then the phases of
+    /// Launches of each phase of one adaptation, in order: "flag", "smooth" (pass 0 and a
+    /// stage per level below the maximum), "determine parents", then the phases of
     /// [`GpuAdaptation::apply`].
     pub fn launches(&self) -> &[(&'static str, usize)] {
         &self.launches
@@ -1063,20 +1056,11 @@ impl TreeWords {
     }
 }
 
-/// An error when the last adaptation's faces found an edge without an element, or a smoothing
-/// thread ran short of room (the bits of counters `c`'s error word).
-fn check_errors(c: &[u32]) -> Result<()> {
-    let error = c[counter::ERROR];
-    if error & counter::ERROR_FACES != 0 {
+/// An error when the last adaptation's faces found an edge without an element (counters `c`).
+fn check_faces(c: &[u32]) -> Result<()> {
+    if c[counter::ERROR] != 0 {
         return Err(Error::Run(
             "adaptation: an edge of the adapted mesh has no element on a side".into(),
-        ));
-    }
-    if error & counter::ERROR_CHAINS != 0 {
-        return Err(Error::Run(
-            "adaptation: a thread of the smoothing had more raised slots to follow than its \
-             room, which amr_smooth.wgsl's bound rules out: a bug"
-                .into(),
         ));
     }
     Ok(())

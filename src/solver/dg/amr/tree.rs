@@ -37,9 +37,6 @@ use crate::error::{Error, Result};
 use crate::solver::dg::euler::State;
 use crate::solver::dg::mesh::{DgMesh, EDGE_INTERIOR};
 
-/// The most levels of refinement above the base mesh (GK19 runs to 12).
-pub const MAX_LEVELS: u8 = 12;
-
 /// Marks a missing element, edge, child, parent or slot.
 pub const NONE: u32 = u32::MAX;
 
@@ -133,7 +130,6 @@ pub struct AdaptiveMesh {
 impl AdaptiveMesh {
     /// The base mesh as the roots (levels 0), `max_level` levels of refinement allowed.
     pub fn new(base: &DgMesh, max_level: u8) -> Result<AdaptiveMesh> {
-        check_max_level(max_level)?;
         let k = base.num_colors();
         if k > 127 {
             return Err(Error::Invalid(format!(
@@ -308,7 +304,7 @@ impl AdaptiveMesh {
     /// admissible flags above the start are at least as high there), and the admissible flags
     /// are closed under the elementwise minimum, so smoothing ends at the least admissible
     /// flags above the start whatever the order. [`AdaptiveMesh::smooth_flags_in_stages`]
-    /// reaches the same flags in stages, as the device does.
+    /// reaches the same flags in stages by level, as the device does.
     pub fn smooth_flags(&self, faces: &[Face], flags: &mut [i8]) -> usize {
         self.clamp_flags(flags);
         let mut by_color: Vec<&Face> = faces.iter().filter(|f| f.right != NONE).collect();
@@ -335,19 +331,17 @@ impl AdaptiveMesh {
         }
     }
 
-    /// The smoothing of [`AdaptiveMesh::smooth_flags`] in stages, as the device runs it
-    /// (amr_smooth.wgsl), its threads one after another. With a_i = level_i + f_i: pass 0 makes
-    /// the flags admissible and applies the cluster rule to them as they came, top = max_i a_i;
-    /// then each stage, for each slot t: each neighbour j across a side of t (the first of the
-    /// solver's neighbour records: on a split side one of its halves, which never needs a
-    /// raise) is raised to f_j <- max(f_j, a_t - 1 - level_j), a raise that lifts a -1 lifts
-    /// its siblings' -1 too, and the slots so raised are followed the same way (last raised
-    /// first) from the level they were raised to, up to `links` raises after t's own. A stage
-    /// settles `links + 1` levels for good (the kernel's header says why), so
-    /// ceil((top - 1) / (links + 1)) stages end at the least admissible flags above the start,
-    /// the ordered smoothing's. Returns that number of stages.
-    pub fn smooth_flags_in_stages(&self, faces: &[Face], flags: &mut [i8], links: usize) -> usize {
-        self.smooth_in_stages(faces, flags, links, usize::MAX)
+    /// The smoothing of [`AdaptiveMesh::smooth_flags`] in stages by level, as the device runs it
+    /// (amr_smooth.wgsl), each stage evaluated on the flags as it found them. With
+    /// a_i = level_i + f_i: pass 0 makes the flags admissible and applies the cluster rule to
+    /// them as they came, top = max_i a_i; then stage s = 1 .. top - 1 raises across every face
+    /// f_j <- max(f_j, a_i - 1 - level_j), and a raise that lifts a -1 lifts the -1 of its
+    /// siblings too. Raises in stage s end at a <= top - s and every a = top - s + 1 was reached
+    /// before it, so each stage settles the faces whose higher side ends one level above its
+    /// own for good: the stages end at the least admissible flags above the start, the ordered
+    /// smoothing's. Returns the stages that can raise (top - 1, at least 0).
+    pub fn smooth_flags_in_stages(&self, faces: &[Face], flags: &mut [i8]) -> usize {
+        self.smooth_in_stages(faces, flags, usize::MAX)
     }
 
     /// [`AdaptiveMesh::smooth_flags_in_stages`] cut to its first `most_stages` stages (what
@@ -356,7 +350,6 @@ impl AdaptiveMesh {
         &self,
         faces: &[Face],
         flags: &mut [i8],
-        links: usize,
         most_stages: usize,
     ) -> usize {
         self.clamp_flags(flags);
@@ -364,54 +357,28 @@ impl AdaptiveMesh {
         let mut next = flags.to_vec();
         self.cluster_rule_of(flags, &mut next[..n]);
         flags.copy_from_slice(&next);
-        let level = |pos: usize| i32::from(self.level(pos));
-        let top = (0..n)
-            .map(|pos| level(pos) + i32::from(flags[pos]))
-            .max()
-            .unwrap_or(0);
-        let stages = ((top - 1).max(0) as usize).div_ceil(links + 1);
-        // The first neighbour record per side, as amr_faces writes it.
-        let mut across = vec![[NONE; 3]; n];
-        for f in faces.iter().filter(|f| f.right != NONE) {
-            across[f.left as usize][usize::from(f.left_local)] = f.right;
-            if f.right_half != 2 {
-                across[f.right as usize][usize::from(f.right_local)] = f.left;
-            }
-        }
-        // (slot, level + flag it was raised to, links after the thread's own slot's raises).
-        let mut pending: Vec<(usize, i32, usize)> = Vec::new();
+        let after = |flags: &[i8], pos: usize| i32::from(self.level(pos)) + i32::from(flags[pos]);
+        let top = (0..n).map(|pos| after(flags, pos)).max().unwrap_or(0);
+        let stages = (top - 1).max(0) as usize;
         for _ in 0..stages.min(most_stages) {
-            for t in 0..n {
-                pending.push((t, level(t) + i32::from(flags[t]), 0));
-                while let Some((i, after, k)) = pending.pop() {
-                    let follow = k < links;
-                    for j in across[i]
-                        .iter()
-                        .filter(|&&j| j != NONE)
-                        .map(|&j| j as usize)
-                    {
-                        let (was, wanted) = (i32::from(flags[j]), after - 1 - level(j));
-                        if was >= wanted {
-                            continue;
-                        }
-                        flags[j] = wanted as i8;
-                        if follow {
-                            pending.push((j, after - 1, k + 1));
-                        }
-                        if was >= 0 {
-                            continue;
-                        }
-                        for sibling in self.sibling_slots(j) {
-                            if flags[sibling] < 0 {
-                                flags[sibling] = 0;
-                                if follow {
-                                    pending.push((sibling, level(sibling), k + 1));
-                                }
-                            }
-                        }
+            let mut next = flags.to_vec();
+            for f in faces.iter().filter(|f| f.right != NONE) {
+                let (l, r) = (f.left as usize, f.right as usize);
+                for (low, after_high) in [(r, after(flags, l)), (l, after(flags, r))] {
+                    let forced = after_high - 1 - i32::from(self.level(low));
+                    if forced > i32::from(next[low]) {
+                        next[low] = forced as i8;
                     }
                 }
             }
+            for pos in 0..n {
+                if flags[pos] < 0 && next[pos] >= 0 {
+                    for sibling in self.sibling_slots(pos) {
+                        next[sibling] = next[sibling].max(0);
+                    }
+                }
+            }
+            flags.copy_from_slice(&next);
         }
         stages
     }
@@ -819,7 +786,6 @@ impl AdaptiveMesh {
     pub fn from_flat(flat: &FlatTree, max_level: u8, base_colors: u8) -> Result<AdaptiveMesh> {
         let (ne, nd) = (flat.element_tree.len(), flat.edge_tree.len());
         let bad = |what: String| Err(Error::Invalid(format!("adaptive mesh read-back: {what}")));
-        check_max_level(max_level)?;
         if flat.element_edges.len() != ne
             || flat.element_vertices.len() != ne
             || flat.edge_sides.len() != nd
@@ -882,14 +848,4 @@ impl AdaptiveMesh {
             slots: flat.slots.clone(),
         })
     }
-}
-
-/// An error unless `max_level` is within [`MAX_LEVELS`].
-pub fn check_max_level(max_level: u8) -> Result<()> {
-    if max_level > MAX_LEVELS {
-        return Err(Error::Invalid(format!(
-            "adaptive refinement: levels must be 0..={MAX_LEVELS}, got {max_level}"
-        )));
-    }
-    Ok(())
 }
