@@ -11,7 +11,8 @@
 // element, and of the right one s or s + 3 for its second half, setting bit s of the right
 // element's split mask (the first block's w, an atomic or). A face whose slots lie more than
 // FAR_SLOTS apart counts in counters[C_FAR_FACES] (reorder::far_faces, as amr_permute counts
-// it; amr_scan 3 cleared it); an edge without an element where one is needed in
+// it; amr_scan 3 cleared it), one atomic per workgroup (most faces are far before a reorder:
+// one per face would all hit one word); an edge without an element where one is needed in
 // counters[C_ERROR].
 
 @group(0) @binding(0) var<storage, read> element_tree: array<vec4<u32>>;
@@ -52,7 +53,8 @@ fn side_of(e: u32, s: u32) -> vec3<u32> {
     return vec3<u32>(element_tree[up.x].w, up.y, half);
 }
 
-fn write_face(e: u32) {
+// Face of edge e written; 1 when its slots lie far apart, else 0.
+fn write_face(e: u32) -> u32 {
     let t = edge_tree[e];
     let kind = t.w & 0xfu;
     let state = t.w >> 4u;
@@ -64,12 +66,12 @@ fn write_face(e: u32) {
     }
     if (l.x == NONE || (interior && r.x == NONE) || (!interior && l.z != 0u)) {
         atomicStore(&counters[C_ERROR], 1u);
-        return;
+        return 0u;
     }
     if (l.z != 0u) {
         if (r.z != 0u) {
             atomicStore(&counters[C_ERROR], 1u);
-            return;
+            return 0u;
         }
         let swap = l;
         l = r;
@@ -100,15 +102,36 @@ fn write_face(e: u32) {
             atomicStore(&neighbors[4u * r.x + r.y], l.x);
         }
         if (max(l.x, r.x) - min(l.x, r.x) > FAR_SLOTS) {
-            atomicAdd(&counters[C_FAR_FACES], 1u);
+            return 1u;
         }
     }
+    return 0u;
 }
 
+// The workgroup's far faces, added to counters[C_FAR_FACES] by one thread.
+var<workgroup> group_far: atomic<u32>;
+
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    if (lid == 0u) {
+        atomicStore(&group_far, 0u);
+    }
+    workgroupBarrier();
     let e = linear_index(gid, nwg);
     if (e < range.count && is_face_edge(e, edge_tree[e], atomicLoad(&counters[C_EDGE_IDS]))) {
-        write_face(e);
+        if (write_face(e) != 0u) {
+            atomicAdd(&group_far, 1u);
+        }
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+        let far = atomicLoad(&group_far);
+        if (far > 0u) {
+            atomicAdd(&counters[C_FAR_FACES], far);
+        }
     }
 }

@@ -11,8 +11,9 @@
 // neighbours: side s of the left element, and of the right one s or s + 3 for its second
 // half, setting bit s of the right element's split mask (the first block's w, an atomic or).
 // A face whose slots lie more than FAR_SLOTS apart counts in counters[C_FAR_FACES]
-// (reorder::far_faces, as amr_permute counts it; amr_scan 3 cleared it); an edge without an
-// element where one is needed in counters[C_ERROR].
+// (reorder::far_faces, as amr_permute counts it; amr_scan 3 cleared it), one atomic per block
+// (most faces are far before a reorder: one per face would all hit one word); an edge without
+// an element where one is needed in counters[C_ERROR].
 //
 // faces: DgEdge records (left, right, info, nx, ny, length, mx, my). neighbors: 4 words per
 // slot, NE blocks of (side 0, 1, 2, split mask), then NE of the second halves.
@@ -46,7 +47,8 @@ __device__ uint3 side_of(
     return make_uint3(element_tree[up.x].w, up.y, half);
 }
 
-__device__ void write_face(
+// Face of edge e written; 1 when its slots lie far apart, else 0.
+__device__ u32 write_face(
     u32 e,
     const uint4* element_tree,
     const float2* vertices,
@@ -69,12 +71,12 @@ __device__ void write_face(
     }
     if (l.x == NONE || (interior && r.x == NONE) || (!interior && l.z != 0u)) {
         counters[C_ERROR] = 1u;
-        return;
+        return 0u;
     }
     if (l.z != 0u) {
         if (r.z != 0u) {
             counters[C_ERROR] = 1u;
-            return;
+            return 0u;
         }
         uint3 swap = l;
         l = r;
@@ -105,10 +107,14 @@ __device__ void write_face(
             neighbors[4u * r.x + r.y] = l.x;
         }
         if (max(l.x, r.x) - min(l.x, r.x) > FAR_SLOTS) {
-            atomicAdd(&counters[C_FAR_FACES], 1u);
+            return 1u;
         }
     }
+    return 0u;
 }
+
+// The block's far faces, added to counters[C_FAR_FACES] by one thread.
+__shared__ u32 group_far;
 
 extern "C" __global__ void amr_faces(
     const uint4* __restrict__ element_tree,
@@ -123,9 +129,19 @@ extern "C" __global__ void amr_faces(
     const u32* __restrict__ block_offsets,
     ItemRange range) {
     await_previous_launches();
+    if (threadIdx.x == 0u) {
+        group_far = 0u;
+    }
+    __syncthreads();
     u32 e = linear_index();
     if (e < range.count && is_face_edge(e, edge_tree[e], counters[C_EDGE_IDS])) {
-        write_face(e, element_tree, vertices, edge_tree, edge_sides, items_scan,
-                   block_offsets, faces, neighbors, counters, slots);
+        if (write_face(e, element_tree, vertices, edge_tree, edge_sides, items_scan,
+                       block_offsets, faces, neighbors, counters, slots) != 0u) {
+            atomicAdd(&group_far, 1u);
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0u && group_far > 0u) {
+        atomicAdd(&counters[C_FAR_FACES], group_far);
     }
 }
