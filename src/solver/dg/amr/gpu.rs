@@ -627,9 +627,10 @@ impl GpuAdaptation {
                 *neighbors,
                 counters,
                 slots,
-                *face_sum.block_offsets()
+                *face_sum.block_offsets(),
+                element_edges
             ],
-            ItemRange::all(capacity.edges as u32),
+            ItemRange::all(ne as u32),
         );
         tally.count("connectivity", &adapt);
 
