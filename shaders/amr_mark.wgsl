@@ -1,9 +1,10 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
 
-// Which slots start a coarsening cluster, which refine, and what each cluster frees, one thread
-// per slot up to the capacity (zeros past the active slots), for one exclusive scan over the
-// three parts:
+// The smoothed flags, f_i = a_i - level_i from amr_smooth's `after`, stored for the phases
+// after it; which slots start a coarsening cluster, which refine, and what each cluster frees,
+// one thread per slot up to the capacity (zeros past the active slots), for one exclusive scan
+// over the three parts:
 //   marks[i] = 1 where slot i holds the first child of a cluster flagged -1,
 //   marks[NE + i] = 1 where slot i is flagged +1,
 //   marks[2 NE + i] = the split edges of the cluster's parent whose halves are freed, and
@@ -17,23 +18,31 @@
 
 @group(0) @binding(0) var<storage, read> slots: array<u32>;
 @group(0) @binding(1) var<storage, read> element_tree: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read> flags: array<i32>;
+@group(0) @binding(2) var<storage, read_write> flags: array<i32>;
 @group(0) @binding(3) var<storage, read_write> marks: array<u32>;
 @group(0) @binding(4) var<storage, read> counters: array<u32>;
 @group(0) @binding(5) var<storage, read> element_edges: array<vec4<u32>>;
 @group(0) @binding(6) var<storage, read> edge_sides: array<vec2<u32>>;
 @group(0) @binding(7) var<storage, read_write> work: array<u32>;
+// Per slot: the level its element ends at (amr_smooth).
+@group(0) @binding(8) var<storage, read> after: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
+
+// The smoothed flag of active slot pos (its element's record `own`).
+fn smoothed_flag(pos: u32, own: vec4<u32>) -> i32 {
+    return i32(after[pos]) - i32(own.x);
+}
 
 // Whether slot pos holds the first child of a coarsening cluster (smoothed flags: the whole
 // cluster is flagged -1 when its first child is).
 fn starts_cluster(pos: u32) -> bool {
-    if (pos >= counters[C_ACTIVE] || flags[pos] >= 0) {
+    if (pos >= counters[C_ACTIVE]) {
         return false;
     }
     let id = slots[pos];
-    let parent = element_tree[id].y;
-    return parent != NONE && element_tree[parent].z == id;
+    let own = element_tree[id];
+    let parent = own.y;
+    return smoothed_flag(pos, own) < 0 && parent != NONE && element_tree[parent].z == id;
 }
 
 // The sides of the parent of the cluster starting at slot i whose split edges are freed.
@@ -69,13 +78,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (i >= range.count) {
         return;
     }
+    var refines = false;
+    if (i < counters[C_ACTIVE]) {
+        let f = smoothed_flag(i, element_tree[slots[i]]);
+        flags[i] = f;
+        refines = f > 0;
+    }
     let cluster = starts_cluster(i);
     var mask = 0u;
     if (cluster) {
         mask = freed_sides(i);
     }
     marks[i] = select(0u, 1u, cluster);
-    marks[range.capacity + i] = select(0u, 1u, i < counters[C_ACTIVE] && flags[i] > 0);
+    marks[range.capacity + i] = select(0u, 1u, refines);
     marks[2u * range.capacity + i] = countOneBits(mask);
     work[i] = mask;
 }

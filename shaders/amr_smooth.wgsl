@@ -3,26 +3,31 @@
 
 // The 2:1 smoothing of the flags (GK19 Algorithm 2) in stages by level, each one launch
 // (AdaptiveMesh::smooth_flags_in_stages in src/solver/dg/amr/tree.rs is its CPU twin). With
-// a_i = level_i + f_i the level element i ends at:
+// a_i = level_i + f_i the level element i ends at, kept per slot in `after` (amr_mark turns it
+// back into the flags):
 //   pass 0 (range.color = 0), thread t = slot t: its slot_info (level and siblings' slots), its
 //      flag made admissible (no refinement past the maximum level, no coarsening of a root, a
 //      -1 only if all four siblings are active and flagged -1: the cluster rule, on the flags
-//      as they came) and stored, and top = max_i a_i into counters[C_SMOOTH_TOP];
+//      as they came), a_t stored in after[t], and top = max_i a_i into
+//      counters[C_SMOOTH_TOP];
 //   stage s = range.color >= 1, thread t = face t of the current mesh, while s < top: the side
 //      that would end more than one level coarser than the other is raised to one below it,
-//      f_j <- max(f_j, a_i - 1 - level_j); a raise that lifts a -1 lifts its siblings' -1 too.
+//      a_j <- max(a_j, a_i - 1); a raise that lifts a -1 (a_j = level_j - 1) lifts its
+//      siblings' -1 too (a <- max(a, level_j)).
 // Stage s works toward v = top - s: raises in it end at a <= v (a face raise at a_i - 1, a
 // lifted cluster at its level), and every a = v + 1 was reached in a stage before it, so after
 // stage s every face whose higher side ends at v + 1 or more holds and no later raise undoes
 // it. The stages s = 1 .. top - 1 thus end at the least admissible flags above the start, the
 // same as any order of the forced raises (AdaptiveMesh::smooth_flags), with no chains of raises
-// followed within a thread and no host check for convergence. A raise is an atomic max (a
-// compare-exchange loop on the i32 bits) and a read sees the flag as it stands.
+// followed within a thread and no host check for convergence. A raise is an atomic max on
+// after, and a read sees a as it stands. A stage thread reads one word per side (a_i), not the
+// flag and the slot_info record (20 bytes): at 240k elements a stage is bound by the sectors
+// its scattered loads pull in; slot_info is read by a raise alone, for its level and siblings.
 
 @group(0) @binding(0) var<storage, read> slots: array<u32>;
 @group(0) @binding(1) var<storage, read> element_tree: array<vec4<u32>>;
-// The flags' i32 bits.
-@group(0) @binding(2) var<storage, read_write> flags: array<atomic<u32>>;
+// The flags' i32 bits as they came (pass 0 reads them).
+@group(0) @binding(2) var<storage, read> flags: array<u32>;
 // DgEdge records (8 words: left, right, info, normal, length, midpoint).
 @group(0) @binding(3) var<storage, read> faces: array<u32>;
 @group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
@@ -30,6 +35,8 @@
 // sibling that is not active), written by pass 0 so that a stage reaches a slot's level and its
 // siblings in one load.
 @group(0) @binding(5) var<storage, read_write> slot_info: array<vec4<u32>>;
+// Per slot: a = level + flag as the smoothing stands (pass 0 stores it, the stages raise it).
+@group(0) @binding(6) var<storage, read_write> after: array<atomic<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -48,33 +55,22 @@ fn admissible(bits: u32, level: u32) -> i32 {
     return f;
 }
 
-// Raise the flag of slot pos (at `level`) to `wanted` unless it is there already; the flag it
-// had when this call raised it, or `wanted` when it did not.
-fn raise_flag(pos: u32, level: u32, wanted: i32) -> i32 {
-    var old = atomicLoad(&flags[pos]);
-    var f = admissible(old, level);
-    while (f < wanted) {
-        let r = atomicCompareExchangeWeak(&flags[pos], old, bitcast<u32>(wanted));
-        if (r.exchanged) {
-            return f;
-        }
-        old = r.old_value;
-        f = admissible(old, level);
+// Raise slot pos to a = wanted; when that lifts its -1, lift its siblings' -1 too (the cluster
+// rule): exactly one raise lifts a given -1, the one whose atomic max saw level - 1.
+fn raise(pos: u32, wanted: u32) {
+    let old = atomicMax(&after[pos], wanted);
+    if (old >= wanted) {
+        return;
     }
-    return wanted;
-}
-
-// Raise slot pos (its slot_info `info`) to `wanted`; when that lifts its -1, lift its siblings'
-// -1 too (the cluster rule): exactly one raise lifts a given -1, the one that swapped it.
-fn raise(pos: u32, info: vec4<u32>, wanted: i32) {
-    if (raise_flag(pos, info.x, wanted) >= 0) {
+    let info = slot_info[pos];
+    if (old + 1u != info.x) {
         return;
     }
     // #unroll
     for (var c = 0u; c < 3u; c = c + 1u) {
         let sibling = info[1u + c];
         if (sibling != NONE) {
-            raise_flag(sibling, info.x, 0);
+            atomicMax(&after[sibling], info.x);
         }
     }
 }
@@ -100,24 +96,20 @@ fn first_pass(t: u32) -> u32 {
         }
     }
     slot_info[t] = info;
-    let bits = atomicLoad(&flags[t]);
-    var f = admissible(bits, level);
+    var f = admissible(flags[t], level);
     if (f < 0) {
-        // A root's -1 was read as 0 above, so this slot has siblings. Only this thread writes
-        // this flag in pass 0, and a sibling's own pass may have lifted its -1 already, for a
-        // reason that lifts this one too.
+        // A root's -1 was read as 0 above, so this slot has siblings.
         // #unroll
         for (var c = 0u; c < 3u; c = c + 1u) {
             let sibling = info[1u + c];
-            if (sibling == NONE || admissible(atomicLoad(&flags[sibling]), level) >= 0) {
+            if (sibling == NONE || admissible(flags[sibling], level) >= 0) {
                 f = 0;
             }
         }
     }
-    if (f != bitcast<i32>(bits)) {
-        atomicStore(&flags[t], bitcast<u32>(f));
-    }
-    return u32(i32(level) + f);
+    let a = u32(i32(level) + f);
+    atomicStore(&after[t], a);
+    return a;
 }
 
 // The 2:1 rule across face f.
@@ -127,14 +119,12 @@ fn face_rule(f: u32) {
     if (r == NONE) {
         return;
     }
-    let info_l = slot_info[l];
-    let info_r = slot_info[r];
-    let after_l = i32(info_l.x) + admissible(atomicLoad(&flags[l]), info_l.x);
-    let after_r = i32(info_r.x) + admissible(atomicLoad(&flags[r]), info_r.x);
-    if (after_l - after_r > 1) {
-        raise(r, info_r, after_l - 1 - i32(info_r.x));
-    } else if (after_r - after_l > 1) {
-        raise(l, info_l, after_r - 1 - i32(info_l.x));
+    let after_l = atomicLoad(&after[l]);
+    let after_r = atomicLoad(&after[r]);
+    if (after_l > after_r + 1u) {
+        raise(r, after_l - 1u);
+    } else if (after_r > after_l + 1u) {
+        raise(l, after_r - 1u);
     }
 }
 

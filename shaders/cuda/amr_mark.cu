@@ -1,9 +1,10 @@
 // #include "common/dispatch.cuh"
 // #include "common/amr_tree.cuh"
 
-// CUDA twin of shaders/amr_mark.wgsl. Which slots start a coarsening cluster, which refine,
-// and what each cluster frees, one thread per slot up to the capacity (zeros past the active
-// slots), for one exclusive scan over the three parts:
+// CUDA twin of shaders/amr_mark.wgsl. The smoothed flags, f_i = a_i - level_i from
+// amr_smooth's `after`, stored for the phases after it; which slots start a coarsening
+// cluster, which refine, and what each cluster frees, one thread per slot up to the capacity
+// (zeros past the active slots), for one exclusive scan over the three parts:
 //   marks[i] = 1 where slot i holds the first child of a cluster flagged -1,
 //   marks[NE + i] = 1 where slot i is flagged +1,
 //   marks[2 NE + i] = the split edges of the cluster's parent whose halves are freed, and
@@ -17,16 +18,22 @@
 //
 // NE, the capacity, is the module constant of common/dispatch.cuh (WGSL: range.capacity).
 
+// The smoothed flag of active slot pos (its element's record `own`).
+__device__ __forceinline__ int smoothed_flag(u32 pos, uint4 own, const u32* after) {
+    return (int)after[pos] - (int)own.x;
+}
+
 // Whether slot pos holds the first child of a coarsening cluster (smoothed flags: the whole
 // cluster is flagged -1 when its first child is).
 __device__ bool starts_cluster(
-    u32 pos, const u32* slots, const uint4* element_tree, const int* flags, const u32* counters) {
-    if (pos >= counters[C_ACTIVE] || flags[pos] >= 0) {
+    u32 pos, const u32* slots, const uint4* element_tree, const u32* after, const u32* counters) {
+    if (pos >= counters[C_ACTIVE]) {
         return false;
     }
     u32 id = slots[pos];
-    u32 parent = element_tree[id].y;
-    return parent != NONE && element_tree[parent].z == id;
+    uint4 own = element_tree[id];
+    u32 parent = own.y;
+    return smoothed_flag(pos, own, after) < 0 && parent != NONE && element_tree[parent].z == id;
 }
 
 // The sides of the parent of the cluster starting at slot i whose split edges are freed.
@@ -34,7 +41,7 @@ __device__ u32 freed_sides(
     u32 i,
     const u32* slots,
     const uint4* element_tree,
-    const int* flags,
+    const u32* after,
     const u32* counters,
     const uint4* element_edges,
     const uint2* edge_sides) {
@@ -50,7 +57,7 @@ __device__ u32 freed_sides(
             if (first != NONE) {
                 u32 pos = element_tree[first].w;
                 refined = !(pos != NONE && pos < i &&
-                            starts_cluster(pos, slots, element_tree, flags, counters));
+                            starts_cluster(pos, slots, element_tree, after, counters));
             }
         }
         if (!refined) {
@@ -63,25 +70,32 @@ __device__ u32 freed_sides(
 extern "C" __global__ void amr_mark(
     const u32* __restrict__ slots,
     const uint4* __restrict__ element_tree,
-    const int* __restrict__ flags,
+    int* flags,
     u32* marks,
     const u32* __restrict__ counters,
     const uint4* __restrict__ element_edges,
     const uint2* __restrict__ edge_sides,
     u32* work,
+    const u32* __restrict__ after,
     ItemRange range) {
     await_previous_launches();
     u32 i = wide_linear_index();
     if (i >= range.count) {
         return;
     }
-    bool cluster = starts_cluster(i, slots, element_tree, flags, counters);
+    bool refines = false;
+    if (i < counters[C_ACTIVE]) {
+        int f = smoothed_flag(i, element_tree[slots[i]], after);
+        flags[i] = f;
+        refines = f > 0;
+    }
+    bool cluster = starts_cluster(i, slots, element_tree, after, counters);
     u32 mask = 0u;
     if (cluster) {
-        mask = freed_sides(i, slots, element_tree, flags, counters, element_edges, edge_sides);
+        mask = freed_sides(i, slots, element_tree, after, counters, element_edges, edge_sides);
     }
     marks[i] = cluster ? 1u : 0u;
-    marks[NE + i] = i < counters[C_ACTIVE] && flags[i] > 0 ? 1u : 0u;
+    marks[NE + i] = refines ? 1u : 0u;
     marks[2u * NE + i] = __popc(mask);
     work[i] = mask;
 }

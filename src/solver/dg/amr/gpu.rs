@@ -463,8 +463,18 @@ impl GpuAdaptation {
         let mut smooth = PlanBuilder::new();
         // Each slot's level and siblings' slots, written by pass 0 for the stages.
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
-        let mut smooth_args =
-            args![slots, element_tree, flags, *faces, counters, slot_info].to_vec();
+        // Each slot's level + flag as the smoothing stands (amr_mark turns them into flags).
+        let after = rt.zeroed::<u32>("amr smoothed levels", ne)?;
+        let mut smooth_args = args![
+            slots,
+            element_tree,
+            flags,
+            *faces,
+            counters,
+            slot_info,
+            after
+        ]
+        .to_vec();
         smooth_args.push(prm.clone());
         smooth
             .segment("smooth")
@@ -497,7 +507,8 @@ impl GpuAdaptation {
                 counters,
                 element_edges,
                 edge_sides,
-                work
+                work,
+                after
             ],
             ItemRange::all(ne as u32),
         );
