@@ -32,7 +32,7 @@
 @group(0) @binding(3) var<storage, read> faces: array<u32>;
 @group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
 // Per slot: its element's level and the slots of its three siblings (NONE for a root, or for a
-// sibling that is not active), written by pass 0 so that a stage reaches a slot's level and its
+// sibling that is not active), written by pass 0 so that a raise reaches a slot's level and its
 // siblings in one load.
 @group(0) @binding(5) var<storage, read_write> slot_info: array<vec4<u32>>;
 // Per slot: a = level + flag as the smoothing stands (pass 0 stores it, the stages raise it).
