@@ -1544,20 +1544,18 @@ mod tests {
                 assert_eq!(kept[0], ("NP", 3.0));
             }
             let name = |user| capacity_name(&for_kernel(&fixed, user, p));
+            // Compiled in up to order `most`, at launch above it.
+            let fixed_to = |most: usize| {
+                if p <= most {
+                    FIXED_CAPACITY_CONSTANT
+                } else {
+                    CAPACITY_CONSTANT
+                }
+            };
             assert_eq!(name(StrideUser::Flux), CAPACITY_CONSTANT, "p={p}");
-            let lift = if p <= 2 {
-                FIXED_CAPACITY_CONSTANT
-            } else {
-                CAPACITY_CONSTANT
-            };
-            assert_eq!(name(StrideUser::VolumeLift), lift, "p={p}");
-            assert_eq!(name(StrideUser::Trace), lift, "p={p}");
-            let volume = if p <= 3 {
-                FIXED_CAPACITY_CONSTANT
-            } else {
-                CAPACITY_CONSTANT
-            };
-            assert_eq!(name(StrideUser::Volume), volume, "p={p}");
+            assert_eq!(name(StrideUser::VolumeLift), fixed_to(2), "p={p}");
+            assert_eq!(name(StrideUser::Trace), fixed_to(2), "p={p}");
+            assert_eq!(name(StrideUser::Volume), fixed_to(3), "p={p}");
             assert_eq!(name(StrideUser::Surface), FIXED_CAPACITY_CONSTANT, "p={p}");
         }
     }
