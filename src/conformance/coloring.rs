@@ -1,4 +1,5 @@
-//! Conformance of the scan, the min-reduction and the speculative vertex coloring.
+//! Conformance of the scan, the min-reduction, bounded launches and the speculative vertex
+//! coloring.
 
 use super::Report;
 use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
@@ -11,7 +12,7 @@ use crate::mesh::generate3d::{tet_box, TetSplit};
 use crate::mesh::{generate, Csr, Topology};
 use crate::runtime::reduce::gpu_min;
 use crate::runtime::scan::{exclusive_scan_cpu, gpu_exclusive_scan};
-use crate::runtime::Runtime;
+use crate::runtime::{ItemRange, PlanBuilder, Runtime, ThreadBound, WORKGROUP_SIZE};
 
 /// No edge joins two vertices of one color; classes use disjoint colors.
 fn proper(adj: &Csr, colors: &[u32], class: Option<&[u32]>) -> bool {
@@ -47,7 +48,8 @@ fn equal_at(
 }
 
 /// The exclusive prefix sum at every level count (n = 1 .. 1000003) and the min-reduction,
-/// against the CPU exactly; the speculative vertex coloring on rect:20000@3 in both variants
+/// against the CPU exactly; a bounded launch as its bound moves (`bounded_copies`); the
+/// speculative vertex coloring on rect:20000@3 in both variants
 /// (proper, checked by [`check_vertex_coloring`] too, no conflict in the last round, at most
 /// 1.1 x the sequential greedy count + 1: Li et al. report a few percent more), with boundary
 /// classes on disk:3000@1 (disjoint colors, numbered without gaps), and on a path of 3
@@ -77,6 +79,12 @@ pub fn coloring(report: &mut Report, b: &Runtime) {
             Ok(gpu_min(b, &values)? == want)
         })
     });
+    report.check(
+        "bounded launch: the bound as queued, 5 queues of one plan",
+        kind,
+        "exact",
+        || bounded_copies(b),
+    );
     for variant in [GpuColoringVariant::Topology, GpuColoringVariant::Data] {
         let name = format!("vertex coloring {variant:?} rect:20000@3");
         report.check(&name, kind, "proper, colors <= 1.1 greedy + 1", || {
@@ -171,4 +179,45 @@ pub fn coloring(report: &mut Report, b: &Runtime) {
             ))
         },
     );
+}
+
+/// One prepared plan of a `stream_copy` launch over 500 items, bounded by a [`ThreadBound`]
+/// set before each of five queues (down, up, to 1, past the items): each queue copies exactly
+/// the items of the workgroups the bound asks for, `min(500, 64 ceil(bound / 64))`, and leaves
+/// the rest alone. The second queue on CUDA captures the plan's graph and the later ones
+/// update its node, so a bound read at prepare or capture only fails here.
+fn bounded_copies(b: &Runtime) -> Result<(String, bool)> {
+    const ITEMS: u32 = 500;
+    let copy = b.kernel("stream_copy", &[])?;
+    let src = b.zeroed::<[f32; 4]>("bounded copy source", ITEMS as usize)?;
+    let dst = b.zeroed::<[f32; 4]>("bounded copy destination", ITEMS as usize)?;
+    let bound = ThreadBound::new(ITEMS);
+    let mut builder = PlanBuilder::new();
+    builder
+        .launch(&copy, &crate::args![src, dst], ItemRange::all(ITEMS))
+        .bounded(&bound);
+    let plan = b.prepare(&builder)?;
+    let mut wrong = Vec::new();
+    for (round, threads) in [128u32, 64, 320, 1, 1000].into_iter().enumerate() {
+        let value = |i: u32| (1000 * (round + 1)) as f32 + i as f32;
+        let source: Vec<[f32; 4]> = (0..ITEMS).map(|i| [value(i); 4]).collect();
+        b.write(&src, 0, &source)?;
+        b.write(&dst, 0, &vec![[0f32; 4]; ITEMS as usize])?;
+        bound.set(threads);
+        b.queue(&plan, 1)?;
+        let copied = ITEMS.min(threads.div_ceil(WORKGROUP_SIZE) * WORKGROUP_SIZE);
+        let got: Vec<[f32; 4]> = b.read(&dst, 0, ITEMS as usize)?;
+        let right = (0..ITEMS).all(|i| {
+            let want = if i < copied { value(i) } else { 0.0 };
+            got[i as usize] == [want; 4]
+        });
+        if !right {
+            wrong.push(threads);
+        }
+    }
+    Ok(if wrong.is_empty() {
+        ("5 of 5 exact".to_string(), true)
+    } else {
+        (format!("wrong items copied with bounds {wrong:?}"), false)
+    })
 }

@@ -27,6 +27,11 @@
 //!   them indirectly (`dispatch_workgroups_indirect`: exactly the written grid); CUDA cannot
 //!   take a grid size from device memory, so it launches the host's upper bound and the
 //!   threads past the written count return.
+//! * Host bounds ([`ThreadBound`], [`PlanBuilder::bounded`]): a count the host knows to hold
+//!   for the items a launch must cover (the elements of an adapted mesh), read each time the
+//!   plan is queued, so that a launch sized for the buffers' capacity starts only the threads
+//!   the mesh needs: CUDA launches (device-sized or not) and wgpu's host-sized dispatches take
+//!   the smaller of the two; wgpu's indirect dispatches are exact anyway.
 //! * [`Runtime::readbacks`]: how many times the host waited for device data (read-backs), to
 //!   hold a loop to a sync budget.
 //!
@@ -461,6 +466,32 @@ macro_rules! args {
     };
 }
 
+/// A thread count the host sets and launches read when their plan is queued
+/// ([`PlanBuilder::bounded`]): the host's knowledge of how many items a launch sized for the
+/// buffers' capacity must cover (the elements of an adapted mesh, GK19's n + 3 refined - 3
+/// clusters, which the host computes from the counts it reads back anyway). A backend
+/// starts `min(threads, bound)` threads, or on wgpu exactly a device-written grid; the kernel
+/// still checks its count, so a bound too high costs only idle threads, one too low skips
+/// items. Shared by its clones: one `set` moves every plan that reads it.
+#[derive(Clone, Debug)]
+pub struct ThreadBound(Arc<std::sync::atomic::AtomicU32>);
+
+impl ThreadBound {
+    pub fn new(threads: u32) -> ThreadBound {
+        ThreadBound(Arc::new(std::sync::atomic::AtomicU32::new(threads)))
+    }
+
+    /// Bound the launches that read this from the next queue (or CUDA submit) on; work
+    /// already queued keeps the bound it was queued with.
+    pub fn set(&self, threads: u32) {
+        self.0.store(threads, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn get(&self) -> u32 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 /// One kernel launch: `threads` threads (in workgroups of the kernel's
 /// [`Kernel::workgroup_size`]) over `range`.
 #[derive(Clone)]
@@ -473,6 +504,15 @@ pub struct Launch {
     /// The launch record (buffer, first word) whose workgroup grid (words 2..5) the device
     /// wrote: wgpu dispatches it indirectly.
     pub grid: Option<(Buffer, u32)>,
+    /// A host bound of the threads needed: at most `min(threads, bound)` are started.
+    pub bound: Option<ThreadBound>,
+}
+
+impl Launch {
+    /// The threads to start as the bound stands now (at least one).
+    pub(crate) fn bounded_threads(threads: u32, bound: Option<&ThreadBound>) -> u32 {
+        bound.map_or(threads, |b| threads.min(b.get())).max(1)
+    }
 }
 
 /// A named run of launches, timed as one unit by [`Runtime::time`].
@@ -530,7 +570,19 @@ impl PlanBuilder {
             range,
             threads,
             grid: None,
+            bound: None,
         });
+        self
+    }
+
+    /// Bound the last launch's threads by `bound` as it stands when the plan is queued
+    /// ([`ThreadBound`]): the caller keeps it at least the items the kernel must cover from
+    /// then until the work completes. Work recorded ahead ([`Runtime::record`]) on wgpu takes
+    /// the bound at recording.
+    pub fn bounded(&mut self, bound: &ThreadBound) -> &mut Self {
+        if let Some(l) = self.launches.last_mut() {
+            l.bound = Some(bound.clone());
+        }
         self
     }
 

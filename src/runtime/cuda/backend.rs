@@ -6,8 +6,8 @@ use super::{driver_err, kernel_source, CudaDevice};
 use crate::error::{Error, Result};
 use crate::runtime::interface::{cuda_parameters, BindingKind, KernelInterface, ScalarType};
 use crate::runtime::{
-    Arg, BufferInner, CapacityArg, ItemRange, KernelInner, Plan, PlanBuilder, PlanInner,
-    TexelPrecision, TextureInner,
+    Arg, BufferInner, CapacityArg, ItemRange, KernelInner, Launch, Plan, PlanBuilder, PlanInner,
+    TexelPrecision, TextureInner, ThreadBound,
 };
 use cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaFunction, CudaStream};
 use std::ffi::c_void;
@@ -88,9 +88,32 @@ struct PreparedLaunch {
     function: sys::CUfunction,
     values: Vec<ParamValue>,
     range: ItemRange,
-    blocks: u32,
+    /// The threads to launch at most (a device-sized launch's upper bound).
+    threads: u32,
+    /// The host's bound of the threads needed, read at each launch or graph launch.
+    bound: Option<ThreadBound>,
     /// Threads per block: the kernel's workgroup size.
     block_threads: u32,
+}
+
+impl PreparedLaunch {
+    /// The grid as the bound stands now.
+    fn blocks(&self) -> u32 {
+        Launch::bounded_threads(self.threads, self.bound.as_ref()).div_ceil(self.block_threads)
+    }
+
+    /// Pointers to the parameter values, the range last, as a launch or node takes them.
+    fn parameter_pointers(&self, ptrs: &mut Vec<*mut c_void>) {
+        ptrs.clear();
+        for v in &self.values {
+            ptrs.push(match v {
+                ParamValue::Pointer(p) => p as *const sys::CUdeviceptr as *mut c_void,
+                ParamValue::Bytes(b) => b.as_ptr() as *mut c_void,
+                ParamValue::Texture(t) => t as *const sys::CUtexObject as *mut c_void,
+            });
+        }
+        ptrs.push(&self.range as *const ItemRange as *mut c_void);
+    }
 }
 
 /// A prepared plan: raw launch parameters, and the resources they point at kept alive.
@@ -110,18 +133,27 @@ pub struct CudaPlan {
 // SAFETY: the raw function handles and device pointers are owned by the kept resources; the
 // graph is an opaque driver handle usable from any thread with the context current.
 unsafe impl Send for CudaPlan {}
-// SAFETY: as above; the launches never change after creation, the graph is set once.
+// SAFETY: as above; the launches never change after creation, the graph is set once, and its
+// bounded nodes' grids change only through the driver (thread-safe) with atomic records.
 unsafe impl Sync for CudaPlan {}
 
-/// An instantiated CUDA graph of a plan's launches.
-struct GraphExec(sys::CUgraphExec);
+/// An instantiated CUDA graph of a plan's launches, with the graph it was instantiated from
+/// (whose node handles name the kernel nodes of bounded launches for updates).
+struct GraphExec {
+    exec: sys::CUgraphExec,
+    graph: sys::CUgraph,
+    /// Per launch with a host bound: its index in the plan, its kernel node, and the blocks
+    /// the executable graph launches it with now.
+    bounded: Vec<(usize, sys::CUgraphNode, AtomicU32)>,
+}
 
 impl Drop for GraphExec {
     fn drop(&mut self) {
-        // SAFETY: the handle came from cuGraphInstantiateWithFlags and is destroyed once; the
-        // driver frees a graph still running when it completes.
+        // SAFETY: the handles came from cuGraphInstantiateWithFlags and the capture, and are
+        // destroyed once; the driver frees a graph still running when it completes.
         unsafe {
-            sys::cuGraphExecDestroy(self.0);
+            sys::cuGraphExecDestroy(self.exec);
+            sys::cuGraphDestroy(self.graph);
         }
     }
 }
@@ -406,13 +438,15 @@ impl CudaDevice {
                 });
                 kept.push(a.clone());
             }
-            // A device-written grid (`l.grid`) cannot size a CUDA launch: `threads` is then the
-            // host's upper bound, and the kernel returns past the record's count.
+            // A device-written grid (`l.grid`) cannot size a CUDA launch: `threads` (or the
+            // host's bound) is then an upper bound, and the kernel returns past the record's
+            // count.
             launches.push(PreparedLaunch {
                 function: k.function.cu_function(),
                 values,
                 range: l.range,
-                blocks: l.threads.div_ceil(l.kernel.workgroup_size()).max(1),
+                threads: l.threads,
+                bound: l.bound.clone(),
                 block_threads: l.kernel.workgroup_size(),
             });
             kernels.push(k.clone());
@@ -426,11 +460,14 @@ impl CudaDevice {
         }))
     }
 
+    /// Launch `range` of the plan's launches on `stream`. While the stream is capturing, `nodes`
+    /// takes the kernel node of each launch with a host bound.
     fn launch_range(
         &self,
         plan: &CudaPlan,
         range: std::ops::Range<usize>,
         stream: sys::CUstream,
+        mut nodes: Option<&mut Vec<(usize, sys::CUgraphNode, AtomicU32)>>,
     ) -> Result<()> {
         let mut ptrs: Vec<*mut c_void> = Vec::with_capacity(16);
         // Programmatic stream serialization: the launch may begin as the kernel before it
@@ -443,18 +480,11 @@ impl CudaDevice {
             pad: [0; 4],
             value,
         };
-        for l in &plan.launches[range] {
-            ptrs.clear();
-            for v in &l.values {
-                ptrs.push(match v {
-                    ParamValue::Pointer(p) => p as *const sys::CUdeviceptr as *mut c_void,
-                    ParamValue::Bytes(b) => b.as_ptr() as *mut c_void,
-                    ParamValue::Texture(t) => t as *const sys::CUtexObject as *mut c_void,
-                });
-            }
-            ptrs.push(&l.range as *const ItemRange as *mut c_void);
+        for (i, l) in plan.launches[range.clone()].iter().enumerate() {
+            l.parameter_pointers(&mut ptrs);
+            let blocks = l.blocks();
             let config = sys::CUlaunchConfig {
-                gridDimX: l.blocks,
+                gridDimX: blocks,
                 gridDimY: 1,
                 gridDimZ: 1,
                 blockDimX: l.block_threads,
@@ -475,6 +505,49 @@ impl CudaDevice {
             }
             .result()
             .map_err(driver_err("launch"))?;
+            if let (Some(nodes), Some(_)) = (nodes.as_deref_mut(), &l.bound) {
+                nodes.push((
+                    range.start + i,
+                    captured_node(stream)?,
+                    AtomicU32::new(blocks),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Set the grid of every bounded kernel node of `graph` whose bound moved since its last
+    /// launch (the driver applies it to the graph's later launches only).
+    fn update_bounded_nodes(&self, p: &CudaPlan, graph: &GraphExec) -> Result<()> {
+        let mut ptrs: Vec<*mut c_void> = Vec::with_capacity(16);
+        for (i, node, launched) in &graph.bounded {
+            let l = &p.launches[*i];
+            let blocks = l.blocks();
+            if blocks == launched.load(Ordering::Relaxed) {
+                continue;
+            }
+            l.parameter_pointers(&mut ptrs);
+            let params = sys::CUDA_KERNEL_NODE_PARAMS {
+                func: l.function,
+                gridDimX: blocks,
+                gridDimY: 1,
+                gridDimZ: 1,
+                blockDimX: l.block_threads,
+                blockDimY: 1,
+                blockDimZ: 1,
+                sharedMemBytes: 0,
+                kernelParams: ptrs.as_mut_ptr(),
+                extra: std::ptr::null_mut(),
+                kern: std::ptr::null_mut(),
+                ctx: std::ptr::null_mut(),
+            };
+            // SAFETY: `node` is a kernel node of the graph `graph.exec` was instantiated from
+            // (kept alive with it), captured from this launch with the same function, block
+            // and parameters; the driver copies the parameter values during the call.
+            unsafe { sys::cuGraphExecKernelNodeSetParams_v2(graph.exec, *node, &params) }
+                .result()
+                .map_err(driver_err("update a bounded launch's grid"))?;
+            launched.store(blocks, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -489,7 +562,7 @@ impl CudaDevice {
         }
         if p.queued.fetch_add(1, Ordering::Relaxed) == 0 {
             for _ in 0..repeats {
-                self.launch_range(p, 0..p.launches.len(), self.stream().cu_stream())?;
+                self.launch_range(p, 0..p.launches.len(), self.stream().cu_stream(), None)?;
             }
             return Ok(());
         }
@@ -500,11 +573,12 @@ impl CudaDevice {
                 p.graph.get_or_init(|| captured)
             }
         };
+        self.update_bounded_nodes(p, graph)?;
         let stream = self.stream().cu_stream();
         for _ in 0..repeats {
             // SAFETY: the graph was instantiated in this context from the plan's launches,
             // whose device memory the plan keeps alive.
-            unsafe { sys::cuGraphLaunch(graph.0, stream) }
+            unsafe { sys::cuGraphLaunch(graph.exec, stream) }
                 .result()
                 .map_err(driver_err("graph launch"))?;
         }
@@ -544,9 +618,10 @@ impl CudaDevice {
                 .result()
                 .map_err(driver_err("record a timing event in a graph"))
         };
+        let mut bounded = Vec::new();
         let launched = mark(0).and_then(|()| {
             ranges.iter().enumerate().try_for_each(|(k, range)| {
-                self.launch_range(p, range.clone(), stream)?;
+                self.launch_range(p, range.clone(), stream, Some(&mut bounded))?;
                 mark(k + 1)
             })
         });
@@ -558,17 +633,23 @@ impl CudaDevice {
         launched?;
         ended?;
         let mut exec: sys::CUgraphExec = std::ptr::null_mut();
-        // SAFETY: `graph` is the captured graph; it is destroyed right after instantiation,
-        // which copies what the executable graph needs.
+        // SAFETY: `graph` is the captured graph; it lives as long as the executable graph, whose
+        // bounded nodes it names.
         let instantiated = unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) }
             .result()
             .map_err(driver_err("instantiate graph"));
-        // SAFETY: as above; destroyed once.
-        unsafe {
-            sys::cuGraphDestroy(graph);
+        if let Err(e) = instantiated {
+            // SAFETY: as above; destroyed once, nothing was instantiated from it.
+            unsafe {
+                sys::cuGraphDestroy(graph);
+            }
+            return Err(e);
         }
-        instantiated?;
-        Ok(GraphExec(exec))
+        Ok(GraphExec {
+            exec,
+            graph,
+            bounded,
+        })
     }
 
     /// Seconds of each of `ranges` (launches of `plan`, each range between two events) in
@@ -600,7 +681,7 @@ impl CudaDevice {
         marks.push(mark()?);
         for _ in 0..repeats {
             for range in ranges {
-                self.launch_range(p, range.clone(), stream.cu_stream())?;
+                self.launch_range(p, range.clone(), stream.cu_stream(), None)?;
                 marks.push(mark()?);
             }
         }
@@ -637,7 +718,7 @@ impl CudaDevice {
         for _ in 0..repeats {
             // SAFETY: the graph was instantiated in this context from the plan's launches,
             // whose device memory the plan keeps alive; the events outlive it (dropped after).
-            unsafe { sys::cuGraphLaunch(graph.0, stream) }
+            unsafe { sys::cuGraphLaunch(graph.exec, stream) }
                 .result()
                 .map_err(driver_err("graph launch"))?;
             self.synchronize()?;
@@ -653,4 +734,38 @@ impl CudaDevice {
     pub fn wait(&self) -> Result<()> {
         self.synchronize()
     }
+}
+
+/// The kernel node the launch just issued on capturing `stream` became: the one node the
+/// capture's next operation would depend on.
+fn captured_node(stream: sys::CUstream) -> Result<sys::CUgraphNode> {
+    let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+    let mut dependencies: *const sys::CUgraphNode = std::ptr::null();
+    let mut count = 0usize;
+    // SAFETY: the out pointers are valid; the ones passed as null are optional outputs; the
+    // dependency array the driver returns stays valid until the next capture call on `stream`
+    // and is read before it.
+    unsafe {
+        sys::cuStreamGetCaptureInfo_v3(
+            stream,
+            &mut status,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut dependencies,
+            std::ptr::null_mut(),
+            &mut count,
+        )
+    }
+    .result()
+    .map_err(driver_err("read the capture's last node"))?;
+    if status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE
+        || count != 1
+        || dependencies.is_null()
+    {
+        return Err(Error::Gpu(format!(
+            "graph capture: a launch left {count} nodes to depend on (one kernel node expected)"
+        )));
+    }
+    // SAFETY: `count` is 1 and the array is non-null.
+    Ok(unsafe { *dependencies })
 }

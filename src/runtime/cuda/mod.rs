@@ -211,6 +211,11 @@ type ModuleCache = HashMap<(String, Vec<String>, Option<u32>), Arc<CudaModule>>;
 /// NVRTC's PTX by (file stem, defines): one compile serves the modules of every capacity.
 type PtxCache = HashMap<(String, Vec<String>), String>;
 
+/// The oldest driver (as cuDriverGetVersion reports it, 1000 major + 10 minor) with every
+/// entry point the backend calls: CUDA 12.3 added cuStreamGetCaptureInfo_v3, which names the
+/// graph node of a bounded launch for later grid updates.
+const MIN_DRIVER_VERSION: i32 = 12030;
+
 /// The CUDA device the solvers run on: device 0 of the driver, one stream.
 pub struct CudaDevice {
     ctx: Arc<CudaContext>,
@@ -239,6 +244,21 @@ impl CudaDevice {
     pub fn new(opts: &crate::runtime::GpuOptions) -> Result<CudaDevice> {
         libraries_present().map_err(|e| Error::Gpu(format!("--backend cuda: {e}")))?;
         let ctx = CudaContext::new(0).map_err(driver_err("cannot open device 0"))?;
+        let mut version = 0;
+        // SAFETY: writes the driver's CUDA version into `version`.
+        unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) }
+            .result()
+            .map_err(driver_err("driver version"))?;
+        if version < MIN_DRIVER_VERSION {
+            return Err(Error::Gpu(format!(
+                "--backend cuda: the driver supports CUDA {}.{}, chromaflow needs {}.{} or later \
+                 (graph updates of bounded launches); update the NVIDIA driver",
+                version / 1000,
+                version % 1000 / 10,
+                MIN_DRIVER_VERSION / 1000,
+                MIN_DRIVER_VERSION % 1000 / 10
+            )));
+        }
         let name = ctx.name().map_err(driver_err("device name"))?;
         let capability = ctx
             .compute_capability()

@@ -153,6 +153,10 @@ struct PreparedLaunch {
     grid: (u32, u32),
     /// A device-written grid: (buffer, byte offset of its three workgroup counts).
     indirect: Option<(wgpu::Buffer, u64)>,
+    /// A host bound of the threads, read at recording: then `grid` is the grid of
+    /// `min(threads, bound)` threads in workgroups of `wg` ([`crate::runtime::ThreadBound`]):
+    /// (bound, threads, wg).
+    bound: Option<(crate::runtime::ThreadBound, u32, u32)>,
 }
 
 /// A prepared plan.
@@ -582,6 +586,10 @@ impl WgpuDevice {
                     )),
                     None => None,
                 },
+                bound: l
+                    .bound
+                    .clone()
+                    .map(|b| (b, l.threads, l.kernel.workgroup_size())),
             });
         }
         let range_buffer = wgpu::util::DeviceExt::create_buffer_init(
@@ -619,6 +627,7 @@ impl WgpuDevice {
         pass: &mut wgpu::ComputePass<'_>,
         launches: std::ops::Range<usize>,
     ) {
+        let max_dim = self.ctx.limits.max_compute_workgroups_per_dimension;
         let mut last: Option<*const WgpuKernel> = None;
         for l in &plan.launches[launches] {
             let kp = Arc::as_ptr(&l.kernel);
@@ -630,9 +639,17 @@ impl WgpuDevice {
                 pass.set_bind_group(*g, &plan.bind_groups[*idx], &[]);
             }
             pass.set_bind_group(RANGE_GROUP, &plan.range_group, &[l.range_offset]);
+            let grid = match &l.bound {
+                // Fewer threads than the full grid, which fit the limits at prepare.
+                Some((bound, threads, wg)) => {
+                    let bounded = super::Launch::bounded_threads(*threads, Some(bound));
+                    grid_for(bounded, *wg, max_dim).unwrap_or(l.grid)
+                }
+                None => l.grid,
+            };
             match &l.indirect {
                 Some((buffer, offset)) => pass.dispatch_workgroups_indirect(buffer, *offset),
-                None => pass.dispatch_workgroups(l.grid.0, l.grid.1, 1),
+                None => pass.dispatch_workgroups(grid.0, grid.1, 1),
             }
         }
     }

@@ -26,7 +26,7 @@ use crate::mesh::NO_ELEMENT;
 use crate::runtime::reduce::MinReduction;
 use crate::runtime::{
     launch_record, Arg, Buffer, ItemRange, OwnedKernelSpec, Plan, PlanBuilder, Runtime,
-    CAPACITY_CONSTANT, DEVICE_COUNT, FIXED_CAPACITY_CONSTANT, LAUNCH_WORDS,
+    ThreadBound, CAPACITY_CONSTANT, DEVICE_COUNT, FIXED_CAPACITY_CONSTANT, LAUNCH_WORDS,
 };
 
 /// Registers on the GPU: the scheme's four plus the limiter's scratch.
@@ -671,6 +671,36 @@ struct Launches {
     /// Launches take their element count and face ranges from `records`, written on the device
     /// (by the adaptation), instead of the host's ranges: the plans outlive any adaptation.
     device_counts: bool,
+    /// The host's bounds of the elements and faces the records hold, which bound the
+    /// device-sized launches (CUDA starts no more threads than they say).
+    bounds: CountBounds,
+}
+
+/// Host bounds of an adapted mesh's counts, which the device's launch records hold exactly:
+/// the elements (GPU adaptation: n + 3 refined - 3 clusters, known once the smoothing's counts
+/// are read back) and the faces (at most 3 per element: every face is a whole side of an
+/// element, the finer one's; and at most 6 more per refinement than before it). Shared with
+/// the adaptation, whose flag and smoothing launches cover the same mesh.
+#[derive(Clone, Debug)]
+pub struct CountBounds {
+    pub elements: ThreadBound,
+    pub faces: ThreadBound,
+}
+
+impl CountBounds {
+    fn new(elements: usize, faces: usize) -> CountBounds {
+        CountBounds {
+            elements: ThreadBound::new(elements as u32),
+            faces: ThreadBound::new(faces as u32),
+        }
+    }
+
+    /// Bound the launches by a mesh of `elements` elements and at most `faces` faces (at
+    /// most 3 per element, whatever `faces` says).
+    pub fn set(&self, elements: usize, faces: usize) {
+        self.elements.set(elements as u32);
+        self.faces.set(faces.min(3 * elements) as u32);
+    }
 }
 
 impl Launches {
@@ -714,7 +744,8 @@ impl Launches {
                 r,
                 self.capacity.elements as u32,
                 &self.records,
-            );
+            )
+            .bounded(&self.bounds.elements);
         } else {
             p.launch(&b.kernel, &b.args, range);
         }
@@ -749,13 +780,15 @@ impl Launches {
             if let SurfaceKernels::Atomic(_) = surface {
                 let all = self.device_range(1 + nc, time, reg);
                 let bound = self.capacity.edges as u32;
-                p.launch_device(kernel, args, all, bound, &self.records);
+                p.launch_device(kernel, args, all, bound, &self.records)
+                    .bounded(&self.bounds.faces);
                 return;
             }
             for c in 0..nc {
                 let r = self.device_range(1 + c, time, reg);
                 let bound = self.capacity.elements as u32;
-                p.launch_device(kernel, args, r, bound, &self.records);
+                p.launch_device(kernel, args, r, bound, &self.records)
+                    .bounded(&self.bounds.elements);
             }
             return;
         }
@@ -782,7 +815,8 @@ impl Launches {
                 all,
                 bound,
                 &self.records,
-            );
+            )
+            .bounded(&self.bounds.faces);
         } else {
             // dg_flux runs a thread per edge node.
             p.launch_threads(&g.flux.kernel, &g.flux.args, edges, edges.count * self.nqe);
@@ -982,6 +1016,7 @@ impl GpuDg {
             records,
             capacity,
             device_counts: false,
+            bounds: CountBounds::new(ne, mesh.edges.len()),
         };
         let (step, rhs_plan, limit_plan) = launches.plans(rt, &SurfaceKernels::Colored)?;
         Ok(GpuDg {
@@ -1031,6 +1066,9 @@ impl GpuDg {
         self.launches.inputs = inputs;
         self.launches.num_elements = mesh.num_elements as u32;
         self.launches.device_counts = false;
+        self.launches
+            .bounds
+            .set(mesh.num_elements, mesh.edges.len());
         let records = mesh_launch_records(mesh.num_elements, &mesh.color_offsets);
         self.rt.write(&self.launches.records, 0, &records)?;
         if let SurfaceKernels::Gathered(g) = &self.surface {
@@ -1060,8 +1098,9 @@ impl GpuDg {
     /// time, the plans are recorded again to read their element count and face ranges from the
     /// records; after that nothing is recorded and nothing is read back. The adaptation left
     /// register 0's low words ([`GpuDg::low_words`]) zero for the elements it made and whole,
-    /// moved with their high words, for the others.
-    pub fn adopt(&mut self, num_elements: usize) -> Result<()> {
+    /// moved with their high words, for the others. `faces_at_most` bounds its faces (the
+    /// launches over them start no more threads, [`CountBounds`]).
+    pub fn adopt(&mut self, num_elements: usize, faces_at_most: usize) -> Result<()> {
         if num_elements == 0 || num_elements > self.capacity.elements {
             return Err(Error::Invalid(format!(
                 "an adapted mesh of {num_elements} elements does not fit buffers for {} \
@@ -1071,6 +1110,7 @@ impl GpuDg {
         }
         self.launches.inputs.conforming = false;
         self.launches.num_elements = num_elements as u32;
+        self.launches.bounds.set(num_elements, faces_at_most);
         self.num_elements = num_elements;
         self.ndof = 4 * self.np * num_elements;
         let rebuilt = self.lift_hanging_nodes()?;
@@ -1093,6 +1133,12 @@ impl GpuDg {
     /// projection is in the high words alone).
     pub fn low_words(&self) -> &Buffer {
         &self.regs_lo
+    }
+
+    /// The host's bounds of the counts in the launch records ([`GpuDg::launch_words`]), for
+    /// launches of other plans over the same mesh.
+    pub fn count_bounds(&self) -> &CountBounds {
+        &self.launches.bounds
     }
 
     /// The launch records the kernels read once the solver follows device counts

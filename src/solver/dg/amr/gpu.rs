@@ -40,7 +40,7 @@ use crate::runtime::{
 };
 use crate::solver::dg::basis::{dubiner, dubiner_gradient, mode_indices};
 use crate::solver::dg::euler::GAMMA;
-use crate::solver::dg::gpu::{record_word, GpuDg};
+use crate::solver::dg::gpu::{record_word, CountBounds, GpuDg};
 
 /// Counter words (the C_* constants of shaders/common/amr_tree.wgsl).
 mod counter {
@@ -193,6 +193,9 @@ pub struct GpuAdaptation {
     ring_buffer: Buffer,
     counters: Buffer,
     flags: Buffer,
+    /// The solver's bounds of the mesh's counts: the flag and smoothing launches read them,
+    /// the smoothing's read-back checks them.
+    bounds: CountBounds,
     /// Flags from the indicator.
     flag_plan: Plan,
     /// The smoothing (pass 0, the stages), then the clusters and refinements numbered and the
@@ -426,13 +429,16 @@ impl GpuAdaptation {
         .to_vec();
         flag_args.push(prm.clone());
         // Sized by the solver's element record, as the smoothing below.
-        flag.segment("flag").launch_device(
-            &flag_kernel,
-            &flag_args,
-            ItemRange::new(record_word(0), 0),
-            ne as u32,
-            dg.launch_words(),
-        );
+        let bounds = dg.count_bounds().clone();
+        flag.segment("flag")
+            .launch_device(
+                &flag_kernel,
+                &flag_args,
+                ItemRange::new(record_word(0), 0),
+                ne as u32,
+                dg.launch_words(),
+            )
+            .bounded(&bounds.elements);
 
         let mut tally = LaunchTally::default();
         tally.count("flag", &flag);
@@ -482,7 +488,8 @@ impl GpuAdaptation {
         smooth_args.push(prm.clone());
         smooth
             .segment("smooth")
-            .launch(&smooth_kernel, &smooth_args, ItemRange::all(ne as u32));
+            .launch(&smooth_kernel, &smooth_args, ItemRange::all(ne as u32))
+            .bounded(&bounds.elements);
         // Sized by the solver's launch record of all the current mesh's faces: exactly on
         // wgpu; on CUDA the faces' capacity bounds them.
         for stage in 1..mesh.max_level.max(1) {
@@ -492,13 +499,15 @@ impl GpuAdaptation {
                 color: u32::from(stage),
                 pad: 0,
             };
-            smooth.launch_device(
-                &smooth_kernel,
-                &smooth_args,
-                all_faces,
-                dg_edges as u32,
-                launch_words,
-            );
+            smooth
+                .launch_device(
+                    &smooth_kernel,
+                    &smooth_args,
+                    all_faces,
+                    dg_edges as u32,
+                    launch_words,
+                )
+                .bounded(&bounds.faces);
         }
         tally.count("smooth", &smooth);
         smooth.segment("determine parents").launch(
@@ -670,6 +679,7 @@ impl GpuAdaptation {
             ring_buffer,
             counters,
             flags,
+            bounds,
         })
     }
 
@@ -740,6 +750,17 @@ impl GpuAdaptation {
     fn smoothed(&self, c: &[u32]) -> Result<Smoothed> {
         // The previous adaptation's faces, checked here instead of in a read-back of its own.
         check_faces(c)?;
+        let (active, faces) = (
+            c[counter::ACTIVE],
+            c[counter::COLOR_OFFSETS + self.num_colors()],
+        );
+        let (elements_bound, faces_bound) = (self.bounds.elements.get(), self.bounds.faces.get());
+        if active > elements_bound || faces > faces_bound {
+            return Err(Error::Run(format!(
+                "adaptation: the mesh has {active} elements and {faces} faces, but its launches \
+                 were bounded by {elements_bound} and {faces_bound}: some were skipped"
+            )));
+        }
         let top = c[counter::TOP_LEVEL];
         if top > u32::from(self.max_level) {
             return Err(Error::Run(format!(
@@ -806,7 +827,9 @@ impl GpuAdaptation {
         }
         let clock = std::time::Instant::now();
         let n = smoothed.active + 3 * smoothed.refines - 3 * smoothed.clusters;
-        dg.adopt(n)?;
+        // A refinement adds at most 6 faces (3 inside, one more on each side), a cluster
+        // coarsened none; the next smoothing checks the count (`smoothed`).
+        dg.adopt(n, smoothed.faces + 6 * smoothed.refines)?;
         if let Some(phases) = phases {
             phases.push(("plans", clock.elapsed().as_secs_f64()));
         }

@@ -151,6 +151,43 @@ fn random_adaptations_keep_every_invariant_and_the_totals() {
     }
 }
 
+/// The bound the device launches over the faces take after an adaptation (GpuAdaptation::apply,
+/// CountBounds): at most 6 faces more per refined element, 3 per element in all; and the
+/// element count the host computes, n + 3 refined - 3 clusters.
+#[test]
+fn an_adaptation_adds_at_most_six_faces_per_refinement() {
+    for (base, periodic) in [(wall_box(), false), (periodic_mesh().expect("mesh"), true)] {
+        let proj = Projection::new(1);
+        let mut am = AdaptiveMesh::new(&base, 4).expect("tree");
+        let mut coef = smooth_state(&am, &BasisTables::new(1));
+        let mut seed = 23;
+        let mut most_added = 0.0f64;
+        for round in 0..16 {
+            let faces = am.faces().expect("faces").len();
+            let n = am.num_active();
+            let mut f = rand_flags(n, &mut seed);
+            am.smooth_flags(&am.faces().expect("faces"), &mut f);
+            let counts = am.adapt(&f, &mut coef, &proj).expect("adapt");
+            let (after, n_after) = (am.faces().expect("faces").len(), am.num_active());
+            assert_eq!(
+                n_after,
+                n + 3 * counts.refined - 3 * counts.coarsened,
+                "round {round}"
+            );
+            assert!(
+                after <= faces + 6 * counts.refined && after <= 3 * n_after,
+                "round {round} (periodic {periodic}): {faces} -> {after} faces, {n_after} \
+                 elements, {} refined",
+                counts.refined
+            );
+            if counts.refined > 0 && after > faces {
+                most_added = most_added.max((after - faces) as f64 / counts.refined as f64);
+            }
+        }
+        assert!(most_added > 3.0, "no adaptation added faces ({most_added})");
+    }
+}
+
 #[test]
 fn refining_everything_then_coarsening_everything_restores_the_mesh_and_the_solution() {
     let base = wall_box();
