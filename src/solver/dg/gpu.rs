@@ -774,8 +774,8 @@ impl Launches {
         };
         let args = &self.surface.args;
         if self.device_counts {
-            // A color holds at most one face per element (no two share one), so the slots bound
-            // its launch; all faces together at most the edge capacity.
+            // A color holds at most one face per element (no two share one), so the elements
+            // bound its launch; all faces together the face bound (both at most the capacity).
             let (time, reg) = (colors[0].color, colors[0].pad);
             if let SurfaceKernels::Atomic(_) = surface {
                 let all = self.device_range(1 + nc, time, reg);

@@ -428,7 +428,8 @@ impl GpuAdaptation {
         ]
         .to_vec();
         flag_args.push(prm.clone());
-        // Sized by the solver's element record, as the smoothing below.
+        // Sized by the solver's element record (on CUDA its element bound), as the smoothing
+        // below.
         let bounds = dg.count_bounds().clone();
         flag.segment("flag")
             .launch_device(
@@ -491,7 +492,7 @@ impl GpuAdaptation {
             .launch(&smooth_kernel, &smooth_args, ItemRange::all(ne as u32))
             .bounded(&bounds.elements);
         // Sized by the solver's launch record of all the current mesh's faces: exactly on
-        // wgpu; on CUDA the faces' capacity bounds them.
+        // wgpu; on CUDA by the solver's face bound (CountBounds).
         for stage in 1..mesh.max_level.max(1) {
             let all_faces = ItemRange {
                 first: record_word(1 + colors),
