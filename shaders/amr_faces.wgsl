@@ -15,8 +15,10 @@
 // element's split mask (the first block's w, an atomic or). A face whose slots lie more than
 // FAR_SLOTS apart counts in counters[C_FAR_FACES] (reorder::far_faces, as amr_permute counts
 // it; amr_scan 3 cleared it), one atomic per workgroup (most faces are far before a reorder:
-// one per face would all hit one word); an edge without an element where one is needed in
-// counters[C_ERROR].
+// one per face would all hit one word), and so the element half sides the faces cover in
+// counters[C_SIDE_UNITS] (6 per element unless a face is missing: the host checks it, since a
+// thread per slot never sees an edge no element owns); an edge without an element where one is
+// needed in counters[C_ERROR].
 
 @group(0) @binding(0) var<storage, read> element_tree: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> vertices: array<vec2<f32>>;
@@ -57,8 +59,10 @@ fn side_of(e: u32, s: u32) -> vec3<u32> {
     return vec3<u32>(element_tree[up.x].w, up.y, half);
 }
 
-// Face of edge e written; 1 when its slots lie far apart, else 0.
-fn write_face(e: u32) -> u32 {
+// Face of edge e written: (1 when its slots lie far apart else 0, the element half sides it
+// covers: 2 for the left side, whole, and 2 or 1 for the right, whole or half); zeros when
+// there is no face to write.
+fn write_face(e: u32) -> vec2<u32> {
     let t = edge_tree[e];
     let kind = t.w & 0xfu;
     let state = t.w >> 4u;
@@ -70,12 +74,12 @@ fn write_face(e: u32) -> u32 {
     }
     if (l.x == NONE || (interior && r.x == NONE) || (!interior && l.z != 0u)) {
         atomicStore(&counters[C_ERROR], 1u);
-        return 0u;
+        return vec2<u32>(0u);
     }
     if (l.z != 0u) {
         if (r.z != 0u) {
             atomicStore(&counters[C_ERROR], 1u);
-            return 0u;
+            return vec2<u32>(0u);
         }
         let swap = l;
         l = r;
@@ -97,19 +101,18 @@ fn write_face(e: u32) -> u32 {
     faces[8u * j + 5u] = bitcast<u32>(len);
     faces[8u * j + 6u] = bitcast<u32>(0.5 * (a.x + b.x));
     faces[8u * j + 7u] = bitcast<u32>(0.5 * (a.y + b.y));
-    if (r.x != NONE) {
-        atomicStore(&neighbors[4u * l.x + l.y], r.x);
-        if (r.z == 2u) {
-            atomicStore(&neighbors[4u * (range.capacity + r.x) + r.y], l.x);
-            atomicOr(&neighbors[4u * r.x + 3u], 1u << r.y);
-        } else {
-            atomicStore(&neighbors[4u * r.x + r.y], l.x);
-        }
-        if (max(l.x, r.x) - min(l.x, r.x) > FAR_SLOTS) {
-            return 1u;
-        }
+    if (r.x == NONE) {
+        return vec2<u32>(0u, 2u);
     }
-    return 0u;
+    atomicStore(&neighbors[4u * l.x + l.y], r.x);
+    if (r.z == 2u) {
+        atomicStore(&neighbors[4u * (range.capacity + r.x) + r.y], l.x);
+        atomicOr(&neighbors[4u * r.x + 3u], 1u << r.y);
+    } else {
+        atomicStore(&neighbors[4u * r.x + r.y], l.x);
+    }
+    let far = select(0u, 1u, max(l.x, r.x) - min(l.x, r.x) > FAR_SLOTS);
+    return vec2<u32>(far, select(3u, 4u, r.z == 0u));
 }
 
 // Whether element `id` owns face edge e: it is on side 0, or on side 1 with side 0 coarser (as
@@ -119,8 +122,10 @@ fn owns(id: u32, e: u32) -> bool {
     return side0 == id || (side0 == NONE && edge_sides[2u * e + 1u].x == id);
 }
 
-// The workgroup's far faces, added to counters[C_FAR_FACES] by one thread.
+// The workgroup's far faces and covered half sides, added to counters[C_FAR_FACES] and
+// counters[C_SIDE_UNITS] by one thread.
 var<workgroup> group_far: atomic<u32>;
+var<workgroup> group_units: atomic<u32>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(
@@ -130,6 +135,7 @@ fn main(
 ) {
     if (lid == 0u) {
         atomicStore(&group_far, 0u);
+        atomicStore(&group_units, 0u);
     }
     workgroupBarrier();
     let i = linear_index(gid, nwg);
@@ -137,15 +143,18 @@ fn main(
         let id = slots[i];
         let edges = element_edges[id];
         let edge_ids = atomicLoad(&counters[C_EDGE_IDS]);
-        var far = 0u;
+        var written = vec2<u32>(0u);
         for (var s = 0u; s < 3u; s = s + 1u) {
             let e = edges[s];
             if (is_face_edge(e, edge_tree[e], edge_ids) && owns(id, e)) {
-                far = far + write_face(e);
+                written = written + write_face(e);
             }
         }
-        if (far != 0u) {
-            atomicAdd(&group_far, far);
+        if (written.x != 0u) {
+            atomicAdd(&group_far, written.x);
+        }
+        if (written.y != 0u) {
+            atomicAdd(&group_units, written.y);
         }
     }
     workgroupBarrier();
@@ -153,6 +162,10 @@ fn main(
         let far = atomicLoad(&group_far);
         if (far > 0u) {
             atomicAdd(&counters[C_FAR_FACES], far);
+        }
+        let units = atomicLoad(&group_units);
+        if (units > 0u) {
+            atomicAdd(&counters[C_SIDE_UNITS], units);
         }
     }
 }

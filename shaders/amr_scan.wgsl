@@ -83,6 +83,7 @@ fn count_phase(phase: u32) {
             let new_active = counters[C_NEW_ACTIVE];
             counters[C_ACTIVE] = new_active;
             counters[C_FAR_FACES] = 0u;
+            counters[C_SIDE_UNITS] = 0u;
             let colors = 2u * params.base_colors;
             write_launch(0u, 0u, new_active);
             // Color c's faces are first .. next, the offsets carried in registers (reading

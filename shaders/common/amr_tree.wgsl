@@ -34,8 +34,12 @@ const C_ERROR: u32 = 17u;
 const C_FAR_FACES: u32 = 18u;
 // The smoothing's top as its pass 0 gathers it (amr_smooth; 0 between adaptations).
 const C_SMOOTH_TOP: u32 = 19u;
-// Face color offsets: 2K + 1 words.
+// Face color offsets: 2K + 1 words, up to word 62 (K <= 21).
 const C_COLOR_OFFSETS: u32 = 20u;
+// The element half sides the adapted mesh's faces cover (amr_faces: 2 for a face's left side,
+// whole, and 2 or 1 for its right side, whole or half; amr_scan 3 clears it): 6 per element
+// when no face is missing (a watertight mesh), which the host checks at the next smoothing.
+const C_SIDE_UNITS: u32 = 63u;
 // The solver's clock (CLOCK_WORDS = 8 words) copied past the counters by amr_scan 0, so that
 // one read-back gives a run the clock and the smoothing's counts.
 const C_CLOCK: u32 = 64u;

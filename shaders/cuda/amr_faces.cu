@@ -16,8 +16,10 @@
 // half, setting bit s of the right element's split mask (the first block's w, an atomic or).
 // A face whose slots lie more than FAR_SLOTS apart counts in counters[C_FAR_FACES]
 // (reorder::far_faces, as amr_permute counts it; amr_scan 3 cleared it), one atomic per block
-// (most faces are far before a reorder: one per face would all hit one word); an edge without
-// an element where one is needed in counters[C_ERROR].
+// (most faces are far before a reorder: one per face would all hit one word), and so the
+// element half sides the faces cover in counters[C_SIDE_UNITS] (6 per element unless a face
+// is missing: the host checks it, since a thread per slot never sees an edge no element owns);
+// an edge without an element where one is needed in counters[C_ERROR].
 //
 // faces: DgEdge records (left, right, info, nx, ny, length, mx, my). neighbors: 4 words per
 // slot, NE blocks of (side 0, 1, 2, split mask), then NE of the second halves.
@@ -51,8 +53,10 @@ __device__ uint3 side_of(
     return make_uint3(element_tree[up.x].w, up.y, half);
 }
 
-// Face of edge e written; 1 when its slots lie far apart, else 0.
-__device__ u32 write_face(
+// Face of edge e written: (1 when its slots lie far apart else 0, the element half sides it
+// covers: 2 for the left side, whole, and 2 or 1 for the right, whole or half); zeros when
+// there is no face to write.
+__device__ uint2 write_face(
     u32 e,
     const uint4* element_tree,
     const float2* vertices,
@@ -75,12 +79,12 @@ __device__ u32 write_face(
     }
     if (l.x == NONE || (interior && r.x == NONE) || (!interior && l.z != 0u)) {
         counters[C_ERROR] = 1u;
-        return 0u;
+        return make_uint2(0u, 0u);
     }
     if (l.z != 0u) {
         if (r.z != 0u) {
             counters[C_ERROR] = 1u;
-            return 0u;
+            return make_uint2(0u, 0u);
         }
         uint3 swap = l;
         l = r;
@@ -102,19 +106,18 @@ __device__ u32 write_face(
     faces[8u * j + 5u] = __float_as_uint(len);
     faces[8u * j + 6u] = __float_as_uint(0.5f * (a.x + b.x));
     faces[8u * j + 7u] = __float_as_uint(0.5f * (a.y + b.y));
-    if (r.x != NONE) {
-        neighbors[4u * l.x + l.y] = r.x;
-        if (r.z == 2u) {
-            neighbors[4u * (NE + r.x) + r.y] = l.x;
-            atomicOr(&neighbors[4u * r.x + 3u], 1u << r.y);
-        } else {
-            neighbors[4u * r.x + r.y] = l.x;
-        }
-        if (max(l.x, r.x) - min(l.x, r.x) > FAR_SLOTS) {
-            return 1u;
-        }
+    if (r.x == NONE) {
+        return make_uint2(0u, 2u);
     }
-    return 0u;
+    neighbors[4u * l.x + l.y] = r.x;
+    if (r.z == 2u) {
+        neighbors[4u * (NE + r.x) + r.y] = l.x;
+        atomicOr(&neighbors[4u * r.x + 3u], 1u << r.y);
+    } else {
+        neighbors[4u * r.x + r.y] = l.x;
+    }
+    u32 far = max(l.x, r.x) - min(l.x, r.x) > FAR_SLOTS ? 1u : 0u;
+    return make_uint2(far, r.z == 0u ? 4u : 3u);
 }
 
 // Whether element `id` owns face edge e: it is on side 0, or on side 1 with side 0 coarser (as
@@ -124,8 +127,10 @@ __device__ __forceinline__ bool owns(u32 id, u32 e, const uint2* edge_sides) {
     return side0 == id || (side0 == NONE && edge_sides[2u * e + 1u].x == id);
 }
 
-// The block's far faces, added to counters[C_FAR_FACES] by one thread.
+// The block's far faces and covered half sides, added to counters[C_FAR_FACES] and
+// counters[C_SIDE_UNITS] by one thread.
 __shared__ u32 group_far;
+__shared__ u32 group_units;
 
 extern "C" __global__ void amr_faces(
     const uint4* __restrict__ element_tree,
@@ -143,6 +148,7 @@ extern "C" __global__ void amr_faces(
     await_previous_launches();
     if (threadIdx.x == 0u) {
         group_far = 0u;
+        group_units = 0u;
     }
     __syncthreads();
     u32 i = linear_index();
@@ -150,21 +156,30 @@ extern "C" __global__ void amr_faces(
         u32 id = slots[i];
         uint4 edges = element_edges[id];
         u32 edge_ids = *(const volatile u32*)(counters + C_EDGE_IDS);
-        u32 far = 0u;
+        uint2 written = make_uint2(0u, 0u);
         for (u32 s = 0u; s < 3u; s = s + 1u) {
             u32 e = s == 0u ? edges.x : (s == 1u ? edges.y : edges.z);
             if (is_face_edge(e, edge_tree[e], edge_ids) && owns(id, e, edge_sides)) {
-                far = far + write_face(e, element_tree, vertices, edge_tree, edge_sides,
-                                       items_scan, block_offsets, faces, neighbors, counters,
-                                       slots);
+                uint2 face = write_face(e, element_tree, vertices, edge_tree, edge_sides,
+                                        items_scan, block_offsets, faces, neighbors, counters,
+                                        slots);
+                written = make_uint2(written.x + face.x, written.y + face.y);
             }
         }
-        if (far != 0u) {
-            atomicAdd(&group_far, far);
+        if (written.x != 0u) {
+            atomicAdd(&group_far, written.x);
+        }
+        if (written.y != 0u) {
+            atomicAdd(&group_units, written.y);
         }
     }
     __syncthreads();
-    if (threadIdx.x == 0u && group_far > 0u) {
-        atomicAdd(&counters[C_FAR_FACES], group_far);
+    if (threadIdx.x == 0u) {
+        if (group_far > 0u) {
+            atomicAdd(&counters[C_FAR_FACES], group_far);
+        }
+        if (group_units > 0u) {
+            atomicAdd(&counters[C_SIDE_UNITS], group_units);
+        }
     }
 }

@@ -91,6 +91,7 @@ __device__ void count_phase(
             u32 new_active = counters[C_NEW_ACTIVE];
             counters[C_ACTIVE] = new_active;
             counters[C_FAR_FACES] = 0u;
+            counters[C_SIDE_UNITS] = 0u;
             u32 colors = 2u * params.base_colors;
             write_launch(launches, 0u, 0u, new_active);
             // Color c's faces are first .. next, the offsets carried in registers (as the WGSL

@@ -55,6 +55,79 @@ pub fn amr(report: &mut Report, b: &Runtime) {
         "exact off 1e-4 of a limit",
         || Ok((device_flags(b)?, true)),
     );
+    report.check(
+        "amr device: a face lost from the trees is an error at the next smoothing",
+        b.kind(),
+        "error naming the missing face",
+        || lost_face_is_an_error(b),
+    );
+}
+
+/// The trees on the device with one live interior edge's two sides cleared (an edge no
+/// element owns: amr_faces, a thread per slot, never visits it), then an adaptation that
+/// refines an element away from it: the adapted mesh lacks that face, and the next smoothing
+/// must say so (C_SIDE_UNITS), not hand on a mesh with a hole. Without the corruption the same
+/// steps succeed.
+fn lost_face_is_an_error(rt: &Runtime) -> Result<(String, bool)> {
+    let mut outcomes = Vec::new();
+    for corrupt in [false, true] {
+        let AdaptFixture { mut dg, ga, am, .. } =
+            adapt_fixture(rt, &all_boundaries(Ordering::Original)?, 1)?;
+        let flat = am.to_flat();
+        let slot = |side: [u32; 2]| flat.element_tree[side[0] as usize][3];
+        // A live leaf interior edge, and an element touching neither of its sides.
+        let edge = (0..flat.edge_tree.len())
+            .find(|&e| {
+                let t = flat.edge_tree[e];
+                t[0] & EDGE_ALIVE_BIT != 0 && t[2] == NO_SLOT && t[3] & 0xf == 0
+            })
+            .ok_or_else(|| Error::Run("no interior edge in the fixture".into()))?;
+        let sides = flat.edge_sides[edge].map(slot);
+        let far = (0..am.num_active() as u32)
+            .find(|s| {
+                let id = flat.slots[*s as usize] as usize;
+                !sides.contains(s)
+                    && flat.element_edges[id][..3].iter().all(|&e| {
+                        flat.edge_sides[e as usize]
+                            .iter()
+                            .all(|side| side[0] == NO_SLOT || !sides.contains(&slot(*side)))
+                    })
+            })
+            .ok_or_else(|| Error::Run("no element away from the edge".into()))?;
+        if corrupt {
+            // Its sides are the 4 words of the edge in the part before the slots
+            // (GpuAdaptation::state_words).
+            let mut words = ga.state_words()?;
+            let at = words.len() - am.num_active() - 4 * flat.edge_tree.len() + 4 * edge;
+            words[at] = NO_SLOT;
+            words[at + 2] = NO_SLOT;
+            ga.set_state_words(&words)?;
+        }
+        let mut flags = vec![0i8; am.num_active()];
+        flags[far as usize] = 1;
+        ga.set_flags(&flags)?;
+        let smoothed = ga.smooth(None)?;
+        let adapted = ga.apply(&mut dg, &smoothed, None)?;
+        ga.set_flags(&vec![0; adapted.num_elements])?;
+        outcomes.push(ga.smooth(None).map(|_| ()));
+    }
+    let missing =
+        |o: &Result<()>| matches!(o, Err(e) if e.to_string().contains("a face is missing"));
+    let ok = outcomes[0].is_ok() && missing(&outcomes[1]);
+    Ok((
+        format!(
+            "intact: {}; edge cleared: {}",
+            match &outcomes[0] {
+                Ok(()) => "no error".to_string(),
+                Err(e) => e.to_string(),
+            },
+            match &outcomes[1] {
+                Ok(()) => "no error".to_string(),
+                Err(e) => e.to_string(),
+            }
+        ),
+        ok,
+    ))
 }
 
 fn ensure(ok: bool, what: impl FnOnce() -> String) -> Result<()> {

@@ -56,6 +56,8 @@ mod counter {
     /// Faces whose slots lie far apart (`amr_faces`, `amr_permute`, [`super::super::reorder`]).
     pub const FAR_FACES: usize = 18;
     pub const COLOR_OFFSETS: usize = 20;
+    /// Element half sides the faces of the last adaptation cover (`amr_faces`): 6 per element.
+    pub const SIDE_UNITS: usize = 63;
     pub const LEN: usize = 64;
 }
 
@@ -64,7 +66,7 @@ mod counter {
 pub const CLOCK_WORDS: usize = 8;
 
 /// Most face colors the counters hold (2K for K base colors).
-const MAX_COLORS: usize = counter::LEN - counter::COLOR_OFFSETS - 1;
+const MAX_COLORS: usize = counter::SIDE_UNITS - counter::COLOR_OFFSETS - 1;
 
 /// The adaptation's uniform parameters; mirrors `AmrParams` in shaders/common/amr_tree.wgsl
 /// (and its CUDA twin).
@@ -196,6 +198,9 @@ pub struct GpuAdaptation {
     /// The solver's bounds of the mesh's counts: the flag and smoothing launches read them,
     /// the smoothing's read-back checks them.
     bounds: CountBounds,
+    /// Whether an adaptation ran on these trees: then its faces' half sides
+    /// (`counter::SIDE_UNITS`) are checked at the next smoothing.
+    adapted: std::cell::Cell<bool>,
     /// Flags from the indicator.
     flag_plan: Plan,
     /// The smoothing (pass 0, the stages), then the clusters and refinements numbered and the
@@ -681,6 +686,7 @@ impl GpuAdaptation {
             counters,
             flags,
             bounds,
+            adapted: std::cell::Cell::new(false),
         })
     }
 
@@ -755,6 +761,16 @@ impl GpuAdaptation {
             c[counter::ACTIVE],
             c[counter::COLOR_OFFSETS + self.num_colors()],
         );
+        // Every element side is the whole of one face or of two halves: a face the adaptation
+        // lost (an edge no element owns, which no thread per slot visits) leaves a hole.
+        let covered = c[counter::SIDE_UNITS] as usize;
+        if self.adapted.get() && covered != 6 * active as usize {
+            return Err(Error::Run(format!(
+                "adaptation: the faces of the adapted mesh cover {covered} of its {} element \
+                 half sides: a face is missing (the device trees are corrupt)",
+                6 * active as usize
+            )));
+        }
         let (elements_bound, faces_bound) = (self.bounds.elements.get(), self.bounds.faces.get());
         if active > elements_bound || faces > faces_bound {
             return Err(Error::Run(format!(
@@ -826,6 +842,7 @@ impl GpuAdaptation {
             Some(recorded) if phases.is_none() => self.rt.submit(&self.adapt_plan, recorded)?,
             _ => self.run(&self.adapt_plan, phases.as_deref_mut())?,
         }
+        self.adapted.set(true);
         let clock = std::time::Instant::now();
         let n = smoothed.active + 3 * smoothed.refines - 3 * smoothed.clusters;
         // A refinement adds at most 6 faces (3 inside, one more on each side), a cluster
@@ -938,6 +955,9 @@ impl GpuAdaptation {
             }
             at += count;
         }
+        // Their counters are those of the trees written (a checkpoint's), whose half sides no
+        // adaptation here counted.
+        self.adapted.set(false);
         Ok(())
     }
 

@@ -152,8 +152,9 @@ fn random_adaptations_keep_every_invariant_and_the_totals() {
 }
 
 /// The bound the device launches over the faces take after an adaptation (GpuAdaptation::apply,
-/// CountBounds): at most 6 faces more per refined element, 3 per element in all; and the
-/// element count the host computes, n + 3 refined - 3 clusters.
+/// CountBounds): at most 6 faces more per refined element, 3 per element in all; the element
+/// count the host computes, n + 3 refined - 3 clusters; and the faces covering every element
+/// side, 6 half sides per element (what the host checks of amr_faces' C_SIDE_UNITS).
 #[test]
 fn an_adaptation_adds_at_most_six_faces_per_refinement() {
     for (base, periodic) in [(wall_box(), false), (periodic_mesh().expect("mesh"), true)] {
@@ -174,6 +175,19 @@ fn an_adaptation_adds_at_most_six_faces_per_refinement() {
                 n + 3 * counts.refined - 3 * counts.coarsened,
                 "round {round}"
             );
+            // amr_faces' count of the element half sides its faces cover (C_SIDE_UNITS): 2 for
+            // a face's left side, whole; 2 or 1 for its right, whole or half.
+            let covered: usize = am
+                .faces()
+                .expect("faces")
+                .iter()
+                .map(|f| match (f.right, f.right_half) {
+                    (NONE, _) => 2,
+                    (_, 0) => 4,
+                    _ => 3,
+                })
+                .sum();
+            assert_eq!(covered, 6 * n_after, "round {round}: half sides covered");
             assert!(
                 after <= faces + 6 * counts.refined && after <= 3 * n_after,
                 "round {round} (periodic {periodic}): {faces} -> {after} faces, {n_after} \
