@@ -5,7 +5,8 @@ use crate::commands::GlobalArgs;
 use chromaflow::runtime::median;
 use chromaflow::solver::dg::amr::gpu::PhaseSeconds;
 use chromaflow::solver::dg::amr::{AmrOptions, AmrStats, ReorderPolicy};
-use chromaflow::solver::dg::gpu::SurfaceLayout;
+use chromaflow::solver::dg::gpu::{Kernel, SurfaceLayout};
+use chromaflow::solver::dg::simulation::KernelSeconds;
 use chromaflow::solver::dg::{AdaptationWall, Case, Simulation, SimulationOptions};
 use clap::Args;
 
@@ -112,6 +113,9 @@ fn medians(rows: &[(usize, PhaseSeconds)]) -> (f64, PhaseSeconds) {
     let elements: Vec<f64> = rows.iter().map(|(n, _)| *n as f64).collect();
     (median(&elements), per_label)
 }
+
+/// Seconds per step of each step kernel group as adapted and along a Morton curve.
+type StepKernels = (KernelSeconds, KernelSeconds);
 
 /// Untimed adaptations as a run pays them. The locality policy's reorders ride on some
 /// adaptations (their device work lands in the second batch), so the adaptations with one
@@ -226,7 +230,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let mut case = Case::builtin(&args.builtin, args.cells)?;
     case.order = args.order;
     let mut results = Vec::new();
-    let mut locality: Option<(f64, f64)> = None;
+    let mut step_kernels: Option<StepKernels> = None;
     let reorder = ReorderPolicy::parse(&args.reorder)?;
     let mut stats = None;
     let mut host_stats = None;
@@ -286,9 +290,27 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             launches = sim.adaptation_launches();
         }
         if args.locality && !on_host {
-            locality = sim.surface_locality(20)?;
+            step_kernels = sim.step_kernels_locality(20)?;
         }
     }
+    let surface = |t: &[(Kernel, f64)]| {
+        t.iter()
+            .filter(|(k, _)| *k == Kernel::Surface)
+            .map(|(_, s)| s)
+            .sum::<f64>()
+    };
+    let locality = step_kernels
+        .as_ref()
+        .map(|(adapted, reordered)| (surface(adapted), surface(reordered)));
+    let kernels_json = step_kernels.as_ref().map(|(adapted, reordered)| {
+        adapted
+            .iter()
+            .map(|(k, s)| {
+                let morton = reordered.iter().find(|(r, _)| r == k).map(|(_, s)| 1e6 * s);
+                serde_json::json!({"kernel": format!("{k:?}"), "adapted_us": 1e6 * s, "morton_us": morton})
+            })
+            .collect::<Vec<_>>()
+    });
     if args.json {
         let json: Vec<serde_json::Value> = results
             .iter()
@@ -302,6 +324,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     "surface": args.surface.name(),
                     "elements": elements,
                     "surface_per_step_adapted_vs_morton": locality,
+                    "step_kernels_per_step": kernels_json,
                     "reorder": reorder.to_string(),
                     "reorders": stats.map(|s| s.reorders),
                     "reorder_us_when_run": reorders_timed.map(|(s, _)| 1e6 * s),
@@ -495,6 +518,25 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             1e6 * adapted,
             1e6 * reordered,
             adapted / reordered
+        );
+    }
+    if let Some((adapted, reordered)) = &step_kernels {
+        let parts: Vec<String> = adapted
+            .iter()
+            .map(|(k, s)| {
+                let morton = reordered
+                    .iter()
+                    .find(|(r, _)| r == k)
+                    .map_or(0.0, |(_, s)| *s);
+                format!("{k:?} {:.1} / {:.1}", 1e6 * s, 1e6 * morton)
+            })
+            .collect();
+        let total = |t: &[(Kernel, f64)]| 1e6 * t.iter().map(|(_, s)| s).sum::<f64>();
+        println!(
+            "step kernels per step, us as adapted / along a Morton curve: {}; all {:.1} / {:.1}",
+            parts.join(", "),
+            total(adapted),
+            total(reordered)
         );
     }
     Ok(())

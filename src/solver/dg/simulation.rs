@@ -184,6 +184,9 @@ pub struct AdaptationWall {
     pub changed: bool,
 }
 
+/// Seconds per step of each kernel group of a step, in step order ([`GpuDg::time_kernels`]).
+pub type KernelSeconds = Vec<(Kernel, f64)>;
+
 /// How to prepare and step a [`Simulation`]; the defaults are the `dg` command's.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimulationOptions {
@@ -620,18 +623,42 @@ impl Simulation {
     /// elements along a Morton curve and its faces by color and left element (GK19's
     /// compaction keeps no order); `None` without device timestamps. Consumes the simulation:
     /// the reordered solver no longer matches the adaptive trees.
-    pub fn surface_locality(mut self, steps: usize) -> Result<Option<(f64, f64)>> {
-        let surface = |gpu: &GpuDg| -> Result<Option<f64>> {
+    pub fn surface_locality(self, steps: usize) -> Result<Option<(f64, f64)>> {
+        let surface = |t: &[(Kernel, f64)]| {
+            t.iter()
+                .filter(|(k, _)| *k == Kernel::Surface)
+                .map(|(_, s)| s)
+                .sum::<f64>()
+        };
+        Ok(self
+            .step_kernels_locality(steps)?
+            .map(|(adapted, reordered)| (surface(&adapted), surface(&reordered))))
+    }
+
+    /// Seconds per step of each kernel group ([`GpuDg::time_kernels`], one entry per group in
+    /// step order) on the mesh as adapted and on the same mesh along a Morton curve, as
+    /// [`Simulation::surface_locality`] times them.
+    pub fn step_kernels_locality(
+        mut self,
+        steps: usize,
+    ) -> Result<Option<(KernelSeconds, KernelSeconds)>> {
+        let per_step = |gpu: &GpuDg| -> Result<Option<KernelSeconds>> {
             Ok(gpu.time_kernels(steps)?.map(|t| {
-                t.iter()
-                    .filter(|(k, _)| *k == Kernel::Surface)
-                    .map(|(_, s)| s)
-                    .sum::<f64>()
-                    / steps.max(1) as f64
+                let mut groups: Vec<(Kernel, f64)> = Vec::new();
+                for (k, s) in t {
+                    match groups.iter_mut().find(|(g, _)| *g == k) {
+                        Some(entry) => entry.1 += s,
+                        None => groups.push((k, s)),
+                    }
+                }
+                for entry in &mut groups {
+                    entry.1 /= steps.max(1) as f64;
+                }
+                groups
             }))
         };
         self.sync_mesh()?;
-        let Some(adapted) = surface(&self.gpu)? else {
+        let Some(adapted) = per_step(&self.gpu)? else {
             return Ok(None);
         };
         let order = locality::morton_order(&self.dm);
@@ -639,7 +666,7 @@ impl Simulation {
         let c =
             locality::permute_coefficients(&self.gpu.read_state()?, self.dm.num_elements, &order);
         self.gpu.remesh(&dm, &c)?;
-        Ok(surface(&self.gpu)?.map(|reordered| (adapted, reordered)))
+        Ok(per_step(&self.gpu)?.map(|reordered| (adapted, reordered)))
     }
 
     /// Bring the host's DG mesh (and [`Simulation::levels`]) up to the device's after device
