@@ -153,9 +153,9 @@ struct PreparedLaunch {
     grid: (u32, u32),
     /// A device-written grid: (buffer, byte offset of its three workgroup counts).
     indirect: Option<(wgpu::Buffer, u64)>,
-    /// A host bound of the threads, read at recording: then `grid` is the grid of
-    /// `min(threads, bound)` threads in workgroups of `wg` ([`crate::runtime::ThreadBound`]):
-    /// (bound, threads, wg).
+    /// A host bound of the threads (bound, threads, workgroup size), read at recording: a
+    /// host-sized dispatch then covers `min(threads, bound)` threads instead of `grid`'s
+    /// ([`crate::runtime::ThreadBound`]).
     bound: Option<(crate::runtime::ThreadBound, u32, u32)>,
 }
 
@@ -639,17 +639,15 @@ impl WgpuDevice {
                 pass.set_bind_group(*g, &plan.bind_groups[*idx], &[]);
             }
             pass.set_bind_group(RANGE_GROUP, &plan.range_group, &[l.range_offset]);
-            let grid = match &l.bound {
-                // Fewer threads than the full grid, which fit the limits at prepare.
-                Some((bound, threads, wg)) => {
+            match (&l.indirect, &l.bound) {
+                (Some((buffer, offset)), _) => pass.dispatch_workgroups_indirect(buffer, *offset),
+                (None, Some((bound, threads, wg))) => {
+                    // Fewer threads than the full grid, which fit the limits at prepare.
                     let bounded = super::Launch::bounded_threads(*threads, Some(bound));
-                    grid_for(bounded, *wg, max_dim).unwrap_or(l.grid)
+                    let grid = grid_for(bounded, *wg, max_dim).unwrap_or(l.grid);
+                    pass.dispatch_workgroups(grid.0, grid.1, 1)
                 }
-                None => l.grid,
-            };
-            match &l.indirect {
-                Some((buffer, offset)) => pass.dispatch_workgroups_indirect(buffer, *offset),
-                None => pass.dispatch_workgroups(grid.0, grid.1, 1),
+                (None, None) => pass.dispatch_workgroups(l.grid.0, l.grid.1, 1),
             }
         }
     }

@@ -27,6 +27,13 @@
 //! in (240k elements on an H200), the kernels read few and neighbouring words: a smoothing
 //! stage reads one word per side of a face (each slot's level + flag, kept apart from its
 //! flag and tree records).
+//!
+//! The launches over the current mesh (the flag, the smoothing) carry the solver's bounds of
+//! its counts ([`CountBounds`]), so CUDA, which cannot size a grid from a launch record, starts
+//! the threads of the mesh and not of the buffers' capacity. The smoothing's read-back checks
+//! what the last adaptation left against them, and that its faces cover every element side
+//! (6 half sides per element, counted by the faces kernel): a face lost from the trees is an
+//! error there, not a hole in the mesh.
 
 use super::indicator::IndicatorField;
 use super::projection::Projection;
