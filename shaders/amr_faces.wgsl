@@ -25,8 +25,9 @@
 @group(0) @binding(2) var<storage, read> edge_tree: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> edge_sides: array<vec2<u32>>;
 @group(0) @binding(4) var<storage, read> items_scan: array<u32>;
-// DgEdge records: left, right, info, nx, ny, length, mx, my.
-@group(0) @binding(5) var<storage, read_write> faces: array<u32>;
+// DgEdge records: left, right, info, nx, ny, length, mx, my; written as two vec4s each (two
+// stores a face instead of eight).
+@group(0) @binding(5) var<storage, read_write> faces: array<vec4<u32>>;
 // Face neighbours, 4 words per slot: NE blocks of (side 0, 1, 2, split mask), then NE of the
 // second halves.
 @group(0) @binding(6) var<storage, read_write> neighbors: array<atomic<u32>>;
@@ -93,14 +94,10 @@ fn write_face(e: u32) -> vec2<u32> {
     let b = vertices[3u * id + (l.y + 1u) % 3u];
     let d = b - a;
     let len = length(d);
-    faces[8u * j] = l.x;
-    faces[8u * j + 1u] = r.x;
-    faces[8u * j + 2u] = l.y | (r.y << 2u) | (kind << 4u) | (r.z << 7u) | (state << 9u);
-    faces[8u * j + 3u] = bitcast<u32>(d.y / len);
-    faces[8u * j + 4u] = bitcast<u32>(-d.x / len);
-    faces[8u * j + 5u] = bitcast<u32>(len);
-    faces[8u * j + 6u] = bitcast<u32>(0.5 * (a.x + b.x));
-    faces[8u * j + 7u] = bitcast<u32>(0.5 * (a.y + b.y));
+    let info = l.y | (r.y << 2u) | (kind << 4u) | (r.z << 7u) | (state << 9u);
+    faces[2u * j] = vec4<u32>(l.x, r.x, info, bitcast<u32>(d.y / len));
+    faces[2u * j + 1u] = vec4<u32>(bitcast<u32>(-d.x / len), bitcast<u32>(len),
+                                   bitcast<u32>(0.5 * (a.x + b.x)), bitcast<u32>(0.5 * (a.y + b.y)));
     if (r.x == NONE) {
         return vec2<u32>(0u, 2u);
     }

@@ -21,8 +21,9 @@
 // is missing: the host checks it, since a thread per slot never sees an edge no element owns);
 // an edge without an element where one is needed in counters[C_ERROR].
 //
-// faces: DgEdge records (left, right, info, nx, ny, length, mx, my). neighbors: 4 words per
-// slot, NE blocks of (side 0, 1, 2, split mask), then NE of the second halves.
+// faces: DgEdge records (left, right, info, nx, ny, length, mx, my), two uint4 stores each.
+// neighbors: 4 words per slot, NE blocks of (side 0, 1, 2, split mask), then NE of the second
+// halves.
 //
 // NE, the capacity, is the module constant of common/dispatch.cuh (WGSL: range.capacity).
 
@@ -64,7 +65,7 @@ __device__ uint2 write_face(
     const uint2* edge_sides,
     const u32* items_scan,
     const u32* block_offsets,
-    u32* faces,
+    uint4* faces,
     u32* neighbors,
     u32* counters,
     const u32* slots) {
@@ -98,14 +99,11 @@ __device__ uint2 write_face(
     float2 b = vertices[3u * id + (l.y + 1u) % 3u];
     float2 d = b - a;
     float len = length(d);
-    faces[8u * j] = l.x;
-    faces[8u * j + 1u] = r.x;
-    faces[8u * j + 2u] = l.y | (r.y << 2u) | (kind << 4u) | (r.z << 7u) | (state << 9u);
-    faces[8u * j + 3u] = __float_as_uint(d.y / len);
-    faces[8u * j + 4u] = __float_as_uint(-d.x / len);
-    faces[8u * j + 5u] = __float_as_uint(len);
-    faces[8u * j + 6u] = __float_as_uint(0.5f * (a.x + b.x));
-    faces[8u * j + 7u] = __float_as_uint(0.5f * (a.y + b.y));
+    u32 info = l.y | (r.y << 2u) | (kind << 4u) | (r.z << 7u) | (state << 9u);
+    faces[2u * j] = make_uint4(l.x, r.x, info, __float_as_uint(d.y / len));
+    faces[2u * j + 1u] = make_uint4(__float_as_uint(-d.x / len), __float_as_uint(len),
+                                    __float_as_uint(0.5f * (a.x + b.x)),
+                                    __float_as_uint(0.5f * (a.y + b.y)));
     if (r.x == NONE) {
         return make_uint2(0u, 2u);
     }
@@ -138,7 +136,7 @@ extern "C" __global__ void amr_faces(
     const uint4* __restrict__ edge_tree,
     const uint2* __restrict__ edge_sides,
     const u32* __restrict__ items_scan,
-    u32* faces,
+    uint4* faces,
     u32* neighbors,
     u32* counters,
     const u32* __restrict__ slots,
