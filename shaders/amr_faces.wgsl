@@ -10,15 +10,15 @@
 // at 240k elements on an H200). Face j of edge e: on each side the element at the edge's
 // level, or the parent edge's element one level coarser (with the half it covers: 1 + m on the
 // left, 2 - m on the right for child m); the finer side is the left one; normal, length and
-// midpoint from the left element's own side. Writes the DgEdge record and the face neighbours: side s of the left
-// element, and of the right one s or s + 3 for its second half, setting bit s of the right
-// element's split mask (the first block's w, an atomic or). A face whose slots lie more than
-// FAR_SLOTS apart counts in counters[C_FAR_FACES] (reorder::far_faces, as amr_permute counts
-// it; amr_scan 3 cleared it), one atomic per workgroup (most faces are far before a reorder:
-// one per face would all hit one word), and so the element half sides the faces cover in
-// counters[C_SIDE_UNITS] (6 per element unless a face is missing: the host checks it, since a
-// thread per slot never sees an edge no element owns); an edge without an element where one is
-// needed in counters[C_ERROR].
+// midpoint from the left element's own side. Writes the DgEdge record and the face
+// neighbours: side s of the left element, and of the right one s or s + 3 for its second half,
+// setting bit s of the right element's split mask (the first block's w, an atomic or). A face
+// whose slots lie more than FAR_SLOTS apart counts in counters[C_FAR_FACES]
+// (reorder::far_faces, as amr_permute counts it; amr_scan 3 cleared it), one atomic per
+// workgroup (most faces are far before a reorder: one per face would all hit one word), and so
+// the element half sides the faces cover in counters[C_SIDE_UNITS] (6 per element unless a face
+// is missing: the host checks it, since a thread per slot never sees an edge no element owns);
+// an edge without an element where one is needed in counters[C_ERROR].
 
 @group(0) @binding(0) var<storage, read> element_tree: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> vertices: array<vec2<f32>>;
@@ -96,8 +96,9 @@ fn write_face(e: u32) -> vec2<u32> {
     let len = length(d);
     let info = l.y | (r.y << 2u) | (kind << 4u) | (r.z << 7u) | (state << 9u);
     faces[2u * j] = vec4<u32>(l.x, r.x, info, bitcast<u32>(d.y / len));
+    let mid = 0.5 * (a + b);
     faces[2u * j + 1u] = vec4<u32>(bitcast<u32>(-d.x / len), bitcast<u32>(len),
-                                   bitcast<u32>(0.5 * (a.x + b.x)), bitcast<u32>(0.5 * (a.y + b.y)));
+                                   bitcast<u32>(mid.x), bitcast<u32>(mid.y));
     if (r.x == NONE) {
         return vec2<u32>(0u, 2u);
     }

@@ -101,9 +101,9 @@ __device__ uint2 write_face(
     float len = length(d);
     u32 info = l.y | (r.y << 2u) | (kind << 4u) | (r.z << 7u) | (state << 9u);
     faces[2u * j] = make_uint4(l.x, r.x, info, __float_as_uint(d.y / len));
+    float2 mid = 0.5f * (a + b);
     faces[2u * j + 1u] = make_uint4(__float_as_uint(-d.x / len), __float_as_uint(len),
-                                    __float_as_uint(0.5f * (a.x + b.x)),
-                                    __float_as_uint(0.5f * (a.y + b.y)));
+                                    __float_as_uint(mid.x), __float_as_uint(mid.y));
     if (r.x == NONE) {
         return make_uint2(0u, 2u);
     }
