@@ -6,7 +6,7 @@ use chromaflow::runtime::median;
 use chromaflow::solver::dg::amr::gpu::PhaseSeconds;
 use chromaflow::solver::dg::amr::{AmrOptions, AmrStats, ReorderPolicy};
 use chromaflow::solver::dg::gpu::{Kernel, SurfaceLayout};
-use chromaflow::solver::dg::simulation::KernelSeconds;
+use chromaflow::solver::dg::simulation::{group_seconds, KernelSeconds};
 use chromaflow::solver::dg::{AdaptationWall, Case, Simulation, SimulationOptions};
 use clap::Args;
 
@@ -293,12 +293,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             step_kernels = sim.step_kernels_locality(20)?;
         }
     }
-    let surface = |t: &[(Kernel, f64)]| {
-        t.iter()
-            .filter(|(k, _)| *k == Kernel::Surface)
-            .map(|(_, s)| s)
-            .sum::<f64>()
-    };
+    let surface = |t: &[(Kernel, f64)]| group_seconds(t, Kernel::Surface);
     let locality = step_kernels
         .as_ref()
         .map(|(adapted, reordered)| (surface(adapted), surface(reordered)));
@@ -306,7 +301,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         adapted
             .iter()
             .map(|(k, s)| {
-                let morton = reordered.iter().find(|(r, _)| r == k).map(|(_, s)| 1e6 * s);
+                let morton = 1e6 * group_seconds(reordered, *k);
                 serde_json::json!({"kernel": format!("{k:?}"), "adapted_us": 1e6 * s, "morton_us": morton})
             })
             .collect::<Vec<_>>()
@@ -524,10 +519,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         let parts: Vec<String> = adapted
             .iter()
             .map(|(k, s)| {
-                let morton = reordered
-                    .iter()
-                    .find(|(r, _)| r == k)
-                    .map_or(0.0, |(_, s)| *s);
+                let morton = group_seconds(reordered, *k);
                 format!("{k:?} {:.1} / {:.1}", 1e6 * s, 1e6 * morton)
             })
             .collect();

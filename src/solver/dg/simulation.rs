@@ -187,6 +187,15 @@ pub struct AdaptationWall {
 /// Seconds per step of each kernel group of a step, in step order ([`GpuDg::time_kernels`]).
 pub type KernelSeconds = Vec<(Kernel, f64)>;
 
+/// The seconds of `kernel`'s group in `times` (0 when it did not run).
+pub fn group_seconds(times: &[(Kernel, f64)], kernel: Kernel) -> f64 {
+    times
+        .iter()
+        .filter(|(k, _)| *k == kernel)
+        .map(|(_, s)| s)
+        .sum()
+}
+
 /// How to prepare and step a [`Simulation`]; the defaults are the `dg` command's.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimulationOptions {
@@ -624,12 +633,7 @@ impl Simulation {
     /// compaction keeps no order); `None` without device timestamps. Consumes the simulation:
     /// the reordered solver no longer matches the adaptive trees.
     pub fn surface_locality(self, steps: usize) -> Result<Option<(f64, f64)>> {
-        let surface = |t: &[(Kernel, f64)]| {
-            t.iter()
-                .filter(|(k, _)| *k == Kernel::Surface)
-                .map(|(_, s)| s)
-                .sum::<f64>()
-        };
+        let surface = |t: &[(Kernel, f64)]| group_seconds(t, Kernel::Surface);
         Ok(self
             .step_kernels_locality(steps)?
             .map(|(adapted, reordered)| (surface(&adapted), surface(&reordered))))
