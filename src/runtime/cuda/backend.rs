@@ -519,7 +519,9 @@ impl CudaDevice {
     /// Set the grid of every bounded kernel node of `graph` whose bound moved since its last
     /// launch (the driver applies it to the graph's later launches only).
     fn update_bounded_nodes(&self, p: &CudaPlan, graph: &GraphExec) -> Result<()> {
-        let mut ptrs: Vec<*mut c_void> = Vec::with_capacity(16);
+        // Grown at the first node that moved: a plan queued with its bounds unchanged (every
+        // batch of steps between two adaptations) allocates nothing here.
+        let mut ptrs: Vec<*mut c_void> = Vec::new();
         for (i, node, launched) in &graph.bounded {
             let l = &p.launches[*i];
             let blocks = l.blocks();
