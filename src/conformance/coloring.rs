@@ -1,5 +1,5 @@
-//! Conformance of the scan, the min-reduction, bounded launches and the speculative vertex
-//! coloring.
+//! Conformance of the scan, the min-reduction, bounded launches, read-backs queued ahead and
+//! the speculative vertex coloring.
 
 use super::Report;
 use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
@@ -48,7 +48,8 @@ fn equal_at(
 }
 
 /// The exclusive prefix sum at every level count (n = 1 .. 1000003) and the min-reduction,
-/// against the CPU exactly; a bounded launch as its bound moves (`bounded_copies`); the
+/// against the CPU exactly; a bounded launch as its bound moves (`bounded_copies`); read-backs
+/// queued ahead of work that overwrites their words (`read_ahead_copies`); the
 /// speculative vertex coloring on rect:20000@3 in both variants
 /// (proper, checked by [`check_vertex_coloring`] too, no conflict in the last round, at most
 /// 1.1 x the sequential greedy count + 1: Li et al. report a few percent more), with boundary
@@ -84,6 +85,12 @@ pub fn coloring(report: &mut Report, b: &Runtime) {
         kind,
         "exact",
         || bounded_copies(b),
+    );
+    report.check(
+        "read-ahead: the words as queued, with later work queued behind it",
+        kind,
+        "exact",
+        || read_ahead_copies(b),
     );
     for variant in [GpuColoringVariant::Topology, GpuColoringVariant::Data] {
         let name = format!("vertex coloring {variant:?} rect:20000@3");
@@ -186,6 +193,39 @@ pub fn coloring(report: &mut Report, b: &Runtime) {
 /// the items of the workgroups the bound asks for, `min(500, 64 ceil(bound / 64))`, and leaves
 /// the rest alone. The second queue on CUDA captures the plan's graph and the later ones
 /// update its node, so a bound read at prepare or capture only fails here.
+/// Two read-backs queued ahead of copies that overwrite what they read, finished in reverse
+/// order: each must hold the buffer as it stood at its point of the queue (a read-ahead that
+/// waited for everything, or copied late, would see the last copy's values), and a plain read
+/// then the last values.
+fn read_ahead_copies(b: &Runtime) -> Result<(String, bool)> {
+    const ITEMS: u32 = 300;
+    let copy = b.kernel("stream_copy", &[])?;
+    let src = b.zeroed::<[f32; 4]>("read-ahead source", ITEMS as usize)?;
+    let dst = b.zeroed::<[f32; 4]>("read-ahead destination", ITEMS as usize)?;
+    let mut builder = PlanBuilder::new();
+    builder.launch(&copy, &crate::args![src, dst], ItemRange::all(ITEMS));
+    let plan = b.prepare(&builder)?;
+    let values = |round: u32| -> Vec<[f32; 4]> {
+        (0..ITEMS).map(|i| [(1000 * round + i) as f32; 4]).collect()
+    };
+    let mut pending = Vec::new();
+    for round in 1..=2 {
+        b.write(&src, 0, &values(round))?;
+        b.queue(&plan, 1)?;
+        pending.push(b.read_ahead::<[f32; 4]>(&dst, 0, ITEMS as usize)?);
+    }
+    b.write(&src, 0, &values(3))?;
+    b.queue(&plan, 20)?;
+    let second = b.finish_read(pending.pop().expect("two pending"))?;
+    let first = b.finish_read(pending.pop().expect("one pending"))?;
+    let last: Vec<[f32; 4]> = b.read(&dst, 0, ITEMS as usize)?;
+    let right = [(first, 1), (second, 2), (last, 3)]
+        .into_iter()
+        .filter(|(got, round)| *got == values(*round))
+        .count();
+    Ok((format!("{right} of 3 exact"), right == 3))
+}
+
 fn bounded_copies(b: &Runtime) -> Result<(String, bool)> {
     const ITEMS: u32 = 500;
     let copy = b.kernel("stream_copy", &[])?;

@@ -740,6 +740,19 @@ enum RecordedCommands {
     },
 }
 
+/// A read-back queued by [`Runtime::read_ahead`], to be finished by [`Runtime::finish_read`];
+/// dropping it waits for nothing and discards the words.
+pub struct PendingRead<T> {
+    copy: Option<PendingCopy>,
+    _words: std::marker::PhantomData<T>,
+}
+
+enum PendingCopy {
+    Wgpu(self::wgpu::buffers::PendingCopy),
+    #[cfg(feature = "cuda")]
+    Cuda(self::cuda::PendingCopy),
+}
+
 pub(crate) enum PlanInner {
     Wgpu(self::wgpu::WgpuPlan),
     #[cfg(feature = "cuda")]
@@ -1000,6 +1013,63 @@ impl Runtime {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // Straight into a Vec<T>: one host copy of the read-back, not two.
         on_device!(self, d => d.read::<T>(&buffer.inner, offset, count))
+    }
+
+    /// Queue a read-back of `count` elements of `T` from element `first` behind the work
+    /// queued so far, without waiting: [`Runtime::finish_read`] then waits for that work
+    /// alone, so the work queued after it (the next phase of a solver) keeps the device busy
+    /// while the host waits for the words. The words are those the buffer holds at this point
+    /// of the queue, whatever is queued after it.
+    pub fn read_ahead<T: bytemuck::Pod>(
+        &self,
+        buffer: &Buffer,
+        first: usize,
+        count: usize,
+    ) -> Result<PendingRead<T>> {
+        let size = std::mem::size_of::<T>();
+        let offset = (first * size) as u64;
+        let bytes = (count * size) as u64;
+        if offset + bytes > buffer.bytes {
+            return Err(Error::Gpu(format!(
+                "read-back of {bytes} bytes at offset {offset} exceeds buffer size {}",
+                buffer.bytes
+            )));
+        }
+        let copy = match &*self.device {
+            _ if bytes == 0 => None,
+            Device::Wgpu(d) => Some(PendingCopy::Wgpu(d.read_ahead(
+                &buffer.inner,
+                offset,
+                bytes,
+            )?)),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(d) => Some(PendingCopy::Cuda(d.read_ahead(
+                &buffer.inner,
+                offset,
+                bytes,
+            )?)),
+        };
+        self.readbacks
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(PendingRead {
+            copy,
+            _words: std::marker::PhantomData,
+        })
+    }
+
+    /// The words of a read-back queued by [`Runtime::read_ahead`] (waits for the work queued
+    /// before it, not after).
+    pub fn finish_read<T: bytemuck::Pod>(&self, pending: PendingRead<T>) -> Result<Vec<T>> {
+        match (&*self.device, pending.copy) {
+            (_, None) => Ok(Vec::new()),
+            (Device::Wgpu(d), Some(PendingCopy::Wgpu(copy))) => d.finish_read(copy),
+            #[cfg(feature = "cuda")]
+            (Device::Cuda(d), Some(PendingCopy::Cuda(copy))) => d.finish_read(copy),
+            #[cfg(feature = "cuda")]
+            _ => Err(Error::Invalid(
+                "finish_read: the read-back was queued on another backend".into(),
+            )),
+        }
     }
 
     /// The whole buffer as elements of `T`.

@@ -38,6 +38,45 @@ unsafe impl Send for DeviceMemory {}
 // SAFETY: as above; the struct is never mutated after creation.
 unsafe impl Sync for DeviceMemory {}
 
+/// Page-locked host memory that a read-back queued ahead copies into (a copy into pageable
+/// memory would wait for the stream before returning), freed on drop.
+pub struct PinnedBlock {
+    ctx: Arc<CudaContext>,
+    ptr: *mut c_void,
+    bytes: usize,
+}
+
+impl Drop for PinnedBlock {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: allocated by malloc_host and freed once; a copy into it is waited for
+            // before the block is dropped or reused (PendingCopy keeps it until then).
+            let _ = unsafe { result::free_host(self.ptr) };
+        }
+    }
+}
+
+// SAFETY: host memory owned by the block alone; the context is bound before it is freed.
+unsafe impl Send for PinnedBlock {}
+// SAFETY: as above; read only after the copy into it is done.
+unsafe impl Sync for PinnedBlock {}
+
+/// A read-back queued on the stream ([`CudaDevice::read_ahead`]): its block and the event
+/// recorded after the copy. Dropped unfinished, it waits for the copy before freeing the block.
+pub struct PendingCopy {
+    block: Option<PinnedBlock>,
+    bytes: usize,
+    done: CudaEvent,
+}
+
+impl Drop for PendingCopy {
+    fn drop(&mut self) {
+        if self.block.is_some() {
+            let _ = self.done.synchronize();
+        }
+    }
+}
+
 /// A twin kernel: its function and, per argument, how the CUDA parameter takes it.
 pub struct CudaKernel {
     function: CudaFunction,
@@ -243,6 +282,77 @@ impl CudaDevice {
         unsafe { result::memcpy_dtoh_async(bytes, m.ptr + offset, m.stream.cu_stream()) }
             .map_err(driver_err("read back (a kernel failed?)"))?;
         self.synchronize()?;
+        Ok(out)
+    }
+
+    /// Queue a copy of `bytes` bytes at byte `offset` of `buffer` into page-locked memory
+    /// behind the work queued so far, and an event after it.
+    pub(crate) fn read_ahead(
+        &self,
+        buffer: &BufferInner,
+        offset: u64,
+        bytes: u64,
+    ) -> Result<PendingCopy> {
+        let m = memory(buffer)?;
+        self.bind()?;
+        let bytes = bytes as usize;
+        let reused = {
+            let mut free = self
+                .pinned
+                .lock()
+                .map_err(|_| Error::Gpu("pinned read-back blocks poisoned".into()))?;
+            free.iter()
+                .position(|b| b.bytes >= bytes)
+                .map(|k| free.swap_remove(k))
+        };
+        let block = match reused {
+            Some(block) => block,
+            None => PinnedBlock {
+                ctx: self.context().clone(),
+                // SAFETY: a plain page-locked allocation of at least 4 bytes.
+                ptr: unsafe { result::malloc_host(bytes.max(4), 0) }
+                    .map_err(driver_err("allocate page-locked memory"))?,
+                bytes: bytes.max(4),
+            },
+        };
+        // SAFETY: the block holds at least `bytes` bytes and stays alive (in the PendingCopy)
+        // until the event after the copy has completed; the runtime checked the range against
+        // the buffer's size.
+        unsafe {
+            let host = std::slice::from_raw_parts_mut(block.ptr.cast::<u8>(), bytes);
+            result::memcpy_dtoh_async(host, m.ptr + offset, m.stream.cu_stream())
+        }
+        .map_err(driver_err("read back ahead"))?;
+        let done = m
+            .stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+            .map_err(driver_err("record a read-back event"))?;
+        Ok(PendingCopy {
+            block: Some(block),
+            bytes,
+            done,
+        })
+    }
+
+    /// Wait for a read-back queued ahead (not for the work queued after it).
+    pub(crate) fn finish_read<T: bytemuck::Pod>(&self, mut pending: PendingCopy) -> Result<Vec<T>> {
+        pending
+            .done
+            .synchronize()
+            .map_err(driver_err("read back (a kernel failed?)"))?;
+        let block = pending
+            .block
+            .take()
+            .ok_or_else(|| Error::Gpu("read-back finished twice".into()))?;
+        let mut out = vec![T::zeroed(); pending.bytes / std::mem::size_of::<T>()];
+        // SAFETY: the copy into the block is done (its event completed); the block holds at
+        // least `bytes` bytes.
+        let host = unsafe { std::slice::from_raw_parts(block.ptr.cast::<u8>(), pending.bytes) };
+        bytemuck::cast_slice_mut::<T, u8>(&mut out).copy_from_slice(host);
+        self.pinned
+            .lock()
+            .map_err(|_| Error::Gpu("pinned read-back blocks poisoned".into()))?
+            .push(block);
         Ok(out)
     }
 

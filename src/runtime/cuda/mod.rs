@@ -14,7 +14,8 @@
 
 mod backend;
 
-pub use backend::{CudaKernel, CudaPlan, CudaTexture, DeviceMemory};
+use backend::PinnedBlock;
+pub use backend::{CudaKernel, CudaPlan, CudaTexture, DeviceMemory, PendingCopy};
 
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
@@ -231,6 +232,8 @@ pub struct CudaDevice {
     modules: Mutex<ModuleCache>,
     /// The PTX of every module compiled, for loading it again with another capacity.
     ptx: Mutex<PtxCache>,
+    /// Page-locked host blocks of finished read-backs queued ahead, for the next ones.
+    pinned: Mutex<Vec<PinnedBlock>>,
     /// Modules compiled so far, by NVRTC or from the PTX disk cache
     /// ([`crate::runtime::Runtime::kernels_compiled`]).
     compiled: std::sync::atomic::AtomicU64,
@@ -273,6 +276,7 @@ impl CudaDevice {
             overlap_launches: capability.0 >= 9 && !opts.no_launch_overlap,
             modules: Mutex::new(HashMap::new()),
             ptx: Mutex::new(HashMap::new()),
+            pinned: Mutex::new(Vec::new()),
             compiled: std::sync::atomic::AtomicU64::new(0),
             ptx_dir: opts.pipeline_cache.as_ref().map(|d| d.join("cuda")),
         })

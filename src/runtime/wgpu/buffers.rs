@@ -142,3 +142,103 @@ impl Readback {
         self.read(ctx, src, 0, count)
     }
 }
+
+/// A copy to the host queued behind the work submitted before it ([`ReadAhead::start`]),
+/// waited for alone by [`ReadAhead::finish`].
+pub struct PendingCopy {
+    staging: wgpu::Buffer,
+    /// The bytes asked for, and those copied and mapped (a multiple of 4).
+    bytes: u64,
+    copy_bytes: u64,
+    index: wgpu::SubmissionIndex,
+    mapped: std::sync::mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
+}
+
+/// Staging buffers of read-backs queued ahead, reused once finished. Each pending copy owns
+/// its own (the shared [`Readback`] staging would be remapped under it by a plain read-back).
+#[derive(Default)]
+pub struct ReadAhead {
+    free: Vec<wgpu::Buffer>,
+}
+
+impl ReadAhead {
+    /// Queue a copy of `bytes` bytes (a multiple of 4) at byte `offset` of `src` behind the
+    /// work submitted so far, and its mapping.
+    pub fn start(
+        &mut self,
+        ctx: &GpuContext,
+        src: &wgpu::Buffer,
+        offset: u64,
+        bytes: u64,
+    ) -> Result<PendingCopy> {
+        let copy_bytes = bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT).max(4);
+        if offset + copy_bytes > src.size() {
+            return Err(Error::Gpu(format!(
+                "read-back of {copy_bytes} bytes at offset {offset} exceeds buffer size {}",
+                src.size()
+            )));
+        }
+        let staging = match self.free.iter().position(|b| b.size() >= copy_bytes) {
+            Some(k) => self.free.swap_remove(k),
+            None => ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("read-ahead staging"),
+                size: copy_bytes,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+        };
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("read-ahead"),
+            });
+        enc.copy_buffer_to_buffer(src, offset, &staging, 0, copy_bytes);
+        let index = ctx.queue.submit([enc.finish()]);
+        let (tx, mapped) = std::sync::mpsc::channel();
+        staging
+            .slice(0..copy_bytes)
+            .map_async(wgpu::MapMode::Read, move |r| {
+                let _ = tx.send(r);
+            });
+        Ok(PendingCopy {
+            staging,
+            bytes,
+            copy_bytes,
+            index,
+            mapped,
+        })
+    }
+
+    /// Wait for `pending`'s submission alone (not for work submitted after it) and return its
+    /// bytes as `T`s.
+    pub fn finish<T: bytemuck::Pod>(
+        &mut self,
+        ctx: &GpuContext,
+        pending: PendingCopy,
+    ) -> Result<Vec<T>> {
+        let mut outcome = None;
+        ctx.wait_for(&pending.index, || {
+            outcome = pending.mapped.try_recv().ok();
+            outcome.is_some()
+        })?;
+        let outcome = match outcome {
+            Some(o) => o,
+            None => pending
+                .mapped
+                .recv()
+                .map_err(|_| Error::Gpu("read-ahead callback dropped".into()))?,
+        };
+        outcome.map_err(|e| Error::Gpu(format!("buffer map failed: {e}")))?;
+        let data = {
+            let view = pending
+                .staging
+                .slice(0..pending.copy_bytes)
+                .get_mapped_range()
+                .map_err(|e| Error::Gpu(format!("buffer map range failed: {e}")))?;
+            bytemuck::cast_slice::<u8, T>(&view[..pending.bytes as usize]).to_vec()
+        };
+        pending.staging.unmap();
+        self.free.push(pending.staging);
+        Ok(data)
+    }
+}

@@ -326,6 +326,42 @@ impl GpuContext {
         self.take_uncaptured_error()
     }
 
+    /// Block until submission `index` is done and `ready()` holds (a map callback it fired),
+    /// spinning first as [`GpuContext::wait`] does; work submitted after `index` may still
+    /// run. Fails with the first wgpu error no error scope caught.
+    pub fn wait_for(
+        &self,
+        index: &wgpu::SubmissionIndex,
+        mut ready: impl FnMut() -> bool,
+    ) -> Result<()> {
+        let poll = |kind| {
+            self.device
+                .poll(kind)
+                .map_err(|e| Error::Gpu(format!("device poll failed: {e}")))
+        };
+        let spin = if self.info.device_type == wgpu::DeviceType::Cpu {
+            std::time::Duration::ZERO
+        } else {
+            SPIN_WAIT
+        };
+        let started = std::time::Instant::now();
+        loop {
+            poll(wgpu::PollType::Poll)?;
+            if ready() {
+                break;
+            }
+            if started.elapsed() >= spin {
+                poll(wgpu::PollType::Wait {
+                    submission_index: Some(index.clone()),
+                    timeout: None,
+                })?;
+                break;
+            }
+            std::hint::spin_loop();
+        }
+        self.take_uncaptured_error()
+    }
+
     /// The first uncaptured wgpu error since the last call, as an error.
     pub fn take_uncaptured_error(&self) -> Result<()> {
         let mut errors = self

@@ -20,7 +20,7 @@ use super::{
     TextureInner,
 };
 use crate::error::{Error, Result};
-use buffers::{storage_from, storage_zeroed, Readback};
+use buffers::{storage_from, storage_zeroed, PendingCopy, ReadAhead, Readback};
 use context::{GpuContext, GpuOptions};
 use dispatch::{grid_for, range_layout};
 use std::sync::{Arc, Mutex};
@@ -42,6 +42,8 @@ pub const SUBMIT_LAUNCHES: usize = 32;
 pub struct WgpuDevice {
     ctx: GpuContext,
     readback: Mutex<Readback>,
+    /// Staging buffers of read-backs queued ahead ([`crate::runtime::Runtime::read_ahead`]).
+    read_ahead: Mutex<ReadAhead>,
     range_layout: wgpu::BindGroupLayout,
     cache: Option<CacheFile>,
     /// Pipelines compiled so far ([`crate::runtime::Runtime::kernels_compiled`]).
@@ -246,6 +248,7 @@ impl WgpuDevice {
         Ok(WgpuDevice {
             ctx,
             readback: Mutex::new(Readback::new()),
+            read_ahead: Mutex::new(ReadAhead::default()),
             range_layout,
             cache,
             compiled: std::sync::atomic::AtomicU64::new(0),
@@ -324,6 +327,29 @@ impl WgpuDevice {
             offset as usize / std::mem::size_of::<T>(),
             count,
         )
+    }
+
+    /// Queue a copy of `bytes` bytes at byte `offset` of `buffer` to the host behind the work
+    /// submitted so far.
+    pub(crate) fn read_ahead(
+        &self,
+        buffer: &BufferInner,
+        offset: u64,
+        bytes: u64,
+    ) -> Result<PendingCopy> {
+        let b = wgpu_buffer(buffer)?;
+        self.read_ahead
+            .lock()
+            .map_err(|_| Error::Gpu("read-ahead staging poisoned".into()))?
+            .start(&self.ctx, b, offset, bytes)
+    }
+
+    /// Wait for a read-back queued ahead (not for the work queued after it).
+    pub(crate) fn finish_read<T: bytemuck::Pod>(&self, pending: PendingCopy) -> Result<Vec<T>> {
+        self.read_ahead
+            .lock()
+            .map_err(|_| Error::Gpu("read-ahead staging poisoned".into()))?
+            .finish(&self.ctx, pending)
     }
 
     pub(crate) fn copy(
