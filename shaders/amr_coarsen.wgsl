@@ -152,7 +152,8 @@ fn main(
     }
     workgroupBarrier();
     let i = linear_index(gid, nwg);
-    if (i < range.count && is_cluster(i)) {
+    // Nothing when amr_scan 0 decided that the adaptation does not run.
+    if (i < range.count && counters[C_DECISION] == ADAPT_RUNS && is_cluster(i)) {
         jobs[atomicAdd(&job_count, 1u)] = coarsen(i);
     }
     // Child 0's copies in the scratch register and the jobs, seen by the whole workgroup.

@@ -33,7 +33,8 @@ fn number(p: u32) -> u32 {
 @compute @workgroup_size(WIDE_WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let p = wide_linear_index(gid, nwg);
-    if (p >= range.count) {
+    // Nothing when amr_scan 0 decided that the adaptation does not run.
+    if (p >= range.count || counters[C_DECISION] != ADAPT_RUNS) {
         return;
     }
     // The new count n and the slots in use, from the counts the adaptation started with (the

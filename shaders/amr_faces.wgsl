@@ -137,7 +137,9 @@ fn main(
     }
     workgroupBarrier();
     let i = linear_index(gid, nwg);
-    if (i < range.count && i < atomicLoad(&counters[C_ACTIVE])) {
+    // Nothing when amr_scan 0 decided that the adaptation does not run.
+    if (i < range.count && atomicLoad(&counters[C_DECISION]) == ADAPT_RUNS
+        && i < atomicLoad(&counters[C_ACTIVE])) {
         let id = slots[i];
         let edges = element_edges[id];
         let edge_ids = atomicLoad(&counters[C_EDGE_IDS]);

@@ -55,7 +55,8 @@ fn left_face_color(id: u32, s: u32) -> u32 {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
-    if (i >= range.count) {
+    // Nothing when amr_scan 0 decided that the adaptation does not run.
+    if (i >= range.count || counters[C_DECISION] != ADAPT_RUNS) {
         return;
     }
     neighbors[i] = vec4<u32>(NONE, NONE, NONE, 0u);

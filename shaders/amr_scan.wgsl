@@ -9,7 +9,8 @@
 // (block_sums[i / SCAN_BLOCK]), so no launch adds them.
 //   0: after amr_mark (three parts of NE): the numbers of clusters, refined elements and freed
 //      split blocks, and the smoothing's top (amr_smooth) handed to C_TOP_LEVEL for the host,
-//      and the solver's clock copied past the counters (C_CLOCK);
+//      the solver's clock copied past the counters (C_CLOCK), and whether the adaptation runs
+//      (C_DECISION; the later phases return at once unless it does);
 //   1: after coarsening and amr_split: the freed element, split and interior blocks join
 //      their rings, and the number of edges to split;
 //   2: after refining and amr_compact 0 (n = NE): split blocks taken from the ring first, then
@@ -47,6 +48,27 @@ fn take(r: u32, wanted: u32) -> u32 {
     return wanted - taken;
 }
 
+// What the adaptation after this smoothing does, as the host decides it from the same counts
+// (GpuAdaptation::smoothed): not due when the clock's steps (an f32) fell short of the host's
+// C_DUE_STEPS, else no room when the slots (3 more per refinement) or the tree ids (4 element
+// and 9 edge ids per refinement) would pass the buffers, else nothing when no cluster
+// coarsens and no element refines, else it runs.
+fn decision(clusters: u32, refines: u32) -> u32 {
+    if (u32(bitcast<f32>(clock[5])) < counters[C_DUE_STEPS]) {
+        return ADAPT_NOT_DUE;
+    }
+    let room = counters[C_ACTIVE] + 3u * refines <= params.slot_capacity
+        && counters[C_ELEMENT_IDS] + 4u * refines <= params.element_capacity
+        && counters[C_EDGE_IDS] + 9u * refines <= params.edge_capacity;
+    if (!room) {
+        return ADAPT_NO_ROOM;
+    }
+    if (clusters == 0u && refines == 0u) {
+        return ADAPT_NOTHING;
+    }
+    return ADAPT_RUNS;
+}
+
 fn count_phase(phase: u32) {
     let total = atomicLoad(&sums[0]);
     switch phase {
@@ -61,6 +83,9 @@ fn count_phase(phase: u32) {
             for (var k = 0u; k < CLOCK_WORDS; k = k + 1u) {
                 counters[C_CLOCK + k] = clock[k];
             }
+            counters[C_DECISION] = decision(clusters, marked - clusters);
+            // Read once: a smoothing the host queues without writing it is due at once.
+            counters[C_DUE_STEPS] = 0u;
         }
         case 1u: {
             let clusters = counters[C_CLUSTERS];
@@ -106,12 +131,22 @@ fn count_phase(phase: u32) {
     }
 }
 
+// Whether this launch's phase runs (C_DECISION), read by one thread for the workgroup.
+var<workgroup> phase_runs: u32;
+
 @compute @workgroup_size(SCAN_THREADS)
 fn main(
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
+    // The phases after the smoothing's run only in an adaptation that runs.
+    if (lid.x == 0u) {
+        phase_runs = select(0u, 1u, range.pad == 0u || counters[C_DECISION] == ADAPT_RUNS);
+    }
+    if (workgroupUniformLoad(&phase_runs) == 0u) {
+        return;
+    }
     let last = scan_blocks_run(lid.x, wid.x + wid.y * nwg.x);
     if (last && lid.x == 0u) {
         count_phase(range.pad);

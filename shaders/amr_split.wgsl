@@ -30,7 +30,8 @@ fn refines(element: u32) -> bool {
 @compute @workgroup_size(WIDE_WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let e = wide_linear_index(gid, nwg);
-    if (e >= range.count) {
+    // Nothing when amr_scan 0 decided that the adaptation does not run.
+    if (e >= range.count || counters[C_DECISION] != ADAPT_RUNS) {
         return;
     }
     let live = e < counters[C_EDGE_IDS] && (edge_tree[e].x & EDGE_ALIVE) != 0u;

@@ -44,6 +44,20 @@ const C_SIDE_UNITS: u32 = 63u;
 // one read-back gives a run the clock and the smoothing's counts.
 const C_CLOCK: u32 = 64u;
 const CLOCK_WORDS: u32 = 8u;
+// After the clock: the clock's step count (its word 5, an f32) the batch before this
+// adaptation must reach for the adaptation to be due (the host writes it with the flags; 0
+// when the host decides at once), and what amr_scan 0 decided of the adaptation. Unless it is
+// ADAPT_RUNS, every kernel after amr_scan 0 returns at once, so the host may queue the
+// adaptation behind the smoothing before it has read the counts (GpuAdaptation::apply).
+const C_DUE_STEPS: u32 = 72u;
+const C_DECISION: u32 = 73u;
+const ADAPT_RUNS: u32 = 0u;
+// No cluster to coarsen and no element to refine: nothing would move.
+const ADAPT_NOTHING: u32 = 1u;
+// More slots or tree ids than the buffers hold (the host grows them and starts again).
+const ADAPT_NO_ROOM: u32 = 2u;
+// The clock stopped at the run's end before the batch's steps were all taken.
+const ADAPT_NOT_DUE: u32 = 3u;
 
 struct AmrParams {
     element_capacity: u32,
@@ -60,7 +74,8 @@ struct AmrParams {
     gamma: f32,
     // 1: add the largest jump of the field's element means across the faces to the indicator.
     jumps: u32,
-    pad1: u32,
+    // Element slots NE of the solver's buffers.
+    slot_capacity: u32,
     pad2: u32,
     pad3: u32,
 }

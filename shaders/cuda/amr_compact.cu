@@ -30,7 +30,8 @@ extern "C" __global__ void amr_compact(
     ItemRange range) {
     await_previous_launches();
     u32 p = wide_linear_index();
-    if (p >= range.count) {
+    // Nothing when amr_scan 0 decided that the adaptation does not run.
+    if (p >= range.count || counters[C_DECISION] != ADAPT_RUNS) {
         return;
     }
     // The new count n and the slots in use, from the counts the adaptation started with (the

@@ -150,7 +150,9 @@ extern "C" __global__ void amr_faces(
     }
     __syncthreads();
     u32 i = linear_index();
-    if (i < range.count && i < *(const volatile u32*)(counters + C_ACTIVE)) {
+    // Nothing when amr_scan 0 decided that the adaptation does not run.
+    if (i < range.count && counters[C_DECISION] == ADAPT_RUNS &&
+        i < *(const volatile u32*)(counters + C_ACTIVE)) {
         u32 id = slots[i];
         uint4 edges = element_edges[id];
         u32 edge_ids = *(const volatile u32*)(counters + C_EDGE_IDS);

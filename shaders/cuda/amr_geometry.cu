@@ -66,7 +66,8 @@ extern "C" __global__ void amr_geometry(
     ItemRange range) {
     await_previous_launches();
     u32 i = linear_index();
-    if (i >= range.count) {
+    // Nothing when amr_scan 0 decided that the adaptation does not run.
+    if (i >= range.count || counters[C_DECISION] != ADAPT_RUNS) {
         return;
     }
     neighbors[i] = make_uint4(NONE, NONE, NONE, 0u);

@@ -9,7 +9,8 @@
 // block offsets as they read a number (block_sums[i / SCAN_BLOCK]), so no launch adds them.
 //   0: after amr_mark (three parts of NE): the numbers of clusters, refined elements and freed
 //      split blocks, and the smoothing's top (amr_smooth) handed to C_TOP_LEVEL for the host,
-//      and the solver's clock copied past the counters (C_CLOCK);
+//      the solver's clock copied past the counters (C_CLOCK), and whether the adaptation runs
+//      (C_DECISION; the later phases return at once unless it does);
 //   1: after coarsening and amr_split: the freed element, split and interior blocks join
 //      their rings, and the number of edges to split;
 //   2: after refining and amr_compact 0 (n = NE): split blocks taken from the ring first, then
@@ -42,6 +43,29 @@ __device__ __forceinline__ u32 take(u32 r, u32 wanted, u32* counters, const AmrP
     return wanted - taken;
 }
 
+// What the adaptation after this smoothing does, as the host decides it from the same counts
+// (as the WGSL twin): not due, no room, nothing to change, or it runs.
+__device__ __forceinline__ u32 decision(
+    u32 clusters,
+    u32 refines,
+    const u32* counters,
+    const u32* clock,
+    const AmrParams& params) {
+    if ((u32)__uint_as_float(clock[5]) < counters[C_DUE_STEPS]) {
+        return ADAPT_NOT_DUE;
+    }
+    bool room = counters[C_ACTIVE] + 3u * refines <= params.slot_capacity &&
+                counters[C_ELEMENT_IDS] + 4u * refines <= params.element_capacity &&
+                counters[C_EDGE_IDS] + 9u * refines <= params.edge_capacity;
+    if (!room) {
+        return ADAPT_NO_ROOM;
+    }
+    if (clusters == 0u && refines == 0u) {
+        return ADAPT_NOTHING;
+    }
+    return ADAPT_RUNS;
+}
+
 __device__ void count_phase(
     u32 phase,
     const u32* sums,
@@ -64,6 +88,9 @@ __device__ void count_phase(
             for (u32 k = 0u; k < CLOCK_WORDS; k = k + 1u) {
                 counters[C_CLOCK + k] = clock[k];
             }
+            counters[C_DECISION] = decision(clusters, marked - clusters, counters, clock, params);
+            // Read once: a smoothing the host queues without writing it is due at once.
+            counters[C_DUE_STEPS] = 0u;
             break;
         }
         case 1u: {
@@ -125,6 +152,10 @@ extern "C" __global__ void amr_scan(
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
+    // The phases after the smoothing's run only in an adaptation that runs (as the WGSL twin).
+    if (range.pad != 0u && counters[C_DECISION] != ADAPT_RUNS) {
+        return;
+    }
     bool last = scan_blocks_run(input, output, block_sums, sums, ticket, range, threadIdx.x,
                                 blockIdx.x + blockIdx.y * gridDim.x);
     if (last && threadIdx.x == 0u) {

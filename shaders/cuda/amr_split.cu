@@ -26,7 +26,8 @@ extern "C" __global__ void amr_split(
     ItemRange range) {
     await_previous_launches();
     u32 e = wide_linear_index();
-    if (e >= range.count) {
+    // Nothing when amr_scan 0 decided that the adaptation does not run.
+    if (e >= range.count || counters[C_DECISION] != ADAPT_RUNS) {
         return;
     }
     bool live = e < counters[C_EDGE_IDS] && (edge_tree[e].x & EDGE_ALIVE) != 0u;

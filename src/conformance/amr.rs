@@ -56,11 +56,82 @@ pub fn amr(report: &mut Report, b: &Runtime) {
         || Ok((device_flags(b)?, true)),
     );
     report.check(
+        "amr device: an adaptation queued behind its smoothing runs only as decided",
+        b.kind(),
+        "unchanged when not run; bits of the host-queued one when run",
+        || queued_adaptations(b),
+    );
+    report.check(
         "amr device: a face lost from the trees is an error at the next smoothing",
         b.kind(),
         "error naming the missing face",
         || lost_face_is_an_error(b),
     );
+}
+
+/// Adaptations queued behind their smoothing (`smooth_flags_ahead`), which the device runs
+/// only by amr_scan 0's decision: flags that change nothing, a refinement past the solver's
+/// slots and flags read where no adaptation is due (the clock short of the steps asked for)
+/// must leave the trees, the solver's mesh buffers and its solution as they were (a kernel
+/// that ignored the decision would refine, or write past the slots); flags that refine and
+/// coarsen must give the trees and the solution of the host's queueing after its read-back
+/// (`smooth`, `apply`) bit for bit.
+fn queued_adaptations(rt: &Runtime) -> Result<(String, bool)> {
+    let base = all_boundaries(Ordering::Original)?;
+    let mut seed = 41;
+    let mut outcomes = Vec::new();
+    // (case, the flags' kind, the solver's slots over its elements, the steps asked for)
+    for (case, flag, room, due) in [
+        ("nothing", 0, 16, 0),
+        ("no room", 1, 2, 0),
+        ("not due", 2, 16, 1),
+    ] {
+        let am = AdaptiveMesh::new(&base, 3)?;
+        let dm = am.dg_mesh()?;
+        let n = am.num_active();
+        let AdaptFixture { dg, ga, .. } = fixture_with_slots(rt, am, 1, n + room)?;
+        let (trees, state) = (ga.download()?.to_flat(), dg.read_state()?);
+        let flags = match flag {
+            2 => rand_flags(n, &mut seed),
+            f => vec![f; n],
+        };
+        ga.set_flags(&flags)?;
+        let (_, smoothed) = ga.smooth_flags_ahead(due)?;
+        let kept = ga.download()?.to_flat() == trees
+            && dg.read_state()? == state
+            && check_mesh_buffers(rt, &dg, &dm).is_ok();
+        outcomes.push((
+            format!("{case}: {:?}, kept {kept}", smoothed.decision),
+            kept && !smoothed.ran_ahead(),
+        ));
+    }
+    let flags = rand_flags(AdaptiveMesh::new(&base, 3)?.num_active(), &mut seed);
+    let mut results = Vec::new();
+    for ahead in [false, true] {
+        let AdaptFixture { mut dg, ga, .. } = adapt_fixture(rt, &base, 1)?;
+        ga.set_flags(&flags)?;
+        let smoothed = if ahead {
+            ga.smooth_flags_ahead(0)?.1
+        } else {
+            ga.smooth(None)?
+        };
+        let report = ga.apply(&mut dg, &smoothed, None)?;
+        results.push((
+            ga.download()?.to_flat(),
+            dg.read_state()?,
+            report,
+            smoothed.ran_ahead(),
+        ));
+    }
+    let same = results[0].0 == results[1].0 && results[0].1 == results[1].1;
+    let changed = results[1].2.counts != Default::default();
+    outcomes.push((
+        format!("runs: {:?}, same as the host's {same}", results[1].2.counts),
+        same && changed && results[1].3 && !results[0].3,
+    ));
+    let ok = outcomes.iter().all(|(_, ok)| *ok);
+    let text: Vec<String> = outcomes.into_iter().map(|(t, _)| t).collect();
+    Ok((text.join("; "), ok))
 }
 
 /// The trees on the device with one live interior edge's two sides cleared (an edge no
@@ -279,12 +350,18 @@ pub(super) fn adapt_fixture(rt: &Runtime, base: &DgMesh, p: usize) -> Result<Ada
 
 /// [`adapt_fixture`] on the adaptive mesh `am` as it stands.
 fn adapt_fixture_of(rt: &Runtime, am: AdaptiveMesh, p: usize) -> Result<AdaptFixture> {
+    // Room for the rounds without growing (the flags refine one element in five).
+    let grown = am.num_active() * 16;
+    fixture_with_slots(rt, am, p, slots_needed(grown, grown / 4))
+}
+
+/// [`adapt_fixture_of`] with a solver of `ne` element slots (tree ids for 16 times the
+/// elements).
+fn fixture_with_slots(rt: &Runtime, am: AdaptiveMesh, p: usize, ne: usize) -> Result<AdaptFixture> {
     let tables = BasisTables::new(p);
     let proj = Projection::new(p);
     let coef = smooth_state(&am, &tables);
-    // Room for the rounds without growing (the flags refine one element in five).
     let grown = am.num_active() * 16;
-    let ne = slots_needed(grown, grown / 4);
     let dm = am.dg_mesh()?;
     let cfg = config(NumericalFlux::Hllc, true, vortex());
     let capacity = Capacity {

@@ -49,6 +49,20 @@
 // one read-back gives a run the clock and the smoothing's counts.
 #define C_CLOCK 64u
 #define CLOCK_WORDS 8u
+// After the clock: the clock's step count (its word 5, an f32) the batch before this
+// adaptation must reach for the adaptation to be due (the host writes it with the flags; 0
+// when the host decides at once), and what amr_scan 0 decided of the adaptation. Unless it is
+// ADAPT_RUNS, every kernel after amr_scan 0 returns at once, so the host may queue the
+// adaptation behind the smoothing before it has read the counts (GpuAdaptation::apply).
+#define C_DUE_STEPS 72u
+#define C_DECISION 73u
+#define ADAPT_RUNS 0u
+// No cluster to coarsen and no element to refine: nothing would move.
+#define ADAPT_NOTHING 1u
+// More slots or tree ids than the buffers hold (the host grows them and starts again).
+#define ADAPT_NO_ROOM 2u
+// The clock stopped at the run's end before the batch's steps were all taken.
+#define ADAPT_NOT_DUE 3u
 
 struct AmrParams {
     u32 element_capacity;
@@ -65,7 +79,8 @@ struct AmrParams {
     float gamma;
     // 1: add the largest jump of the field's element means across the faces to the indicator.
     u32 jumps;
-    u32 pad1;
+    // Element slots NE of the solver's buffers.
+    u32 slot_capacity;
     u32 pad2;
     u32 pad3;
 };

@@ -25,7 +25,8 @@
 
 use super::amr::driver::{device_capacity, DeviceAdaptation};
 use super::amr::gpu::{
-    build_kernels_ahead, slots_needed, PhaseSeconds, Smoothed, TreeCapacity, TreeWords,
+    build_kernels_ahead, slots_needed, AdaptDecision, PhaseSeconds, Smoothed, TreeCapacity,
+    TreeWords,
 };
 use super::amr::locality::{self, MortonFrame};
 use super::amr::reorder::ReorderPolicy;
@@ -778,20 +779,40 @@ impl Simulation {
             let batch = every.map_or(self.batch, |k| k.saturating_sub(self.since_adaptation));
             self.gpu.queue_steps(batch.max(1))?;
             let clock;
-            (clock, smoothed) = self.read_clock_with_smoothing()?;
+            // Due when the clock takes all of the batch's steps: since_adaptation reaches K.
+            (clock, smoothed) =
+                self.read_clock_with_smoothing((counted as usize + batch) as u32)?;
             self.steps = base + clock.steps;
             self.since_adaptation += (clock.steps - counted) as usize;
             counted = clock.steps;
+            let due = every.is_some_and(|k| self.since_adaptation >= k);
+            if let Some(s) = smoothed.filter(|s| s.queued) {
+                if (s.decision == AdaptDecision::NotDue) == due {
+                    return Err(Error::Run(format!(
+                        "adaptation: the device decided {:?} at {} steps of the batch, the \
+                         host that one is {}due",
+                        s.decision,
+                        clock.steps,
+                        if due { "" } else { "not " }
+                    )));
+                }
+            }
             let go_on = progress(clock.t, self.steps);
             if clock.t >= end {
                 break;
             }
             self.t = clock.t;
-            if !(clock.t > last && clock.dt > 0.0 && clock.dt.is_finite()) {
+            let blown_up = !(clock.t > last && clock.dt > 0.0 && clock.dt.is_finite());
+            let stalls = clock_stalls(target, clock.dt);
+            if (blown_up || stalls.is_some()) && smoothed.is_some_and(|s| s.ran_ahead()) {
+                // The device adapted already: the solver moves onto its mesh first.
+                self.adapt_from(smoothed.take())?;
+            }
+            if blown_up {
                 self.sync_mesh()?;
                 return Err(self.blow_up());
             }
-            if let Some(why) = clock_stalls(target, clock.dt) {
+            if let Some(why) = stalls {
                 return Err(Error::Run(format!(
                     "the DG run cannot reach t = {target} (at t = {} after {} steps): {why}",
                     self.t, self.steps
@@ -828,7 +849,8 @@ impl Simulation {
         self.gpu.set_clock(self.t, self.t + 1e3)?;
         self.gpu.queue_steps(steps)?;
         let (clock, smoothed) = if smooth {
-            self.read_clock_with_smoothing()?
+            // The adaptation is due after all `steps` (the clock was set just before them).
+            self.read_clock_with_smoothing(steps as u32)?
         } else {
             (self.gpu.read_clock()?, None)
         };
@@ -839,11 +861,14 @@ impl Simulation {
     /// The clock after the steps queued so far. An adaptive run on the device, whose every
     /// batch ends at an adaptation, queues the adaptation's flags and smoothing behind the
     /// batch and reads the clock with the smoothing's counts: one wait per
-    /// adaptation cycle instead of two. The smoothing is for an adaptation right after this,
-    /// before anything else is queued.
-    fn read_clock_with_smoothing(&mut self) -> Result<(Clock, Option<Smoothed>)> {
+    /// adaptation cycle instead of two. The adaptation itself is queued behind them and runs
+    /// on the device when the clock reached `due_steps` steps since it was set (the batch took
+    /// all its steps: [`Adaptivity::smooth_with_clock`]). The smoothing is for an adaptation
+    /// right after this, before anything else is queued; when [`Smoothed::ran_ahead`], that
+    /// adaptation must come (the device's mesh changed).
+    fn read_clock_with_smoothing(&mut self, due_steps: u32) -> Result<(Clock, Option<Smoothed>)> {
         if let Some(amr) = self.amr.as_ref() {
-            if let Some((words, smoothed)) = amr.smooth_with_clock()? {
+            if let Some((words, smoothed)) = amr.smooth_with_clock(due_steps)? {
                 return Ok((clock_from_words(&words)?, Some(smoothed)));
             }
         }

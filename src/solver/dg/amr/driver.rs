@@ -359,12 +359,18 @@ impl Adaptivity {
 
     /// The flags and the smoothing of the next device adaptation of the solution in the solver
     /// the trees were attached to, queued behind the steps queued so far and read back with a
-    /// copy of its clock: the clock's words and the smoothing, for
-    /// [`Adaptivity::adapt_on_device`]; `None` (nothing queued) when the trees are not on the
-    /// device or adapt on the host. A run so waits once per adaptation cycle.
-    pub fn smooth_with_clock(&self) -> Result<Option<([f32; CLOCK_WORDS], Smoothed)>> {
+    /// copy of its clock, with the adaptation itself queued behind the read-back, to run on
+    /// the device if the clock reached `due_steps` steps and the smoothed flags change
+    /// something the buffers hold ([`GpuAdaptation::smooth_with_clock`]): the clock's words and
+    /// the smoothing, for [`Adaptivity::adapt_on_device`], which must come next when the
+    /// adaptation ran ([`Smoothed::ran_ahead`]); `None` (nothing queued) when the trees are not
+    /// on the device or adapt on the host. A run so waits once per adaptation cycle.
+    pub fn smooth_with_clock(
+        &self,
+        due_steps: u32,
+    ) -> Result<Option<([f32; CLOCK_WORDS], Smoothed)>> {
         match &self.device {
-            Some(device) if !self.options.on_host => Ok(Some(device.smooth_with_clock()?)),
+            Some(device) if !self.options.on_host => Ok(Some(device.smooth_with_clock(due_steps)?)),
             _ => Ok(None),
         }
     }
@@ -507,8 +513,9 @@ impl Adaptivity {
         let clock = Instant::now();
         let mut phases = PhaseSeconds::new();
         let mut timing = timed.then_some(&mut phases);
+        // A smoothing whose adaptation ran ahead is used even when timed: its phases ran.
         let smoothed = match smoothed {
-            Some(queued) if !timed => queued,
+            Some(queued) if !timed || queued.ran_ahead() => queued,
             _ => {
                 device.compute_flags(timing.as_deref_mut())?;
                 device.smooth(timing.as_deref_mut())?

@@ -72,6 +72,54 @@ mod counter {
 /// [`GpuAdaptation::smooth_with_clock`]), so that one read-back gives a run both.
 pub const CLOCK_WORDS: usize = 8;
 
+/// The clock's step count among its words (an f32; [`crate::solver::dg::gpu`]'s clock).
+const CLOCK_STEPS_WORD: usize = 5;
+
+/// Words after the clock (C_DUE_STEPS, C_DECISION in shaders/common/amr_tree.wgsl): the clock
+/// steps a batch must reach for its adaptation to be due (the host's, read once by amr_scan 0),
+/// and what amr_scan 0 decided of the adaptation ([`AdaptDecision`]).
+mod after_clock {
+    pub const DUE_STEPS: usize = super::counter::LEN + super::CLOCK_WORDS;
+    pub const DECISION: usize = DUE_STEPS + 1;
+    /// Words of the counters buffer, the clock and these included.
+    pub const WORDS: usize = DECISION + 1;
+}
+
+/// What amr_scan 0 decided of the adaptation the smoothed flags ask for (the ADAPT_* words of
+/// shaders/common/amr_tree.wgsl); the host decides the same from the counts it reads back
+/// ([`GpuAdaptation::smoothed`] checks that they agree). Every kernel of the adaptation after
+/// the smoothing returns at once unless it runs, so the host can queue the adaptation behind
+/// the smoothing before it has read what the smoothing asks for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AdaptDecision {
+    /// The adaptation coarsens or refines something and the buffers hold it.
+    #[default]
+    Runs,
+    /// No cluster coarsens and no element refines: nothing would move.
+    Nothing,
+    /// The buffers cannot hold it (grow them and start again).
+    NoRoom,
+    /// The clock stopped at the run's end before the batch's steps were all taken: no
+    /// adaptation is due there.
+    NotDue,
+}
+
+impl AdaptDecision {
+    fn from_word(word: u32) -> Result<AdaptDecision> {
+        Ok(match word {
+            0 => AdaptDecision::Runs,
+            1 => AdaptDecision::Nothing,
+            2 => AdaptDecision::NoRoom,
+            3 => AdaptDecision::NotDue,
+            w => {
+                return Err(Error::Run(format!(
+                    "adaptation: the device's decision word is {w}, not one of 0..3"
+                )))
+            }
+        })
+    }
+}
+
 /// Most face colors the counters hold (2K for K base colors).
 const MAX_COLORS: usize = counter::SIDE_UNITS - counter::COLOR_OFFSETS - 1;
 
@@ -94,7 +142,9 @@ pub struct AmrParams {
     gamma: f32,
     /// 1: the indicator adds the largest jump of the element means ([`super::indicator::jumps`]).
     jumps: u32,
-    pad: [u32; 3],
+    /// Element slots NE of the solver's buffers (amr_scan 0's room check).
+    slot_capacity: u32,
+    pad: [u32; 2],
 }
 
 /// Id capacities of the trees on the device.
@@ -146,6 +196,21 @@ pub struct Smoothed {
     /// adaptation reads back once.
     pub faces: usize,
     pub far_faces: usize,
+    /// What the device decided of the adaptation (the same as the host from these counts).
+    pub decision: AdaptDecision,
+    /// Whether the adaptation was queued behind the smoothing
+    /// ([`GpuAdaptation::smooth_with_clock`]): then it has run on the device exactly when
+    /// `decision` is [`AdaptDecision::Runs`], and [`GpuAdaptation::apply`] only moves the
+    /// solver onto the new mesh.
+    pub queued: bool,
+}
+
+impl Smoothed {
+    /// Whether the device adapted the mesh already (queued and decided to run): the solver
+    /// must then move onto the new mesh ([`GpuAdaptation::apply`]) before anything else.
+    pub fn ran_ahead(&self) -> bool {
+        self.queued && self.decision == AdaptDecision::Runs
+    }
 }
 
 /// What the host sets once: the indicator and the limits.
@@ -337,7 +402,8 @@ impl GpuAdaptation {
             delta: options.delta as f32,
             gamma: GAMMA as f32,
             jumps: u32::from(options.jumps),
-            pad: [0; 3],
+            slot_capacity: ne as u32,
+            pad: [0; 2],
         };
         let padded = |mut v: Vec<[u32; 4]>, n: usize, fill: [u32; 4]| {
             v.resize(n, fill);
@@ -369,7 +435,7 @@ impl GpuAdaptation {
         slots.resize(ne, NONE);
         let slots = rt.upload("amr slots", &slots)?;
         let mut ring_data = vec![NONE; rings.iter().sum()];
-        let mut counters = vec![0u32; counter::LEN + CLOCK_WORDS];
+        let mut counters = vec![0u32; after_clock::WORDS];
         let mut base = 0;
         for (r, free) in flat.free.iter().enumerate() {
             if free.len() > rings[r] {
@@ -743,25 +809,56 @@ impl GpuAdaptation {
         if !timed {
             *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
         }
-        self.smoothed(&self.read_counters()?)
+        let c = self.rt.read(&self.counters, 0, after_clock::WORDS)?;
+        self.smoothed(&c, None)
     }
 
     /// Queue the flags and the smoothing (one plan, which also copies the solver's clock,
-    /// [`CLOCK_WORDS`] words, after the counters), record the adaptation's plan while they run,
-    /// and read the counters and the clock back at one wait (the one a run makes for its clock
-    /// anyway): the clock's words after the smoothing, and what the smoothed flags ask for.
-    pub fn smooth_with_clock(&self) -> Result<([f32; CLOCK_WORDS], Smoothed)> {
-        self.rt.queue(&self.flag_smooth_plan, 1)?;
-        *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
-        let c = self
-            .rt
-            .read(&self.counters, 0, counter::LEN + CLOCK_WORDS)?;
-        let clock = std::array::from_fn(|k| f32::from_bits(c[counter::LEN + k]));
-        Ok((clock, self.smoothed(&c[..counter::LEN])?))
+    /// [`CLOCK_WORDS`] words, after the counters), a read-back of the counters and the clock
+    /// behind them, and the adaptation behind that, which runs on the device only if
+    /// `due_steps` <= the clock's steps (the batch before it took all its steps, so the
+    /// adaptation is due) and the smoothed flags change something the buffers hold
+    /// ([`AdaptDecision`]); then wait for the read-back alone (the one a run makes for its
+    /// clock anyway). The device adapts while the host reads the counts, instead of idling
+    /// from the read-back to the host's next submission. Returns the clock's words after the
+    /// smoothing and what the smoothed flags ask for; when [`Smoothed::ran_ahead`], the solver
+    /// must move onto the new mesh next ([`GpuAdaptation::apply`]).
+    pub fn smooth_with_clock(&self, due_steps: u32) -> Result<([f32; CLOCK_WORDS], Smoothed)> {
+        self.smooth_ahead(&self.flag_smooth_plan, due_steps)
     }
 
-    /// What the smoothing's counters `c` say the smoothed flags ask for.
-    fn smoothed(&self, c: &[u32]) -> Result<Smoothed> {
+    /// [`GpuAdaptation::smooth_with_clock`] of the flags as set ([`GpuAdaptation::set_flags`])
+    /// instead of the indicator's.
+    pub fn smooth_flags_ahead(&self, due_steps: u32) -> Result<([f32; CLOCK_WORDS], Smoothed)> {
+        self.smooth_ahead(&self.smooth_plan, due_steps)
+    }
+
+    /// `smoothing` (a plan that ends with the smoothing), the read-back of the counters and
+    /// the clock, and the adaptation queued behind it ([`GpuAdaptation::smooth_with_clock`]).
+    fn smooth_ahead(
+        &self,
+        smoothing: &Plan,
+        due_steps: u32,
+    ) -> Result<([f32; CLOCK_WORDS], Smoothed)> {
+        self.rt
+            .write(&self.counters, after_clock::DUE_STEPS, &[due_steps])?;
+        self.rt.queue(smoothing, 1)?;
+        let counts = self
+            .rt
+            .read_ahead::<u32>(&self.counters, 0, after_clock::WORDS)?;
+        self.rt.queue(&self.adapt_plan, 1)?;
+        self.adapt_ahead.take();
+        let c = self.rt.finish_read(counts)?;
+        let clock = std::array::from_fn(|k| f32::from_bits(c[counter::LEN + k]));
+        let mut smoothed = self.smoothed(&c, Some(due_steps))?;
+        smoothed.queued = true;
+        Ok((clock, smoothed))
+    }
+
+    /// What the smoothing's counters `c` (through the decision word) say the smoothed flags ask
+    /// for; `due_steps` as the host wrote them for this smoothing (None: 0, due at once).
+    /// Checks that the device decided what the host decides from the same counts.
+    fn smoothed(&self, c: &[u32], due_steps: Option<u32>) -> Result<Smoothed> {
         // The previous adaptation's faces, checked here instead of in a read-back of its own.
         check_faces(c)?;
         let (active, faces) = (
@@ -793,7 +890,7 @@ impl GpuAdaptation {
                 self.max_level
             )));
         }
-        Ok(Smoothed {
+        let mut smoothed = Smoothed {
             stages: top.saturating_sub(1) as usize,
             active: c[counter::ACTIVE] as usize,
             clusters: c[counter::CLUSTERS] as usize,
@@ -802,7 +899,33 @@ impl GpuAdaptation {
             edge_ids: c[counter::EDGE_IDS] as usize,
             faces: c[counter::COLOR_OFFSETS + self.num_colors()] as usize,
             far_faces: c[counter::FAR_FACES] as usize,
-        })
+            decision: AdaptDecision::Runs,
+            queued: false,
+        };
+        // amr_scan 0's rule (decision in amr_scan.wgsl): the clock's steps are an f32.
+        let clock_steps = f32::from_bits(c[counter::LEN + CLOCK_STEPS_WORD]) as u32;
+        let host = if due_steps.is_some_and(|due| clock_steps < due) {
+            AdaptDecision::NotDue
+        } else if !self.has_room(&smoothed) {
+            AdaptDecision::NoRoom
+        } else if smoothed.clusters == 0 && smoothed.refines == 0 {
+            AdaptDecision::Nothing
+        } else {
+            AdaptDecision::Runs
+        };
+        smoothed.decision = AdaptDecision::from_word(c[after_clock::DECISION])?;
+        if smoothed.decision != host {
+            return Err(Error::Run(format!(
+                "adaptation: the device decided {:?} and the host {host:?} from the same counts \
+                 ({} elements, {} clusters, {} refined, clock at {clock_steps} of {} steps)",
+                smoothed.decision,
+                smoothed.active,
+                smoothed.clusters,
+                smoothed.refines,
+                due_steps.unwrap_or(0)
+            )));
+        }
+        Ok(smoothed)
     }
 
     /// Whether the buffers hold the adaptation the smoothed flags ask for (else grow: read the
@@ -822,21 +945,33 @@ impl GpuAdaptation {
     /// refinement and compaction would move nothing, and the connectivity would rewrite the
     /// faces, neighbours and geometry `dg` has (GK19 runs every phase at every step; with the
     /// vortex adapting every step most adaptations are these). The plan recorded ahead for
-    /// the adaptation is dropped unsubmitted and the report's counts are zero.
+    /// the adaptation is dropped unsubmitted and the report's counts are zero. When the
+    /// smoothing queued the adaptation behind it ([`GpuAdaptation::smooth_with_clock`]), the
+    /// device has run it by the same decision already: only `dg` moves.
     pub fn apply(
         &self,
         dg: &mut GpuDg,
         smoothed: &Smoothed,
         mut phases: Option<&mut PhaseSeconds>,
     ) -> Result<GpuAdaptReport> {
-        if !self.has_room(smoothed) {
-            return Err(Error::Invalid(format!(
-                "adaptation: no room to refine {} of {} elements in buffers for {} slots",
-                smoothed.refines, smoothed.active, self.slot_capacity
-            )));
+        match smoothed.decision {
+            AdaptDecision::NoRoom => {
+                return Err(Error::Invalid(format!(
+                    "adaptation: no room to refine {} of {} elements in buffers for {} slots",
+                    smoothed.refines, smoothed.active, self.slot_capacity
+                )))
+            }
+            AdaptDecision::NotDue => {
+                return Err(Error::Invalid(
+                    "adaptation: applied where none was due (the clock stopped short of the \
+                     batch's steps)"
+                        .into(),
+                ))
+            }
+            AdaptDecision::Runs | AdaptDecision::Nothing => {}
         }
         let ahead = self.adapt_ahead.take();
-        if smoothed.clusters == 0 && smoothed.refines == 0 {
+        if smoothed.decision == AdaptDecision::Nothing {
             return Ok(GpuAdaptReport {
                 counts: AdaptCounts::default(),
                 smoothing_stages: smoothed.stages,
@@ -846,6 +981,8 @@ impl GpuAdaptation {
             });
         }
         match ahead {
+            // Queued behind the smoothing, and run on the device by its decision.
+            _ if smoothed.queued => {}
             Some(recorded) if phases.is_none() => self.rt.submit(&self.adapt_plan, recorded)?,
             _ => self.run(&self.adapt_plan, phases.as_deref_mut())?,
         }
