@@ -32,8 +32,11 @@ const C_COMPACT_HOLES: u32 = 16u;
 const C_ERROR: u32 = 17u;
 // Faces whose two slots lie more than FAR_SLOTS apart (amr_faces, amr_permute).
 const C_FAR_FACES: u32 = 18u;
-// The smoothing's top as its pass 0 gathers it (amr_smooth; 0 between adaptations).
-const C_SMOOTH_TOP: u32 = 19u;
+// What amr_scan 0 decided of the adaptation after the smoothing (ADAPT_* below): unless it
+// is ADAPT_RUNS, every kernel after amr_scan 0 returns at once, so the host may queue the
+// adaptation behind the smoothing before it has read the counts (GpuAdaptation::apply). In the
+// counters' first 128 bytes with the counts those kernels read next, which then hit the cache.
+const C_DECISION: u32 = 19u;
 // Face color offsets: 2K + 1 words, up to word 62 (K <= 21).
 const C_COLOR_OFFSETS: u32 = 20u;
 // The element half sides the adapted mesh's faces cover (amr_faces: 2 for a face's left side,
@@ -46,11 +49,10 @@ const C_CLOCK: u32 = 64u;
 const CLOCK_WORDS: u32 = 8u;
 // After the clock: the clock's step count (its word 5, an f32) the batch before this
 // adaptation must reach for the adaptation to be due (the host writes it with the flags; 0
-// when the host decides at once), and what amr_scan 0 decided of the adaptation. Unless it is
-// ADAPT_RUNS, every kernel after amr_scan 0 returns at once, so the host may queue the
-// adaptation behind the smoothing before it has read the counts (GpuAdaptation::apply).
+// when the host decides at once; amr_scan 0 reads it once), and the smoothing's top as its
+// pass 0 gathers it (amr_smooth; 0 between adaptations).
 const C_DUE_STEPS: u32 = 72u;
-const C_DECISION: u32 = 73u;
+const C_SMOOTH_TOP: u32 = 73u;
 const ADAPT_RUNS: u32 = 0u;
 // No cluster to coarsen and no element to refine: nothing would move.
 const ADAPT_NOTHING: u32 = 1u;

@@ -37,8 +37,11 @@
 #define C_ERROR 17u
 // Faces whose two slots lie more than FAR_SLOTS apart (amr_faces, amr_permute).
 #define C_FAR_FACES 18u
-// The smoothing's top as its pass 0 gathers it (amr_smooth; 0 between adaptations).
-#define C_SMOOTH_TOP 19u
+// What amr_scan 0 decided of the adaptation after the smoothing (ADAPT_* below): unless it
+// is ADAPT_RUNS, every kernel after amr_scan 0 returns at once, so the host may queue the
+// adaptation behind the smoothing before it has read the counts (GpuAdaptation::apply). In the
+// counters' first 128 bytes with the counts those kernels read next, which then hit the cache.
+#define C_DECISION 19u
 // Face color offsets: 2K + 1 words, up to word 62 (K <= 21).
 #define C_COLOR_OFFSETS 20u
 // The element half sides the adapted mesh's faces cover (amr_faces: 2 for a face's left side,
@@ -51,11 +54,10 @@
 #define CLOCK_WORDS 8u
 // After the clock: the clock's step count (its word 5, an f32) the batch before this
 // adaptation must reach for the adaptation to be due (the host writes it with the flags; 0
-// when the host decides at once), and what amr_scan 0 decided of the adaptation. Unless it is
-// ADAPT_RUNS, every kernel after amr_scan 0 returns at once, so the host may queue the
-// adaptation behind the smoothing before it has read the counts (GpuAdaptation::apply).
+// when the host decides at once; amr_scan 0 reads it once), and the smoothing's top as its
+// pass 0 gathers it (amr_smooth; 0 between adaptations).
 #define C_DUE_STEPS 72u
-#define C_DECISION 73u
+#define C_SMOOTH_TOP 73u
 #define ADAPT_RUNS 0u
 // No cluster to coarsen and no element to refine: nothing would move.
 #define ADAPT_NOTHING 1u

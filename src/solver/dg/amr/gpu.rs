@@ -62,6 +62,8 @@ mod counter {
     pub const ERROR: usize = 17;
     /// Faces whose slots lie far apart (`amr_faces`, `amr_permute`, [`super::super::reorder`]).
     pub const FAR_FACES: usize = 18;
+    /// What amr_scan 0 decided of the adaptation after the smoothing ([`super::AdaptDecision`]).
+    pub const DECISION: usize = 19;
     pub const COLOR_OFFSETS: usize = 20;
     /// Element half sides the faces of the last adaptation cover (`amr_faces`): 6 per element.
     pub const SIDE_UNITS: usize = 63;
@@ -75,14 +77,13 @@ pub const CLOCK_WORDS: usize = 8;
 /// The clock's step count among its words (an f32; [`crate::solver::dg::gpu`]'s clock).
 const CLOCK_STEPS_WORD: usize = 5;
 
-/// Words after the clock (C_DUE_STEPS, C_DECISION in shaders/common/amr_tree.wgsl): the clock
-/// steps a batch must reach for its adaptation to be due (the host's, read once by amr_scan 0),
-/// and what amr_scan 0 decided of the adaptation ([`AdaptDecision`]).
+/// Words after the clock (C_DUE_STEPS, C_SMOOTH_TOP in shaders/common/amr_tree.wgsl): the
+/// clock steps a batch must reach for its adaptation to be due (the host's, read once by
+/// amr_scan 0), and the smoothing's top as its pass 0 gathers it.
 mod after_clock {
     pub const DUE_STEPS: usize = super::counter::LEN + super::CLOCK_WORDS;
-    pub const DECISION: usize = DUE_STEPS + 1;
     /// Words of the counters buffer, the clock and these included.
-    pub const WORDS: usize = DECISION + 1;
+    pub const WORDS: usize = DUE_STEPS + 2;
 }
 
 /// What amr_scan 0 decided of the adaptation the smoothed flags ask for (the ADAPT_* words of
@@ -273,6 +274,9 @@ pub struct GpuAdaptation {
     /// Whether an adaptation ran on these trees: then its faces' half sides
     /// (`counter::SIDE_UNITS`) are checked at the next smoothing.
     adapted: std::cell::Cell<bool>,
+    /// Whether [`GpuAdaptation::smooth_with_clock`] queues the adaptation behind the smoothing:
+    /// after an adaptation that changed the mesh (and at first).
+    queue_ahead: std::cell::Cell<bool>,
     /// Flags from the indicator.
     flag_plan: Plan,
     /// The smoothing (pass 0, the stages), then the clusters and refinements numbered and the
@@ -760,6 +764,7 @@ impl GpuAdaptation {
             flags,
             bounds,
             adapted: std::cell::Cell::new(false),
+            queue_ahead: std::cell::Cell::new(true),
         })
     }
 
@@ -823,8 +828,20 @@ impl GpuAdaptation {
     /// from the read-back to the host's next submission. Returns the clock's words after the
     /// smoothing and what the smoothed flags ask for; when [`Smoothed::ran_ahead`], the solver
     /// must move onto the new mesh next ([`GpuAdaptation::apply`]).
+    ///
+    /// The adaptation is queued so only after one that changed the mesh: one that changed
+    /// nothing predicts another (a mesh that resolves a still solution), whose queued kernels
+    /// would cost the device a dozen launches that return at once. Then the host reads the
+    /// counts first and queues the adaptation only if it runs, as [`GpuAdaptation::smooth`].
     pub fn smooth_with_clock(&self, due_steps: u32) -> Result<([f32; CLOCK_WORDS], Smoothed)> {
-        self.smooth_ahead(&self.flag_smooth_plan, due_steps)
+        if self.queue_ahead.get() {
+            return self.smooth_ahead(&self.flag_smooth_plan, due_steps);
+        }
+        self.rt.queue(&self.flag_smooth_plan, 1)?;
+        *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
+        let c = self.rt.read(&self.counters, 0, after_clock::WORDS)?;
+        let clock = std::array::from_fn(|k| f32::from_bits(c[counter::LEN + k]));
+        Ok((clock, self.smoothed(&c, None)?))
     }
 
     /// [`GpuAdaptation::smooth_with_clock`] of the flags as set ([`GpuAdaptation::set_flags`])
@@ -913,7 +930,7 @@ impl GpuAdaptation {
         } else {
             AdaptDecision::Runs
         };
-        smoothed.decision = AdaptDecision::from_word(c[after_clock::DECISION])?;
+        smoothed.decision = AdaptDecision::from_word(c[counter::DECISION])?;
         if smoothed.decision != host {
             return Err(Error::Run(format!(
                 "adaptation: the device decided {:?} and the host {host:?} from the same counts \
@@ -971,6 +988,8 @@ impl GpuAdaptation {
             AdaptDecision::Runs | AdaptDecision::Nothing => {}
         }
         let ahead = self.adapt_ahead.take();
+        self.queue_ahead
+            .set(smoothed.decision == AdaptDecision::Runs);
         if smoothed.decision == AdaptDecision::Nothing {
             return Ok(GpuAdaptReport {
                 counts: AdaptCounts::default(),
