@@ -61,8 +61,9 @@ unsafe impl Send for PinnedBlock {}
 // SAFETY: as above; read only after the copy into it is done.
 unsafe impl Sync for PinnedBlock {}
 
-/// A read-back queued on the stream ([`CudaDevice::read_ahead`]): its block and the event
-/// recorded after the copy. Dropped unfinished, it waits for the copy before freeing the block.
+/// A read-back queued on the stream ([`crate::runtime::Runtime::read_ahead`]): its block and
+/// the event recorded after the copy. Dropped unfinished, it waits for the copy before freeing
+/// the block.
 pub struct PendingCopy {
     block: Option<PinnedBlock>,
     bytes: usize,

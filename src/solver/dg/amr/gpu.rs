@@ -5,7 +5,12 @@
 //! once per adaptation, after smoothing (what the smoothed flags ask for, is there room), in
 //! a run together with the clock ([`GpuAdaptation::smooth_with_clock`]); the new
 //! element count follows from them, and the solver's kernels take their element count and face
-//! ranges from the launch records, so nothing else comes back. Every kernel
+//! ranges from the launch records, so nothing else comes back. In a run the adaptation is
+//! queued behind that read-back, before the host has the counts, so the device adapts while
+//! the host waits instead of idling until the host's next submission: the smoothing's last
+//! scan decides on the device whether it runs ([`AdaptDecision`]: due, room, anything to
+//! change), every later kernel returns at once otherwise, and the host, deciding the same from
+//! the counts, checks that they agree. Every kernel
 //! (`shaders/amr_*.wgsl`, CUDA twins in `shaders/cuda/`) does what the f64 reference
 //! [`AdaptiveMesh`] does, in the same order of ids and slots, so a read-back tree equals the
 //! reference's.
@@ -88,7 +93,7 @@ mod after_clock {
 
 /// What amr_scan 0 decided of the adaptation the smoothed flags ask for (the ADAPT_* words of
 /// shaders/common/amr_tree.wgsl); the host decides the same from the counts it reads back
-/// ([`GpuAdaptation::smoothed`] checks that they agree). Every kernel of the adaptation after
+/// (a smoothing's read-back checks that they agree). Every kernel of the adaptation after
 /// the smoothing returns at once unless it runs, so the host can queue the adaptation behind
 /// the smoothing before it has read what the smoothing asks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
