@@ -152,8 +152,11 @@ fn main(
     }
     workgroupBarrier();
     let i = linear_index(gid, nwg);
-    // Nothing when amr_scan 0 decided that the adaptation does not run.
-    if (i < range.count && counters[C_DECISION] == ADAPT_RUNS && is_cluster(i)) {
+    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
+    // with the cluster mark, not before it).
+    let runs = counters[C_DECISION] == ADAPT_RUNS;
+    let cluster = i < range.count && is_cluster(i);
+    if (runs && cluster) {
         jobs[atomicAdd(&job_count, 1u)] = coarsen(i);
     }
     // Child 0's copies in the scratch register and the jobs, seen by the whole workgroup.

@@ -33,15 +33,21 @@ fn number(p: u32) -> u32 {
 @compute @workgroup_size(WIDE_WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let p = wide_linear_index(gid, nwg);
-    // Nothing when amr_scan 0 decided that the adaptation does not run.
-    if (p >= range.count || counters[C_DECISION] != ADAPT_RUNS) {
+    if (p >= range.count) {
         return;
     }
+    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
+    // with the kernel's first loads, not before them).
+    let runs = counters[C_DECISION] == ADAPT_RUNS;
     // The new count n and the slots in use, from the counts the adaptation started with (the
     // active count changes after compaction, in amr_scan 3).
     let bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
-    let hole = p < bounds.x && slots[p] == NONE;
-    let moves = p >= bounds.x && p < bounds.y && slots[p] != NONE;
+    let slot = slots[p];
+    if (!runs) {
+        return;
+    }
+    let hole = p < bounds.x && slot == NONE;
+    let moves = p >= bounds.x && p < bounds.y && slot != NONE;
     if (range.pad == 0u) {
         items[p] = select(0u, 1u, hole || moves);
     } else if (range.pad == 1u) {

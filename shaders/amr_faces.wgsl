@@ -137,9 +137,11 @@ fn main(
     }
     workgroupBarrier();
     let i = linear_index(gid, nwg);
-    // Nothing when amr_scan 0 decided that the adaptation does not run.
-    if (i < range.count && atomicLoad(&counters[C_DECISION]) == ADAPT_RUNS
-        && i < atomicLoad(&counters[C_ACTIVE])) {
+    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
+    // with the active count, not before it).
+    let runs = atomicLoad(&counters[C_DECISION]) == ADAPT_RUNS;
+    let num_active = atomicLoad(&counters[C_ACTIVE]);
+    if (runs && i < range.count && i < num_active) {
         let id = slots[i];
         let edges = element_edges[id];
         let edge_ids = atomicLoad(&counters[C_EDGE_IDS]);

@@ -55,14 +55,20 @@ fn left_face_color(id: u32, s: u32) -> u32 {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
-    // Nothing when amr_scan 0 decided that the adaptation does not run.
-    if (i >= range.count || counters[C_DECISION] != ADAPT_RUNS) {
+    if (i >= range.count) {
+        return;
+    }
+    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
+    // with the kernel's first loads, not before them).
+    let runs = counters[C_DECISION] == ADAPT_RUNS;
+    let new_active = counters[C_NEW_ACTIVE];
+    if (!runs) {
         return;
     }
     neighbors[i] = vec4<u32>(NONE, NONE, NONE, 0u);
     neighbors[range.capacity + i] = vec4<u32>(NONE);
     let colors = 2u * params.base_colors;
-    if (i >= counters[C_NEW_ACTIVE]) {
+    if (i >= new_active) {
         for (var j = 0u; j < 4u * NP; j = j + 1u) {
             regs_lo[j * range.capacity + i] = 0.0;
         }

@@ -228,8 +228,10 @@ fn main(
     workgroupBarrier();
     let i = linear_index(gid, nwg);
     let num_active = counters[C_ACTIVE];
-    // Nothing when amr_scan 0 decided that the adaptation does not run.
-    if (i < min(range.count, num_active) && counters[C_DECISION] == ADAPT_RUNS && flags[i] > 0) {
+    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
+    // with the active count, not before it).
+    let runs = counters[C_DECISION] == ADAPT_RUNS;
+    if (runs && i < min(range.count, num_active) && flags[i] > 0) {
         jobs[atomicAdd(&job_count, 1u)] = refine(i, num_active);
     }
     // The parents' copies in the scratch register and the jobs, seen by the whole workgroup.

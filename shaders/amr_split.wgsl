@@ -30,11 +30,18 @@ fn refines(element: u32) -> bool {
 @compute @workgroup_size(WIDE_WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let e = wide_linear_index(gid, nwg);
-    // Nothing when amr_scan 0 decided that the adaptation does not run.
-    if (e >= range.count || counters[C_DECISION] != ADAPT_RUNS) {
+    if (e >= range.count) {
         return;
     }
-    let live = e < counters[C_EDGE_IDS] && (edge_tree[e].x & EDGE_ALIVE) != 0u;
+    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
+    // with the kernel's first loads, not before them).
+    let runs = counters[C_DECISION] == ADAPT_RUNS;
+    let edge_ids = counters[C_EDGE_IDS];
+    if (!runs) {
+        return;
+    }
+    // The record of an edge id in use only: the launch runs over the edge capacity.
+    let live = e < edge_ids && (edge_tree[e].x & EDGE_ALIVE) != 0u;
     var sides = 0u;
     if (live && edge_tree[e].z == NONE) {
         sides = select(0u, 1u, refines(edge_sides[2u * e].x))

@@ -155,8 +155,11 @@ extern "C" __global__ void amr_coarsen(
     }
     __syncthreads();
     u32 i = linear_index();
-    // Nothing when amr_scan 0 decided that the adaptation does not run.
-    if (i < range.count && counters[C_DECISION] == ADAPT_RUNS && is_cluster(i, marks, counters)) {
+    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
+    // with the cluster mark, not before it).
+    bool runs = counters[C_DECISION] == ADAPT_RUNS;
+    bool cluster = i < range.count && is_cluster(i, marks, counters);
+    if (runs && cluster) {
         jobs[atomicAdd(&job_count, 1u)] =
             coarsen(i, slots, element_tree, element_edges, edge_tree, edge_sides, marks_scan,
                     block_offsets, work, rings, counters, holes, regs, params);

@@ -30,15 +30,21 @@ extern "C" __global__ void amr_compact(
     ItemRange range) {
     await_previous_launches();
     u32 p = wide_linear_index();
-    // Nothing when amr_scan 0 decided that the adaptation does not run.
-    if (p >= range.count || counters[C_DECISION] != ADAPT_RUNS) {
+    if (p >= range.count) {
         return;
     }
+    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
+    // with the kernel's first loads, not before them).
+    bool runs = counters[C_DECISION] == ADAPT_RUNS;
     // The new count n and the slots in use, from the counts the adaptation started with (the
     // active count changes after compaction, in amr_scan 3).
     uint2 bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
-    bool hole = p < bounds.x && slots[p] == NONE;
-    bool moves = p >= bounds.x && p < bounds.y && slots[p] != NONE;
+    u32 slot = slots[p];
+    if (!runs) {
+        return;
+    }
+    bool hole = p < bounds.x && slot == NONE;
+    bool moves = p >= bounds.x && p < bounds.y && slot != NONE;
     // Slot p's number in the compaction scan: its block's prefix plus the block's offset.
     auto number = [&]() { return items_scan[p] + block_offsets[p / SCAN_BLOCK]; };
     if (range.pad == 0u) {

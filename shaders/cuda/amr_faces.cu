@@ -150,9 +150,11 @@ extern "C" __global__ void amr_faces(
     }
     __syncthreads();
     u32 i = linear_index();
-    // Nothing when amr_scan 0 decided that the adaptation does not run.
-    if (i < range.count && counters[C_DECISION] == ADAPT_RUNS &&
-        i < *(const volatile u32*)(counters + C_ACTIVE)) {
+    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
+    // with the active count, not before it).
+    bool runs = counters[C_DECISION] == ADAPT_RUNS;
+    u32 num_active = *(const volatile u32*)(counters + C_ACTIVE);
+    if (runs && i < range.count && i < num_active) {
         u32 id = slots[i];
         uint4 edges = element_edges[id];
         u32 edge_ids = *(const volatile u32*)(counters + C_EDGE_IDS);

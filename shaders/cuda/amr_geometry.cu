@@ -66,14 +66,20 @@ extern "C" __global__ void amr_geometry(
     ItemRange range) {
     await_previous_launches();
     u32 i = linear_index();
-    // Nothing when amr_scan 0 decided that the adaptation does not run.
-    if (i >= range.count || counters[C_DECISION] != ADAPT_RUNS) {
+    if (i >= range.count) {
+        return;
+    }
+    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
+    // with the kernel's first loads, not before them).
+    bool runs = counters[C_DECISION] == ADAPT_RUNS;
+    u32 new_active = counters[C_NEW_ACTIVE];
+    if (!runs) {
         return;
     }
     neighbors[i] = make_uint4(NONE, NONE, NONE, 0u);
     neighbors[NE + i] = make_uint4(NONE, NONE, NONE, NONE);
     u32 colors = 2u * params.base_colors;
-    if (i >= counters[C_NEW_ACTIVE]) {
+    if (i >= new_active) {
         for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
             regs_lo[j * NE + i] = 0.0f;
         }

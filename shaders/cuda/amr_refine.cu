@@ -253,8 +253,10 @@ extern "C" __global__ void amr_refine(
     __syncthreads();
     u32 i = linear_index();
     u32 num_active = counters[C_ACTIVE];
-    // Nothing when amr_scan 0 decided that the adaptation does not run.
-    if (i < min(range.count, num_active) && counters[C_DECISION] == ADAPT_RUNS && flags[i] > 0) {
+    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
+    // with the active count, not before it).
+    bool runs = counters[C_DECISION] == ADAPT_RUNS;
+    if (runs && i < min(range.count, num_active) && flags[i] > 0) {
         jobs[atomicAdd(&job_count, 1u)] =
             refine(i, num_active, slots, element_tree, element_edges, vertices, edge_tree,
                    edge_sides, marks_scan, rings, counters, holes, regs, block_offsets,

@@ -26,11 +26,18 @@ extern "C" __global__ void amr_split(
     ItemRange range) {
     await_previous_launches();
     u32 e = wide_linear_index();
-    // Nothing when amr_scan 0 decided that the adaptation does not run.
-    if (e >= range.count || counters[C_DECISION] != ADAPT_RUNS) {
+    if (e >= range.count) {
         return;
     }
-    bool live = e < counters[C_EDGE_IDS] && (edge_tree[e].x & EDGE_ALIVE) != 0u;
+    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
+    // with the kernel's first loads, not before them).
+    bool runs = counters[C_DECISION] == ADAPT_RUNS;
+    u32 edge_ids = counters[C_EDGE_IDS];
+    if (!runs) {
+        return;
+    }
+    // The record of an edge id in use only: the launch runs over the edge capacity.
+    bool live = e < edge_ids && (edge_tree[e].x & EDGE_ALIVE) != 0u;
     u32 sides = 0u;
     if (live && edge_tree[e].z == NONE) {
         sides = (refines(edge_sides[2u * e].x, element_tree, flags) ? 1u : 0u) |
