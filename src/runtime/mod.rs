@@ -740,6 +740,21 @@ enum RecordedCommands {
     },
 }
 
+/// The byte offset and length of a read-back of `count` elements of `T` from element `first`
+/// of `buffer`, or an error when they pass its end.
+fn read_range<T>(buffer: &Buffer, first: usize, count: usize) -> Result<(u64, u64)> {
+    let size = std::mem::size_of::<T>();
+    let offset = (first * size) as u64;
+    let bytes = (count * size) as u64;
+    if offset + bytes > buffer.bytes {
+        return Err(Error::Gpu(format!(
+            "read-back of {bytes} bytes at offset {offset} exceeds buffer size {}",
+            buffer.bytes
+        )));
+    }
+    Ok((offset, bytes))
+}
+
 /// A read-back queued by [`Runtime::read_ahead`], to be finished by [`Runtime::finish_read`];
 /// dropping it waits for nothing and discards the words.
 pub struct PendingRead<T> {
@@ -997,15 +1012,7 @@ impl Runtime {
         first: usize,
         count: usize,
     ) -> Result<Vec<T>> {
-        let size = std::mem::size_of::<T>();
-        let offset = (first * size) as u64;
-        let bytes = (count * size) as u64;
-        if offset + bytes > buffer.bytes {
-            return Err(Error::Gpu(format!(
-                "read-back of {bytes} bytes at offset {offset} exceeds buffer size {}",
-                buffer.bytes
-            )));
-        }
+        let (offset, bytes) = read_range::<T>(buffer, first, count)?;
         if bytes == 0 {
             return Ok(Vec::new());
         }
@@ -1026,15 +1033,7 @@ impl Runtime {
         first: usize,
         count: usize,
     ) -> Result<PendingRead<T>> {
-        let size = std::mem::size_of::<T>();
-        let offset = (first * size) as u64;
-        let bytes = (count * size) as u64;
-        if offset + bytes > buffer.bytes {
-            return Err(Error::Gpu(format!(
-                "read-back of {bytes} bytes at offset {offset} exceeds buffer size {}",
-                buffer.bytes
-            )));
-        }
+        let (offset, bytes) = read_range::<T>(buffer, first, count)?;
         let copy = match &*self.device {
             _ if bytes == 0 => None,
             Device::Wgpu(d) => Some(PendingCopy::Wgpu(d.read_ahead(

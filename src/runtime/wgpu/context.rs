@@ -300,6 +300,36 @@ impl GpuContext {
     /// Block until all submitted work is done; fails with the first wgpu error that no error
     /// scope caught since the last call.
     pub fn wait(&self) -> Result<()> {
+        self.poll_until(
+            wgpu::PollStatus::is_queue_empty,
+            wgpu::PollType::wait_indefinitely(),
+        )
+    }
+
+    /// Block until submission `index` is done and `ready()` holds (a map callback it fired),
+    /// spinning first as [`GpuContext::wait`] does; work submitted after `index` may still
+    /// run. Fails with the first wgpu error no error scope caught.
+    pub fn wait_for(
+        &self,
+        index: &wgpu::SubmissionIndex,
+        mut ready: impl FnMut() -> bool,
+    ) -> Result<()> {
+        self.poll_until(
+            |_| ready(),
+            wgpu::PollType::Wait {
+                submission_index: Some(index.clone()),
+                timeout: None,
+            },
+        )
+    }
+
+    /// Poll until `done` holds of a poll's status, spinning for up to [`SPIN_WAIT`], then
+    /// block with `block` if it does not yet; then the first uncaptured error.
+    fn poll_until(
+        &self,
+        mut done: impl FnMut(&wgpu::PollStatus) -> bool,
+        block: wgpu::PollType,
+    ) -> Result<()> {
         let poll = |kind| {
             self.device
                 .poll(kind)
@@ -314,47 +344,11 @@ impl GpuContext {
         };
         let started = std::time::Instant::now();
         loop {
-            if poll(wgpu::PollType::Poll)?.is_queue_empty() {
+            if done(&poll(wgpu::PollType::Poll)?) {
                 break;
             }
             if started.elapsed() >= spin {
-                poll(wgpu::PollType::wait_indefinitely())?;
-                break;
-            }
-            std::hint::spin_loop();
-        }
-        self.take_uncaptured_error()
-    }
-
-    /// Block until submission `index` is done and `ready()` holds (a map callback it fired),
-    /// spinning first as [`GpuContext::wait`] does; work submitted after `index` may still
-    /// run. Fails with the first wgpu error no error scope caught.
-    pub fn wait_for(
-        &self,
-        index: &wgpu::SubmissionIndex,
-        mut ready: impl FnMut() -> bool,
-    ) -> Result<()> {
-        let poll = |kind| {
-            self.device
-                .poll(kind)
-                .map_err(|e| Error::Gpu(format!("device poll failed: {e}")))
-        };
-        let spin = if self.info.device_type == wgpu::DeviceType::Cpu {
-            std::time::Duration::ZERO
-        } else {
-            SPIN_WAIT
-        };
-        let started = std::time::Instant::now();
-        loop {
-            poll(wgpu::PollType::Poll)?;
-            if ready() {
-                break;
-            }
-            if started.elapsed() >= spin {
-                poll(wgpu::PollType::Wait {
-                    submission_index: Some(index.clone()),
-                    timeout: None,
-                })?;
+                poll(block)?;
                 break;
             }
             std::hint::spin_loop();

@@ -789,8 +789,8 @@ impl Simulation {
             if let Some(s) = smoothed.filter(|s| s.queued) {
                 if (s.decision == AdaptDecision::NotDue) == due {
                     return Err(Error::Run(format!(
-                        "adaptation: the device decided {:?} at {} steps of the batch, the \
-                         host that one is {}due",
+                        "adaptation: the device decided {:?} after {} steps of the clock, but \
+                         the host finds the adaptation {}due",
                         s.decision,
                         clock.steps,
                         if due { "" } else { "not " }
@@ -819,7 +819,7 @@ impl Simulation {
                 )));
             }
             last = clock.t;
-            if every.is_some_and(|k| self.since_adaptation >= k) {
+            if due {
                 (base, counted) = (self.steps, 0);
                 self.adapt_from(smoothed.take())?;
                 self.solution = OnceCell::new();
