@@ -40,7 +40,7 @@
 // What amr_scan 0 decided of the adaptation after the smoothing (ADAPT_* below): unless it
 // is ADAPT_RUNS, every kernel after amr_scan 0 returns at once, so the host may queue the
 // adaptation behind the smoothing before it has read the counts (GpuAdaptation::apply). In the
-// counters' first 128 bytes with the counts those kernels read next, which then hit the cache.
+// counters' first 128 bytes, with the counts those kernels load with it.
 #define C_DECISION 19u
 // Face color offsets: 2K + 1 words, up to word 62 (K <= 21).
 #define C_COLOR_OFFSETS 20u
