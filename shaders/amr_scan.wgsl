@@ -13,7 +13,8 @@
 //      (C_DECISION; the later phases return at once unless it does);
 //   1: after coarsening and amr_split: the freed element, split and interior blocks join
 //      their rings, and the number of edges to split;
-//   2: after refining and amr_compact 0 (n = NE): split blocks taken from the ring first, then
+//   2: after refining, over the compaction's marks, which this launch computes as it reads
+//      them (COMPACTION_ITEMS = 1, below; n = NE): split blocks taken from the ring first, then
 //      new ids (amr_refine counted the new ones for its interior edges already), element and
 //      interior blocks likewise, new slots, the new count, and the holes below it (half the
 //      compaction's marks);
@@ -26,7 +27,32 @@
 @group(0) @binding(6) var<storage, read_write> launches: array<u32>;
 // The DG solver's clock (GpuDg::clock_buffer), its f32 bits.
 @group(0) @binding(7) var<storage, read> clock: array<u32>;
+// The slots (the compaction's marks).
+@group(0) @binding(8) var<storage, read> slots: array<u32>;
 @group(2) @binding(0) var<uniform> params: AmrParams;
+
+// 1 for the compaction's scan (phase 2): its items are computed as they are read, a launch
+// less. A pipeline constant, so that the other phases keep a plain read of their input.
+override COMPACTION_ITEMS: u32 = 0u;
+
+// The compaction's mark of slot p (GK19 Algorithm 4; amr_compact): 1 for a hole below the new
+// active count n and for an occupied slot at or past it (the two sets are equally large; the
+// scan numbers the holes first).
+fn compaction_item(p: u32) -> u32 {
+    let bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
+    let slot = slots[p];
+    let hole = p < bounds.x && slot == NONE;
+    let moves = p >= bounds.x && p < bounds.y && slot != NONE;
+    return select(0u, 1u, hole || moves);
+}
+
+// Item k of this launch's scan (common/scan_blocks.wgsl).
+fn scan_item(k: u32) -> u32 {
+    if (COMPACTION_ITEMS != 0u) {
+        return compaction_item(k);
+    }
+    return input[k];
+}
 
 // Launch record r: items first .. first + count and their workgroup grid.
 fn write_launch(r: u32, first: u32, count: u32) {

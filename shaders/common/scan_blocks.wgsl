@@ -2,7 +2,8 @@
 
 // The first launch of the exclusive prefix sum of u32 values (src/runtime/scan.rs), shared by
 // scan_blocks and amr_scan (which does the adaptation's bookkeeping in the last workgroup):
-// each workgroup scans one block of SCAN_BLOCK = 1024 items (SCAN_THREADS = 256 threads x 4
+// the including kernel defines `fn scan_item(k: u32) -> u32`, the value of item k (input[k],
+// or one it computes as it reads it). Each workgroup scans one block of SCAN_BLOCK = 1024 items (SCAN_THREADS = 256 threads x 4
 // items) in workgroup memory, output[i] = sum_{block start <= k < i} input[k], and stores the
 // block's total in block_sums[b]; the LAST workgroup to finish (ticket[0] counts the finished
 // ones) then scans block_sums in place, tile by tile with a running carry, so block_sums[b] =
@@ -111,7 +112,7 @@ fn scan_blocks_run(lid: u32, block: u32) -> bool {
         let i = k * SCAN_THREADS + lid;
         var v = 0u;
         if (i < n - base) {
-            v = input[base + i];
+            v = scan_item(base + i);
         }
         tile[slot(i)] = v;
     }

@@ -2,11 +2,11 @@
 // #include "common/amr_tree.cuh"
 
 // CUDA twin of shaders/amr_compact.wgsl. In-place compaction (GK19 Algorithm 4;
-// AdaptiveMesh::compact in src/solver/dg/amr/tree.rs), one thread per slot, phase range.pad:
-//   0: items[p] = 1 for a hole below the new active count n and for an occupied slot at or
-//      past it (the two sets are equally large; scanned next, amr_scan 2: holes come first);
-//   1: hole number j, in slot order, is listed at holes[j];
-//   2: occupied slot p past n, number H + j, moves into hole j with its coefficients (the
+// AdaptiveMesh::compact in src/solver/dg/amr/tree.rs), one thread per slot, after amr_scan 2
+// numbered the holes below the new active count n and the occupied slots at or past it (the
+// two sets are equally large; holes first), phase range.pad:
+//   0: hole number j, in slot order, is listed at holes[j];
+//   1: occupied slot p past n, number H + j, moves into hole j with its coefficients (the
 //      high and the low words of register 0's double-float pairs).
 // The numbers are the scan's block prefixes plus its block offsets.
 //
@@ -20,7 +20,6 @@
 extern "C" __global__ void amr_compact(
     u32* slots,
     uint4* element_tree,
-    u32* items,
     const u32* __restrict__ items_scan,
     u32* holes,
     const u32* __restrict__ counters,
@@ -43,21 +42,16 @@ extern "C" __global__ void amr_compact(
     if (!runs) {
         return;
     }
-    bool hole = p < bounds.x && slot == NONE;
-    bool moves = p >= bounds.x && p < bounds.y && slot != NONE;
     // Slot p's number in the compaction scan: its block's prefix plus the block's offset.
     auto number = [&]() { return items_scan[p] + block_offsets[p / SCAN_BLOCK]; };
     if (range.pad == 0u) {
-        items[p] = (hole || moves) ? 1u : 0u;
-    } else if (range.pad == 1u) {
-        if (hole) {
+        if (p < bounds.x && slot == NONE) {
             holes[number()] = p;
         }
-    } else if (moves) {
+    } else if (p >= bounds.x && p < bounds.y && slot != NONE) {
         u32 to = holes[number() - counters[C_COMPACT_HOLES]];
-        u32 id = slots[p];
-        slots[to] = id;
-        element_tree[id].w = to;
+        slots[to] = slot;
+        element_tree[slot].w = to;
         for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
             regs[j * NE + to] = regs[j * NE + p];
             regs_lo[j * NE + to] = regs_lo[j * NE + p];

@@ -13,7 +13,8 @@
 //      (C_DECISION; the later phases return at once unless it does);
 //   1: after coarsening and amr_split: the freed element, split and interior blocks join
 //      their rings, and the number of edges to split;
-//   2: after refining and amr_compact 0 (n = NE): split blocks taken from the ring first, then
+//   2: after refining, over the compaction's marks, which this launch computes as it reads
+//      them (COMPACTION_ITEMS = 1, below; n = NE): split blocks taken from the ring first, then
 //      new ids (amr_refine counted the new ones for its interior edges already), element and
 //      interior blocks likewise, new slots, the new count, and the holes below it (half the
 //      compaction's marks);
@@ -22,6 +23,23 @@
 //      faces of color c, 1 + 2K all faces; and the far faces cleared for amr_faces to count.
 //
 // launches: the DG solver's launch records (GpuDg::launch_words), LAUNCH_WORDS words each.
+// slots: the slots (the compaction's marks).
+
+// 1 for the compaction's scan (phase 2): its items are computed as they are read, a launch
+// less. A define (the WGSL pipeline constant), so that the other phases keep a plain read.
+#ifndef COMPACTION_ITEMS
+#define COMPACTION_ITEMS 0u
+#endif
+
+// The compaction's mark of slot p (as the WGSL twin): 1 for a hole below the new active count
+// n and for an occupied slot at or past it.
+__device__ __forceinline__ u32 compaction_item(u32 p, const u32* slots, const u32* counters) {
+    uint2 bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
+    u32 slot = slots[p];
+    bool hole = p < bounds.x && slot == NONE;
+    bool moves = p >= bounds.x && p < bounds.y && slot != NONE;
+    return (hole || moves) ? 1u : 0u;
+}
 
 // Launch record r: items first .. first + count and their workgroup grid.
 __device__ __forceinline__ void write_launch(u32* launches, u32 r, u32 first, u32 count) {
@@ -149,6 +167,7 @@ extern "C" __global__ void amr_scan(
     u32* counters,
     u32* launches,
     const u32* __restrict__ clock,
+    const u32* __restrict__ slots,
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
@@ -156,7 +175,11 @@ extern "C" __global__ void amr_scan(
     if (range.pad != 0u && counters[C_DECISION] != ADAPT_RUNS) {
         return;
     }
-    bool last = scan_blocks_run(input, output, block_sums, sums, ticket, range, threadIdx.x,
+    // Item k of this launch's scan (common/scan_blocks.cuh).
+    auto item = [&](u32 k) -> u32 {
+        return COMPACTION_ITEMS != 0u ? compaction_item(k, slots, counters) : input[k];
+    };
+    bool last = scan_blocks_run(item, output, block_sums, sums, ticket, range, threadIdx.x,
                                 blockIdx.x + blockIdx.y * gridDim.x);
     if (last && threadIdx.x == 0u) {
         count_phase(range.pad, sums, counters, launches, clock, params);

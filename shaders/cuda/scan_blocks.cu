@@ -13,6 +13,6 @@ extern "C" __global__ void scan_blocks(
     u32* ticket,
     ItemRange range) {
     await_previous_launches();
-    scan_blocks_run(input, output, block_sums, sums, ticket, range, threadIdx.x,
-                    blockIdx.x + blockIdx.y * gridDim.x);
+    scan_blocks_run([&](u32 k) { return input[k]; }, output, block_sums, sums, ticket, range,
+                    threadIdx.x, blockIdx.x + blockIdx.y * gridDim.x);
 }

@@ -791,7 +791,7 @@ impl Plan {
 
     /// One label per launch for timing launch by launch: `"<segment>: <kernel stem>"`, with
     /// " <k>" added for the k-th launch (k >= 2) of the same kernel in one segment, so
-    /// "compact: amr_compact", "compact: amr_scan", "compact: amr_compact 2", ... Made on the
+    /// "compact: amr_scan", "compact: amr_compact", "compact: amr_compact 2", ... Made on the
     /// first timing that asks for them, then kept with the plan.
     fn launch_labels(&self) -> &[&'static str] {
         self.launch_labels.get_or_init(|| {

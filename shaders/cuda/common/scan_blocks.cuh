@@ -2,7 +2,8 @@
 
 // CUDA twin of shaders/common/scan_blocks.wgsl. The first launch of the exclusive prefix sum
 // of u32 values (src/runtime/scan.rs), shared by scan_blocks and amr_scan (which does the
-// adaptation's bookkeeping in the last block): each block scans SCAN_BLOCK = 1024 items
+// adaptation's bookkeeping in the last block): the caller passes `item`, the value of item k
+// (input[k], or one it computes as it reads it). Each block scans SCAN_BLOCK = 1024 items
 // (SCAN_THREADS = 256 threads x 4 items) in shared memory, output[i] = sum_{block start <= k <
 // i} input[k], and stores the block's total in block_sums[b]; the LAST block to finish
 // (ticket[0] counts the finished ones) then scans block_sums in place, tile by tile with a
@@ -76,8 +77,9 @@ __shared__ u32 is_last;
 
 // Block `block` of the scan, by its thread `lid`; true in the last block, after the block
 // offsets, the parts and the total are stored and visible to the whole block.
+template <typename Item>
 __device__ bool scan_blocks_run(
-    const u32* __restrict__ input,
+    Item item,
     u32* __restrict__ output,
     u32* block_sums,
     u32* sums,
@@ -97,7 +99,7 @@ __device__ bool scan_blocks_run(
     // Coalesced: thread t moves items t, t + 256, ...; the scan reads 4 consecutive ones.
     for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
         u32 i = k * SCAN_THREADS + lid;
-        tile[slot(i)] = i < n - base ? input[base + i] : 0u;
+        tile[slot(i)] = i < n - base ? item(base + i) : 0u;
     }
     __syncthreads();
     u32 block_total = scan_tile(tile, thread_sums, lid);

@@ -322,7 +322,7 @@ impl LaunchTally {
 
 /// The adaptation's kernels (stem and constants) for `np` modes and `ne` slots, in the order
 /// [`GpuAdaptation::new`] binds them.
-fn kernel_specs(np: usize, ne: usize) -> [OwnedKernelSpec; 10] {
+fn kernel_specs(np: usize, ne: usize) -> [OwnedKernelSpec; 11] {
     let (np, ne) = (np as f64, ne as f64);
     let with_np = vec![("NP", np), (CAPACITY_CONSTANT, ne)];
     let with_ne = vec![(CAPACITY_CONSTANT, ne)];
@@ -336,6 +336,8 @@ fn kernel_specs(np: usize, ne: usize) -> [OwnedKernelSpec; 10] {
     [
         ("amr_flag", with_np.clone()),
         ("amr_scan", vec![]),
+        // The compaction's scan, which computes its marks as it reads them.
+        ("amr_scan", vec![("COMPACTION_ITEMS", 1.0)]),
         ("amr_smooth", vec![]),
         ("amr_mark", with_ne.clone()),
         ("amr_coarsen", projection.clone()),
@@ -496,7 +498,7 @@ impl GpuAdaptation {
         // at the first attach only (or ahead of it, build_kernels_ahead): the capacity is given
         // at launch, so an attach with more room compiles nothing.
         let specs = kernel_specs(projection.np, ne);
-        let [flag_kernel, scan_kernel, smooth_kernel, mark_kernel, coarsen_kernel, split_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel]: [Kernel; 10] =
+        let [flag_kernel, scan_kernel, compaction_scan_kernel, smooth_kernel, mark_kernel, coarsen_kernel, split_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel]: [Kernel; 11] =
             rt.kernel_list(&specs)?.try_into().map_err(|_| {
                 Error::Gpu("device adaptation: a kernel is missing".into())
             })?;
@@ -543,10 +545,16 @@ impl GpuAdaptation {
         let launch_words = dg.launch_words();
         // The scan of `scan` over its first `items` with the bookkeeping of `phase` in its last
         // workgroup (amr_scan).
-        let mut scan_extra = args![counters, *launch_words, *dg.clock_buffer()].to_vec();
+        let mut scan_extra = args![counters, *launch_words, *dg.clock_buffer(), slots].to_vec();
         scan_extra.push(prm.clone());
         let scan_phase = |plan: &mut PlanBuilder, phase: u32, scan: &PrefixSum, items: usize| {
-            scan.record_blocks_with(plan, &scan_kernel, &scan_extra, items as u32, phase)
+            // Phase 2 scans the compaction's marks, which its kernel computes as it reads them.
+            let kernel = if phase == 2 {
+                &compaction_scan_kernel
+            } else {
+                &scan_kernel
+            };
+            scan.record_blocks_with(plan, kernel, &scan_extra, items as u32, phase)
         };
         let phase = |n: usize, pad: u32| ItemRange {
             first: 0,
@@ -684,10 +692,11 @@ impl GpuAdaptation {
         adapt.launch(&refine_kernel, &refine_args, ItemRange::all(ne as u32));
         tally.count("refine", &adapt);
 
+        // The compaction's marks scanned (amr_scan 2 computes them), the holes listed, the
+        // elements past the new count moved into them.
         let compact_args = args![
             slots,
             element_tree,
-            items,
             items_scan,
             holes,
             counters,
@@ -695,12 +704,10 @@ impl GpuAdaptation {
             *slot_sum.block_offsets(),
             *dg.low_words()
         ];
-        adapt
-            .segment("compact")
-            .launch(&compact_kernel, &compact_args, phase(ne, 0));
+        adapt.segment("compact");
         scan_phase(&mut adapt, 2, &slot_sum, ne)?;
+        adapt.launch(&compact_kernel, &compact_args, phase(ne, 0));
         adapt.launch(&compact_kernel, &compact_args, phase(ne, 1));
-        adapt.launch(&compact_kernel, &compact_args, phase(ne, 2));
         tally.count("compact", &adapt);
 
         // Geometry and face marks per slot, the face scan, then the faces with their
