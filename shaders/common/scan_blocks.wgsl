@@ -3,13 +3,13 @@
 // The first launch of the exclusive prefix sum of u32 values (src/runtime/scan.rs), shared by
 // scan_blocks and amr_scan (which does the adaptation's bookkeeping in the last workgroup):
 // the including kernel defines `fn scan_item(k: u32) -> u32`, the value of item k (input[k],
-// or one it computes as it reads it). Each workgroup scans one block of SCAN_BLOCK = 1024 items (SCAN_THREADS = 256 threads x 4
-// items) in workgroup memory, output[i] = sum_{block start <= k < i} input[k], and stores the
-// block's total in block_sums[b]; the LAST workgroup to finish (ticket[0] counts the finished
-// ones) then scans block_sums in place, tile by tile with a running carry, so block_sums[b] =
-// sum_{c < b} total_c, and writes the grand total to sums[0]. scan_add (or a caller's kernel)
-// adds block_sums[i / SCAN_BLOCK] to output[i]. All sums wrap modulo 2^32 like the CPU
-// reference.
+// or one it computes as it reads it). Each workgroup scans one block of SCAN_BLOCK = 1024
+// items (SCAN_THREADS = 256 threads x 4 items) in workgroup memory, output[i] = sum_{block
+// start <= k < i} input[k], and stores the block's total in block_sums[b]; the LAST workgroup
+// to finish (ticket[0] counts the finished ones) then scans block_sums in place, tile by tile
+// with a running carry, so block_sums[b] = sum_{c < b} total_c, and writes the grand total to
+// sums[0]. scan_add (or a caller's kernel) adds block_sums[i / SCAN_BLOCK] to output[i]. All
+// sums wrap modulo 2^32 like the CPU reference.
 //
 // Parts: with a stride s = range.color > 0, sums[k] = sum_{i < k s} input[i] for 1 <= k <= (n -
 // 1) / s, final after this launch (so a kernel that needs the prefix at a few part boundaries
