@@ -756,7 +756,7 @@ fn read_range<T>(buffer: &Buffer, first: usize, count: usize) -> Result<(u64, u6
 }
 
 /// A read-back queued by [`Runtime::read_ahead`], to be finished by [`Runtime::finish_read`];
-/// dropping it waits for nothing and discards the words.
+/// dropping it discards the words (on CUDA once the copy is done, which frees its memory).
 pub struct PendingRead<T> {
     copy: Option<PendingCopy>,
     _words: std::marker::PhantomData<T>,

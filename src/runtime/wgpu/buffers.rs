@@ -52,118 +52,23 @@ pub fn storage_zeroed<T: bytemuck::Pod>(
     }))
 }
 
-/// Reads buffers back to the host through one staging buffer that grows as needed and is
-/// reused, so repeated read-backs allocate nothing on the device.
+/// Reads buffers back to the host through staging buffers that are reused, so repeated
+/// read-backs allocate nothing on the device. A read-back is a copy into a staging buffer in a
+/// submission of its own and its mapping ([`Readback::start`]); waiting for that submission
+/// alone ([`PendingCopy::wait`]) lets work submitted after it run meanwhile. Each pending copy
+/// owns its staging buffer until it is finished.
+#[derive(Default)]
 pub struct Readback {
-    staging: Option<wgpu::Buffer>,
-}
-
-impl Default for Readback {
-    fn default() -> Self {
-        Self::new()
-    }
+    free: Vec<wgpu::Buffer>,
 }
 
 impl Readback {
     pub fn new() -> Self {
-        Readback { staging: None }
+        Readback::default()
     }
 
-    /// Make sure the staging buffer holds at least `bytes`, so a timed read-back later does not
-    /// include allocating it.
-    pub fn reserve(&mut self, ctx: &GpuContext, bytes: u64) {
-        let bytes = bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT).max(4);
-        if self.staging.as_ref().is_none_or(|b| b.size() < bytes) {
-            self.staging = Some(ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("readback staging"),
-                size: bytes,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }));
-        }
-    }
-
-    /// Copy `count` elements of `T` starting at element `first` of `src` to the host.
-    pub fn read<T: bytemuck::Pod>(
-        &mut self,
-        ctx: &GpuContext,
-        src: &wgpu::Buffer,
-        first: usize,
-        count: usize,
-    ) -> Result<Vec<T>> {
-        let size = std::mem::size_of::<T>();
-        let bytes = (count * size) as u64;
-        if bytes == 0 {
-            return Ok(Vec::new());
-        }
-        let copy_bytes = bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
-        let offset = (first * size) as u64;
-        if offset + copy_bytes > src.size() {
-            return Err(Error::Gpu(format!(
-                "read-back of {copy_bytes} bytes at offset {offset} exceeds buffer size {}",
-                src.size()
-            )));
-        }
-        self.reserve(ctx, copy_bytes);
-        let staging = self.staging.as_ref().expect("staging buffer created above");
-        let mut enc = ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("readback"),
-            });
-        enc.copy_buffer_to_buffer(src, offset, staging, 0, copy_bytes);
-        ctx.queue.submit([enc.finish()]);
-        let slice = staging.slice(0..copy_bytes);
-        let (tx, rx) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        ctx.wait()?;
-        rx.recv()
-            .map_err(|_| Error::Gpu("read-back callback dropped".into()))?
-            .map_err(|e| Error::Gpu(format!("buffer map failed: {e}")))?;
-        let data = {
-            let view = slice
-                .get_mapped_range()
-                .map_err(|e| Error::Gpu(format!("buffer map range failed: {e}")))?;
-            bytemuck::cast_slice::<u8, T>(&view[..bytes as usize]).to_vec()
-        };
-        staging.unmap();
-        Ok(data)
-    }
-
-    /// Read a whole buffer of `T`.
-    pub fn read_all<T: bytemuck::Pod>(
-        &mut self,
-        ctx: &GpuContext,
-        src: &wgpu::Buffer,
-        count: usize,
-    ) -> Result<Vec<T>> {
-        self.read(ctx, src, 0, count)
-    }
-}
-
-/// A copy to the host queued behind the work submitted before it ([`ReadAhead::start`]),
-/// waited for alone by [`ReadAhead::finish`].
-pub struct PendingCopy {
-    staging: wgpu::Buffer,
-    /// The bytes asked for, and those copied and mapped (a multiple of 4).
-    bytes: u64,
-    copy_bytes: u64,
-    index: wgpu::SubmissionIndex,
-    mapped: std::sync::mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
-}
-
-/// Staging buffers of read-backs queued ahead, reused once finished. Each pending copy owns
-/// its own (the shared [`Readback`] staging would be remapped under it by a plain read-back).
-#[derive(Default)]
-pub struct ReadAhead {
-    free: Vec<wgpu::Buffer>,
-}
-
-impl ReadAhead {
-    /// Queue a copy of `bytes` bytes (a multiple of 4) at byte `offset` of `src` behind the
-    /// work submitted so far, and its mapping.
+    /// Queue a copy of `bytes` bytes at byte `offset` of `src` behind the work submitted so
+    /// far, and its mapping.
     pub fn start(
         &mut self,
         ctx: &GpuContext,
@@ -171,7 +76,7 @@ impl ReadAhead {
         offset: u64,
         bytes: u64,
     ) -> Result<PendingCopy> {
-        let copy_bytes = bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT).max(4);
+        let copy_bytes = staged_bytes(bytes);
         if offset + copy_bytes > src.size() {
             return Err(Error::Gpu(format!(
                 "read-back of {copy_bytes} bytes at offset {offset} exceeds buffer size {}",
@@ -180,17 +85,12 @@ impl ReadAhead {
         }
         let staging = match self.free.iter().position(|b| b.size() >= copy_bytes) {
             Some(k) => self.free.swap_remove(k),
-            None => ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("read-ahead staging"),
-                size: copy_bytes,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }),
+            None => staging_buffer(ctx, copy_bytes),
         };
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("read-ahead"),
+                label: Some("readback"),
             });
         enc.copy_buffer_to_buffer(src, offset, &staging, 0, copy_bytes);
         let index = ctx.queue.submit([enc.finish()]);
@@ -209,36 +109,92 @@ impl ReadAhead {
         })
     }
 
-    /// Wait for `pending`'s submission alone (not for work submitted after it) and return its
-    /// bytes as `T`s.
-    pub fn finish<T: bytemuck::Pod>(
+    /// Take back the staging buffer of a finished copy for later read-backs.
+    pub fn recycle(&mut self, staging: wgpu::Buffer) {
+        self.free.push(staging);
+    }
+
+    /// Copy `count` elements of `T` starting at element `first` of `src` to the host (waits
+    /// for the work submitted before).
+    pub fn read<T: bytemuck::Pod>(
         &mut self,
         ctx: &GpuContext,
-        pending: PendingCopy,
+        src: &wgpu::Buffer,
+        first: usize,
+        count: usize,
     ) -> Result<Vec<T>> {
+        let size = std::mem::size_of::<T>();
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let pending = self.start(ctx, src, (first * size) as u64, (count * size) as u64)?;
+        let (data, staging) = pending.wait(ctx)?;
+        self.recycle(staging);
+        Ok(data)
+    }
+
+    /// Read a whole buffer of `T`.
+    pub fn read_all<T: bytemuck::Pod>(
+        &mut self,
+        ctx: &GpuContext,
+        src: &wgpu::Buffer,
+        count: usize,
+    ) -> Result<Vec<T>> {
+        self.read(ctx, src, 0, count)
+    }
+}
+
+/// Bytes a staging buffer copies for a read-back of `bytes` (the copy alignment, at least one
+/// word).
+fn staged_bytes(bytes: u64) -> u64 {
+    bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT).max(4)
+}
+
+fn staging_buffer(ctx: &GpuContext, bytes: u64) -> wgpu::Buffer {
+    ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("readback staging"),
+        size: bytes,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
+/// A copy to the host queued behind the work submitted before it ([`Readback::start`]).
+pub struct PendingCopy {
+    staging: wgpu::Buffer,
+    /// The bytes asked for, and those copied and mapped (a multiple of 4).
+    bytes: u64,
+    copy_bytes: u64,
+    index: wgpu::SubmissionIndex,
+    mapped: std::sync::mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
+}
+
+impl PendingCopy {
+    /// Wait for this copy's submission alone (not for work submitted after it): its bytes as
+    /// `T`s, and its staging buffer for [`Readback::recycle`].
+    pub fn wait<T: bytemuck::Pod>(self, ctx: &GpuContext) -> Result<(Vec<T>, wgpu::Buffer)> {
         let mut outcome = None;
-        ctx.wait_for(&pending.index, || {
-            outcome = pending.mapped.try_recv().ok();
+        ctx.wait_for(&self.index, || {
+            outcome = self.mapped.try_recv().ok();
             outcome.is_some()
         })?;
         let outcome = match outcome {
             Some(o) => o,
-            None => pending
+            None => self
                 .mapped
                 .recv()
-                .map_err(|_| Error::Gpu("read-ahead callback dropped".into()))?,
+                .map_err(|_| Error::Gpu("read-back callback dropped".into()))?,
         };
         outcome.map_err(|e| Error::Gpu(format!("buffer map failed: {e}")))?;
         let data = {
-            let view = pending
+            let view = self
                 .staging
-                .slice(0..pending.copy_bytes)
+                .slice(0..self.copy_bytes)
                 .get_mapped_range()
                 .map_err(|e| Error::Gpu(format!("buffer map range failed: {e}")))?;
-            bytemuck::cast_slice::<u8, T>(&view[..pending.bytes as usize]).to_vec()
+            bytemuck::cast_slice::<u8, T>(&view[..self.bytes as usize]).to_vec()
         };
-        pending.staging.unmap();
-        self.free.push(pending.staging);
-        Ok(data)
+        self.staging.unmap();
+        Ok((data, self.staging))
     }
 }

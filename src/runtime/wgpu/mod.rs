@@ -20,7 +20,7 @@ use super::{
     TextureInner,
 };
 use crate::error::{Error, Result};
-use buffers::{storage_from, storage_zeroed, PendingCopy, ReadAhead, Readback};
+use buffers::{storage_from, storage_zeroed, PendingCopy, Readback};
 use context::{GpuContext, GpuOptions};
 use dispatch::{grid_for, range_layout};
 use std::sync::{Arc, Mutex};
@@ -42,8 +42,6 @@ pub const SUBMIT_LAUNCHES: usize = 32;
 pub struct WgpuDevice {
     ctx: GpuContext,
     readback: Mutex<Readback>,
-    /// Staging buffers of read-backs queued ahead ([`crate::runtime::Runtime::read_ahead`]).
-    read_ahead: Mutex<ReadAhead>,
     range_layout: wgpu::BindGroupLayout,
     cache: Option<CacheFile>,
     /// Pipelines compiled so far ([`crate::runtime::Runtime::kernels_compiled`]).
@@ -248,7 +246,6 @@ impl WgpuDevice {
         Ok(WgpuDevice {
             ctx,
             readback: Mutex::new(Readback::new()),
-            read_ahead: Mutex::new(ReadAhead::default()),
             range_layout,
             cache,
             compiled: std::sync::atomic::AtomicU64::new(0),
@@ -316,17 +313,8 @@ impl WgpuDevice {
         offset: u64,
         count: usize,
     ) -> Result<Vec<T>> {
-        let b = wgpu_buffer(buffer)?;
-        let mut rb = self
-            .readback
-            .lock()
-            .map_err(|_| Error::Gpu("read-back staging poisoned".into()))?;
-        rb.read::<T>(
-            &self.ctx,
-            b,
-            offset as usize / std::mem::size_of::<T>(),
-            count,
-        )
+        let pending = self.read_ahead(buffer, offset, (count * std::mem::size_of::<T>()) as u64)?;
+        self.finish_read(pending)
     }
 
     /// Queue a copy of `bytes` bytes at byte `offset` of `buffer` to the host behind the work
@@ -338,18 +326,21 @@ impl WgpuDevice {
         bytes: u64,
     ) -> Result<PendingCopy> {
         let b = wgpu_buffer(buffer)?;
-        self.read_ahead
-            .lock()
-            .map_err(|_| Error::Gpu("read-ahead staging poisoned".into()))?
-            .start(&self.ctx, b, offset, bytes)
+        self.readback()?.start(&self.ctx, b, offset, bytes)
     }
 
-    /// Wait for a read-back queued ahead (not for the work queued after it).
+    /// Wait for a read-back queued ahead (not for the work queued after it; the staging
+    /// buffers stay free for other read-backs meanwhile).
     pub(crate) fn finish_read<T: bytemuck::Pod>(&self, pending: PendingCopy) -> Result<Vec<T>> {
-        self.read_ahead
+        let (data, staging) = pending.wait(&self.ctx)?;
+        self.readback()?.recycle(staging);
+        Ok(data)
+    }
+
+    fn readback(&self) -> Result<std::sync::MutexGuard<'_, Readback>> {
+        self.readback
             .lock()
-            .map_err(|_| Error::Gpu("read-ahead staging poisoned".into()))?
-            .finish(&self.ctx, pending)
+            .map_err(|_| Error::Gpu("read-back staging poisoned".into()))
     }
 
     pub(crate) fn copy(

@@ -83,6 +83,11 @@ pub const CLOCK_WORDS: usize = 8;
 /// The clock's step count among its words (an f32; [`crate::solver::dg::gpu`]'s clock).
 const CLOCK_STEPS_WORD: usize = 5;
 
+/// The copy of the solver's clock in counter words `c` (amr_scan 0, C_CLOCK).
+fn clock_words(c: &[u32]) -> [f32; CLOCK_WORDS] {
+    std::array::from_fn(|k| f32::from_bits(c[counter::LEN + k]))
+}
+
 /// Words after the clock (C_DUE_STEPS, C_SMOOTH_TOP in shaders/common/amr_tree.wgsl): the
 /// clock steps a batch must reach for its adaptation to be due (the host's, read once by
 /// amr_scan 0), and the smoothing's top as its pass 0 gathers it.
@@ -853,7 +858,7 @@ impl GpuAdaptation {
         self.rt.queue(&self.flag_smooth_plan, 1)?;
         *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
         let c = self.rt.read(&self.counters, 0, after_clock::WORDS)?;
-        let clock = std::array::from_fn(|k| f32::from_bits(c[counter::LEN + k]));
+        let clock = clock_words(&c);
         Ok((clock, self.smoothed(&c, None)?))
     }
 
@@ -879,7 +884,7 @@ impl GpuAdaptation {
         self.rt.queue(&self.adapt_plan, 1)?;
         self.adapt_ahead.take();
         let c = self.rt.finish_read(counts)?;
-        let clock = std::array::from_fn(|k| f32::from_bits(c[counter::LEN + k]));
+        let clock = clock_words(&c);
         let mut smoothed = self.smoothed(&c, Some(due_steps))?;
         smoothed.queued = true;
         Ok((clock, smoothed))
