@@ -2,11 +2,13 @@
 //! refinement follows the double Mach shock and GK19's vortex, a periodic vortex keeps its mass
 //! through many adaptations, the adapted run stays close to the exact vortex with fewer
 //! elements than the uniform finest mesh, the GPU solver moved onto adapted meshes matches
-//! the f64 operator, and a run's adaptations compile no kernel (built with the solver's).
+//! the f64 operator, a run's adaptations compile no kernel (built with the solver's), and a run
+//! times its adaptations' device work.
 
 use chromaflow::runtime::Runtime;
-use chromaflow::solver::dg::amr::{AmrOptions, IndicatorField};
-use chromaflow::solver::dg::{BoundaryKind, Case, Simulation, SimulationOptions};
+use chromaflow::solver::dg::amr::{AmrOptions, IndicatorField, ReorderPolicy};
+use chromaflow::solver::dg::{BoundaryKind, Case, Simulation, SimulationOptions, SnapshotOptions};
+use chromaflow::solver::RunControl;
 
 fn rt() -> Runtime {
     Runtime::wgpu().expect("a GPU adapter is required (CI: lavapipe)")
@@ -128,6 +130,51 @@ fn device_adaptations_add_no_read_back_and_keep_two_to_one() {
     );
     let totals = sim.totals().expect("totals");
     assert!(totals.iter().all(|v| v.is_finite()));
+}
+
+/// A run's device adaptations are timed on the device (lavapipe has timestamps): at least one
+/// span per adaptation for its flags and smoothing, one more for each that changed the mesh
+/// (its coarsening, refinement, compaction and connectivity) and one per reorder, every span
+/// inside the run's wall time. A plan queued untimed (the adaptation's, or a reorder) shows as
+/// a missing span.
+#[test]
+fn a_run_times_its_device_adaptations() {
+    let rt = rt();
+    assert!(rt.has_timestamps(), "lavapipe and the GPUs have timestamps");
+    let mut case = Case::double_mach(300);
+    case.order = 1;
+    case.t_end = 0.004;
+    case.amr = Some(AmrOptions {
+        every: Some(3),
+        reorder: ReorderPolicy::Every(2),
+        ..amr(3)
+    });
+    let mut sim = Simulation::new(&case, &rt, &SimulationOptions::default()).expect("simulation");
+    let out = tempfile::tempdir().expect("tempdir");
+    let summary = sim
+        .run(
+            out.path(),
+            &SnapshotOptions::default(),
+            &RunControl::default(),
+            |_, _| {},
+        )
+        .expect("run");
+    let a = summary.amr.expect("an adaptive run's stats");
+    let changed = a.device_adaptations - a.device_unchanged;
+    assert!(changed >= 4 && a.reorders >= 2, "the shock moved: {a:?}");
+    assert!(
+        a.device_spans >= a.device_adaptations + changed + a.reorders,
+        "{} spans for {} device adaptations, {changed} changing the mesh, {} reorders",
+        a.device_spans,
+        a.device_adaptations,
+        a.reorders
+    );
+    assert!(
+        a.device_seconds > 0.0 && a.device_seconds < summary.wall_seconds,
+        "{} s on the device in a run of {} s",
+        a.device_seconds,
+        summary.wall_seconds
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@ use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::output::write_json_atomic;
 use chromaflow::runtime::bandwidth::copy_bandwidth;
 use chromaflow::runtime::BackendKind;
-use chromaflow::solver::dg::amr::{AmrOptions, IndicatorField, ReorderPolicy};
+use chromaflow::solver::dg::amr::{AmrOptions, AmrStats, IndicatorField, ReorderPolicy};
 use chromaflow::solver::dg::bench::{
     bench_one, ordering_variants, BenchRow, BenchSetup, COPY_SAMPLES, SURFACE_BYTES_MODEL,
 };
@@ -351,10 +351,13 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     "host f64 path"
                 } else {
                     "on the GPU: flags in smoothing; coarsen/refine/compact with connectivity; \
-                     host time in the adaptation calls, the device work queued behind the \
-                     steps counted with them (bench amr measures what an adaptation costs a run)"
+                     host time in the adaptation calls; the device's work is queued behind the \
+                     steps, in their time, and timed below"
                 },
             );
+            if a.device_adaptations > 0 {
+                eprintln!("dg: {}", device_time_line(&a, secs));
+            }
             if let Some(policy) = case.amr.filter(|o| !o.on_host).map(|o| o.reorder) {
                 eprintln!(
                     "dg: locality: {} Morton reorders ({policy}), {:.3} s in all; {:.1}% of the \
@@ -388,6 +391,22 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// What the device adaptations' work took on the device (flags, smoothing, the adaptation's
+/// kernels, reorders: [`AmrStats::device_seconds`]) against the run's `wall` seconds.
+fn device_time_line(a: &AmrStats, wall: f64) -> String {
+    if a.device_spans == 0 {
+        return "adaptation on the device: not timed (the adapter has no timestamps)".into();
+    }
+    format!(
+        "adaptation on the device: {:.3} s, {:.1}% of the run, {:.1} us per adaptation (the \
+         device time of its flags, smoothing, kernels and reorders; bench amr measures what \
+         an adaptation adds to a run's time)",
+        a.device_seconds,
+        100.0 * a.device_seconds / wall.max(1e-12),
+        1e6 * a.device_seconds / a.device_adaptations.max(1) as f64
+    )
 }
 
 /// Where the time of a `dg` run went, as report lines: the setup by phase, the run as

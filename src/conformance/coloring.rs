@@ -1,5 +1,5 @@
-//! Conformance of the scan, the min-reduction, bounded launches, read-backs queued ahead and
-//! the speculative vertex coloring.
+//! Conformance of the scan, the min-reduction, bounded launches, read-backs queued ahead, device
+//! timers and the speculative vertex coloring.
 
 use super::Report;
 use crate::color::gpu_vertices::{color_vertices_gpu, GpuColoringVariant};
@@ -91,6 +91,12 @@ pub fn coloring(report: &mut Report, b: &Runtime) {
         kind,
         "exact",
         || read_ahead_copies(b),
+    );
+    report.check(
+        "device timer: spans of the work queued in them, read later",
+        kind,
+        "a long plan's span > 8 x a one-launch plan's, spans <= the wall time",
+        || timed_spans(b),
     );
     for variant in [GpuColoringVariant::Topology, GpuColoringVariant::Data] {
         let name = format!("vertex coloring {variant:?} rect:20000@3");
@@ -224,6 +230,67 @@ fn read_ahead_copies(b: &Runtime) -> Result<(String, bool)> {
         .filter(|(got, round)| *got == values(*round))
         .count();
     Ok((format!("{right} of 3 exact"), right == 3))
+}
+
+/// Spans of a device timer around a plan of one copy and one of 64 copies (each moving 1 MiB),
+/// queued as short, long, short with nothing waited for, then a long one recorded ahead and
+/// submitted timed after the timer was read: every span must be positive, each long one more
+/// than 8 times either short one (a span taken before its work, or after it, or a timestamp
+/// reused unreset, breaks that), and their sum within the wall time from the first queue to the
+/// read. An adapter with timestamps must give a timer, one without none.
+fn timed_spans(b: &Runtime) -> Result<(String, bool)> {
+    const ITEMS: u32 = 1 << 16;
+    let Some(timer) = b.device_timer(4) else {
+        let ok = !b.has_timestamps();
+        return Ok(("no timer (the adapter has no timestamps)".into(), ok));
+    };
+    let copy = b.kernel("stream_copy", &[])?;
+    let src = b.zeroed::<[f32; 4]>("timed copy source", ITEMS as usize)?;
+    let dst = b.zeroed::<[f32; 4]>("timed copy destination", ITEMS as usize)?;
+    let mut one = PlanBuilder::new();
+    one.launch(&copy, &crate::args![src, dst], ItemRange::all(ITEMS));
+    let mut many = PlanBuilder::new();
+    for _ in 0..64 {
+        many.launch(&copy, &crate::args![src, dst], ItemRange::all(ITEMS));
+    }
+    let (one, many) = (b.prepare(&one)?, b.prepare(&many)?);
+    b.wait()?;
+    let started = std::time::Instant::now();
+    b.queue_timed(&one, 1, Some(&timer))?;
+    b.queue_timed(&many, 1, Some(&timer))?;
+    b.queue_timed(&one, 1, Some(&timer))?;
+    let first = b.drain_timer(&timer)?;
+    let wall = started.elapsed().as_secs_f64();
+    let recorded = b.record(&many, 1)?;
+    b.submit_timed(&many, recorded, Some(&timer))?;
+    let second = b.drain_timer(&timer)?;
+    let empty = b.drain_timer(&timer)?;
+    let us = |s: &[f64]| {
+        s.iter()
+            .map(|v| format!("{:.1}", v * 1e6))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let ok = match (first.as_slice(), second.as_slice()) {
+        ([a, long, c], [again]) => {
+            let short = a.max(*c);
+            a.min(*c) > 0.0
+                && *long > 8.0 * short
+                && *again > 8.0 * short
+                && a + long + c <= 1.05 * wall
+                && empty.is_empty()
+        }
+        _ => false,
+    };
+    Ok((
+        format!(
+            "spans {} us, then {} us (wall {:.1} us)",
+            us(&first),
+            us(&second),
+            wall * 1e6
+        ),
+        ok,
+    ))
 }
 
 fn bounded_copies(b: &Runtime) -> Result<(String, bool)> {

@@ -740,6 +740,60 @@ enum RecordedCommands {
     },
 }
 
+/// Device time of queued work, read long after without holding the work up: each
+/// [`Runtime::queue_timed`] or [`Runtime::submit_timed`] puts its work between two timestamps
+/// (wgpu: timestamp queries written at the bottom of the pipe, in the work's submission; CUDA:
+/// timing events on the stream), each taken once the work queued before it is done, so a span is
+/// the device time of its work alone. [`Runtime::drain_timer`] reads them all at once. Clones
+/// share the spans. From [`Runtime::device_timer`]: none on an adapter without timestamps.
+#[derive(Clone)]
+pub struct DeviceTimer {
+    spans: Arc<std::sync::Mutex<TimerSpans>>,
+}
+
+enum TimerSpans {
+    Wgpu(self::wgpu::SpanTimer),
+    #[cfg(feature = "cuda")]
+    Cuda(self::cuda::SpanEvents),
+}
+
+impl std::fmt::Debug for DeviceTimer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceTimer").finish_non_exhaustive()
+    }
+}
+
+impl DeviceTimer {
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, TimerSpans>> {
+        self.spans
+            .lock()
+            .map_err(|_| Error::Gpu("device timer poisoned".into()))
+    }
+
+    /// Spans taken since the last drain.
+    pub fn len(&self) -> Result<usize> {
+        Ok(match &*self.lock()? {
+            TimerSpans::Wgpu(t) => t.len(),
+            #[cfg(feature = "cuda")]
+            TimerSpans::Cuda(t) => t.len(),
+        })
+    }
+
+    /// Whether no span was taken since the last drain.
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Whether the next span would pass the capacity (work queued then goes untimed).
+    pub fn is_full(&self) -> Result<bool> {
+        Ok(match &*self.lock()? {
+            TimerSpans::Wgpu(t) => t.is_full(),
+            #[cfg(feature = "cuda")]
+            TimerSpans::Cuda(t) => t.is_full(),
+        })
+    }
+}
+
 /// The byte offset and length of a read-back of `count` elements of `T` from element `first`
 /// of `buffer`, or an error when they pass its end.
 fn read_range<T>(buffer: &Buffer, first: usize, count: usize) -> Result<(u64, u64)> {
@@ -1282,6 +1336,90 @@ impl Runtime {
             #[cfg(feature = "cuda")]
             _ => Err(Error::Invalid(
                 "submit: the work was recorded on another backend".into(),
+            )),
+        }
+    }
+
+    /// A timer for up to `capacity` spans between two drains ([`DeviceTimer`]), or None when
+    /// the device has no timestamps.
+    pub fn device_timer(&self, capacity: u32) -> Option<DeviceTimer> {
+        let spans = match &*self.device {
+            Device::Wgpu(d) => TimerSpans::Wgpu(d.span_timer(capacity)?),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(d) => TimerSpans::Cuda(d.span_timer(capacity)),
+        };
+        Some(DeviceTimer {
+            spans: Arc::new(std::sync::Mutex::new(spans)),
+        })
+    }
+
+    /// [`Runtime::queue`], the work a span of `timer` when one is given (untimed when the
+    /// timer is full: see [`DeviceTimer::is_full`]). The plan's launches go in one submission
+    /// on wgpu (meant for a short plan), so the host records them all before the device starts.
+    pub fn queue_timed(
+        &self,
+        plan: &Plan,
+        repeats: u32,
+        timer: Option<&DeviceTimer>,
+    ) -> Result<()> {
+        let Some(timer) = timer else {
+            return self.queue(plan, repeats);
+        };
+        if repeats == 0 || plan.is_empty() {
+            return Ok(());
+        }
+        match (&*self.device, &mut *timer.lock()?) {
+            (Device::Wgpu(d), TimerSpans::Wgpu(t)) => d.queue_timed(plan, repeats, t).map(|_| ()),
+            #[cfg(feature = "cuda")]
+            (Device::Cuda(d), TimerSpans::Cuda(t)) => d.queue_timed(plan, repeats, t).map(|_| ()),
+            #[cfg(feature = "cuda")]
+            _ => Err(Error::Invalid(
+                "queue_timed: the timer is of another backend".into(),
+            )),
+        }
+    }
+
+    /// [`Runtime::submit`], the work a span of `timer` when one is given.
+    pub fn submit_timed(
+        &self,
+        plan: &Plan,
+        recorded: Recorded,
+        timer: Option<&DeviceTimer>,
+    ) -> Result<()> {
+        let Some(timer) = timer else {
+            return self.submit(plan, recorded);
+        };
+        match (&*self.device, recorded.commands, &mut *timer.lock()?) {
+            (Device::Wgpu(d), RecordedCommands::Wgpu(buffers), TimerSpans::Wgpu(t))
+                if recorded.launches == plan.launches =>
+            {
+                d.submit_timed(buffers, t);
+                Ok(())
+            }
+            #[cfg(feature = "cuda")]
+            (Device::Cuda(d), RecordedCommands::OnSubmit { repeats }, TimerSpans::Cuda(t))
+                if recorded.launches == plan.launches =>
+            {
+                d.queue_timed(plan, repeats, t).map(|_| ())
+            }
+            _ => Err(Error::Invalid(format!(
+                "submit_timed: the recorded work ({} launches per run) is not this plan's ({}) \
+                 on this backend and timer",
+                recorded.launches, plan.launches
+            ))),
+        }
+    }
+
+    /// Seconds of each span `timer` took since its last drain, in order; waits for their work.
+    /// The timer is empty after it.
+    pub fn drain_timer(&self, timer: &DeviceTimer) -> Result<Vec<f64>> {
+        match (&*self.device, &mut *timer.lock()?) {
+            (Device::Wgpu(d), TimerSpans::Wgpu(t)) => d.drain_spans(t),
+            #[cfg(feature = "cuda")]
+            (Device::Cuda(d), TimerSpans::Cuda(t)) => d.drain_spans(t),
+            #[cfg(feature = "cuda")]
+            _ => Err(Error::Invalid(
+                "drain_timer: the timer is of another backend".into(),
             )),
         }
     }

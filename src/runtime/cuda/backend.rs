@@ -78,6 +78,31 @@ impl Drop for PendingCopy {
     }
 }
 
+/// Spans of device time around queued work ([`crate::runtime::DeviceTimer`] on CUDA): a timing
+/// event recorded on the stream before the work and one after it, each completing once the work
+/// queued before it is done; read all at once ([`CudaDevice::drain_spans`]).
+pub struct SpanEvents {
+    pairs: Vec<(CudaEvent, CudaEvent)>,
+    capacity: usize,
+}
+
+impl SpanEvents {
+    /// Spans taken since the last drain.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Whether no span was taken since the last drain.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// Whether the next span would pass the capacity.
+    pub fn is_full(&self) -> bool {
+        self.pairs.len() >= self.capacity
+    }
+}
+
 /// A twin kernel: its function and, per argument, how the CUDA parameter takes it.
 pub struct CudaKernel {
     function: CudaFunction,
@@ -284,6 +309,59 @@ impl CudaDevice {
             .map_err(driver_err("read back (a kernel failed?)"))?;
         self.synchronize()?;
         Ok(out)
+    }
+
+    /// A span timer for up to `capacity` spans.
+    pub(crate) fn span_timer(&self, capacity: u32) -> SpanEvents {
+        SpanEvents {
+            pairs: Vec::new(),
+            capacity: capacity.max(1) as usize,
+        }
+    }
+
+    /// A timing event recorded on the stream behind the work queued so far.
+    fn timing_event(&self) -> Result<CudaEvent> {
+        self.stream()
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(driver_err("record a timing event"))
+    }
+
+    /// Queue `repeats` runs of `plan` between the events of `timer`'s next span; false when
+    /// the timer was full (queued untimed).
+    pub(crate) fn queue_timed(
+        &self,
+        plan: &Plan,
+        repeats: u32,
+        timer: &mut SpanEvents,
+    ) -> Result<bool> {
+        if timer.is_full() {
+            self.queue(plan, repeats)?;
+            return Ok(false);
+        }
+        self.bind()?;
+        let before = self.timing_event()?;
+        self.queue(plan, repeats)?;
+        let after = self.timing_event()?;
+        timer.pairs.push((before, after));
+        Ok(true)
+    }
+
+    /// Seconds of each span of `timer` since its last drain (waits for their work).
+    pub(crate) fn drain_spans(&self, timer: &mut SpanEvents) -> Result<Vec<f64>> {
+        self.bind()?;
+        timer
+            .pairs
+            .drain(..)
+            .map(|(before, after)| {
+                after
+                    .synchronize()
+                    .map_err(driver_err("wait for a timing event (a kernel failed?)"))?;
+                before
+                    .elapsed_ms(&after)
+                    .map(|ms| f64::from(ms) * 1e-3)
+                    .map_err(driver_err("event time"))
+            })
+            .collect()
     }
 
     /// Queue a copy of `bytes` bytes at byte `offset` of `buffer` into page-locked memory

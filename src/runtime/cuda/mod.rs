@@ -15,7 +15,7 @@
 mod backend;
 
 use backend::PinnedBlock;
-pub use backend::{CudaKernel, CudaPlan, CudaTexture, DeviceMemory, PendingCopy};
+pub use backend::{CudaKernel, CudaPlan, CudaTexture, DeviceMemory, PendingCopy, SpanEvents};
 
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};

@@ -26,6 +26,7 @@ use dispatch::{grid_for, range_layout};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use timing::PassTimer;
+pub use timing::SpanTimer;
 
 /// Launches per submit when wgpu queues a plan ([`crate::runtime::Runtime::queue`]). The device starts on a command buffer only
 /// once it is submitted, and recording costs the host about as much per launch as a small
@@ -729,6 +730,57 @@ impl WgpuDevice {
     /// Submit command buffers recorded ahead.
     pub(crate) fn submit(&self, buffers: Vec<wgpu::CommandBuffer>) {
         self.ctx.queue.submit(buffers);
+    }
+
+    /// A span timer for up to `capacity` spans, or None without timestamps.
+    pub(crate) fn span_timer(&self, capacity: u32) -> Option<SpanTimer> {
+        SpanTimer::new(&self.ctx, capacity)
+    }
+
+    /// Submit `buffers` between the timestamps of `timer`'s next span, in one submission
+    /// (untimed when the timer is full: false).
+    pub(crate) fn submit_timed(
+        &self,
+        buffers: Vec<wgpu::CommandBuffer>,
+        timer: &mut SpanTimer,
+    ) -> bool {
+        let Some((before, after)) = timer.next_span(&self.ctx) else {
+            self.ctx.queue.submit(buffers);
+            return false;
+        };
+        self.ctx.queue.submit(
+            std::iter::once(before)
+                .chain(buffers)
+                .chain(std::iter::once(after)),
+        );
+        true
+    }
+
+    /// Record `repeats` runs of `plan` and submit them between the timestamps of `timer`'s
+    /// next span (one submission: a timed plan is short); false when the timer was full.
+    pub(crate) fn queue_timed(
+        &self,
+        plan: &super::Plan,
+        repeats: u32,
+        timer: &mut SpanTimer,
+    ) -> Result<bool> {
+        let buffers = self.record_ahead(plan, repeats)?;
+        Ok(self.submit_timed(buffers, timer))
+    }
+
+    /// Seconds of each span of `timer` since its last drain (waits for their work).
+    pub(crate) fn drain_spans(&self, timer: &mut SpanTimer) -> Result<Vec<f64>> {
+        let spans = timer.resolve(&self.ctx);
+        if spans == 0 {
+            return Ok(Vec::new());
+        }
+        // The staging pool is not locked while waiting (as `read`).
+        let pending = self
+            .readback()?
+            .start(&self.ctx, timer.resolved(), 0, 16 * spans as u64)?;
+        let (ticks, staging) = pending.wait::<u64>(&self.ctx)?;
+        self.readback()?.recycle(staging);
+        Ok(timer.seconds(&ticks))
     }
 
     /// Seconds of each of `ranges` (launches of `plan`, each range a compute pass between

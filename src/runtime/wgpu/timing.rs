@@ -99,3 +99,123 @@ impl PassTimer {
         }
     }
 }
+
+/// Spans of device time around submitted work, read long after ([`crate::runtime::DeviceTimer`]
+/// on wgpu): span i is timestamps 2i (before the work) and 2i + 1 (after it), each written by an
+/// empty compute pass at the bottom of the pipe, i.e. once everything submitted before it is
+/// done. The passes go in the same submission as the work, so a span costs no submission of its
+/// own; the timestamps are resolved and read back all at once ([`SpanTimer::resolve`]).
+pub struct SpanTimer {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    capacity: u32,
+    used: u32,
+    period_ns: f64,
+}
+
+impl SpanTimer {
+    /// A timer for up to `capacity` spans between two drains (at most half a query set), or
+    /// None without timestamps.
+    pub fn new(ctx: &GpuContext, capacity: u32) -> Option<SpanTimer> {
+        if !ctx.has_timestamps() {
+            return None;
+        }
+        let capacity = capacity.clamp(1, wgpu::QUERY_SET_MAX_QUERIES / 2);
+        let set = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("span timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2 * capacity,
+        });
+        let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("span timestamp resolve"),
+            size: 16 * u64::from(capacity),
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        Some(SpanTimer {
+            set,
+            resolve,
+            capacity,
+            used: 0,
+            period_ns: f64::from(ctx.queue.get_timestamp_period()),
+        })
+    }
+
+    /// Spans taken since the last drain.
+    pub fn len(&self) -> usize {
+        self.used as usize
+    }
+
+    /// Whether no span was taken since the last drain.
+    pub fn is_empty(&self) -> bool {
+        self.used == 0
+    }
+
+    /// Whether the next span would pass the capacity.
+    pub fn is_full(&self) -> bool {
+        self.used >= self.capacity
+    }
+
+    /// The command buffers that write the next span's timestamps, to be submitted right before
+    /// and right after its work, in that submission; None when full.
+    pub fn next_span(
+        &mut self,
+        ctx: &GpuContext,
+    ) -> Option<(wgpu::CommandBuffer, wgpu::CommandBuffer)> {
+        if self.is_full() {
+            return None;
+        }
+        let i = self.used;
+        self.used += 1;
+        Some((self.mark(ctx, 2 * i), self.mark(ctx, 2 * i + 1)))
+    }
+
+    /// An empty compute pass that writes timestamp `index` as it begins.
+    fn mark(&self, ctx: &GpuContext, index: u32) -> wgpu::CommandBuffer {
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("span timestamp"),
+            });
+        enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("span timestamp"),
+            timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                query_set: &self.set,
+                beginning_of_pass_write_index: Some(index),
+                end_of_pass_write_index: None,
+            }),
+        });
+        enc.finish()
+    }
+
+    /// Resolve the spans taken since the last drain into the resolve buffer (a submission
+    /// behind their work) and empty the timer: the number of spans, whose timestamps the
+    /// caller reads from [`SpanTimer::resolved`] and turns into seconds by [`SpanTimer::seconds`].
+    pub fn resolve(&mut self, ctx: &GpuContext) -> usize {
+        let spans = self.used;
+        if spans > 0 {
+            let mut enc = ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("span timestamp resolve"),
+                });
+            enc.resolve_query_set(&self.set, 0..2 * spans, &self.resolve, 0);
+            ctx.queue.submit([enc.finish()]);
+        }
+        self.used = 0;
+        spans as usize
+    }
+
+    /// The buffer the spans' timestamps are resolved into, two u64 ticks per span.
+    pub fn resolved(&self) -> &wgpu::Buffer {
+        &self.resolve
+    }
+
+    /// Seconds of each span from its resolved ticks.
+    pub fn seconds(&self, ticks: &[u64]) -> Vec<f64> {
+        ticks
+            .chunks_exact(2)
+            .map(|p| p[1].saturating_sub(p[0]) as f64 * self.period_ns * 1e-9)
+            .collect()
+    }
+}

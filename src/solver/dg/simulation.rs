@@ -1325,6 +1325,9 @@ impl Simulation {
         if snapshots.vtu {
             files.push(out.join(COLLECTION));
         }
+        if let Some(amr) = self.amr.as_mut() {
+            amr.read_device_time()?;
+        }
         Ok(RunSummary {
             steps: self.steps,
             t: self.t,

@@ -11,6 +11,7 @@ use super::projection::Projection;
 use super::reorder::{far_fraction, GpuReorder, MortonFrame, ReorderPolicy};
 use super::tree::{AdaptCounts, AdaptiveMesh, Face, NONE};
 use crate::error::{Error, Result};
+use crate::runtime::DeviceTimer;
 use crate::solver::dg::basis::BasisTables;
 use crate::solver::dg::gpu::{Capacity, GpuDg};
 use crate::solver::dg::mesh::{element_geometry, DgMesh, EdgeInfo};
@@ -138,6 +139,15 @@ pub struct AmrStats {
     /// Times the trees were put on the device (the first device adaptation, then each time the
     /// buffers grew): the adaptations that read more back than the counters.
     pub setups: usize,
+    /// Device time of the device adaptations' work queued untimed (a run's): their flags,
+    /// smoothing, coarsening, refinement, compaction, connectivity and reorders, each plan's
+    /// span between timestamps taken once the work before it was done
+    /// ([`crate::runtime::DeviceTimer`]), and the spans read. Queued behind the steps, that
+    /// work is not in [`AmrStats::seconds`] (the host's time in the adaptation calls) but in the
+    /// run's stepping time, where it is what the adaptation costs the device; 0 without
+    /// timestamps and on the host path.
+    pub device_seconds: f64,
+    pub device_spans: usize,
 }
 
 impl AmrStats {
@@ -179,7 +189,17 @@ pub struct Adaptivity {
     /// or a restart would otherwise take it from the device's f32 trees, and keys near a grid
     /// line could order differently from a run never stopped.
     frame: Option<MortonFrame>,
+    /// Spans of the device adaptations' untimed work ([`AmrStats::device_seconds`]), from the
+    /// first attach (None without timestamps).
+    timer: Option<DeviceTimer>,
 }
+
+/// Spans a device timer holds between two reads: read when fewer than
+/// [`SPANS_PER_ADAPTATION`] are left, so no adaptation's work goes untimed.
+const TIMER_SPANS: u32 = 256;
+/// The most spans one device adaptation takes: its flags, its smoothing (or the two as one),
+/// the adaptation and a reorder.
+const SPANS_PER_ADAPTATION: usize = 4;
 
 /// Solver buffers for `n` elements adapting on the device: room for the mesh to double (with
 /// the three extra slots of each refined element until compaction) before the buffers must
@@ -219,6 +239,7 @@ impl Adaptivity {
             far_baseline: 0.0,
             host_stale: false,
             frame: None,
+            timer: None,
         })
     }
 
@@ -394,6 +415,7 @@ impl Adaptivity {
         capacity: TreeCapacity,
     ) -> Result<()> {
         self.sync_host()?;
+        self.read_device_time()?;
         self.device = None;
         self.reorder = None;
         self.stats.setups += 1;
@@ -403,7 +425,7 @@ impl Adaptivity {
             delta: self.options.delta,
             jumps: self.options.jumps,
         };
-        let device = GpuAdaptation::new(
+        let mut device = GpuAdaptation::new(
             gpu.runtime(),
             &self.mesh,
             gpu,
@@ -412,19 +434,20 @@ impl Adaptivity {
             options,
             capacity,
         )?;
+        if self.timer.is_none() {
+            self.timer = gpu.runtime().device_timer(TIMER_SPANS);
+        }
+        device.set_timer(self.timer.clone());
         // The first adaptation's late far faces: those of the mesh uploaded.
         device.set_far_faces(super::reorder::far_faces(dm))?;
         let frame = *self
             .frame
             .get_or_insert_with(|| MortonFrame::of(&self.mesh));
         if self.options.reorder != ReorderPolicy::Never {
-            self.reorder = Some(GpuReorder::new(
-                gpu.runtime(),
-                &device,
-                gpu,
-                self.projection.p,
-                &frame,
-            )?);
+            let mut reorder =
+                GpuReorder::new(gpu.runtime(), &device, gpu, self.projection.p, &frame)?;
+            reorder.set_timer(self.timer.clone());
+            self.reorder = Some(reorder);
         }
         self.device = Some(device);
         Ok(())
@@ -464,6 +487,7 @@ impl Adaptivity {
         (since_reorder, far_baseline): (usize, f64),
         frame: Option<MortonFrame>,
     ) -> Result<()> {
+        self.read_device_time()?;
         self.faces = mesh.faces()?;
         self.mesh = mesh;
         self.threshold = threshold;
@@ -570,7 +594,25 @@ impl Adaptivity {
             .device_smoothing_stages_max
             .max(report.smoothing_stages);
         self.host_stale |= changes;
+        // Read the spans while the next adaptation's still fit (a wait once in many).
+        if let Some(timer) = &self.timer {
+            if timer.len()? + 2 * SPANS_PER_ADAPTATION > TIMER_SPANS as usize {
+                self.read_device_time()?;
+            }
+        }
         Ok(DeviceAdaptation::Done(report.counts, phases))
+    }
+
+    /// Add the device time of the adaptations' work queued since the last read to
+    /// [`AmrStats::device_seconds`] (waits for that work; nothing without a timer).
+    pub fn read_device_time(&mut self) -> Result<()> {
+        let Some(device) = &self.device else {
+            return Ok(());
+        };
+        let spans = device.drain_timer()?;
+        self.stats.device_seconds += spans.iter().sum::<f64>();
+        self.stats.device_spans += spans.len();
+        Ok(())
     }
 
     /// Bring the host's trees up to the device's (a read-back after device adaptations).

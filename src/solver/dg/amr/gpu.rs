@@ -48,8 +48,8 @@ use crate::args;
 use crate::error::{Error, Result};
 use crate::runtime::scan::PrefixSum;
 use crate::runtime::{
-    Arg, Buffer, ItemRange, Kernel, OwnedKernelSpec, Plan, PlanBuilder, Recorded, Runtime,
-    CAPACITY_CONSTANT,
+    Arg, Buffer, DeviceTimer, ItemRange, Kernel, OwnedKernelSpec, Plan, PlanBuilder, Recorded,
+    Runtime, CAPACITY_CONSTANT,
 };
 use crate::solver::dg::basis::{dubiner, dubiner_gradient, mode_indices};
 use crate::solver::dg::euler::GAMMA;
@@ -302,6 +302,8 @@ pub struct GpuAdaptation {
     adapt_ahead: std::cell::RefCell<Option<Recorded>>,
     /// Launches of each phase ([`GpuAdaptation::launches`]).
     launches: Vec<(&'static str, usize)>,
+    /// Spans of device time around the untimed plans queued (the run's, [`Self::set_timer`]).
+    timer: Option<DeviceTimer>,
 }
 
 /// Launches of each phase of the adaptation as the plans record them.
@@ -783,14 +785,35 @@ impl GpuAdaptation {
             bounds,
             adapted: std::cell::Cell::new(false),
             queue_ahead: std::cell::Cell::new(true),
+            timer: None,
         })
+    }
+
+    /// Time every plan queued untimed from now on as a span of `timer` (the device time of a
+    /// run's adaptations: [`super::AmrStats::device_seconds`]); None stops it.
+    pub fn set_timer(&mut self, timer: Option<DeviceTimer>) {
+        self.timer = timer;
+    }
+
+    /// Queue `plan` once, a span of the timer when there is one.
+    fn queue(&self, plan: &Plan) -> Result<()> {
+        self.rt.queue_timed(plan, 1, self.timer.as_ref())
+    }
+
+    /// Seconds of the timer's spans since it was last drained (waits for their work); none
+    /// without a timer.
+    pub fn drain_timer(&self) -> Result<Vec<f64>> {
+        match &self.timer {
+            Some(timer) => self.rt.drain_timer(timer),
+            None => Ok(Vec::new()),
+        }
     }
 
     /// Run `plan`; with `phases`, timed (device times where the device has timestamps, else
     /// the wall time of the plan) and added to its segments' entries.
     fn run(&self, plan: &Plan, phases: Option<&mut PhaseSeconds>) -> Result<()> {
         let Some(phases) = phases else {
-            return self.rt.queue(plan, 1);
+            return self.queue(plan);
         };
         for (label, s) in self.rt.time(plan, 1)?.entries() {
             match phases.iter_mut().find(|(l, _)| *l == label) {
@@ -806,7 +829,7 @@ impl GpuAdaptation {
     pub fn compute_flags(&self, phases: Option<&mut PhaseSeconds>) -> Result<()> {
         match phases {
             Some(phases) => self.run(&self.flag_plan, Some(phases)),
-            None => self.rt.queue(&self.flag_plan, 1),
+            None => self.queue(&self.flag_plan),
         }
     }
 
@@ -855,7 +878,7 @@ impl GpuAdaptation {
         if self.queue_ahead.get() {
             return self.smooth_ahead(&self.flag_smooth_plan, due_steps);
         }
-        self.rt.queue(&self.flag_smooth_plan, 1)?;
+        self.queue(&self.flag_smooth_plan)?;
         *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
         let c = self.rt.read(&self.counters, 0, after_clock::WORDS)?;
         let clock = clock_words(&c);
@@ -877,11 +900,11 @@ impl GpuAdaptation {
     ) -> Result<([f32; CLOCK_WORDS], Smoothed)> {
         self.rt
             .write(&self.counters, after_clock::DUE_STEPS, &[due_steps])?;
-        self.rt.queue(smoothing, 1)?;
+        self.queue(smoothing)?;
         let counts = self
             .rt
             .read_ahead::<u32>(&self.counters, 0, after_clock::WORDS)?;
-        self.rt.queue(&self.adapt_plan, 1)?;
+        self.queue(&self.adapt_plan)?;
         self.adapt_ahead.take();
         let c = self.rt.finish_read(counts)?;
         let clock = clock_words(&c);
@@ -1020,7 +1043,10 @@ impl GpuAdaptation {
         match ahead {
             // Queued behind the smoothing, and run on the device by its decision.
             _ if smoothed.queued => {}
-            Some(recorded) if phases.is_none() => self.rt.submit(&self.adapt_plan, recorded)?,
+            Some(recorded) if phases.is_none() => {
+                self.rt
+                    .submit_timed(&self.adapt_plan, recorded, self.timer.as_ref())?
+            }
             _ => self.run(&self.adapt_plan, phases.as_deref_mut())?,
         }
         self.adapted.set(true);

@@ -39,8 +39,8 @@ use crate::args;
 use crate::error::{Error, Result};
 use crate::runtime::scan::PrefixSum;
 use crate::runtime::{
-    Arg, Buffer, ItemRange, Kernel, OwnedKernelSpec, Plan, PlanBuilder, Runtime, CAPACITY_CONSTANT,
-    WORKGROUP_SIZE,
+    Arg, Buffer, DeviceTimer, ItemRange, Kernel, OwnedKernelSpec, Plan, PlanBuilder, Runtime,
+    CAPACITY_CONSTANT, WORKGROUP_SIZE,
 };
 use crate::solver::dg::gpu::GpuDg;
 use crate::solver::smooth::layout::morton;
@@ -258,6 +258,8 @@ pub struct GpuReorder {
     counters: Buffer,
     /// Slots per half of `keys` and `order`.
     slot_capacity: usize,
+    /// Spans of device time around the untimed reorders ([`GpuReorder::set_timer`]).
+    timer: Option<DeviceTimer>,
 }
 
 /// The reorder's kernels (stem and constants) for `np` modes and `ne` slots: amr_morton,
@@ -368,14 +370,20 @@ impl GpuReorder {
             order,
             counters: tree.counters.clone(),
             slot_capacity: ne,
+            timer: None,
         })
+    }
+
+    /// Time every untimed reorder from now on as a span of `timer`; None stops it.
+    pub fn set_timer(&mut self, timer: Option<DeviceTimer>) {
+        self.timer = timer;
     }
 
     /// Reorder (queued); with `phases`, timed and added as "reorder" and "locality". The
     /// solution moves whole: register 0's high and low words ([`GpuDg::low_words`]).
     pub fn run(&self, phases: Option<&mut PhaseSeconds>) -> Result<()> {
         let Some(phases) = phases else {
-            return self.rt.queue(&self.plan, 1);
+            return self.rt.queue_timed(&self.plan, 1, self.timer.as_ref());
         };
         for (label, s) in self.rt.time(&self.plan, 1)?.entries() {
             match phases.iter_mut().find(|(l, _)| *l == label) {
