@@ -146,6 +146,8 @@ struct WallMedians {
     /// Medians of [`AdaptationWall`]'s parts over the same adaptations as `adapt`: first
     /// batch, host, second batch, and the later batch's extra time.
     parts: [f64; 4],
+    /// Median device time of the same adaptations' work (timestamps), when timed.
+    device: Option<f64>,
 }
 
 fn wall_medians(walls: &[AdaptationWall]) -> WallMedians {
@@ -196,6 +198,11 @@ fn wall_medians(walls: &[AdaptationWall]) -> WallMedians {
             of(|w| w.second_batch_seconds),
             of(|w| w.later_batch_seconds),
         ],
+        device: plain
+            .iter()
+            .map(|w| w.device_seconds)
+            .collect::<Option<Vec<f64>>>()
+            .map(|v| median(&v)),
     }
 }
 
@@ -337,6 +344,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                         "host": 1e6 * w.parts[1],
                         "second_batch": 1e6 * w.parts[2],
                         "later_batch": 1e6 * w.parts[3],
+                        "device_time": w.device.map(|s| 1e6 * s),
                     })),
                     "steps_between_us": walls.as_ref().map(|w| 1e6 * w.steps),
                     "added_readbacks_per_adaptation_max": walls.as_ref().map(|w| w.reads),
@@ -473,6 +481,13 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             1e6 * w.parts[2],
             1e6 * w.parts[3]
         );
+        if let Some(device) = w.device {
+            println!(
+                "the same adaptations' work on the device (timestamps around its plans, as a \
+                 run's report gives it): {:.1} us each, median",
+                1e6 * device
+            );
+        }
         if let Some(unchanged) = w.adapt_unchanged {
             println!(
                 "{} of the {} adaptations changed nothing and stopped after the smoothing: \

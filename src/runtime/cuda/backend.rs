@@ -84,6 +84,8 @@ impl Drop for PendingCopy {
 pub struct SpanEvents {
     pairs: Vec<(CudaEvent, CudaEvent)>,
     capacity: usize,
+    /// Events of drained spans, recorded again by later spans (none created per span).
+    free: Vec<CudaEvent>,
 }
 
 impl SpanEvents {
@@ -316,14 +318,24 @@ impl CudaDevice {
         SpanEvents {
             pairs: Vec::new(),
             capacity: capacity.max(1) as usize,
+            free: Vec::new(),
         }
     }
 
-    /// A timing event recorded on the stream behind the work queued so far.
-    fn timing_event(&self) -> Result<CudaEvent> {
-        self.stream()
-            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(driver_err("record a timing event"))
+    /// A timing event of `timer`'s (a free one, else a new one) recorded on the stream
+    /// behind the work queued so far.
+    fn timing_event(&self, timer: &mut SpanEvents) -> Result<CudaEvent> {
+        let event = match timer.free.pop() {
+            Some(event) => event,
+            None => self
+                .context()
+                .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(driver_err("create a timing event"))?,
+        };
+        event
+            .record(self.stream())
+            .map_err(driver_err("record a timing event"))?;
+        Ok(event)
     }
 
     /// Queue `repeats` runs of `plan` between the events of `timer`'s next span; false when
@@ -339,9 +351,9 @@ impl CudaDevice {
             return Ok(false);
         }
         self.bind()?;
-        let before = self.timing_event()?;
+        let before = self.timing_event(timer)?;
         self.queue(plan, repeats)?;
-        let after = self.timing_event()?;
+        let after = self.timing_event(timer)?;
         timer.pairs.push((before, after));
         Ok(true)
     }
@@ -349,19 +361,19 @@ impl CudaDevice {
     /// Seconds of each span of `timer` since its last drain (waits for their work).
     pub(crate) fn drain_spans(&self, timer: &mut SpanEvents) -> Result<Vec<f64>> {
         self.bind()?;
-        timer
-            .pairs
-            .drain(..)
-            .map(|(before, after)| {
-                after
-                    .synchronize()
-                    .map_err(driver_err("wait for a timing event (a kernel failed?)"))?;
-                before
-                    .elapsed_ms(&after)
-                    .map(|ms| f64::from(ms) * 1e-3)
-                    .map_err(driver_err("event time"))
-            })
-            .collect()
+        let pairs = std::mem::take(&mut timer.pairs);
+        let mut seconds = Vec::with_capacity(pairs.len());
+        for (before, after) in pairs {
+            after
+                .synchronize()
+                .map_err(driver_err("wait for a timing event (a kernel failed?)"))?;
+            let ms = before
+                .elapsed_ms(&after)
+                .map_err(driver_err("event time"))?;
+            seconds.push(f64::from(ms) * 1e-3);
+            timer.free.extend([before, after]);
+        }
+        Ok(seconds)
     }
 
     /// Queue a copy of `bytes` bytes at byte `offset` of `buffer` into page-locked memory

@@ -183,6 +183,10 @@ pub struct AdaptationWall {
     /// Whether this adaptation coarsened or refined anything (one that changed nothing stops
     /// after its smoothing).
     pub changed: bool,
+    /// The device time of the adaptation's work (its flags and smoothing, its kernels, a
+    /// reorder: [`AmrStats::device_seconds`]), read after the batch after it; None without
+    /// timestamps.
+    pub device_seconds: Option<f64>,
 }
 
 /// Seconds per step of each kernel group of a step, in step order ([`GpuDg::time_kernels`]).
@@ -610,6 +614,7 @@ impl Simulation {
             let (second, _) = self.bench_batch(steps, false)?;
             let readbacks = (rt.readbacks() - reads).saturating_sub(plain_reads);
             let (later, _) = self.bench_batch(steps, false)?;
+            let device_seconds = self.read_adaptation_device_time()?;
             grew = after.1 > before.1;
             out.push(AdaptationWall {
                 elements,
@@ -623,10 +628,22 @@ impl Simulation {
                 reordered: after.0 > before.0,
                 grew,
                 changed: after.2 == before.2,
+                device_seconds,
             });
         }
         self.sync_mesh()?;
         Ok(out)
+    }
+
+    /// The device time of the adaptation work queued since the last read (waits for it), or
+    /// None when it is not timed (no timestamps, or the host path).
+    fn read_adaptation_device_time(&mut self) -> Result<Option<f64>> {
+        let Some(amr) = self.amr.as_mut() else {
+            return Ok(None);
+        };
+        let (seconds, spans) = (amr.stats.device_seconds, amr.stats.device_spans);
+        amr.read_device_time()?;
+        Ok((amr.stats.device_spans > spans).then_some(amr.stats.device_seconds - seconds))
     }
 
     /// Surface-kernel seconds per step on the mesh as adapted, and on the same mesh with its
@@ -1325,9 +1342,7 @@ impl Simulation {
         if snapshots.vtu {
             files.push(out.join(COLLECTION));
         }
-        if let Some(amr) = self.amr.as_mut() {
-            amr.read_device_time()?;
-        }
+        self.read_adaptation_device_time()?;
         Ok(RunSummary {
             steps: self.steps,
             t: self.t,
