@@ -6,6 +6,7 @@
 //! times its adaptations' device work.
 
 use chromaflow::runtime::Runtime;
+use chromaflow::solver::dg::amr::driver::{DEVICE_TIMING_EVERY, DEVICE_TIMING_WARMUP};
 use chromaflow::solver::dg::amr::{AmrOptions, IndicatorField, ReorderPolicy};
 use chromaflow::solver::dg::{BoundaryKind, Case, Simulation, SimulationOptions, SnapshotOptions};
 use chromaflow::solver::RunControl;
@@ -132,11 +133,12 @@ fn device_adaptations_add_no_read_back_and_keep_two_to_one() {
     assert!(totals.iter().all(|v| v.is_finite()));
 }
 
-/// A run's device adaptations are timed on the device (lavapipe has timestamps): at least one
-/// span per adaptation for its flags and smoothing, one more for each that changed the mesh
-/// (its coarsening, refinement, compaction and connectivity) and one per reorder, every span
-/// inside the run's wall time. A plan queued untimed (the adaptation's, or a reorder) shows as
-/// a missing span.
+/// A run's device adaptations are timed on the device (lavapipe has timestamps). Timing every
+/// adaptation: at least one span per adaptation for its flags and smoothing, one more for each
+/// that changed the mesh (its coarsening, refinement, compaction and connectivity) and one per
+/// reorder, every span inside the run's wall time (a plan queued untimed, the adaptation's or
+/// a reorder, shows as a missing span). By default one adaptation in DEVICE_TIMING_EVERY after
+/// the DEVICE_TIMING_WARMUP that follow the trees' attach (one here).
 #[test]
 fn a_run_times_its_device_adaptations() {
     let rt = rt();
@@ -149,21 +151,37 @@ fn a_run_times_its_device_adaptations() {
         reorder: ReorderPolicy::Every(2),
         ..amr(3)
     });
-    let mut sim = Simulation::new(&case, &rt, &SimulationOptions::default()).expect("simulation");
-    let out = tempfile::tempdir().expect("tempdir");
-    let summary = sim
-        .run(
+    let run = |every: Option<usize>| {
+        let mut sim =
+            Simulation::new(&case, &rt, &SimulationOptions::default()).expect("simulation");
+        if let Some(every) = every {
+            sim.set_adaptation_timing(every);
+        }
+        let out = tempfile::tempdir().expect("tempdir");
+        sim.run(
             out.path(),
             &SnapshotOptions::default(),
             &RunControl::default(),
             |_, _| {},
         )
-        .expect("run");
+        .expect("run")
+    };
+    let sampled = run(None).amr.expect("an adaptive run's stats");
+    assert_eq!(sampled.setups, 1, "{sampled:?}");
+    assert_eq!(
+        sampled.device_timed,
+        (sampled.device_adaptations - DEVICE_TIMING_WARMUP).div_ceil(DEVICE_TIMING_EVERY),
+        "{sampled:?}"
+    );
+    let summary = run(Some(1));
     let a = summary.amr.expect("an adaptive run's stats");
+    assert_eq!(a.device_timed, a.device_adaptations - DEVICE_TIMING_WARMUP);
     let changed = a.device_adaptations - a.device_unchanged;
     assert!(changed >= 4 && a.reorders >= 2, "the shock moved: {a:?}");
+    // The untimed warm-up adaptations count at most 3 each on the right (a smoothing, a
+    // change, a reorder).
     assert!(
-        a.device_spans >= a.device_adaptations + changed + a.reorders,
+        a.device_spans + 3 * DEVICE_TIMING_WARMUP >= a.device_adaptations + changed + a.reorders,
         "{} spans for {} device adaptations, {changed} changing the mesh, {} reorders",
         a.device_spans,
         a.device_adaptations,

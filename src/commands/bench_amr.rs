@@ -3,6 +3,7 @@
 
 use crate::commands::GlobalArgs;
 use chromaflow::runtime::median;
+use chromaflow::solver::dg::amr::driver::DEVICE_TIMING_EVERY;
 use chromaflow::solver::dg::amr::gpu::PhaseSeconds;
 use chromaflow::solver::dg::amr::{AmrOptions, AmrStats, ReorderPolicy};
 use chromaflow::solver::dg::gpu::{Kernel, SurfaceLayout};
@@ -146,8 +147,10 @@ struct WallMedians {
     /// Medians of [`AdaptationWall`]'s parts over the same adaptations as `adapt`: first
     /// batch, host, second batch, and the later batch's extra time.
     parts: [f64; 4],
-    /// Median device time of the same adaptations' work (timestamps), when timed.
+    /// Median device time of the same adaptations' work (timestamps) over those a run times
+    /// (one in [`DEVICE_TIMING_EVERY`]), and how many those were.
     device: Option<f64>,
+    device_timed: usize,
 }
 
 fn wall_medians(walls: &[AdaptationWall]) -> WallMedians {
@@ -172,6 +175,7 @@ fn wall_medians(walls: &[AdaptationWall]) -> WallMedians {
         median(&plain.iter().map(|w| part(w)).collect::<Vec<_>>())
     };
     let adapt: Vec<f64> = steady.iter().map(|w| w.adapt_seconds).collect();
+    let device: Vec<f64> = plain.iter().filter_map(|w| w.device_seconds).collect();
     WallMedians {
         adapt: of(|w| w.adapt_seconds),
         changed: steady.len() - unchanged.len(),
@@ -198,11 +202,8 @@ fn wall_medians(walls: &[AdaptationWall]) -> WallMedians {
             of(|w| w.second_batch_seconds),
             of(|w| w.later_batch_seconds),
         ],
-        device: plain
-            .iter()
-            .map(|w| w.device_seconds)
-            .collect::<Option<Vec<f64>>>()
-            .map(|v| median(&v)),
+        device: (!device.is_empty()).then(|| median(&device)),
+        device_timed: device.len(),
     }
 }
 
@@ -484,7 +485,10 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         if let Some(device) = w.device {
             println!(
                 "the same adaptations' work on the device (timestamps around its plans, as a \
-                 run's report gives it): {:.1} us each, median",
+                 run's report gives it, on the {} of them a run times, one in {}): {:.1} us \
+                 each, median",
+                w.device_timed,
+                DEVICE_TIMING_EVERY,
                 1e6 * device
             );
         }

@@ -396,16 +396,20 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
 /// What the device adaptations' work took on the device (flags, smoothing, the adaptation's
 /// kernels, reorders: [`AmrStats::device_seconds`]) against the run's `wall` seconds.
 fn device_time_line(a: &AmrStats, wall: f64) -> String {
-    if a.device_spans == 0 {
+    if a.device_timed == 0 {
         return "adaptation on the device: not timed (the adapter has no timestamps)".into();
     }
+    let each = a.device_seconds / a.device_timed as f64;
+    let all = each * a.device_adaptations as f64;
     format!(
-        "adaptation on the device: {:.3} s, {:.1}% of the run, {:.1} us per adaptation (the \
-         device time of its flags, smoothing, kernels and reorders; bench amr measures what \
-         an adaptation adds to a run's time)",
-        a.device_seconds,
-        100.0 * a.device_seconds / wall.max(1e-12),
-        1e6 * a.device_seconds / a.device_adaptations.max(1) as f64
+        "adaptation on the device: {:.1} us per adaptation (the device time of its flags, \
+         smoothing, kernels and reorder, timed on {} of the {} adaptations), about {:.3} s in \
+         all, {:.1}% of the run (bench amr measures what an adaptation adds to a run's time)",
+        1e6 * each,
+        a.device_timed,
+        a.device_adaptations,
+        all,
+        100.0 * all / wall.max(1e-12)
     )
 }
 

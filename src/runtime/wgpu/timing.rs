@@ -162,12 +162,25 @@ impl SpanTimer {
         &mut self,
         ctx: &GpuContext,
     ) -> Option<(wgpu::CommandBuffer, wgpu::CommandBuffer)> {
+        let (before, after) = self.next_indices()?;
+        Some((self.mark(ctx, before), self.mark(ctx, after)))
+    }
+
+    /// The next span's two timestamp indices, for an encoder that writes them itself
+    /// ([`SpanTimer::write`]); None when full.
+    pub fn next_indices(&mut self) -> Option<(u32, u32)> {
         if self.is_full() {
             return None;
         }
         let i = self.used;
         self.used += 1;
-        Some((self.mark(ctx, 2 * i), self.mark(ctx, 2 * i + 1)))
+        Some((2 * i, 2 * i + 1))
+    }
+
+    /// Write timestamp `index` into `encoder` at this point (TIMESTAMP_QUERY_INSIDE_ENCODERS:
+    /// no command buffer or pass of its own).
+    pub fn write(&self, encoder: &mut wgpu::CommandEncoder, index: u32) {
+        encoder.write_timestamp(&self.set, index);
     }
 
     /// An empty compute pass that writes timestamp `index` as it begins.

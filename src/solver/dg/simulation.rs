@@ -184,8 +184,8 @@ pub struct AdaptationWall {
     /// after its smoothing).
     pub changed: bool,
     /// The device time of the adaptation's work (its flags and smoothing, its kernels, a
-    /// reorder: [`AmrStats::device_seconds`]), read after the batch after it; None without
-    /// timestamps.
+    /// reorder: [`AmrStats::device_seconds`]), read after the batch after it; None when it
+    /// was not timed (no timestamps, or not one of the adaptations a run times).
     pub device_seconds: Option<f64>,
 }
 
@@ -633,6 +633,14 @@ impl Simulation {
         }
         self.sync_mesh()?;
         Ok(out)
+    }
+
+    /// Time the device work of one adaptation in `every` (0: none); a run times one in
+    /// [`crate::solver::dg::amr::driver::DEVICE_TIMING_EVERY`] by default.
+    pub fn set_adaptation_timing(&mut self, every: usize) {
+        if let Some(amr) = self.amr.as_mut() {
+            amr.set_device_timing(every);
+        }
     }
 
     /// The device time of the adaptation work queued since the last read (waits for it), or

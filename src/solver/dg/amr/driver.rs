@@ -145,9 +145,12 @@ pub struct AmrStats {
     /// ([`crate::runtime::DeviceTimer`]), and the spans read. Queued behind the steps, that
     /// work is not in [`AmrStats::seconds`] (the host's time in the adaptation calls) but in the
     /// run's stepping time, where it is what the adaptation costs the device; 0 without
-    /// timestamps and on the host path.
+    /// timestamps and on the host path. Only one device adaptation in
+    /// [`DEVICE_TIMING_EVERY`] is timed (timestamps cost a few µs of device time each):
+    /// `device_timed` of them.
     pub device_seconds: f64,
     pub device_spans: usize,
+    pub device_timed: usize,
 }
 
 impl AmrStats {
@@ -190,9 +193,22 @@ pub struct Adaptivity {
     /// line could order differently from a run never stopped.
     frame: Option<MortonFrame>,
     /// Spans of the device adaptations' untimed work ([`AmrStats::device_seconds`]), from the
-    /// first attach (None without timestamps).
+    /// first attach (None without timestamps), and which adaptations it times: one in
+    /// `timing_every` (0: none).
     timer: Option<DeviceTimer>,
+    timing_every: usize,
+    /// Device adaptations since the trees last went to the device.
+    since_attach: usize,
 }
+
+/// A run times the device work of one adaptation in this many: timestamps around its plans
+/// cost a few µs of device time each (about 7 µs an adaptation on an H200 at 33k elements,
+/// BENCHMARKS.md session 23), which the others are spared.
+pub const DEVICE_TIMING_EVERY: usize = 8;
+/// Adaptations after the trees go to the device that are never timed: their plans' first
+/// queues pay one-time costs (on CUDA the second queue of a plan captures its graph, host work
+/// the device would wait on inside the span).
+pub const DEVICE_TIMING_WARMUP: usize = 2;
 
 /// Spans a device timer holds between two reads: read when fewer than
 /// [`SPANS_PER_ADAPTATION`] are left, so no adaptation's work goes untimed.
@@ -240,7 +256,24 @@ impl Adaptivity {
             host_stale: false,
             frame: None,
             timer: None,
+            timing_every: DEVICE_TIMING_EVERY,
+            since_attach: 0,
         })
+    }
+
+    /// Time the device work of one adaptation in `every` (0: none; the default is
+    /// [`DEVICE_TIMING_EVERY`]).
+    pub fn set_device_timing(&mut self, every: usize) {
+        self.timing_every = every;
+    }
+
+    /// Whether the next device adaptation is timed: one in `timing_every` after the
+    /// [`DEVICE_TIMING_WARMUP`] that follow each attach.
+    fn times_next(&self) -> bool {
+        let k = self.since_attach;
+        self.timing_every > 0
+            && k >= DEVICE_TIMING_WARMUP
+            && (k - DEVICE_TIMING_WARMUP) % self.timing_every == 0
     }
 
     /// Levels of the active elements, by slot.
@@ -391,7 +424,10 @@ impl Adaptivity {
         due_steps: u32,
     ) -> Result<Option<([f32; CLOCK_WORDS], Smoothed)>> {
         match &self.device {
-            Some(device) if !self.options.on_host => Ok(Some(device.smooth_with_clock(due_steps)?)),
+            Some(device) if !self.options.on_host => {
+                device.time_next(self.times_next());
+                Ok(Some(device.smooth_with_clock(due_steps)?))
+            }
             _ => Ok(None),
         }
     }
@@ -418,6 +454,7 @@ impl Adaptivity {
         self.read_device_time()?;
         self.device = None;
         self.reorder = None;
+        self.since_attach = 0;
         self.stats.setups += 1;
         let options = GpuAdaptOptions {
             field: self.options.field,
@@ -541,6 +578,7 @@ impl Adaptivity {
         let smoothed = match smoothed {
             Some(queued) if !timed || queued.ran_ahead() => queued,
             _ => {
+                device.time_next(self.times_next());
                 device.compute_flags(timing.as_deref_mut())?;
                 device.smooth(timing.as_deref_mut())?
             }
@@ -577,6 +615,7 @@ impl Adaptivity {
                     .due(self.since_reorder, far, self.far_baseline)
             {
                 let started = Instant::now();
+                reorder.time_next(device.timing());
                 reorder.run(timing)?;
                 self.far_baseline = BASELINE_PENDING;
                 self.stats.reorders += 1;
@@ -584,6 +623,9 @@ impl Adaptivity {
                 self.since_reorder = 0;
             }
         }
+        self.stats.device_timed += usize::from(device.timing());
+        device.time_next(false);
+        self.since_attach += 1;
         self.stats.adaptations += 1;
         self.stats.refined += report.counts.refined;
         self.stats.coarsened += report.counts.coarsened;

@@ -302,8 +302,10 @@ pub struct GpuAdaptation {
     adapt_ahead: std::cell::RefCell<Option<Recorded>>,
     /// Launches of each phase ([`GpuAdaptation::launches`]).
     launches: Vec<(&'static str, usize)>,
-    /// Spans of device time around the untimed plans queued (the run's, [`Self::set_timer`]).
+    /// Spans of device time around the untimed plans queued while `timing` is on (the run's,
+    /// [`Self::set_timer`], [`Self::time_next`]).
     timer: Option<DeviceTimer>,
+    timing: std::cell::Cell<bool>,
 }
 
 /// Launches of each phase of the adaptation as the plans record them.
@@ -786,18 +788,34 @@ impl GpuAdaptation {
             adapted: std::cell::Cell::new(false),
             queue_ahead: std::cell::Cell::new(true),
             timer: None,
+            timing: std::cell::Cell::new(false),
         })
     }
 
-    /// Time every plan queued untimed from now on as a span of `timer` (the device time of a
-    /// run's adaptations: [`super::AmrStats::device_seconds`]); None stops it.
+    /// The timer of the plans queued untimed while timing is on ([`Self::time_next`]): the
+    /// device time of a run's adaptations ([`super::AmrStats::device_seconds`]).
     pub fn set_timer(&mut self, timer: Option<DeviceTimer>) {
         self.timer = timer;
     }
 
-    /// Queue `plan` once, a span of the timer when there is one.
+    /// Whether the plans queued from now on (the next adaptation's) are spans of the timer.
+    pub fn time_next(&self, on: bool) {
+        self.timing.set(on);
+    }
+
+    /// Whether the plans queued now are timed (a timer and timing on).
+    pub fn timing(&self) -> bool {
+        self.timing.get() && self.timer.is_some()
+    }
+
+    /// The timer when the plans queued now are timed.
+    fn timer(&self) -> Option<&DeviceTimer> {
+        self.timer.as_ref().filter(|_| self.timing.get())
+    }
+
+    /// Queue `plan` once, a span of the timer when timing.
     fn queue(&self, plan: &Plan) -> Result<()> {
-        self.rt.queue_timed(plan, 1, self.timer.as_ref())
+        self.rt.queue_timed(plan, 1, self.timer())
     }
 
     /// Seconds of the timer's spans since it was last drained (waits for their work); none
@@ -1045,7 +1063,7 @@ impl GpuAdaptation {
             _ if smoothed.queued => {}
             Some(recorded) if phases.is_none() => {
                 self.rt
-                    .submit_timed(&self.adapt_plan, recorded, self.timer.as_ref())?
+                    .submit_timed(&self.adapt_plan, recorded, self.timer())?
             }
             _ => self.run(&self.adapt_plan, phases.as_deref_mut())?,
         }

@@ -258,8 +258,10 @@ pub struct GpuReorder {
     counters: Buffer,
     /// Slots per half of `keys` and `order`.
     slot_capacity: usize,
-    /// Spans of device time around the untimed reorders ([`GpuReorder::set_timer`]).
+    /// Spans of device time around the untimed reorders while timing is on
+    /// ([`GpuReorder::set_timer`], [`GpuReorder::time_next`]).
     timer: Option<DeviceTimer>,
+    timing: std::cell::Cell<bool>,
 }
 
 /// The reorder's kernels (stem and constants) for `np` modes and `ne` slots: amr_morton,
@@ -371,19 +373,26 @@ impl GpuReorder {
             counters: tree.counters.clone(),
             slot_capacity: ne,
             timer: None,
+            timing: std::cell::Cell::new(false),
         })
     }
 
-    /// Time every untimed reorder from now on as a span of `timer`; None stops it.
+    /// The timer of the reorders queued untimed while timing is on.
     pub fn set_timer(&mut self, timer: Option<DeviceTimer>) {
         self.timer = timer;
+    }
+
+    /// Whether the next reorders queued are spans of the timer.
+    pub fn time_next(&self, on: bool) {
+        self.timing.set(on);
     }
 
     /// Reorder (queued); with `phases`, timed and added as "reorder" and "locality". The
     /// solution moves whole: register 0's high and low words ([`GpuDg::low_words`]).
     pub fn run(&self, phases: Option<&mut PhaseSeconds>) -> Result<()> {
         let Some(phases) = phases else {
-            return self.rt.queue_timed(&self.plan, 1, self.timer.as_ref());
+            let timer = self.timer.as_ref().filter(|_| self.timing.get());
+            return self.rt.queue_timed(&self.plan, 1, timer);
         };
         for (label, s) in self.rt.time(&self.plan, 1)?.entries() {
             match phases.iter_mut().find(|(l, _)| *l == label) {
