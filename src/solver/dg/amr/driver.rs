@@ -202,7 +202,7 @@ pub struct Adaptivity {
 }
 
 /// A run times the device work of one adaptation in this many: timestamps around its plans
-/// cost a few µs of device time each (about 7 µs an adaptation on an H200 at 33k elements,
+/// cost a few µs of device time each (3-8 µs an adaptation on an H200 at 33k elements,
 /// BENCHMARKS.md session 23), which the others are spared.
 pub const DEVICE_TIMING_EVERY: usize = 8;
 /// Adaptations after the trees go to the device that are never timed: their plans' first
