@@ -15,6 +15,7 @@ use chromaflow::order::{prepare, Ordering, PrepareOptions};
 use chromaflow::output::write_json_atomic;
 use chromaflow::runtime::bandwidth::copy_bandwidth;
 use chromaflow::runtime::BackendKind;
+use chromaflow::solver::dg::amr::driver::{DEVICE_TIMING_EVERY, DEVICE_TIMING_WARMUP};
 use chromaflow::solver::dg::amr::{AmrOptions, AmrStats, IndicatorField, ReorderPolicy};
 use chromaflow::solver::dg::bench::{
     bench_one, ordering_variants, BenchRow, BenchSetup, COPY_SAMPLES, SURFACE_BYTES_MODEL,
@@ -356,7 +357,10 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                 },
             );
             if a.device_adaptations > 0 {
-                eprintln!("dg: {}", device_time_line(&a, secs));
+                eprintln!(
+                    "dg: {}",
+                    device_time_line(&a, secs, backend.has_timestamps())
+                );
             }
             if let Some(policy) = case.amr.filter(|o| !o.on_host).map(|o| o.reorder) {
                 eprintln!(
@@ -395,9 +399,16 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
 
 /// What the device adaptations' work took on the device (flags, smoothing, the adaptation's
 /// kernels, reorders: [`AmrStats::device_seconds`]) against the run's `wall` seconds.
-fn device_time_line(a: &AmrStats, wall: f64) -> String {
-    if a.device_timed == 0 {
+fn device_time_line(a: &AmrStats, wall: f64, timestamps: bool) -> String {
+    if !timestamps {
         return "adaptation on the device: not timed (the adapter has no timestamps)".into();
+    }
+    if a.device_timed == 0 {
+        return format!(
+            "adaptation on the device: not timed (a run times one adaptation in {} after the \
+             first {} on the device; this one had {})",
+            DEVICE_TIMING_EVERY, DEVICE_TIMING_WARMUP, a.device_adaptations
+        );
     }
     let each = a.device_seconds / a.device_timed as f64;
     let all = each * a.device_adaptations as f64;

@@ -783,15 +783,6 @@ impl DeviceTimer {
     pub fn is_empty(&self) -> Result<bool> {
         Ok(self.len()? == 0)
     }
-
-    /// Whether the next span would pass the capacity (work queued then goes untimed).
-    pub fn is_full(&self) -> Result<bool> {
-        Ok(match &*self.lock()? {
-            TimerSpans::Wgpu(t) => t.is_full(),
-            #[cfg(feature = "cuda")]
-            TimerSpans::Cuda(t) => t.is_full(),
-        })
-    }
 }
 
 /// The byte offset and length of a read-back of `count` elements of `T` from element `first`
@@ -1354,8 +1345,10 @@ impl Runtime {
     }
 
     /// [`Runtime::queue`], the work a span of `timer` when one is given (untimed when the
-    /// timer is full: see [`DeviceTimer::is_full`]). The plan's launches go in one submission
-    /// on wgpu (meant for a short plan), so the host records them all before the device starts.
+    /// timer already holds the spans it was made for: drain it before). On wgpu the plan's own
+    /// first and last command buffers write the timestamps where encoders can
+    /// (TIMESTAMP_QUERY_INSIDE_ENCODERS), else two command buffers of their own go in one
+    /// submission with the plan's, recorded whole first.
     pub fn queue_timed(
         &self,
         plan: &Plan,

@@ -101,10 +101,11 @@ impl PassTimer {
 }
 
 /// Spans of device time around submitted work, read long after ([`crate::runtime::DeviceTimer`]
-/// on wgpu): span i is timestamps 2i (before the work) and 2i + 1 (after it), each written by an
-/// empty compute pass at the bottom of the pipe, i.e. once everything submitted before it is
-/// done. The passes go in the same submission as the work, so a span costs no submission of its
-/// own; the timestamps are resolved and read back all at once ([`SpanTimer::resolve`]).
+/// on wgpu): span i is timestamps 2i (before the work) and 2i + 1 (after it), each written at
+/// the bottom of the pipe, i.e. once everything submitted before it is done, by the work's own
+/// command buffers ([`SpanTimer::write`]) or by an empty compute pass in a command buffer of its
+/// own in the work's submission ([`SpanTimer::next_span`]), so a span costs no submission of
+/// its own; the timestamps are resolved and read back all at once ([`SpanTimer::resolve`]).
 pub struct SpanTimer {
     set: wgpu::QuerySet,
     resolve: wgpu::Buffer,
