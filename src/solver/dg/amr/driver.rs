@@ -425,7 +425,7 @@ impl Adaptivity {
     ) -> Result<Option<([f32; CLOCK_WORDS], Smoothed)>> {
         match &self.device {
             Some(device) if !self.options.on_host => {
-                device.time_next(self.times_next());
+                device.timer().time_next(self.times_next());
                 Ok(Some(device.smooth_with_clock(due_steps)?))
             }
             _ => Ok(None),
@@ -578,7 +578,7 @@ impl Adaptivity {
         let smoothed = match smoothed {
             Some(queued) if !timed || queued.ran_ahead() => queued,
             _ => {
-                device.time_next(self.times_next());
+                device.timer().time_next(self.times_next());
                 device.compute_flags(timing.as_deref_mut())?;
                 device.smooth(timing.as_deref_mut())?
             }
@@ -615,7 +615,7 @@ impl Adaptivity {
                     .due(self.since_reorder, far, self.far_baseline)
             {
                 let started = Instant::now();
-                reorder.time_next(device.timing());
+                reorder.timer().time_next(device.timer().timing());
                 reorder.run(timing)?;
                 self.far_baseline = BASELINE_PENDING;
                 self.stats.reorders += 1;
@@ -623,8 +623,8 @@ impl Adaptivity {
                 self.since_reorder = 0;
             }
         }
-        self.stats.device_timed += usize::from(device.timing());
-        device.time_next(false);
+        self.stats.device_timed += usize::from(device.timer().timing());
+        device.timer().time_next(false);
         self.since_attach += 1;
         self.stats.adaptations += 1;
         self.stats.refined += report.counts.refined;

@@ -302,10 +302,51 @@ pub struct GpuAdaptation {
     adapt_ahead: std::cell::RefCell<Option<Recorded>>,
     /// Launches of each phase ([`GpuAdaptation::launches`]).
     launches: Vec<(&'static str, usize)>,
-    /// Spans of device time around the untimed plans queued while `timing` is on (the run's,
-    /// [`Self::set_timer`], [`Self::time_next`]).
+    /// Spans of device time around the untimed plans queued while timing is on (the run's,
+    /// [`Self::set_timer`]).
+    timer: SwitchedTimer,
+}
+
+/// A run's device timer ([`super::AmrStats::device_seconds`]) and whether the plans queued now
+/// are its spans: a run times one adaptation in [`super::driver::DEVICE_TIMING_EVERY`].
+#[derive(Default)]
+pub struct SwitchedTimer {
     timer: Option<DeviceTimer>,
-    timing: std::cell::Cell<bool>,
+    on: std::cell::Cell<bool>,
+}
+
+impl SwitchedTimer {
+    /// `timer`, off.
+    pub fn new(timer: Option<DeviceTimer>) -> SwitchedTimer {
+        SwitchedTimer {
+            timer,
+            on: std::cell::Cell::new(false),
+        }
+    }
+
+    /// Whether the plans queued from now on are timed.
+    pub fn time_next(&self, on: bool) {
+        self.on.set(on);
+    }
+
+    /// Whether the plans queued now are timed (a timer, and timing on).
+    pub fn timing(&self) -> bool {
+        self.active().is_some()
+    }
+
+    /// The timer when the plans queued now are timed.
+    pub fn active(&self) -> Option<&DeviceTimer> {
+        self.timer.as_ref().filter(|_| self.on.get())
+    }
+
+    /// Seconds of the timer's spans since it was last drained (waits for their work); none
+    /// without a timer.
+    pub fn drain(&self, rt: &Runtime) -> Result<Vec<f64>> {
+        match &self.timer {
+            Some(timer) => rt.drain_timer(timer),
+            None => Ok(Vec::new()),
+        }
+    }
 }
 
 /// Launches of each phase of the adaptation as the plans record them.
@@ -787,44 +828,28 @@ impl GpuAdaptation {
             bounds,
             adapted: std::cell::Cell::new(false),
             queue_ahead: std::cell::Cell::new(true),
-            timer: None,
-            timing: std::cell::Cell::new(false),
+            timer: SwitchedTimer::default(),
         })
     }
 
-    /// The timer of the plans queued untimed while timing is on ([`Self::time_next`]): the
-    /// device time of a run's adaptations ([`super::AmrStats::device_seconds`]).
+    /// Time the plans queued untimed while timing is on ([`Self::timer`]) as spans of `timer`.
     pub fn set_timer(&mut self, timer: Option<DeviceTimer>) {
-        self.timer = timer;
+        self.timer = SwitchedTimer::new(timer);
     }
 
-    /// Whether the plans queued from now on (the next adaptation's) are spans of the timer.
-    pub fn time_next(&self, on: bool) {
-        self.timing.set(on);
+    /// The run's timer of this adaptation's plans, and whether they are timed now.
+    pub fn timer(&self) -> &SwitchedTimer {
+        &self.timer
     }
 
-    /// Whether the plans queued now are timed (a timer and timing on).
-    pub fn timing(&self) -> bool {
-        self.timing.get() && self.timer.is_some()
-    }
-
-    /// The timer when the plans queued now are timed.
-    fn timer(&self) -> Option<&DeviceTimer> {
-        self.timer.as_ref().filter(|_| self.timing.get())
+    /// Seconds of the timer's spans since it was last drained (waits for their work).
+    pub fn drain_timer(&self) -> Result<Vec<f64>> {
+        self.timer.drain(&self.rt)
     }
 
     /// Queue `plan` once, a span of the timer when timing.
     fn queue(&self, plan: &Plan) -> Result<()> {
-        self.rt.queue_timed(plan, 1, self.timer())
-    }
-
-    /// Seconds of the timer's spans since it was last drained (waits for their work); none
-    /// without a timer.
-    pub fn drain_timer(&self) -> Result<Vec<f64>> {
-        match &self.timer {
-            Some(timer) => self.rt.drain_timer(timer),
-            None => Ok(Vec::new()),
-        }
+        self.rt.queue_timed(plan, 1, self.timer.active())
     }
 
     /// Run `plan`; with `phases`, timed (device times where the device has timestamps, else
@@ -1063,7 +1088,7 @@ impl GpuAdaptation {
             _ if smoothed.queued => {}
             Some(recorded) if phases.is_none() => {
                 self.rt
-                    .submit_timed(&self.adapt_plan, recorded, self.timer())?
+                    .submit_timed(&self.adapt_plan, recorded, self.timer.active())?
             }
             _ => self.run(&self.adapt_plan, phases.as_deref_mut())?,
         }

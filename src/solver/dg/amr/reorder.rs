@@ -31,7 +31,7 @@
 //! right after the last reorder is about a 10% slower surface kernel: the policy
 //! [`ReorderPolicy::Auto`] reorders then.
 
-use super::gpu::{GpuAdaptation, PhaseSeconds};
+use super::gpu::{GpuAdaptation, PhaseSeconds, SwitchedTimer};
 use super::locality::{self, params};
 pub use super::locality::{far_faces, MortonFrame, ReorderParams, FAR_SLOTS};
 use super::tree::{AdaptiveMesh, FlatTree};
@@ -259,9 +259,8 @@ pub struct GpuReorder {
     /// Slots per half of `keys` and `order`.
     slot_capacity: usize,
     /// Spans of device time around the untimed reorders while timing is on
-    /// ([`GpuReorder::set_timer`], [`GpuReorder::time_next`]).
-    timer: Option<DeviceTimer>,
-    timing: std::cell::Cell<bool>,
+    /// ([`GpuReorder::set_timer`]).
+    timer: SwitchedTimer,
 }
 
 /// The reorder's kernels (stem and constants) for `np` modes and `ne` slots: amr_morton,
@@ -372,27 +371,26 @@ impl GpuReorder {
             order,
             counters: tree.counters.clone(),
             slot_capacity: ne,
-            timer: None,
-            timing: std::cell::Cell::new(false),
+            timer: SwitchedTimer::default(),
         })
     }
 
-    /// The timer of the reorders queued untimed while timing is on.
+    /// Time the reorders queued untimed while timing is on ([`Self::timer`]) as spans of
+    /// `timer`.
     pub fn set_timer(&mut self, timer: Option<DeviceTimer>) {
-        self.timer = timer;
+        self.timer = SwitchedTimer::new(timer);
     }
 
-    /// Whether the next reorders queued are spans of the timer.
-    pub fn time_next(&self, on: bool) {
-        self.timing.set(on);
+    /// The run's timer of the reorders, and whether they are timed now.
+    pub fn timer(&self) -> &SwitchedTimer {
+        &self.timer
     }
 
     /// Reorder (queued); with `phases`, timed and added as "reorder" and "locality". The
     /// solution moves whole: register 0's high and low words ([`GpuDg::low_words`]).
     pub fn run(&self, phases: Option<&mut PhaseSeconds>) -> Result<()> {
         let Some(phases) = phases else {
-            let timer = self.timer.as_ref().filter(|_| self.timing.get());
-            return self.rt.queue_timed(&self.plan, 1, timer);
+            return self.rt.queue_timed(&self.plan, 1, self.timer.active());
         };
         for (label, s) in self.rt.time(&self.plan, 1)?.entries() {
             match phases.iter_mut().find(|(l, _)| *l == label) {
