@@ -210,8 +210,8 @@ pub const DEVICE_TIMING_EVERY: usize = 8;
 /// the device would wait on inside the span).
 pub const DEVICE_TIMING_WARMUP: usize = 2;
 
-/// Spans a device timer holds between two reads: read when fewer than
-/// [`SPANS_PER_ADAPTATION`] are left, so no adaptation's work goes untimed.
+/// Spans a device timer holds between two reads: read when fewer than two adaptations'
+/// ([`SPANS_PER_ADAPTATION`] each) are left, so no timed adaptation's work goes untimed.
 const TIMER_SPANS: u32 = 256;
 /// The most spans one device adaptation takes: its flags, its smoothing (or the two as one),
 /// the adaptation and a reorder.
