@@ -732,6 +732,19 @@ pub struct Recorded {
     commands: RecordedCommands,
 }
 
+impl Recorded {
+    /// Error unless this was recorded of `plan` (checked by its launch count).
+    fn check(&self, plan: &Plan) -> Result<()> {
+        if self.launches != plan.launches {
+            return Err(Error::Invalid(format!(
+                "submit: the recorded work has {} launches per run, the plan {}",
+                self.launches, plan.launches
+            )));
+        }
+        Ok(())
+    }
+}
+
 enum RecordedCommands {
     Wgpu(Vec<::wgpu::CommandBuffer>),
     #[cfg(feature = "cuda")]
@@ -1311,12 +1324,7 @@ impl Runtime {
     /// Submit what [`Runtime::record`] recorded of `plan` (the same plan: checked by its
     /// launch count); does not wait.
     pub fn submit(&self, plan: &Plan, recorded: Recorded) -> Result<()> {
-        if recorded.launches != plan.launches {
-            return Err(Error::Invalid(format!(
-                "submit: the recorded work has {} launches per run, the plan {}",
-                recorded.launches, plan.launches
-            )));
-        }
+        recorded.check(plan)?;
         match (&*self.device, recorded.commands) {
             (Device::Wgpu(d), RecordedCommands::Wgpu(buffers)) => {
                 d.submit(buffers);
@@ -1382,24 +1390,20 @@ impl Runtime {
         let Some(timer) = timer else {
             return self.submit(plan, recorded);
         };
+        recorded.check(plan)?;
         match (&*self.device, recorded.commands, &mut *timer.lock()?) {
-            (Device::Wgpu(d), RecordedCommands::Wgpu(buffers), TimerSpans::Wgpu(t))
-                if recorded.launches == plan.launches =>
-            {
+            (Device::Wgpu(d), RecordedCommands::Wgpu(buffers), TimerSpans::Wgpu(t)) => {
                 d.submit_timed(buffers, t);
                 Ok(())
             }
             #[cfg(feature = "cuda")]
-            (Device::Cuda(d), RecordedCommands::OnSubmit { repeats }, TimerSpans::Cuda(t))
-                if recorded.launches == plan.launches =>
-            {
+            (Device::Cuda(d), RecordedCommands::OnSubmit { repeats }, TimerSpans::Cuda(t)) => {
                 d.queue_timed(plan, repeats, t).map(|_| ())
             }
-            _ => Err(Error::Invalid(format!(
-                "submit_timed: the recorded work ({} launches per run) is not this plan's ({}) \
-                 on this backend and timer",
-                recorded.launches, plan.launches
-            ))),
+            #[cfg(feature = "cuda")]
+            _ => Err(Error::Invalid(
+                "submit_timed: the work or the timer is of another backend".into(),
+            )),
         }
     }
 

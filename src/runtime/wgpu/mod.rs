@@ -763,7 +763,7 @@ impl WgpuDevice {
         timer: &mut SpanTimer,
     ) -> bool {
         let Some((before, after)) = timer.next_span(&self.ctx) else {
-            self.ctx.queue.submit(buffers);
+            self.submit(buffers);
             return false;
         };
         self.ctx.queue.submit(
@@ -809,12 +809,10 @@ impl WgpuDevice {
         if spans == 0 {
             return Ok(Vec::new());
         }
-        // The staging pool is not locked while waiting (as `read`).
         let pending = self
             .readback()?
             .start(&self.ctx, timer.resolved(), 0, 16 * spans as u64)?;
-        let (ticks, staging) = pending.wait::<u64>(&self.ctx)?;
-        self.readback()?.recycle(staging);
+        let ticks: Vec<u64> = self.finish_read(pending)?;
         Ok(timer.seconds(&ticks))
     }
 
