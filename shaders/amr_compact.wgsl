@@ -2,7 +2,7 @@
 // #include "common/amr_tree.wgsl"
 
 // In-place compaction (GK19 Algorithm 4; AdaptiveMesh::compact in src/solver/dg/amr/tree.rs),
-// one thread per slot, after amr_scan 2 numbered the holes below the new active count n and
+// one thread per slot, after amr_scan 1 numbered the holes below the new active count n and
 // the occupied slots at or past it (the two sets are equally large; holes first), phase
 // range.pad:
 //   0: hole number j, in slot order, is listed at holes[j];
@@ -39,7 +39,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     // with the kernel's first loads, not before them).
     let runs = counters[C_DECISION] == ADAPT_RUNS;
     // The new count n and the slots in use, from the counts the adaptation started with (the
-    // active count changes after compaction, in amr_scan 3).
+    // active count changes after compaction, in amr_scan 2).
     let bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
     let slot = slots[p];
     if (!runs) {

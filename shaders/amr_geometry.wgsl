@@ -16,7 +16,7 @@
 //   active count, as the other per-slot arrays; below it they are what coarsening (zero for a
 //   parent), refinement (zero for the children) and compaction (moved with the high words)
 //   left, so an element the adaptation did not touch keeps its pairs whole.
-// The new active count is counters[C_NEW_ACTIVE] (amr_scan 3 stores it as the active count
+// The new active count is counters[C_NEW_ACTIVE] (amr_scan 2 stores it as the active count
 // after the face scan).
 
 override NP: u32 = 1u;

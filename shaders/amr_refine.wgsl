@@ -2,12 +2,14 @@
 // #include "common/amr_tree.wgsl"
 
 // Refinement, one thread per slot flagged +1, refined element number k in slot order
-// (AdaptiveMesh::refine and split_edge in src/solver/dg/amr/tree.rs). A side whose edge amr_split
-// marked is split here: split edge number j (amr_scan 1) takes the ring's j-th split block or
-// new ids past the ring's length, its halves get colors c and (c + K) mod 2K; the side that
-// writes them (side 0 when it refines, else side 1: split_sides) writes their records, the
-// edge's child link and, when the other side does not refine, clears the other side's entries
-// of the halves. The four children C0..C3 (corners at
+// (AdaptiveMesh::refine and split_edge in src/solver/dg/amr/tree.rs). A side whose edge amr_mark
+// marked is split here: split edge number j (amr_scan 0's fourth part) takes the ring's j-th
+// split block or new ids past the ring's length, its halves get colors c and (c + K) mod 2K;
+// the side that writes them (side 0 when it refines, else side 1: split_sides) writes their
+// records, the edge's child link and, when the other side does not refine, clears the other
+// side's entries of the halves. The rings' lengths count the blocks amr_coarsen freed into
+// them (amr_scan 1 adds them to the counters after this phase). The four children C0..C3
+// (corners at
 // v0, v1, v2, then the centre one) take the ring's k-th element block or new ids; C0 takes
 // the parent's slot, C1..C3 holes 3k .. 3k + 2 left by coarsening, then new slots past the
 // active ones. Child c gets c^c_k = sum_m W^c_km c^P_m (exact), computed after the workgroup's
@@ -37,14 +39,11 @@ override SCRATCH: u32 = 4u;
 @group(0) @binding(12) var<storage, read> weights: array<f32>;
 // The marks' scan's block offsets (amr_scan 0 leaves them for the reader to add).
 @group(0) @binding(13) var<storage, read> block_offsets: array<u32>;
-// amr_split's sides that refine per edge, and the split edges' numbers (amr_scan 1: the
-// block prefixes and the block offsets).
+// amr_mark's sides that refine per edge (NONE: not split).
 @group(0) @binding(14) var<storage, read> split_sides: array<u32>;
-@group(0) @binding(15) var<storage, read> split_numbers: array<u32>;
-@group(0) @binding(16) var<storage, read> split_offsets: array<u32>;
 // Register 0's low words (the solver's double-float pairs), 4 NP rows of NE: the children's
 // are zero (their projections are in the high words).
-@group(0) @binding(17) var<storage, read_write> regs_lo: array<f32>;
+@group(0) @binding(15) var<storage, read_write> regs_lo: array<f32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -59,9 +58,16 @@ fn number(i: u32) -> u32 {
     return marks_scan[i] + block_offsets[i / SCAN_BLOCK];
 }
 
+// Length of ring r with the blocks this adaptation's coarsening freed into it (the clusters'
+// element and interior blocks, the freed split blocks).
+fn ring_length(r: u32) -> u32 {
+    let freed = select(counters[C_CLUSTERS], counters[C_SPLIT_FREES], r == 1u);
+    return counters[C_RINGS + 2u * r + 1u] + freed;
+}
+
 // Block number k of ring r (width ids each) or a new one past `next`.
 fn block(r: u32, k: u32, next: u32, width: u32) -> u32 {
-    let len = counters[C_RINGS + 2u * r + 1u];
+    let len = ring_length(r);
     if (k < len) {
         return rings[ring_index(params, r, counters[C_RINGS + 2u * r], k)];
     }
@@ -75,8 +81,8 @@ fn halves(e: u32, side: u32) -> u32 {
     if (sides == NONE) {
         return edge_tree[e].z;
     }
-    let k = split_numbers[e] + split_offsets[e / SCAN_BLOCK];
-    let len = counters[C_RINGS + 3u];
+    let k = number(3u * range.capacity + e) - number(3u * range.capacity);
+    let len = ring_length(1u);
     var first: u32;
     if (k < len) {
         first = rings[ring_index(params, 1u, counters[C_RINGS + 2u], k)];
@@ -168,8 +174,8 @@ fn refine(i: u32, num_active: u32) -> vec4<u32> {
         edge_sides[2u * a + side] = vec2<u32>(ca, s);
         edge_sides[2u * b + side] = vec2<u32>(cb, s);
     }
-    // Edge ids past those the splits took (amr_scan 2 takes them after this phase).
-    let split_ids = 2u * new_split_blocks(counters[C_SPLITS], counters[C_RINGS + 3u]);
+    // Edge ids past those the splits took (amr_scan 1 takes them after this phase).
+    let split_ids = 2u * new_split_blocks(counters[C_SPLITS], ring_length(1u));
     let interior = block(2u, k, counters[C_EDGE_IDS] + split_ids, 3u);
     // #unroll
     for (var s = 0u; s < 3u; s = s + 1u) {

@@ -7,18 +7,19 @@
 // scan's total and parts (sums: the total in word 0, the prefix at k NE in word k, final in
 // the last workgroup). The kernels after it add the block offsets as they read a number
 // (block_sums[i / SCAN_BLOCK]), so no launch adds them.
-//   0: after amr_mark (three parts of NE): the numbers of clusters, refined elements and freed
-//      split blocks, and the smoothing's top (amr_smooth) handed to C_TOP_LEVEL for the host,
-//      the solver's clock copied past the counters (C_CLOCK), and whether the adaptation runs
-//      (C_DECISION; the later phases return at once unless it does);
-//   1: after coarsening and amr_split: the freed element, split and interior blocks join
-//      their rings, and the number of edges to split;
-//   2: after refining, over the compaction's marks, which this launch computes as it reads
-//      them (COMPACTION_ITEMS = 1, below; n = NE): split blocks taken from the ring first, then
-//      new ids (amr_refine counted the new ones for its interior edges already), element and
-//      interior blocks likewise, new slots, the new count, and the holes below it (half the
-//      compaction's marks);
-//   3: after amr_geometry (NE marks per color): the new active count, the face offsets of the
+//   0: after amr_mark (three parts of NE, then the edge ids): the numbers of clusters, refined
+//      elements, freed split blocks and split edges, and the smoothing's top (amr_smooth)
+//      handed to C_TOP_LEVEL for the host, the solver's clock copied past the counters
+//      (C_CLOCK), and whether the adaptation runs (C_DECISION; the later phases return at once
+//      unless it does);
+//   1: after coarsening and refining, over the compaction's marks, which this launch computes
+//      as it reads them (COMPACTION_ITEMS = 1, below; n = NE): the freed element, split and
+//      interior blocks join their rings (amr_coarsen placed them past the lengths, amr_refine
+//      counted them in), split blocks are taken from the ring first, then new ids (amr_refine
+//      counted the new ones for its interior edges already), element and interior blocks
+//      likewise, new slots, the new count, and the holes below it (half the compaction's
+//      marks);
+//   2: after amr_geometry (NE marks per color): the new active count, the face offsets of the
 //      2K colors, the DG solver's launch records (dispatch.wgsl): 0 the elements, 1 + c the
 //      faces of color c, 1 + 2K all faces; and the far faces cleared for amr_faces to count.
 
@@ -31,7 +32,7 @@
 @group(0) @binding(8) var<storage, read> slots: array<u32>;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
-// 1 for the compaction's scan (phase 2): its items are computed as they are read, a launch
+// 1 for the compaction's scan (phase 1): its items are computed as they are read, a launch
 // less. A pipeline constant, so that the other phases keep a plain read of their input.
 override COMPACTION_ITEMS: u32 = 0u;
 
@@ -101,9 +102,11 @@ fn count_phase(phase: u32) {
         case 0u: {
             let clusters = atomicLoad(&sums[1]);
             let marked = atomicLoad(&sums[2]);
+            let frees_marked = atomicLoad(&sums[3]);
             counters[C_CLUSTERS] = clusters;
             counters[C_REFINES] = marked - clusters;
-            counters[C_SPLIT_FREES] = total - marked;
+            counters[C_SPLIT_FREES] = frees_marked - marked;
+            counters[C_SPLITS] = total - frees_marked;
             counters[C_TOP_LEVEL] = counters[C_SMOOTH_TOP];
             counters[C_SMOOTH_TOP] = 0u;
             for (var k = 0u; k < CLOCK_WORDS; k = k + 1u) {
@@ -114,23 +117,22 @@ fn count_phase(phase: u32) {
             counters[C_DUE_STEPS] = 0u;
         }
         case 1u: {
+            // The coarsening's frees join their rings (amr_coarsen placed them past the
+            // lengths; a smoothing alone leaves the rings as they were), then the takes.
             let clusters = counters[C_CLUSTERS];
             counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
             counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
             counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
-            counters[C_SPLITS] = total;
-        }
-        case 2u: {
             counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 2u * take(1u, counters[C_SPLITS]);
             let refines = counters[C_REFINES];
             counters[C_ELEMENT_IDS] = counters[C_ELEMENT_IDS] + 4u * take(0u, refines);
             counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines);
-            let bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], refines);
+            let bounds = compaction_bounds(counters[C_ACTIVE], clusters, refines);
             counters[C_SLOTS] = bounds.y;
             counters[C_NEW_ACTIVE] = bounds.x;
             counters[C_COMPACT_HOLES] = total / 2u;
         }
-        case 3u: {
+        case 2u: {
             let new_active = counters[C_NEW_ACTIVE];
             counters[C_ACTIVE] = new_active;
             counters[C_FAR_FACES] = 0u;

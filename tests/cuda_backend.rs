@@ -73,7 +73,6 @@ fn every_cuda_kernel_has_a_wgsl_twin() {
         "amr_mark",
         "amr_scan",
         "amr_coarsen",
-        "amr_split",
         "amr_refine",
         "amr_compact",
         "amr_geometry",

@@ -452,7 +452,7 @@ fn scan_kernels_run_workgroups_of_the_runtimes_scan_threads() {
         let size = reflect_kernel(stem).expect(stem).workgroup_size;
         let want: &[u32] = match stem {
             "scan_blocks" | "amr_scan" => &[SCAN_THREADS],
-            "amr_mark" | "amr_split" | "amr_compact" => &[WIDE_WORKGROUP_SIZE],
+            "amr_mark" | "amr_compact" => &[WIDE_WORKGROUP_SIZE],
             _ => &[WORKGROUP_SIZE, 1],
         };
         assert!(

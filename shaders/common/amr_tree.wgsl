@@ -40,7 +40,7 @@ const C_DECISION: u32 = 19u;
 // Face color offsets: 2K + 1 words, up to word 62 (K <= 21).
 const C_COLOR_OFFSETS: u32 = 20u;
 // The element half sides the adapted mesh's faces cover (amr_faces: 2 for a face's left side,
-// whole, and 2 or 1 for its right side, whole or half; amr_scan 3 clears it): 6 per element
+// whole, and 2 or 1 for its right side, whole or half; amr_scan 2 clears it): 6 per element
 // when no face is missing (a watertight mesh), which the host checks at the next smoothing.
 const C_SIDE_UNITS: u32 = 63u;
 // The solver's clock (CLOCK_WORDS = 8 words) copied past the counters by amr_scan 0, so that

@@ -2,7 +2,7 @@
 // #include "common/amr_tree.cuh"
 
 // CUDA twin of shaders/amr_compact.wgsl. In-place compaction (GK19 Algorithm 4;
-// AdaptiveMesh::compact in src/solver/dg/amr/tree.rs), one thread per slot, after amr_scan 2
+// AdaptiveMesh::compact in src/solver/dg/amr/tree.rs), one thread per slot, after amr_scan 1
 // numbered the holes below the new active count n and the occupied slots at or past it (the
 // two sets are equally large; holes first), phase range.pad:
 //   0: hole number j, in slot order, is listed at holes[j];
@@ -36,7 +36,7 @@ extern "C" __global__ void amr_compact(
     // with the kernel's first loads, not before them).
     bool runs = counters[C_DECISION] == ADAPT_RUNS;
     // The new count n and the slots in use, from the counts the adaptation started with (the
-    // active count changes after compaction, in amr_scan 3).
+    // active count changes after compaction, in amr_scan 2).
     uint2 bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
     u32 slot = slots[p];
     if (!runs) {

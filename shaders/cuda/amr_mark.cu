@@ -3,18 +3,26 @@
 
 // CUDA twin of shaders/amr_mark.wgsl. The smoothed flags, f_i = a_i - level_i from
 // amr_smooth's `after`, stored for the phases after it; which slots start a coarsening
-// cluster, which refine, and what each cluster frees, one thread per slot up to the capacity
-// (zeros past the active slots), for one exclusive scan over the three parts:
+// cluster, which refine, what each cluster frees and which edges the refinement splits, for
+// one exclusive scan over the four parts (one thread per slot up to the capacity NE, zeros past
+// the active slots, and per edge id up to the edge capacity: the launch runs over the larger):
 //   marks[i] = 1 where slot i holds the first child of a cluster flagged -1,
 //   marks[NE + i] = 1 where slot i is flagged +1,
 //   marks[2 NE + i] = the split edges of the cluster's parent whose halves are freed, and
 //      work[i] the mask of their sides (AdaptiveMesh::coarsen in src/solver/dg/amr/tree.rs):
 //      per side, the halves are freed unless the element across is still refined when the
-//      cluster runs in the reference's order, i.e. refined and not a cluster of a smaller slot.
-// The scan numbers the clusters and the refined elements in slot order (the CPU reference's
-// order in AdaptiveMesh::adapt) and places each cluster's freed split blocks in their ring.
-// Nothing in the trees changes here (a smoothing that asks for more room than there is leaves
-// them as they were): amr_coarsen takes the halves of the kept sides from the parent's edges.
+//      cluster runs in the reference's order, i.e. refined and not a cluster of a smaller slot;
+//   marks[3 NE + e] = 1 where edge e is split (AdaptiveMesh::split_edge, edges in id order):
+//      a live edge with an element flagged +1 on a side that is a leaf once the coarsening
+//      has run, and split_sides[e] = which sides refine (bit 0 side 0, bit 1 side 1), NONE for
+//      an edge that is not split. An edge with halves becomes a leaf when the cluster across
+//      from the refining side coarsens, which the smoothed flags tell here, before
+//      amr_coarsen runs.
+// The scan numbers the clusters, the refined elements and the split edges in the CPU
+// reference's order (AdaptiveMesh::adapt) and places each cluster's freed split blocks in
+// their ring. Nothing in the trees changes here (a smoothing that asks for more room than
+// there is leaves them as they were): amr_coarsen takes the halves of the kept sides from the
+// parent's edges.
 //
 // NE, the capacity, is the module constant of common/dispatch.cuh (WGSL: range.capacity).
 
@@ -67,6 +75,59 @@ __device__ u32 freed_sides(
     return mask;
 }
 
+// Whether the active element `element` refines (its smoothed flag is +1).
+__device__ __forceinline__ bool refines(u32 element, const uint4* element_tree, const u32* after) {
+    if (element == NONE) {
+        return false;
+    }
+    uint4 own = element_tree[element];
+    return own.w != NONE && smoothed_flag(own.w, own, after) > 0;
+}
+
+// Whether the element `element` (not a leaf) has children that coarsen: its first child is
+// active and starts a cluster.
+__device__ bool children_coarsen(
+    u32 element, const u32* slots, const uint4* element_tree, const u32* after, const u32* counters) {
+    if (element == NONE) {
+        return false;
+    }
+    u32 first = element_tree[element].z;
+    if (first == NONE) {
+        return false;
+    }
+    u32 pos = element_tree[first].w;
+    return pos != NONE && starts_cluster(pos, slots, element_tree, after, counters);
+}
+
+// The sides of edge e that refine when e is split, 0 when it is not (the split marks above).
+__device__ u32 split_sides_of(
+    u32 e,
+    const u32* slots,
+    const uint4* element_tree,
+    const u32* after,
+    const u32* counters,
+    const uint4* edge_tree,
+    const uint2* edge_sides) {
+    if (e >= counters[C_EDGE_IDS]) {
+        return 0u;
+    }
+    uint4 t = edge_tree[e];
+    if ((t.x & EDGE_ALIVE) == 0u) {
+        return 0u;
+    }
+    u32 left = edge_sides[2u * e].x;
+    u32 right = edge_sides[2u * e + 1u].x;
+    u32 sides = (refines(left, element_tree, after) ? 1u : 0u) |
+                (refines(right, element_tree, after) ? 2u : 0u);
+    if (sides == 0u || t.z == NONE) {
+        return sides;
+    }
+    // Halves: only one side is a leaf, the one that refines; they go when the other's
+    // children coarsen.
+    u32 other = sides == 1u ? right : left;
+    return children_coarsen(other, slots, element_tree, after, counters) ? sides : 0u;
+}
+
 extern "C" __global__ void amr_mark(
     const u32* __restrict__ slots,
     const uint4* __restrict__ element_tree,
@@ -77,25 +138,35 @@ extern "C" __global__ void amr_mark(
     const uint2* __restrict__ edge_sides,
     u32* work,
     const u32* __restrict__ after,
+    const uint4* __restrict__ edge_tree,
+    u32* split_sides,
+    AmrParams params,
     ItemRange range) {
     await_previous_launches();
     u32 i = wide_linear_index();
     if (i >= range.count) {
         return;
     }
-    bool refines = false;
-    if (i < counters[C_ACTIVE]) {
-        int f = smoothed_flag(i, element_tree[slots[i]], after);
-        flags[i] = f;
-        refines = f > 0;
+    if (i < NE) {
+        bool refined = false;
+        if (i < counters[C_ACTIVE]) {
+            int f = smoothed_flag(i, element_tree[slots[i]], after);
+            flags[i] = f;
+            refined = f > 0;
+        }
+        bool cluster = starts_cluster(i, slots, element_tree, after, counters);
+        u32 mask = 0u;
+        if (cluster) {
+            mask = freed_sides(i, slots, element_tree, after, counters, element_edges, edge_sides);
+        }
+        marks[i] = cluster ? 1u : 0u;
+        marks[NE + i] = refined ? 1u : 0u;
+        marks[2u * NE + i] = __popc(mask);
+        work[i] = mask;
     }
-    bool cluster = starts_cluster(i, slots, element_tree, after, counters);
-    u32 mask = 0u;
-    if (cluster) {
-        mask = freed_sides(i, slots, element_tree, after, counters, element_edges, edge_sides);
+    if (i < params.edge_capacity) {
+        u32 sides = split_sides_of(i, slots, element_tree, after, counters, edge_tree, edge_sides);
+        marks[3u * NE + i] = sides != 0u ? 1u : 0u;
+        split_sides[i] = sides != 0u ? sides : NONE;
     }
-    marks[i] = cluster ? 1u : 0u;
-    marks[NE + i] = refines ? 1u : 0u;
-    marks[2u * NE + i] = __popc(mask);
-    work[i] = mask;
 }

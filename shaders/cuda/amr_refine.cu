@@ -3,11 +3,13 @@
 
 // CUDA twin of shaders/amr_refine.wgsl. Refinement, one thread per slot flagged +1, refined
 // element number k in slot order (AdaptiveMesh::refine and split_edge in
-// src/solver/dg/amr/tree.rs). A side whose edge amr_split marked is split here: split edge
-// number j (amr_scan 1) takes the ring's j-th split block or new ids past the ring's length,
-// its halves get colors c and (c + K) mod 2K; the side that writes them (side 0 when it
-// refines, else side 1: split_sides) writes their records, the edge's child link and, when the
-// other side does not refine, clears the other side's entries of the halves. The four
+// src/solver/dg/amr/tree.rs). A side whose edge amr_mark marked is split here: split edge
+// number j (amr_scan 0's fourth part) takes the ring's j-th split block or new ids past the
+// ring's length, its halves get colors c and (c + K) mod 2K; the side that writes them (side 0
+// when it refines, else side 1: split_sides) writes their records, the edge's child link and,
+// when the other side does not refine, clears the other side's entries of the halves. The
+// rings' lengths count the blocks amr_coarsen freed into them (amr_scan 1 adds them to the
+// counters after this phase). The four
 // children C0..C3 (corners at v0, v1, v2, then the centre one) take the ring's k-th element
 // block or new ids; C0 takes the parent's slot, C1..C3 holes 3k .. 3k + 2 left by coarsening,
 // then new slots past the active ones. Child c gets c^c_k = sum_m W^c_km c^P_m (exact),
@@ -29,6 +31,18 @@
 #define SCRATCH 4u
 #endif
 
+// Length of ring r with the blocks this adaptation's coarsening freed into it (the clusters'
+// element and interior blocks, the freed split blocks).
+__device__ __forceinline__ u32 ring_length(u32 r, const u32* counters) {
+    u32 freed = r == 1u ? counters[C_SPLIT_FREES] : counters[C_CLUSTERS];
+    return counters[C_RINGS + 2u * r + 1u] + freed;
+}
+
+// Numbers of the marks' scan: the block prefix plus the block offset (amr_scan 0).
+__device__ __forceinline__ u32 number(u32 i, const u32* marks_scan, const u32* block_offsets) {
+    return marks_scan[i] + block_offsets[i / SCAN_BLOCK];
+}
+
 // Block number k of ring r (width ids each) or a new one past `next`.
 __device__ __forceinline__ u32 block(
     u32 r,
@@ -38,7 +52,7 @@ __device__ __forceinline__ u32 block(
     const u32* rings,
     const u32* counters,
     const AmrParams& params) {
-    u32 len = counters[C_RINGS + 2u * r + 1u];
+    u32 len = ring_length(r, counters);
     if (k < len) {
         return rings[ring_index(params, r, counters[C_RINGS + 2u * r], k)];
     }
@@ -55,15 +69,16 @@ __device__ u32 halves(
     const u32* rings,
     const u32* counters,
     const u32* split_sides,
-    const u32* split_numbers,
-    const u32* split_offsets,
+    const u32* marks_scan,
+    const u32* block_offsets,
     const AmrParams& params) {
     u32 sides = split_sides[e];
     if (sides == NONE) {
         return edge_tree[e].z;
     }
-    u32 k = split_numbers[e] + split_offsets[e / SCAN_BLOCK];
-    u32 len = counters[C_RINGS + 3u];
+    u32 k = number(3u * NE + e, marks_scan, block_offsets) -
+            number(3u * NE, marks_scan, block_offsets);
+    u32 len = ring_length(1u, counters);
     u32 first = k < len ? rings[ring_index(params, 1u, counters[C_RINGS + 2u], k)]
                         : counters[C_EDGE_IDS] + 2u * (k - len);
     u32 writer = (sides & 1u) != 0u ? 0u : 1u;
@@ -104,12 +119,8 @@ __device__ uint4 refine(
     float* regs,
     const u32* block_offsets,
     const u32* split_sides,
-    const u32* split_numbers,
-    const u32* split_offsets,
     const AmrParams& params) {
-    // Numbers of the marks' scan: the block prefix plus the block offset (amr_scan 0).
-    u32 k = marks_scan[NE + i] + block_offsets[(NE + i) / SCAN_BLOCK] -
-            (marks_scan[NE] + block_offsets[NE / SCAN_BLOCK]);
+    u32 k = number(NE + i, marks_scan, block_offsets) - number(NE, marks_scan, block_offsets);
     u32 id = slots[i];
     u32 level = element_tree[id].x + 1u;
     u32 children = block(0u, k, counters[C_ELEMENT_IDS], 4u, rings, counters, params);
@@ -154,7 +165,7 @@ __device__ uint4 refine(
             side = 1u;
         }
         u32 first = halves(e, side, edge_tree, edge_sides, rings, counters, split_sides,
-                           split_numbers, split_offsets, params);
+                           marks_scan, block_offsets, params);
         u32 a = first;
         u32 b = first + 1u;
         if (side == 1u) {
@@ -168,8 +179,8 @@ __device__ uint4 refine(
         edge_sides[2u * a + side] = make_uint2(ca, s);
         edge_sides[2u * b + side] = make_uint2(cb, s);
     }
-    // Edge ids past those the splits took (amr_scan 2 takes them after this phase).
-    u32 split_ids = 2u * new_split_blocks(counters[C_SPLITS], counters[C_RINGS + 3u]);
+    // Edge ids past those the splits took (amr_scan 1 takes them after this phase).
+    u32 split_ids = 2u * new_split_blocks(counters[C_SPLITS], ring_length(1u, counters));
     u32 interior = block(2u, k, counters[C_EDGE_IDS] + split_ids, 3u, rings, counters, params);
     for (u32 s = 0u; s < 3u; s = s + 1u) {
         u32 corner = (s + 2u) % 3u;
@@ -241,8 +252,6 @@ extern "C" __global__ void amr_refine(
     const float* __restrict__ weights,
     const u32* __restrict__ block_offsets,
     const u32* __restrict__ split_sides,
-    const u32* __restrict__ split_numbers,
-    const u32* __restrict__ split_offsets,
     float* regs_lo,
     AmrParams params,
     ItemRange range) {
@@ -260,7 +269,7 @@ extern "C" __global__ void amr_refine(
         jobs[atomicAdd(&job_count, 1u)] =
             refine(i, num_active, slots, element_tree, element_edges, vertices, edge_tree,
                    edge_sides, marks_scan, rings, counters, holes, regs, block_offsets,
-                   split_sides, split_numbers, split_offsets, params);
+                   split_sides, params);
     }
     // The parents' copies in the scratch register and the jobs, seen by the whole block.
     __syncthreads();

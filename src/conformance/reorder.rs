@@ -294,7 +294,7 @@ pub fn device_reorder(
         })?;
         colors = colors.max(dm.num_colors());
         check_mesh_buffers(rt, &dg, &dm)?;
-        // The launch records amr_scan 3 wrote before the reorder stay right: the reorder keeps
+        // The launch records amr_scan 2 wrote before the reorder stay right: the reorder keeps
         // the element count and each color's faces (sorted within their color), and the rhs
         // through them on the reordered buffers equals the f64 operator's.
         let records: Vec<u32> = rt.read_all(dg.launch_words())?;

@@ -66,7 +66,7 @@ pub const WORKGROUP_SIZE: u32 = 64;
 
 /// Threads per workgroup of the per-item kernels whose threads mostly return at once
 /// (WIDE_WORKGROUP_SIZE in shaders/common/dispatch.wgsl and its CUDA twin): the adaptation's
-/// amr_mark, amr_split and amr_compact. The runtime reads each kernel's width from its WGSL
+/// amr_mark and amr_compact. The runtime reads each kernel's width from its WGSL
 /// ([`Kernel::workgroup_size`]).
 pub const WIDE_WORKGROUP_SIZE: u32 = 256;
 

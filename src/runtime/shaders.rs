@@ -103,7 +103,6 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("amr_mark.wgsl"),
     shader!("amr_scan.wgsl"),
     shader!("amr_coarsen.wgsl"),
-    shader!("amr_split.wgsl"),
     shader!("amr_refine.wgsl"),
     shader!("amr_compact.wgsl"),
     shader!("amr_geometry.wgsl"),

@@ -45,7 +45,7 @@
 // Face color offsets: 2K + 1 words, up to word 62 (K <= 21).
 #define C_COLOR_OFFSETS 20u
 // The element half sides the adapted mesh's faces cover (amr_faces: 2 for a face's left side,
-// whole, and 2 or 1 for its right side, whole or half; amr_scan 3 clears it): 6 per element
+// whole, and 2 or 1 for its right side, whole or half; amr_scan 2 clears it): 6 per element
 // when no face is missing (a watertight mesh), which the host checks at the next smoothing.
 #define C_SIDE_UNITS 63u
 // The solver's clock (CLOCK_WORDS = 8 words) copied past the counters by amr_scan 0, so that

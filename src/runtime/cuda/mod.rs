@@ -70,7 +70,6 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("amr_mark.cu"),
     cuda_source!("amr_refine.cu"),
     cuda_source!("amr_smooth.cu"),
-    cuda_source!("amr_split.cu"),
     cuda_source!("dg_limit.cu"),
     cuda_source!("dg_local_dt.cu"),
     cuda_source!("dg_stage.cu"),

@@ -22,7 +22,8 @@
 //! flags and end at the least admissible flags whatever the order of the raises, so atomic
 //! raises need no colors; the colors stay for the surface integral, whose scatter they keep
 //! race-free), the coarsening's
-//! decisions (which split edges a cluster frees) are marked with the clusters and share their
+//! decisions (which split edges a cluster frees) and the edges the refinement splits (which the
+//! smoothed flags tell before the coarsening runs) are marked with the clusters and share their
 //! scan, every scan is one launch (amr_scan: `scan_blocks` with its parts, src/runtime/scan.rs)
 //! whose last workgroup also does the bookkeeping between phases from the scan's total and
 //! parts, the compaction's scan computes its marks as it reads them (a pipeline of its own), the
@@ -373,7 +374,7 @@ impl LaunchTally {
 
 /// The adaptation's kernels (stem and constants) for `np` modes and `ne` slots, in the order
 /// [`GpuAdaptation::new`] binds them.
-fn kernel_specs(np: usize, ne: usize) -> [OwnedKernelSpec; 11] {
+fn kernel_specs(np: usize, ne: usize) -> [OwnedKernelSpec; 10] {
     let (np, ne) = (np as f64, ne as f64);
     let with_np = vec![("NP", np), (CAPACITY_CONSTANT, ne)];
     let with_ne = vec![(CAPACITY_CONSTANT, ne)];
@@ -392,7 +393,6 @@ fn kernel_specs(np: usize, ne: usize) -> [OwnedKernelSpec; 11] {
         ("amr_smooth", vec![]),
         ("amr_mark", with_ne.clone()),
         ("amr_coarsen", projection.clone()),
-        ("amr_split", vec![]),
         ("amr_refine", projection),
         ("amr_compact", with_np.clone()),
         ("amr_geometry", with_np),
@@ -522,14 +522,17 @@ impl GpuAdaptation {
         let flags = rt.zeroed::<i32>("amr flags", ne)?;
         let work = rt.zeroed::<u32>("amr side masks", ne)?;
         let holes = rt.zeroed::<u32>("amr holes", ne)?;
-        // Cluster, refine and freed-split marks (amr_mark), NE each, and their scan.
-        let marks = rt.zeroed::<u32>("amr cluster, refine and free marks", 3 * ne)?;
-        let marks_scan = rt.zeroed::<u32>("amr cluster, refine and free numbers", 3 * ne)?;
+        // Cluster, refine and freed-split marks (amr_mark), NE each, then the split marks of
+        // the edge ids, and their scan.
+        let marks_len = 3 * ne + capacity.edges;
+        let marks = rt.zeroed::<u32>("amr cluster, refine, free and split marks", marks_len)?;
+        let marks_scan =
+            rt.zeroed::<u32>("amr cluster, refine, free and split numbers", marks_len)?;
         // Faces are numbered by (color, left slot): NE marks per color.
         let face_items = colors * ne;
         let items_len = face_items.max(ne).max(capacity.edges);
         let items = rt.zeroed::<u32>("amr phase marks", items_len)?;
-        // Per edge, which sides of a split edge refine (amr_split for amr_refine).
+        // Per edge, which sides of a split edge refine (amr_mark for amr_refine).
         let split_sides = rt.zeroed::<u32>("amr split edge sides", capacity.edges)?;
         let items_scan = rt.zeroed::<u32>("amr phase numbers", items_len)?;
         let projection = Projection::new(p);
@@ -549,7 +552,7 @@ impl GpuAdaptation {
         // at the first attach only (or ahead of it, build_kernels_ahead): the capacity is given
         // at launch, so an attach with more room compiles nothing.
         let specs = kernel_specs(projection.np, ne);
-        let [flag_kernel, scan_kernel, compaction_scan_kernel, smooth_kernel, mark_kernel, coarsen_kernel, split_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel]: [Kernel; 11] =
+        let [flag_kernel, scan_kernel, compaction_scan_kernel, smooth_kernel, mark_kernel, coarsen_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel]: [Kernel; 10] =
             rt.kernel_list(&specs)?.try_into().map_err(|_| {
                 Error::Gpu("device adaptation: a kernel is missing".into())
             })?;
@@ -588,9 +591,9 @@ impl GpuAdaptation {
         // The marks' and the faces' scans leave their prefix at every multiple of NE (the
         // parts amr_scan's bookkeeping reads); the kernels reading a scan's numbers add its
         // block offsets themselves.
-        let marks_sum = PrefixSum::with_parts(rt, &marks, &marks_scan, 3 * ne as u32, ne as u32)?;
+        let marks_sum =
+            PrefixSum::with_parts(rt, &marks, &marks_scan, marks_len as u32, ne as u32)?;
         let slot_sum = PrefixSum::new(rt, &items, &items_scan, ne as u32)?;
-        let edge_sum = PrefixSum::new(rt, &items, &items_scan, capacity.edges as u32)?;
         let face_sum =
             PrefixSum::with_parts(rt, &items, &items_scan, face_items as u32, ne as u32)?;
         let launch_words = dg.launch_words();
@@ -599,8 +602,8 @@ impl GpuAdaptation {
         let mut scan_extra = args![counters, *launch_words, *dg.clock_buffer(), slots].to_vec();
         scan_extra.push(prm.clone());
         let scan_phase = |plan: &mut PlanBuilder, phase: u32, scan: &PrefixSum, items: usize| {
-            // Phase 2 scans the compaction's marks, which its kernel computes as it reads them.
-            let kernel = if phase == 2 {
+            // Phase 1 scans the compaction's marks, which its kernel computes as it reads them.
+            let kernel = if phase == 1 {
                 &compaction_scan_kernel
             } else {
                 &scan_kernel
@@ -657,29 +660,34 @@ impl GpuAdaptation {
                 .bounded(&bounds.faces);
         }
         tally.count("smooth", &smooth);
+        // The marks of the slots and of the edge ids (the split edges), a thread each.
+        let mut mark_args = args![
+            slots,
+            element_tree,
+            flags,
+            marks,
+            counters,
+            element_edges,
+            edge_sides,
+            work,
+            after,
+            edge_tree,
+            split_sides
+        ]
+        .to_vec();
+        mark_args.push(prm.clone());
         smooth.segment("determine parents").launch(
             &mark_kernel,
-            &args![
-                slots,
-                element_tree,
-                flags,
-                marks,
-                counters,
-                element_edges,
-                edge_sides,
-                work,
-                after
-            ],
-            ItemRange::all(ne as u32),
+            &mark_args,
+            ItemRange::all(ne.max(capacity.edges) as u32),
         );
-        scan_phase(&mut smooth, 0, &marks_sum, 3 * ne)?;
+        scan_phase(&mut smooth, 0, &marks_sum, marks_len)?;
         tally.count("determine parents", &smooth);
         tally.next_plan();
         let mut adapt = PlanBuilder::new();
 
-        // Each scan's bookkeeping closes a phase: 1 after coarsening and the split marks, 2
-        // after refining and the compaction marks, 3 after the face marks (amr_scan.wgsl; 0
-        // after the marks above).
+        // Each scan's bookkeeping closes a phase: 1 after coarsening, refining and the
+        // compaction marks, 2 after the face marks (amr_scan.wgsl; 0 after the marks above).
         let mut coarsen_args = args![
             slots,
             element_tree,
@@ -704,20 +712,6 @@ impl GpuAdaptation {
             .launch(&coarsen_kernel, &coarsen_args, ItemRange::all(ne as u32));
         tally.count("coarsen", &adapt);
 
-        adapt.segment("refine").launch(
-            &split_kernel,
-            &args![
-                element_tree,
-                edge_tree,
-                edge_sides,
-                flags,
-                items,
-                counters,
-                split_sides
-            ],
-            ItemRange::all(capacity.edges as u32),
-        );
-        scan_phase(&mut adapt, 1, &edge_sum, capacity.edges)?;
         let mut refine_args = args![
             slots,
             element_tree,
@@ -734,16 +728,16 @@ impl GpuAdaptation {
             weights,
             *marks_sum.block_offsets(),
             split_sides,
-            items_scan,
-            *edge_sum.block_offsets(),
             *dg.low_words()
         ]
         .to_vec();
         refine_args.push(prm.clone());
-        adapt.launch(&refine_kernel, &refine_args, ItemRange::all(ne as u32));
+        adapt
+            .segment("refine")
+            .launch(&refine_kernel, &refine_args, ItemRange::all(ne as u32));
         tally.count("refine", &adapt);
 
-        // The compaction's marks scanned (amr_scan 2 computes them), the holes listed, the
+        // The compaction's marks scanned (amr_scan 1 computes them), the holes listed, the
         // elements past the new count moved into them.
         let compact_args = args![
             slots,
@@ -756,7 +750,7 @@ impl GpuAdaptation {
             *dg.low_words()
         ];
         adapt.segment("compact");
-        scan_phase(&mut adapt, 2, &slot_sum, ne)?;
+        scan_phase(&mut adapt, 1, &slot_sum, ne)?;
         adapt.launch(&compact_kernel, &compact_args, phase(ne, 0));
         adapt.launch(&compact_kernel, &compact_args, phase(ne, 1));
         tally.count("compact", &adapt);
@@ -784,7 +778,7 @@ impl GpuAdaptation {
             &geometry_args,
             ItemRange::all(ne as u32),
         );
-        scan_phase(&mut adapt, 3, &face_sum, face_items)?;
+        scan_phase(&mut adapt, 2, &face_sum, face_items)?;
         adapt.launch(
             &faces_kernel,
             &args![
