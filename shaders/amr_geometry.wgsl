@@ -1,7 +1,15 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
 
-// The adapted mesh per slot, one thread per slot up to the capacity, after compaction:
+// The adapted mesh per slot, one thread per slot up to the capacity, after amr_compact listed
+// the holes:
+// - the compaction's second half (GK19 Algorithm 4; AdaptiveMesh::compact in
+//   src/solver/dg/amr/tree.rs): occupied slot p at or past the new active count n (below the
+//   slots in use), number H + j in the compaction scan (amr_scan 1: its block prefixes plus its
+//   block offsets; H holes), moves into hole j with its coefficients (the high and the low
+//   words of register 0's double-float pairs), and its thread writes the rest of the slot it
+//   moved into below; slot p < n is a hole when the scan counts it (its number and the next
+//   differ), which this thread reads instead of the slot the move writes;
 // - the geometry for the DG kernels (element_geometry in src/solver/dg/mesh.rs): with
 //   x = v0 + J xi, the inverse Jacobian (xi_x, xi_y, eta_x, eta_y) = (J11, -J01, -J10, J00) /
 //   det J, 1 / det J and the smallest height det J / longest side; slots past the new active
@@ -21,7 +29,7 @@
 
 override NP: u32 = 1u;
 
-@group(0) @binding(0) var<storage, read> slots: array<u32>;
+@group(0) @binding(0) var<storage, read_write> slots: array<u32>;
 @group(0) @binding(1) var<storage, read> vertices: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read_write> inv_jac: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> inv_det: array<f32>;
@@ -34,6 +42,13 @@ override NP: u32 = 1u;
 @group(0) @binding(10) var<storage, read_write> items: array<u32>;
 // Register 0's low words: 4 NP rows of NE.
 @group(0) @binding(11) var<storage, read_write> regs_lo: array<f32>;
+@group(0) @binding(12) var<storage, read_write> element_tree: array<vec4<u32>>;
+// Register 0's high words: 4 NP rows of NE.
+@group(0) @binding(13) var<storage, read_write> regs: array<f32>;
+// The compaction scan (amr_scan 1: block prefixes, block offsets) and its holes (amr_compact).
+@group(0) @binding(14) var<storage, read> compaction_scan: array<u32>;
+@group(0) @binding(15) var<storage, read> compaction_offsets: array<u32>;
+@group(0) @binding(16) var<storage, read> holes: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -52,35 +67,23 @@ fn left_face_color(id: u32, s: u32) -> u32 {
     return NONE;
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = linear_index(gid, nwg);
-    if (i >= range.count) {
-        return;
+// Slot p's number in the compaction scan.
+fn compaction_number(p: u32) -> u32 {
+    return compaction_scan[p] + compaction_offsets[p / SCAN_BLOCK];
+}
+
+// Whether slot p < n is a hole: its compaction mark, the scan's next number less its own (past
+// the last slot the total, H holes and H moves).
+fn is_hole(p: u32, holes_below: u32) -> bool {
+    var next = 2u * holes_below;
+    if (p + 1u < range.capacity) {
+        next = compaction_number(p + 1u);
     }
-    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
-    // with the kernel's first loads, not before them).
-    let runs = counters[C_DECISION] == ADAPT_RUNS;
-    let new_active = counters[C_NEW_ACTIVE];
-    if (!runs) {
-        return;
-    }
-    neighbors[i] = vec4<u32>(NONE, NONE, NONE, 0u);
-    neighbors[range.capacity + i] = vec4<u32>(NONE);
-    let colors = 2u * params.base_colors;
-    if (i >= new_active) {
-        for (var j = 0u; j < 4u * NP; j = j + 1u) {
-            regs_lo[j * range.capacity + i] = 0.0;
-        }
-        inv_jac[i] = vec4<f32>(0.0);
-        inv_det[i] = 0.0;
-        heights[i] = 0.0;
-        for (var c = 0u; c < colors; c = c + 1u) {
-            items[c * range.capacity + i] = 0u;
-        }
-        return;
-    }
-    let id = slots[i];
+    return next != compaction_number(p);
+}
+
+// The geometry and face marks of element `id` in slot i.
+fn element_geometry(i: u32, id: u32) {
     let v0 = vertices[3u * id];
     let v1 = vertices[3u * id + 1u];
     let v2 = vertices[3u * id + 2u];
@@ -93,7 +96,53 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     heights[i] = d / longest;
     let owned = vec3<u32>(left_face_color(id, 0u), left_face_color(id, 1u),
                           left_face_color(id, 2u));
-    for (var c = 0u; c < colors; c = c + 1u) {
+    for (var c = 0u; c < 2u * params.base_colors; c = c + 1u) {
         items[c * range.capacity + i] = select(0u, 1u, any(owned == vec3<u32>(c)));
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if (i >= range.count) {
+        return;
+    }
+    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
+    // with the kernel's first loads, not before them).
+    let runs = counters[C_DECISION] == ADAPT_RUNS;
+    let new_active = counters[C_NEW_ACTIVE];
+    let holes_below = counters[C_COMPACT_HOLES];
+    if (!runs) {
+        return;
+    }
+    neighbors[i] = vec4<u32>(NONE, NONE, NONE, 0u);
+    neighbors[range.capacity + i] = vec4<u32>(NONE);
+    if (i < new_active) {
+        // A hole's element moves into it, and that element's thread writes the slot.
+        if (!is_hole(i, holes_below)) {
+            element_geometry(i, slots[i]);
+        }
+        return;
+    }
+    let id = slots[i];
+    if (i < counters[C_SLOTS] && id != NONE) {
+        let to = holes[compaction_number(i) - holes_below];
+        slots[to] = id;
+        element_tree[id].w = to;
+        // #unroll
+        for (var j = 0u; j < 4u * NP; j = j + 1u) {
+            regs[j * range.capacity + to] = regs[j * range.capacity + i];
+            regs_lo[j * range.capacity + to] = regs_lo[j * range.capacity + i];
+        }
+        element_geometry(to, id);
+    }
+    for (var j = 0u; j < 4u * NP; j = j + 1u) {
+        regs_lo[j * range.capacity + i] = 0.0;
+    }
+    inv_jac[i] = vec4<f32>(0.0);
+    inv_det[i] = 0.0;
+    heights[i] = 0.0;
+    for (var c = 0u; c < 2u * params.base_colors; c = c + 1u) {
+        items[c * range.capacity + i] = 0u;
     }
 }

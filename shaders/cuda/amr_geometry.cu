@@ -2,7 +2,14 @@
 // #include "common/amr_tree.cuh"
 
 // CUDA twin of shaders/amr_geometry.wgsl. The adapted mesh per slot, one thread per slot up to
-// the capacity, after compaction:
+// the capacity, after amr_compact listed the holes:
+// - the compaction's second half (GK19 Algorithm 4; AdaptiveMesh::compact in
+//   src/solver/dg/amr/tree.rs): occupied slot p at or past the new active count n (below the
+//   slots in use), number H + j in the compaction scan (amr_scan 1: its block prefixes plus its
+//   block offsets; H holes), moves into hole j with its coefficients (the high and the low
+//   words of register 0's double-float pairs), and its thread writes the rest of the slot it
+//   moved into below; slot p < n is a hole when the scan counts it (its number and the next
+//   differ), which this thread reads instead of the slot the move writes;
 // - the geometry for the DG kernels (element_geometry in src/solver/dg/mesh.rs): with
 //   x = v0 + J xi, the inverse Jacobian (xi_x, xi_y, eta_x, eta_y) = (J11, -J01, -J10, J00) /
 //   det J, 1 / det J and the smallest height det J / longest side; slots past the new active
@@ -49,49 +56,35 @@ __device__ u32 left_face_color(
     return NONE;
 }
 
-extern "C" __global__ void amr_geometry(
-    const u32* __restrict__ slots,
-    const float2* __restrict__ vertices,
+// Slot p's number in the compaction scan.
+__device__ __forceinline__ u32 compaction_number(
+    u32 p, const u32* compaction_scan, const u32* compaction_offsets) {
+    return compaction_scan[p] + compaction_offsets[p / SCAN_BLOCK];
+}
+
+// Whether slot p < n is a hole: its compaction mark, the scan's next number less its own (past
+// the last slot the total, H holes and H moves).
+__device__ __forceinline__ bool is_hole(
+    u32 p, u32 holes_below, const u32* compaction_scan, const u32* compaction_offsets) {
+    u32 next = p + 1u < NE ? compaction_number(p + 1u, compaction_scan, compaction_offsets)
+                           : 2u * holes_below;
+    return next != compaction_number(p, compaction_scan, compaction_offsets);
+}
+
+// The geometry and face marks of element `id` in slot i.
+__device__ void element_geometry(
+    u32 i,
+    u32 id,
+    const float2* vertices,
     float4* inv_jac,
     float* inv_det,
     float* heights,
-    uint4* neighbors,
-    const u32* __restrict__ counters,
-    const uint4* __restrict__ element_edges,
-    const uint4* __restrict__ edge_tree,
-    const uint2* __restrict__ edge_sides,
+    const u32* counters,
+    const uint4* element_edges,
+    const uint4* edge_tree,
+    const uint2* edge_sides,
     u32* items,
-    float* regs_lo,
-    AmrParams params,
-    ItemRange range) {
-    await_previous_launches();
-    u32 i = linear_index();
-    if (i >= range.count) {
-        return;
-    }
-    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
-    // with the kernel's first loads, not before them).
-    bool runs = counters[C_DECISION] == ADAPT_RUNS;
-    u32 new_active = counters[C_NEW_ACTIVE];
-    if (!runs) {
-        return;
-    }
-    neighbors[i] = make_uint4(NONE, NONE, NONE, 0u);
-    neighbors[NE + i] = make_uint4(NONE, NONE, NONE, NONE);
-    u32 colors = 2u * params.base_colors;
-    if (i >= new_active) {
-        for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
-            regs_lo[j * NE + i] = 0.0f;
-        }
-        inv_jac[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        inv_det[i] = 0.0f;
-        heights[i] = 0.0f;
-        for (u32 c = 0u; c < colors; c = c + 1u) {
-            items[c * NE + i] = 0u;
-        }
-        return;
-    }
-    u32 id = slots[i];
+    u32 colors) {
     float2 v0 = vertices[3u * id];
     float2 v1 = vertices[3u * id + 1u];
     float2 v2 = vertices[3u * id + 2u];
@@ -109,5 +102,72 @@ extern "C" __global__ void amr_geometry(
     for (u32 c = 0u; c < colors; c = c + 1u) {
         bool mine = owned[0] == c || owned[1] == c || owned[2] == c;
         items[c * NE + i] = mine ? 1u : 0u;
+    }
+}
+
+extern "C" __global__ void amr_geometry(
+    u32* slots,
+    const float2* __restrict__ vertices,
+    float4* inv_jac,
+    float* inv_det,
+    float* heights,
+    uint4* neighbors,
+    const u32* __restrict__ counters,
+    const uint4* __restrict__ element_edges,
+    const uint4* __restrict__ edge_tree,
+    const uint2* __restrict__ edge_sides,
+    u32* items,
+    float* regs_lo,
+    uint4* element_tree,
+    float* regs,
+    const u32* __restrict__ compaction_scan,
+    const u32* __restrict__ compaction_offsets,
+    const u32* __restrict__ holes,
+    AmrParams params,
+    ItemRange range) {
+    await_previous_launches();
+    u32 i = linear_index();
+    if (i >= range.count) {
+        return;
+    }
+    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
+    // with the kernel's first loads, not before them).
+    bool runs = counters[C_DECISION] == ADAPT_RUNS;
+    u32 new_active = counters[C_NEW_ACTIVE];
+    u32 holes_below = counters[C_COMPACT_HOLES];
+    if (!runs) {
+        return;
+    }
+    neighbors[i] = make_uint4(NONE, NONE, NONE, 0u);
+    neighbors[NE + i] = make_uint4(NONE, NONE, NONE, NONE);
+    u32 colors = 2u * params.base_colors;
+    if (i < new_active) {
+        // A hole's element moves into it, and that element's thread writes the slot.
+        if (!is_hole(i, holes_below, compaction_scan, compaction_offsets)) {
+            element_geometry(i, slots[i], vertices, inv_jac, inv_det, heights, counters,
+                             element_edges, edge_tree, edge_sides, items, colors);
+        }
+        return;
+    }
+    u32 id = slots[i];
+    if (i < counters[C_SLOTS] && id != NONE) {
+        u32 to = holes[compaction_number(i, compaction_scan, compaction_offsets) - holes_below];
+        slots[to] = id;
+        element_tree[id].w = to;
+        for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
+            regs[j * NE + to] = regs[j * NE + i];
+            regs_lo[j * NE + to] = regs_lo[j * NE + i];
+        }
+        element_geometry(to, id, vertices, inv_jac, inv_det, heights, counters, element_edges,
+                         edge_tree, edge_sides, items, colors);
+    }
+    for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
+        regs_lo[j * NE + i] = 0.0f;
+    }
+    inv_jac[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    inv_det[i] = 0.0f;
+    heights[i] = 0.0f;
+    for (u32 c = 0u; c < colors; c = c + 1u) {
+        items[c * NE + i] = 0u;
     }
 }

@@ -394,7 +394,7 @@ fn kernel_specs(np: usize, ne: usize) -> [OwnedKernelSpec; 10] {
         ("amr_mark", with_ne.clone()),
         ("amr_coarsen", projection.clone()),
         ("amr_refine", projection),
-        ("amr_compact", with_np.clone()),
+        ("amr_compact", vec![]),
         ("amr_geometry", with_np),
         ("amr_faces", with_ne),
     ]
@@ -610,12 +610,6 @@ impl GpuAdaptation {
             };
             scan.record_blocks_with(plan, kernel, &scan_extra, items as u32, phase)
         };
-        let phase = |n: usize, pad: u32| ItemRange {
-            first: 0,
-            count: n as u32,
-            color: 0,
-            pad,
-        };
         // Pass 0 over the slots, then a stage per level below the maximum, each one launch
         // over the faces of the current mesh, numbered 1.. in range.color (the stages past the
         // top level less one return at once); then the clusters and the elements to refine are
@@ -737,26 +731,22 @@ impl GpuAdaptation {
             .launch(&refine_kernel, &refine_args, ItemRange::all(ne as u32));
         tally.count("refine", &adapt);
 
-        // The compaction's marks scanned (amr_scan 1 computes them), the holes listed, the
-        // elements past the new count moved into them.
+        // The compaction's marks scanned (amr_scan 1 computes them) and the holes listed; the
+        // elements past the new count move into them with the geometry below.
         let compact_args = args![
             slots,
-            element_tree,
             items_scan,
             holes,
             counters,
-            *regs,
-            *slot_sum.block_offsets(),
-            *dg.low_words()
+            *slot_sum.block_offsets()
         ];
         adapt.segment("compact");
         scan_phase(&mut adapt, 1, &slot_sum, ne)?;
-        adapt.launch(&compact_kernel, &compact_args, phase(ne, 0));
-        adapt.launch(&compact_kernel, &compact_args, phase(ne, 1));
+        adapt.launch(&compact_kernel, &compact_args, ItemRange::all(ne as u32));
         tally.count("compact", &adapt);
 
-        // Geometry and face marks per slot, the face scan, then the faces with their
-        // neighbours, split masks and far-face count per edge.
+        // The compaction's moves, geometry and face marks per slot, the face scan, then the
+        // faces with their neighbours, split masks and far-face count per edge.
         let mut geometry_args = args![
             slots,
             vertices,
@@ -769,7 +759,12 @@ impl GpuAdaptation {
             edge_tree,
             edge_sides,
             items,
-            *dg.low_words()
+            *dg.low_words(),
+            element_tree,
+            *regs,
+            items_scan,
+            *slot_sum.block_offsets(),
+            holes
         ]
         .to_vec();
         geometry_args.push(prm.clone());
