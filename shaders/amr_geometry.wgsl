@@ -72,6 +72,15 @@ fn compaction_number(p: u32) -> u32 {
     return compaction_scan[p] + compaction_offsets[p / SCAN_BLOCK];
 }
 
+// Whether slot p < n is a hole: its compaction mark, the scan's next number less its own (past
+// the last slot the total, H holes and H moves).
+fn is_hole(p: u32, holes_below: u32) -> bool {
+    var next = 2u * holes_below;
+    if (p + 1u < range.capacity) {
+        next = compaction_number(p + 1u);
+    }
+    return next != compaction_number(p);
+}
 
 // The geometry and face marks of element `id` in slot i.
 fn element_geometry(i: u32, id: u32) {
@@ -103,32 +112,21 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let runs = counters[C_DECISION] == ADAPT_RUNS;
     let new_active = counters[C_NEW_ACTIVE];
     let holes_below = counters[C_COMPACT_HOLES];
-    // The slot's compaction number and the next loaded with the counts, not after them.
-    let number = compaction_number(i);
-    var next = 0u;
-    if (i + 1u < range.capacity) {
-        next = compaction_number(i + 1u);
-    }
     if (!runs) {
         return;
     }
     neighbors[i] = vec4<u32>(NONE, NONE, NONE, 0u);
     neighbors[range.capacity + i] = vec4<u32>(NONE);
     if (i < new_active) {
-        // Slot i is a hole when the scan counts it (past the last slot, the next number is the
-        // total: H holes and H moves); a hole's element moves into it, and that element's
-        // thread writes the slot.
-        if (i + 1u == range.capacity) {
-            next = 2u * holes_below;
-        }
-        if (next == number) {
+        // A hole's element moves into it, and that element's thread writes the slot.
+        if (!is_hole(i, holes_below)) {
             element_geometry(i, slots[i]);
         }
         return;
     }
     let id = slots[i];
     if (i < counters[C_SLOTS] && id != NONE) {
-        let to = holes[number - holes_below];
+        let to = holes[compaction_number(i) - holes_below];
         slots[to] = id;
         element_tree[id].w = to;
         // #unroll

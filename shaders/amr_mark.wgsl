@@ -47,20 +47,16 @@ fn smoothed_flag(pos: u32, own: vec4<u32>) -> i32 {
     return i32(after[pos]) - i32(own.x);
 }
 
-// Whether element `id` (record `own`, smoothed flag `flag`) is the first child of a
-// coarsening cluster (smoothed flags: the whole cluster is flagged -1 when its first child is).
-fn first_of_cluster(id: u32, own: vec4<u32>, flag: i32) -> bool {
-    return flag < 0 && own.y != NONE && element_tree[own.y].z == id;
-}
-
-// Whether slot pos holds the first child of a coarsening cluster.
+// Whether slot pos holds the first child of a coarsening cluster (smoothed flags: the whole
+// cluster is flagged -1 when its first child is).
 fn starts_cluster(pos: u32) -> bool {
     if (pos >= counters[C_ACTIVE]) {
         return false;
     }
     let id = slots[pos];
     let own = element_tree[id];
-    return first_of_cluster(id, own, smoothed_flag(pos, own));
+    let parent = own.y;
+    return smoothed_flag(pos, own) < 0 && parent != NONE && element_tree[parent].z == id;
 }
 
 // The sides of the parent of the cluster starting at slot i whose split edges are freed.
@@ -115,14 +111,15 @@ fn children_coarsen(element: u32) -> bool {
 
 // The sides of edge e that refine when e is split, 0 when it is not (the split marks above).
 fn split_sides_of(e: u32) -> u32 {
-    // The edge's records loaded with the count of the ids in use, not after it (e is below
-    // the capacity).
-    let t = edge_tree[e];
-    let left = edge_sides[2u * e].x;
-    let right = edge_sides[2u * e + 1u].x;
-    if (e >= counters[C_EDGE_IDS] || (t.x & EDGE_ALIVE) == 0u) {
+    if (e >= counters[C_EDGE_IDS]) {
         return 0u;
     }
+    let t = edge_tree[e];
+    if ((t.x & EDGE_ALIVE) == 0u) {
+        return 0u;
+    }
+    let left = edge_sides[2u * e].x;
+    let right = edge_sides[2u * e + 1u].x;
     let sides = select(0u, 1u, refines(left)) | select(0u, 2u, refines(right));
     if (sides == 0u || t.z == NONE) {
         return sides;
@@ -140,18 +137,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     if (i < range.capacity) {
-        // The slot's element and level + flag loaded with the active count, not after it.
-        let id = slots[i];
-        let a = after[i];
         var refined = false;
-        var cluster = false;
         if (i < counters[C_ACTIVE]) {
-            let own = element_tree[id];
-            let f = i32(a) - i32(own.x);
+            let f = smoothed_flag(i, element_tree[slots[i]]);
             flags[i] = f;
             refined = f > 0;
-            cluster = first_of_cluster(id, own, f);
         }
+        let cluster = starts_cluster(i);
         var mask = 0u;
         if (cluster) {
             mask = freed_sides(i);

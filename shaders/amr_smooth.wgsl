@@ -112,8 +112,10 @@ fn first_pass(t: u32) -> u32 {
     return a;
 }
 
-// The 2:1 rule across the face between slots l and r (NONE: a boundary face).
-fn face_rule(l: u32, r: u32) {
+// The 2:1 rule across face f.
+fn face_rule(f: u32) {
+    let l = faces[8u * f];
+    let r = faces[8u * f + 1u];
     if (r == NONE) {
         return;
     }
@@ -148,13 +150,6 @@ fn main(
         }
         return;
     }
-    // The face's slots loaded with the counts, not after them (a stage that returns, or a
-    // thread past the faces, leaves them unused).
-    let in_range = t < range.count;
-    var sides = vec2<u32>(NONE, NONE);
-    if (in_range) {
-        sides = vec2<u32>(faces[8u * t], faces[8u * t + 1u]);
-    }
     if (lid == 0u) {
         stage_counts = vec2<u32>(
             atomicLoad(&counters[C_SMOOTH_TOP]),
@@ -166,7 +161,7 @@ fn main(
     if (range.color >= counts.x) {
         return;
     }
-    if (in_range && t < counts.y) {
-        face_rule(sides.x, sides.y);
+    if (t < range.count && t < counts.y) {
+        face_rule(t);
     }
 }

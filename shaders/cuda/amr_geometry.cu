@@ -62,6 +62,15 @@ __device__ __forceinline__ u32 compaction_number(
     return compaction_scan[p] + compaction_offsets[p / SCAN_BLOCK];
 }
 
+// Whether slot p < n is a hole: its compaction mark, the scan's next number less its own (past
+// the last slot the total, H holes and H moves).
+__device__ __forceinline__ bool is_hole(
+    u32 p, u32 holes_below, const u32* compaction_scan, const u32* compaction_offsets) {
+    u32 next = p + 1u < NE ? compaction_number(p + 1u, compaction_scan, compaction_offsets)
+                           : 2u * holes_below;
+    return next != compaction_number(p, compaction_scan, compaction_offsets);
+}
+
 // The geometry and face marks of element `id` in slot i.
 __device__ void element_geometry(
     u32 i,
@@ -126,9 +135,6 @@ extern "C" __global__ void amr_geometry(
     bool runs = counters[C_DECISION] == ADAPT_RUNS;
     u32 new_active = counters[C_NEW_ACTIVE];
     u32 holes_below = counters[C_COMPACT_HOLES];
-    // The slot's compaction number and the next loaded with the counts, not after them.
-    u32 number = compaction_number(i, compaction_scan, compaction_offsets);
-    u32 next = i + 1u < NE ? compaction_number(i + 1u, compaction_scan, compaction_offsets) : 0u;
     if (!runs) {
         return;
     }
@@ -136,13 +142,8 @@ extern "C" __global__ void amr_geometry(
     neighbors[NE + i] = make_uint4(NONE, NONE, NONE, NONE);
     u32 colors = 2u * params.base_colors;
     if (i < new_active) {
-        // Slot i is a hole when the scan counts it (past the last slot, the next number is the
-        // total: H holes and H moves); a hole's element moves into it, and that element's
-        // thread writes the slot.
-        if (i + 1u == NE) {
-            next = 2u * holes_below;
-        }
-        if (next == number) {
+        // A hole's element moves into it, and that element's thread writes the slot.
+        if (!is_hole(i, holes_below, compaction_scan, compaction_offsets)) {
             element_geometry(i, slots[i], vertices, inv_jac, inv_det, heights, counters,
                              element_edges, edge_tree, edge_sides, items, colors);
         }
@@ -150,7 +151,7 @@ extern "C" __global__ void amr_geometry(
     }
     u32 id = slots[i];
     if (i < counters[C_SLOTS] && id != NONE) {
-        u32 to = holes[number - holes_below];
+        u32 to = holes[compaction_number(i, compaction_scan, compaction_offsets) - holes_below];
         slots[to] = id;
         element_tree[id].w = to;
         for (u32 j = 0u; j < 4u * NP; j = j + 1u) {

@@ -31,14 +31,8 @@ __device__ __forceinline__ int smoothed_flag(u32 pos, uint4 own, const u32* afte
     return (int)after[pos] - (int)own.x;
 }
 
-// Whether element `id` (record `own`, smoothed flag `flag`) is the first child of a
-// coarsening cluster (smoothed flags: the whole cluster is flagged -1 when its first child is).
-__device__ __forceinline__ bool first_of_cluster(
-    u32 id, uint4 own, int flag, const uint4* element_tree) {
-    return flag < 0 && own.y != NONE && element_tree[own.y].z == id;
-}
-
-// Whether slot pos holds the first child of a coarsening cluster.
+// Whether slot pos holds the first child of a coarsening cluster (smoothed flags: the whole
+// cluster is flagged -1 when its first child is).
 __device__ bool starts_cluster(
     u32 pos, const u32* slots, const uint4* element_tree, const u32* after, const u32* counters) {
     if (pos >= counters[C_ACTIVE]) {
@@ -46,7 +40,8 @@ __device__ bool starts_cluster(
     }
     u32 id = slots[pos];
     uint4 own = element_tree[id];
-    return first_of_cluster(id, own, smoothed_flag(pos, own, after), element_tree);
+    u32 parent = own.y;
+    return smoothed_flag(pos, own, after) < 0 && parent != NONE && element_tree[parent].z == id;
 }
 
 // The sides of the parent of the cluster starting at slot i whose split edges are freed.
@@ -113,14 +108,15 @@ __device__ u32 split_sides_of(
     const u32* counters,
     const uint4* edge_tree,
     const uint2* edge_sides) {
-    // The edge's records loaded with the count of the ids in use, not after it (e is below
-    // the capacity).
-    uint4 t = edge_tree[e];
-    u32 left = edge_sides[2u * e].x;
-    u32 right = edge_sides[2u * e + 1u].x;
-    if (e >= counters[C_EDGE_IDS] || (t.x & EDGE_ALIVE) == 0u) {
+    if (e >= counters[C_EDGE_IDS]) {
         return 0u;
     }
+    uint4 t = edge_tree[e];
+    if ((t.x & EDGE_ALIVE) == 0u) {
+        return 0u;
+    }
+    u32 left = edge_sides[2u * e].x;
+    u32 right = edge_sides[2u * e + 1u].x;
     u32 sides = (refines(left, element_tree, after) ? 1u : 0u) |
                 (refines(right, element_tree, after) ? 2u : 0u);
     if (sides == 0u || t.z == NONE) {
@@ -152,18 +148,13 @@ extern "C" __global__ void amr_mark(
         return;
     }
     if (i < NE) {
-        // The slot's element and level + flag loaded with the active count, not after it.
-        u32 id = slots[i];
-        u32 a = after[i];
         bool refined = false;
-        bool cluster = false;
         if (i < counters[C_ACTIVE]) {
-            uint4 own = element_tree[id];
-            int f = (int)a - (int)own.x;
+            int f = smoothed_flag(i, element_tree[slots[i]], after);
             flags[i] = f;
             refined = f > 0;
-            cluster = first_of_cluster(id, own, f, element_tree);
         }
+        bool cluster = starts_cluster(i, slots, element_tree, after, counters);
         u32 mask = 0u;
         if (cluster) {
             mask = freed_sides(i, slots, element_tree, after, counters, element_edges, edge_sides);

@@ -116,8 +116,10 @@ __device__ u32 first_pass(
     return a;
 }
 
-// The 2:1 rule across the face between slots l and r (NONE: a boundary face).
-__device__ void face_rule(u32 l, u32 r, const uint4* slot_info, u32* after) {
+// The 2:1 rule across face f.
+__device__ void face_rule(u32 f, const uint4* slot_info, u32* after, const u32* faces) {
+    u32 l = faces[8u * f];
+    u32 r = faces[8u * f + 1u];
     if (r == NONE) {
         return;
     }
@@ -160,14 +162,6 @@ extern "C" __global__ void amr_smooth(
         }
         return;
     }
-    // The face's slots loaded with the counts, not after them (as the WGSL twin).
-    bool in_range = t < range.count;
-    u32 l = NONE;
-    u32 r = NONE;
-    if (in_range) {
-        l = faces[8u * t];
-        r = faces[8u * t + 1u];
-    }
     if (threadIdx.x == 0u) {
         const volatile u32* c = counters;
         stage_counts[0] = c[C_SMOOTH_TOP];
@@ -178,7 +172,7 @@ extern "C" __global__ void amr_smooth(
     if (range.color >= stage_counts[0]) {
         return;
     }
-    if (in_range && t < stage_counts[1]) {
-        face_rule(l, r, slot_info, after);
+    if (t < range.count && t < stage_counts[1]) {
+        face_rule(t, slot_info, after, faces);
     }
 }
