@@ -66,35 +66,27 @@ fn write_launch(r: u32, first: u32, count: u32) {
     launches[w + 4u] = grid.z;
 }
 
-// Take `wanted` blocks of ring r (head and length in `ring`), oldest first: the ring's head
-// and length after, and how many blocks must be new ids instead.
-fn take(r: u32, ring: vec2<u32>, wanted: u32) -> vec3<u32> {
-    let taken = min(wanted, ring.y);
-    return vec3<u32>((ring.x + taken) % ring_size(params, r), ring.y - taken, wanted - taken);
-}
-
-// The counts an adaptation starts from (decision).
-struct StartCounts {
-    // The clock's steps (its word 5, an f32) and the steps the batch must reach (C_DUE_STEPS).
-    steps: u32,
-    due_steps: u32,
-    num_active: u32,
-    element_ids: u32,
-    edge_ids: u32,
+// Take `wanted` blocks of ring r, oldest first: returns how many must be new ids instead.
+fn take(r: u32, wanted: u32) -> u32 {
+    let len = counters[C_RINGS + 2u * r + 1u];
+    let taken = min(wanted, len);
+    counters[C_RINGS + 2u * r] = (counters[C_RINGS + 2u * r] + taken) % ring_size(params, r);
+    counters[C_RINGS + 2u * r + 1u] = len - taken;
+    return wanted - taken;
 }
 
 // What the adaptation after this smoothing does, as the host decides it from the same counts
-// (GpuAdaptation::smoothed): not due when the clock's steps fell short of the host's
+// (GpuAdaptation::smoothed): not due when the clock's steps (an f32) fell short of the host's
 // C_DUE_STEPS, else no room when the slots (3 more per refinement) or the tree ids (4 element
 // and 9 edge ids per refinement) would pass the buffers, else nothing when no cluster
 // coarsens and no element refines, else it runs.
-fn decision(clusters: u32, refines: u32, start: StartCounts) -> u32 {
-    if (start.steps < start.due_steps) {
+fn decision(clusters: u32, refines: u32) -> u32 {
+    if (u32(bitcast<f32>(clock[5])) < counters[C_DUE_STEPS]) {
         return ADAPT_NOT_DUE;
     }
-    let room = start.num_active + 3u * refines <= params.slot_capacity
-        && start.element_ids + 4u * refines <= params.element_capacity
-        && start.edge_ids + 9u * refines <= params.edge_capacity;
+    let room = counters[C_ACTIVE] + 3u * refines <= params.slot_capacity
+        && counters[C_ELEMENT_IDS] + 4u * refines <= params.element_capacity
+        && counters[C_EDGE_IDS] + 9u * refines <= params.edge_capacity;
     if (!room) {
         return ADAPT_NO_ROOM;
     }
@@ -107,34 +99,20 @@ fn decision(clusters: u32, refines: u32, start: StartCounts) -> u32 {
 fn count_phase(phase: u32) {
     let total = atomicLoad(&sums[0]);
     switch phase {
-        // Each phase loads every counter it reads first and then stores (a store and a load of
-        // one word in turn would wait on each other in the launch's last thread).
         case 0u: {
             let clusters = atomicLoad(&sums[1]);
             let marked = atomicLoad(&sums[2]);
             let frees_marked = atomicLoad(&sums[3]);
-            let top = counters[C_SMOOTH_TOP];
-            var clock_words: array<u32, CLOCK_WORDS>;
-            for (var k = 0u; k < CLOCK_WORDS; k = k + 1u) {
-                clock_words[k] = clock[k];
-            }
-            let start = StartCounts(
-                u32(bitcast<f32>(clock_words[5])),
-                counters[C_DUE_STEPS],
-                counters[C_ACTIVE],
-                counters[C_ELEMENT_IDS],
-                counters[C_EDGE_IDS],
-            );
             counters[C_CLUSTERS] = clusters;
             counters[C_REFINES] = marked - clusters;
             counters[C_SPLIT_FREES] = frees_marked - marked;
             counters[C_SPLITS] = total - frees_marked;
-            counters[C_TOP_LEVEL] = top;
+            counters[C_TOP_LEVEL] = counters[C_SMOOTH_TOP];
             counters[C_SMOOTH_TOP] = 0u;
             for (var k = 0u; k < CLOCK_WORDS; k = k + 1u) {
-                counters[C_CLOCK + k] = clock_words[k];
+                counters[C_CLOCK + k] = clock[k];
             }
-            counters[C_DECISION] = decision(clusters, marked - clusters, start);
+            counters[C_DECISION] = decision(clusters, marked - clusters);
             // Read once: a smoothing the host queues without writing it is due at once.
             counters[C_DUE_STEPS] = 0u;
         }
@@ -142,34 +120,14 @@ fn count_phase(phase: u32) {
             // The coarsening's frees join their rings (amr_coarsen placed them past the
             // lengths; a smoothing alone leaves the rings as they were), then the takes.
             let clusters = counters[C_CLUSTERS];
+            counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
+            counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
+            counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
+            counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 2u * take(1u, counters[C_SPLITS]);
             let refines = counters[C_REFINES];
-            let num_active = counters[C_ACTIVE];
-            let element_ids = counters[C_ELEMENT_IDS];
-            let edge_ids = counters[C_EDGE_IDS];
-            let elements = take(
-                0u,
-                vec2<u32>(counters[C_RINGS], counters[C_RINGS + 1u] + clusters),
-                refines,
-            );
-            let splits = take(
-                1u,
-                vec2<u32>(counters[C_RINGS + 2u], counters[C_RINGS + 3u] + counters[C_SPLIT_FREES]),
-                counters[C_SPLITS],
-            );
-            let interiors = take(
-                2u,
-                vec2<u32>(counters[C_RINGS + 4u], counters[C_RINGS + 5u] + clusters),
-                refines,
-            );
-            counters[C_RINGS] = elements.x;
-            counters[C_RINGS + 1u] = elements.y;
-            counters[C_RINGS + 2u] = splits.x;
-            counters[C_RINGS + 3u] = splits.y;
-            counters[C_RINGS + 4u] = interiors.x;
-            counters[C_RINGS + 5u] = interiors.y;
-            counters[C_ELEMENT_IDS] = element_ids + 4u * elements.z;
-            counters[C_EDGE_IDS] = edge_ids + 2u * splits.z + 3u * interiors.z;
-            let bounds = compaction_bounds(num_active, clusters, refines);
+            counters[C_ELEMENT_IDS] = counters[C_ELEMENT_IDS] + 4u * take(0u, refines);
+            counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines);
+            let bounds = compaction_bounds(counters[C_ACTIVE], clusters, refines);
             counters[C_SLOTS] = bounds.y;
             counters[C_NEW_ACTIVE] = bounds.x;
             counters[C_COMPACT_HOLES] = total / 2u;

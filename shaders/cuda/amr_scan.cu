@@ -53,32 +53,29 @@ __device__ __forceinline__ void write_launch(u32* launches, u32 r, u32 first, u3
     launches[w + 4u] = grid.z;
 }
 
-// Take `wanted` blocks of ring r (head and length in `ring`), oldest first: the ring's head
-// and length after, and how many blocks must be new ids instead.
-__device__ __forceinline__ uint3 take(u32 r, uint2 ring, u32 wanted, const AmrParams& params) {
-    u32 taken = min(wanted, ring.y);
-    return make_uint3((ring.x + taken) % ring_size(params, r), ring.y - taken, wanted - taken);
+// Take `wanted` blocks of ring r, oldest first: returns how many must be new ids instead.
+__device__ __forceinline__ u32 take(u32 r, u32 wanted, u32* counters, const AmrParams& params) {
+    u32 len = counters[C_RINGS + 2u * r + 1u];
+    u32 taken = min(wanted, len);
+    counters[C_RINGS + 2u * r] = (counters[C_RINGS + 2u * r] + taken) % ring_size(params, r);
+    counters[C_RINGS + 2u * r + 1u] = len - taken;
+    return wanted - taken;
 }
-
-// The counts an adaptation starts from (decision; as the WGSL twin).
-struct StartCounts {
-    u32 steps;
-    u32 due_steps;
-    u32 num_active;
-    u32 element_ids;
-    u32 edge_ids;
-};
 
 // What the adaptation after this smoothing does, as the host decides it from the same counts
 // (as the WGSL twin): not due, no room, nothing to change, or it runs.
 __device__ __forceinline__ u32 decision(
-    u32 clusters, u32 refines, StartCounts start, const AmrParams& params) {
-    if (start.steps < start.due_steps) {
+    u32 clusters,
+    u32 refines,
+    const u32* counters,
+    const u32* clock,
+    const AmrParams& params) {
+    if ((u32)__uint_as_float(clock[5]) < counters[C_DUE_STEPS]) {
         return ADAPT_NOT_DUE;
     }
-    bool room = start.num_active + 3u * refines <= params.slot_capacity &&
-                start.element_ids + 4u * refines <= params.element_capacity &&
-                start.edge_ids + 9u * refines <= params.edge_capacity;
+    bool room = counters[C_ACTIVE] + 3u * refines <= params.slot_capacity &&
+                counters[C_ELEMENT_IDS] + 4u * refines <= params.element_capacity &&
+                counters[C_EDGE_IDS] + 9u * refines <= params.edge_capacity;
     if (!room) {
         return ADAPT_NO_ROOM;
     }
@@ -99,59 +96,37 @@ __device__ void count_phase(
     const volatile u32* s = sums;
     u32 total = s[0];
     switch (phase) {
-        // Each phase loads every counter it reads first and then stores (as the WGSL twin).
         case 0u: {
             u32 clusters = s[1];
             u32 marked = s[2];
             u32 frees_marked = s[3];
-            u32 top = counters[C_SMOOTH_TOP];
-            u32 clock_words[CLOCK_WORDS];
-            for (u32 k = 0u; k < CLOCK_WORDS; k = k + 1u) {
-                clock_words[k] = clock[k];
-            }
-            StartCounts start = {(u32)__uint_as_float(clock_words[5]), counters[C_DUE_STEPS],
-                                 counters[C_ACTIVE], counters[C_ELEMENT_IDS],
-                                 counters[C_EDGE_IDS]};
             counters[C_CLUSTERS] = clusters;
             counters[C_REFINES] = marked - clusters;
             counters[C_SPLIT_FREES] = frees_marked - marked;
             counters[C_SPLITS] = total - frees_marked;
-            counters[C_TOP_LEVEL] = top;
+            counters[C_TOP_LEVEL] = counters[C_SMOOTH_TOP];
             counters[C_SMOOTH_TOP] = 0u;
             for (u32 k = 0u; k < CLOCK_WORDS; k = k + 1u) {
-                counters[C_CLOCK + k] = clock_words[k];
+                counters[C_CLOCK + k] = clock[k];
             }
-            counters[C_DECISION] = decision(clusters, marked - clusters, start, params);
+            counters[C_DECISION] = decision(clusters, marked - clusters, counters, clock, params);
             // Read once: a smoothing the host queues without writing it is due at once.
             counters[C_DUE_STEPS] = 0u;
             break;
         }
         case 1u: {
-            // The coarsening's frees join their rings, then the takes (as the WGSL twin).
+            // The coarsening's frees join their rings (as the WGSL twin), then the takes.
             u32 clusters = counters[C_CLUSTERS];
+            counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
+            counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
+            counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
+            counters[C_EDGE_IDS] =
+                counters[C_EDGE_IDS] + 2u * take(1u, counters[C_SPLITS], counters, params);
             u32 refines = counters[C_REFINES];
-            u32 num_active = counters[C_ACTIVE];
-            u32 element_ids = counters[C_ELEMENT_IDS];
-            u32 edge_ids = counters[C_EDGE_IDS];
-            uint3 elements = take(
-                0u, make_uint2(counters[C_RINGS], counters[C_RINGS + 1u] + clusters), refines,
-                params);
-            uint3 splits = take(
-                1u,
-                make_uint2(counters[C_RINGS + 2u], counters[C_RINGS + 3u] + counters[C_SPLIT_FREES]),
-                counters[C_SPLITS], params);
-            uint3 interiors = take(
-                2u, make_uint2(counters[C_RINGS + 4u], counters[C_RINGS + 5u] + clusters), refines,
-                params);
-            counters[C_RINGS] = elements.x;
-            counters[C_RINGS + 1u] = elements.y;
-            counters[C_RINGS + 2u] = splits.x;
-            counters[C_RINGS + 3u] = splits.y;
-            counters[C_RINGS + 4u] = interiors.x;
-            counters[C_RINGS + 5u] = interiors.y;
-            counters[C_ELEMENT_IDS] = element_ids + 4u * elements.z;
-            counters[C_EDGE_IDS] = edge_ids + 2u * splits.z + 3u * interiors.z;
-            uint2 bounds = compaction_bounds(num_active, clusters, refines);
+            counters[C_ELEMENT_IDS] =
+                counters[C_ELEMENT_IDS] + 4u * take(0u, refines, counters, params);
+            counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines, counters, params);
+            uint2 bounds = compaction_bounds(counters[C_ACTIVE], clusters, refines);
             counters[C_SLOTS] = bounds.y;
             counters[C_NEW_ACTIVE] = bounds.x;
             counters[C_COMPACT_HOLES] = total / 2u;
