@@ -28,7 +28,8 @@
 //! whose last workgroup also does the bookkeeping between phases from the scan's total and
 //! parts, the compaction's scan computes its marks as it reads them (a pipeline of its own), the
 //! kernels reading a scan's numbers add its block offsets themselves (no launch of their own),
-//! the geometry shares a launch with the face marks, and the faces kernel (a thread
+//! the geometry shares a launch with the face marks and the compaction's moves (a moved
+//! element's thread writes the hole's slot), and the faces kernel (a thread
 //! per slot writing the faces its element owns) also writes the split masks and counts the far
 //! faces. Where the mesh is large enough to be bound by the sectors its scattered loads pull
 //! in (240k elements on an H200), the kernels read few and neighbouring words: a smoothing
