@@ -531,7 +531,7 @@ impl GpuAdaptation {
             rt.zeroed::<u32>("amr cluster, refine, free and split numbers", marks_len)?;
         // Faces are numbered by (color, left slot): NE marks per color.
         let face_items = colors * ne;
-        let items_len = face_items.max(ne).max(capacity.edges);
+        let items_len = face_items.max(ne);
         let items = rt.zeroed::<u32>("amr phase marks", items_len)?;
         // Per edge, which sides of a split edge refine (amr_mark for amr_refine).
         let split_sides = rt.zeroed::<u32>("amr split edge sides", capacity.edges)?;
