@@ -23,8 +23,9 @@ fn linear_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 /// Threads per workgroup of the per-item kernels whose threads mostly return at once (the
 /// adaptation's amr_mark, amr_compact): a quarter of the workgroups to start. On an H200 the
 /// split marks (then a kernel of their own) took 10.2 -> 7.5 us on Vulkan and 8.8 -> 6.3 on
-/// CUDA over ~30,000 elements' edges. Such a kernel declares @workgroup_size(WIDE_WORKGROUP_SIZE) (the runtime reads it)
-/// and takes its index from wide_linear_index; it cannot be launched from a device record.
+/// CUDA over ~30,000 elements' edges. Such a kernel declares
+/// @workgroup_size(WIDE_WORKGROUP_SIZE) (the runtime reads it) and takes its index from
+/// wide_linear_index; it cannot be launched from a device record.
 const WIDE_WORKGROUP_SIZE: u32 = 256u;
 
 fn wide_linear_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {

@@ -1370,9 +1370,9 @@ impl Runtime {
             return Ok(());
         }
         match (&*self.device, &mut *timer.lock()?) {
-            (Device::Wgpu(d), TimerSpans::Wgpu(t)) => d.queue_timed(plan, repeats, t).map(|_| ()),
+            (Device::Wgpu(d), TimerSpans::Wgpu(t)) => d.queue_timed(plan, repeats, t),
             #[cfg(feature = "cuda")]
-            (Device::Cuda(d), TimerSpans::Cuda(t)) => d.queue_timed(plan, repeats, t).map(|_| ()),
+            (Device::Cuda(d), TimerSpans::Cuda(t)) => d.queue_timed(plan, repeats, t),
             #[cfg(feature = "cuda")]
             _ => Err(Error::Invalid(
                 "queue_timed: the timer is of another backend".into(),
@@ -1398,7 +1398,7 @@ impl Runtime {
             }
             #[cfg(feature = "cuda")]
             (Device::Cuda(d), RecordedCommands::OnSubmit { repeats }, TimerSpans::Cuda(t)) => {
-                d.queue_timed(plan, repeats, t).map(|_| ())
+                d.queue_timed(plan, repeats, t)
             }
             #[cfg(feature = "cuda")]
             _ => Err(Error::Invalid(

@@ -338,24 +338,23 @@ impl CudaDevice {
         Ok(event)
     }
 
-    /// Queue `repeats` runs of `plan` between the events of `timer`'s next span; false when
-    /// the timer was full (queued untimed).
+    /// Queue `repeats` runs of `plan` between the events of `timer`'s next span (untimed when
+    /// the timer is full).
     pub(crate) fn queue_timed(
         &self,
         plan: &Plan,
         repeats: u32,
         timer: &mut SpanEvents,
-    ) -> Result<bool> {
+    ) -> Result<()> {
         if timer.is_full() {
-            self.queue(plan, repeats)?;
-            return Ok(false);
+            return self.queue(plan, repeats);
         }
         self.bind()?;
         let before = self.timing_event(timer)?;
         self.queue(plan, repeats)?;
         let after = self.timing_event(timer)?;
         timer.pairs.push((before, after));
-        Ok(true)
+        Ok(())
     }
 
     /// Seconds of each span of `timer` since its last drain (waits for their work).

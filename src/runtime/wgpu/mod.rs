@@ -756,26 +756,20 @@ impl WgpuDevice {
     }
 
     /// Submit `buffers` between the timestamps of `timer`'s next span, in one submission
-    /// (untimed when the timer is full: false).
-    pub(crate) fn submit_timed(
-        &self,
-        buffers: Vec<wgpu::CommandBuffer>,
-        timer: &mut SpanTimer,
-    ) -> bool {
+    /// (untimed when the timer is full).
+    pub(crate) fn submit_timed(&self, buffers: Vec<wgpu::CommandBuffer>, timer: &mut SpanTimer) {
         let Some((before, after)) = timer.next_span(&self.ctx) else {
-            self.submit(buffers);
-            return false;
+            return self.submit(buffers);
         };
         self.ctx.queue.submit(
             std::iter::once(before)
                 .chain(buffers)
                 .chain(std::iter::once(after)),
         );
-        true
     }
 
     /// Record `repeats` runs of `plan` and submit them between the timestamps of `timer`'s
-    /// next span; false when the timer was full (submitted untimed). Where encoders can write
+    /// next span (untimed when the timer is full). Where encoders can write
     /// timestamps, the plan's own first and last command buffers write them (a few µs of host
     /// time less per span than two command buffers of their own); else the span's two
     /// command buffers go in one submission with the plan's.
@@ -784,23 +778,22 @@ impl WgpuDevice {
         plan: &super::Plan,
         repeats: u32,
         timer: &mut SpanTimer,
-    ) -> Result<bool> {
+    ) -> Result<()> {
         if !self
             .ctx
             .features
             .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
         {
             let buffers = self.record_ahead(plan, repeats)?;
-            return Ok(self.submit_timed(buffers, timer));
+            self.submit_timed(buffers, timer);
+            return Ok(());
         }
         let Some((before, after)) = timer.next_indices() else {
-            self.queue(plan, repeats)?;
-            return Ok(false);
+            return self.queue(plan, repeats);
         };
         self.encode_stamped(plan, repeats, Some((timer, before, after)), |buffer| {
             self.ctx.queue.submit([buffer]);
-        })?;
-        Ok(true)
+        })
     }
 
     /// Seconds of each span of `timer` since its last drain (waits for their work).

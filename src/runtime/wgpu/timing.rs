@@ -86,10 +86,7 @@ impl PassTimer {
         match &self.queries {
             Some((_, buf)) => {
                 let ticks: Vec<u64> = self.readback.read(ctx, buf, 0, 2 * self.used as usize)?;
-                Ok(ticks
-                    .chunks_exact(2)
-                    .map(|p| p[1].saturating_sub(p[0]) as f64 * self.period_ns * 1e-9)
-                    .collect())
+                Ok(tick_pairs_seconds(&ticks, self.period_ns))
             }
             None => {
                 ctx.wait()?;
@@ -227,9 +224,14 @@ impl SpanTimer {
 
     /// Seconds of each span from its resolved ticks.
     pub fn seconds(&self, ticks: &[u64]) -> Vec<f64> {
-        ticks
-            .chunks_exact(2)
-            .map(|p| p[1].saturating_sub(p[0]) as f64 * self.period_ns * 1e-9)
-            .collect()
+        tick_pairs_seconds(ticks, self.period_ns)
     }
+}
+
+/// Seconds between the timestamps of each pair (start, end) of `ticks`, `period_ns` a tick.
+fn tick_pairs_seconds(ticks: &[u64], period_ns: f64) -> Vec<f64> {
+    ticks
+        .chunks_exact(2)
+        .map(|p| p[1].saturating_sub(p[0]) as f64 * period_ns * 1e-9)
+        .collect()
 }

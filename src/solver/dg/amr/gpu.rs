@@ -860,10 +860,7 @@ impl GpuAdaptation {
     /// Flags from the indicator of the solution in the solver's register 0 (queued: the
     /// smoothing's read-back waits for it).
     pub fn compute_flags(&self, phases: Option<&mut PhaseSeconds>) -> Result<()> {
-        match phases {
-            Some(phases) => self.run(&self.flag_plan, Some(phases)),
-            None => self.queue(&self.flag_plan),
-        }
+        self.run(&self.flag_plan, phases)
     }
 
     /// Set the flags (per active slot) instead of computing them.
