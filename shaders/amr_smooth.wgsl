@@ -130,40 +130,58 @@ fn forced(x: u32, v: u32, k: u32) -> vec2<u32> {
     return vec2<u32>(info[1u + (k - CLUSTERS) % 3u], info.x);
 }
 
-// Enforce slot x at a = v: its face neighbours to v - 1, both halves' loads issued together,
-// then the clusters whose -1 that lifted to their level. Returns the forcings that raised
-// their slot (bit k, as above).
+// Slot x's neighbour n (0..5) from its two neighbour records.
+fn side_neighbour(nb: vec4<u32>, second: vec4<u32>, n: u32) -> u32 {
+    if (n < SECOND_HALVES) {
+        return nb[n];
+    }
+    return second[n - SECOND_HALVES];
+}
+
+// Force slot x's face neighbours (records nb and second, both halves' loads issued together)
+// to a >= wanted: the neighbours raised (bit n) and, in bits 8.., those whose -1 that lifted.
+fn force_neighbours(nb: vec4<u32>, second: vec4<u32>, wanted: u32) -> u32 {
+    var forced_bits = 0u;
+    // #unroll
+    for (var k = 0u; k < 3u; k = k + 1u) {
+        let r = force(nb[k], wanted);
+        forced_bits = forced_bits | ((r & 1u) << k) | ((r >> 1u) << (8u + k));
+        if (((nb.w >> k) & 1u) != 0u) {
+            let r2 = force(second[k], wanted);
+            let n = SECOND_HALVES + k;
+            forced_bits = forced_bits | ((r2 & 1u) << n) | ((r2 >> 1u) << (8u + n));
+        }
+    }
+    return forced_bits;
+}
+
+// Lift the cluster of slot y, whose -1 a raise lifted (its record `info`): the siblings
+// raised to y's level (bit c).
+fn lift_cluster(info: vec4<u32>) -> u32 {
+    var raised = 0u;
+    // #unroll
+    for (var c = 0u; c < 3u; c = c + 1u) {
+        raised = raised | ((force(info[1u + c], info.x) & 1u) << c);
+    }
+    return raised;
+}
+
+// Enforce slot x at a = v: its face neighbours to v - 1, then the clusters whose -1 that
+// lifted to their level. Returns the forcings that raised their slot (bit k, as above).
 fn enforce(x: u32, v: u32) -> u32 {
     if (v == 0u) {
         return 0u;
     }
     let nb = neighbors[x];
     let second = neighbors[range.capacity + x];
-    var raised = 0u;
-    var lifted = 0u;
-    // #unroll
-    for (var k = 0u; k < 3u; k = k + 1u) {
-        let r = force(nb[k], v - 1u);
-        raised = raised | ((r & 1u) << k);
-        lifted = lifted | ((r >> 1u) << k);
-        if (((nb.w >> k) & 1u) != 0u) {
-            let r2 = force(second[k], v - 1u);
-            raised = raised | ((r2 & 1u) << (SECOND_HALVES + k));
-            lifted = lifted | ((r2 >> 1u) << (SECOND_HALVES + k));
-        }
-    }
+    let forced_bits = force_neighbours(nb, second, v - 1u);
+    var raised = forced_bits & 0xffu;
+    var lifted = forced_bits >> 8u;
     while (lifted != 0u) {
         let n = firstTrailingBit(lifted);
         lifted = lifted & (lifted - 1u);
-        var y = nb[n % 3u];
-        if (n >= SECOND_HALVES) {
-            y = second[n - SECOND_HALVES];
-        }
-        let info = slot_info[y];
-        // #unroll
-        for (var c = 0u; c < 3u; c = c + 1u) {
-            raised = raised | ((force(info[1u + c], info.x) & 1u) << (CLUSTERS + 3u * n + c));
-        }
+        let info = slot_info[side_neighbour(nb, second, n)];
+        raised = raised | (lift_cluster(info) << (CLUSTERS + 3u * n));
     }
     return raised;
 }
@@ -214,22 +232,44 @@ var<workgroup> queue: array<vec2<u32>, 2u * QUEUE>;
 var<workgroup> queued: array<atomic<u32>, 2>;
 var<workgroup> round_items: u32;
 
-// Queue the raises `raised` of slot x at a = v (`depth` links from its start) for round
-// `next`; one the queue has no room for this thread follows at once. Returns the most links
-// that reached.
-fn queue_raises(x: u32, v: u32, raised: u32, depth: u32, next: u32) -> u32 {
+// Queue slot y, raised to a = w at `depth` links from its start, for round `next`; when the
+// queue has no room this thread follows it at once. Returns the most links that reached.
+fn queue_raise(y: u32, w: u32, depth: u32, next: u32) -> u32 {
+    let at = atomicAdd(&queued[next], 1u);
+    if (at < QUEUE) {
+        queue[next * QUEUE + at] = vec2<u32>(y, w | (depth << 8u));
+        return depth;
+    }
+    return follow_chain(y, w, depth);
+}
+
+// Enforce slot x at a = v (`depth` links from its start) as enforce does, queueing each
+// raise for round `next` from the records at hand. Returns the most links that reached.
+fn enforce_queued(x: u32, v: u32, depth: u32, next: u32) -> u32 {
+    if (v == 0u) {
+        return 0u;
+    }
+    let nb = neighbors[x];
+    let second = neighbors[range.capacity + x];
+    let forced_bits = force_neighbours(nb, second, v - 1u);
     var deepest = 0u;
-    var rest = raised;
-    while (rest != 0u) {
-        let k = firstTrailingBit(rest);
-        rest = rest & (rest - 1u);
-        let y = forced(x, v, k);
-        deepest = max(deepest, depth + 1u);
-        let at = atomicAdd(&queued[next], 1u);
-        if (at < QUEUE) {
-            queue[next * QUEUE + at] = vec2<u32>(y.x, y.y | ((depth + 1u) << 8u));
-        } else {
-            deepest = max(deepest, follow_chain(y.x, y.y, depth + 1u));
+    var raised = forced_bits & 0xffu;
+    while (raised != 0u) {
+        let n = firstTrailingBit(raised);
+        raised = raised & (raised - 1u);
+        let y = side_neighbour(nb, second, n);
+        deepest = max(deepest, queue_raise(y, v - 1u, depth + 1u, next));
+    }
+    var lifted = forced_bits >> 8u;
+    while (lifted != 0u) {
+        let n = firstTrailingBit(lifted);
+        lifted = lifted & (lifted - 1u);
+        let info = slot_info[side_neighbour(nb, second, n)];
+        var siblings = lift_cluster(info);
+        while (siblings != 0u) {
+            let c = firstTrailingBit(siblings);
+            siblings = siblings & (siblings - 1u);
+            deepest = max(deepest, queue_raise(info[1u + c], info.x, depth + 1u, next));
         }
     }
     return deepest;
@@ -245,8 +285,7 @@ fn chains(t: u32, lid: u32) -> u32 {
     workgroupBarrier();
     var deepest = 0u;
     if (t < min(range.count, atomicLoad(&counters[C_ACTIVE]))) {
-        let start = atomicLoad(&after[t]) >> 1u;
-        deepest = queue_raises(t, start, enforce(t, start), 0u, 0u);
+        deepest = enforce_queued(t, atomicLoad(&after[t]) >> 1u, 0u, 0u);
     }
     var round = 0u;
     loop {
@@ -261,9 +300,8 @@ fn chains(t: u32, lid: u32) -> u32 {
         }
         for (var i = lid; i < items; i = i + WORKGROUP_SIZE) {
             let item = queue[current * QUEUE + i];
-            let v = item.y & 0xffu;
-            let raised = enforce(item.x, v);
-            deepest = max(deepest, queue_raises(item.x, v, raised, item.y >> 8u, current ^ 1u));
+            let reached = enforce_queued(item.x, item.y & 0xffu, item.y >> 8u, current ^ 1u);
+            deepest = max(deepest, reached);
         }
         workgroupBarrier();
         if (lid == 0u) {

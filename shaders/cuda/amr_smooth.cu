@@ -141,38 +141,56 @@ __device__ uint2 forced(const Chains& b, u32 x, u32 v, u32 k) {
     return make_uint2(word(info, 1u + (k - CLUSTERS) % 3u), info.x);
 }
 
-// Enforce slot x at a = v: its face neighbours to v - 1, both halves' loads issued together,
-// then the clusters whose -1 that lifted to their level. Returns the forcings that raised
-// their slot (bit k, as above).
+// Slot x's neighbour n (0..5) from its two neighbour records.
+__device__ __forceinline__ u32 side_neighbour(uint4 nb, uint4 second, u32 n) {
+    return n < SECOND_HALVES ? word(nb, n) : word(second, n - SECOND_HALVES);
+}
+
+// Force slot x's face neighbours (records nb and second, both halves' loads issued together)
+// to a >= wanted: the neighbours raised (bit n) and, in bits 8.., those whose -1 that lifted.
+__device__ __forceinline__ u32 force_neighbours(
+    const Chains& b, uint4 nb, uint4 second, u32 wanted) {
+    u32 forced_bits = 0u;
+#pragma unroll
+    for (u32 k = 0u; k < 3u; k = k + 1u) {
+        u32 r = force(b, word(nb, k), wanted);
+        forced_bits = forced_bits | ((r & 1u) << k) | ((r >> 1u) << (8u + k));
+        if (((nb.w >> k) & 1u) != 0u) {
+            u32 r2 = force(b, word(second, k), wanted);
+            u32 n = SECOND_HALVES + k;
+            forced_bits = forced_bits | ((r2 & 1u) << n) | ((r2 >> 1u) << (8u + n));
+        }
+    }
+    return forced_bits;
+}
+
+// Lift the cluster of slot y, whose -1 a raise lifted (its record `info`): the siblings
+// raised to y's level (bit c).
+__device__ __forceinline__ u32 lift_cluster(const Chains& b, uint4 info) {
+    u32 raised = 0u;
+#pragma unroll
+    for (u32 c = 0u; c < 3u; c = c + 1u) {
+        raised = raised | ((force(b, word(info, 1u + c), info.x) & 1u) << c);
+    }
+    return raised;
+}
+
+// Enforce slot x at a = v: its face neighbours to v - 1, then the clusters whose -1 that
+// lifted to their level. Returns the forcings that raised their slot (bit k, as above).
 __device__ u32 enforce(const Chains& b, u32 x, u32 v) {
     if (v == 0u) {
         return 0u;
     }
     uint4 nb = b.neighbors[x];
     uint4 second = b.neighbors[NE + x];
-    u32 raised = 0u;
-    u32 lifted = 0u;
-#pragma unroll
-    for (u32 k = 0u; k < 3u; k = k + 1u) {
-        u32 r = force(b, word(nb, k), v - 1u);
-        raised = raised | ((r & 1u) << k);
-        lifted = lifted | ((r >> 1u) << k);
-        if (((nb.w >> k) & 1u) != 0u) {
-            u32 r2 = force(b, word(second, k), v - 1u);
-            raised = raised | ((r2 & 1u) << (SECOND_HALVES + k));
-            lifted = lifted | ((r2 >> 1u) << (SECOND_HALVES + k));
-        }
-    }
+    u32 forced_bits = force_neighbours(b, nb, second, v - 1u);
+    u32 raised = forced_bits & 0xffu;
+    u32 lifted = forced_bits >> 8u;
     while (lifted != 0u) {
         u32 n = (u32)(__ffs(lifted) - 1);
         lifted = lifted & (lifted - 1u);
-        u32 y = n >= SECOND_HALVES ? word(second, n - SECOND_HALVES) : word(nb, n);
-        uint4 info = b.slot_info[y];
-#pragma unroll
-        for (u32 c = 0u; c < 3u; c = c + 1u) {
-            raised = raised |
-                     ((force(b, word(info, 1u + c), info.x) & 1u) << (CLUSTERS + 3u * n + c));
-        }
+        uint4 info = b.slot_info[side_neighbour(nb, second, n)];
+        raised = raised | (lift_cluster(b, info) << (CLUSTERS + 3u * n));
     }
     return raised;
 }
@@ -222,22 +240,44 @@ __shared__ uint2 queue[2u * QUEUE];
 __shared__ u32 queued[2];
 __shared__ u32 round_items;
 
-// Queue the raises `raised` of slot x at a = v (`depth` links from its start) for round
-// `next`; one the queue has no room for this thread follows at once. Returns the most links
-// that reached.
-__device__ u32 queue_raises(const Chains& b, u32 x, u32 v, u32 raised, u32 depth, u32 next) {
+// Queue slot y, raised to a = w at `depth` links from its start, for round `next`; when the
+// queue has no room this thread follows it at once. Returns the most links that reached.
+__device__ u32 queue_raise(const Chains& b, u32 y, u32 w, u32 depth, u32 next) {
+    u32 at = atomicAdd(&queued[next], 1u);
+    if (at < QUEUE) {
+        queue[next * QUEUE + at] = make_uint2(y, w | (depth << 8u));
+        return depth;
+    }
+    return follow_chain(b, y, w, depth);
+}
+
+// Enforce slot x at a = v (`depth` links from its start) as enforce does, queueing each raise
+// for round `next` from the records at hand. Returns the most links that reached.
+__device__ u32 enforce_queued(const Chains& b, u32 x, u32 v, u32 depth, u32 next) {
+    if (v == 0u) {
+        return 0u;
+    }
+    uint4 nb = b.neighbors[x];
+    uint4 second = b.neighbors[NE + x];
+    u32 forced_bits = force_neighbours(b, nb, second, v - 1u);
     u32 deepest = 0u;
-    u32 rest = raised;
-    while (rest != 0u) {
-        u32 k = (u32)(__ffs(rest) - 1);
-        rest = rest & (rest - 1u);
-        uint2 y = forced(b, x, v, k);
-        deepest = max(deepest, depth + 1u);
-        u32 at = atomicAdd(&queued[next], 1u);
-        if (at < QUEUE) {
-            queue[next * QUEUE + at] = make_uint2(y.x, y.y | ((depth + 1u) << 8u));
-        } else {
-            deepest = max(deepest, follow_chain(b, y.x, y.y, depth + 1u));
+    u32 raised = forced_bits & 0xffu;
+    while (raised != 0u) {
+        u32 n = (u32)(__ffs(raised) - 1);
+        raised = raised & (raised - 1u);
+        u32 y = side_neighbour(nb, second, n);
+        deepest = max(deepest, queue_raise(b, y, v - 1u, depth + 1u, next));
+    }
+    u32 lifted = forced_bits >> 8u;
+    while (lifted != 0u) {
+        u32 n = (u32)(__ffs(lifted) - 1);
+        lifted = lifted & (lifted - 1u);
+        uint4 info = b.slot_info[side_neighbour(nb, second, n)];
+        u32 siblings = lift_cluster(b, info);
+        while (siblings != 0u) {
+            u32 c = (u32)(__ffs(siblings) - 1);
+            siblings = siblings & (siblings - 1u);
+            deepest = max(deepest, queue_raise(b, word(info, 1u + c), info.x, depth + 1u, next));
         }
     }
     return deepest;
@@ -254,8 +294,7 @@ __device__ u32 chains(const Chains& b, u32 t, u32 count, const u32* counters) {
     __syncthreads();
     u32 deepest = 0u;
     if (t < min(count, *(const volatile u32*)(counters + C_ACTIVE))) {
-        u32 start = *(const volatile u32*)(b.after + t) >> 1u;
-        deepest = queue_raises(b, t, start, enforce(b, t, start), 0u, 0u);
+        deepest = enforce_queued(b, t, *(const volatile u32*)(b.after + t) >> 1u, 0u, 0u);
     }
     for (u32 round = 0u;; round = round + 1u) {
         u32 current = round & 1u;
@@ -270,9 +309,8 @@ __device__ u32 chains(const Chains& b, u32 t, u32 count, const u32* counters) {
         }
         for (u32 i = lid; i < items; i = i + WORKGROUP_SIZE) {
             uint2 item = queue[current * QUEUE + i];
-            u32 v = item.y & 0xffu;
-            u32 raised = enforce(b, item.x, v);
-            deepest = max(deepest, queue_raises(b, item.x, v, raised, item.y >> 8u, current ^ 1u));
+            u32 reached = enforce_queued(b, item.x, item.y & 0xffu, item.y >> 8u, current ^ 1u);
+            deepest = max(deepest, reached);
         }
         __syncthreads();
         if (lid == 0u) {
