@@ -1,11 +1,11 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
 
-// The smoothed flags, f_i = a_i - level_i from amr_smooth's `after` (2 a_i + m_i), stored for
-// the phases after it; which slots start a coarsening cluster, which refine, what each cluster
-// frees and which edges the refinement splits, for one exclusive scan over the four parts (one
-// thread per slot up to the capacity NE, zeros past the active slots, and per edge id up to
-// the edge capacity: the launch runs over the larger):
+// The smoothed flags, f_i = a_i - level_i from amr_smooth's `after`, stored for the phases
+// after it; which slots start a coarsening cluster, which refine, what each cluster frees and
+// which edges the refinement splits, for one exclusive scan over the four parts (one thread per
+// slot up to the capacity NE, zeros past the active slots, and per edge id up to the edge
+// capacity: the launch runs over the larger):
 //   marks[i] = 1 where slot i holds the first child of a cluster flagged -1,
 //   marks[NE + i] = 1 where slot i is flagged +1,
 //   marks[2 NE + i] = the split edges of the cluster's parent whose halves are freed, and
@@ -44,7 +44,7 @@
 
 // The smoothed flag of active slot pos (its element's record `own`).
 fn smoothed_flag(pos: u32, own: vec4<u32>) -> i32 {
-    return i32(after[pos] >> 1u) - i32(own.x);
+    return i32(after[pos]) - i32(own.x);
 }
 
 // Whether slot pos holds the first child of a coarsening cluster (smoothed flags: the whole

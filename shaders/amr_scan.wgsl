@@ -8,9 +8,9 @@
 // the last workgroup). The kernels after it add the block offsets as they read a number
 // (block_sums[i / SCAN_BLOCK]), so no launch adds them.
 //   0: after amr_mark (three parts of NE, then the edge ids): the numbers of clusters, refined
-//      elements, freed split blocks and split edges, and the smoothing's longest chain
-//      (amr_smooth) handed to C_LONGEST_CHAIN for the host, the solver's clock copied past the
-//      counters (C_CLOCK), and whether the adaptation runs (C_DECISION; the later phases return at once
+//      elements, freed split blocks and split edges, and the smoothing's top (amr_smooth)
+//      handed to C_TOP_LEVEL for the host, the solver's clock copied past the counters
+//      (C_CLOCK), and whether the adaptation runs (C_DECISION; the later phases return at once
 //      unless it does);
 //   1: after coarsening and refining, over the compaction's marks, which this launch computes
 //      as it reads them (COMPACTION_ITEMS = 1, below; n = NE): the freed element, split and
@@ -107,8 +107,8 @@ fn count_phase(phase: u32) {
             counters[C_REFINES] = marked - clusters;
             counters[C_SPLIT_FREES] = frees_marked - marked;
             counters[C_SPLITS] = total - frees_marked;
-            counters[C_LONGEST_CHAIN] = counters[C_SMOOTH_CHAIN];
-            counters[C_SMOOTH_CHAIN] = 0u;
+            counters[C_TOP_LEVEL] = counters[C_SMOOTH_TOP];
+            counters[C_SMOOTH_TOP] = 0u;
             for (var k = 0u; k < CLOCK_WORDS; k = k + 1u) {
                 counters[C_CLOCK + k] = clock[k];
             }

@@ -1,59 +1,49 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
 
-// The 2:1 smoothing of the flags (GK19 Algorithm 2) in two launches
-// (AdaptiveMesh::smooth_flags_by_chains in src/solver/dg/amr/tree.rs is its CPU twin). With
-// a_i = level_i + f_i the level element i ends at, kept per slot in `after` as 2 a_i + m_i,
-// m_i = 1 while the slot is a -1 no raise has lifted (amr_mark turns a back into the flags):
-//   pass 0 (range.color = 0), thread t = slot t: its slot_info (level and siblings' slots) and
-//      its flag made admissible (no refinement past the maximum level, no coarsening of a root,
-//      a -1 only if all four siblings are active and flagged -1: the cluster rule, on the flags
-//      as they came), stored in after[t];
-//   the chains (range.color = 1), thread t = slot t: what a_t forces is enforced, and what
-//      that raises in turn, in rounds. A slot x at a forces its face neighbours (both halves
-//      of a split side) to at least a - 1 (the 2:1 rule), and a raise that lifts a -1 forces
-//      the slot's siblings to their level (the cluster rule; a slot that was no -1 has no
-//      sibling that is one, by pass 0). A forcing is an atomic max of 2 a on after: it clears
-//      m on a raise, and the value it returns tells the raiser whether it lifted a -1, so the
-//      raiser lifts the cluster too. Every raise is then enforced by the thread that made it:
-//      the workgroup queues its raises and takes them up together in the next round (a round a
-//      link); a raise the queue has no room for its raiser follows at once, depth first.
-// Every value a slot takes is enforced by the thread that set it (its start value by its own
-// thread), so when the launch ends every forcing holds: the flags are admissible, and as every
-// raise was forced they are the least admissible flags above the start, whatever the order of
-// the raises (AdaptiveMesh::smooth_flags). GK19 repeats its per-color passes until nothing
-// changes; here a launch ends the smoothing, with no host check. Every link of a chain lowers
-// a by one at least (a neighbour to a - 1, a lifted cluster to its level, at most a - 1), so
-// from a <= max_level a chain has at most max_level links: the rounds a workgroup runs, and
-// what CHAIN_SLOTS holds for the 12 levels a case may have. The longest chain of the launch
-// goes to counters[C_SMOOTH_CHAIN] (the host checks it against that bound; a thread that would
-// overflow its stack stops there and reports more).
+// The 2:1 smoothing of the flags (GK19 Algorithm 2) in stages by level, each one launch
+// (AdaptiveMesh::smooth_flags_in_stages in src/solver/dg/amr/tree.rs is its CPU twin). With
+// a_i = level_i + f_i the level element i ends at, kept per slot in `after` (amr_mark turns it
+// back into the flags):
+//   pass 0 (range.color = 0), thread t = slot t: its slot_info (level and siblings' slots), its
+//      flag made admissible (no refinement past the maximum level, no coarsening of a root, a
+//      -1 only if all four siblings are active and flagged -1: the cluster rule, on the flags
+//      as they came), a_t stored in after[t], and top = max_i a_i into
+//      counters[C_SMOOTH_TOP];
+//   stage s = range.color >= 1, thread t = face t of the current mesh, while s < top: the side
+//      that would end more than one level coarser than the other is raised to one below it,
+//      a_j <- max(a_j, a_i - 1); a raise that lifts a -1 (a_j = level_j - 1) lifts its
+//      siblings' -1 too (a <- max(a, level_j)).
+// Stage s works toward v = top - s: raises in it end at a <= v (a face raise at a_i - 1, a
+// lifted cluster at its level), and every a = v + 1 was reached in a stage before it, so after
+// stage s every face whose higher side ends at v + 1 or more holds and no later raise undoes
+// it. The stages s = 1 .. top - 1 thus end at the least admissible flags above the start, the
+// same as any order of the forced raises (AdaptiveMesh::smooth_flags), with no chains of raises
+// followed within a thread and no host check for convergence. A raise is an atomic max on
+// after, and a read sees a as it stands. A stage thread reads one word per side (a_i), not the
+// flag and the slot_info record (20 bytes): at 240k elements a stage is bound by the sectors
+// its scattered loads pull in; slot_info is read by a raise alone, for its level and siblings.
 
 @group(0) @binding(0) var<storage, read> slots: array<u32>;
 @group(0) @binding(1) var<storage, read> element_tree: array<vec4<u32>>;
 // The flags' i32 bits as they came (pass 0 reads them).
 @group(0) @binding(2) var<storage, read> flags: array<u32>;
-// Face neighbours (dg_limit.wgsl's layout): [i] sides 0..2 and the mask of split sides in w,
-// [capacity + i] the second halves' neighbours of the split sides.
-@group(0) @binding(3) var<storage, read> neighbors: array<vec4<u32>>;
+// DgEdge records (8 words: left, right, info, normal, length, midpoint).
+@group(0) @binding(3) var<storage, read> faces: array<u32>;
 @group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
 // Per slot: its element's level and the slots of its three siblings (NONE for a root, or for a
-// sibling that is not active), written by pass 0 so that a lifted -1 reaches its cluster in
-// one load.
+// sibling that is not active), written by pass 0 so that a raise reaches a slot's level and its
+// siblings in one load.
 @group(0) @binding(5) var<storage, read_write> slot_info: array<vec4<u32>>;
-// Per slot: 2 a + m as the smoothing stands (pass 0 stores it, the chains raise it).
+// Per slot: a = level + flag as the smoothing stands (pass 0 stores it, the stages raise it).
 @group(0) @binding(6) var<storage, read_write> after: array<atomic<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
-// Slots a chain's stack holds: its start and the 12 links of the 12 levels a case may have,
-// and three spare.
-const CHAIN_SLOTS: u32 = 16u;
-// Forcings of a slot x, bit k of a mask: its sides' neighbours (k = 0..2), the second halves'
-// of split sides (3..5), and from k = CLUSTERS the siblings of the neighbours whose -1 the
-// forcing lifted (CLUSTERS + 3 n + c: sibling c of neighbour n).
-const SECOND_HALVES: u32 = 3u;
-const CLUSTERS: u32 = 8u;
+// Pass 0: the largest a_i of the workgroup (one atomic on the counters per workgroup).
+var<workgroup> group_top: atomic<u32>;
+// A stage: top and the faces, read by one thread of the workgroup for all.
+var<workgroup> stage_counts: vec2<u32>;
 
 // Flag bits `bits` of an element at `level` as the smoothing reads them: within -1..1, 0 for
 // a refinement past the maximum level or a coarsening of a root.
@@ -65,10 +55,30 @@ fn admissible(bits: u32, level: u32) -> i32 {
     return f;
 }
 
-// Pass 0 for slot t: slot_info, and 2 a_t + m_t from the admissible flag stored in after[t].
-fn first_pass(t: u32) {
-    if (t >= min(range.count, atomicLoad(&counters[C_ACTIVE]))) {
+// Raise slot pos to a = wanted; when that lifts its -1, lift its siblings' -1 too (the cluster
+// rule): exactly one raise lifts a given -1, the one whose atomic max saw level - 1.
+fn raise(pos: u32, wanted: u32) {
+    let old = atomicMax(&after[pos], wanted);
+    if (old >= wanted) {
         return;
+    }
+    let info = slot_info[pos];
+    if (old + 1u != info.x) {
+        return;
+    }
+    // #unroll
+    for (var c = 0u; c < 3u; c = c + 1u) {
+        let sibling = info[1u + c];
+        if (sibling != NONE) {
+            atomicMax(&after[sibling], info.x);
+        }
+    }
+}
+
+// Pass 0 for slot t: slot_info, the admissible flag stored, and a_t (0 past the active slots).
+fn first_pass(t: u32) -> u32 {
+    if (t >= atomicLoad(&counters[C_ACTIVE])) {
+        return 0u;
     }
     let id = slots[t];
     let own = element_tree[id];
@@ -97,219 +107,25 @@ fn first_pass(t: u32) {
             }
         }
     }
-    atomicStore(&after[t], 2u * u32(i32(level) + f) + select(0u, 1u, f < 0));
+    let a = u32(i32(level) + f);
+    atomicStore(&after[t], a);
+    return a;
 }
 
-// Force a >= wanted on slot y: bit 0 whether this raised it (then its forcings are ours), bit
-// 1 whether that lifted its -1 (then its cluster's lifting is ours).
-fn force(y: u32, wanted: u32) -> u32 {
-    if (y == NONE) {
-        return 0u;
+// The 2:1 rule across face f.
+fn face_rule(f: u32) {
+    let l = faces[8u * f];
+    let r = faces[8u * f + 1u];
+    if (r == NONE) {
+        return;
     }
-    let old = atomicMax(&after[y], 2u * wanted);
-    if (old >= 2u * wanted) {
-        return 0u;
+    let after_l = atomicLoad(&after[l]);
+    let after_r = atomicLoad(&after[r]);
+    if (after_l > after_r + 1u) {
+        raise(r, after_l - 1u);
+    } else if (after_r > after_l + 1u) {
+        raise(l, after_r - 1u);
     }
-    return 1u | ((old & 1u) << 1u);
-}
-
-// Neighbour n (0..5) of slot x.
-fn neighbour(x: u32, n: u32) -> u32 {
-    if (n < SECOND_HALVES) {
-        return neighbors[x][n];
-    }
-    return neighbors[range.capacity + x][n - SECOND_HALVES];
-}
-
-// Slot x's forcing k: the slot it forces, and the a it forces there from x at a = v.
-fn forced(x: u32, v: u32, k: u32) -> vec2<u32> {
-    if (k < CLUSTERS) {
-        return vec2<u32>(neighbour(x, k), v - 1u);
-    }
-    let info = slot_info[neighbour(x, (k - CLUSTERS) / 3u)];
-    return vec2<u32>(info[1u + (k - CLUSTERS) % 3u], info.x);
-}
-
-// Slot x's neighbour n (0..5) from its two neighbour records.
-fn side_neighbour(nb: vec4<u32>, second: vec4<u32>, n: u32) -> u32 {
-    if (n < SECOND_HALVES) {
-        return nb[n];
-    }
-    return second[n - SECOND_HALVES];
-}
-
-// Force slot x's face neighbours (records nb and second, both halves' loads issued together)
-// to a >= wanted: the neighbours raised (bit n) and, in bits 8.., those whose -1 that lifted.
-fn force_neighbours(nb: vec4<u32>, second: vec4<u32>, wanted: u32) -> u32 {
-    var forced_bits = 0u;
-    // #unroll
-    for (var k = 0u; k < 3u; k = k + 1u) {
-        let r = force(nb[k], wanted);
-        forced_bits = forced_bits | ((r & 1u) << k) | ((r >> 1u) << (8u + k));
-        if (((nb.w >> k) & 1u) != 0u) {
-            let r2 = force(second[k], wanted);
-            let n = SECOND_HALVES + k;
-            forced_bits = forced_bits | ((r2 & 1u) << n) | ((r2 >> 1u) << (8u + n));
-        }
-    }
-    return forced_bits;
-}
-
-// Lift the cluster of slot y, whose -1 a raise lifted (its record `info`): the siblings
-// raised to y's level (bit c).
-fn lift_cluster(info: vec4<u32>) -> u32 {
-    var raised = 0u;
-    // #unroll
-    for (var c = 0u; c < 3u; c = c + 1u) {
-        raised = raised | ((force(info[1u + c], info.x) & 1u) << c);
-    }
-    return raised;
-}
-
-// Enforce slot x at a = v: its face neighbours to v - 1, then the clusters whose -1 that
-// lifted to their level. Returns the forcings that raised their slot (bit k, as above).
-fn enforce(x: u32, v: u32) -> u32 {
-    if (v == 0u) {
-        return 0u;
-    }
-    let nb = neighbors[x];
-    let second = neighbors[range.capacity + x];
-    let forced_bits = force_neighbours(nb, second, v - 1u);
-    var raised = forced_bits & 0xffu;
-    var lifted = forced_bits >> 8u;
-    while (lifted != 0u) {
-        let n = firstTrailingBit(lifted);
-        lifted = lifted & (lifted - 1u);
-        let info = slot_info[side_neighbour(nb, second, n)];
-        raised = raised | (lift_cluster(info) << (CLUSTERS + 3u * n));
-    }
-    return raised;
-}
-
-// The chain from slot y, raised to a = v at `depth` links from its start, followed depth first
-// by this thread (what the workgroup's queue has no room for). Returns the most links it
-// reached.
-fn follow_chain(y: u32, v: u32, depth: u32) -> u32 {
-    var chain_slot: array<u32, CHAIN_SLOTS>;
-    var chain_value: array<u32, CHAIN_SLOTS>;
-    var chain_left: array<u32, CHAIN_SLOTS>;
-    chain_slot[0] = y;
-    chain_value[0] = v;
-    chain_left[0] = enforce(y, v);
-    var held = 1u;
-    var deepest = depth;
-    loop {
-        let top = held - 1u;
-        let left = chain_left[top];
-        if (left == 0u) {
-            held = top;
-            if (held == 0u) {
-                break;
-            }
-            continue;
-        }
-        if (depth + held >= CHAIN_SLOTS) {
-            // Past the bound (see above): reported, not followed.
-            return CHAIN_SLOTS;
-        }
-        let k = firstTrailingBit(left);
-        chain_left[top] = left & (left - 1u);
-        let next = forced(chain_slot[top], chain_value[top], k);
-        chain_slot[held] = next.x;
-        chain_value[held] = next.y;
-        chain_left[held] = enforce(next.x, next.y);
-        deepest = max(deepest, depth + held);
-        held = held + 1u;
-    }
-    return deepest;
-}
-
-// Raises the workgroup follows together, a round a link: per round, slot and
-// (a | links from the start << 8) of each raise made in the round before, in two halves (this
-// round's, the next's).
-const QUEUE: u32 = 256u;
-var<workgroup> queue: array<vec2<u32>, 2u * QUEUE>;
-var<workgroup> queued: array<atomic<u32>, 2>;
-var<workgroup> round_items: u32;
-
-// Queue slot y, raised to a = w at `depth` links from its start, for round `next`; when the
-// queue has no room this thread follows it at once. Returns the most links that reached.
-fn queue_raise(y: u32, w: u32, depth: u32, next: u32) -> u32 {
-    let at = atomicAdd(&queued[next], 1u);
-    if (at < QUEUE) {
-        queue[next * QUEUE + at] = vec2<u32>(y, w | (depth << 8u));
-        return depth;
-    }
-    return follow_chain(y, w, depth);
-}
-
-// Enforce slot x at a = v (`depth` links from its start) as enforce does, queueing each
-// raise for round `next` from the records at hand. Returns the most links that reached.
-fn enforce_queued(x: u32, v: u32, depth: u32, next: u32) -> u32 {
-    if (v == 0u) {
-        return 0u;
-    }
-    let nb = neighbors[x];
-    let second = neighbors[range.capacity + x];
-    let forced_bits = force_neighbours(nb, second, v - 1u);
-    var deepest = 0u;
-    var raised = forced_bits & 0xffu;
-    while (raised != 0u) {
-        let n = firstTrailingBit(raised);
-        raised = raised & (raised - 1u);
-        let y = side_neighbour(nb, second, n);
-        deepest = max(deepest, queue_raise(y, v - 1u, depth + 1u, next));
-    }
-    var lifted = forced_bits >> 8u;
-    while (lifted != 0u) {
-        let n = firstTrailingBit(lifted);
-        lifted = lifted & (lifted - 1u);
-        let info = slot_info[side_neighbour(nb, second, n)];
-        var siblings = lift_cluster(info);
-        while (siblings != 0u) {
-            let c = firstTrailingBit(siblings);
-            siblings = siblings & (siblings - 1u);
-            deepest = max(deepest, queue_raise(info[1u + c], info.x, depth + 1u, next));
-        }
-    }
-    return deepest;
-}
-
-// The chains of the workgroup's slots: each enforces its own a, then the raises are followed
-// in rounds, every thread taking its share of the raises the round before made. Returns the
-// most links this thread's chains reached.
-fn chains(t: u32, lid: u32) -> u32 {
-    if (lid < 2u) {
-        atomicStore(&queued[lid], 0u);
-    }
-    workgroupBarrier();
-    var deepest = 0u;
-    if (t < min(range.count, atomicLoad(&counters[C_ACTIVE]))) {
-        deepest = enforce_queued(t, atomicLoad(&after[t]) >> 1u, 0u, 0u);
-    }
-    var round = 0u;
-    loop {
-        let current = round & 1u;
-        workgroupBarrier();
-        if (lid == 0u) {
-            round_items = min(atomicLoad(&queued[current]), QUEUE);
-        }
-        let items = workgroupUniformLoad(&round_items);
-        if (items == 0u) {
-            break;
-        }
-        for (var i = lid; i < items; i = i + WORKGROUP_SIZE) {
-            let item = queue[current * QUEUE + i];
-            let reached = enforce_queued(item.x, item.y & 0xffu, item.y >> 8u, current ^ 1u);
-            deepest = max(deepest, reached);
-        }
-        workgroupBarrier();
-        if (lid == 0u) {
-            atomicStore(&queued[current], 0u);
-        }
-        round = round + 1u;
-    }
-    return deepest;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -320,11 +136,32 @@ fn main(
 ) {
     let t = linear_index(gid, nwg);
     if (range.color == 0u) {
-        first_pass(t);
+        if (lid == 0u) {
+            atomicStore(&group_top, 0u);
+        }
+        workgroupBarrier();
+        atomicMax(&group_top, first_pass(t));
+        workgroupBarrier();
+        if (lid == 0u) {
+            let top = atomicLoad(&group_top);
+            if (top > 0u) {
+                atomicMax(&counters[C_SMOOTH_TOP], top);
+            }
+        }
         return;
     }
-    let deepest = chains(t, lid);
-    if (deepest > 0u) {
-        atomicMax(&counters[C_SMOOTH_CHAIN], deepest);
+    if (lid == 0u) {
+        stage_counts = vec2<u32>(
+            atomicLoad(&counters[C_SMOOTH_TOP]),
+            atomicLoad(&counters[C_COLOR_OFFSETS + 2u * params.base_colors]),
+        );
+    }
+    let counts = workgroupUniformLoad(&stage_counts);
+    // Stage s raises toward top - s; below 1 nothing is left to raise.
+    if (range.color >= counts.x) {
+        return;
+    }
+    if (t < range.count && t < counts.y) {
+        face_rule(t);
     }
 }

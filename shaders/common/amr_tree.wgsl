@@ -20,9 +20,8 @@ const C_ELEMENT_IDS: u32 = 1u;
 const C_EDGE_IDS: u32 = 2u;
 // Ring r: head at C_RINGS + 2 r, length at C_RINGS + 2 r + 1.
 const C_RINGS: u32 = 3u;
-// The most raises one thread of the smoothing followed in a chain (amr_smooth), handed on by
-// amr_scan 0.
-const C_LONGEST_CHAIN: u32 = 9u;
+// The smoothing's top (max of level + flag after its pass 0), handed on by amr_scan 0.
+const C_TOP_LEVEL: u32 = 9u;
 const C_CLUSTERS: u32 = 10u;
 const C_REFINES: u32 = 11u;
 const C_SPLIT_FREES: u32 = 12u;
@@ -50,10 +49,10 @@ const C_CLOCK: u32 = 64u;
 const CLOCK_WORDS: u32 = 8u;
 // After the clock: the clock's step count (its word 5, an f32) the batch before this
 // adaptation must reach for the adaptation to be due (the host writes it with the flags; 0
-// when the host decides at once; amr_scan 0 reads it once), and the most raises a thread of
-// the smoothing followed as its chains gather them (amr_smooth; 0 between adaptations).
+// when the host decides at once; amr_scan 0 reads it once), and the smoothing's top as its
+// pass 0 gathers it (amr_smooth; 0 between adaptations).
 const C_DUE_STEPS: u32 = 72u;
-const C_SMOOTH_CHAIN: u32 = 73u;
+const C_SMOOTH_TOP: u32 = 73u;
 const ADAPT_RUNS: u32 = 0u;
 // No cluster to coarsen and no element to refine: nothing would move.
 const ADAPT_NOTHING: u32 = 1u;

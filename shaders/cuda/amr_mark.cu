@@ -2,11 +2,10 @@
 // #include "common/amr_tree.cuh"
 
 // CUDA twin of shaders/amr_mark.wgsl. The smoothed flags, f_i = a_i - level_i from
-// amr_smooth's `after` (2 a_i + m_i), stored for the phases after it; which slots start a
-// coarsening cluster, which refine, what each cluster frees and which edges the refinement
-// splits, for one exclusive scan over the four parts (one thread per slot up to the capacity
-// NE, zeros past the active slots, and per edge id up to the edge capacity: the launch runs
-// over the larger):
+// amr_smooth's `after`, stored for the phases after it; which slots start a coarsening
+// cluster, which refine, what each cluster frees and which edges the refinement splits, for
+// one exclusive scan over the four parts (one thread per slot up to the capacity NE, zeros past
+// the active slots, and per edge id up to the edge capacity: the launch runs over the larger):
 //   marks[i] = 1 where slot i holds the first child of a cluster flagged -1,
 //   marks[NE + i] = 1 where slot i is flagged +1,
 //   marks[2 NE + i] = the split edges of the cluster's parent whose halves are freed, and
@@ -29,7 +28,7 @@
 
 // The smoothed flag of active slot pos (its element's record `own`).
 __device__ __forceinline__ int smoothed_flag(u32 pos, uint4 own, const u32* after) {
-    return (int)(after[pos] >> 1u) - (int)own.x;
+    return (int)after[pos] - (int)own.x;
 }
 
 // Whether slot pos holds the first child of a coarsening cluster (smoothed flags: the whole

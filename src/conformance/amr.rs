@@ -12,9 +12,7 @@ use crate::error::{Error, Result};
 use crate::mesh::NO_ELEMENT;
 use crate::order::Ordering;
 use crate::runtime::Runtime;
-use crate::solver::dg::amr::gpu::{
-    most_chained_raises, slots_needed, GpuAdaptOptions, GpuAdaptation, TreeCapacity,
-};
+use crate::solver::dg::amr::gpu::{slots_needed, GpuAdaptOptions, GpuAdaptation, TreeCapacity};
 use crate::solver::dg::amr::indicator::jumps;
 use crate::solver::dg::amr::tree::{FlatTree, EDGE_ALIVE_BIT, NONE as NO_SLOT};
 use crate::solver::dg::amr::{flags, indicator, scatter, AdaptiveMesh, IndicatorField, Projection};
@@ -46,9 +44,9 @@ pub fn amr(report: &mut Report, b: &Runtime) {
         });
     }
     report.check(
-        "amr device smoothing of a ripple five levels down = reference, by chains of raises",
+        "amr device smoothing of a ripple five levels down = reference, in 6 stages",
         b.kind(),
-        "flags exact, chains within their bound",
+        "flags and stages exact",
         || Ok((device_ripple(b)?, true)),
     );
     report.check(
@@ -451,30 +449,28 @@ pub fn graded_ripple(base: &DgMesh, point: [f64; 2]) -> Result<(AdaptiveMesh, Ve
 }
 
 /// The device's smoothing of [`graded_ripple`]'s flags on the periodic mesh: a chain of raises
-/// five links long (a = 7 -> .. -> 2), followed by the device's threads, against the ordered
-/// smoothing's flags and the CPU twin's chains.
+/// five links long (a = 7 -> .. -> 2), a level a stage, against the ordered smoothing's flags
+/// and the CPU twin's stages.
 pub fn device_ripple(rt: &Runtime) -> Result<String> {
     let (am, start, lowest) = graded_ripple(&periodic_mesh()?, [0.02, 0.5])?;
     ensure(lowest <= 1, || {
-        format!("the ripple reaches level {lowest} only, not 1: too short to test the chains")
+        format!("the ripple reaches level {lowest} only, not 1: too short to test the stages")
     })?;
     let faces = am.faces()?;
     let mut want = start.clone();
     am.smooth_flags(&faces, &mut want);
-    let mut chained = start.clone();
-    let longest = am.smooth_flags_by_chains(&faces, &mut chained);
-    ensure(chained == want, || {
-        "the CPU twin's chains give other flags".into()
+    let mut staged = start.clone();
+    let stages = am.smooth_flags_in_stages(&faces, &mut staged);
+    ensure(staged == want, || {
+        "the CPU twin's stages give other flags".into()
     })?;
-    let most = most_chained_raises(am.max_level);
     let fixture = adapt_fixture_of(rt, am, 1)?;
     fixture.ga.set_flags(&start)?;
     let smoothed = fixture.ga.smooth(None)?;
-    // Which thread follows which raise is the device's order: any chain from 1 raise up.
-    ensure((1..=most).contains(&smoothed.longest_chain), || {
+    ensure(smoothed.stages == stages, || {
         format!(
-            "the device's longest chain has {} raises, not 1 to {most}",
-            smoothed.longest_chain
+            "{} stages on the device, {stages} on the host",
+            smoothed.stages
         )
     })?;
     ensure(fixture.ga.read_flags()? == want, || {
@@ -482,10 +478,8 @@ pub fn device_ripple(rt: &Runtime) -> Result<String> {
     })?;
     let raised = (0..start.len()).filter(|&j| want[j] > start[j]).count();
     Ok(format!(
-        "{} elements, {raised} raised down to level {lowest}, the longest chain {} raises on \
-         the device and {longest} on the host",
-        start.len(),
-        smoothed.longest_chain
+        "{} elements, {raised} raised down to level {lowest} in {stages} stages",
+        start.len()
     ))
 }
 
@@ -522,24 +516,21 @@ pub fn device_adaptation(
         };
         let mut want_flags = raw.clone();
         am.smooth_flags(&faces, &mut want_flags);
-        // The device follows chains of raises as the CPU twin does, whose flags are the
-        // ordered smoothing's (its chains' lengths are the device's order's).
-        let mut chained = raw.clone();
-        am.smooth_flags_by_chains(&faces, &mut chained);
-        ensure(chained == want_flags, || {
-            format!("round {round}: the smoothing by chains gives other flags")
+        // The device runs the stages of the CPU twin (the same top level, so as many), whose
+        // flags are the ordered smoothing's.
+        let mut staged = raw.clone();
+        let stages = am.smooth_flags_in_stages(&faces, &mut staged);
+        ensure(staged == want_flags, || {
+            format!("round {round}: the smoothing in stages gives other flags")
         })?;
         ga.set_flags(&raw)?;
         let smoothed = ga.smooth(None)?;
-        ensure(
-            smoothed.longest_chain <= most_chained_raises(am.max_level),
-            || {
-                format!(
-                    "round {round}: a chain of {} raises on the device",
-                    smoothed.longest_chain
-                )
-            },
-        )?;
+        ensure(smoothed.stages == stages, || {
+            format!(
+                "round {round}: {} smoothing stages on the device, {stages} on the host",
+                smoothed.stages
+            )
+        })?;
         ensure(ga.has_room(&smoothed), || {
             format!("round {round}: no room left")
         })?;

@@ -25,9 +25,8 @@
 #define C_EDGE_IDS 2u
 // Ring r: head at C_RINGS + 2 r, length at C_RINGS + 2 r + 1.
 #define C_RINGS 3u
-// The most raises one thread of the smoothing followed in a chain (amr_smooth), handed on by
-// amr_scan 0.
-#define C_LONGEST_CHAIN 9u
+// The smoothing's top (max of level + flag after its pass 0), handed on by amr_scan 0.
+#define C_TOP_LEVEL 9u
 #define C_CLUSTERS 10u
 #define C_REFINES 11u
 #define C_SPLIT_FREES 12u
@@ -55,10 +54,10 @@
 #define CLOCK_WORDS 8u
 // After the clock: the clock's step count (its word 5, an f32) the batch before this
 // adaptation must reach for the adaptation to be due (the host writes it with the flags; 0
-// when the host decides at once; amr_scan 0 reads it once), and the most raises a thread of
-// the smoothing followed as its chains gather them (amr_smooth; 0 between adaptations).
+// when the host decides at once; amr_scan 0 reads it once), and the smoothing's top as its
+// pass 0 gathers it (amr_smooth; 0 between adaptations).
 #define C_DUE_STEPS 72u
-#define C_SMOOTH_CHAIN 73u
+#define C_SMOOTH_TOP 73u
 #define ADAPT_RUNS 0u
 // No cluster to coarsen and no element to refine: nothing would move.
 #define ADAPT_NOTHING 1u

@@ -63,8 +63,8 @@ mod counter {
     pub const ELEMENT_IDS: usize = 1;
     pub const EDGE_IDS: usize = 2;
     pub const RINGS: usize = 3;
-    /// The most raises one thread of the smoothing followed in a chain (amr_smooth.wgsl).
-    pub const LONGEST_CHAIN: usize = 9;
+    /// The smoothing's top: the largest level + flag after its pass 0 (amr_smooth.wgsl).
+    pub const TOP_LEVEL: usize = 9;
     pub const CLUSTERS: usize = 10;
     pub const REFINES: usize = 11;
     pub const ERROR: usize = 17;
@@ -185,13 +185,6 @@ impl TreeCapacity {
     }
 }
 
-/// The most links a chain of raises of the smoothing can have at `max_level` levels
-/// (amr_smooth.wgsl): every link lowers a = level + flag by one at least, from at most
-/// `max_level`.
-pub fn most_chained_raises(max_level: u8) -> usize {
-    usize::from(max_level)
-}
-
 /// Slots an adaptation of `active` elements refining `refines` of them needs before
 /// compaction: three more per refined element.
 pub fn slots_needed(active: usize, refines: usize) -> usize {
@@ -201,10 +194,10 @@ pub fn slots_needed(active: usize, refines: usize) -> usize {
 /// What the smoothed flags ask of the next adaptation, with the counts it starts from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Smoothed {
-    /// The most raises one thread of the smoothing followed in a chain (amr_smooth.wgsl; at
-    /// most [`most_chained_raises`]). Which thread follows a raise depends on the order the
-    /// device runs them in, so this varies between runs; the flags do not.
-    pub longest_chain: usize,
+    /// Stages of the smoothing that could raise a flag, the top level less one
+    /// ([`AdaptiveMesh::smooth_flags_in_stages`]'s count; the launches past them return at
+    /// once).
+    pub stages: usize,
     pub active: usize,
     pub clusters: usize,
     pub refines: usize,
@@ -251,8 +244,8 @@ pub type PhaseSeconds = Vec<(&'static str, f64)>;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GpuAdaptReport {
     pub counts: AdaptCounts,
-    /// The smoothing's longest chain of raises ([`Smoothed::longest_chain`]).
-    pub smoothing_chain: usize,
+    /// Stages of the smoothing that could raise ([`Smoothed::stages`]).
+    pub smoothing_stages: usize,
     pub num_elements: usize,
     /// Faces of the mesh the adaptation started from, and of them those whose slots lie more
     /// than [`FAR_SLOTS`](super::locality::FAR_SLOTS) apart (what triggers a reorder): one
@@ -398,7 +391,7 @@ fn kernel_specs(np: usize, ne: usize) -> [OwnedKernelSpec; 10] {
         ("amr_scan", vec![]),
         // The compaction's scan, which computes its marks as it reads them.
         ("amr_scan", vec![("COMPACTION_ITEMS", 1.0)]),
-        ("amr_smooth", with_ne.clone()),
+        ("amr_smooth", vec![]),
         ("amr_mark", with_ne.clone()),
         ("amr_coarsen", projection.clone()),
         ("amr_refine", projection),
@@ -618,21 +611,20 @@ impl GpuAdaptation {
             };
             scan.record_blocks_with(plan, kernel, &scan_extra, items as u32, phase)
         };
-        // Pass 0 over the slots, then the chains of raises (a launch over the current mesh's
-        // slots, sized by the solver's element record: exactly on wgpu, on CUDA by its element
-        // bound); then the clusters and the elements to refine are numbered and their counts
-        // tell the host whether the adaptation fits.
+        // Pass 0 over the slots, then a stage per level below the maximum, each one launch
+        // over the faces of the current mesh, numbered 1.. in range.color (the stages past the
+        // top level less one return at once); then the clusters and the elements to refine are
+        // numbered and their counts tell the host whether the adaptation fits.
         let mut smooth = PlanBuilder::new();
-        // Each slot's level and siblings' slots, written by pass 0 for the chains.
+        // Each slot's level and siblings' slots, written by pass 0 for the stages.
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
-        // Each slot's 2 (level + flag) + (1 for a -1 not yet lifted) as the smoothing stands
-        // (amr_mark turns them into flags).
+        // Each slot's level + flag as the smoothing stands (amr_mark turns them into flags).
         let after = rt.zeroed::<u32>("amr smoothed levels", ne)?;
         let mut smooth_args = args![
             slots,
             element_tree,
             flags,
-            *neighbors,
+            *faces,
             counters,
             slot_info,
             after
@@ -643,21 +635,25 @@ impl GpuAdaptation {
             .segment("smooth")
             .launch(&smooth_kernel, &smooth_args, ItemRange::all(ne as u32))
             .bounded(&bounds.elements);
-        let chains = ItemRange {
-            first: record_word(0),
-            count: 0,
-            color: 1,
-            pad: 0,
-        };
-        smooth
-            .launch_device(
-                &smooth_kernel,
-                &smooth_args,
-                chains,
-                ne as u32,
-                launch_words,
-            )
-            .bounded(&bounds.elements);
+        // Sized by the solver's launch record of all the current mesh's faces: exactly on
+        // wgpu; on CUDA by the solver's face bound (CountBounds).
+        for stage in 1..mesh.max_level.max(1) {
+            let all_faces = ItemRange {
+                first: record_word(1 + colors),
+                count: 0,
+                color: u32::from(stage),
+                pad: 0,
+            };
+            smooth
+                .launch_device(
+                    &smooth_kernel,
+                    &smooth_args,
+                    all_faces,
+                    dg_edges as u32,
+                    launch_words,
+                )
+                .bounded(&bounds.faces);
+        }
         tally.count("smooth", &smooth);
         // The marks of the slots and of the edge ids (the split edges), a thread each.
         let mut mark_args = args![
@@ -974,17 +970,16 @@ impl GpuAdaptation {
                  were bounded by {elements_bound} and {faces_bound}: some were skipped"
             )));
         }
-        let longest_chain = c[counter::LONGEST_CHAIN] as usize;
-        if longest_chain > most_chained_raises(self.max_level) {
+        let top = c[counter::TOP_LEVEL];
+        if top > u32::from(self.max_level) {
             return Err(Error::Run(format!(
-                "adaptation: the smoothing followed a chain of {longest_chain} raises, past the \
-                 {} that {} levels allow (amr_smooth's stack)",
-                most_chained_raises(self.max_level),
+                "adaptation: the smoothing reports elements ending at level {top}, past the \
+                 maximum {}",
                 self.max_level
             )));
         }
         let mut smoothed = Smoothed {
-            longest_chain,
+            stages: top.saturating_sub(1) as usize,
             active: c[counter::ACTIVE] as usize,
             clusters: c[counter::CLUSTERS] as usize,
             refines: c[counter::REFINES] as usize,
@@ -1069,7 +1064,7 @@ impl GpuAdaptation {
         if smoothed.decision == AdaptDecision::Nothing {
             return Ok(GpuAdaptReport {
                 counts: AdaptCounts::default(),
-                smoothing_chain: smoothed.longest_chain,
+                smoothing_stages: smoothed.stages,
                 num_elements: smoothed.active,
                 faces: smoothed.faces,
                 far_faces: smoothed.far_faces,
@@ -1098,7 +1093,7 @@ impl GpuAdaptation {
                 refined: smoothed.refines,
                 coarsened: smoothed.clusters,
             },
-            smoothing_chain: smoothed.longest_chain,
+            smoothing_stages: smoothed.stages,
             num_elements: n,
             faces: smoothed.faces,
             far_faces: smoothed.far_faces,

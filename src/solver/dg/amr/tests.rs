@@ -1,7 +1,6 @@
 //! The adaptive mesh against its invariants: faces that meet point to point, the 2:1 rule,
 //! at most 2K colors with none repeated at an element, conservation and reversibility.
 
-use super::gpu::most_chained_raises;
 use super::*;
 use crate::conformance::amr::{graded_ripple, map, rand_flags, smooth_state};
 use crate::conformance::dg::periodic_mesh;
@@ -344,7 +343,7 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
     let mut am = AdaptiveMesh::new(&base, 4).expect("tree");
     let mut coef = vec![vec![[1.0; 4]]; am.num_active()];
     let mut seed = 19;
-    let (mut raised, mut most_passes, mut longest_chain) = (0, 0, 0);
+    let (mut raised, mut most_passes, mut last_stage_needed) = (0, 0, 0);
     for _ in 0..8 {
         let faces = am.faces().expect("faces");
         let start = rand_flags(am.num_active(), &mut seed);
@@ -353,19 +352,19 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
         let mut reversed = start.clone();
         let backwards: Vec<Face> = faces.iter().rev().copied().collect();
         am.smooth_flags(&backwards, &mut reversed);
-        let mut chained = start.clone();
-        let longest = am.smooth_flags_by_chains(&faces, &mut chained);
+        let mut staged = start.clone();
+        let stages = am.smooth_flags_in_stages(&faces, &mut staged);
         assert_eq!(ordered, reversed);
-        assert_eq!(ordered, chained);
-        assert!(
-            longest <= most_chained_raises(am.max_level),
-            "a chain of {longest} raises"
-        );
-        longest_chain = longest_chain.max(longest);
+        assert_eq!(ordered, staged);
+        let mut short = start.clone();
+        am.smooth_in_stages(&faces, &mut short, stages.saturating_sub(1));
+        if short != ordered {
+            last_stage_needed += 1;
+        }
         most_passes = most_passes.max(passes);
-        let mut again = chained.clone();
+        let mut again = staged.clone();
         assert_eq!(am.smooth_flags(&faces, &mut again), 1);
-        assert_eq!(again, chained, "not a fixed point");
+        assert_eq!(again, staged, "not a fixed point");
         for j in 0..start.len() {
             if ordered[j] - 1 < start[j] {
                 continue;
@@ -385,27 +384,26 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
         "the rules should cascade ({most_passes} passes)"
     );
     assert!(
-        longest_chain > 1,
-        "no raise forced another: the chains are not tested"
+        last_stage_needed > 0,
+        "no round needed its last stage: the stages are not tested"
     );
 }
 
 /// A refinement at the finest level of a graded mesh forces a chain of raises down every level
-/// (GK19's ripple: a = 7 -> 6 -> .. -> 1, six links), which the smoothing by chains follows
-/// from the refined slot to the ordered smoothing's flags, within the chains' bound.
+/// (GK19's ripple: a = 7 -> 6 -> .. -> 1, six links): the six stages settle it, a level a stage,
+/// to the ordered smoothing's flags, and five stages do not.
 #[test]
-fn chained_smoothing_follows_a_chain_down_every_level() {
+fn staged_smoothing_carries_a_chain_down_every_level() {
     let (am, start, lowest) = graded_ripple(&wall_box(), [0.33, 0.71]).expect("graded mesh");
     assert_eq!(lowest, 0, "the chain should reach level 0");
     let faces = am.faces().expect("faces");
     let mut ordered = start.clone();
     am.smooth_flags(&faces, &mut ordered);
-    let mut chained = start.clone();
-    let longest = am.smooth_flags_by_chains(&faces, &mut chained);
-    assert_eq!(chained, ordered);
-    assert!(
-        (6..=most_chained_raises(am.max_level)).contains(&longest),
-        "the longest chain has {longest} raises, not 6 to {}",
-        most_chained_raises(am.max_level)
-    );
+    let mut staged = start.clone();
+    let stages = am.smooth_flags_in_stages(&faces, &mut staged);
+    assert_eq!(stages, 6);
+    assert_eq!(staged, ordered);
+    let mut short = start.clone();
+    am.smooth_in_stages(&faces, &mut short, 5);
+    assert_ne!(short, ordered, "the chain should need the sixth stage");
 }
