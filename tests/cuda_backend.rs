@@ -119,7 +119,7 @@ fn every_cuda_kernel_waits_for_the_launches_before_it() {
             kernels += 1;
         }
     }
-    assert!(kernels >= 56, "only {kernels} kernels found");
+    assert!(kernels >= 55, "only {kernels} kernels found");
 }
 
 #[cfg(feature = "cuda")]

@@ -1,6 +1,6 @@
-//! The device reorder (`amr_morton`, `amr_radix`, `amr_permute`) against its
-//! exact CPU reference ([`crate::solver::dg::amr::reorder`]), interleaved with device
-//! adaptations that go on matching the f64 reference on the reordered layout.
+//! The device reorder (`amr_radix`, `amr_permute`) against its exact CPU reference
+//! ([`crate::solver::dg::amr::reorder`]), interleaved with device adaptations that go on
+//! matching the f64 reference on the reordered layout.
 
 use super::amr::{adapt_fixture, check_mesh_buffers, rand_flags, AdaptFixture};
 use super::dg::{max_rel, operator};

@@ -108,7 +108,6 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("amr_geometry.wgsl"),
     shader!("amr_faces.wgsl"),
     shader!("common/amr_reorder.wgsl"),
-    shader!("amr_morton.wgsl"),
     shader!("amr_radix.wgsl"),
     shader!("amr_permute.wgsl"),
 ];

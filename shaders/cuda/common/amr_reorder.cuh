@@ -1,6 +1,6 @@
 // CUDA twin of shaders/common/amr_reorder.wgsl: the reorder of an adapted mesh's element slots
-// along a Morton curve (src/solver/dg/amr/reorder.rs), shared by amr_morton, amr_radix,
-// amr_permute and amr_faces.
+// along a Morton curve (src/solver/dg/amr/reorder.rs), shared by amr_radix, amr_permute and
+// amr_faces.
 
 // Radix sort: 3 passes of 8-bit digits over the keys' top 24 bits, digits 1 to 3
 // (reorder::RADIX_BITS, RADIX_FIRST_DIGIT, RADIX_PASSES): the lowest digit, the finest 16 x 16

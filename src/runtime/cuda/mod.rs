@@ -64,7 +64,6 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("amr_faces.cu"),
     cuda_source!("amr_flag.cu"),
     cuda_source!("amr_geometry.cu"),
-    cuda_source!("amr_morton.cu"),
     cuda_source!("amr_permute.cu"),
     cuda_source!("amr_radix.cu"),
     cuda_source!("amr_mark.cu"),

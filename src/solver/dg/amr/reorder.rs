@@ -4,14 +4,14 @@
 //! each face) loses its coalescing. The reorder sorts the element slots along a Morton curve of
 //! the centroids, then the faces by color and left slot, on the device:
 //!
-//! 1. `amr_morton`: a 32-bit key per active slot, the centroid's cell on a 2^16 x 2^16 grid of
-//!    the base mesh's box with the x and y bits interleaved ([`morton_key`]);
-//! 2. `amr_radix`: an LSD radix sort of the (key, slot) pairs by the keys' top 24 bits, in
+//! 1. `amr_radix`: an LSD radix sort of (key, slot) pairs by the keys' top 24 bits, in
 //!    [`RADIX_PASSES`] passes of [`RADIX_BITS`] bits from digit [`RADIX_FIRST_DIGIT`], each
-//!    three launches: the digits counted per group of
-//!    [`WORKGROUP_SIZE`] slots, the runtime's exclusive scan over the counts (digit-major), and a
-//!    stable scatter ([`radix_order`]);
-//! 3. `amr_permute`: new slot i takes old slot `order[i]`: the element id (and the tree's slot
+//!    three launches: the digits counted per group of [`WORKGROUP_SIZE`] slots, the runtime's
+//!    exclusive scan over the counts (digit-major), and a stable scatter ([`radix_order`]). The
+//!    first count makes the pairs: a 32-bit key per active slot, the centroid's cell on a
+//!    2^16 x 2^16 grid of the base mesh's box with the x and y bits interleaved
+//!    ([`morton_key`]), and the slot;
+//! 2. `amr_permute`: new slot i takes old slot `order[i]`: the element id (and the tree's slot
 //!    record), the solution, the geometry and the neighbour blocks are gathered, every stored
 //!    slot (neighbours, faces' left and right) renamed, and the faces put in order by color
 //!    and left slot by a scan over (color, slot) marks ([`permute_tree`],
@@ -152,7 +152,7 @@ impl MortonFrame {
     }
 }
 
-/// Morton key of a triangle with f32 vertices `v` (what `amr_morton` computes): the vertex
+/// Morton key of a triangle with f32 vertices `v` (what `amr_radix`'s first count computes): the vertex
 /// sum s = (v0 + v1) + v2, q = (s - origin) * scale clamped to [0, 65535] and truncated, x bits
 /// at the even positions and y bits at the odd. No product is followed by a sum, so no
 /// backend fuses the steps into an fma: the same bits on every device.
@@ -263,11 +263,10 @@ pub struct GpuReorder {
     timer: SwitchedTimer,
 }
 
-/// The reorder's kernels (stem and constants) for `np` modes and `ne` slots: amr_morton,
-/// amr_radix, amr_permute.
-pub(super) fn kernel_specs(np: usize, ne: usize) -> [OwnedKernelSpec; 3] {
+/// The reorder's kernels (stem and constants) for `np` modes and `ne` slots: amr_radix,
+/// amr_permute.
+pub(super) fn kernel_specs(np: usize, ne: usize) -> [OwnedKernelSpec; 2] {
     [
-        ("amr_morton", vec![]),
         ("amr_radix", vec![(CAPACITY_CONSTANT, ne as f64)]),
         (
             "amr_permute",
@@ -315,25 +314,25 @@ impl GpuReorder {
             pad,
         };
         // The reorder's kernels at once (Runtime::kernels: in parallel).
-        let [morton, radix, permute]: [Kernel; 3] = rt
+        let [radix, permute]: [Kernel; 2] = rt
             .kernel_list(&kernel_specs(np, ne))?
             .try_into()
             .map_err(|_| Error::Gpu("reorder: a kernel is missing".into()))?;
         let mut plan = PlanBuilder::new();
         plan.segment("reorder");
-        let mut morton_args =
-            args![*tree.slots, *tree.vertices, *tree.counters, keys, order].to_vec();
-        morton_args.push(prm.clone());
-        plan.launch(&morton, &morton_args, all(0, 0, ne));
         let digit_sum = PrefixSum::new(rt, &marks, &marks_scan, digit_counts as u32)?;
-        let radix_args = args![
+        let mut radix_args = args![
             keys,
             order,
             marks,
             marks_scan,
             *digit_sum.block_offsets(),
-            *tree.counters
-        ];
+            *tree.counters,
+            *tree.slots,
+            *tree.vertices
+        ]
+        .to_vec();
+        radix_args.push(prm.clone());
         for pass in 0..RADIX_PASSES {
             plan.launch(&radix, &radix_args, all(0, pass, ne));
             digit_sum.record_blocks(&mut plan, digit_counts as u32)?;
