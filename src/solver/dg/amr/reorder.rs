@@ -152,10 +152,10 @@ impl MortonFrame {
     }
 }
 
-/// Morton key of a triangle with f32 vertices `v` (what `amr_radix`'s first count computes): the vertex
-/// sum s = (v0 + v1) + v2, q = (s - origin) * scale clamped to [0, 65535] and truncated, x bits
-/// at the even positions and y bits at the odd. No product is followed by a sum, so no
-/// backend fuses the steps into an fma: the same bits on every device.
+/// Morton key of a triangle with f32 vertices `v` (what `amr_radix`'s first count computes):
+/// the vertex sum s = (v0 + v1) + v2, q = (s - origin) * scale clamped to [0, 65535] and
+/// truncated, x bits at the even positions and y bits at the odd. No product is followed by a
+/// sum, so no backend fuses the steps into an fma: the same bits on every device.
 pub fn morton_key(v: &[[f32; 2]; 3], frame: &MortonFrame) -> u32 {
     let cell = |k: usize| {
         let s = (v[0][k] + v[1][k]) + v[2][k];
