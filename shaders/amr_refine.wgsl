@@ -13,8 +13,8 @@
 // C0 takes the parent's slot, C1..C3 holes 3k .. 3k + 2 left by coarsening, then new slots
 // past the active ones. Child c gets c^c_k = sum_m W^c_km c^P_m (exact), computed after the
 // workgroup's refinements by all its threads, a coefficient each, from the parent's
-// coefficients copied to the scratch register. Side s of the parent is split: its halves go to children s and s + 1
-// (in the order the parent walks it); the interior edges (side s of corner child s + 2 and of
+// coefficients copied to the scratch register. Side s of the parent is split: its halves go
+// to children s and s + 1 (in the order the parent walks it); the interior edges (side s of corner child s + 2 and of
 // the centre child) take the ring's k-th interior block or new ids, with the color of parent
 // side s.
 

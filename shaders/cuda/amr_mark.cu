@@ -16,11 +16,14 @@
 //      a live edge with an element flagged +1 on a side that is a leaf once the coarsening
 //      has run, and split_sides[e] = which sides refine (bit 0 side 0, bit 1 side 1), NONE for
 //      an edge that is not split. An edge with halves becomes a leaf when the cluster across
-//      from the refining side coarsens, which the smoothed flags tell here, before
-//      amr_coarsen runs.
+//      from the refining side coarsens (its halves are freed then: the refining side is a
+//      leaf, so not refined), which the smoothed flags tell here, before amr_coarsen runs.
 // The scan numbers the clusters, the refined elements and the split edges in the CPU
 // reference's order (AdaptiveMesh::adapt) and places each cluster's freed split blocks in
-// their ring. Nothing in the trees changes here (a smoothing that asks for more room than
+// their ring; amr_refine gives split edge number j its halves from the side that writes them
+// (side 0 when it refines, else side 1: split_sides tells each refining element whether it is
+// that side and whether the other side refines too, without reading what the refinement
+// rewrites). Nothing in the trees changes here (a smoothing that asks for more room than
 // there is leaves them as they were): amr_coarsen takes the halves of the kept sides from the
 // parent's edges.
 //
@@ -87,7 +90,11 @@ __device__ __forceinline__ bool refines(u32 element, const uint4* element_tree, 
 // Whether the element `element` (not a leaf) has children that coarsen: its first child is
 // active and starts a cluster.
 __device__ bool children_coarsen(
-    u32 element, const u32* slots, const uint4* element_tree, const u32* after, const u32* counters) {
+    u32 element,
+    const u32* slots,
+    const uint4* element_tree,
+    const u32* after,
+    const u32* counters) {
     if (element == NONE) {
         return false;
     }

@@ -11,10 +11,11 @@
 // rings' lengths count the blocks amr_coarsen freed into them (amr_scan 1 adds them to the
 // counters after this phase). The four children C0..C3 (corners at v0, v1, v2, then the centre
 // one) take the ring's k-th element block or new ids; C0 takes the parent's slot, C1..C3 holes
-// 3k .. 3k + 2 left by coarsening, then new slots past the active ones. Child c gets c^c_k = sum_m W^c_km c^P_m (exact),
-// computed after the block's refinements by all its threads, a coefficient each, from the
-// parent's coefficients copied to the scratch register. Side s of the parent is split: its
-// halves go to children s and s + 1 (in the order the parent walks it); the interior edges
+// 3k .. 3k + 2 left by coarsening, then new slots past the active ones. Child c gets
+// c^c_k = sum_m W^c_km c^P_m (exact), computed after the block's refinements by all its
+// threads, a coefficient each, from the parent's coefficients copied to the scratch register.
+// Side s of the parent is split: its halves go to children s and s + 1 (in the order the
+// parent walks it); the interior edges
 // (side s of corner child s + 2 and of the centre child) take the ring's k-th interior block
 // or new ids, with the color of parent side s.
 //

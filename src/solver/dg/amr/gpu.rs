@@ -553,10 +553,12 @@ impl GpuAdaptation {
         // at the first attach only (or ahead of it, build_kernels_ahead): the capacity is given
         // at launch, so an attach with more room compiles nothing.
         let specs = kernel_specs(projection.np, ne);
-        let [flag_kernel, scan_kernel, compaction_scan_kernel, smooth_kernel, mark_kernel, coarsen_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel]: [Kernel; 10] =
-            rt.kernel_list(&specs)?.try_into().map_err(|_| {
-                Error::Gpu("device adaptation: a kernel is missing".into())
-            })?;
+        let kernels: [Kernel; 10] = rt
+            .kernel_list(&specs)?
+            .try_into()
+            .map_err(|_| Error::Gpu("device adaptation: a kernel is missing".into()))?;
+        let [flag_kernel, scan_kernel, compaction_scan_kernel, smooth_kernel, mark_kernel, coarsen_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel] =
+            kernels;
         let (regs, [inv_jac, inv_det, heights, neighbors, faces]) = dg.device_buffers();
         let prm = Arg::params(&params);
 
