@@ -20,7 +20,7 @@ pub use driver::{Adaptivity, AmrOptions, AmrStats};
 pub use indicator::{flags, gather, indicator, scatter, IndicatorField};
 pub use projection::Projection;
 pub use reorder::ReorderPolicy;
-pub use tree::{AdaptCounts, AdaptiveMesh, Face, NONE};
+pub use tree::{AdaptCounts, AdaptiveMesh, Compaction, Face, NONE};
 
 #[cfg(test)]
 mod tests;

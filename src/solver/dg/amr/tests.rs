@@ -407,3 +407,120 @@ fn staged_smoothing_carries_a_chain_down_every_level() {
     am.smooth_in_stages(&faces, &mut short, 5);
     assert_ne!(short, ordered, "the chain should need the sixth stage");
 }
+
+/// The active elements by their vertices (bit for bit), each with its slot.
+fn by_vertices(am: &AdaptiveMesh) -> std::collections::HashMap<[u64; 6], usize> {
+    (0..am.num_active())
+        .map(|p| {
+            let v = am.vertices(p);
+            let key = [v[0][0], v[0][1], v[1][0], v[1][1], v[2][0], v[2][1]].map(f64::to_bits);
+            (key, p)
+        })
+        .collect()
+}
+
+/// Random adaptations with both compactions from one start: the same elements with the same
+/// coefficients, only in other slots (and with other ids: refinement numbers children in slot
+/// order); in order, what came from one slot comes before what came from the next (an element
+/// that stays, a refined element's four children one after the other, a coarsened cluster's
+/// parent in its first child's place).
+#[test]
+fn the_compaction_in_order_places_what_gk19_places_in_the_order_of_the_slots() {
+    let base = wall_box();
+    let proj = Projection::new(1);
+    let tables = BasisTables::new(1);
+    let mut gk19 = AdaptiveMesh::new(&base, 4).expect("tree");
+    let mut in_order = gk19.clone();
+    in_order.compaction = Compaction::InOrder;
+    let mut coef_gk19 = smooth_state(&gk19, &tables);
+    let mut coef = coef_gk19.clone();
+    let mut seed = 11;
+    let (mut refined, mut coarsened) = (0, 0);
+    for _ in 0..8 {
+        let faces = in_order.faces().expect("faces");
+        let mut f = rand_flags(in_order.num_active(), &mut seed);
+        in_order.smooth_flags(&faces, &mut f);
+        let here = by_vertices(&in_order);
+        let g: Vec<i8> = {
+            let mut g = vec![0; f.len()];
+            for (key, &p) in &by_vertices(&gk19) {
+                g[p] = f[here[key]];
+            }
+            g
+        };
+        let before = in_order.to_flat();
+        let counts = in_order
+            .adapt(&f, &mut coef, &proj)
+            .expect("adapt in order");
+        assert_eq!(
+            gk19.adapt(&g, &mut coef_gk19, &proj).expect("adapt"),
+            counts
+        );
+        refined += counts.refined;
+        coarsened += counts.coarsened;
+        check(&in_order, false);
+        let (a, b) = (by_vertices(&in_order), by_vertices(&gk19));
+        assert_eq!(a.len(), b.len());
+        for (key, &p) in &a {
+            assert_eq!(coef[p], coef_gk19[b[key]], "the element in slot {p}");
+        }
+        let after = in_order.to_flat();
+        let new_slot = |id: u32| after.element_tree[id as usize][3];
+        let mut last = None;
+        // (A coarsened cluster's ids may be a refined element's children now.)
+        for (&id, &flag) in before.slots.iter().zip(&f) {
+            let parent = before.element_tree[id as usize][1];
+            let placed: Vec<u32> = match flag {
+                0 => vec![new_slot(id)],
+                1 => {
+                    let first = after.element_tree[id as usize][2];
+                    (first..first + 4).map(new_slot).collect()
+                }
+                _ if before.element_tree[parent as usize][2] == id => vec![new_slot(parent)],
+                _ => Vec::new(),
+            };
+            for s in placed {
+                assert_eq!(
+                    s,
+                    last.map_or(0, |l: u32| l + 1),
+                    "slot order broken at {id}"
+                );
+                last = Some(s);
+            }
+        }
+        assert_eq!(last.map_or(0, |l| l as usize + 1), in_order.num_active());
+    }
+    assert!(
+        refined > 0 && coarsened > 0,
+        "{refined} refined, {coarsened} coarsened"
+    );
+}
+
+/// In order, refining everything and coarsening it back gives the base mesh in its own slots
+/// (GK19's compaction leaves it permuted), with every coefficient restored.
+#[test]
+fn refining_and_coarsening_in_order_gives_back_the_slots() {
+    let base = wall_box();
+    let proj = Projection::new(2);
+    let tables = BasisTables::new(2);
+    let mut am = AdaptiveMesh::new(&base, 2).expect("tree");
+    am.compaction = Compaction::InOrder;
+    let start = am.to_flat();
+    let mut coef = smooth_state(&am, &tables);
+    let original = coef.clone();
+    for flag in [1, 1, -1, -1] {
+        let faces = am.faces().expect("faces");
+        let mut f = vec![flag; am.num_active()];
+        am.smooth_flags(&faces, &mut f);
+        am.adapt(&f, &mut coef, &proj).expect("adapt");
+        check(&am, false);
+    }
+    assert_eq!(am.to_flat().slots, start.slots);
+    for (i, (c, o)) in coef.iter().zip(&original).enumerate() {
+        for (a, b) in c.iter().zip(o) {
+            for eq in 0..4 {
+                assert!((a[eq] - b[eq]).abs() < 1e-12, "element {i}");
+            }
+        }
+    }
+}

@@ -7,8 +7,11 @@
 //! of a refined element), freed blocks are reused first, in the order they were freed. Active
 //! elements occupy *positions* (the slots of the solution arrays): a coarsened parent takes its
 //! first child's slot, a refined element's first child takes its parent's slot and the others
-//! fill freed slots, then the end; compaction (GK19 Algorithm 4) then moves the last occupied
-//! slots into the holes below the active count.
+//! fill freed slots, then the end; compaction then closes the holes ([`Compaction`]): GK19's
+//! Algorithm 4 moves the last occupied slots into the holes below the active count, or the
+//! elements are placed in the order of the slots they came from (a refined element's children
+//! in its place, a coarsened cluster's parent in its first child's), so that the slots keep
+//! the order they had (children next to each other, where their parent was).
 //!
 //! Children. Child j < 3 of (v0, v1, v2) is the corner child at v_j, child 3 the centre one
 //! ([`child_vertices`]). Every child's local side s is parallel to the parent's side s: the
@@ -112,12 +115,54 @@ pub struct AdaptCounts {
     pub coarsened: usize,
 }
 
+/// How an adaptation closes the holes that coarsening leaves and places the children that
+/// refinement appends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Compaction {
+    /// GK19 Algorithm 4: the last occupied slots move into the holes below the new active
+    /// count. Every adaptation scatters the elements it touches (children in freed slots far
+    /// from their parent's, moved elements far from their neighbours), so the slots lose their
+    /// order and a Morton reorder ([`super::reorder`]) has to restore it.
+    #[default]
+    Gk19,
+    /// The new slot of every element is the number of new elements that come from the slots
+    /// before the one it came from: with s(p) = 4 for a refined element, 0 for children 1..3 of
+    /// a coarsened cluster and 1 otherwise, slot p's elements go to sum_{q < p} s(q) onwards.
+    /// The order is kept: children sit next to each other where their parent sat, a parent
+    /// where its first child sat.
+    InOrder,
+}
+
+impl Compaction {
+    /// The compaction named `name`: `gk19` or `in-order`.
+    pub fn parse(name: &str) -> Result<Compaction> {
+        match name {
+            "gk19" => Ok(Compaction::Gk19),
+            "in-order" => Ok(Compaction::InOrder),
+            other => Err(Error::Invalid(format!(
+                "unknown compaction {other:?}: expected in-order or gk19"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for Compaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Compaction::Gk19 => "gk19",
+            Compaction::InOrder => "in-order",
+        })
+    }
+}
+
 /// The adaptive mesh: trees over a conforming base mesh.
 #[derive(Clone, Debug)]
 pub struct AdaptiveMesh {
     pub max_level: u8,
     /// Colors of the base mesh (K); the adapted mesh uses at most 2K.
     pub base_colors: u8,
+    /// How [`AdaptiveMesh::adapt`] closes the holes (the device adaptation follows it).
+    pub compaction: Compaction,
     elements: Vec<Element>,
     edges: Vec<Edge>,
     free_element_blocks: VecDeque<u32>,
@@ -176,6 +221,7 @@ impl AdaptiveMesh {
         Ok(AdaptiveMesh {
             max_level,
             base_colors: k as u8,
+            compaction: Compaction::default(),
             slots: (0..elements.len() as u32).collect(),
             elements,
             edges,
@@ -443,7 +489,8 @@ impl AdaptiveMesh {
 
     /// Adapt by admissible `flags` (see [`AdaptiveMesh::smooth_flags`]), carrying the
     /// coefficients of each slot (`[mode][equation]`) by L2 projection. Coarsening runs first
-    /// so refinement reuses the slots and ids it frees; compaction closes the remaining holes.
+    /// so refinement reuses the slots and ids it frees; compaction closes the remaining holes
+    /// (as [`AdaptiveMesh::compaction`] says).
     pub fn adapt(
         &mut self,
         flags: &[i8],
@@ -463,12 +510,25 @@ impl AdaptiveMesh {
             .map(|p| self.slots[p])
             .collect();
         let mut counts = AdaptCounts::default();
+        let starts_cluster = |p: usize| {
+            let id = self.slots[p];
+            let parent = self.elements[id as usize].parent;
+            flags[p] < 0 && self.elements[parent as usize].first_child == id
+        };
         // Clusters in the order of their first child's slot.
         let clusters: Vec<u32> = (0..n)
-            .filter(|&p| flags[p] < 0)
-            .map(|p| (self.slots[p], self.elements[self.slots[p] as usize].parent))
-            .filter(|&(id, parent)| self.elements[parent as usize].first_child == id)
-            .map(|(_, parent)| parent)
+            .filter(|&p| starts_cluster(p))
+            .map(|p| self.elements[self.slots[p] as usize].parent)
+            .collect();
+        // What each slot becomes, for the compaction in order: its element, its children, or
+        // nothing (children 1..3 of a coarsened cluster; the parent takes child 0's place).
+        let old_slots = self.slots.clone();
+        let sizes: Vec<u8> = (0..n)
+            .map(|p| match flags[p] {
+                f if f > 0 => 4,
+                0 => 1,
+                _ => u8::from(starts_cluster(p)),
+            })
             .collect();
         let mut holes = Vec::new();
         for &parent in &clusters {
@@ -493,9 +553,14 @@ impl AdaptiveMesh {
             self.refine(id, coef, proj, &mut hole);
             counts.refined += 1;
         }
-        let mut holes: Vec<u32> = hole.collect();
-        holes.sort_unstable();
-        self.compact(&holes, coef);
+        match self.compaction {
+            Compaction::Gk19 => {
+                let mut holes: Vec<u32> = hole.collect();
+                holes.sort_unstable();
+                self.compact(&holes, coef);
+            }
+            Compaction::InOrder => self.place_in_order(&old_slots, &sizes, coef),
+        }
         Ok(counts)
     }
 
@@ -693,6 +758,35 @@ impl AdaptiveMesh {
     }
 }
 
+impl AdaptiveMesh {
+    /// [`Compaction::InOrder`]: the elements that came from old slot p (the element
+    /// `old_slots[p]` held, its children, or the parent that took its place; `sizes[p]` of
+    /// them) go to the new slots sum_{q < p} sizes[q] onwards, with their coefficients.
+    fn place_in_order(&mut self, old_slots: &[u32], sizes: &[u8], coef: &mut Vec<Vec<State>>) {
+        let mut from = Vec::with_capacity(self.slots.len());
+        for (p, (&id, &size)) in old_slots.iter().zip(sizes).enumerate() {
+            match size {
+                4 => {
+                    let first = self.elements[id as usize].first_child;
+                    from.extend((first..first + 4).map(|c| self.elements[c as usize].position));
+                }
+                1 => from.push(p as u32),
+                _ => {}
+            }
+        }
+        let slots: Vec<u32> = from.iter().map(|&f| self.slots[f as usize]).collect();
+        let moved: Vec<Vec<State>> = from
+            .iter()
+            .map(|&f| std::mem::take(&mut coef[f as usize]))
+            .collect();
+        for (i, &id) in slots.iter().enumerate() {
+            self.elements[id as usize].position = i as u32;
+        }
+        self.slots = slots;
+        *coef = moved;
+    }
+}
+
 /// The first id of a block of `len` entries: a freed block if any (oldest first), else new
 /// entries made by `fresh` at the end.
 fn take_block<T>(
@@ -840,6 +934,7 @@ impl AdaptiveMesh {
         Ok(AdaptiveMesh {
             max_level,
             base_colors,
+            compaction: Compaction::default(),
             elements,
             edges,
             free_element_blocks: flat.free[0].iter().copied().collect(),
