@@ -26,8 +26,16 @@
 //   left, so an element the adaptation did not touch keeps its pairs whole.
 // The new active count is counters[C_NEW_ACTIVE] (amr_scan 2 stores it as the active count
 // after the face scan).
+// With the compaction in order (IN_ORDER; Compaction::InOrder in src/solver/dg/amr/tree.rs)
+// there is no compaction scan: slot i < n takes the element amr_refine staged there (its id in
+// compaction_scan, its coefficients in register STAGING) and writes its own slot; n and the
+// edge ids in use are computed here from the counts of amr_scan 0 (amr_scan 2 stores them).
 
 override NP: u32 = 1u;
+// 1 with the compaction in order; STAGING: the register where amr_refine staged the elements
+// in their new slots (GpuDg::STAGING_REGISTER).
+override IN_ORDER: u32 = 0u;
+override STAGING: u32 = 1u;
 
 @group(0) @binding(0) var<storage, read_write> slots: array<u32>;
 @group(0) @binding(1) var<storage, read> vertices: array<vec2<f32>>;
@@ -45,7 +53,8 @@ override NP: u32 = 1u;
 @group(0) @binding(12) var<storage, read_write> element_tree: array<vec4<u32>>;
 // Register 0's high words: 4 NP rows of NE.
 @group(0) @binding(13) var<storage, read_write> regs: array<f32>;
-// The compaction scan (amr_scan 1: block prefixes, block offsets) and its holes (amr_compact).
+// The compaction scan (amr_scan 1: block prefixes, block offsets) and its holes (amr_compact);
+// with the compaction in order, the ids amr_refine staged per new slot, in compaction_scan.
 @group(0) @binding(14) var<storage, read> compaction_scan: array<u32>;
 @group(0) @binding(15) var<storage, read> compaction_offsets: array<u32>;
 @group(0) @binding(16) var<storage, read> holes: array<u32>;
@@ -55,9 +64,9 @@ override NP: u32 = 1u;
 // Color of the face that element `id` owns on local side s (it is the face's left side: its
 // edge there is a live leaf with the element on side 0, or on side 1 with side 0 coarser);
 // NONE when the side has no face of its own (a split side, or the right side of a face).
-fn left_face_color(id: u32, s: u32) -> u32 {
+fn left_face_color(id: u32, s: u32, edge_ids: u32) -> u32 {
     let e = element_edges[id][s];
-    if (!is_face_edge(e, edge_tree[e], counters[C_EDGE_IDS])) {
+    if (!is_face_edge(e, edge_tree[e], edge_ids)) {
         return NONE;
     }
     let side0 = edge_sides[2u * e].x;
@@ -83,7 +92,7 @@ fn is_hole(p: u32, holes_below: u32) -> bool {
 }
 
 // The geometry and face marks of element `id` in slot i.
-fn element_geometry(i: u32, id: u32) {
+fn element_geometry(i: u32, id: u32, edge_ids: u32) {
     let v0 = vertices[3u * id];
     let v1 = vertices[3u * id + 1u];
     let v2 = vertices[3u * id + 2u];
@@ -94,8 +103,8 @@ fn element_geometry(i: u32, id: u32) {
     inv_det[i] = 1.0 / d;
     let longest = max(length(a), max(length(b), length(v2 - v1)));
     heights[i] = d / longest;
-    let owned = vec3<u32>(left_face_color(id, 0u), left_face_color(id, 1u),
-                          left_face_color(id, 2u));
+    let owned = vec3<u32>(left_face_color(id, 0u, edge_ids), left_face_color(id, 1u, edge_ids),
+                          left_face_color(id, 2u, edge_ids));
     for (var c = 0u; c < 2u * params.base_colors; c = c + 1u) {
         items[c * range.capacity + i] = select(0u, 1u, any(owned == vec3<u32>(c)));
     }
@@ -110,22 +119,45 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
     // with the kernel's first loads, not before them).
     let runs = counters[C_DECISION] == ADAPT_RUNS;
-    let new_active = counters[C_NEW_ACTIVE];
+    var new_active = counters[C_NEW_ACTIVE];
     let holes_below = counters[C_COMPACT_HOLES];
+    var edge_ids = counters[C_EDGE_IDS];
     if (!runs) {
         return;
     }
     neighbors[i] = vec4<u32>(NONE, NONE, NONE, 0u);
     neighbors[range.capacity + i] = vec4<u32>(NONE);
-    if (i < new_active) {
+    if (IN_ORDER != 0u) {
+        // amr_scan 2 settles the counts after this launch: the new count and edge ids here.
+        let refines = counters[C_REFINES];
+        let clusters = counters[C_CLUSTERS];
+        new_active = compaction_bounds(counters[C_ACTIVE], clusters, refines).x;
+        edge_ids = settled_edge_ids(edge_ids, counters[C_SPLITS],
+                                    counters[C_RINGS + 3u] + counters[C_SPLIT_FREES], refines,
+                                    counters[C_RINGS + 5u] + clusters);
+        if (i < new_active) {
+            // The element amr_refine staged in new slot i moves there.
+            let id = compaction_scan[i];
+            slots[i] = id;
+            element_tree[id].w = i;
+            let staged = STAGING * 4u * NP * range.capacity;
+            // #unroll
+            for (var j = 0u; j < 4u * NP; j = j + 1u) {
+                regs[j * range.capacity + i] = regs[staged + j * range.capacity + i];
+                regs_lo[j * range.capacity + i] = regs_lo[staged + j * range.capacity + i];
+            }
+            element_geometry(i, id, edge_ids);
+            return;
+        }
+    } else if (i < new_active) {
         // A hole's element moves into it, and that element's thread writes the slot.
         if (!is_hole(i, holes_below)) {
-            element_geometry(i, slots[i]);
+            element_geometry(i, slots[i], edge_ids);
         }
         return;
     }
     let id = slots[i];
-    if (i < counters[C_SLOTS] && id != NONE) {
+    if (IN_ORDER == 0u && i < counters[C_SLOTS] && id != NONE) {
         let to = holes[compaction_number(i) - holes_below];
         slots[to] = id;
         element_tree[id].w = to;
@@ -134,7 +166,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             regs[j * range.capacity + to] = regs[j * range.capacity + i];
             regs_lo[j * range.capacity + to] = regs_lo[j * range.capacity + i];
         }
-        element_geometry(to, id);
+        element_geometry(to, id, edge_ids);
     }
     for (var j = 0u; j < 4u * NP; j = j + 1u) {
         regs_lo[j * range.capacity + i] = 0.0;

@@ -3,25 +3,34 @@
 
 // Refinement, one thread per slot flagged +1, refined element number k in slot order
 // (AdaptiveMesh::refine and split_edge in src/solver/dg/amr/tree.rs). A side whose edge amr_mark
-// marked is split here: split edge number j (amr_scan 0's fourth part) takes the ring's j-th
-// split block or new ids past the ring's length, its halves get colors c and (c + K) mod 2K;
-// the side that writes them (side 0 when it refines, else side 1: split_sides) writes their
-// records, the edge's child link and, when the other side does not refine, clears the other
-// side's entries of the halves. The rings' lengths count the blocks amr_coarsen freed into
-// them (amr_scan 1 adds them to the counters after this phase). The four children C0..C3
-// (corners at v0, v1, v2, then the centre one) take the ring's k-th element block or new ids;
-// C0 takes the parent's slot, C1..C3 holes 3k .. 3k + 2 left by coarsening, then new slots
-// past the active ones. Child c gets c^c_k = sum_m W^c_km c^P_m (exact), computed after the
-// workgroup's refinements by all its threads, a coefficient each, from the parent's
-// coefficients copied to the scratch register. Side s of the parent is split: its halves go
-// to children s and s + 1 (in the order the parent walks it); the interior edges (side s of corner child s + 2 and of
-// the centre child) take the ring's k-th interior block or new ids, with the color of parent
-// side s.
+// marked is split here: split edge number j (amr_scan 0's part of the edges) takes the ring's j-th split
+// block or new ids past the ring's length, its halves get colors c and (c + K) mod 2K; the side
+// that writes them (side 0 when it refines, else side 1: split_sides) writes their records, the
+// edge's child link and, when the other side does not refine, clears the other side's entries of
+// the halves. The rings' lengths count the blocks amr_coarsen freed into them (amr_scan 1 adds them
+// to the counters after this phase). The four children C0..C3 (corners at v0, v1, v2, then the
+// centre one) take the ring's k-th element block or new ids; C0 takes the parent's slot, C1..C3
+// holes 3k .. 3k + 2 left by coarsening, then new slots past the active ones. Child c gets c^c_k =
+// sum_m W^c_km c^P_m (exact), computed after the workgroup's refinements by all its threads, a
+// coefficient each, from the parent's coefficients copied to the scratch register. Side s of the
+// parent is split: its halves go to children s and s + 1 (in the order the parent walks it); the
+// interior edges (side s of corner child s + 2 and of the centre child) take the ring's k-th
+// interior block or new ids, with the color of parent side s.
+// With the compaction in order (IN_ORDER) the launch also places every element in its new slot,
+// which amr_geometry then moves it to: a refined element's children, and over the other slots
+// the element that stays (or the parent that coarsening put in its first child's slot), staged
+// in order, the elements from slot i at placed_at(i) onwards.
 
 override NP: u32 = 3u;
 // The solver's scratch register (GpuDg::SCRATCH_REGISTER: the limiter's, free between steps),
 // which holds each refined parent's coefficients, at its slot, for the projection.
 override SCRATCH: u32 = 4u;
+// 1 with the compaction in order (Compaction::InOrder in src/solver/dg/amr/tree.rs), whose
+// elements this launch also stages in their new slots: in register STAGING (a stage register
+// of the solver, free between steps; GpuDg::STAGING_REGISTER), high and low words, with their
+// ids in `placed`.
+override IN_ORDER: u32 = 0u;
+override STAGING: u32 = 1u;
 
 @group(0) @binding(0) var<storage, read_write> slots: array<u32>;
 @group(0) @binding(1) var<storage, read_write> element_tree: array<vec4<u32>>;
@@ -43,6 +52,8 @@ override SCRATCH: u32 = 4u;
 // Register 0's low words (the solver's double-float pairs), 4 NP rows of NE: the children's
 // are zero (their projections are in the high words).
 @group(0) @binding(15) var<storage, read_write> regs_lo: array<f32>;
+// With the compaction in order: new slot j's element id (amr_geometry takes it from here).
+@group(0) @binding(16) var<storage, read_write> placed: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -55,6 +66,32 @@ var<workgroup> job_count: atomic<u32>;
 // Number i of the scan amr_scan ran: its block's prefix plus the block's offset.
 fn number(i: u32) -> u32 {
     return marks_scan[i] + block_offsets[i / SCAN_BLOCK];
+}
+
+// With the compaction in order, the new slot of the first element that comes from slot i: the
+// elements that come from the slots before it, i + 3 (refined before i) - (vacated before i)
+// (amr_scan 0's second and fourth parts).
+fn placed_at(i: u32) -> u32 {
+    let refined = number(range.capacity + i) - number(range.capacity);
+    let vacated = number(3u * range.capacity + i) - number(3u * range.capacity);
+    return i + 3u * refined - vacated;
+}
+
+// Whether slot i is vacated: a coarsened cluster's child other than its first (amr_mark).
+fn vacated(i: u32) -> bool {
+    return number(3u * range.capacity + i + 1u) != number(3u * range.capacity + i);
+}
+
+// With the compaction in order: the element in slot i, which stays (or is the parent that
+// coarsening put there), staged in new slot j with its coefficients.
+fn stage(i: u32, j: u32) {
+    placed[j] = slots[i];
+    let staged = STAGING * 4u * NP * range.capacity;
+    // #unroll
+    for (var k = 0u; k < 4u * NP; k = k + 1u) {
+        regs[staged + k * range.capacity + j] = regs[k * range.capacity + i];
+        regs_lo[staged + k * range.capacity + j] = regs_lo[k * range.capacity + i];
+    }
 }
 
 // Length of ring r with the blocks this adaptation's coarsening freed into it (the clusters'
@@ -80,7 +117,8 @@ fn halves(e: u32, side: u32) -> u32 {
     if (sides == NONE) {
         return edge_tree[e].z;
     }
-    let k = number(3u * range.capacity + e) - number(3u * range.capacity);
+    let edges = edge_part(range.capacity, IN_ORDER);
+    let k = number(edges + e) - number(edges);
     let len = ring_length(1u);
     var first: u32;
     if (k < len) {
@@ -197,7 +235,8 @@ fn refine(i: u32, num_active: u32) -> vec4<u32> {
 
 // Coefficient kk of child c of `job`: c^c_kk = sum_m W^c_{kk m} c^P_m (exact for the
 // polynomials of the parent; the sum over m in order), from the parent's copy in the scratch
-// register; its low words zero (the projection is in the high words).
+// register; its low words zero (the projection is in the high words). It goes to slot job[c],
+// or with the compaction in order to staged slot job.y + c.
 fn project(job: vec4<u32>, c: u32, kk: u32) {
     var u = vec4<f32>(0.0);
     // #unroll
@@ -210,15 +249,20 @@ fn project(job: vec4<u32>, c: u32, kk: u32) {
         );
         u = u + weights[(c * NP + kk) * NP + m] * parent;
     }
-    let to = job[c];
-    regs[(0u * NP + kk) * range.capacity + to] = u.x;
-    regs[(1u * NP + kk) * range.capacity + to] = u.y;
-    regs[(2u * NP + kk) * range.capacity + to] = u.z;
-    regs[(3u * NP + kk) * range.capacity + to] = u.w;
-    regs_lo[(0u * NP + kk) * range.capacity + to] = 0.0;
-    regs_lo[(1u * NP + kk) * range.capacity + to] = 0.0;
-    regs_lo[(2u * NP + kk) * range.capacity + to] = 0.0;
-    regs_lo[(3u * NP + kk) * range.capacity + to] = 0.0;
+    var to = job[c];
+    var reg = 0u;
+    if (IN_ORDER != 0u) {
+        to = job.y + c;
+        reg = STAGING * 4u * NP;
+    }
+    regs[(reg + 0u * NP + kk) * range.capacity + to] = u.x;
+    regs[(reg + 1u * NP + kk) * range.capacity + to] = u.y;
+    regs[(reg + 2u * NP + kk) * range.capacity + to] = u.z;
+    regs[(reg + 3u * NP + kk) * range.capacity + to] = u.w;
+    regs_lo[(reg + 0u * NP + kk) * range.capacity + to] = 0.0;
+    regs_lo[(reg + 1u * NP + kk) * range.capacity + to] = 0.0;
+    regs_lo[(reg + 2u * NP + kk) * range.capacity + to] = 0.0;
+    regs_lo[(reg + 3u * NP + kk) * range.capacity + to] = 0.0;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -236,8 +280,23 @@ fn main(
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
     // with the active count, not before it).
     let runs = counters[C_DECISION] == ADAPT_RUNS;
-    if (runs && i < min(range.count, num_active) && flags[i] > 0) {
-        jobs[atomicAdd(&job_count, 1u)] = refine(i, num_active);
+    if (runs && i < min(range.count, num_active)) {
+        if (flags[i] > 0) {
+            var job = refine(i, num_active);
+            if (IN_ORDER != 0u) {
+                // Child c (ids children .. children + 3, child 0 now in slot i) in new slot
+                // at + c.
+                let at = placed_at(i);
+                let children = slots[i];
+                for (var c = 0u; c < 4u; c = c + 1u) {
+                    placed[at + c] = children + c;
+                }
+                job.y = at;
+            }
+            jobs[atomicAdd(&job_count, 1u)] = job;
+        } else if (IN_ORDER != 0u && !vacated(i)) {
+            stage(i, placed_at(i));
+        }
     }
     // The parents' copies in the scratch register and the jobs, seen by the whole workgroup.
     storageBarrier();

@@ -7,7 +7,8 @@
 // scan's total and parts (sums: the total in word 0, the prefix at k NE in word k, final in
 // the last workgroup). The kernels after it add the block offsets as they read a number
 // (block_sums[i / SCAN_BLOCK]), so no launch adds them.
-//   0: after amr_mark (three parts of NE, then the edge ids): the numbers of clusters, refined
+//   0: after amr_mark (three parts of NE, in order four, then the edge ids): the numbers of
+//      clusters, refined
 //      elements, freed split blocks and split edges, and the smoothing's top (amr_smooth)
 //      handed to C_TOP_LEVEL for the host, the solver's clock copied past the counters
 //      (C_CLOCK), and whether the adaptation runs (C_DECISION; the later phases return at once
@@ -18,7 +19,8 @@
 //      counted them in), split blocks are taken from the ring first, then new ids (amr_refine
 //      counted the new ones for its interior edges already), element and interior blocks
 //      likewise, new slots, the new count, and the holes below it (half the compaction's
-//      marks);
+//      marks); with the compaction in order (IN_ORDER) there is no phase 1 and phase 2
+//      settles these counts first (amr_geometry computes what it needs of them);
 //   2: after amr_geometry (NE marks per color): the new active count, the face offsets of the
 //      2K colors, the DG solver's launch records (dispatch.wgsl): 0 the elements, 1 + c the
 //      faces of color c, 1 + 2K all faces; and the far faces cleared for amr_faces to count.
@@ -35,6 +37,9 @@
 // 1 for the compaction's scan (phase 1): its items are computed as they are read, a launch
 // less. A pipeline constant, so that the other phases keep a plain read of their input.
 override COMPACTION_ITEMS: u32 = 0u;
+// 1 with the compaction in order (Compaction::InOrder): phase 0's marks have a fourth part of
+// slots (amr_mark), and phase 1 does not run, so phase 2 settles its counts first.
+override IN_ORDER: u32 = 0u;
 
 // The compaction's mark of slot p (GK19 Algorithm 4; amr_compact): 1 for a hole below the new
 // active count n and for an occupied slot at or past it (the two sets are equally large; the
@@ -96,6 +101,24 @@ fn decision(clusters: u32, refines: u32) -> u32 {
     return ADAPT_RUNS;
 }
 
+// After coarsening and refining (phase 1; in order, phase 2 first): the coarsening's frees
+// join their rings (amr_coarsen placed them past the lengths; a smoothing alone leaves the
+// rings as they were), then the takes, the new slots and count, and the compaction's holes.
+fn settle(holes: u32) {
+    let clusters = counters[C_CLUSTERS];
+    counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
+    counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
+    counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
+    counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 2u * take(1u, counters[C_SPLITS]);
+    let refines = counters[C_REFINES];
+    counters[C_ELEMENT_IDS] = counters[C_ELEMENT_IDS] + 4u * take(0u, refines);
+    counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines);
+    let bounds = compaction_bounds(counters[C_ACTIVE], clusters, refines);
+    counters[C_SLOTS] = bounds.y;
+    counters[C_NEW_ACTIVE] = bounds.x;
+    counters[C_COMPACT_HOLES] = holes;
+}
+
 fn count_phase(phase: u32) {
     let total = atomicLoad(&sums[0]);
     switch phase {
@@ -106,7 +129,8 @@ fn count_phase(phase: u32) {
             counters[C_CLUSTERS] = clusters;
             counters[C_REFINES] = marked - clusters;
             counters[C_SPLIT_FREES] = frees_marked - marked;
-            counters[C_SPLITS] = total - frees_marked;
+            // In order, the vacated slots (the fourth part) come before the edges.
+            counters[C_SPLITS] = total - atomicLoad(&sums[3u + IN_ORDER]);
             counters[C_TOP_LEVEL] = counters[C_SMOOTH_TOP];
             counters[C_SMOOTH_TOP] = 0u;
             for (var k = 0u; k < CLOCK_WORDS; k = k + 1u) {
@@ -117,22 +141,12 @@ fn count_phase(phase: u32) {
             counters[C_DUE_STEPS] = 0u;
         }
         case 1u: {
-            // The coarsening's frees join their rings (amr_coarsen placed them past the
-            // lengths; a smoothing alone leaves the rings as they were), then the takes.
-            let clusters = counters[C_CLUSTERS];
-            counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
-            counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
-            counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
-            counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 2u * take(1u, counters[C_SPLITS]);
-            let refines = counters[C_REFINES];
-            counters[C_ELEMENT_IDS] = counters[C_ELEMENT_IDS] + 4u * take(0u, refines);
-            counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines);
-            let bounds = compaction_bounds(counters[C_ACTIVE], clusters, refines);
-            counters[C_SLOTS] = bounds.y;
-            counters[C_NEW_ACTIVE] = bounds.x;
-            counters[C_COMPACT_HOLES] = total / 2u;
+            settle(total / 2u);
         }
         case 2u: {
+            if (IN_ORDER != 0u) {
+                settle(0u);
+            }
             let new_active = counters[C_NEW_ACTIVE];
             counters[C_ACTIVE] = new_active;
             counters[C_FAR_FACES] = 0u;

@@ -58,6 +58,10 @@ fn every_cuda_twin_compiles_with_nvrtc() {
     ];
     let failed = failures(&fixed, &[define_u32("NE", 1000)]);
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+    // The adaptation's compaction in order (IN_ORDER) takes other paths in these.
+    let in_order = ["amr_mark", "amr_scan", "amr_refine", "amr_geometry"];
+    let failed = failures(&in_order, &[define_u32("IN_ORDER", 1)]);
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 
     // The check fails where it should: a twin with a syntax error, from a kernel directory.
     let dir = std::env::temp_dir().join(format!("chromaflow-nvrtc-{}", std::process::id()));

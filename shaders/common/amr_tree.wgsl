@@ -126,6 +126,21 @@ fn new_split_blocks(splits: u32, ring_free: u32) -> u32 {
     return splits - min(splits, ring_free);
 }
 
+// The first of the marks' parts over the edge ids (amr_mark): after the three parts of NE
+// slots, and with the compaction in order (in_order = 1) after a fourth, the slots it vacates.
+fn edge_part(ne: u32, in_order: u32) -> u32 {
+    return (3u + in_order) * ne;
+}
+
+// The edge ids in use once the refinement has taken its ids (amr_scan 1's takes, without
+// storing them): the split blocks and interior blocks the rings cannot hold (the rings' free
+// blocks counted with those the coarsening freed into them) come as new ids.
+fn settled_edge_ids(edge_ids: u32, splits: u32, split_ring_free: u32, refines: u32,
+                    interior_ring_free: u32) -> u32 {
+    return edge_ids + 2u * new_split_blocks(splits, split_ring_free)
+        + 3u * (refines - min(refines, interior_ring_free));
+}
+
 // Whether edge e with tree record t is a face of the mesh: a live leaf below the edge ids in
 // use.
 fn is_face_edge(e: u32, t: vec4<u32>, edge_ids: u32) -> bool {

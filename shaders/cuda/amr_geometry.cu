@@ -26,12 +26,24 @@
 //   left, so an element the adaptation did not touch keeps its pairs whole.
 // The new active count is counters[C_NEW_ACTIVE] (amr_scan 2 stores it as the active count
 // after the face scan).
+// With the compaction in order (IN_ORDER; Compaction::InOrder in src/solver/dg/amr/tree.rs)
+// there is no compaction scan: slot i < n takes the element amr_refine staged there (its id in
+// compaction_scan, its coefficients in register STAGING) and writes its own slot; n and the
+// edge ids in use are computed here from the counts of amr_scan 0 (amr_scan 2 stores them).
 //
 // The WGSL override constants are preprocessor defines here (the host passes -D values); the
 // capacity NE is the module constant of common/dispatch.cuh (WGSL: range.capacity).
 
 #ifndef NP
 #define NP 1u
+#endif
+// 1 with the compaction in order (the WGSL pipeline constant); STAGING: the register where
+// amr_refine staged the elements in their new slots.
+#ifndef IN_ORDER
+#define IN_ORDER 0u
+#endif
+#ifndef STAGING
+#define STAGING 1u
 #endif
 
 // Color of the face that element `id` owns on local side s (it is the face's left side: its
@@ -43,10 +55,10 @@ __device__ u32 left_face_color(
     const uint4* element_edges,
     const uint4* edge_tree,
     const uint2* edge_sides,
-    const u32* counters) {
+    u32 edge_ids) {
     uint4 edges = element_edges[id];
     u32 e = s == 0u ? edges.x : (s == 1u ? edges.y : edges.z);
-    if (!is_face_edge(e, edge_tree[e], counters[C_EDGE_IDS])) {
+    if (!is_face_edge(e, edge_tree[e], edge_ids)) {
         return NONE;
     }
     u32 side0 = edge_sides[2u * e].x;
@@ -79,7 +91,7 @@ __device__ void element_geometry(
     float4* inv_jac,
     float* inv_det,
     float* heights,
-    const u32* counters,
+    u32 edge_ids,
     const uint4* element_edges,
     const uint4* edge_tree,
     const uint2* edge_sides,
@@ -97,7 +109,7 @@ __device__ void element_geometry(
     heights[i] = d / longest;
     u32 owned[3];
     for (u32 s = 0u; s < 3u; s = s + 1u) {
-        owned[s] = left_face_color(id, s, element_edges, edge_tree, edge_sides, counters);
+        owned[s] = left_face_color(id, s, element_edges, edge_tree, edge_sides, edge_ids);
     }
     for (u32 c = 0u; c < colors; c = c + 1u) {
         bool mine = owned[0] == c || owned[1] == c || owned[2] == c;
@@ -135,22 +147,45 @@ extern "C" __global__ void amr_geometry(
     bool runs = counters[C_DECISION] == ADAPT_RUNS;
     u32 new_active = counters[C_NEW_ACTIVE];
     u32 holes_below = counters[C_COMPACT_HOLES];
+    u32 edge_ids = counters[C_EDGE_IDS];
     if (!runs) {
         return;
     }
     neighbors[i] = make_uint4(NONE, NONE, NONE, 0u);
     neighbors[NE + i] = make_uint4(NONE, NONE, NONE, NONE);
     u32 colors = 2u * params.base_colors;
-    if (i < new_active) {
+    if (IN_ORDER != 0u) {
+        // amr_scan 2 settles the counts after this launch: the new count and edge ids here.
+        u32 refines = counters[C_REFINES];
+        u32 clusters = counters[C_CLUSTERS];
+        new_active = compaction_bounds(counters[C_ACTIVE], clusters, refines).x;
+        edge_ids = settled_edge_ids(edge_ids, counters[C_SPLITS],
+                                    counters[C_RINGS + 3u] + counters[C_SPLIT_FREES], refines,
+                                    counters[C_RINGS + 5u] + clusters);
+        if (i < new_active) {
+            // The element amr_refine staged in new slot i moves there.
+            u32 id = compaction_scan[i];
+            slots[i] = id;
+            element_tree[id].w = i;
+            u32 staged = STAGING * 4u * NP * NE;
+            for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
+                regs[j * NE + i] = regs[staged + j * NE + i];
+                regs_lo[j * NE + i] = regs_lo[staged + j * NE + i];
+            }
+            element_geometry(i, id, vertices, inv_jac, inv_det, heights, edge_ids, element_edges,
+                             edge_tree, edge_sides, items, colors);
+            return;
+        }
+    } else if (i < new_active) {
         // A hole's element moves into it, and that element's thread writes the slot.
         if (!is_hole(i, holes_below, compaction_scan, compaction_offsets)) {
-            element_geometry(i, slots[i], vertices, inv_jac, inv_det, heights, counters,
+            element_geometry(i, slots[i], vertices, inv_jac, inv_det, heights, edge_ids,
                              element_edges, edge_tree, edge_sides, items, colors);
         }
         return;
     }
     u32 id = slots[i];
-    if (i < counters[C_SLOTS] && id != NONE) {
+    if (IN_ORDER == 0u && i < counters[C_SLOTS] && id != NONE) {
         u32 to = holes[compaction_number(i, compaction_scan, compaction_offsets) - holes_below];
         slots[to] = id;
         element_tree[id].w = to;
@@ -158,7 +193,7 @@ extern "C" __global__ void amr_geometry(
             regs[j * NE + to] = regs[j * NE + i];
             regs_lo[j * NE + to] = regs_lo[j * NE + i];
         }
-        element_geometry(to, id, vertices, inv_jac, inv_det, heights, counters, element_edges,
+        element_geometry(to, id, vertices, inv_jac, inv_det, heights, edge_ids, element_edges,
                          edge_tree, edge_sides, items, colors);
     }
     for (u32 j = 0u; j < 4u * NP; j = j + 1u) {

@@ -4,7 +4,7 @@
 // CUDA twin of shaders/amr_mark.wgsl. The smoothed flags, f_i = a_i - level_i from
 // amr_smooth's `after`, stored for the phases after it; which slots start a coarsening
 // cluster, which refine, what each cluster frees and which edges the refinement splits, for
-// one exclusive scan over the four parts (one thread per slot up to the capacity NE, zeros past
+// one exclusive scan over the four parts (five in order) (one thread per slot up to the capacity NE, zeros past
 // the active slots, and per edge id up to the edge capacity: the launch runs over the larger):
 //   marks[i] = 1 where slot i holds the first child of a cluster flagged -1,
 //   marks[NE + i] = 1 where slot i is flagged +1,
@@ -12,13 +12,17 @@
 //      work[i] the mask of their sides (AdaptiveMesh::coarsen in src/solver/dg/amr/tree.rs):
 //      per side, the halves are freed unless the element across is still refined when the
 //      cluster runs in the reference's order, i.e. refined and not a cluster of a smaller slot;
-//   marks[3 NE + e] = 1 where edge e is split (AdaptiveMesh::split_edge, edges in id order):
+//   marks[3 NE + i] = 1, with the compaction in order (IN_ORDER = 1; Compaction::InOrder in
+//      src/solver/dg/amr/tree.rs), where slot i holds a child of a coarsening cluster other
+//      than its first: the slot the cluster vacates (its parent takes the first child's), so
+//      that the scan gives every slot the number of new elements before it (amr_refine);
+//   marks[E0 + e] = 1 where edge e is split (AdaptiveMesh::split_edge, edges in id order):
 //      a live edge with an element flagged +1 on a side that is a leaf once the coarsening
 //      has run, and split_sides[e] = which sides refine (bit 0 side 0, bit 1 side 1), NONE for
 //      an edge that is not split. An edge with halves becomes a leaf when the cluster across
 //      from the refining side coarsens (its halves are freed then: the refining side is a
 //      leaf, so not refined), which the smoothed flags tell here, before amr_coarsen runs.
-// The scan numbers the clusters, the refined elements and the split edges in the CPU
+// (E0 = 3 NE, or 4 NE in order: edge_part.) The scan numbers the clusters, the refined elements and the split edges in the CPU
 // reference's order (AdaptiveMesh::adapt) and places each cluster's freed split blocks in
 // their ring; amr_refine gives split edge number j its halves from the side that writes them
 // (side 0 when it refines, else side 1: split_sides tells each refining element whether it is
@@ -28,6 +32,11 @@
 // parent's edges.
 //
 // NE, the capacity, is the module constant of common/dispatch.cuh (WGSL: range.capacity).
+
+// 1 with the compaction in order (the WGSL pipeline constant).
+#ifndef IN_ORDER
+#define IN_ORDER 0u
+#endif
 
 // The smoothed flag of active slot pos (its element's record `own`).
 __device__ __forceinline__ int smoothed_flag(u32 pos, uint4 own, const u32* after) {
@@ -156,10 +165,12 @@ extern "C" __global__ void amr_mark(
     }
     if (i < NE) {
         bool refined = false;
+        bool vacated = false;
         if (i < counters[C_ACTIVE]) {
             int f = smoothed_flag(i, element_tree[slots[i]], after);
             flags[i] = f;
             refined = f > 0;
+            vacated = f < 0;
         }
         bool cluster = starts_cluster(i, slots, element_tree, after, counters);
         u32 mask = 0u;
@@ -170,10 +181,13 @@ extern "C" __global__ void amr_mark(
         marks[NE + i] = refined ? 1u : 0u;
         marks[2u * NE + i] = __popc(mask);
         work[i] = mask;
+        if (IN_ORDER != 0u) {
+            marks[3u * NE + i] = vacated && !cluster ? 1u : 0u;
+        }
     }
     if (i < params.edge_capacity) {
         u32 sides = split_sides_of(i, slots, element_tree, after, counters, edge_tree, edge_sides);
-        marks[3u * NE + i] = sides != 0u ? 1u : 0u;
+        marks[edge_part(NE, IN_ORDER) + i] = sides != 0u ? 1u : 0u;
         split_sides[i] = sides != 0u ? sides : NONE;
     }
 }

@@ -4,7 +4,7 @@
 // CUDA twin of shaders/amr_refine.wgsl. Refinement, one thread per slot flagged +1, refined
 // element number k in slot order (AdaptiveMesh::refine and split_edge in
 // src/solver/dg/amr/tree.rs). A side whose edge amr_mark marked is split here: split edge
-// number j (amr_scan 0's fourth part) takes the ring's j-th split block or new ids past the
+// number j (amr_scan 0's part of the edges) takes the ring's j-th split block or new ids past the
 // ring's length, its halves get colors c and (c + K) mod 2K; the side that writes them (side 0
 // when it refines, else side 1: split_sides) writes their records, the edge's child link and,
 // when the other side does not refine, clears the other side's entries of the halves. The
@@ -15,9 +15,12 @@
 // c^c_k = sum_m W^c_km c^P_m (exact), computed after the block's refinements by all its
 // threads, a coefficient each, from the parent's coefficients copied to the scratch register.
 // Side s of the parent is split: its halves go to children s and s + 1 (in the order the
-// parent walks it); the interior edges
-// (side s of corner child s + 2 and of the centre child) take the ring's k-th interior block
-// or new ids, with the color of parent side s.
+// parent walks it); the interior edges (side s of corner child s + 2 and of the centre child)
+// take the ring's k-th interior block or new ids, with the color of parent side s.
+// With the compaction in order (IN_ORDER) the launch also places every element in its new slot,
+// which amr_geometry then moves it to: a refined element's children, and over the other slots
+// the element that stays (or the parent that coarsening put in its first child's slot), staged
+// in order, the elements from slot i at placed_at(i) onwards.
 //
 // The WGSL override constants are preprocessor defines here (the host passes -D values); the
 // capacity NE is the module constant of common/dispatch.cuh (WGSL: range.capacity).
@@ -30,6 +33,16 @@
 #ifndef SCRATCH
 #define SCRATCH 4u
 #endif
+// 1 with the compaction in order (Compaction::InOrder in src/solver/dg/amr/tree.rs), whose
+// elements this launch also stages in their new slots: in register STAGING (a stage register
+// of the solver, free between steps; GpuDg::STAGING_REGISTER), high and low words, with their
+// ids in `placed`.
+#ifndef IN_ORDER
+#define IN_ORDER 0u
+#endif
+#ifndef STAGING
+#define STAGING 1u
+#endif
 
 // Length of ring r with the blocks this adaptation's coarsening freed into it (the clusters'
 // element and interior blocks, the freed split blocks).
@@ -41,6 +54,35 @@ __device__ __forceinline__ u32 ring_length(u32 r, const u32* counters) {
 // Numbers of the marks' scan: the block prefix plus the block offset (amr_scan 0).
 __device__ __forceinline__ u32 number(u32 i, const u32* marks_scan, const u32* block_offsets) {
     return marks_scan[i] + block_offsets[i / SCAN_BLOCK];
+}
+
+// With the compaction in order, the new slot of the first element that comes from slot i: the
+// elements that come from the slots before it, i + 3 (refined before i) - (vacated before i)
+// (amr_scan 0's second and fourth parts).
+__device__ __forceinline__ u32 placed_at(u32 i, const u32* marks_scan, const u32* block_offsets) {
+    u32 refined = number(NE + i, marks_scan, block_offsets) - number(NE, marks_scan, block_offsets);
+    u32 vacated = number(3u * NE + i, marks_scan, block_offsets) -
+                  number(3u * NE, marks_scan, block_offsets);
+    return i + 3u * refined - vacated;
+}
+
+// Whether slot i is vacated: a coarsened cluster's child other than its first (amr_mark).
+__device__ __forceinline__ bool vacated(u32 i, const u32* marks_scan, const u32* block_offsets) {
+    return number(3u * NE + i + 1u, marks_scan, block_offsets) !=
+           number(3u * NE + i, marks_scan, block_offsets);
+}
+
+// With the compaction in order: the element in slot i, which stays (or is the parent that
+// coarsening put there), staged in new slot j with its coefficients.
+__device__ __forceinline__ void stage(
+    u32 i, u32 j, const u32* slots, float* regs, float* regs_lo, u32* placed) {
+    placed[j] = slots[i];
+    u32 staged = STAGING * 4u * NP * NE;
+#pragma unroll
+    for (u32 k = 0u; k < 4u * NP; k = k + 1u) {
+        regs[staged + k * NE + j] = regs[k * NE + i];
+        regs_lo[staged + k * NE + j] = regs_lo[k * NE + i];
+    }
 }
 
 // Block number k of ring r (width ids each) or a new one past `next`.
@@ -76,8 +118,8 @@ __device__ u32 halves(
     if (sides == NONE) {
         return edge_tree[e].z;
     }
-    u32 k = number(3u * NE + e, marks_scan, block_offsets) -
-            number(3u * NE, marks_scan, block_offsets);
+    u32 edges = edge_part(NE, IN_ORDER);
+    u32 k = number(edges + e, marks_scan, block_offsets) - number(edges, marks_scan, block_offsets);
     u32 len = ring_length(1u, counters);
     u32 first = k < len ? rings[ring_index(params, 1u, counters[C_RINGS + 2u], k)]
                         : counters[C_EDGE_IDS] + 2u * (k - len);
@@ -201,7 +243,8 @@ __device__ uint4 refine(
 
 // Coefficient kk of child c of `job`: c^c_kk = sum_m W^c_{kk m} c^P_m (exact for the
 // polynomials of the parent; the sum over m in order), from the parent's copy in the scratch
-// register; its low words zero (the projection is in the high words).
+// register; its low words zero (the projection is in the high words). It goes to slot job[c],
+// or with the compaction in order to staged slot job.y + c.
 __device__ void project(
     uint4 job,
     u32 c,
@@ -219,15 +262,16 @@ __device__ void project(
             regs[(SCRATCH * 4u * NP + 3u * NP + m) * NE + job.x]);
         u = u + weights[(c * NP + kk) * NP + m] * parent;
     }
-    u32 to = at(job, c);
-    regs[(0u * NP + kk) * NE + to] = u.x;
-    regs[(1u * NP + kk) * NE + to] = u.y;
-    regs[(2u * NP + kk) * NE + to] = u.z;
-    regs[(3u * NP + kk) * NE + to] = u.w;
-    regs_lo[(0u * NP + kk) * NE + to] = 0.0f;
-    regs_lo[(1u * NP + kk) * NE + to] = 0.0f;
-    regs_lo[(2u * NP + kk) * NE + to] = 0.0f;
-    regs_lo[(3u * NP + kk) * NE + to] = 0.0f;
+    u32 to = IN_ORDER != 0u ? job.y + c : at(job, c);
+    u32 reg = IN_ORDER != 0u ? STAGING * 4u * NP : 0u;
+    regs[(reg + 0u * NP + kk) * NE + to] = u.x;
+    regs[(reg + 1u * NP + kk) * NE + to] = u.y;
+    regs[(reg + 2u * NP + kk) * NE + to] = u.z;
+    regs[(reg + 3u * NP + kk) * NE + to] = u.w;
+    regs_lo[(reg + 0u * NP + kk) * NE + to] = 0.0f;
+    regs_lo[(reg + 1u * NP + kk) * NE + to] = 0.0f;
+    regs_lo[(reg + 2u * NP + kk) * NE + to] = 0.0f;
+    regs_lo[(reg + 3u * NP + kk) * NE + to] = 0.0f;
 }
 
 // The block's refinements (refine's jobs), whose children's coefficients its threads then
@@ -253,6 +297,7 @@ extern "C" __global__ void amr_refine(
     const u32* __restrict__ block_offsets,
     const u32* __restrict__ split_sides,
     float* regs_lo,
+    u32* placed,
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
@@ -265,11 +310,26 @@ extern "C" __global__ void amr_refine(
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
     // with the active count, not before it).
     bool runs = counters[C_DECISION] == ADAPT_RUNS;
-    if (runs && i < min(range.count, num_active) && flags[i] > 0) {
-        jobs[atomicAdd(&job_count, 1u)] =
-            refine(i, num_active, slots, element_tree, element_edges, vertices, edge_tree,
-                   edge_sides, marks_scan, rings, counters, holes, regs, block_offsets,
-                   split_sides, params);
+    if (runs && i < min(range.count, num_active)) {
+        if (flags[i] > 0) {
+            uint4 job =
+                refine(i, num_active, slots, element_tree, element_edges, vertices, edge_tree,
+                       edge_sides, marks_scan, rings, counters, holes, regs, block_offsets,
+                       split_sides, params);
+            if (IN_ORDER != 0u) {
+                // Child c (ids children .. children + 3, child 0 now in slot i) in new slot
+                // at + c.
+                u32 at = placed_at(i, marks_scan, block_offsets);
+                u32 children = slots[i];
+                for (u32 c = 0u; c < 4u; c = c + 1u) {
+                    placed[at + c] = children + c;
+                }
+                job.y = at;
+            }
+            jobs[atomicAdd(&job_count, 1u)] = job;
+        } else if (IN_ORDER != 0u && !vacated(i, marks_scan, block_offsets)) {
+            stage(i, placed_at(i, marks_scan, block_offsets), slots, regs, regs_lo, placed);
+        }
     }
     // The parents' copies in the scratch register and the jobs, seen by the whole block.
     __syncthreads();

@@ -7,7 +7,8 @@
 // block (thread 0, range.pad = the phase), from the scan's total and parts (sums: the total in
 // word 0, the prefix at k NE in word k, final in the last block). The kernels after it add the
 // block offsets as they read a number (block_sums[i / SCAN_BLOCK]), so no launch adds them.
-//   0: after amr_mark (three parts of NE, then the edge ids): the numbers of clusters, refined
+//   0: after amr_mark (three parts of NE, in order four, then the edge ids): the numbers of
+//      clusters, refined
 //      elements, freed split blocks and split edges, and the smoothing's top (amr_smooth)
 //      handed to C_TOP_LEVEL for the host, the solver's clock copied past the counters
 //      (C_CLOCK), and whether the adaptation runs (C_DECISION; the later phases return at once
@@ -18,7 +19,8 @@
 //      counted them in), split blocks are taken from the ring first, then new ids (amr_refine
 //      counted the new ones for its interior edges already), element and interior blocks
 //      likewise, new slots, the new count, and the holes below it (half the compaction's
-//      marks);
+//      marks); with the compaction in order (IN_ORDER) there is no phase 1 and phase 2
+//      settles these counts first (amr_geometry computes what it needs of them);
 //   2: after amr_geometry (NE marks per color): the new active count, the face offsets of the
 //      2K colors, the DG solver's launch records (dispatch.cuh): 0 the elements, 1 + c the
 //      faces of color c, 1 + 2K all faces; and the far faces cleared for amr_faces to count.
@@ -30,6 +32,12 @@
 // less. A define (the WGSL pipeline constant), so that the other phases keep a plain read.
 #ifndef COMPACTION_ITEMS
 #define COMPACTION_ITEMS 0u
+#endif
+
+// 1 with the compaction in order (the WGSL pipeline constant): phase 0's marks have a fourth
+// part of slots, and phase 1 does not run, so phase 2 settles its counts first.
+#ifndef IN_ORDER
+#define IN_ORDER 0u
 #endif
 
 // The compaction's mark of slot p (as the WGSL twin): 1 for a hole below the new active count
@@ -85,6 +93,25 @@ __device__ __forceinline__ u32 decision(
     return ADAPT_RUNS;
 }
 
+// After coarsening and refining (phase 1; in order, phase 2 first; as the WGSL twin): the
+// coarsening's frees join their rings, then the takes, the new slots and count, and the
+// compaction's holes.
+__device__ __forceinline__ void settle(u32 holes, u32* counters, const AmrParams& params) {
+    u32 clusters = counters[C_CLUSTERS];
+    counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
+    counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
+    counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
+    counters[C_EDGE_IDS] =
+        counters[C_EDGE_IDS] + 2u * take(1u, counters[C_SPLITS], counters, params);
+    u32 refines = counters[C_REFINES];
+    counters[C_ELEMENT_IDS] = counters[C_ELEMENT_IDS] + 4u * take(0u, refines, counters, params);
+    counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines, counters, params);
+    uint2 bounds = compaction_bounds(counters[C_ACTIVE], clusters, refines);
+    counters[C_SLOTS] = bounds.y;
+    counters[C_NEW_ACTIVE] = bounds.x;
+    counters[C_COMPACT_HOLES] = holes;
+}
+
 __device__ void count_phase(
     u32 phase,
     const u32* sums,
@@ -103,7 +130,8 @@ __device__ void count_phase(
             counters[C_CLUSTERS] = clusters;
             counters[C_REFINES] = marked - clusters;
             counters[C_SPLIT_FREES] = frees_marked - marked;
-            counters[C_SPLITS] = total - frees_marked;
+            // In order, the vacated slots (the fourth part) come before the edges.
+            counters[C_SPLITS] = total - s[3u + IN_ORDER];
             counters[C_TOP_LEVEL] = counters[C_SMOOTH_TOP];
             counters[C_SMOOTH_TOP] = 0u;
             for (u32 k = 0u; k < CLOCK_WORDS; k = k + 1u) {
@@ -115,24 +143,13 @@ __device__ void count_phase(
             break;
         }
         case 1u: {
-            // The coarsening's frees join their rings (as the WGSL twin), then the takes.
-            u32 clusters = counters[C_CLUSTERS];
-            counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
-            counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
-            counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
-            counters[C_EDGE_IDS] =
-                counters[C_EDGE_IDS] + 2u * take(1u, counters[C_SPLITS], counters, params);
-            u32 refines = counters[C_REFINES];
-            counters[C_ELEMENT_IDS] =
-                counters[C_ELEMENT_IDS] + 4u * take(0u, refines, counters, params);
-            counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines, counters, params);
-            uint2 bounds = compaction_bounds(counters[C_ACTIVE], clusters, refines);
-            counters[C_SLOTS] = bounds.y;
-            counters[C_NEW_ACTIVE] = bounds.x;
-            counters[C_COMPACT_HOLES] = total / 2u;
+            settle(total / 2u, counters, params);
             break;
         }
         case 2u: {
+            if (IN_ORDER != 0u) {
+                settle(0u, counters, params);
+            }
             u32 new_active = counters[C_NEW_ACTIVE];
             counters[C_ACTIVE] = new_active;
             counters[C_FAR_FACES] = 0u;

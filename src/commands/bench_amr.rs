@@ -2,10 +2,11 @@
 //! and on the host's f64 path, for the same case in one run.
 
 use crate::commands::GlobalArgs;
+use chromaflow::error::Error;
 use chromaflow::runtime::median;
 use chromaflow::solver::dg::amr::driver::DEVICE_TIMING_EVERY;
 use chromaflow::solver::dg::amr::gpu::PhaseSeconds;
-use chromaflow::solver::dg::amr::{AmrOptions, AmrStats, ReorderPolicy};
+use chromaflow::solver::dg::amr::{AmrOptions, AmrStats, Compaction, ReorderPolicy};
 use chromaflow::solver::dg::gpu::{Kernel, SurfaceLayout};
 use chromaflow::solver::dg::simulation::{group_seconds, KernelSeconds};
 use chromaflow::solver::dg::{AdaptationWall, Case, Simulation, SimulationOptions};
@@ -48,6 +49,10 @@ pub struct BenchAmrArgs {
     /// with the faces of every adaptation).
     #[arg(long, default_value = "auto")]
     pub reorder: String,
+    /// How an adaptation closes its holes: gk19 (GK19's Algorithm 4) or in-order (every
+    /// element in the order of the slot it came from).
+    #[arg(long, default_value = "gk19")]
+    pub compaction: String,
     /// Time every launch on its own ("phase: kernel" rows; on CUDA in one graph per plan, as
     /// a run issues it): what each adaptation kernel costs on this backend. Each launch pays a
     /// timestamp pair or event of its own, so the rows add up to more than the phases.
@@ -240,6 +245,8 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let mut results = Vec::new();
     let mut step_kernels: Option<StepKernels> = None;
     let reorder = ReorderPolicy::parse(&args.reorder)?;
+    let compaction = Compaction::parse(&args.compaction)
+        .map_err(|e| Error::Invalid(format!("--compaction: {e}")))?;
     let mut stats = None;
     let mut host_stats = None;
     let mut launches = None;
@@ -256,6 +263,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             threshold: args.threshold,
             on_host,
             reorder,
+            compaction,
             ..AmrOptions::default()
         });
         let options = SimulationOptions {
@@ -329,6 +337,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     "surface_per_step_adapted_vs_morton": locality,
                     "step_kernels_per_step": kernels_json,
                     "reorder": reorder.to_string(),
+                    "compaction": compaction.to_string(),
                     "reorders": stats.map(|s| s.reorders),
                     "reorder_us_when_run": reorders_timed.map(|(s, _)| 1e6 * s),
                     "far_fraction": stats.map(|s| s.far_fraction),
@@ -451,8 +460,9 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     println!();
     if let Some(s) = stats {
         println!(
-            "device path, reorder {reorder}: {} reorders in {} adaptations, {:.1}% of the faces \
-             far apart in memory at the last adaptation's start\n",
+            "device path, reorder {reorder}, compaction {compaction}: {} reorders in {} \
+             adaptations, {:.1}% of the faces far apart in memory at the last adaptation's \
+             start\n",
             s.reorders,
             s.adaptations,
             100.0 * s.far_fraction

@@ -16,7 +16,9 @@ use chromaflow::output::write_json_atomic;
 use chromaflow::runtime::bandwidth::copy_bandwidth;
 use chromaflow::runtime::BackendKind;
 use chromaflow::solver::dg::amr::driver::{DEVICE_TIMING_EVERY, DEVICE_TIMING_WARMUP};
-use chromaflow::solver::dg::amr::{AmrOptions, AmrStats, IndicatorField, ReorderPolicy};
+use chromaflow::solver::dg::amr::{
+    AmrOptions, AmrStats, Compaction, IndicatorField, ReorderPolicy,
+};
 use chromaflow::solver::dg::bench::{
     bench_one, ordering_variants, BenchRow, BenchSetup, COPY_SAMPLES, SURFACE_BYTES_MODEL,
 };
@@ -131,6 +133,12 @@ pub struct DgArgs {
     /// reorder), never, or every:K (after every K-th adaptation that changed the mesh).
     #[arg(long)]
     pub amr_reorder: Option<String>,
+    /// How an adaptation closes the holes coarsening leaves and places the children refinement
+    /// makes: in-order (every element in the order of the slot it came from: children next to
+    /// each other where their parent was, so the slots keep their order and seldom need a
+    /// reorder) or gk19 (GK19's Algorithm 4: the last slots move into the holes).
+    #[arg(long)]
+    pub amr_compaction: Option<String>,
     /// Also run the f64 CPU reference (single-threaded: minutes from ~10,000 triangles at
     /// p = 3) on the same mesh to the final time, at the case's CFL number or --dt, and print its
     /// L2 density error next to the device's (cases with an exact solution, no --amr-levels).
@@ -152,13 +160,14 @@ fn amr_options(args: &DgArgs, case: &Case) -> anyhow::Result<Option<AmrOptions>>
         || args.amr_field.is_some()
         || args.amr_jumps
         || args.amr_on_host
-        || args.amr_reorder.is_some();
+        || args.amr_reorder.is_some()
+        || args.amr_compaction.is_some();
     let Some(mut amr) = amr else {
         if tuned {
             return Err(Error::Invalid(
-                "--amr-every, --amr-threshold, --amr-field, --amr-jumps, --amr-on-host and \
-                 --amr-reorder need \
-                 --amr-levels (or an [amr] table in the case file)"
+                "--amr-every, --amr-threshold, --amr-field, --amr-jumps, --amr-on-host, \
+                 --amr-reorder and --amr-compaction need --amr-levels (or an [amr] table in \
+                 the case file)"
                     .into(),
             )
             .into());
@@ -180,6 +189,10 @@ fn amr_options(args: &DgArgs, case: &Case) -> anyhow::Result<Option<AmrOptions>>
     if let Some(r) = &args.amr_reorder {
         amr.reorder =
             ReorderPolicy::parse(r).map_err(|e| Error::Invalid(format!("--amr-reorder: {e}")))?;
+    }
+    if let Some(c) = &args.amr_compaction {
+        amr.compaction =
+            Compaction::parse(c).map_err(|e| Error::Invalid(format!("--amr-compaction: {e}")))?;
     }
     amr.validate(case.order)?;
     Ok(Some(amr))

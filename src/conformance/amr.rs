@@ -15,7 +15,9 @@ use crate::runtime::Runtime;
 use crate::solver::dg::amr::gpu::{slots_needed, GpuAdaptOptions, GpuAdaptation, TreeCapacity};
 use crate::solver::dg::amr::indicator::jumps;
 use crate::solver::dg::amr::tree::{FlatTree, EDGE_ALIVE_BIT, NONE as NO_SLOT};
-use crate::solver::dg::amr::{flags, indicator, scatter, AdaptiveMesh, IndicatorField, Projection};
+use crate::solver::dg::amr::{
+    flags, indicator, scatter, AdaptiveMesh, Compaction, IndicatorField, Projection,
+};
 use crate::solver::dg::euler::State;
 use crate::solver::dg::gpu::{mesh_launch_records, Capacity, GpuConfig, GpuDg, SurfaceLayout};
 use crate::solver::dg::mesh::{DgEdge, EDGE_INTERIOR};
@@ -23,6 +25,7 @@ use crate::solver::dg::{BasisTables, DgMesh, NumericalFlux};
 
 /// The checks of [`crate::conformance::run_all`] on backend `b`.
 pub fn amr(report: &mut Report, b: &Runtime) {
+    let (gk19, in_order) = (Compaction::Gk19, Compaction::InOrder);
     let cases = [
         (
             "all boundary kinds",
@@ -30,17 +33,33 @@ pub fn amr(report: &mut Report, b: &Runtime) {
             2,
             5,
             5,
+            gk19,
         ),
-        ("periodic", periodic_mesh(), 1, 4, 23),
+        ("periodic", periodic_mesh(), 1, 4, 23, gk19),
         // p = 4: amr_refine's workgroups project 60 coefficients per refinement, several
         // rounds of their threads.
-        ("periodic", periodic_mesh(), 4, 2, 29),
+        ("periodic", periodic_mesh(), 4, 2, 29, gk19),
+        (
+            "all boundary kinds",
+            all_boundaries(Ordering::Original),
+            2,
+            5,
+            5,
+            in_order,
+        ),
+        ("periodic", periodic_mesh(), 1, 4, 31, in_order),
     ];
-    for (label, base, p, rounds, seed) in cases {
-        let name = format!("amr device adaptation = reference ({label}) p={p}, {rounds} rounds");
+    for (label, base, p, rounds, seed, compaction) in cases {
+        let name = format!(
+            "amr device adaptation = reference ({label}, compaction {compaction}) p={p}, \
+             {rounds} rounds"
+        );
         report.check(&name, b.kind(), "ids exact, rel 2e-5, rhs rel 5e-5", || {
             let base = base?;
-            Ok((device_adaptation(b, &base, p, rounds, seed)?, true))
+            Ok((
+                device_adaptation(b, &base, p, rounds, seed, compaction)?,
+                true,
+            ))
         });
     }
     report.check(
@@ -362,6 +381,18 @@ pub(super) fn adapt_fixture(rt: &Runtime, base: &DgMesh, p: usize) -> Result<Ada
     adapt_fixture_of(rt, AdaptiveMesh::new(base, 3)?, p)
 }
 
+/// [`adapt_fixture`] whose adaptations close their holes by `compaction`.
+fn adapt_fixture_with(
+    rt: &Runtime,
+    base: &DgMesh,
+    p: usize,
+    compaction: Compaction,
+) -> Result<AdaptFixture> {
+    let mut am = AdaptiveMesh::new(base, 3)?;
+    am.compaction = compaction;
+    adapt_fixture_of(rt, am, p)
+}
+
 /// [`adapt_fixture`] on the adaptive mesh `am` as it stands.
 fn adapt_fixture_of(rt: &Runtime, am: AdaptiveMesh, p: usize) -> Result<AdaptFixture> {
     // Room for the rounds without growing (the flags refine one element in five).
@@ -485,13 +516,15 @@ pub fn device_ripple(rt: &Runtime) -> Result<String> {
 
 /// `rounds` adaptations by pseudo-random flags of a smooth state on `base` at order `p`, then
 /// one by flags that change nothing and one by flags that only coarsen, on the device and by
-/// the reference, compared after each; a summary, or the first mismatch as an error.
+/// the reference, both closing their holes by `compaction`, compared after each; a summary, or
+/// the first mismatch as an error.
 pub fn device_adaptation(
     rt: &Runtime,
     base: &DgMesh,
     p: usize,
     rounds: usize,
     seed: u64,
+    compaction: Compaction,
 ) -> Result<String> {
     let AdaptFixture {
         tables,
@@ -502,7 +535,7 @@ pub fn device_adaptation(
         cfg,
         mut dg,
         ga,
-    } = adapt_fixture(rt, base, p)?;
+    } = adapt_fixture_with(rt, base, p, compaction)?;
     let mut seed = seed;
     let (mut refined, mut coarsened) = (0, 0);
     for round in 0..rounds + 2 {

@@ -152,6 +152,21 @@ __device__ __forceinline__ u32 new_split_blocks(u32 splits, u32 ring_free) {
     return splits - min(splits, ring_free);
 }
 
+// The first of the marks' parts over the edge ids (amr_mark): after the three parts of NE
+// slots, and with the compaction in order (in_order = 1) after a fourth, the slots it vacates.
+__device__ __forceinline__ u32 edge_part(u32 ne, u32 in_order) {
+    return (3u + in_order) * ne;
+}
+
+// The edge ids in use once the refinement has taken its ids (amr_scan 1's takes, without
+// storing them): the split blocks and interior blocks the rings cannot hold (the rings' free
+// blocks counted with those the coarsening freed into them) come as new ids.
+__device__ __forceinline__ u32 settled_edge_ids(u32 edge_ids, u32 splits, u32 split_ring_free,
+                                                u32 refines, u32 interior_ring_free) {
+    return edge_ids + 2u * new_split_blocks(splits, split_ring_free)
+        + 3u * (refines - min(refines, interior_ring_free));
+}
+
 // Whether edge e with tree record t is a face of the mesh: a live leaf below the edge ids in
 // use.
 __device__ __forceinline__ bool is_face_edge(u32 e, uint4 t, u32 edge_ids) {

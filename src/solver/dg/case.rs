@@ -29,7 +29,7 @@
 //! p = 1.0
 //! ```
 
-use super::amr::{AmrOptions, IndicatorField, ReorderPolicy};
+use super::amr::{AmrOptions, Compaction, IndicatorField, ReorderPolicy};
 use super::euler::{conserved, NumericalFlux, State, GAMMA};
 use super::mesh::BoundaryKind;
 use crate::color::nonconforming::refine_uniformly;
@@ -563,21 +563,26 @@ impl Case {
                 Some(f) => IndicatorField::parse(f).map_err(|e| bad("amr.field", e.to_string()))?,
                 None => IndicatorField::Density,
             };
-            let amr = AmrOptions {
-                max_level: a.levels,
-                every: a.every,
-                threshold: a.threshold,
-                delta: a.delta.unwrap_or(AmrOptions::default().delta),
-                field,
-                jumps: a.jumps.unwrap_or(false),
-                on_host: a.on_host.unwrap_or(false),
-                reorder: match &a.reorder {
-                    Some(r) => {
-                        ReorderPolicy::parse(r).map_err(|e| bad("amr.reorder", e.to_string()))?
-                    }
-                    None => ReorderPolicy::default(),
-                },
-            };
+            let amr =
+                AmrOptions {
+                    max_level: a.levels,
+                    every: a.every,
+                    threshold: a.threshold,
+                    delta: a.delta.unwrap_or(AmrOptions::default().delta),
+                    field,
+                    jumps: a.jumps.unwrap_or(false),
+                    on_host: a.on_host.unwrap_or(false),
+                    reorder: match &a.reorder {
+                        Some(r) => ReorderPolicy::parse(r)
+                            .map_err(|e| bad("amr.reorder", e.to_string()))?,
+                        None => ReorderPolicy::default(),
+                    },
+                    compaction: match &a.compaction {
+                        Some(c) => Compaction::parse(c)
+                            .map_err(|e| bad("amr.compaction", e.to_string()))?,
+                        None => Compaction::default(),
+                    },
+                };
             amr.validate(case.order)
                 .map_err(|e| bad("amr", e.to_string()))?;
             case.amr = Some(amr);
@@ -682,6 +687,7 @@ struct AmrSpec {
     jumps: Option<bool>,
     on_host: Option<bool>,
     reorder: Option<String>,
+    compaction: Option<String>,
 }
 
 struct StateSpec {

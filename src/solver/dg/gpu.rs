@@ -1127,6 +1127,11 @@ impl GpuDg {
     /// refined parent's, a coarsened cluster's first child's) while a workgroup projects them.
     pub const SCRATCH_REGISTER: u32 = SCRATCH;
 
+    /// A stage register of the scheme (R1: written by a step's first stage before anything
+    /// reads it, so free between steps, high and low words): the adaptation's compaction in
+    /// order stages the elements there in their new slots before moving them into register 0.
+    pub const STAGING_REGISTER: u32 = 1;
+
     /// The low words of the registers (`regs` holds the high words of the double-float
     /// pairs), 4 np rows of the element capacity per register: the adaptation and the reorder
     /// move register 0's with its high words and zero them for the elements they make (a

@@ -349,7 +349,7 @@ impl Simulation {
             let adaptation = device_amr.map(|o| {
                 scope.spawn(move || {
                     let reorder = o.reorder != ReorderPolicy::Never;
-                    build_kernels_ahead(rt, case.order, capacity.elements, reorder)
+                    build_kernels_ahead(rt, case.order, capacity.elements, o.compaction, reorder)
                 })
             });
             let gpu = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity);

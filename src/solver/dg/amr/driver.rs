@@ -9,7 +9,7 @@ use super::gpu::{
 use super::indicator::{flags, gather, indicator, jumps, scatter, IndicatorField};
 use super::projection::Projection;
 use super::reorder::{far_fraction, GpuReorder, MortonFrame, ReorderPolicy};
-use super::tree::{AdaptCounts, AdaptiveMesh, Face, NONE};
+use super::tree::{AdaptCounts, AdaptiveMesh, Compaction, Face, NONE};
 use crate::error::{Error, Result};
 use crate::runtime::DeviceTimer;
 use crate::solver::dg::basis::BasisTables;
@@ -45,6 +45,8 @@ pub struct AmrOptions {
     /// When device adaptations reorder the elements along a Morton curve
     /// ([`super::reorder`]); the host path keeps the compaction's order.
     pub reorder: ReorderPolicy,
+    /// How an adaptation closes its holes, on the host and on the device ([`Compaction`]).
+    pub compaction: Compaction,
 }
 
 impl Default for AmrOptions {
@@ -58,6 +60,7 @@ impl Default for AmrOptions {
             jumps: false,
             on_host: false,
             reorder: ReorderPolicy::Auto,
+            compaction: Compaction::default(),
         }
     }
 }
@@ -241,7 +244,8 @@ impl Adaptivity {
     /// Trees over `base` for order `p`.
     pub fn new(base: &DgMesh, p: usize, options: AmrOptions) -> Result<Adaptivity> {
         options.validate(p)?;
-        let mesh = AdaptiveMesh::new(base, options.max_level)?;
+        let mut mesh = AdaptiveMesh::new(base, options.max_level)?;
+        mesh.compaction = options.compaction;
         Ok(Adaptivity {
             faces: mesh.faces()?,
             mesh,
@@ -527,6 +531,7 @@ impl Adaptivity {
         self.read_device_time()?;
         self.faces = mesh.faces()?;
         self.mesh = mesh;
+        self.mesh.compaction = self.options.compaction;
         self.threshold = threshold;
         self.frame = frame;
         (self.since_reorder, self.far_baseline) = (since_reorder, far_baseline);

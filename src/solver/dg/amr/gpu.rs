@@ -45,7 +45,7 @@
 
 use super::indicator::IndicatorField;
 use super::projection::Projection;
-use super::tree::{AdaptCounts, AdaptiveMesh, FlatTree, NONE};
+use super::tree::{AdaptCounts, AdaptiveMesh, Compaction, FlatTree, NONE};
 use crate::args;
 use crate::error::{Error, Result};
 use crate::runtime::scan::PrefixSum;
@@ -272,6 +272,8 @@ pub struct GpuAdaptation {
     slot_capacity: usize,
     max_level: u8,
     base_colors: u8,
+    /// How the adaptation closes its holes (the mesh's when the trees went up).
+    compaction: Compaction,
     element_tree: Buffer,
     element_edges: Buffer,
     vertices: Buffer,
@@ -373,10 +375,17 @@ impl LaunchTally {
     }
 }
 
-/// The adaptation's kernels (stem and constants) for `np` modes and `ne` slots, in the order
-/// [`GpuAdaptation::new`] binds them.
-fn kernel_specs(np: usize, ne: usize) -> [OwnedKernelSpec; 10] {
+/// The adaptation's kernels (stem and constants) for `np` modes, `ne` slots and `compaction`,
+/// in the order [`GpuAdaptation::new`] binds them.
+fn kernel_specs(np: usize, ne: usize, compaction: Compaction) -> [OwnedKernelSpec; 10] {
     let (np, ne) = (np as f64, ne as f64);
+    let in_order = (
+        "IN_ORDER",
+        f64::from(u8::from(compaction == Compaction::InOrder)),
+    );
+    // amr_refine stages the elements in their new slots in this register, amr_geometry moves
+    // them from it (the compaction in order).
+    let staging = ("STAGING", f64::from(GpuDg::STAGING_REGISTER));
     let with_np = vec![("NP", np), (CAPACITY_CONSTANT, ne)];
     let with_ne = vec![(CAPACITY_CONSTANT, ne)];
     // amr_coarsen and amr_refine copy the coefficients their projections read to the
@@ -386,30 +395,42 @@ fn kernel_specs(np: usize, ne: usize) -> [OwnedKernelSpec; 10] {
         (CAPACITY_CONSTANT, ne),
         ("SCRATCH", f64::from(GpuDg::SCRATCH_REGISTER)),
     ];
+    let with_order = |mut constants: Vec<(&'static str, f64)>| {
+        constants.extend([in_order, staging]);
+        constants
+    };
     [
         ("amr_flag", with_np.clone()),
-        ("amr_scan", vec![]),
-        // The compaction's scan, which computes its marks as it reads them.
+        ("amr_scan", vec![in_order]),
+        // The compaction's scan, which computes its marks as it reads them (GK19's
+        // compaction only).
         ("amr_scan", vec![("COMPACTION_ITEMS", 1.0)]),
         ("amr_smooth", vec![]),
-        ("amr_mark", with_ne.clone()),
+        ("amr_mark", vec![(CAPACITY_CONSTANT, ne), in_order]),
         ("amr_coarsen", projection.clone()),
-        ("amr_refine", projection),
+        ("amr_refine", with_order(projection)),
         ("amr_compact", vec![]),
-        ("amr_geometry", with_np),
+        ("amr_geometry", with_order(with_np)),
         ("amr_faces", with_ne),
     ]
 }
 
-/// Build the kernels of the device adaptation of order `p` on a solver of `ne` element slots,
-/// the prefix sums' and, with `reorder`, the Morton reorder's, into `rt`'s kernel cache
+/// Build the kernels of the device adaptation of order `p` on a solver of `ne` element slots
+/// with `compaction`, the prefix sums' and, with `reorder`, the Morton reorder's, into `rt`'s
+/// kernel cache
 /// ([`Runtime::kernel_list`], in parallel), so that the first [`GpuAdaptation::new`] and
 /// [`super::reorder::GpuReorder::new`] find them there: an adaptive run builds them while it
 /// builds its solver ([`crate::solver::dg::Simulation::new`]) instead of at its first
 /// adaptation.
-pub fn build_kernels_ahead(rt: &Runtime, p: usize, ne: usize, reorder: bool) -> Result<()> {
+pub fn build_kernels_ahead(
+    rt: &Runtime,
+    p: usize,
+    ne: usize,
+    compaction: Compaction,
+    reorder: bool,
+) -> Result<()> {
     let np = (p + 1) * (p + 2) / 2;
-    let mut specs: Vec<OwnedKernelSpec> = kernel_specs(np, ne).into_iter().collect();
+    let mut specs: Vec<OwnedKernelSpec> = kernel_specs(np, ne, compaction).into_iter().collect();
     specs.extend(PrefixSum::kernel_specs());
     if reorder {
         specs.extend(super::reorder::kernel_specs(np, ne));
@@ -523,9 +544,11 @@ impl GpuAdaptation {
         let flags = rt.zeroed::<i32>("amr flags", ne)?;
         let work = rt.zeroed::<u32>("amr side masks", ne)?;
         let holes = rt.zeroed::<u32>("amr holes", ne)?;
-        // Cluster, refine and freed-split marks (amr_mark), NE each, then the split marks of
-        // the edge ids, and their scan.
-        let marks_len = 3 * ne + capacity.edges;
+        // Cluster, refine and freed-split marks (amr_mark), NE each, in order the vacated
+        // slots too, then the split marks of the edge ids, and their scan.
+        let compaction = mesh.compaction;
+        let in_order = compaction == Compaction::InOrder;
+        let marks_len = (3 + usize::from(in_order)) * ne + capacity.edges;
         let marks = rt.zeroed::<u32>("amr cluster, refine, free and split marks", marks_len)?;
         let marks_scan =
             rt.zeroed::<u32>("amr cluster, refine, free and split numbers", marks_len)?;
@@ -552,7 +575,7 @@ impl GpuAdaptation {
         // Every kernel of the adaptation at once (Runtime::kernel_list: in parallel). Compiled
         // at the first attach only (or ahead of it, build_kernels_ahead): the capacity is given
         // at launch, so an attach with more room compiles nothing.
-        let specs = kernel_specs(projection.np, ne);
+        let specs = kernel_specs(projection.np, ne, compaction);
         let kernels: [Kernel; 10] = rt
             .kernel_list(&specs)?
             .try_into()
@@ -725,7 +748,8 @@ impl GpuAdaptation {
             weights,
             *marks_sum.block_offsets(),
             split_sides,
-            *dg.low_words()
+            *dg.low_words(),
+            items_scan
         ]
         .to_vec();
         refine_args.push(prm.clone());
@@ -734,19 +758,22 @@ impl GpuAdaptation {
             .launch(&refine_kernel, &refine_args, ItemRange::all(ne as u32));
         tally.count("refine", &adapt);
 
-        // The compaction's marks scanned (amr_scan 1 computes them) and the holes listed; the
-        // elements past the new count move into them with the geometry below.
-        let compact_args = args![
-            slots,
-            items_scan,
-            holes,
-            counters,
-            *slot_sum.block_offsets()
-        ];
-        adapt.segment("compact");
-        scan_phase(&mut adapt, 1, &slot_sum, ne)?;
-        adapt.launch(&compact_kernel, &compact_args, ItemRange::all(ne as u32));
-        tally.count("compact", &adapt);
+        // GK19's compaction: its marks scanned (amr_scan 1 computes them) and the holes
+        // listed; the elements past the new count move into them with the geometry below. In
+        // order, amr_refine staged every element in its new slot and the geometry moves it.
+        if !in_order {
+            let compact_args = args![
+                slots,
+                items_scan,
+                holes,
+                counters,
+                *slot_sum.block_offsets()
+            ];
+            adapt.segment("compact");
+            scan_phase(&mut adapt, 1, &slot_sum, ne)?;
+            adapt.launch(&compact_kernel, &compact_args, ItemRange::all(ne as u32));
+            tally.count("compact", &adapt);
+        }
 
         // The compaction's moves, geometry and face marks per slot, the face scan, then the
         // faces with their neighbours, split masks and far-face count per edge.
@@ -802,6 +829,7 @@ impl GpuAdaptation {
             slot_capacity: ne,
             max_level: mesh.max_level,
             base_colors: mesh.base_colors,
+            compaction,
             flag_plan: rt.prepare(&flag)?,
             smooth_plan: rt.prepare(&smooth)?,
             flag_smooth_plan: rt.prepare(flag.clone().append(&smooth))?,
@@ -1212,7 +1240,9 @@ impl GpuAdaptation {
             max_level: self.max_level,
             base_colors: self.base_colors,
         };
-        trees.decode(&self.state_words()?)
+        let mut mesh = trees.decode(&self.state_words()?)?;
+        mesh.compaction = self.compaction;
+        Ok(mesh)
     }
 }
 
