@@ -7,7 +7,7 @@
 
 use chromaflow::runtime::Runtime;
 use chromaflow::solver::dg::amr::driver::{DEVICE_TIMING_EVERY, DEVICE_TIMING_WARMUP};
-use chromaflow::solver::dg::amr::{AmrOptions, IndicatorField, ReorderPolicy};
+use chromaflow::solver::dg::amr::{AmrOptions, Compaction, IndicatorField, ReorderPolicy};
 use chromaflow::solver::dg::{BoundaryKind, Case, Simulation, SimulationOptions, SnapshotOptions};
 use chromaflow::solver::RunControl;
 
@@ -195,42 +195,57 @@ fn a_run_times_its_device_adaptations() {
     );
 }
 
+/// Mass, momentum and energy through device adaptations of a periodic vortex, with either
+/// compaction (in order, the default, and GK19's), and the same adaptations with both.
 #[test]
 fn periodic_vortex_keeps_its_mass_through_adaptations() {
-    let mut case = Case::vortex(300);
-    case.boundaries = vec![
-        (1, BoundaryKind::Periodic(3)),
-        (3, BoundaryKind::Periodic(1)),
-        (2, BoundaryKind::Periodic(4)),
-        (4, BoundaryKind::Periodic(2)),
-    ];
-    case.order = 1;
-    case.t_end = 0.4;
-    case.amr = Some(AmrOptions {
-        every: Some(2),
-        ..amr(2)
-    });
-    let mut sim = Simulation::new(&case, &rt(), &SimulationOptions::default()).expect("simulation");
-    let start = sim.totals().expect("totals");
-    let elements = sim.mesh().num_elements;
-    sim.advance_to(0.4).expect("run");
-    let end = sim.totals().expect("totals");
-    let stats = sim.amr_stats().expect("stats");
-    assert!(stats.adaptations >= 5, "{stats:?}");
-    assert!(
-        stats.refined > 0 && stats.coarsened > 0,
-        "the vortex moved: {stats:?}"
-    );
-    for eq in 0..4 {
-        let rel = (end[eq] - start[eq]).abs() / start[eq].abs().max(1.0);
+    let mut counts = Vec::new();
+    for compaction in [Compaction::InOrder, Compaction::Gk19] {
+        let mut case = Case::vortex(300);
+        case.boundaries = vec![
+            (1, BoundaryKind::Periodic(3)),
+            (3, BoundaryKind::Periodic(1)),
+            (2, BoundaryKind::Periodic(4)),
+            (4, BoundaryKind::Periodic(2)),
+        ];
+        case.order = 1;
+        case.t_end = 0.4;
+        case.amr = Some(AmrOptions {
+            every: Some(2),
+            compaction,
+            ..amr(2)
+        });
+        let mut sim =
+            Simulation::new(&case, &rt(), &SimulationOptions::default()).expect("simulation");
+        let start = sim.totals().expect("totals");
+        let elements = sim.mesh().num_elements;
+        sim.advance_to(0.4).expect("run");
+        let end = sim.totals().expect("totals");
+        let stats = sim.amr_stats().expect("stats");
+        assert!(stats.adaptations >= 5, "{compaction}: {stats:?}");
         assert!(
-            rel < 2e-5,
-            "total {eq}: {} -> {} ({rel:e})",
-            start[eq],
-            end[eq]
+            stats.refined > 0 && stats.coarsened > 0,
+            "{compaction}: the vortex moved: {stats:?}"
         );
+        for eq in 0..4 {
+            let rel = (end[eq] - start[eq]).abs() / start[eq].abs().max(1.0);
+            assert!(
+                rel < 2e-5,
+                "{compaction}: total {eq}: {} -> {} ({rel:e})",
+                start[eq],
+                end[eq]
+            );
+        }
+        assert!(sim.mesh().num_elements > elements / 2);
+        counts.push((stats.refined, stats.coarsened, sim.mesh().num_elements));
     }
-    assert!(sim.mesh().num_elements > elements / 2);
+    // The placement changes the order of the slots, not what adapts (up to the f32 rounding
+    // of sums in another order: within a few elements).
+    let (a, b) = (counts[0], counts[1]);
+    assert!(
+        a.2.abs_diff(b.2) <= a.2 / 50,
+        "in order {a:?}, GK19 {b:?} (refined, coarsened, elements)"
+    );
 }
 
 /// GK19's timing case at CI size: their vortex from 180 triangles, 3 levels, adapting every
@@ -368,6 +383,20 @@ fn the_dg_command_adapts_and_reports_it() {
     let stderr = String::from_utf8_lossy(&bad.stderr);
     assert!(!bad.status.success());
     assert!(stderr.contains("--amr-levels"), "{stderr}");
+
+    let bad = Command::new(env!("CARGO_BIN_EXE_chromaflow"))
+        .args(["dg", "--builtin", "dmr", "--amr-levels", "2"])
+        .args(["--amr-compaction", "sorted", "--out"])
+        .arg(out.path().join("bad"))
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .expect("run chromaflow");
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success());
+    assert!(
+        stderr.contains("--amr-compaction") && stderr.contains("in-order or gk19"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -386,12 +415,26 @@ fn case_files_take_an_amr_table_and_judge_it() {
     let amr = case.amr.expect("amr table");
     assert_eq!((amr.max_level, amr.every), (4, Some(5)));
     assert_eq!(amr.field, IndicatorField::Pressure);
+    assert_eq!(
+        amr.compaction,
+        Compaction::InOrder,
+        "the default compaction"
+    );
+    let gk19 = Case::from_toml(&text("[amr]\nlevels = 2\ncompaction = \"gk19\""), path)
+        .expect("case")
+        .amr
+        .expect("amr table");
+    assert_eq!(gk19.compaction, Compaction::Gk19);
     for (bad, key) in [
         ("[amr]\nlevels = 40", "levels"),
         ("[amr]\nlevels = 2\nevery = 0", "every"),
         ("[amr]\nlevels = 2\nfield = \"mach\"", "amr.field"),
         ("[amr]\nlevels = 2\ndelta = 0.5", "delta"),
         ("[amr]\nlevel = 2", "level"),
+        (
+            "[amr]\nlevels = 2\ncompaction = \"sorted\"",
+            "amr.compaction",
+        ),
     ] {
         let err = Case::from_toml(&text(bad), path)
             .expect_err(bad)
