@@ -1,5 +1,6 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
+// #include "common/amr_indicator.wgsl"
 
 // The 2:1 smoothing of the flags (GK19 Algorithm 2) in stages by level, each one launch
 // (AdaptiveMesh::smooth_flags_in_stages in src/solver/dg/amr/tree.rs is its CPU twin). With
@@ -8,8 +9,9 @@
 //   pass 0 (range.color = 0), thread t = slot t: its slot_info (level and siblings' slots), its
 //      flag made admissible (no refinement past the maximum level, no coarsening of a root, a
 //      -1 only if all four siblings are active and flagged -1: the cluster rule, on the flags
-//      as they came), a_t stored in after[t], and top = max_i a_i into
-//      counters[C_SMOOTH_TOP];
+//      as they came: read from `flags`, or with FLAGGED computed here from the indicator, the
+//      slot's own and, when it is -1, its siblings'), a_t stored in after[t], and top =
+//      max_i a_i into counters[C_SMOOTH_TOP];
 //   stage s = range.color >= 1, thread t = face t of the current mesh, while s < top: the side
 //      that would end more than one level coarser than the other is raised to one below it,
 //      a_j <- max(a_j, a_i - 1); a raise that lifts a -1 (a_j = level_j - 1) lifts its
@@ -37,7 +39,20 @@
 @group(0) @binding(5) var<storage, read_write> slot_info: array<vec4<u32>>;
 // Per slot: a = level + flag as the smoothing stands (pass 0 stores it, the stages raise it).
 @group(0) @binding(6) var<storage, read_write> after: array<atomic<u32>>;
+// With FLAGGED = 1, what pass 0 computes the flags from (amr_flag's inputs; the stages do not
+// read them): register 0's high words, the centroid basis, the inverse Jacobians, the heights
+// and the face neighbours (common/amr_indicator.wgsl).
+@group(0) @binding(7) var<storage, read> regs: array<f32>;
+@group(0) @binding(8) var<storage, read> centroid_basis: array<vec4<f32>>;
+@group(0) @binding(9) var<storage, read> inv_jac: array<vec4<f32>>;
+@group(0) @binding(10) var<storage, read> heights: array<f32>;
+@group(0) @binding(11) var<storage, read> neighbors: array<vec4<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
+
+// 1: pass 0 computes each slot's flag from the indicator (amr_flag's, a launch less before
+// it: what a run's smoothing does), instead of reading `flags` (a host's flags, or amr_flag's).
+override FLAGGED: u32 = 0u;
+override NP: u32 = 3u;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
 // Pass 0: the largest a_i of the workgroup (one atomic on the counters per workgroup).
@@ -75,6 +90,14 @@ fn raise(pos: u32, wanted: u32) {
     }
 }
 
+// The flag of slot t as it came: the indicator's (FLAGGED) or the one in `flags`.
+fn raw_flag(t: u32) -> u32 {
+    if (FLAGGED != 0u) {
+        return bitcast<u32>(indicator_flag(t));
+    }
+    return flags[t];
+}
+
 // Pass 0 for slot t: slot_info, the admissible flag stored, and a_t (0 past the active slots).
 fn first_pass(t: u32) -> u32 {
     if (t >= atomicLoad(&counters[C_ACTIVE])) {
@@ -96,13 +119,13 @@ fn first_pass(t: u32) -> u32 {
         }
     }
     slot_info[t] = info;
-    var f = admissible(flags[t], level);
+    var f = admissible(raw_flag(t), level);
     if (f < 0) {
         // A root's -1 was read as 0 above, so this slot has siblings.
         // #unroll
         for (var c = 0u; c < 3u; c = c + 1u) {
             let sibling = info[1u + c];
-            if (sibling == NONE || admissible(flags[sibling], level) >= 0) {
+            if (sibling == NONE || admissible(raw_flag(sibling), level) >= 0) {
                 f = 0;
             }
         }

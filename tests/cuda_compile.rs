@@ -62,6 +62,9 @@ fn every_cuda_twin_compiles_with_nvrtc() {
     let in_order = ["amr_mark", "amr_scan", "amr_refine", "amr_geometry"];
     let failed = failures(&in_order, &[define_u32("IN_ORDER", 1)]);
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+    // A run's smoothing computes the flags in its pass 0 (FLAGGED).
+    let failed = failures(&["amr_smooth"], &[define_u32("FLAGGED", 1)]);
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 
     // The check fails where it should: a twin with a syntax error, from a kernel directory.
     let dir = std::env::temp_dir().join(format!("chromaflow-nvrtc-{}", std::process::id()));

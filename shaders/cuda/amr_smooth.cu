@@ -1,5 +1,6 @@
 // #include "common/dispatch.cuh"
 // #include "common/amr_tree.cuh"
+// #include "common/amr_indicator.cuh"
 
 // CUDA twin of shaders/amr_smooth.wgsl. The 2:1 smoothing of the flags (GK19 Algorithm 2) in
 // stages by level, each one launch (AdaptiveMesh::smooth_flags_in_stages in
@@ -8,8 +9,9 @@
 //   pass 0 (range.color = 0), thread t = slot t: its slot_info (level and siblings' slots), its
 //      flag made admissible (no refinement past the maximum level, no coarsening of a root, a
 //      -1 only if all four siblings are active and flagged -1: the cluster rule, on the flags
-//      as they came), a_t stored in after[t], and top = max_i a_i into
-//      counters[C_SMOOTH_TOP];
+//      as they came: read from `flags`, or with FLAGGED computed here from the indicator, the
+//      slot's own and, when it is -1, its siblings'), a_t stored in after[t], and top =
+//      max_i a_i into counters[C_SMOOTH_TOP];
 //   stage s = range.color >= 1, thread t = face t of the current mesh, while s < top: the side
 //      that would end more than one level coarser than the other is raised to one below it,
 //      a_j <- max(a_j, a_i - 1); a raise that lifts a -1 (a_j = level_j - 1) lifts its
@@ -71,6 +73,20 @@ __device__ void raise(u32* after, const uint4* slot_info, u32 pos, u32 wanted) {
     }
 }
 
+// With FLAGGED = 1 (the WGSL pipeline constant), pass 0 computes each slot's flag from the
+// indicator (amr_flag's, a launch less before it: what a run's smoothing does) instead of
+// reading `flags`; from these, amr_flag's inputs (the stages do not read them).
+#ifndef FLAGGED
+#define FLAGGED 0u
+#endif
+struct IndicatorInputs {
+    const float* regs;
+    const float4* centroid_basis;
+    const float4* inv_jac;
+    const float* heights;
+    const uint4* neighbors;
+};
+
 // Pass 0 for slot t: slot_info, a_t from the admissible flag stored in after[t], and a_t (0
 // past the active slots).
 __device__ u32 first_pass(
@@ -81,7 +97,14 @@ __device__ u32 first_pass(
     const u32* counters,
     uint4* slot_info,
     u32* after,
+    const IndicatorInputs& in,
     const AmrParams& params) {
+    // The flag of a slot as it came: the indicator's (FLAGGED) or the one in `flags`.
+    auto raw_flag = [&](u32 s) -> u32 {
+        return FLAGGED != 0u ? (u32)indicator_flag(s, in.regs, in.centroid_basis, in.inv_jac,
+                                                   in.heights, in.neighbors, params)
+                             : flags[s];
+    };
     if (t >= *(const volatile u32*)(counters + C_ACTIVE)) {
         return 0u;
     }
@@ -101,12 +124,12 @@ __device__ u32 first_pass(
         }
     }
     slot_info[t] = make_uint4(info[0], info[1], info[2], info[3]);
-    int f = admissible(flags[t], level, params);
+    int f = admissible(raw_flag(t), level, params);
     if (f < 0) {
         // A root's -1 was read as 0 above, so this slot has siblings.
 #pragma unroll
         for (u32 c = 1u; c < 4u; c = c + 1u) {
-            if (info[c] == NONE || admissible(flags[info[c]], level, params) >= 0) {
+            if (info[c] == NONE || admissible(raw_flag(info[c]), level, params) >= 0) {
                 f = 0;
             }
         }
@@ -145,6 +168,11 @@ extern "C" __global__ void amr_smooth(
     u32* counters,
     uint4* slot_info,
     u32* after,
+    const float* __restrict__ regs,
+    const float4* __restrict__ centroid_basis,
+    const float4* __restrict__ inv_jac,
+    const float* __restrict__ heights,
+    const uint4* __restrict__ neighbors,
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
@@ -154,7 +182,8 @@ extern "C" __global__ void amr_smooth(
             group_top = 0u;
         }
         __syncthreads();
-        u32 a = first_pass(t, slots, element_tree, flags, counters, slot_info, after, params);
+        IndicatorInputs in = {regs, centroid_basis, inv_jac, heights, neighbors};
+        u32 a = first_pass(t, slots, element_tree, flags, counters, slot_info, after, in, params);
         atomicMax(&group_top, a);
         __syncthreads();
         if (threadIdx.x == 0u && group_top > 0u) {

@@ -69,7 +69,7 @@ pub fn amr(report: &mut Report, b: &Runtime) {
         || Ok((device_ripple(b)?, true)),
     );
     report.check(
-        "amr device flags = reference indicator, 3 fields, 2 with jumps",
+        "amr device flags = reference indicator, 3 fields, 2 with jumps; pass 0's the same",
         b.kind(),
         "exact off 1e-4 of a limit",
         || Ok((device_flags(b)?, true)),
@@ -780,8 +780,20 @@ pub fn device_flags(rt: &Runtime) -> Result<String> {
         ensure(refine > n / 10 && coarsen > n / 10, || {
             format!("{field:?}: {refine} refined and {coarsen} coarsened of {n}: a weak test")
         })?;
+        // A run's smoothing computes the flags in its pass 0 (a launch less): the same
+        // smoothed flags as amr_flag's flags smoothed.
+        ga.smooth(None)?;
+        let smoothed = ga.read_flags()?;
+        ga.flag_and_smooth()?;
+        ensure(ga.read_flags()? == smoothed, || {
+            format!("{field:?} (jumps {with_jumps}): pass 0's own flags smooth otherwise")
+        })?;
+        ensure(smoothed.iter().any(|&f| f < 0), || {
+            format!("{field:?}: no -1 left by the smoothing: a weak test of pass 0's siblings")
+        })?;
     }
     Ok(format!(
-        "{compared} flags equal over 3 fields, 2 with the jump term"
+        "{compared} flags equal over 3 fields, 2 with the jump term; smoothed the same from \
+         pass 0's own flags"
     ))
 }

@@ -98,6 +98,7 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("dg_time.wgsl"),
     shader!("stream_copy.wgsl"),
     shader!("common/amr_tree.wgsl"),
+    shader!("common/amr_indicator.wgsl"),
     shader!("amr_flag.wgsl"),
     shader!("amr_smooth.wgsl"),
     shader!("amr_mark.wgsl"),

@@ -37,6 +37,7 @@ macro_rules! cuda_source {
 pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("common/amr_reorder.cuh"),
     cuda_source!("common/amr_tree.cuh"),
+    cuda_source!("common/amr_indicator.cuh"),
     cuda_source!("common/scan_blocks.cuh"),
     cuda_source!("common/dg_edge.cuh"),
     cuda_source!("common/dg_euler.cuh"),

@@ -297,7 +297,8 @@ pub struct GpuAdaptation {
     /// The smoothing (pass 0, the stages), then the clusters and refinements numbered and the
     /// solver's clock copied after the counters.
     smooth_plan: Plan,
-    /// `flag_plan` and `smooth_plan` as one (one submission, one CUDA graph).
+    /// `flag_plan` and `smooth_plan` as one (one submission, one CUDA graph), pass 0
+    /// computing the flags itself (amr_smooth with FLAGGED: a launch less).
     flag_smooth_plan: Plan,
     /// Everything after smoothing, a timing segment per phase.
     adapt_plan: Plan,
@@ -377,7 +378,7 @@ impl LaunchTally {
 
 /// The adaptation's kernels (stem and constants) for `np` modes, `ne` slots and `compaction`,
 /// in the order [`GpuAdaptation::new`] binds them.
-fn kernel_specs(np: usize, ne: usize, compaction: Compaction) -> [OwnedKernelSpec; 10] {
+fn kernel_specs(np: usize, ne: usize, compaction: Compaction) -> [OwnedKernelSpec; 11] {
     let (np, ne) = (np as f64, ne as f64);
     let in_order = (
         "IN_ORDER",
@@ -405,7 +406,12 @@ fn kernel_specs(np: usize, ne: usize, compaction: Compaction) -> [OwnedKernelSpe
         // The compaction's scan, which computes its marks as it reads them (GK19's
         // compaction only).
         ("amr_scan", vec![("COMPACTION_ITEMS", 1.0)]),
-        ("amr_smooth", vec![]),
+        // Pass 0 reading the flags, and computing them itself (a run's smoothing).
+        ("amr_smooth", with_np.clone()),
+        (
+            "amr_smooth",
+            [with_np.clone(), vec![("FLAGGED", 1.0)]].concat(),
+        ),
         ("amr_mark", vec![(CAPACITY_CONSTANT, ne), in_order]),
         ("amr_coarsen", projection.clone()),
         ("amr_refine", with_order(projection)),
@@ -576,11 +582,11 @@ impl GpuAdaptation {
         // at the first attach only (or ahead of it, build_kernels_ahead): the capacity is given
         // at launch, so an attach with more room compiles nothing.
         let specs = kernel_specs(projection.np, ne, compaction);
-        let kernels: [Kernel; 10] = rt
+        let kernels: [Kernel; 11] = rt
             .kernel_list(&specs)?
             .try_into()
             .map_err(|_| Error::Gpu("device adaptation: a kernel is missing".into()))?;
-        let [flag_kernel, scan_kernel, compaction_scan_kernel, smooth_kernel, mark_kernel, coarsen_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel] =
+        let [flag_kernel, scan_kernel, compaction_scan_kernel, smooth_kernel, flagged_smooth_kernel, mark_kernel, coarsen_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel] =
             kernels;
         let (regs, [inv_jac, inv_det, heights, neighbors, faces]) = dg.device_buffers();
         let prm = Arg::params(&params);
@@ -611,8 +617,6 @@ impl GpuAdaptation {
             .bounded(&bounds.elements);
 
         let mut tally = LaunchTally::default();
-        tally.count("flag", &flag);
-        tally.next_plan();
 
         // The marks' and the faces' scans leave their prefix at every multiple of NE (the
         // parts amr_scan's bookkeeping reads); the kernels reading a scan's numbers add its
@@ -640,11 +644,11 @@ impl GpuAdaptation {
         // over the faces of the current mesh, numbered 1.. in range.color (the stages past the
         // top level less one return at once); then the clusters and the elements to refine are
         // numbered and their counts tell the host whether the adaptation fits.
-        let mut smooth = PlanBuilder::new();
         // Each slot's level and siblings' slots, written by pass 0 for the stages.
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
         // Each slot's level + flag as the smoothing stands (amr_mark turns them into flags).
         let after = rt.zeroed::<u32>("amr smoothed levels", ne)?;
+        // amr_flag's inputs last: pass 0 with FLAGGED computes the flags from them.
         let mut smooth_args = args![
             slots,
             element_tree,
@@ -652,34 +656,15 @@ impl GpuAdaptation {
             *faces,
             counters,
             slot_info,
-            after
+            after,
+            *regs,
+            centroid_basis,
+            *inv_jac,
+            *heights,
+            *neighbors
         ]
         .to_vec();
         smooth_args.push(prm.clone());
-        smooth
-            .segment("smooth")
-            .launch(&smooth_kernel, &smooth_args, ItemRange::all(ne as u32))
-            .bounded(&bounds.elements);
-        // Sized by the solver's launch record of all the current mesh's faces: exactly on
-        // wgpu; on CUDA by the solver's face bound (CountBounds).
-        for stage in 1..mesh.max_level.max(1) {
-            let all_faces = ItemRange {
-                first: record_word(1 + colors),
-                count: 0,
-                color: u32::from(stage),
-                pad: 0,
-            };
-            smooth
-                .launch_device(
-                    &smooth_kernel,
-                    &smooth_args,
-                    all_faces,
-                    dg_edges as u32,
-                    launch_words,
-                )
-                .bounded(&bounds.faces);
-        }
-        tally.count("smooth", &smooth);
         // The marks of the slots and of the edge ids (the split edges), a thread each.
         let mut mark_args = args![
             slots,
@@ -696,14 +681,51 @@ impl GpuAdaptation {
         ]
         .to_vec();
         mark_args.push(prm.clone());
-        smooth.segment("determine parents").launch(
-            &mark_kernel,
-            &mark_args,
-            ItemRange::all(ne.max(capacity.edges) as u32),
-        );
-        scan_phase(&mut smooth, 0, &marks_sum, marks_len)?;
-        tally.count("determine parents", &smooth);
-        tally.next_plan();
+        // The smoothing with its pass 0 `first` (labelled `label`): a stage per level below the
+        // maximum, each one launch over the faces of the current mesh, numbered 1.. in
+        // range.color (the stages past the top level less one return at once); then the
+        // clusters and the elements to refine are numbered and their counts tell the host
+        // whether the adaptation fits.
+        let smoothing = |first: &Kernel, label: &'static str, tally: &mut LaunchTally| {
+            let mut smooth = PlanBuilder::new();
+            smooth
+                .segment(label)
+                .launch(first, &smooth_args, ItemRange::all(ne as u32))
+                .bounded(&bounds.elements);
+            // Sized by the solver's launch record of all the current mesh's faces: exactly on
+            // wgpu; on CUDA by the solver's face bound (CountBounds).
+            for stage in 1..mesh.max_level.max(1) {
+                let all_faces = ItemRange {
+                    first: record_word(1 + colors),
+                    count: 0,
+                    color: u32::from(stage),
+                    pad: 0,
+                };
+                smooth
+                    .launch_device(
+                        &smooth_kernel,
+                        &smooth_args,
+                        all_faces,
+                        dg_edges as u32,
+                        launch_words,
+                    )
+                    .bounded(&bounds.faces);
+            }
+            tally.count(label, &smooth);
+            smooth.segment("determine parents").launch(
+                &mark_kernel,
+                &mark_args,
+                ItemRange::all(ne.max(capacity.edges) as u32),
+            );
+            scan_phase(&mut smooth, 0, &marks_sum, marks_len)?;
+            tally.count("determine parents", &smooth);
+            tally.next_plan();
+            Ok::<PlanBuilder, Error>(smooth)
+        };
+        // Pass 0 reading the flags (a host's, or amr_flag's), and in a run's plan pass 0
+        // computing them itself (a launch less): the launches counted are the run's.
+        let smooth = smoothing(&smooth_kernel, "smooth", &mut LaunchTally::default())?;
+        let flag_smooth = smoothing(&flagged_smooth_kernel, "flag and smooth", &mut tally)?;
         let mut adapt = PlanBuilder::new();
 
         // Each scan's bookkeeping closes a phase: 1 after coarsening, refining and the
@@ -832,7 +854,7 @@ impl GpuAdaptation {
             compaction,
             flag_plan: rt.prepare(&flag)?,
             smooth_plan: rt.prepare(&smooth)?,
-            flag_smooth_plan: rt.prepare(flag.clone().append(&smooth))?,
+            flag_smooth_plan: rt.prepare(&flag_smooth)?,
             adapt_plan: rt.prepare(&adapt)?,
             adapt_ahead: std::cell::RefCell::new(None),
             launches: tally.phases,
@@ -915,6 +937,15 @@ impl GpuAdaptation {
         if !timed {
             *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
         }
+        let c = self.rt.read(&self.counters, 0, after_clock::WORDS)?;
+        self.smoothed(&c, None)
+    }
+
+    /// The flags from the indicator and their smoothing as a run queues them (one plan, pass 0
+    /// computing the flags: [`GpuAdaptation::smooth_with_clock`] without the clock and with
+    /// nothing queued behind), then what the smoothed flags ask for.
+    pub fn flag_and_smooth(&self) -> Result<Smoothed> {
+        self.run(&self.flag_smooth_plan, None)?;
         let c = self.rt.read(&self.counters, 0, after_clock::WORDS)?;
         self.smoothed(&c, None)
     }
@@ -1160,9 +1191,9 @@ impl GpuAdaptation {
         }
     }
 
-    /// Launches of each phase of one adaptation, in order: "flag", "smooth" (pass 0 and a
-    /// stage per level below the maximum), "determine parents", then the phases of
-    /// [`GpuAdaptation::apply`].
+    /// Launches of each phase of one adaptation as a run queues it, in order: "flag and smooth"
+    /// (pass 0, which computes the flags, and a stage per level below the maximum), "determine
+    /// parents", then the phases of [`GpuAdaptation::apply`].
     pub fn launches(&self) -> &[(&'static str, usize)] {
         &self.launches
     }
