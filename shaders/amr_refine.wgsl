@@ -3,12 +3,12 @@
 
 // Refinement, one thread per slot flagged +1, refined element number k in slot order
 // (AdaptiveMesh::refine and split_edge in src/solver/dg/amr/tree.rs). A side whose edge amr_mark
-// marked is split here: split edge number j (amr_scan 0's part of the edges) takes the ring's j-th split
-// block or new ids past the ring's length, its halves get colors c and (c + K) mod 2K; the side
-// that writes them (side 0 when it refines, else side 1: split_sides) writes their records, the
-// edge's child link and, when the other side does not refine, clears the other side's entries of
-// the halves. The rings' lengths count the blocks amr_coarsen freed into them (amr_scan 1 adds them
-// to the counters after this phase). The four children C0..C3 (corners at v0, v1, v2, then the
+// marked is split here: split edge number j (amr_scan 0's part of the edges) takes the ring's j-th
+// split block or new ids past the ring's length, its halves get colors c and (c + K) mod 2K; the
+// side that writes them (side 0 when it refines, else side 1: split_sides) writes their records,
+// the edge's child link and, when the other side does not refine, clears the other side's entries
+// of the halves. The rings' lengths count the blocks amr_coarsen freed into them (amr_scan 1 adds
+// them to the counters after this phase). The four children C0..C3 (corners at v0, v1, v2, then the
 // centre one) take the ring's k-th element block or new ids; C0 takes the parent's slot, C1..C3
 // holes 3k .. 3k + 2 left by coarsening, then new slots past the active ones. Child c gets c^c_k =
 // sum_m W^c_km c^P_m (exact), computed after the workgroup's refinements by all its threads, a

@@ -38,7 +38,8 @@ fn field_value(u: vec4<f32>) -> f32 {
 
 // q at the mean of element j (mode 0 times the constant phi_0).
 fn mean_value(j: u32) -> f32 {
-    let a = vec4<f32>(regs[j], regs[NP * range.capacity + j], regs[2u * NP * range.capacity + j], regs[3u * NP * range.capacity + j]);
+    let a = vec4<f32>(regs[j], regs[NP * range.capacity + j], regs[2u * NP * range.capacity + j],
+                      regs[3u * NP * range.capacity + j]);
     return field_value(centroid_basis[0].x * a);
 }
 

@@ -1,11 +1,11 @@
 // #include "common/dispatch.cuh"
 // #include "common/amr_tree.cuh"
 
-// CUDA twin of shaders/amr_mark.wgsl. The smoothed flags, f_i = a_i - level_i from
-// amr_smooth's `after`, stored for the phases after it; which slots start a coarsening
-// cluster, which refine, what each cluster frees and which edges the refinement splits, for
-// one exclusive scan over the four parts (five in order) (one thread per slot up to the capacity NE, zeros past
-// the active slots, and per edge id up to the edge capacity: the launch runs over the larger):
+// CUDA twin of shaders/amr_mark.wgsl. The smoothed flags, f_i = a_i - level_i from amr_smooth's
+// `after`, stored for the phases after it; which slots start a coarsening cluster, which refine,
+// what each cluster frees and which edges the refinement splits, for one exclusive scan over the
+// four parts (five in order) (one thread per slot up to the capacity NE, zeros past the active
+// slots, and per edge id up to the edge capacity: the launch runs over the larger):
 //   marks[i] = 1 where slot i holds the first child of a cluster flagged -1,
 //   marks[NE + i] = 1 where slot i is flagged +1,
 //   marks[2 NE + i] = the split edges of the cluster's parent whose halves are freed, and
@@ -22,12 +22,12 @@
 //      an edge that is not split. An edge with halves becomes a leaf when the cluster across
 //      from the refining side coarsens (its halves are freed then: the refining side is a
 //      leaf, so not refined), which the smoothed flags tell here, before amr_coarsen runs.
-// (E0 = 3 NE, or 4 NE in order: edge_part.) The scan numbers the clusters, the refined elements and the split edges in the CPU
-// reference's order (AdaptiveMesh::adapt) and places each cluster's freed split blocks in
-// their ring; amr_refine gives split edge number j its halves from the side that writes them
-// (side 0 when it refines, else side 1: split_sides tells each refining element whether it is
-// that side and whether the other side refines too, without reading what the refinement
-// rewrites). Nothing in the trees changes here (a smoothing that asks for more room than
+// (E0 = 3 NE, or 4 NE in order: edge_part.) The scan numbers the clusters, the refined elements and
+// the split edges in the CPU reference's order (AdaptiveMesh::adapt) and places each cluster's
+// freed split blocks in their ring; amr_refine gives split edge number j its halves from the side
+// that writes them (side 0 when it refines, else side 1: split_sides tells each refining element
+// whether it is that side and whether the other side refines too, without reading what the
+// refinement rewrites). Nothing in the trees changes here (a smoothing that asks for more room than
 // there is leaves them as they were): amr_coarsen takes the halves of the kept sides from the
 // parent's edges.
 //

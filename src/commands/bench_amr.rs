@@ -49,9 +49,9 @@ pub struct BenchAmrArgs {
     /// with the faces of every adaptation).
     #[arg(long, default_value = "auto")]
     pub reorder: String,
-    /// How an adaptation closes its holes: gk19 (GK19's Algorithm 4) or in-order (every
-    /// element in the order of the slot it came from).
-    #[arg(long, default_value = "gk19")]
+    /// How an adaptation closes its holes: in-order (every element in the order of the slot
+    /// it came from; the default, as `dg` runs) or gk19 (GK19's Algorithm 4).
+    #[arg(long, default_value = "in-order")]
     pub compaction: String,
     /// Time every launch on its own ("phase: kernel" rows; on CUDA in one graph per plan, as
     /// a run issues it): what each adaptation kernel costs on this backend. Each launch pays a

@@ -784,7 +784,7 @@ pub fn device_flags(rt: &Runtime) -> Result<String> {
         // smoothed flags as amr_flag's flags smoothed.
         ga.smooth(None)?;
         let smoothed = ga.read_flags()?;
-        ga.flag_and_smooth()?;
+        ga.flag_and_smooth(None)?;
         ensure(ga.read_flags()? == smoothed, || {
             format!("{field:?} (jumps {with_jumps}): pass 0's own flags smooth otherwise")
         })?;

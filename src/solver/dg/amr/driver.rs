@@ -584,8 +584,7 @@ impl Adaptivity {
             Some(queued) if !timed || queued.ran_ahead() => queued,
             _ => {
                 device.timer().time_next(self.times_next());
-                device.compute_flags(timing.as_deref_mut())?;
-                device.smooth(timing.as_deref_mut())?
+                device.flag_and_smooth(timing.as_deref_mut())?
             }
         };
         if !device.has_room(&smoothed) {

@@ -15,9 +15,20 @@
 //! [`AdaptiveMesh`] does, in the same order of ids and slots, so a read-back tree equals the
 //! reference's.
 //!
+//! The compaction follows the mesh's [`Compaction`]. In order (the default), `amr_mark` also
+//! marks the slots a coarsened cluster vacates (children 1..3), so the marks' scan gives every
+//! old slot p the new slot p + 3 (refined before p) - (vacated before p) of what came from it;
+//! `amr_refine` stages each element there (a refined element's children, else the element in
+//! slot p, a coarsened parent included) in the solver's stage register
+//! ([`GpuDg::STAGING_REGISTER`]), with its id, and `amr_geometry` moves it into its slot: no
+//! compaction scan and no `amr_compact`, and `amr_scan` 2 does the counts the compaction's scan
+//! did. GK19's Algorithm 4 scans the holes and the slots past the new count and moves the
+//! latter into the former (`amr_compact`, then `amr_geometry`).
+//!
 //! At these sizes every phase is bound by its launches and by chains of dependent loads, so the
-//! phases are few and their loads batched: a smoothing stage (after pass 0, which records each
-//! slot's level and siblings) is one launch over all faces (GK19's Algorithm 2 launches one
+//! phases are few and their loads batched: in a run, pass 0 of the smoothing computes the flags
+//! itself (amr_flag's indicator, `shaders/common/amr_indicator.wgsl`), a smoothing stage
+//! (after pass 0, which records each slot's level and siblings) is one launch over all faces (GK19's Algorithm 2 launches one
 //! per color: the colors keep its plain read-modify-writes race-free, but the rules only raise
 //! flags and end at the least admissible flags whatever the order of the raises, so atomic
 //! raises need no colors; the colors stay for the surface integral, whose scatter they keep
@@ -297,8 +308,9 @@ pub struct GpuAdaptation {
     /// The smoothing (pass 0, the stages), then the clusters and refinements numbered and the
     /// solver's clock copied after the counters.
     smooth_plan: Plan,
-    /// `flag_plan` and `smooth_plan` as one (one submission, one CUDA graph), pass 0
-    /// computing the flags itself (amr_smooth with FLAGGED: a launch less).
+    /// The flags and the smoothing as one plan (one submission, one CUDA graph): pass 0
+    /// computes the flags itself (amr_smooth with FLAGGED), a launch less than `flag_plan`
+    /// then `smooth_plan`.
     flag_smooth_plan: Plan,
     /// Everything after smoothing, a timing segment per phase.
     adapt_plan: Plan,
@@ -423,11 +435,10 @@ fn kernel_specs(np: usize, ne: usize, compaction: Compaction) -> [OwnedKernelSpe
 
 /// Build the kernels of the device adaptation of order `p` on a solver of `ne` element slots
 /// with `compaction`, the prefix sums' and, with `reorder`, the Morton reorder's, into `rt`'s
-/// kernel cache
-/// ([`Runtime::kernel_list`], in parallel), so that the first [`GpuAdaptation::new`] and
-/// [`super::reorder::GpuReorder::new`] find them there: an adaptive run builds them while it
-/// builds its solver ([`crate::solver::dg::Simulation::new`]) instead of at its first
-/// adaptation.
+/// kernel cache ([`Runtime::kernel_list`], in parallel), so that the first
+/// [`GpuAdaptation::new`] and [`super::reorder::GpuReorder::new`] find them there: an adaptive
+/// run builds them while it builds its solver ([`crate::solver::dg::Simulation::new`]) instead
+/// of at its first adaptation.
 pub fn build_kernels_ahead(
     rt: &Runtime,
     p: usize,
@@ -640,10 +651,6 @@ impl GpuAdaptation {
             };
             scan.record_blocks_with(plan, kernel, &scan_extra, items as u32, phase)
         };
-        // Pass 0 over the slots, then a stage per level below the maximum, each one launch
-        // over the faces of the current mesh, numbered 1.. in range.color (the stages past the
-        // top level less one return at once); then the clusters and the elements to refine are
-        // numbered and their counts tell the host whether the adaptation fits.
         // Each slot's level and siblings' slots, written by pass 0 for the stages.
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
         // Each slot's level + flag as the smoothing stands (amr_mark turns them into flags).
@@ -942,10 +949,14 @@ impl GpuAdaptation {
     }
 
     /// The flags from the indicator and their smoothing as a run queues them (one plan, pass 0
-    /// computing the flags: [`GpuAdaptation::smooth_with_clock`] without the clock and with
-    /// nothing queued behind), then what the smoothed flags ask for.
-    pub fn flag_and_smooth(&self) -> Result<Smoothed> {
-        self.run(&self.flag_smooth_plan, None)?;
+    /// computing the flags), then what the smoothed flags ask for: [`GpuAdaptation::smooth`]
+    /// of the indicator's flags.
+    pub fn flag_and_smooth(&self, phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
+        let timed = phases.is_some();
+        self.run(&self.flag_smooth_plan, phases)?;
+        if !timed {
+            *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
+        }
         let c = self.rt.read(&self.counters, 0, after_clock::WORDS)?;
         self.smoothed(&c, None)
     }
