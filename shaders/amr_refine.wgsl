@@ -19,7 +19,8 @@
 // With the compaction in order (IN_ORDER) the launch also places every element in its new slot,
 // which amr_geometry then moves it to: a refined element's children, and over the other slots
 // the element that stays (or the parent that coarsening put in its first child's slot), staged
-// in order, the elements from slot i at placed_at(i) onwards.
+// in order, the elements from slot i at placed_at(i) onwards; amr_scan 2 then adds the freed
+// blocks to the rings' lengths (there is no amr_scan 1).
 
 override NP: u32 = 3u;
 // The solver's scratch register (GpuDg::SCRATCH_REGISTER: the limiter's, free between steps),

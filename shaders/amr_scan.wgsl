@@ -8,11 +8,10 @@
 // the last workgroup). The kernels after it add the block offsets as they read a number
 // (block_sums[i / SCAN_BLOCK]), so no launch adds them.
 //   0: after amr_mark (three parts of NE, in order four, then the edge ids): the numbers of
-//      clusters, refined
-//      elements, freed split blocks and split edges, and the smoothing's top (amr_smooth)
-//      handed to C_TOP_LEVEL for the host, the solver's clock copied past the counters
-//      (C_CLOCK), and whether the adaptation runs (C_DECISION; the later phases return at once
-//      unless it does);
+//      clusters, refined elements, freed split blocks and split edges, and the smoothing's top
+//      (amr_smooth) handed to C_TOP_LEVEL for the host, the solver's clock copied past the
+//      counters (C_CLOCK), and whether the adaptation runs (C_DECISION; the later phases
+//      return at once unless it does);
 //   1: after coarsening and refining, over the compaction's marks, which this launch computes
 //      as it reads them (COMPACTION_ITEMS = 1, below; n = NE): the freed element, split and
 //      interior blocks join their rings (amr_coarsen placed them past the lengths, amr_refine

@@ -132,8 +132,8 @@ fn edge_part(ne: u32, in_order: u32) -> u32 {
     return (3u + in_order) * ne;
 }
 
-// The edge ids in use once the refinement has taken its ids (amr_scan 1's takes, without
-// storing them): the split blocks and interior blocks the rings cannot hold (the rings' free
+// The edge ids in use once the refinement has taken its ids (what amr_scan's settle stores
+// after it): the split blocks and interior blocks the rings cannot hold (the rings' free
 // blocks counted with those the coarsening freed into them) come as new ids.
 fn settled_edge_ids(edge_ids: u32, splits: u32, split_ring_free: u32, refines: u32,
                     interior_ring_free: u32) -> u32 {

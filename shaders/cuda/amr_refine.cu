@@ -20,7 +20,8 @@
 // With the compaction in order (IN_ORDER) the launch also places every element in its new slot,
 // which amr_geometry then moves it to: a refined element's children, and over the other slots
 // the element that stays (or the parent that coarsening put in its first child's slot), staged
-// in order, the elements from slot i at placed_at(i) onwards.
+// in order, the elements from slot i at placed_at(i) onwards; amr_scan 2 then adds the freed
+// blocks to the rings' lengths (there is no amr_scan 1).
 //
 // The WGSL override constants are preprocessor defines here (the host passes -D values); the
 // capacity NE is the module constant of common/dispatch.cuh (WGSL: range.capacity).

@@ -158,8 +158,8 @@ __device__ __forceinline__ u32 edge_part(u32 ne, u32 in_order) {
     return (3u + in_order) * ne;
 }
 
-// The edge ids in use once the refinement has taken its ids (amr_scan 1's takes, without
-// storing them): the split blocks and interior blocks the rings cannot hold (the rings' free
+// The edge ids in use once the refinement has taken its ids (what amr_scan's settle stores
+// after it): the split blocks and interior blocks the rings cannot hold (the rings' free
 // blocks counted with those the coarsening freed into them) come as new ids.
 __device__ __forceinline__ u32 settled_edge_ids(u32 edge_ids, u32 splits, u32 split_ring_free,
                                                 u32 refines, u32 interior_ring_free) {

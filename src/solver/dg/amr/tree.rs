@@ -515,7 +515,7 @@ impl AdaptiveMesh {
         let starts_cluster = |p: usize| {
             let id = self.slots[p];
             let parent = self.elements[id as usize].parent;
-            flags[p] < 0 && self.elements[parent as usize].first_child == id
+            flags[p] < 0 && parent != NONE && self.elements[parent as usize].first_child == id
         };
         // Clusters in the order of their first child's slot.
         let clusters: Vec<u32> = (0..n)
