@@ -374,25 +374,22 @@ fn the_dg_command_adapts_and_reports_it() {
     );
     assert!(out.path().join("density_0001.png").exists());
 
-    let bad = Command::new(env!("CARGO_BIN_EXE_chromaflow"))
-        .args(["dg", "--builtin", "dmr", "--amr-every", "4", "--out"])
-        .arg(out.path().join("bad"))
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-        .output()
-        .expect("run chromaflow");
-    let stderr = String::from_utf8_lossy(&bad.stderr);
-    assert!(!bad.status.success());
+    // Refused flags: the command fails and its error names the flag and what is wrong.
+    let refused = |flags: &[&str]| {
+        let bad = Command::new(env!("CARGO_BIN_EXE_chromaflow"))
+            .args(["dg", "--builtin", "dmr"])
+            .args(flags)
+            .arg("--out")
+            .arg(out.path().join("bad"))
+            .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+            .output()
+            .expect("run chromaflow");
+        assert!(!bad.status.success(), "{flags:?} accepted");
+        String::from_utf8_lossy(&bad.stderr).into_owned()
+    };
+    let stderr = refused(&["--amr-every", "4"]);
     assert!(stderr.contains("--amr-levels"), "{stderr}");
-
-    let bad = Command::new(env!("CARGO_BIN_EXE_chromaflow"))
-        .args(["dg", "--builtin", "dmr", "--amr-levels", "2"])
-        .args(["--amr-compaction", "sorted", "--out"])
-        .arg(out.path().join("bad"))
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-        .output()
-        .expect("run chromaflow");
-    let stderr = String::from_utf8_lossy(&bad.stderr);
-    assert!(!bad.status.success());
+    let stderr = refused(&["--amr-levels", "2", "--amr-compaction", "sorted"]);
     assert!(
         stderr.contains("--amr-compaction") && stderr.contains("in-order or gk19"),
         "{stderr}"

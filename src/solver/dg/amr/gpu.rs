@@ -939,21 +939,21 @@ impl GpuAdaptation {
     /// counted) and read back what they ask for. Untimed, the host records the adaptation's
     /// plan while the read-back waits, for [`Self::apply`].
     pub fn smooth(&self, phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
-        let timed = phases.is_some();
-        self.run(&self.smooth_plan, phases)?;
-        if !timed {
-            *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
-        }
-        let c = self.rt.read(&self.counters, 0, after_clock::WORDS)?;
-        self.smoothed(&c, None)
+        self.smooth_by(&self.smooth_plan, phases)
     }
 
     /// The flags from the indicator and their smoothing as a run queues them (one plan, pass 0
     /// computing the flags), then what the smoothed flags ask for: [`GpuAdaptation::smooth`]
     /// of the indicator's flags.
     pub fn flag_and_smooth(&self, phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
+        self.smooth_by(&self.flag_smooth_plan, phases)
+    }
+
+    /// `smoothing` (a plan that ends with the smoothing) run, and the counts read back; the
+    /// adaptation's plan recorded meanwhile unless timed.
+    fn smooth_by(&self, smoothing: &Plan, phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
         let timed = phases.is_some();
-        self.run(&self.flag_smooth_plan, phases)?;
+        self.run(smoothing, phases)?;
         if !timed {
             *self.adapt_ahead.borrow_mut() = Some(self.rt.record(&self.adapt_plan, 1)?);
         }
