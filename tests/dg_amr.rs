@@ -360,6 +360,7 @@ fn the_dg_command_adapts_and_reports_it() {
     assert!(run.status.success(), "{stderr}");
     assert!(stderr.contains("adaptive refinement:"), "{stderr}");
     assert!(stderr.contains("adaptation on the device:"), "{stderr}");
+    assert!(stderr.contains("locality: compaction in-order"), "{stderr}");
     let csv = std::fs::read_to_string(out.path().join("dg_totals.csv")).expect("csv");
     assert!(csv.lines().next().unwrap().ends_with(",elements"), "{csv}");
     let rows: Vec<&str> = csv.lines().skip(1).collect();

@@ -375,11 +375,13 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     device_time_line(&a, secs, backend.has_timestamps())
                 );
             }
-            if let Some(policy) = case.amr.filter(|o| !o.on_host).map(|o| o.reorder) {
+            if let Some(o) = case.amr.filter(|o| !o.on_host) {
                 eprintln!(
-                    "dg: locality: {} Morton reorders ({policy}), {:.3} s in all; {:.1}% of the \
-                     faces far apart in memory at the last adaptation's start",
+                    "dg: locality: compaction {}, {} Morton reorders ({}), {:.3} s in all; \
+                     {:.1}% of the faces far apart in memory at the last adaptation's start",
+                    o.compaction,
                     a.reorders,
+                    o.reorder,
                     a.reorder_seconds,
                     100.0 * a.far_fraction
                 );
