@@ -95,7 +95,7 @@ pub fn coloring(report: &mut Report, b: &Runtime) {
     report.check(
         "device timer: spans of the work queued in them, read later",
         kind,
-        "a long plan's span > 8 x a one-launch plan's, spans <= the wall time",
+        "a long plan's span > 8 x a one-launch plan's, spans <= the wall time; 1 of 3 tries",
         || timed_spans(b),
     );
     for variant in [GpuColoringVariant::Topology, GpuColoringVariant::Data] {
@@ -261,47 +261,55 @@ fn timed_spans(b: &Runtime) -> Result<(String, bool)> {
         b.queue(plan, 1)?;
     }
     b.wait()?;
-    // The timed work queued behind busy work, as a run queues its adaptations: a span opens
-    // when the work before it is done, so on an idle stream it would hold the host's time to
-    // queue the plan (39.3 us for the first one-launch span on an H200's CUDA, failing the
-    // 8 x check against 95.1 us).
-    b.queue(&many, 1)?;
-    let started = std::time::Instant::now();
-    b.queue_timed(&one, 1, Some(&timer))?;
-    b.queue_timed(&many, 1, Some(&timer))?;
-    b.queue_timed(&one, 1, Some(&timer))?;
-    let first = b.drain_timer(&timer)?;
-    let wall = started.elapsed().as_secs_f64();
-    let recorded = b.record(&many, 1)?;
-    b.submit_timed(&many, recorded, Some(&timer))?;
-    let second = b.drain_timer(&timer)?;
-    let empty = b.drain_timer(&timer)?;
     let us = |s: &[f64]| {
         s.iter()
             .map(|v| format!("{:.1}", v * 1e6))
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let ok = match (first.as_slice(), second.as_slice()) {
-        ([a, long, c], [again]) => {
-            let short = a.max(*c);
-            a.min(*c) > 0.0
-                && *long > 8.0 * short
-                && *again > 8.0 * short
-                && a + long + c <= 1.05 * wall
-                && empty.is_empty()
-        }
-        _ => false,
-    };
-    Ok((
-        format!(
+    // On a CPU adapter the other checks running at the same time (cargo runs a file's tests
+    // in parallel) can stall one span for milliseconds: up to three attempts, each of which
+    // must hold whole. A timer whose spans do not follow the work queued in them fails all
+    // three.
+    let mut attempts = Vec::new();
+    for _ in 0..3 {
+        // The timed work queued behind busy work, as a run queues its adaptations: a span
+        // opens when the work before it is done, so on an idle stream it would hold the host's
+        // time to queue the plan (39.3 us for the first one-launch span on an H200's CUDA,
+        // failing the 8 x check against 95.1 us).
+        b.queue(&many, 1)?;
+        let started = std::time::Instant::now();
+        b.queue_timed(&one, 1, Some(&timer))?;
+        b.queue_timed(&many, 1, Some(&timer))?;
+        b.queue_timed(&one, 1, Some(&timer))?;
+        let first = b.drain_timer(&timer)?;
+        let wall = started.elapsed().as_secs_f64();
+        let recorded = b.record(&many, 1)?;
+        b.submit_timed(&many, recorded, Some(&timer))?;
+        let second = b.drain_timer(&timer)?;
+        let empty = b.drain_timer(&timer)?;
+        let ok = match (first.as_slice(), second.as_slice()) {
+            ([a, long, c], [again]) => {
+                let short = a.max(*c);
+                a.min(*c) > 0.0
+                    && *long > 8.0 * short
+                    && *again > 8.0 * short
+                    && a + long + c <= 1.05 * wall
+                    && empty.is_empty()
+            }
+            _ => false,
+        };
+        attempts.push(format!(
             "spans {} us, then {} us (wall {:.1} us)",
             us(&first),
             us(&second),
             wall * 1e6
-        ),
-        ok,
-    ))
+        ));
+        if ok {
+            return Ok((attempts.join("; "), true));
+        }
+    }
+    Ok((attempts.join("; "), false))
 }
 
 fn bounded_copies(b: &Runtime) -> Result<(String, bool)> {
