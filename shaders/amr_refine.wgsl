@@ -148,22 +148,33 @@ fn halves(e: u32, side: u32) -> u32 {
 
 // Refine the element in slot i (flagged +1, num_active elements): its children, their edges
 // and vertices, and its coefficients copied to the scratch register for the projection; the
-// job for the projection: the parent's slot (child 0's) and the slots of children 1..3.
+// job for the projection: the parent's slot (child 0's) and the slots of children 1..3, or in
+// order the parent's slot and from job.y on the children's staged slots (written to `placed`).
 fn refine(i: u32, num_active: u32) -> vec4<u32> {
     let k = number(range.capacity + i) - number(range.capacity);
     let id = slots[i];
     let level = element_tree[id].x + 1u;
     let children = block(0u, k, counters[C_ELEMENT_IDS], 4u);
-    let num_holes = 3u * counters[C_CLUSTERS];
     var pos: array<u32, 4>;
-    pos[0] = i;
-    // #unroll
-    for (var c = 1u; c < 4u; c = c + 1u) {
-        let j = 3u * k + c - 1u;
-        if (j < num_holes) {
-            pos[c] = holes[j];
-        } else {
-            pos[c] = num_active + j - num_holes;
+    if (IN_ORDER != 0u) {
+        // Child c in new slot placed_at(i) + c, where amr_geometry moves it.
+        let at = placed_at(i);
+        // #unroll
+        for (var c = 0u; c < 4u; c = c + 1u) {
+            pos[c] = at + c;
+            placed[at + c] = children + c;
+        }
+    } else {
+        let num_holes = 3u * counters[C_CLUSTERS];
+        pos[0] = i;
+        // #unroll
+        for (var c = 1u; c < 4u; c = c + 1u) {
+            let j = 3u * k + c - 1u;
+            if (j < num_holes) {
+                pos[c] = holes[j];
+            } else {
+                pos[c] = num_active + j - num_holes;
+            }
         }
     }
     // #unroll
@@ -181,7 +192,9 @@ fn refine(i: u32, num_active: u32) -> vec4<u32> {
     for (var c = 0u; c < 4u; c = c + 1u) {
         let cid = children + c;
         element_tree[cid] = vec4<u32>(level, id, NONE, pos[c]);
-        slots[pos[c]] = cid;
+        if (IN_ORDER == 0u) {
+            slots[pos[c]] = cid;
+        }
         // #unroll
         for (var j = 0u; j < 3u; j = j + 1u) {
             vertices[3u * cid + j] = child_vertices[3u * c + j];
@@ -230,6 +243,9 @@ fn refine(i: u32, num_active: u32) -> vec4<u32> {
     for (var c = 0u; c < 4u; c = c + 1u) {
         new_edges[c].w = 0u;
         element_edges[children + c] = new_edges[c];
+    }
+    if (IN_ORDER != 0u) {
+        return vec4<u32>(i, pos[0], pos[1], pos[2]);
     }
     return vec4<u32>(i, pos[1], pos[2], pos[3]);
 }
@@ -283,18 +299,7 @@ fn main(
     let runs = counters[C_DECISION] == ADAPT_RUNS;
     if (runs && i < min(range.count, num_active)) {
         if (flags[i] > 0) {
-            var job = refine(i, num_active);
-            if (IN_ORDER != 0u) {
-                // Child c (ids children .. children + 3, child 0 now in slot i) in new slot
-                // at + c.
-                let at = placed_at(i);
-                let children = slots[i];
-                for (var c = 0u; c < 4u; c = c + 1u) {
-                    placed[at + c] = children + c;
-                }
-                job.y = at;
-            }
-            jobs[atomicAdd(&job_count, 1u)] = job;
+            jobs[atomicAdd(&job_count, 1u)] = refine(i, num_active);
         } else if (IN_ORDER != 0u && !vacated(i)) {
             stage(i, placed_at(i));
         }

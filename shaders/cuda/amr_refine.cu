@@ -145,7 +145,8 @@ __device__ u32 halves(
 
 // Refine the element in slot i (flagged +1, num_active elements): its children, their edges
 // and vertices, and its coefficients copied to the scratch register for the projection; the
-// job for the projection: the parent's slot (child 0's) and the slots of children 1..3.
+// job for the projection: the parent's slot (child 0's) and the slots of children 1..3, or in
+// order the parent's slot and from job.y on the children's staged slots (written to `placed`).
 __device__ uint4 refine(
     u32 i,
     u32 num_active,
@@ -162,20 +163,30 @@ __device__ uint4 refine(
     float* regs,
     const u32* block_offsets,
     const u32* split_sides,
+    u32* placed,
     const AmrParams& params) {
     u32 k = number(NE + i, marks_scan, block_offsets) - number(NE, marks_scan, block_offsets);
     u32 id = slots[i];
     u32 level = element_tree[id].x + 1u;
     u32 children = block(0u, k, counters[C_ELEMENT_IDS], 4u, rings, counters, params);
-    u32 num_holes = 3u * counters[C_CLUSTERS];
     u32 pos[4];
-    pos[0] = i;
-    for (u32 c = 1u; c < 4u; c = c + 1u) {
-        u32 j = 3u * k + c - 1u;
-        if (j < num_holes) {
-            pos[c] = holes[j];
-        } else {
-            pos[c] = num_active + j - num_holes;
+    if (IN_ORDER != 0u) {
+        // Child c in new slot placed_at(i) + c, where amr_geometry moves it.
+        u32 at = placed_at(i, marks_scan, block_offsets);
+        for (u32 c = 0u; c < 4u; c = c + 1u) {
+            pos[c] = at + c;
+            placed[at + c] = children + c;
+        }
+    } else {
+        u32 num_holes = 3u * counters[C_CLUSTERS];
+        pos[0] = i;
+        for (u32 c = 1u; c < 4u; c = c + 1u) {
+            u32 j = 3u * k + c - 1u;
+            if (j < num_holes) {
+                pos[c] = holes[j];
+            } else {
+                pos[c] = num_active + j - num_holes;
+            }
         }
     }
     for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
@@ -191,7 +202,9 @@ __device__ uint4 refine(
     for (u32 c = 0u; c < 4u; c = c + 1u) {
         u32 cid = children + c;
         element_tree[cid] = make_uint4(level, id, NONE, pos[c]);
-        slots[pos[c]] = cid;
+        if (IN_ORDER == 0u) {
+            slots[pos[c]] = cid;
+        }
         for (u32 j = 0u; j < 3u; j = j + 1u) {
             vertices[3u * cid + j] = child_vertices[3u * c + j];
         }
@@ -238,6 +251,9 @@ __device__ uint4 refine(
     for (u32 c = 0u; c < 4u; c = c + 1u) {
         new_edges[c].w = 0u;
         element_edges[children + c] = new_edges[c];
+    }
+    if (IN_ORDER != 0u) {
+        return make_uint4(i, pos[0], pos[1], pos[2]);
     }
     return make_uint4(i, pos[1], pos[2], pos[3]);
 }
@@ -313,21 +329,10 @@ extern "C" __global__ void amr_refine(
     bool runs = counters[C_DECISION] == ADAPT_RUNS;
     if (runs && i < min(range.count, num_active)) {
         if (flags[i] > 0) {
-            uint4 job =
+            jobs[atomicAdd(&job_count, 1u)] =
                 refine(i, num_active, slots, element_tree, element_edges, vertices, edge_tree,
                        edge_sides, marks_scan, rings, counters, holes, regs, block_offsets,
-                       split_sides, params);
-            if (IN_ORDER != 0u) {
-                // Child c (ids children .. children + 3, child 0 now in slot i) in new slot
-                // at + c.
-                u32 at = placed_at(i, marks_scan, block_offsets);
-                u32 children = slots[i];
-                for (u32 c = 0u; c < 4u; c = c + 1u) {
-                    placed[at + c] = children + c;
-                }
-                job.y = at;
-            }
-            jobs[atomicAdd(&job_count, 1u)] = job;
+                       split_sides, placed, params);
         } else if (IN_ORDER != 0u && !vacated(i, marks_scan, block_offsets)) {
             stage(i, placed_at(i, marks_scan, block_offsets), slots, regs, regs_lo, placed);
         }

@@ -378,7 +378,7 @@ pub(super) struct AdaptFixture {
 }
 
 pub(super) fn adapt_fixture(rt: &Runtime, base: &DgMesh, p: usize) -> Result<AdaptFixture> {
-    adapt_fixture_of(rt, AdaptiveMesh::new(base, 3)?, p)
+    adapt_fixture_with(rt, base, p, Compaction::default())
 }
 
 /// [`adapt_fixture`] whose adaptations close their holes by `compaction`.

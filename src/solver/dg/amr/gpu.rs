@@ -389,8 +389,9 @@ impl LaunchTally {
 }
 
 /// The adaptation's kernels (stem and constants) for `np` modes, `ne` slots and `compaction`,
-/// in the order [`GpuAdaptation::new`] binds them.
-fn kernel_specs(np: usize, ne: usize, compaction: Compaction) -> [OwnedKernelSpec; 11] {
+/// in the order [`GpuAdaptation::new`] binds them: GK19's compaction's two last (none in
+/// order, so a run in order compiles nothing it does not launch).
+fn kernel_specs(np: usize, ne: usize, compaction: Compaction) -> Vec<OwnedKernelSpec> {
     let (np, ne) = (np as f64, ne as f64);
     let in_order = (
         "IN_ORDER",
@@ -412,12 +413,9 @@ fn kernel_specs(np: usize, ne: usize, compaction: Compaction) -> [OwnedKernelSpe
         constants.extend([in_order, staging]);
         constants
     };
-    [
+    let mut specs = vec![
         ("amr_flag", with_np.clone()),
         ("amr_scan", vec![in_order]),
-        // The compaction's scan, which computes its marks as it reads them (GK19's
-        // compaction only).
-        ("amr_scan", vec![("COMPACTION_ITEMS", 1.0)]),
         // Pass 0 reading the flags, and computing them itself (a run's smoothing).
         ("amr_smooth", with_np.clone()),
         (
@@ -427,10 +425,17 @@ fn kernel_specs(np: usize, ne: usize, compaction: Compaction) -> [OwnedKernelSpe
         ("amr_mark", vec![(CAPACITY_CONSTANT, ne), in_order]),
         ("amr_coarsen", projection.clone()),
         ("amr_refine", with_order(projection)),
-        ("amr_compact", vec![]),
         ("amr_geometry", with_order(with_np)),
         ("amr_faces", with_ne),
-    ]
+    ];
+    if compaction == Compaction::Gk19 {
+        // The compaction's scan, which computes its marks as it reads them, and its holes.
+        specs.extend([
+            ("amr_scan", vec![("COMPACTION_ITEMS", 1.0)]),
+            ("amr_compact", vec![]),
+        ]);
+    }
+    specs
 }
 
 /// Build the kernels of the device adaptation of order `p` on a solver of `ne` element slots
@@ -447,7 +452,7 @@ pub fn build_kernels_ahead(
     reorder: bool,
 ) -> Result<()> {
     let np = (p + 1) * (p + 2) / 2;
-    let mut specs: Vec<OwnedKernelSpec> = kernel_specs(np, ne, compaction).into_iter().collect();
+    let mut specs = kernel_specs(np, ne, compaction);
     specs.extend(PrefixSum::kernel_specs());
     if reorder {
         specs.extend(super::reorder::kernel_specs(np, ne));
@@ -592,13 +597,28 @@ impl GpuAdaptation {
         // Every kernel of the adaptation at once (Runtime::kernel_list: in parallel). Compiled
         // at the first attach only (or ahead of it, build_kernels_ahead): the capacity is given
         // at launch, so an attach with more room compiles nothing.
-        let specs = kernel_specs(projection.np, ne, compaction);
-        let kernels: [Kernel; 11] = rt
-            .kernel_list(&specs)?
-            .try_into()
-            .map_err(|_| Error::Gpu("device adaptation: a kernel is missing".into()))?;
-        let [flag_kernel, scan_kernel, compaction_scan_kernel, smooth_kernel, flagged_smooth_kernel, mark_kernel, coarsen_kernel, refine_kernel, compact_kernel, geometry_kernel, faces_kernel] =
-            kernels;
+        let mut kernels = rt
+            .kernel_list(&kernel_specs(projection.np, ne, compaction))?
+            .into_iter();
+        let mut next = || {
+            kernels
+                .next()
+                .ok_or_else(|| Error::Gpu("device adaptation: a kernel is missing".into()))
+        };
+        let flag_kernel = next()?;
+        let scan_kernel = next()?;
+        let smooth_kernel = next()?;
+        let flagged_smooth_kernel = next()?;
+        let mark_kernel = next()?;
+        let coarsen_kernel = next()?;
+        let refine_kernel = next()?;
+        let geometry_kernel = next()?;
+        let faces_kernel = next()?;
+        // GK19's compaction: its scan and amr_compact.
+        let compaction_kernels = match compaction {
+            Compaction::Gk19 => Some((next()?, next()?)),
+            Compaction::InOrder => None,
+        };
         let (regs, [inv_jac, inv_det, heights, neighbors, faces]) = dg.device_buffers();
         let prm = Arg::params(&params);
 
@@ -643,13 +663,7 @@ impl GpuAdaptation {
         let mut scan_extra = args![counters, *launch_words, *dg.clock_buffer(), slots].to_vec();
         scan_extra.push(prm.clone());
         let scan_phase = |plan: &mut PlanBuilder, phase: u32, scan: &PrefixSum, items: usize| {
-            // Phase 1 scans the compaction's marks, which its kernel computes as it reads them.
-            let kernel = if phase == 1 {
-                &compaction_scan_kernel
-            } else {
-                &scan_kernel
-            };
-            scan.record_blocks_with(plan, kernel, &scan_extra, items as u32, phase)
+            scan.record_blocks_with(plan, &scan_kernel, &scan_extra, items as u32, phase)
         };
         // Each slot's level and siblings' slots, written by pass 0 for the stages.
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
@@ -787,10 +801,11 @@ impl GpuAdaptation {
             .launch(&refine_kernel, &refine_args, ItemRange::all(ne as u32));
         tally.count("refine", &adapt);
 
-        // GK19's compaction: its marks scanned (amr_scan 1 computes them) and the holes
-        // listed; the elements past the new count move into them with the geometry below. In
-        // order, amr_refine staged every element in its new slot and the geometry moves it.
-        if !in_order {
+        // GK19's compaction: its marks scanned (amr_scan 1 computes them as it reads them) and
+        // the holes listed; the elements past the new count move into them with the geometry
+        // below. In order, amr_refine staged every element in its new slot and the geometry
+        // moves it.
+        if let Some((compaction_scan_kernel, compact_kernel)) = &compaction_kernels {
             let compact_args = args![
                 slots,
                 items_scan,
@@ -799,8 +814,14 @@ impl GpuAdaptation {
                 *slot_sum.block_offsets()
             ];
             adapt.segment("compact");
-            scan_phase(&mut adapt, 1, &slot_sum, ne)?;
-            adapt.launch(&compact_kernel, &compact_args, ItemRange::all(ne as u32));
+            slot_sum.record_blocks_with(
+                &mut adapt,
+                compaction_scan_kernel,
+                &scan_extra,
+                ne as u32,
+                1,
+            )?;
+            adapt.launch(compact_kernel, &compact_args, ItemRange::all(ne as u32));
             tally.count("compact", &adapt);
         }
 

@@ -522,16 +522,19 @@ impl AdaptiveMesh {
             .filter(|&p| starts_cluster(p))
             .map(|p| self.elements[self.slots[p] as usize].parent)
             .collect();
-        // What each slot becomes, for the compaction in order: its element, its children, or
-        // nothing (children 1..3 of a coarsened cluster; the parent takes child 0's place).
-        let old_slots = self.slots.clone();
-        let sizes: Vec<u8> = (0..n)
-            .map(|p| match flags[p] {
-                f if f > 0 => 4,
-                0 => 1,
-                _ => u8::from(starts_cluster(p)),
-            })
-            .collect();
+        // For the compaction in order, the slots as they were and what each becomes: its
+        // element, its children, or nothing (children 1..3 of a coarsened cluster; the parent
+        // takes child 0's place).
+        let in_order = (self.compaction == Compaction::InOrder).then(|| {
+            let sizes: Vec<u8> = (0..n)
+                .map(|p| match flags[p] {
+                    f if f > 0 => 4,
+                    0 => 1,
+                    _ => u8::from(starts_cluster(p)),
+                })
+                .collect();
+            (self.slots.clone(), sizes)
+        });
         let mut holes = Vec::new();
         for &parent in &clusters {
             self.coarsen(parent, coef, proj, &mut holes);
@@ -555,13 +558,13 @@ impl AdaptiveMesh {
             self.refine(id, coef, proj, &mut hole);
             counts.refined += 1;
         }
-        match self.compaction {
-            Compaction::Gk19 => {
+        match in_order {
+            Some((old_slots, sizes)) => self.place_in_order(&old_slots, &sizes, coef),
+            None => {
                 let mut holes: Vec<u32> = hole.collect();
                 holes.sort_unstable();
                 self.compact(&holes, coef);
             }
-            Compaction::InOrder => self.place_in_order(&old_slots, &sizes, coef),
         }
         Ok(counts)
     }
