@@ -27,25 +27,24 @@
 //!
 //! At these sizes every phase is bound by its launches and by chains of dependent loads, so the
 //! phases are few and their loads batched: in a run, pass 0 of the smoothing computes the flags
-//! itself (amr_flag's indicator, `shaders/common/amr_indicator.wgsl`), a smoothing stage
-//! (after pass 0, which records each slot's level and siblings) is one launch over all faces (GK19's Algorithm 2 launches one
-//! per color: the colors keep its plain read-modify-writes race-free, but the rules only raise
-//! flags and end at the least admissible flags whatever the order of the raises, so atomic
-//! raises need no colors; the colors stay for the surface integral, whose scatter they keep
-//! race-free), the coarsening's
-//! decisions (which split edges a cluster frees) and the edges the refinement splits (which the
-//! smoothed flags tell before the coarsening runs) are marked with the clusters and share their
-//! scan, every scan is one launch (amr_scan: `scan_blocks` with its parts, src/runtime/scan.rs)
-//! whose last workgroup also does the bookkeeping between phases from the scan's total and
-//! parts, the compaction's scan computes its marks as it reads them (a pipeline of its own), the
-//! kernels reading a scan's numbers add its block offsets themselves (no launch of their own),
-//! the geometry shares a launch with the face marks and the compaction's moves (a moved
-//! element's thread writes the hole's slot), and the faces kernel (a thread
-//! per slot writing the faces its element owns) also writes the split masks and counts the far
-//! faces. Where the mesh is large enough to be bound by the sectors its scattered loads pull
-//! in (240k elements on an H200), the kernels read few and neighbouring words: a smoothing
-//! stage reads one word per side of a face (each slot's level + flag, kept apart from its
-//! flag and tree records).
+//! itself (amr_flag's indicator, `shaders/common/amr_indicator.wgsl`), a smoothing stage (after
+//! pass 0, which records each slot's level and siblings) is one launch over all faces (GK19's
+//! Algorithm 2 launches one per color: the colors keep its plain read-modify-writes race-free, but
+//! the rules only raise flags and end at the least admissible flags whatever the order of the
+//! raises, so atomic raises need no colors; the colors stay for the surface integral, whose scatter
+//! they keep race-free), the coarsening's decisions (which split edges a cluster frees) and the
+//! edges the refinement splits (which the smoothed flags tell before the coarsening runs) are
+//! marked with the clusters and share their scan, every scan is one launch (amr_scan: `scan_blocks`
+//! with its parts, src/runtime/scan.rs) whose last workgroup also does the bookkeeping between
+//! phases from the scan's total and parts, the compaction's scan computes its marks as it reads
+//! them (a pipeline of its own), the kernels reading a scan's numbers add its block offsets
+//! themselves (no launch of their own), the geometry shares a launch with the face marks and the
+//! compaction's moves (a moved element's thread writes the hole's slot), and the faces kernel (a
+//! thread per slot writing the faces its element owns) also writes the split masks and counts the
+//! far faces. Where the mesh is large enough to be bound by the sectors its scattered loads pull in
+//! (240k elements on an H200), the kernels read few and neighbouring words: a smoothing stage reads
+//! one word per side of a face (each slot's level + flag, kept apart from its flag and tree
+//! records).
 //!
 //! The launches over the current mesh (the flag, the smoothing) carry the solver's bounds of
 //! its counts ([`CountBounds`]), so CUDA, which cannot size a grid from a launch record, starts
