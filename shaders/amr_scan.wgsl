@@ -22,7 +22,8 @@
 //      settles these counts first (amr_geometry computes what it needs of them);
 //   2: after amr_geometry (NE marks per color): the new active count, the face offsets of the
 //      2K colors, the DG solver's launch records (dispatch.wgsl): 0 the elements, 1 + c the
-//      faces of color c, 1 + 2K all faces; and the far faces cleared for amr_faces to count.
+//      faces of color c, 1 + 2K all faces, 2 + 2K all faces with a thread per face node
+//      (dg_flux's grid); and the far faces cleared for amr_faces to count.
 
 @group(0) @binding(5) var<storage, read_write> counters: array<u32>;
 // The DG solver's launch records (GpuDg::launch_words), LAUNCH_WORDS words each.
@@ -59,15 +60,20 @@ fn scan_item(k: u32) -> u32 {
     return input[k];
 }
 
-// Launch record r: items first .. first + count and their workgroup grid.
-fn write_launch(r: u32, first: u32, count: u32) {
+// Launch record r: items first .. first + count and a workgroup grid of `threads` threads.
+fn write_launch_threads(r: u32, first: u32, count: u32, threads: u32) {
     let w = r * LAUNCH_WORDS;
-    let grid = launch_grid(count);
+    let grid = launch_grid(threads);
     launches[w] = first;
     launches[w + 1u] = count;
     launches[w + 2u] = grid.x;
     launches[w + 3u] = grid.y;
     launches[w + 4u] = grid.z;
+}
+
+// Launch record r: items first .. first + count, a thread each.
+fn write_launch(r: u32, first: u32, count: u32) {
+    write_launch_threads(r, first, count, count);
 }
 
 // Take `wanted` blocks of ring r, oldest first: returns how many must be new ids instead.
@@ -166,6 +172,7 @@ fn count_phase(phase: u32) {
             }
             counters[C_COLOR_OFFSETS + colors] = total;
             write_launch(1u + colors, 0u, total);
+            write_launch_threads(2u + colors, 0u, total, total * params.face_nodes);
         }
         default: {
         }

@@ -20,8 +20,9 @@
 // A thread per node rather than per edge: NQE times the threads to hide the loads' latency
 // with, and an edge's NQE threads read and write the NQE neighbouring slots of each side
 // (side_slot) together, so the scattered right side is one coalesced span. On an adapted mesh
-// (range.count DEVICE_COUNT: the edges from a launch record, whose grid has a thread per edge)
-// a thread takes its edge's NQE nodes in turn.
+// (range.count DEVICE_COUNT) the edges come from a launch record whose grid has a thread per
+// edge node (face_nodes_record in src/solver/dg/gpu.rs): with a thread per edge taking its NQE
+// nodes in turn, this kernel took 1.3x (33k elements) to 1.7x (240k) its time on an H200.
 
 @group(0) @binding(0) var<storage, read> traces: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read_write> fluxes: array<vec4<f32>>;
@@ -100,19 +101,15 @@ fn edge_node(index: u32, q: u32) {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let thread = linear_index(gid, nwg);
+    var first = range.first;
+    var count = range.count;
     if (range.count == DEVICE_COUNT) {
-        if (thread >= launches[range.first + 1u]) {
-            return;
-        }
-        let index = launches[range.first] + thread;
-        for (var q = 0u; q < NQE; q = q + 1u) {
-            edge_node(index, q);
-        }
-        return;
+        first = launches[range.first];
+        count = launches[range.first + 1u];
     }
     let s = thread / NQE;
-    if (s >= range.count) {
+    if (s >= count) {
         return;
     }
-    edge_node(range.first + s, thread % NQE);
+    edge_node(first + s, thread % NQE);
 }

@@ -255,7 +255,7 @@ fn reordering_after_every_adaptation_keeps_the_launch_records_and_one_read_back(
         let dm = sim.mesh().clone();
         assert_eq!(
             sim.launch_records().expect("records"),
-            mesh_launch_records(dm.num_elements, &dm.color_offsets),
+            mesh_launch_records(dm.num_elements, &dm.color_offsets, sim.tables().nqe()),
             "adaptation {k}: launch records after the reorder"
         );
         let c = sim.solution().expect("solution").to_vec();

@@ -78,7 +78,8 @@ struct AmrParams {
     jumps: u32,
     // Element slots NE of the solver's buffers.
     slot_capacity: u32,
-    pad2: u32,
+    // Quadrature nodes per face (NQE): the grid of the face nodes' launch record (amr_scan 2).
+    face_nodes: u32,
     pad3: u32,
 }
 

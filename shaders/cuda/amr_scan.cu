@@ -22,7 +22,8 @@
 //      settles these counts first (amr_geometry computes what it needs of them);
 //   2: after amr_geometry (NE marks per color): the new active count, the face offsets of the
 //      2K colors, the DG solver's launch records (dispatch.cuh): 0 the elements, 1 + c the
-//      faces of color c, 1 + 2K all faces; and the far faces cleared for amr_faces to count.
+//      faces of color c, 1 + 2K all faces, 2 + 2K all faces with a thread per face node
+//      (dg_flux's grid); and the far faces cleared for amr_faces to count.
 //
 // launches: the DG solver's launch records (GpuDg::launch_words), LAUNCH_WORDS words each.
 // slots: the slots (the compaction's marks).
@@ -49,15 +50,21 @@ __device__ __forceinline__ u32 compaction_item(u32 p, const u32* slots, const u3
     return (hole || moves) ? 1u : 0u;
 }
 
-// Launch record r: items first .. first + count and their workgroup grid.
-__device__ __forceinline__ void write_launch(u32* launches, u32 r, u32 first, u32 count) {
+// Launch record r: items first .. first + count and a workgroup grid of `threads` threads.
+__device__ __forceinline__ void write_launch_threads(u32* launches, u32 r, u32 first, u32 count,
+                                                     u32 threads) {
     u32 w = r * LAUNCH_WORDS;
-    uint3 grid = launch_grid(count);
+    uint3 grid = launch_grid(threads);
     launches[w] = first;
     launches[w + 1u] = count;
     launches[w + 2u] = grid.x;
     launches[w + 3u] = grid.y;
     launches[w + 4u] = grid.z;
+}
+
+// Launch record r: items first .. first + count, a thread each.
+__device__ __forceinline__ void write_launch(u32* launches, u32 r, u32 first, u32 count) {
+    write_launch_threads(launches, r, first, count, count);
 }
 
 // Take `wanted` blocks of ring r, oldest first: returns how many must be new ids instead.
@@ -166,6 +173,7 @@ __device__ void count_phase(
             }
             counters[C_COLOR_OFFSETS + colors] = total;
             write_launch(launches, 1u + colors, 0u, total);
+            write_launch_threads(launches, 2u + colors, 0u, total, total * params.face_nodes);
             break;
         }
         default: {

@@ -15,8 +15,9 @@
 // 2i + 1, written by dg_trace). At a hanging node the right element is the coarse one and the
 // edge is half h of its side r: its trace is taken at that half's nodes from its coefficients
 // (register range.pad, modes k >= 1) and +G_R goes to plane r (half 1) or 3 + r (half 2). On an
-// adapted mesh (range.count DEVICE_COUNT) the edges come from a launch record and a thread takes
-// its edge's NQE nodes in turn.
+// adapted mesh (range.count DEVICE_COUNT) the edges come from a launch record, still a thread
+// per edge node (launched from the host's bound of the face nodes, as the WGSL twin from the
+// record's grid).
 //
 // case_data: [0], [1] the case function's parameters, [2 + s] inflow state s (conserved).
 // clock: t, dt, ..., t_lo (dg_time.cu). range: first/count the edges (NQE threads each), color
@@ -101,21 +102,16 @@ extern "C" __global__ void dg_flux(
     ItemRange range) {
     await_previous_launches();
     u32 thread = linear_index();
+    u32 first = range.first;
+    u32 count = range.count;
     if (range.count == DEVICE_COUNT) {
-        if (thread >= launches[range.first + 1u]) {
-            return;
-        }
-        u32 index = launches[range.first] + thread;
-        for (u32 q = 0u; q < NQE; q = q + 1u) {
-            edge_node(index, q, traces, fluxes, tables, edges, case_data, clock, means, regs,
-                      range);
-        }
-        return;
+        first = launches[range.first];
+        count = launches[range.first + 1u];
     }
     u32 s = thread / NQE;
-    if (s >= range.count) {
+    if (s >= count) {
         return;
     }
-    edge_node(range.first + s, thread % NQE, traces, fluxes, tables, edges, case_data, clock,
-              means, regs, range);
+    edge_node(first + s, thread % NQE, traces, fluxes, tables, edges, case_data, clock, means,
+              regs, range);
 }

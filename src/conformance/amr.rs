@@ -633,7 +633,7 @@ pub fn device_adaptation(
         // and the rhs through them equals the f64 operator's on it.
         let records: Vec<u32> = rt.read_all(dg.launch_words())?;
         ensure(
-            records == mesh_launch_records(dm.num_elements, &dm.color_offsets),
+            records == mesh_launch_records(dm.num_elements, &dm.color_offsets, dg.nodes_per_face()),
             || format!("round {round}: launch records {records:?}"),
         )?;
         let op = operator(&dm, &tables, &cfg);

@@ -299,7 +299,7 @@ pub fn device_reorder(
         // through them on the reordered buffers equals the f64 operator's.
         let records: Vec<u32> = rt.read_all(dg.launch_words())?;
         ensure(
-            records == mesh_launch_records(dm.num_elements, &dm.color_offsets),
+            records == mesh_launch_records(dm.num_elements, &dm.color_offsets, dg.nodes_per_face()),
             || format!("round {round}: launch records {records:?} after the reorder"),
         )?;
         let state = dg.read_state()?;

@@ -88,7 +88,14 @@ pub const MAX_GROUPS_PER_DIM: u32 = 65535;
 /// in shaders/common/dispatch.wgsl): one thread per item in at least one workgroup, rows of at
 /// most [`MAX_GROUPS_PER_DIM`] workgroups.
 pub fn launch_record(first: u32, count: u32) -> [u32; LAUNCH_WORDS as usize] {
-    let groups = count.div_ceil(WORKGROUP_SIZE).max(1);
+    launch_record_threads(first, count, count)
+}
+
+/// The launch record of items `first .. first + count` with a grid of `threads` threads
+/// (`write_launch_threads` in shaders/amr_scan.wgsl): for a kernel that gives each item
+/// several threads (`dg_flux`, a thread per edge node).
+pub fn launch_record_threads(first: u32, count: u32, threads: u32) -> [u32; LAUNCH_WORDS as usize] {
+    let groups = threads.div_ceil(WORKGROUP_SIZE).max(1);
     let x = groups.min(MAX_GROUPS_PER_DIM);
     [first, count, x, groups.div_ceil(x), 1, 0, 0, 0]
 }

@@ -83,7 +83,8 @@ struct AmrParams {
     u32 jumps;
     // Element slots NE of the solver's buffers.
     u32 slot_capacity;
-    u32 pad2;
+    // Quadrature nodes per face (NQE): the grid of the face nodes' launch record (amr_scan 2).
+    u32 face_nodes;
     u32 pad3;
 };
 

@@ -25,8 +25,9 @@ use crate::error::{Error, Result};
 use crate::mesh::NO_ELEMENT;
 use crate::runtime::reduce::MinReduction;
 use crate::runtime::{
-    launch_record, Arg, Buffer, ItemRange, OwnedKernelSpec, Plan, PlanBuilder, Runtime,
-    ThreadBound, CAPACITY_CONSTANT, DEVICE_COUNT, FIXED_CAPACITY_CONSTANT, LAUNCH_WORDS,
+    launch_record, launch_record_threads, Arg, Buffer, ItemRange, OwnedKernelSpec, Plan,
+    PlanBuilder, Runtime, ThreadBound, CAPACITY_CONSTANT, DEVICE_COUNT, FIXED_CAPACITY_CONSTANT,
+    LAUNCH_WORDS,
 };
 
 /// Registers on the GPU: the scheme's four plus the limiter's scratch.
@@ -339,9 +340,10 @@ fn limiter_ranges(ne: usize, stages: &[Stage]) -> Vec<ItemRange> {
     limit_ranges
 }
 
-/// The launch records of `ne` elements with faces at `color_offsets` ([`GpuDg::launch_words`]):
-/// record 0 the elements, 1 + c the faces of color c, 1 + colors all faces.
-pub fn mesh_launch_records(ne: usize, color_offsets: &[usize]) -> Vec<u32> {
+/// The launch records of `ne` elements with faces at `color_offsets` and `nqe` nodes per face
+/// ([`GpuDg::launch_words`]): record 0 the elements, 1 + c the faces of color c, 1 + colors
+/// all faces, 2 + colors all faces with a grid of a thread per face node (`dg_flux`'s).
+pub fn mesh_launch_records(ne: usize, color_offsets: &[usize], nqe: usize) -> Vec<u32> {
     let faces = color_offsets.last().copied().unwrap_or(0) as u32;
     std::iter::once(launch_record(0, ne as u32))
         .chain(
@@ -350,8 +352,19 @@ pub fn mesh_launch_records(ne: usize, color_offsets: &[usize]) -> Vec<u32> {
                 .map(|w| launch_record(w[0] as u32, (w[1] - w[0]) as u32)),
         )
         .chain(std::iter::once(launch_record(0, faces)))
+        .chain(std::iter::once(launch_record_threads(
+            0,
+            faces,
+            faces * nqe as u32,
+        )))
         .flatten()
         .collect()
+}
+
+/// The launch record of every face with a thread per face node, among `colors` face colors
+/// ([`mesh_launch_records`]).
+pub fn face_nodes_record(colors: usize) -> usize {
+    2 + colors
 }
 
 /// The first word of launch record `r` of [`mesh_launch_records`]: 0 the elements, 1 + c the
@@ -685,21 +698,30 @@ struct Launches {
 pub struct CountBounds {
     pub elements: ThreadBound,
     pub faces: ThreadBound,
+    /// The face nodes (`dg_flux`'s threads): `nodes_per_face` per face.
+    pub face_nodes: ThreadBound,
+    nodes_per_face: usize,
 }
 
 impl CountBounds {
-    fn new(elements: usize, faces: usize) -> CountBounds {
-        CountBounds {
-            elements: ThreadBound::new(elements as u32),
-            faces: ThreadBound::new(faces as u32),
-        }
+    fn new(elements: usize, faces: usize, nodes_per_face: usize) -> CountBounds {
+        let bounds = CountBounds {
+            elements: ThreadBound::new(0),
+            faces: ThreadBound::new(0),
+            face_nodes: ThreadBound::new(0),
+            nodes_per_face,
+        };
+        bounds.set(elements, faces);
+        bounds
     }
 
     /// Bound the launches by a mesh of `elements` elements and at most `faces` faces (at
     /// most 3 per element, whatever `faces` says).
     pub fn set(&self, elements: usize, faces: usize) {
+        let faces = faces.min(3 * elements);
         self.elements.set(elements as u32);
-        self.faces.set(faces.min(3 * elements) as u32);
+        self.faces.set(faces as u32);
+        self.face_nodes.set((faces * self.nodes_per_face) as u32);
     }
 }
 
@@ -806,9 +828,10 @@ impl Launches {
         p.segment("surface");
         let edges = self.all_edges(s);
         if self.device_counts {
-            // Every face of the adapted mesh (launch record 1 + colors), a thread per edge.
-            let all = self.device_range(1 + self.num_colors, edges.color, edges.pad);
-            let bound = self.capacity.edges as u32;
+            // Every face of the adapted mesh, a thread per face node (its launch record's grid).
+            let record = face_nodes_record(self.num_colors);
+            let all = self.device_range(record, edges.color, edges.pad);
+            let bound = self.capacity.edges as u32 * self.nqe;
             p.launch_device(
                 &g.flux_device.kernel,
                 &g.flux_device.args,
@@ -816,7 +839,7 @@ impl Launches {
                 bound,
                 &self.records,
             )
-            .bounded(&self.bounds.faces);
+            .bounded(&self.bounds.face_nodes);
         } else {
             // dg_flux runs a thread per edge node.
             p.launch_threads(&g.flux.kernel, &g.flux.args, edges, edges.count * self.nqe);
@@ -986,7 +1009,7 @@ impl GpuDg {
         let reduction = MinReduction::new(rt, &local_dt_buf, cap as u32)?;
         let records = rt.upload(
             "dg launch records",
-            &mesh_launch_records(ne, &mesh.color_offsets),
+            &mesh_launch_records(ne, &mesh.color_offsets, tables.nqe()),
         )?;
 
         let launches = Launches {
@@ -1016,7 +1039,7 @@ impl GpuDg {
             records,
             capacity,
             device_counts: false,
-            bounds: CountBounds::new(ne, mesh.edges.len()),
+            bounds: CountBounds::new(ne, mesh.edges.len(), tables.nqe()),
         };
         let (step, rhs_plan, limit_plan) = launches.plans(rt, &SurfaceKernels::Colored)?;
         Ok(GpuDg {
@@ -1069,7 +1092,8 @@ impl GpuDg {
         self.launches
             .bounds
             .set(mesh.num_elements, mesh.edges.len());
-        let records = mesh_launch_records(mesh.num_elements, &mesh.color_offsets);
+        let records =
+            mesh_launch_records(mesh.num_elements, &mesh.color_offsets, self.tables.nqe());
         self.rt.write(&self.launches.records, 0, &records)?;
         if let SurfaceKernels::Gathered(g) = &self.surface {
             self.rt.write(&g.edges, 0, &self.launches.edges_by_left())?;
@@ -1229,6 +1253,12 @@ impl GpuDg {
     /// The runtime the solver runs on.
     pub fn runtime(&self) -> &Runtime {
         &self.rt
+    }
+
+    /// Quadrature nodes per face (`dg_flux`'s threads per face; the face-node launch record's
+    /// grid, [`face_nodes_record`]).
+    pub fn nodes_per_face(&self) -> usize {
+        self.tables.nqe()
     }
 
     /// The element and edge capacity of the buffers.

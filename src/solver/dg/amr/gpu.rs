@@ -168,7 +168,10 @@ pub struct AmrParams {
     jumps: u32,
     /// Element slots NE of the solver's buffers (amr_scan 0's room check).
     slot_capacity: u32,
-    pad: [u32; 2],
+    /// Quadrature nodes per face: the grid of the solver's face-node launch record (amr_scan 2,
+    /// [`crate::solver::dg::gpu::face_nodes_record`]).
+    face_nodes: u32,
+    pad: u32,
 }
 
 /// Id capacities of the trees on the device.
@@ -508,7 +511,8 @@ impl GpuAdaptation {
             gamma: GAMMA as f32,
             jumps: u32::from(options.jumps),
             slot_capacity: ne as u32,
-            pad: [0; 2],
+            face_nodes: dg.nodes_per_face() as u32,
+            pad: 0,
         };
         let padded = |mut v: Vec<[u32; 4]>, n: usize, fill: [u32; 4]| {
             v.resize(n, fill);
