@@ -19,6 +19,10 @@
 // the element half sides the faces cover in counters[C_SIDE_UNITS] (6 per element unless a face
 // is missing: the host checks it, since a thread per slot never sees an edge no element owns);
 // an edge without an element where one is needed in counters[C_ERROR].
+// Each face also goes to its place in left-element order (GpuDg::edges_by_left, dg_flux's
+// order: by left slot, then by color): the faces of every color whose left slots come before
+// the thread's, from the face scan at each color's plane less the color's offset, then its own
+// faces of smaller colors.
 
 @group(0) @binding(0) var<storage, read> element_tree: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> vertices: array<vec2<f32>>;
@@ -36,7 +40,10 @@
 // The face scan's block offsets (amr_scan leaves them for the reader to add).
 @group(0) @binding(9) var<storage, read> block_offsets: array<u32>;
 @group(0) @binding(10) var<storage, read> element_edges: array<vec4<u32>>;
+// The same DgEdge records in left-element order.
+@group(0) @binding(11) var<storage, read_write> faces_by_left: array<vec4<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
+@group(2) @binding(0) var<uniform> params: AmrParams;
 
 // (slot, local side, half) of side s of edge e; slot NONE when there is none.
 fn side_of(e: u32, s: u32) -> vec3<u32> {
@@ -60,10 +67,10 @@ fn side_of(e: u32, s: u32) -> vec3<u32> {
     return vec3<u32>(element_tree[up.x].w, up.y, half);
 }
 
-// Face of edge e written: (1 when its slots lie far apart else 0, the element half sides it
-// covers: 2 for the left side, whole, and 2 or 1 for the right, whole or half); zeros when
-// there is no face to write.
-fn write_face(e: u32) -> vec2<u32> {
+// Face of edge e written, in color order and at `by_left` in left-element order: (1 when its
+// slots lie far apart else 0, the element half sides it covers: 2 for the left side, whole,
+// and 2 or 1 for the right, whole or half); zeros when there is no face to write.
+fn write_face(e: u32, by_left: u32) -> vec2<u32> {
     let t = edge_tree[e];
     let kind = t.w & 0xfu;
     let state = t.w >> 4u;
@@ -95,10 +102,14 @@ fn write_face(e: u32) -> vec2<u32> {
     let d = b - a;
     let len = length(d);
     let info = l.y | (r.y << 2u) | (kind << 4u) | (r.z << 7u) | (state << 9u);
-    faces[2u * j] = vec4<u32>(l.x, r.x, info, bitcast<u32>(d.y / len));
     let mid = 0.5 * (a + b);
-    faces[2u * j + 1u] = vec4<u32>(bitcast<u32>(-d.x / len), bitcast<u32>(len),
-                                   bitcast<u32>(mid.x), bitcast<u32>(mid.y));
+    let head = vec4<u32>(l.x, r.x, info, bitcast<u32>(d.y / len));
+    let tail = vec4<u32>(bitcast<u32>(-d.x / len), bitcast<u32>(len), bitcast<u32>(mid.x),
+                         bitcast<u32>(mid.y));
+    faces[2u * j] = head;
+    faces[2u * j + 1u] = tail;
+    faces_by_left[2u * by_left] = head;
+    faces_by_left[2u * by_left + 1u] = tail;
     if (r.x == NONE) {
         return vec2<u32>(0u, 2u);
     }
@@ -145,11 +156,30 @@ fn main(
         let id = slots[i];
         let edges = element_edges[id];
         let edge_ids = atomicLoad(&counters[C_EDGE_IDS]);
-        var written = vec2<u32>(0u);
+        // The colors of the faces this element owns (NONE for a side it does not own).
+        var colors = vec3<u32>(NONE);
         for (var s = 0u; s < 3u; s = s + 1u) {
             let e = edges[s];
-            if (is_face_edge(e, edge_tree[e], edge_ids) && owns(id, e)) {
-                written = written + write_face(e);
+            let t = edge_tree[e];
+            if (is_face_edge(e, t, edge_ids) && owns(id, e)) {
+                colors[s] = (t.x >> 8u) & 0xffu;
+            }
+        }
+        var written = vec2<u32>(0u);
+        if (any(colors != vec3<u32>(NONE))) {
+            // The faces of lower slots: each color's scan at this slot less its offset.
+            var before = 0u;
+            for (var c = 0u; c < 2u * params.base_colors; c = c + 1u) {
+                let item = c * range.capacity + i;
+                before = before + items_scan[item] + block_offsets[item / SCAN_BLOCK]
+                    - atomicLoad(&counters[C_COLOR_OFFSETS + c]);
+            }
+            for (var s = 0u; s < 3u; s = s + 1u) {
+                if (colors[s] != NONE) {
+                    let lower = select(0u, 1u, colors[(s + 1u) % 3u] < colors[s])
+                        + select(0u, 1u, colors[(s + 2u) % 3u] < colors[s]);
+                    written = written + write_face(edges[s], before + lower);
+                }
             }
         }
         if (written.x != 0u) {

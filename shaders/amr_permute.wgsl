@@ -16,7 +16,9 @@
 //      marks[c NE + new left] for its color c (an element has one face per color); the
 //      exclusive scan over the marks then numbers the faces by color, by left slot within it;
 //   3: per face f: the record goes to its number (the scan's block prefix plus its block
-//      offset), and a face whose slots differ by more than FAR_SLOTS counts in
+//      offset), and to its place in left-element order (GpuDg::edges_by_left: the faces of
+//      lower left slots, every color's scan at its left slot less the color's offset, then
+//      those of its left slot in smaller colors, from the marks), and a face whose slots differ by more than FAR_SLOTS counts in
 //      counters[C_FAR_FACES] (reorder::far_faces, as amr_faces counts after an adaptation),
 //      read with the next adaptation's counters.
 // The color offsets and counts do not change. Scratch words: 8 NP NE of the solution, 6 NE of
@@ -42,6 +44,8 @@ override NP: u32 = 3u;
 @group(0) @binding(13) var<storage, read> block_offsets: array<u32>;
 // Register 0's low words, 4 NP rows of NE (its high words are `regs`).
 @group(0) @binding(14) var<storage, read_write> regs_lo: array<f32>;
+// The faces again in left-element order (DgEdge records as in `faces`).
+@group(0) @binding(15) var<storage, read_write> faces_by_left: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: ReorderParams;
 
@@ -70,6 +74,20 @@ fn renamed(slot: u32) -> u32 {
         return NONE;
     }
     return scratch[new_of_at() + slot];
+}
+
+// Place of the face of color `color` and left slot `left` in left-element order (phase 3).
+fn by_left_place(color: u32, left: u32) -> u32 {
+    var place = 0u;
+    for (var c = 0u; c < params.colors; c = c + 1u) {
+        let mark = c * range.capacity + left;
+        place = place + marks_scan[mark] + block_offsets[mark / SCAN_BLOCK]
+            - atomicLoad(&counters[C_COLOR_OFFSETS + c]);
+        if (c < color) {
+            place = place + marks[mark];
+        }
+    }
+    return place;
 }
 
 // Color of face f: the color whose offsets hold it.
@@ -156,12 +174,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
             marks[face_color(i) * range.capacity + left] = 1u;
         } else {
-            let mark = face_color(i) * range.capacity + scratch[at];
+            let color = face_color(i);
+            let left = scratch[at];
+            let mark = color * range.capacity + left;
             let to = 8u * (marks_scan[mark] + block_offsets[mark / SCAN_BLOCK]);
+            let by_left = 8u * by_left_place(color, left);
             for (var w = 0u; w < 8u; w = w + 1u) {
                 faces[to + w] = scratch[at + w];
+                faces_by_left[by_left + w] = scratch[at + w];
             }
-            let left = scratch[at];
             let right = scratch[at + 1u];
             if (right != NONE && max(left, right) - min(left, right) > FAR_SLOTS) {
                 atomicAdd(&counters[C_FAR_FACES], 1u);

@@ -20,6 +20,10 @@
 // element half sides the faces cover in counters[C_SIDE_UNITS] (6 per element unless a face
 // is missing: the host checks it, since a thread per slot never sees an edge no element owns);
 // an edge without an element where one is needed in counters[C_ERROR].
+// Each face also goes to its place in left-element order (GpuDg::edges_by_left, dg_flux's
+// order: by left slot, then by color): the faces of every color whose left slots come before
+// the thread's, from the face scan at each color's plane less the color's offset, then its own
+// faces of smaller colors.
 //
 // faces: DgEdge records (left, right, info, nx, ny, length, mx, my), two uint4 stores each.
 // neighbors: 4 words per slot, NE blocks of (side 0, 1, 2, split mask), then NE of the second
@@ -54,11 +58,12 @@ __device__ uint3 side_of(
     return make_uint3(element_tree[up.x].w, up.y, half);
 }
 
-// Face of edge e written: (1 when its slots lie far apart else 0, the element half sides it
-// covers: 2 for the left side, whole, and 2 or 1 for the right, whole or half); zeros when
-// there is no face to write.
+// Face of edge e written, in color order and at `by_left` in left-element order: (1 when its
+// slots lie far apart else 0, the element half sides it covers: 2 for the left side, whole,
+// and 2 or 1 for the right, whole or half); zeros when there is no face to write.
 __device__ uint2 write_face(
     u32 e,
+    u32 by_left,
     const uint4* element_tree,
     const float2* vertices,
     const uint4* edge_tree,
@@ -66,6 +71,7 @@ __device__ uint2 write_face(
     const u32* items_scan,
     const u32* block_offsets,
     uint4* faces,
+    uint4* faces_by_left,
     u32* neighbors,
     u32* counters,
     const u32* slots) {
@@ -100,10 +106,14 @@ __device__ uint2 write_face(
     float2 d = b - a;
     float len = length(d);
     u32 info = l.y | (r.y << 2u) | (kind << 4u) | (r.z << 7u) | (state << 9u);
-    faces[2u * j] = make_uint4(l.x, r.x, info, __float_as_uint(d.y / len));
     float2 mid = 0.5f * (a + b);
-    faces[2u * j + 1u] = make_uint4(__float_as_uint(-d.x / len), __float_as_uint(len),
-                                    __float_as_uint(mid.x), __float_as_uint(mid.y));
+    uint4 head = make_uint4(l.x, r.x, info, __float_as_uint(d.y / len));
+    uint4 tail = make_uint4(__float_as_uint(-d.x / len), __float_as_uint(len),
+                            __float_as_uint(mid.x), __float_as_uint(mid.y));
+    faces[2u * j] = head;
+    faces[2u * j + 1u] = tail;
+    faces_by_left[2u * by_left] = head;
+    faces_by_left[2u * by_left + 1u] = tail;
     if (r.x == NONE) {
         return make_uint2(0u, 2u);
     }
@@ -142,6 +152,8 @@ extern "C" __global__ void amr_faces(
     const u32* __restrict__ slots,
     const u32* __restrict__ block_offsets,
     const uint4* __restrict__ element_edges,
+    uint4* faces_by_left,
+    AmrParams params,
     ItemRange range) {
     await_previous_launches();
     if (threadIdx.x == 0u) {
@@ -158,14 +170,35 @@ extern "C" __global__ void amr_faces(
         u32 id = slots[i];
         uint4 edges = element_edges[id];
         u32 edge_ids = *(const volatile u32*)(counters + C_EDGE_IDS);
-        uint2 written = make_uint2(0u, 0u);
+        // The colors of the faces this element owns (NONE for a side it does not own).
+        u32 colors[3];
+        bool owner = false;
         for (u32 s = 0u; s < 3u; s = s + 1u) {
             u32 e = s == 0u ? edges.x : (s == 1u ? edges.y : edges.z);
-            if (is_face_edge(e, edge_tree[e], edge_ids) && owns(id, e, edge_sides)) {
-                uint2 face = write_face(e, element_tree, vertices, edge_tree, edge_sides,
-                                        items_scan, block_offsets, faces, neighbors, counters,
-                                        slots);
-                written = make_uint2(written.x + face.x, written.y + face.y);
+            uint4 t = edge_tree[e];
+            bool owned = is_face_edge(e, t, edge_ids) && owns(id, e, edge_sides);
+            colors[s] = owned ? (t.x >> 8u) & 0xffu : NONE;
+            owner = owner || owned;
+        }
+        uint2 written = make_uint2(0u, 0u);
+        if (owner) {
+            // The faces of lower slots: each color's scan at this slot less its offset.
+            u32 before = 0u;
+            for (u32 c = 0u; c < 2u * params.base_colors; c = c + 1u) {
+                u32 item = c * NE + i;
+                before += items_scan[item] + block_offsets[item / SCAN_BLOCK] -
+                          *(const volatile u32*)(counters + C_COLOR_OFFSETS + c);
+            }
+            for (u32 s = 0u; s < 3u; s = s + 1u) {
+                if (colors[s] != NONE) {
+                    u32 lower = (colors[(s + 1u) % 3u] < colors[s] ? 1u : 0u) +
+                                (colors[(s + 2u) % 3u] < colors[s] ? 1u : 0u);
+                    u32 e = s == 0u ? edges.x : (s == 1u ? edges.y : edges.z);
+                    uint2 face = write_face(e, before + lower, element_tree, vertices, edge_tree,
+                                            edge_sides, items_scan, block_offsets, faces,
+                                            faces_by_left, neighbors, counters, slots);
+                    written = make_uint2(written.x + face.x, written.y + face.y);
+                }
             }
         }
         if (written.x != 0u) {

@@ -19,7 +19,9 @@ use crate::solver::dg::amr::{
     flags, indicator, scatter, AdaptiveMesh, Compaction, IndicatorField, Projection,
 };
 use crate::solver::dg::euler::State;
-use crate::solver::dg::gpu::{mesh_launch_records, Capacity, GpuConfig, GpuDg, SurfaceLayout};
+use crate::solver::dg::gpu::{
+    edges_by_left, mesh_launch_records, Capacity, GpuConfig, GpuDg, SurfaceLayout,
+};
 use crate::solver::dg::mesh::{DgEdge, EDGE_INTERIOR};
 use crate::solver::dg::{BasisTables, DgMesh, NumericalFlux};
 
@@ -322,6 +324,16 @@ pub fn check_mesh_buffers(rt: &Runtime, dg: &GpuDg, dm: &DgMesh) -> Result<()> {
             1e-5,
             "face geometry",
         )?;
+    }
+    // dg_flux's copy: the same records, bit for bit, in left-element order.
+    let by_left: Vec<DgEdge> = rt.read(dg.edges_by_left(), 0, dm.edges.len())?;
+    let want = edges_by_left(&got);
+    let bits = |e: &DgEdge| bytemuck::bytes_of(e).to_vec();
+    if let Some(j) = (0..want.len()).find(|&j| bits(&by_left[j]) != bits(&want[j])) {
+        return Err(Error::Run(format!(
+            "face {j} in left-element order: device {:?}, the device's faces sorted {:?}",
+            by_left[j], want[j]
+        )));
     }
     let jac: Vec<[f32; 4]> = rt.read(inv_jac, 0, ne)?;
     let idet: Vec<f32> = rt.read(inv_det, 0, ne)?;

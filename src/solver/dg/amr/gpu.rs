@@ -857,23 +857,23 @@ impl GpuAdaptation {
             ItemRange::all(ne as u32),
         );
         scan_phase(&mut adapt, 2, &face_sum, face_items)?;
-        adapt.launch(
-            &faces_kernel,
-            &args![
-                element_tree,
-                vertices,
-                edge_tree,
-                edge_sides,
-                items_scan,
-                *faces,
-                *neighbors,
-                counters,
-                slots,
-                *face_sum.block_offsets(),
-                element_edges
-            ],
-            ItemRange::all(ne as u32),
-        );
+        let mut faces_args = args![
+            element_tree,
+            vertices,
+            edge_tree,
+            edge_sides,
+            items_scan,
+            *faces,
+            *neighbors,
+            counters,
+            slots,
+            *face_sum.block_offsets(),
+            element_edges,
+            *dg.edges_by_left()
+        ]
+        .to_vec();
+        faces_args.push(prm.clone());
+        adapt.launch(&faces_kernel, &faces_args, ItemRange::all(ne as u32));
         tally.count("connectivity", &adapt);
 
         Ok(GpuAdaptation {

@@ -354,7 +354,8 @@ impl GpuReorder {
             *tree.counters,
             scratch,
             *face_sum.block_offsets(),
-            *dg.low_words()
+            *dg.low_words(),
+            *dg.edges_by_left()
         ]
         .to_vec();
         permute_args.push(prm);
