@@ -21,8 +21,10 @@
 // an edge without an element where one is needed in counters[C_ERROR].
 // Each face also goes to its place in left-element order (GpuDg::edges_by_left, dg_flux's
 // order: by left slot, then by color): the faces of every color whose left slots come before
-// the thread's, from the face scan at each color's plane less the color's offset, then its own
-// faces of smaller colors.
+// the thread's, from the face scan at each color's plane less its value at the plane's start
+// (the color's offset: a cached load every thread shares, where the offsets among the
+// counters were an L2 load each, 6 per thread on one line), then its own faces of smaller
+// colors.
 
 @group(0) @binding(0) var<storage, read> element_tree: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> vertices: array<vec2<f32>>;
@@ -167,12 +169,13 @@ fn main(
         }
         var written = vec2<u32>(0u);
         if (any(colors != vec3<u32>(NONE))) {
-            // The faces of lower slots: each color's scan at this slot less its offset.
+            // The faces of lower slots: each color's scan at this slot less at its first.
             var before = 0u;
             for (var c = 0u; c < 2u * params.base_colors; c = c + 1u) {
-                let item = c * range.capacity + i;
-                before = before + items_scan[item] + block_offsets[item / SCAN_BLOCK]
-                    - atomicLoad(&counters[C_COLOR_OFFSETS + c]);
+                let first = c * range.capacity;
+                let item = first + i;
+                before = before + (items_scan[item] + block_offsets[item / SCAN_BLOCK])
+                    - (items_scan[first] + block_offsets[first / SCAN_BLOCK]);
             }
             for (var s = 0u; s < 3u; s = s + 1u) {
                 if (colors[s] != NONE) {

@@ -17,8 +17,8 @@
 //      exclusive scan over the marks then numbers the faces by color, by left slot within it;
 //   3: per face f: the record goes to its number (the scan's block prefix plus its block
 //      offset), and to its place in left-element order (GpuDg::edges_by_left: the faces of
-//      lower left slots, every color's scan at its left slot less the color's offset, then
-//      those of its left slot in smaller colors, from the marks), and a face whose slots differ by more than FAR_SLOTS counts in
+//      lower left slots, every color's scan at its left slot less at the color's first slot,
+//      then those of its left slot in smaller colors, from the marks), and a face whose slots differ by more than FAR_SLOTS counts in
 //      counters[C_FAR_FACES] (reorder::far_faces, as amr_faces counts after an adaptation),
 //      read with the next adaptation's counters.
 // The color offsets and counts do not change. Scratch words: 8 NP NE of the solution, 6 NE of
@@ -80,9 +80,10 @@ fn renamed(slot: u32) -> u32 {
 fn by_left_place(color: u32, left: u32) -> u32 {
     var place = 0u;
     for (var c = 0u; c < params.colors; c = c + 1u) {
-        let mark = c * range.capacity + left;
-        place = place + marks_scan[mark] + block_offsets[mark / SCAN_BLOCK]
-            - atomicLoad(&counters[C_COLOR_OFFSETS + c]);
+        let first = c * range.capacity;
+        let mark = first + left;
+        place = place + (marks_scan[mark] + block_offsets[mark / SCAN_BLOCK])
+            - (marks_scan[first] + block_offsets[first / SCAN_BLOCK]);
         if (c < color) {
             place = place + marks[mark];
         }

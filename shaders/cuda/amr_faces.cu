@@ -22,7 +22,8 @@
 // an edge without an element where one is needed in counters[C_ERROR].
 // Each face also goes to its place in left-element order (GpuDg::edges_by_left, dg_flux's
 // order: by left slot, then by color): the faces of every color whose left slots come before
-// the thread's, from the face scan at each color's plane less the color's offset, then its own
+// the thread's, from the face scan at each color's plane less its value at the plane's start
+// (the color's offset: a cached load every thread shares, as the WGSL twin), then its own
 // faces of smaller colors.
 //
 // faces: DgEdge records (left, right, info, nx, ny, length, mx, my), two uint4 stores each.
@@ -182,12 +183,13 @@ extern "C" __global__ void amr_faces(
         }
         uint2 written = make_uint2(0u, 0u);
         if (owner) {
-            // The faces of lower slots: each color's scan at this slot less its offset.
+            // The faces of lower slots: each color's scan at this slot less at its first.
             u32 before = 0u;
             for (u32 c = 0u; c < 2u * params.base_colors; c = c + 1u) {
-                u32 item = c * NE + i;
-                before += items_scan[item] + block_offsets[item / SCAN_BLOCK] -
-                          *(const volatile u32*)(counters + C_COLOR_OFFSETS + c);
+                u32 first = c * NE;
+                u32 item = first + i;
+                before += (items_scan[item] + block_offsets[item / SCAN_BLOCK]) -
+                          (items_scan[first] + block_offsets[first / SCAN_BLOCK]);
             }
             for (u32 s = 0u; s < 3u; s = s + 1u) {
                 if (colors[s] != NONE) {

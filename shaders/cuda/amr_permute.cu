@@ -18,8 +18,8 @@
 //      exclusive scan over the marks then numbers the faces by color, by left slot within it;
 //   3: per face f: the record goes to its number (the scan's block prefix plus its block
 //      offset), and to its place in left-element order (GpuDg::edges_by_left: the faces of
-//      lower left slots, every color's scan at its left slot less the color's offset, then
-//      those of its left slot in smaller colors, from the marks), and a face whose slots differ by more than FAR_SLOTS counts in
+//      lower left slots, every color's scan at its left slot less at the color's first slot,
+//      then those of its left slot in smaller colors, from the marks), and a face whose slots differ by more than FAR_SLOTS counts in
 //      counters[C_FAR_FACES] (reorder::far_faces, as amr_faces counts after an adaptation),
 //      read with the next adaptation's counters.
 // The color offsets and counts do not change. Scratch words: 8 NP NE of the solution, 6 NE of
@@ -46,12 +46,13 @@ __device__ __forceinline__ u32 renamed(u32 slot, const u32* scratch) {
 // Place of the face of color `color` and left slot `left` in left-element order (phase 3).
 __device__ __forceinline__ u32 by_left_place(u32 color, u32 left, const u32* marks,
                                              const u32* marks_scan, const u32* block_offsets,
-                                             const u32* counters, u32 colors) {
+                                             u32 colors) {
     u32 place = 0u;
     for (u32 c = 0u; c < colors; c = c + 1u) {
-        u32 mark = c * NE + left;
-        place += marks_scan[mark] + block_offsets[mark / SCAN_BLOCK] -
-                 counters[C_COLOR_OFFSETS + c];
+        u32 first = c * NE;
+        u32 mark = first + left;
+        place += (marks_scan[mark] + block_offsets[mark / SCAN_BLOCK]) -
+                 (marks_scan[first] + block_offsets[first / SCAN_BLOCK]);
         if (c < color) {
             place += marks[mark];
         }
@@ -165,8 +166,8 @@ extern "C" __global__ void amr_permute(
             u32 left = scratch[at];
             u32 mark = color * NE + left;
             u32 to = 8u * (marks_scan[mark] + block_offsets[mark / SCAN_BLOCK]);
-            u32 by_left = 8u * by_left_place(color, left, marks, marks_scan, block_offsets,
-                                             counters, params.colors);
+            u32 by_left =
+                8u * by_left_place(color, left, marks, marks_scan, block_offsets, params.colors);
             for (u32 w = 0u; w < 8u; w = w + 1u) {
                 faces[to + w] = scratch[at + w];
                 faces_by_left[by_left + w] = scratch[at + w];
