@@ -18,9 +18,10 @@
 //   3: per face f: the record goes to its number (the scan's block prefix plus its block
 //      offset), and to its place in left-element order (GpuDg::edges_by_left: the faces of
 //      lower left slots, every color's scan at its left slot less at the color's first slot,
-//      then those of its left slot in smaller colors, from the marks), and a face whose slots differ by more than FAR_SLOTS counts in
-//      counters[C_FAR_FACES] (reorder::far_faces, as amr_faces counts after an adaptation),
-//      read with the next adaptation's counters.
+//      then those of its left slot in smaller colors, from the marks), and a face whose
+//      slots differ by more than FAR_SLOTS counts in counters[C_FAR_FACES]
+//      (reorder::far_faces, as amr_faces counts after an adaptation), read with the next
+//      adaptation's counters.
 // The color offsets and counts do not change. Scratch words: 8 NP NE of the solution, 6 NE of
 // geometry, 8 NE of neighbours, NE slots, NE new_of, then 8 face_capacity of faces.
 
