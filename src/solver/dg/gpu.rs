@@ -1163,7 +1163,8 @@ impl GpuDg {
 
     /// The launch records the kernels read once the solver follows device counts
     /// ([`GpuDg::adopt`]): [`crate::runtime::LAUNCH_WORDS`] words each, record 0 the elements,
-    /// 1 + c the faces of color c, 1 + colors all faces ([`mesh_launch_records`]).
+    /// 1 + c the faces of color c, 1 + colors all faces, 2 + colors all faces with a thread
+    /// per face node ([`mesh_launch_records`]).
     pub fn launch_words(&self) -> &Buffer {
         &self.launches.records
     }
