@@ -137,9 +137,6 @@ fn owns(id: u32, e: u32) -> bool {
 // counters[C_SIDE_UNITS] by one thread.
 var<workgroup> group_far: atomic<u32>;
 var<workgroup> group_units: atomic<u32>;
-// The decision, the active count and the edge ids, loaded by one thread for the workgroup:
-// loaded by every thread, each was an L2 load per thread on one line (an atomic's).
-var<workgroup> group_counts: vec3<u32>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(
@@ -150,20 +147,17 @@ fn main(
     if (lid == 0u) {
         atomicStore(&group_far, 0u);
         atomicStore(&group_units, 0u);
-        group_counts = vec3<u32>(atomicLoad(&counters[C_DECISION]),
-                                 atomicLoad(&counters[C_ACTIVE]),
-                                 atomicLoad(&counters[C_EDGE_IDS]));
     }
     workgroupBarrier();
     let i = linear_index(gid, nwg);
-    // Nothing when amr_scan 0 decided that the adaptation does not run.
-    let counts = group_counts;
-    let runs = counts.x == ADAPT_RUNS;
-    let num_active = counts.y;
+    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
+    // with the active count, not before it).
+    let runs = atomicLoad(&counters[C_DECISION]) == ADAPT_RUNS;
+    let num_active = atomicLoad(&counters[C_ACTIVE]);
     if (runs && i < range.count && i < num_active) {
         let id = slots[i];
         let edges = element_edges[id];
-        let edge_ids = counts.z;
+        let edge_ids = atomicLoad(&counters[C_EDGE_IDS]);
         // The colors of the faces this element owns (NONE for a side it does not own).
         var colors = vec3<u32>(NONE);
         for (var s = 0u; s < 3u; s = s + 1u) {

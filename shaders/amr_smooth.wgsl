@@ -55,11 +55,8 @@ override FLAGGED: u32 = 0u;
 override NP: u32 = 3u;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
-// Pass 0: the largest a_i of the workgroup (one atomic on the counters per workgroup), and the
-// active count, loaded by one thread for the workgroup (by every thread, an L2 load each on one
-// line).
+// Pass 0: the largest a_i of the workgroup (one atomic on the counters per workgroup).
 var<workgroup> group_top: atomic<u32>;
-var<workgroup> group_active: u32;
 // A stage: top and the faces, read by one thread of the workgroup for all.
 var<workgroup> stage_counts: vec2<u32>;
 
@@ -101,10 +98,9 @@ fn raw_flag(t: u32) -> u32 {
     return flags[t];
 }
 
-// Pass 0 for slot t of `num_active`: slot_info, the admissible flag stored, and a_t (0 past the
-// active slots).
-fn first_pass(t: u32, num_active: u32) -> u32 {
-    if (t >= num_active) {
+// Pass 0 for slot t: slot_info, the admissible flag stored, and a_t (0 past the active slots).
+fn first_pass(t: u32) -> u32 {
+    if (t >= atomicLoad(&counters[C_ACTIVE])) {
         return 0u;
     }
     let id = slots[t];
@@ -165,10 +161,9 @@ fn main(
     if (range.color == 0u) {
         if (lid == 0u) {
             atomicStore(&group_top, 0u);
-            group_active = atomicLoad(&counters[C_ACTIVE]);
         }
         workgroupBarrier();
-        atomicMax(&group_top, first_pass(t, group_active));
+        atomicMax(&group_top, first_pass(t));
         workgroupBarrier();
         if (lid == 0u) {
             let top = atomicLoad(&group_top);

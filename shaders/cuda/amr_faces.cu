@@ -140,9 +140,6 @@ __device__ __forceinline__ bool owns(u32 id, u32 e, const uint2* edge_sides) {
 // counters[C_SIDE_UNITS] by one thread.
 __shared__ u32 group_far;
 __shared__ u32 group_units;
-// The decision, the active count and the edge ids, loaded by one thread for the block (as the
-// WGSL twin).
-__shared__ u32 group_counts[3];
 
 extern "C" __global__ void amr_faces(
     const uint4* __restrict__ element_tree,
@@ -163,20 +160,17 @@ extern "C" __global__ void amr_faces(
     if (threadIdx.x == 0u) {
         group_far = 0u;
         group_units = 0u;
-        const volatile u32* c = counters;
-        group_counts[0] = c[C_DECISION];
-        group_counts[1] = c[C_ACTIVE];
-        group_counts[2] = c[C_EDGE_IDS];
     }
     __syncthreads();
     u32 i = linear_index();
-    // Nothing when amr_scan 0 decided that the adaptation does not run.
-    bool runs = group_counts[0] == ADAPT_RUNS;
-    u32 num_active = group_counts[1];
+    // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
+    // with the active count, not before it).
+    bool runs = counters[C_DECISION] == ADAPT_RUNS;
+    u32 num_active = *(const volatile u32*)(counters + C_ACTIVE);
     if (runs && i < range.count && i < num_active) {
         u32 id = slots[i];
         uint4 edges = element_edges[id];
-        u32 edge_ids = group_counts[2];
+        u32 edge_ids = *(const volatile u32*)(counters + C_EDGE_IDS);
         // The colors of the faces this element owns (NONE for a side it does not own).
         u32 colors[3];
         bool owner = false;

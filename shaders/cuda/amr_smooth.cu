@@ -87,14 +87,14 @@ struct IndicatorInputs {
     const uint4* neighbors;
 };
 
-// Pass 0 for slot t of `num_active`: slot_info, a_t from the admissible flag stored in after[t],
-// and a_t (0 past the active slots).
+// Pass 0 for slot t: slot_info, a_t from the admissible flag stored in after[t], and a_t (0
+// past the active slots).
 __device__ u32 first_pass(
     u32 t,
-    u32 num_active,
     const u32* slots,
     const uint4* element_tree,
     const u32* flags,
+    const u32* counters,
     uint4* slot_info,
     u32* after,
     const IndicatorInputs& in,
@@ -105,7 +105,7 @@ __device__ u32 first_pass(
                                                    in.heights, in.neighbors, params)
                              : flags[s];
     };
-    if (t >= num_active) {
+    if (t >= *(const volatile u32*)(counters + C_ACTIVE)) {
         return 0u;
     }
     u32 id = slots[t];
@@ -155,10 +155,9 @@ __device__ void face_rule(u32 f, const uint4* slot_info, u32* after, const u32* 
     }
 }
 
-// Pass 0: the largest a_i of the block (one atomic on the counters per block) and the active
-// count. A stage: top and the faces. Each read by one thread of the block for all.
+// Pass 0: the largest a_i of the block (one atomic on the counters per block). A stage: top
+// and the faces, read by one thread of the block for all.
 __shared__ u32 group_top;
-__shared__ u32 group_active;
 __shared__ u32 stage_counts[2];
 
 extern "C" __global__ void amr_smooth(
@@ -181,12 +180,10 @@ extern "C" __global__ void amr_smooth(
     if (range.color == 0u) {
         if (threadIdx.x == 0u) {
             group_top = 0u;
-            group_active = *(const volatile u32*)(counters + C_ACTIVE);
         }
         __syncthreads();
         IndicatorInputs in = {regs, centroid_basis, inv_jac, heights, neighbors};
-        u32 a =
-            first_pass(t, group_active, slots, element_tree, flags, slot_info, after, in, params);
+        u32 a = first_pass(t, slots, element_tree, flags, counters, slot_info, after, in, params);
         atomicMax(&group_top, a);
         __syncthreads();
         if (threadIdx.x == 0u && group_top > 0u) {
