@@ -22,9 +22,8 @@
 // Each face also goes to its place in left-element order (GpuDg::edges_by_left, dg_flux's
 // order: by left slot, then by color): the faces of every color whose left slots come before
 // the thread's, from the face scan at each color's plane less its value at the plane's start
-// (the color's offset: a cached load every thread shares, where the offsets among the
-// counters were an L2 load each, 6 per thread on one line), then its own faces of smaller
-// colors.
+// (the color's offset; with the offsets read from the counters, atomic loads, this kernel took
+// 1.4x its time at 240k elements on an H200), then its own faces of smaller colors.
 
 @group(0) @binding(0) var<storage, read> element_tree: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> vertices: array<vec2<f32>>;

@@ -23,8 +23,8 @@
 // Each face also goes to its place in left-element order (GpuDg::edges_by_left, dg_flux's
 // order: by left slot, then by color): the faces of every color whose left slots come before
 // the thread's, from the face scan at each color's plane less its value at the plane's start
-// (the color's offset: a cached load every thread shares, as the WGSL twin), then its own
-// faces of smaller colors.
+// (the color's offset; from the counters, volatile loads, this kernel took 1.4x its time at
+// 240k elements on an H200), then its own faces of smaller colors.
 //
 // faces: DgEdge records (left, right, info, nx, ny, length, mx, my), two uint4 stores each.
 // neighbors: 4 words per slot, NE blocks of (side 0, 1, 2, split mask), then NE of the second
