@@ -2,8 +2,8 @@
 // #include "common/amr_tree.wgsl"
 // #include "common/amr_indicator.wgsl"
 
-// The 2:1 smoothing of the flags (GK19 Algorithm 2) in two launches, pass 0 and the walks
-// (AdaptiveMesh::smooth_flags_by_walks in src/solver/dg/amr/tree.rs is its CPU twin). With
+// The 2:1 smoothing of the flags (GK19 Algorithm 2) in stages by level, each one launch
+// (AdaptiveMesh::smooth_flags_in_stages in src/solver/dg/amr/tree.rs is its CPU twin). With
 // a_i = level_i + f_i the level element i ends at, kept per slot in `after` (amr_mark turns it
 // back into the flags):
 //   pass 0 (range.color = 0), thread t = slot t: its slot_info (level and siblings' slots), its
@@ -12,47 +12,41 @@
 //      as they came: read from `flags`, or with FLAGGED computed here from the indicator, the
 //      slot's own and, when it is -1, its siblings'), a_t stored in after[t], and top =
 //      max_i a_i into counters[C_SMOOTH_TOP];
-//   the walks (range.color = 1), thread t = slot t: a walk from t at w = a_t as it stands. Each
-//      face neighbour y (neighbors: the three sides and the second halves of split sides) with
-//      a_y < w - 1 is raised to w - 1 (an atomic max); a raise that lifts a -1 (a_y was
-//      level_y - 1) lifts its siblings' -1 too (a <- max(a, level_y)); and the walk goes on
-//      from every slot it raised, at the a it raised it to, depth first.
-// Every raise is forced: w is a value its slot holds, never above the least admissible flags
-// above the start. When the launch ends every face holds: a slot never raised was checked
-// against all its neighbours at its final a by its own thread, and a raised one by the walk of
-// its last raise, which went on from it at that a. So the walks end at the least admissible
-// flags, the same as any order of the forced raises (AdaptiveMesh::smooth_flags), in one launch
-// with no host check for convergence: where GK19 repeats a launch per color until nothing
-// changes, a chain of raises down the levels is followed to its end within the thread that
-// starts it. A chain descends a level a link (a face raise to w - 1, a lift to level_y <= w -
-// 1), from at most the top to at least 1: at most 11 links below the maximum level 12, each
-// with at most 4 frames pending (the raised slot and the siblings its lift raised), so
-// WALK_FRAMES frames hold any walk; one that would not sets WALK_OVERFLOW in the walk counter
-// and stops (the host fails the adaptation). The longest chain of raises goes to
-// counters[C_SMOOTH_WALK] (cleared by pass 0). A walk reads one word per neighbour (a_y), not
-// the flag and the slot_info record: slot_info is read by a raise alone, for its level and
-// siblings.
+//   stage s = range.color >= 1, thread t = face t of the current mesh, while s < top: the side
+//      that would end more than one level coarser than the other is raised to one below it,
+//      a_j <- max(a_j, a_i - 1); a raise that lifts a -1 (a_j = level_j - 1) lifts its
+//      siblings' -1 too (a <- max(a, level_j)).
+// Stage s works toward v = top - s: raises in it end at a <= v (a face raise at a_i - 1, a
+// lifted cluster at its level), and every a = v + 1 was reached in a stage before it, so after
+// stage s every face whose higher side ends at v + 1 or more holds and no later raise undoes
+// it. The stages s = 1 .. top - 1 thus end at the least admissible flags above the start, the
+// same as any order of the forced raises (AdaptiveMesh::smooth_flags), with no chains of raises
+// followed within a thread and no host check for convergence. A raise is an atomic max on
+// after, and a read sees a as it stands. A stage thread reads one word per side (a_i), not the
+// flag and the slot_info record (20 bytes): at 240k elements a stage is bound by the sectors
+// its scattered loads pull in; slot_info is read by a raise alone, for its level and siblings.
 
 @group(0) @binding(0) var<storage, read> slots: array<u32>;
 @group(0) @binding(1) var<storage, read> element_tree: array<vec4<u32>>;
 // The flags' i32 bits as they came (pass 0 reads them).
 @group(0) @binding(2) var<storage, read> flags: array<u32>;
-@group(0) @binding(3) var<storage, read_write> counters: array<atomic<u32>>;
+// DgEdge records (8 words: left, right, info, normal, length, midpoint).
+@group(0) @binding(3) var<storage, read> faces: array<u32>;
+@group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
 // Per slot: its element's level and the slots of its three siblings (NONE for a root, or for a
 // sibling that is not active), written by pass 0 so that a raise reaches a slot's level and its
 // siblings in one load.
-@group(0) @binding(4) var<storage, read_write> slot_info: array<vec4<u32>>;
+@group(0) @binding(5) var<storage, read_write> slot_info: array<vec4<u32>>;
 // Per slot: a = level + flag as the smoothing stands (pass 0 stores it, the stages raise it).
-@group(0) @binding(5) var<storage, read_write> after: array<atomic<u32>>;
-// With FLAGGED = 1, what pass 0 computes the flags from (amr_flag's inputs): register 0's high
-// words, the centroid basis, the inverse Jacobians, the heights and the face neighbours
-// (common/amr_indicator.wgsl); the walks follow the neighbours (dg_limit.wgsl's layout: [i]
-// sides 0..2 and the mask of split sides in w, [NE + i] the second neighbours of split sides).
-@group(0) @binding(6) var<storage, read> regs: array<f32>;
-@group(0) @binding(7) var<storage, read> centroid_basis: array<vec4<f32>>;
-@group(0) @binding(8) var<storage, read> inv_jac: array<vec4<f32>>;
-@group(0) @binding(9) var<storage, read> heights: array<f32>;
-@group(0) @binding(10) var<storage, read> neighbors: array<vec4<u32>>;
+@group(0) @binding(6) var<storage, read_write> after: array<atomic<u32>>;
+// With FLAGGED = 1, what pass 0 computes the flags from (amr_flag's inputs; the stages do not
+// read them): register 0's high words, the centroid basis, the inverse Jacobians, the heights
+// and the face neighbours (common/amr_indicator.wgsl).
+@group(0) @binding(7) var<storage, read> regs: array<f32>;
+@group(0) @binding(8) var<storage, read> centroid_basis: array<vec4<f32>>;
+@group(0) @binding(9) var<storage, read> inv_jac: array<vec4<f32>>;
+@group(0) @binding(10) var<storage, read> heights: array<f32>;
+@group(0) @binding(11) var<storage, read> neighbors: array<vec4<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 // 1: pass 0 computes each slot's flag from the indicator (amr_flag's, a launch less before
@@ -61,17 +55,10 @@ override FLAGGED: u32 = 0u;
 override NP: u32 = 3u;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
-// Pass 0: the largest a_i of the workgroup (one atomic on the counters per workgroup). The
-// walks: the active count, read by one thread of the workgroup for all, and the workgroup's
-// longest chain (one atomic on the counters per workgroup).
+// Pass 0: the largest a_i of the workgroup (one atomic on the counters per workgroup).
 var<workgroup> group_top: atomic<u32>;
-var<workgroup> walk_active: u32;
-var<workgroup> group_walk: atomic<u32>;
-
-// Frames a walk holds (4 a link for 11 links, and the root: see above), and the bit of
-// C_SMOOTH_WALK a walk that would need more sets.
-const WALK_FRAMES: u32 = 48u;
-const WALK_OVERFLOW: u32 = 0x80000000u;
+// A stage: top and the faces, read by one thread of the workgroup for all.
+var<workgroup> stage_counts: vec2<u32>;
 
 // Flag bits `bits` of an element at `level` as the smoothing reads them: within -1..1, 0 for
 // a refinement past the maximum level or a coarsening of a root.
@@ -81,6 +68,26 @@ fn admissible(bits: u32, level: u32) -> i32 {
         return 0;
     }
     return f;
+}
+
+// Raise slot pos to a = wanted; when that lifts its -1, lift its siblings' -1 too (the cluster
+// rule): exactly one raise lifts a given -1, the one whose atomic max saw level - 1.
+fn raise(pos: u32, wanted: u32) {
+    let old = atomicMax(&after[pos], wanted);
+    if (old >= wanted) {
+        return;
+    }
+    let info = slot_info[pos];
+    if (old + 1u != info.x) {
+        return;
+    }
+    // #unroll
+    for (var c = 0u; c < 3u; c = c + 1u) {
+        let sibling = info[1u + c];
+        if (sibling != NONE) {
+            atomicMax(&after[sibling], info.x);
+        }
+    }
 }
 
 // The flag of slot t as it came: the indicator's (FLAGGED) or the one in `flags`.
@@ -128,117 +135,20 @@ fn first_pass(t: u32) -> u32 {
     return a;
 }
 
-// A frame of a walk: the slot, and the a it walks from (bits 0..7), the next neighbour to look
-// at (8..15) and the raises that led to it (16..).
-struct Walk {
-    slots: array<u32, WALK_FRAMES>,
-    states: array<u32, WALK_FRAMES>,
-    frames: u32,
-    longest: u32,
-}
-
-// Push a frame for slot pos raised to w by the `chain`-th raise of the walk (one that cannot
-// raise anything, w < 2, is not pushed); false when the frames are full.
-fn push(walk: ptr<function, Walk>, pos: u32, w: u32, chain: u32) -> bool {
-    (*walk).longest = max((*walk).longest, chain);
-    if (w < 2u) {
-        return true;
+// The 2:1 rule across face f.
+fn face_rule(f: u32) {
+    let l = faces[8u * f];
+    let r = faces[8u * f + 1u];
+    if (r == NONE) {
+        return;
     }
-    if ((*walk).frames == WALK_FRAMES) {
-        return false;
+    let after_l = atomicLoad(&after[l]);
+    let after_r = atomicLoad(&after[r]);
+    if (after_l > after_r + 1u) {
+        raise(r, after_l - 1u);
+    } else if (after_r > after_l + 1u) {
+        raise(l, after_r - 1u);
     }
-    (*walk).slots[(*walk).frames] = pos;
-    (*walk).states[(*walk).frames] = w | (chain << 16u);
-    (*walk).frames = (*walk).frames + 1u;
-    return true;
-}
-
-// Neighbour k (0..5) of a slot from its neighbour records: sides 0..2, then the second halves
-// of its split sides (NONE where there is none).
-fn neighbour(nb: vec4<u32>, halves: vec4<u32>, k: u32) -> u32 {
-    if (k < 3u) {
-        return nb[k];
-    }
-    if (((nb.w >> (k - 3u)) & 1u) == 0u) {
-        return NONE;
-    }
-    return halves[k - 3u];
-}
-
-// Whether slot root's a as it stands, w, is more than one above a neighbour's: most are not,
-// and their threads leave without a walk (whose frames WGSL would zero first).
-fn starts_walk(root: u32) -> bool {
-    let w = atomicLoad(&after[root]);
-    if (w < 2u) {
-        return false;
-    }
-    let nb = neighbors[root];
-    var halves = vec4<u32>(NONE);
-    if (nb.w != 0u) {
-        halves = neighbors[range.capacity + root];
-    }
-    for (var k = 0u; k < 6u; k = k + 1u) {
-        let y = neighbour(nb, halves, k);
-        if (y != NONE && atomicLoad(&after[y]) + 1u < w) {
-            return true;
-        }
-    }
-    return false;
-}
-
-// The walk from slot root (see above); returns its longest chain of raises, with
-// WALK_OVERFLOW when its frames ran out.
-fn walk_from(root: u32) -> u32 {
-    var walk: Walk;
-    walk.frames = 0u;
-    walk.longest = 0u;
-    push(&walk, root, atomicLoad(&after[root]), 0u);
-    while (walk.frames > 0u) {
-        let f = walk.frames - 1u;
-        let x = walk.slots[f];
-        let w = walk.states[f] & 0xffu;
-        var k = (walk.states[f] >> 8u) & 0xffu;
-        let chain = walk.states[f] >> 16u;
-        let nb = neighbors[x];
-        var halves = vec4<u32>(NONE);
-        if (nb.w != 0u) {
-            halves = neighbors[range.capacity + x];
-        }
-        // Look at the neighbours from k on until one is raised: then the frame keeps its place
-        // (k past it) and the walk goes on from the slots raised first.
-        var raised = false;
-        while (k < 6u && !raised) {
-            let y = neighbour(nb, halves, k);
-            k = k + 1u;
-            if (y == NONE || atomicLoad(&after[y]) + 1u >= w) {
-                continue;
-            }
-            let old = atomicMax(&after[y], w - 1u);
-            if (old + 1u >= w) {
-                continue;
-            }
-            raised = true;
-            walk.states[f] = w | (k << 8u) | (chain << 16u);
-            var room = push(&walk, y, w - 1u, chain + 1u);
-            let info = slot_info[y];
-            if (old + 1u == info.x) {
-                // #unroll
-                for (var c = 0u; c < 3u; c = c + 1u) {
-                    let sibling = info[1u + c];
-                    if (sibling != NONE && atomicMax(&after[sibling], info.x) < info.x) {
-                        room = room && push(&walk, sibling, info.x, chain + 1u);
-                    }
-                }
-            }
-            if (!room) {
-                return walk.longest | WALK_OVERFLOW;
-            }
-        }
-        if (!raised) {
-            walk.frames = f;
-        }
-    }
-    return walk.longest;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -252,9 +162,6 @@ fn main(
         if (lid == 0u) {
             atomicStore(&group_top, 0u);
         }
-        if (t == 0u) {
-            atomicStore(&counters[C_SMOOTH_WALK], 0u);
-        }
         workgroupBarrier();
         atomicMax(&group_top, first_pass(t));
         workgroupBarrier();
@@ -267,18 +174,17 @@ fn main(
         return;
     }
     if (lid == 0u) {
-        walk_active = atomicLoad(&counters[C_ACTIVE]);
-        atomicStore(&group_walk, 0u);
+        stage_counts = vec2<u32>(
+            atomicLoad(&counters[C_SMOOTH_TOP]),
+            atomicLoad(&counters[C_COLOR_OFFSETS + 2u * params.base_colors]),
+        );
     }
-    let slots_active = workgroupUniformLoad(&walk_active);
-    if (t < slots_active && starts_walk(t)) {
-        atomicMax(&group_walk, walk_from(t));
+    let counts = workgroupUniformLoad(&stage_counts);
+    // Stage s raises toward top - s; below 1 nothing is left to raise.
+    if (range.color >= counts.x) {
+        return;
     }
-    workgroupBarrier();
-    if (lid == 0u) {
-        let longest = atomicLoad(&group_walk);
-        if (longest > 0u) {
-            atomicMax(&counters[C_SMOOTH_WALK], longest);
-        }
+    if (t < range.count && t < counts.y) {
+        face_rule(t);
     }
 }

@@ -49,12 +49,10 @@ const C_CLOCK: u32 = 64u;
 const CLOCK_WORDS: u32 = 8u;
 // After the clock: the clock's step count (its word 5, an f32) the batch before this
 // adaptation must reach for the adaptation to be due (the host writes it with the flags; 0
-// when the host decides at once; amr_scan 0 reads it once), the smoothing's top as its
-// pass 0 gathers it (amr_smooth; 0 between adaptations), and the longest chain of raises one
-// of the smoothing's walks followed (amr_smooth; its pass 0 clears it, the host reads it).
+// when the host decides at once; amr_scan 0 reads it once), and the smoothing's top as its
+// pass 0 gathers it (amr_smooth; 0 between adaptations).
 const C_DUE_STEPS: u32 = 72u;
 const C_SMOOTH_TOP: u32 = 73u;
-const C_SMOOTH_WALK: u32 = 74u;
 const ADAPT_RUNS: u32 = 0u;
 // No cluster to coarsen and no element to refine: nothing would move.
 const ADAPT_NOTHING: u32 = 1u;

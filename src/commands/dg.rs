@@ -332,10 +332,10 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         }
         if let Some(a) = summary.amr {
             let ms = |s: f64| 1e3 * s / a.adaptations.max(1) as f64;
-            // Per adaptation: the longest chain of the device's walks, or the host's passes.
+            // Per adaptation: the device's stages, or the host's passes.
             let smoothing_rounds = if a.device_adaptations > 0 {
                 let n = a.device_adaptations as f64;
-                (a.device_smoothing_walks as f64 / n, "raises in a walk")
+                (a.device_smoothing_stages as f64 / n, "stages")
             } else {
                 let n = a.adaptations.max(1) as f64;
                 (a.smoothing_passes as f64 / n, "passes")

@@ -1,6 +1,6 @@
 //! Adaptive refinement conformance: the device adaptation (`amr_*` kernels) against the f64
 //! reference [`AdaptiveMesh`], adaptation after adaptation on the same device trees: the same
-//! smoothed flags (those of the CPU twin of the smoothing by walks too), the same trees, slots
+//! smoothed flags (in the stages of the CPU twin of the staged smoothing), the same trees, slots
 //! and free rings id for id, the projected solution to f32 round-off, the same DG mesh buffers
 //! (faces by color, neighbours, geometry) and launch records, and the solver's rhs through those
 //! records against the f64 operator;
@@ -65,9 +65,9 @@ pub fn amr(report: &mut Report, b: &Runtime) {
         });
     }
     report.check(
-        "amr device smoothing of a ripple five levels down = reference, by walks",
+        "amr device smoothing of a ripple five levels down = reference, in 6 stages",
         b.kind(),
-        "flags exact, walks within the top",
+        "flags and stages exact",
         || Ok((device_ripple(b)?, true)),
     );
     report.check(
@@ -492,29 +492,28 @@ pub fn graded_ripple(base: &DgMesh, point: [f64; 2]) -> Result<(AdaptiveMesh, Ve
 }
 
 /// The device's smoothing of [`graded_ripple`]'s flags on the periodic mesh: a chain of raises
-/// five links long (a = 7 -> .. -> 2) that the walks must follow to its end, against the
-/// ordered smoothing's flags and the CPU twin's walks (whose one walk from the flagged element
-/// is the whole chain; the device's threads may share it out, so its longest is at most that).
+/// five links long (a = 7 -> .. -> 2), a level a stage, against the ordered smoothing's flags
+/// and the CPU twin's stages.
 pub fn device_ripple(rt: &Runtime) -> Result<String> {
     let (am, start, lowest) = graded_ripple(&periodic_mesh()?, [0.02, 0.5])?;
     ensure(lowest <= 1, || {
-        format!("the ripple reaches level {lowest} only, not 1: too short to test the walks")
+        format!("the ripple reaches level {lowest} only, not 1: too short to test the stages")
     })?;
     let faces = am.faces()?;
     let mut want = start.clone();
     am.smooth_flags(&faces, &mut want);
-    let mut walked = start.clone();
-    let walk = am.smooth_flags_by_walks(&faces, &mut walked);
-    ensure(walked == want && walk == 5, || {
-        format!("the CPU twin's walks give other flags, or a chain of {walk} raises, not 5")
+    let mut staged = start.clone();
+    let stages = am.smooth_flags_in_stages(&faces, &mut staged);
+    ensure(staged == want, || {
+        "the CPU twin's stages give other flags".into()
     })?;
     let fixture = adapt_fixture_of(rt, am, 1)?;
     fixture.ga.set_flags(&start)?;
     let smoothed = fixture.ga.smooth(None)?;
-    ensure((1..=walk).contains(&smoothed.walk), || {
+    ensure(smoothed.stages == stages, || {
         format!(
-            "the device's longest walk is {} raises, the chain {walk}",
-            smoothed.walk
+            "{} stages on the device, {stages} on the host",
+            smoothed.stages
         )
     })?;
     ensure(fixture.ga.read_flags()? == want, || {
@@ -522,10 +521,8 @@ pub fn device_ripple(rt: &Runtime) -> Result<String> {
     })?;
     let raised = (0..start.len()).filter(|&j| want[j] > start[j]).count();
     Ok(format!(
-        "{} elements, {raised} raised down to level {lowest}, the device's longest walk {} of \
-         the chain's {walk} raises",
-        start.len(),
-        smoothed.walk
+        "{} elements, {raised} raised down to level {lowest} in {stages} stages",
+        start.len()
     ))
 }
 
@@ -564,15 +561,21 @@ pub fn device_adaptation(
         };
         let mut want_flags = raw.clone();
         am.smooth_flags(&faces, &mut want_flags);
-        // The device runs the walks of the CPU twin, whose flags are the ordered smoothing's
-        // (its threads in another order: the longest chains differ, the flags may not).
-        let mut walked = raw.clone();
-        am.smooth_flags_by_walks(&faces, &mut walked);
-        ensure(walked == want_flags, || {
-            format!("round {round}: the smoothing by walks gives other flags")
+        // The device runs the stages of the CPU twin (the same top level, so as many), whose
+        // flags are the ordered smoothing's.
+        let mut staged = raw.clone();
+        let stages = am.smooth_flags_in_stages(&faces, &mut staged);
+        ensure(staged == want_flags, || {
+            format!("round {round}: the smoothing in stages gives other flags")
         })?;
         ga.set_flags(&raw)?;
         let smoothed = ga.smooth(None)?;
+        ensure(smoothed.stages == stages, || {
+            format!(
+                "round {round}: {} smoothing stages on the device, {stages} on the host",
+                smoothed.stages
+            )
+        })?;
         ensure(ga.has_room(&smoothed), || {
             format!("round {round}: no room left")
         })?;

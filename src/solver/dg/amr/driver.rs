@@ -103,20 +103,20 @@ pub struct AmrStats {
     pub coarsened: usize,
     /// The host's adaptations' smoothing passes (up to the first that changed nothing).
     pub smoothing_passes: usize,
-    /// The adaptations on the device, the longest chains of raises their smoothing walks
-    /// followed ([`Smoothed::walk`]) summed, and the longest of one.
+    /// The adaptations on the device, their smoothing stages that could raise
+    /// ([`Smoothed::stages`]), and the most of one.
     pub device_adaptations: usize,
-    pub device_smoothing_walks: usize,
-    pub device_smoothing_walk_max: usize,
+    pub device_smoothing_stages: usize,
+    pub device_smoothing_stages_max: usize,
     /// Device adaptations whose smoothed flags coarsened and refined nothing: the mesh and the
     /// solution stayed as they were, so the phases after the smoothing did not run.
     pub device_unchanged: usize,
     /// The host's adaptations (`adaptations - device_adaptations`): the most passes of one,
-    /// and the longest chains of raises of the same smoothings by walks as the device runs them
-    /// ([`AdaptiveMesh::smooth_flags_by_walks`]), summed and the longest of one.
+    /// and the same smoothings in stages by level as the device runs them
+    /// ([`AdaptiveMesh::smooth_flags_in_stages`]), all and the most of one.
     pub host_smoothing_passes_max: usize,
-    pub host_walks: usize,
-    pub host_walk_max: usize,
+    pub staged_smoothing_stages: usize,
+    pub staged_smoothing_stages_max: usize,
     /// Indicator and flags.
     pub indicator_seconds: f64,
     /// 2:1 smoothing of the flags.
@@ -368,7 +368,7 @@ impl Adaptivity {
         let start = f.clone();
         let passes = self.mesh.smooth_flags(&self.faces, &mut f);
         self.stats.smoothing_seconds += lap();
-        self.count_smoothing_walks(start, &f)?;
+        self.count_smoothing_stages(start, &f)?;
         // Not the path's work: a statistic of the device's smoothing.
         let _untimed = lap();
         let counts = self.mesh.adapt(&f, &mut coef, &self.projection)?;
@@ -385,17 +385,18 @@ impl Adaptivity {
         Ok((next, c, counts))
     }
 
-    /// Smooth `start` again by walks, which must give `smoothed` (both are the least admissible
-    /// flags above `start`), and count the longest chain of raises.
-    fn count_smoothing_walks(&mut self, mut start: Vec<i8>, smoothed: &[i8]) -> Result<()> {
-        let walk = self.mesh.smooth_flags_by_walks(&self.faces, &mut start);
+    /// Smooth `start` again in stages by level, which must give `smoothed` (both are the least
+    /// admissible flags above `start`), and count the stages.
+    fn count_smoothing_stages(&mut self, mut start: Vec<i8>, smoothed: &[i8]) -> Result<()> {
+        let stages = self.mesh.smooth_flags_in_stages(&self.faces, &mut start);
         if start != smoothed {
             return Err(Error::Run(
-                "adapt: the smoothing by walks gave other flags than the ordered one".into(),
+                "adapt: the smoothing in stages by level gave other flags than the ordered one"
+                    .into(),
             ));
         }
-        self.stats.host_walks += walk;
-        self.stats.host_walk_max = self.stats.host_walk_max.max(walk);
+        self.stats.staged_smoothing_stages += stages;
+        self.stats.staged_smoothing_stages_max = self.stats.staged_smoothing_stages_max.max(stages);
         Ok(())
     }
 
@@ -633,11 +634,11 @@ impl Adaptivity {
         self.stats.refined += report.counts.refined;
         self.stats.coarsened += report.counts.coarsened;
         self.stats.device_adaptations += 1;
-        self.stats.device_smoothing_walks += report.smoothing_walk;
-        self.stats.device_smoothing_walk_max = self
+        self.stats.device_smoothing_stages += report.smoothing_stages;
+        self.stats.device_smoothing_stages_max = self
             .stats
-            .device_smoothing_walk_max
-            .max(report.smoothing_walk);
+            .device_smoothing_stages_max
+            .max(report.smoothing_stages);
         self.host_stale |= changes;
         // Read the spans while the next adaptation's still fit (a wait once in many).
         if let Some(timer) = &self.timer {

@@ -27,13 +27,12 @@
 //!
 //! At these sizes every phase is bound by its launches and by chains of dependent loads, so the
 //! phases are few and their loads batched: in a run, pass 0 of the smoothing computes the flags
-//! itself (amr_flag's indicator, `shaders/common/amr_indicator.wgsl`), the smoothing after it
-//! (pass 0 records each slot's level and siblings) is one launch of walks, a thread per slot
-//! following every chain of raises it starts to its end (GK19's Algorithm 2 launches one per
-//! color, repeated until nothing changes: the colors keep its plain read-modify-writes race-free,
-//! but the rules only raise flags and end at the least admissible flags whatever the order of the
-//! raises, so atomic raises need no colors and no rounds; the colors stay for the surface
-//! integral, whose scatter they keep race-free), the coarsening's decisions (which split edges a cluster frees) and the
+//! itself (amr_flag's indicator, `shaders/common/amr_indicator.wgsl`), a smoothing stage (after
+//! pass 0, which records each slot's level and siblings) is one launch over all faces (GK19's
+//! Algorithm 2 launches one per color: the colors keep its plain read-modify-writes race-free, but
+//! the rules only raise flags and end at the least admissible flags whatever the order of the
+//! raises, so atomic raises need no colors; the colors stay for the surface integral, whose scatter
+//! they keep race-free), the coarsening's decisions (which split edges a cluster frees) and the
 //! edges the refinement splits (which the smoothed flags tell before the coarsening runs) are
 //! marked with the clusters and share their scan, every scan is one launch (amr_scan: `scan_blocks`
 //! with its parts, src/runtime/scan.rs) whose last workgroup also does the bookkeeping between
@@ -43,8 +42,9 @@
 //! compaction's moves (a moved element's thread writes the hole's slot), and the faces kernel (a
 //! thread per slot writing the faces its element owns) also writes the split masks and counts the
 //! far faces. Where the mesh is large enough to be bound by the sectors its scattered loads pull in
-//! (240k elements on an H200), the kernels read few and neighbouring words: a smoothing walk reads
-//! one word per neighbour (each slot's level + flag, kept apart from its flag and tree records).
+//! (240k elements on an H200), the kernels read few and neighbouring words: a smoothing stage reads
+//! one word per side of a face (each slot's level + flag, kept apart from its flag and tree
+//! records).
 //!
 //! The launches over the current mesh (the flag, the smoothing) carry the solver's bounds of
 //! its counts ([`CountBounds`]), so CUDA, which cannot size a grid from a launch record, starts
@@ -100,19 +100,13 @@ fn clock_words(c: &[u32]) -> [f32; CLOCK_WORDS] {
     std::array::from_fn(|k| f32::from_bits(c[counter::LEN + k]))
 }
 
-/// The bit of the longest walk's word that a walk sets when its frames overflow
-/// (amr_smooth's WALK_OVERFLOW).
-const WALK_OVERFLOW: u32 = 1 << 31;
-
-/// Words after the clock (C_DUE_STEPS, C_SMOOTH_TOP, C_SMOOTH_WALK in
-/// shaders/common/amr_tree.wgsl): the clock steps a batch must reach for its adaptation to be
-/// due (the host's, read once by amr_scan 0), the smoothing's top as its pass 0 gathers it, and
-/// the longest chain of raises one of its walks followed (pass 0 clears it).
+/// Words after the clock (C_DUE_STEPS, C_SMOOTH_TOP in shaders/common/amr_tree.wgsl): the
+/// clock steps a batch must reach for its adaptation to be due (the host's, read once by
+/// amr_scan 0), and the smoothing's top as its pass 0 gathers it.
 mod after_clock {
     pub const DUE_STEPS: usize = super::counter::LEN + super::CLOCK_WORDS;
-    pub const SMOOTH_WALK: usize = DUE_STEPS + 2;
     /// Words of the counters buffer, the clock and these included.
-    pub const WORDS: usize = DUE_STEPS + 3;
+    pub const WORDS: usize = DUE_STEPS + 2;
 }
 
 /// What amr_scan 0 decided of the adaptation the smoothed flags ask for (the ADAPT_* words of
@@ -213,10 +207,10 @@ pub fn slots_needed(active: usize, refines: usize) -> usize {
 /// What the smoothed flags ask of the next adaptation, with the counts it starts from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Smoothed {
-    /// The longest chain of raises one of the smoothing's walks followed (the device's, as its
-    /// threads happened to run: [`AdaptiveMesh::smooth_flags_by_walks`] gives the same flags
-    /// and its own count).
-    pub walk: usize,
+    /// Stages of the smoothing that could raise a flag, the top level less one
+    /// ([`AdaptiveMesh::smooth_flags_in_stages`]'s count; the launches past them return at
+    /// once).
+    pub stages: usize,
     pub active: usize,
     pub clusters: usize,
     pub refines: usize,
@@ -263,8 +257,8 @@ pub type PhaseSeconds = Vec<(&'static str, f64)>;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GpuAdaptReport {
     pub counts: AdaptCounts,
-    /// The longest chain of raises of the smoothing's walks ([`Smoothed::walk`]).
-    pub smoothing_walk: usize,
+    /// Stages of the smoothing that could raise ([`Smoothed::stages`]).
+    pub smoothing_stages: usize,
     pub num_elements: usize,
     /// Faces of the mesh the adaptation started from, and of them those whose slots lie more
     /// than [`FAR_SLOTS`](super::locality::FAR_SLOTS) apart (what triggers a reorder): one
@@ -313,7 +307,7 @@ pub struct GpuAdaptation {
     queue_ahead: std::cell::Cell<bool>,
     /// Flags from the indicator.
     flag_plan: Plan,
-    /// The smoothing (pass 0, the walks), then the clusters and refinements numbered and the
+    /// The smoothing (pass 0, the stages), then the clusters and refinements numbered and the
     /// solver's clock copied after the counters.
     smooth_plan: Plan,
     /// The flags and the smoothing as one plan (one submission, one CUDA graph): pass 0
@@ -674,7 +668,7 @@ impl GpuAdaptation {
         let scan_phase = |plan: &mut PlanBuilder, phase: u32, scan: &PrefixSum, items: usize| {
             scan.record_blocks_with(plan, &scan_kernel, &scan_extra, items as u32, phase)
         };
-        // Each slot's level and siblings' slots, written by pass 0 for the walks.
+        // Each slot's level and siblings' slots, written by pass 0 for the stages.
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
         // Each slot's level + flag as the smoothing stands (amr_mark turns them into flags).
         let after = rt.zeroed::<u32>("amr smoothed levels", ne)?;
@@ -683,6 +677,7 @@ impl GpuAdaptation {
             slots,
             element_tree,
             flags,
+            *faces,
             counters,
             slot_info,
             after,
@@ -710,26 +705,36 @@ impl GpuAdaptation {
         ]
         .to_vec();
         mark_args.push(prm.clone());
-        // The smoothing with its pass 0 `first` (labelled `label`), then its walks (a thread per
-        // slot, range.color = 1), sized by the solver's element record as pass 0: exactly on
-        // wgpu, on CUDA by the solver's element bound (CountBounds); then the clusters and the
-        // elements to refine are numbered and their counts tell the host whether the
-        // adaptation fits.
+        // The smoothing with its pass 0 `first` (labelled `label`): a stage per level below the
+        // maximum, each one launch over the faces of the current mesh, numbered 1.. in
+        // range.color (the stages past the top level less one return at once); then the
+        // clusters and the elements to refine are numbered and their counts tell the host
+        // whether the adaptation fits.
         let smoothing = |first: &Kernel, label: &'static str, tally: &mut LaunchTally| {
             let mut smooth = PlanBuilder::new();
             smooth
                 .segment(label)
                 .launch(first, &smooth_args, ItemRange::all(ne as u32))
                 .bounded(&bounds.elements);
-            let walks = ItemRange {
-                first: record_word(0),
-                count: 0,
-                color: 1,
-                pad: 0,
-            };
-            smooth
-                .launch_device(&smooth_kernel, &smooth_args, walks, ne as u32, launch_words)
-                .bounded(&bounds.elements);
+            // Sized by the solver's launch record of all the current mesh's faces: exactly on
+            // wgpu; on CUDA by the solver's face bound (CountBounds).
+            for stage in 1..mesh.max_level.max(1) {
+                let all_faces = ItemRange {
+                    first: record_word(1 + colors),
+                    count: 0,
+                    color: u32::from(stage),
+                    pad: 0,
+                };
+                smooth
+                    .launch_device(
+                        &smooth_kernel,
+                        &smooth_args,
+                        all_faces,
+                        dg_edges as u32,
+                        launch_words,
+                    )
+                    .bounded(&bounds.faces);
+            }
             tally.count(label, &smooth);
             smooth.segment("determine parents").launch(
                 &mark_kernel,
@@ -954,7 +959,7 @@ impl GpuAdaptation {
         Ok(v.into_iter().map(|f| f.clamp(-1, 1) as i8).collect())
     }
 
-    /// Smooth the flags (pass 0 and the walks, then the clusters and refinements
+    /// Smooth the flags (pass 0 and the stages by level, then the clusters and refinements
     /// counted) and read back what they ask for. Untimed, the host records the adaptation's
     /// plan while the read-back waits, for [`Self::apply`].
     pub fn smooth(&self, phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
@@ -1069,23 +1074,8 @@ impl GpuAdaptation {
                 self.max_level
             )));
         }
-        // A chain of raises descends a level a link from at most the top to at least 1; a walk
-        // that ran out of room for its chain (amr_smooth's WALK_FRAMES) sets the high bit.
-        let walk = c[after_clock::SMOOTH_WALK];
-        if walk > top.saturating_sub(1) {
-            return Err(Error::Run(if walk & WALK_OVERFLOW != 0 {
-                "adaptation: a smoothing walk ran out of frames (the smoothed flags are not \
-                 admissible)"
-                    .to_string()
-            } else {
-                format!(
-                    "adaptation: a smoothing walk followed {walk} raises in a row, more than the \
-                     top level {top} allows"
-                )
-            }));
-        }
         let mut smoothed = Smoothed {
-            walk: walk as usize,
+            stages: top.saturating_sub(1) as usize,
             active: c[counter::ACTIVE] as usize,
             clusters: c[counter::CLUSTERS] as usize,
             refines: c[counter::REFINES] as usize,
@@ -1170,7 +1160,7 @@ impl GpuAdaptation {
         if smoothed.decision == AdaptDecision::Nothing {
             return Ok(GpuAdaptReport {
                 counts: AdaptCounts::default(),
-                smoothing_walk: smoothed.walk,
+                smoothing_stages: smoothed.stages,
                 num_elements: smoothed.active,
                 faces: smoothed.faces,
                 far_faces: smoothed.far_faces,
@@ -1199,7 +1189,7 @@ impl GpuAdaptation {
                 refined: smoothed.refines,
                 coarsened: smoothed.clusters,
             },
-            smoothing_walk: smoothed.walk,
+            smoothing_stages: smoothed.stages,
             num_elements: n,
             faces: smoothed.faces,
             far_faces: smoothed.far_faces,

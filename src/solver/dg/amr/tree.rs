@@ -351,8 +351,8 @@ impl AdaptiveMesh {
     /// The result does not depend on the order of the raises: every raise is forced (any
     /// admissible flags above the start are at least as high there), and the admissible flags
     /// are closed under the elementwise minimum, so smoothing ends at the least admissible
-    /// flags above the start whatever the order. [`AdaptiveMesh::smooth_flags_by_walks`]
-    /// reaches the same flags by walks, as the device does.
+    /// flags above the start whatever the order. [`AdaptiveMesh::smooth_flags_in_stages`]
+    /// reaches the same flags in stages by level, as the device does.
     pub fn smooth_flags(&self, faces: &[Face], flags: &mut [i8]) -> usize {
         self.clamp_flags(flags);
         let mut by_color: Vec<&Face> = faces.iter().filter(|f| f.right != NONE).collect();
@@ -379,69 +379,56 @@ impl AdaptiveMesh {
         }
     }
 
-    /// The smoothing of [`AdaptiveMesh::smooth_flags`] by walks, as the device runs it
-    /// (amr_smooth.wgsl, in one launch after its pass 0). With a_i = level_i + f_i: pass 0
-    /// makes the flags admissible and applies the cluster rule to them as they came; then from
-    /// every slot x in turn a walk starts at w = a_x: each face neighbour y with a_y < w - 1 is
-    /// raised to a_y = w - 1 (a raise that lifts a -1 lifts the -1 of its siblings too, to
-    /// a = level), and the walk goes on from every slot it raised, at its new a, depth first.
-    /// Every raise is forced (w is a value its slot holds, never above the least admissible
-    /// flags), and when the walks end every face holds: a slot never raised was checked
-    /// against all its neighbours at its final a by its own walk, and a raised one by the walk
-    /// of its last raise. So the walks end at the least admissible flags above the start, the
-    /// ordered smoothing's, in any order of the roots and of the raises (the device runs them
-    /// at once). Returns the longest chain of raises one walk followed.
-    pub fn smooth_flags_by_walks(&self, faces: &[Face], flags: &mut [i8]) -> usize {
-        self.smooth_by_walks(faces, flags, usize::MAX)
+    /// The smoothing of [`AdaptiveMesh::smooth_flags`] in stages by level, as the device runs it
+    /// (amr_smooth.wgsl), each stage evaluated on the flags as it found them. With
+    /// a_i = level_i + f_i: pass 0 makes the flags admissible and applies the cluster rule to
+    /// them as they came, top = max_i a_i; then stage s = 1 .. top - 1 raises across every face
+    /// f_j <- max(f_j, a_i - 1 - level_j), and a raise that lifts a -1 lifts the -1 of its
+    /// siblings too. Raises in stage s end at a <= top - s and every a = top - s + 1 was reached
+    /// before it, so each stage settles the faces whose higher side ends one level above its
+    /// own for good: the stages end at the least admissible flags above the start, the ordered
+    /// smoothing's. Returns the stages that can raise (top - 1, at least 0).
+    pub fn smooth_flags_in_stages(&self, faces: &[Face], flags: &mut [i8]) -> usize {
+        self.smooth_in_stages(faces, flags, usize::MAX)
     }
 
-    /// [`AdaptiveMesh::smooth_flags_by_walks`] with the walks cut at `longest` raises in a row
-    /// (what shows that a chain is followed to its end).
-    pub(super) fn smooth_by_walks(
+    /// [`AdaptiveMesh::smooth_flags_in_stages`] cut to its first `most_stages` stages (what
+    /// shows that the last stages are needed).
+    pub(super) fn smooth_in_stages(
         &self,
         faces: &[Face],
         flags: &mut [i8],
-        longest: usize,
+        most_stages: usize,
     ) -> usize {
         self.clamp_flags(flags);
         let n = self.num_active();
         let mut next = flags.to_vec();
         self.cluster_rule_of(flags, &mut next[..n]);
-        let mut neighbours = vec![Vec::new(); n];
-        for f in faces.iter().filter(|f| f.right != NONE) {
-            neighbours[f.left as usize].push(f.right as usize);
-            neighbours[f.right as usize].push(f.left as usize);
-        }
-        let level = |pos: usize| i32::from(self.level(pos));
-        let mut after: Vec<i32> = (0..n)
-            .map(|pos| level(pos) + i32::from(next[pos]))
-            .collect();
-        let mut most = 0;
-        for root in 0..n {
-            // (slot, a it walks from, raises that led to it); depth first.
-            let mut walk = vec![(root, after[root], 0)];
-            while let Some((x, w, chain)) = walk.pop() {
-                for &y in &neighbours[x] {
-                    if after[y] >= w - 1 || chain >= longest {
-                        continue;
-                    }
-                    let lifts = after[y] == level(y) - 1;
-                    after[y] = w - 1;
-                    walk.push((y, w - 1, chain + 1));
-                    most = most.max(chain + 1);
-                    for s in self.sibling_slots(y).filter(|_| lifts) {
-                        if after[s] < level(y) {
-                            after[s] = level(y);
-                            walk.push((s, level(y), chain + 1));
-                        }
+        flags.copy_from_slice(&next);
+        let after = |flags: &[i8], pos: usize| i32::from(self.level(pos)) + i32::from(flags[pos]);
+        let top = (0..n).map(|pos| after(flags, pos)).max().unwrap_or(0);
+        let stages = (top - 1).max(0) as usize;
+        for _ in 0..stages.min(most_stages) {
+            let mut next = flags.to_vec();
+            for f in faces.iter().filter(|f| f.right != NONE) {
+                let (l, r) = (f.left as usize, f.right as usize);
+                for (low, after_high) in [(r, after(flags, l)), (l, after(flags, r))] {
+                    let forced = after_high - 1 - i32::from(self.level(low));
+                    if forced > i32::from(next[low]) {
+                        next[low] = forced as i8;
                     }
                 }
             }
+            for pos in 0..n {
+                if flags[pos] < 0 && next[pos] >= 0 {
+                    for sibling in self.sibling_slots(pos) {
+                        next[sibling] = next[sibling].max(0);
+                    }
+                }
+            }
+            flags.copy_from_slice(&next);
         }
-        for (pos, f) in flags.iter_mut().enumerate().take(n) {
-            *f = (after[pos] - level(pos)) as i8;
-        }
-        most
+        stages
     }
 
     /// The slots of the active siblings of the element in slot `pos` (none for a root).
@@ -483,7 +470,7 @@ impl AdaptiveMesh {
         changed
     }
 
-    /// The cluster rule on `flags` written to `next` (pass 0 of the walks).
+    /// The cluster rule on `flags` written to `next` (pass 0 of the stages).
     fn cluster_rule_of(&self, flags: &[i8], next: &mut [i8]) {
         for (pos, f) in next.iter_mut().enumerate() {
             if flags[pos] < 0 && !self.whole_cluster(pos, flags) {
