@@ -19,8 +19,7 @@
 //   items[c * NE + i] = 1 when the element is the left (finer, or side 0 of an edge between
 //   equals) side of a face of color c. An element has at most one face per color, so the scan
 //   next numbers the faces by color, by left slot within a color: each color's launch is dense
-//   and reads its left elements in memory order (locality). Past the new active count the
-//   marks are 0, which amr_scan 2 reads without loading them: they are left unwritten;
+//   and reads its left elements in memory order (locality);
 // - the low words of the solver's register 0 (its double-float pairs) cleared past the new
 //   active count, as the other per-slot arrays; below it they are what coarsening (zero for a
 //   parent), refinement (zero for the children) and compaction (moved with the high words)
@@ -175,4 +174,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     inv_jac[i] = vec4<f32>(0.0);
     inv_det[i] = 0.0;
     heights[i] = 0.0;
+    for (var c = 0u; c < 2u * params.base_colors; c = c + 1u) {
+        items[c * range.capacity + i] = 0u;
+    }
 }

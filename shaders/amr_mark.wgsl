@@ -4,8 +4,8 @@
 // The smoothed flags, f_i = a_i - level_i from amr_smooth's `after`, stored for the phases after
 // it; which slots start a coarsening cluster, which refine, what each cluster frees and which edges
 // the refinement splits, for one exclusive scan over the four parts (five in order) (one thread per
-// active slot and per edge id in use, launched over the larger of the capacities; the marks past
-// them are left unwritten, and amr_scan 0 reads them as zeros):
+// slot up to the capacity NE, zeros past the active slots, and per edge id up to the edge capacity:
+// the launch runs over the larger):
 //   marks[i] = 1 where slot i holds the first child of a cluster flagged -1,
 //   marks[NE + i] = 1 where slot i is flagged +1,
 //   marks[2 NE + i] = the split edges of the cluster's parent whose halves are freed, and
@@ -142,13 +142,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (i >= range.count) {
         return;
     }
-    // Past the active slots and the edge ids in use the marks are 0, which amr_scan reads
-    // without loading them: nothing to write there.
-    if (i < range.capacity && i < counters[C_ACTIVE]) {
-        let f = smoothed_flag(i, element_tree[slots[i]]);
-        flags[i] = f;
-        let refined = f > 0;
-        let vacated = f < 0;
+    if (i < range.capacity) {
+        var refined = false;
+        var vacated = false;
+        if (i < counters[C_ACTIVE]) {
+            let f = smoothed_flag(i, element_tree[slots[i]]);
+            flags[i] = f;
+            refined = f > 0;
+            vacated = f < 0;
+        }
         let cluster = starts_cluster(i);
         var mask = 0u;
         if (cluster) {
@@ -162,7 +164,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             marks[3u * range.capacity + i] = select(0u, 1u, vacated && !cluster);
         }
     }
-    if (i < params.edge_capacity && i < counters[C_EDGE_IDS]) {
+    if (i < params.edge_capacity) {
         let sides = split_sides_of(i);
         marks[edge_part(range.capacity, IN_ORDER) + i] = select(0u, 1u, sides != 0u);
         split_sides[i] = select(NONE, sides, sides != 0u);

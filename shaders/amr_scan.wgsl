@@ -52,75 +52,10 @@ fn compaction_item(p: u32) -> u32 {
     return select(0u, 1u, hole || moves);
 }
 
-// The live items of phases 0 and 2, whose parts hold a word per slot (range.color = NE
-// slots a part) and in phase 0 the edge ids after them: a part's slots up to the live count
-// (phase 0 the active count, phase 2 the new one, counters the whole workgroup reads at its
-// start: scan_live) and the edge ids in use. The items past them are 0, and their writers
-// (amr_mark, amr_geometry) may leave them unwritten: they are not read, and a block of them
-// alone is not scanned (scan_blocks_run's `dead`). Phase 1 reads every item.
-var<workgroup> scan_live: vec2<u32>;
-var<private> live_slots: u32;
-var<private> live_edges: u32;
-
-// Words of the slot parts (the edge ids follow them in phase 0).
-fn slot_items() -> u32 {
-    switch range.pad {
-        case 0u: {
-            return (3u + IN_ORDER) * range.color;
-        }
-        case 2u: {
-            return range.count;
-        }
-        default: {
-            return 0u;
-        }
-    }
-}
-
-// The live slots and edge ids of this launch's phase (thread 0 of each workgroup).
-fn live_counts() -> vec2<u32> {
-    switch range.pad {
-        case 0u: {
-            return vec2<u32>(counters[C_ACTIVE], counters[C_EDGE_IDS]);
-        }
-        case 2u: {
-            let bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS],
-                                           counters[C_REFINES]);
-            return vec2<u32>(bounds.x, 0u);
-        }
-        default: {
-            return vec2<u32>(0u, range.count);
-        }
-    }
-}
-
-// Whether item k is live (see above).
-fn item_live(k: u32) -> bool {
-    let slots_end = slot_items();
-    if (k < slots_end) {
-        return k % range.color < live_slots;
-    }
-    return k - slots_end < live_edges;
-}
-
-// Whether every item of the block from `base` (< range.count) on is past the live ones
-// (`live`: slots, edge ids): within one part's dead slots, or past the edge ids in use.
-fn block_dead(base: u32, live: vec2<u32>) -> bool {
-    let slots_end = slot_items();
-    let last = base + min(range.count - base, SCAN_BLOCK) - 1u;
-    if (last < slots_end) {
-        return base / range.color == last / range.color && base % range.color >= live.x;
-    }
-    return base >= slots_end && base - slots_end >= live.y;
-}
-
 // Item k of this launch's scan (common/scan_blocks.wgsl).
 fn scan_item(k: u32) -> u32 {
     if (COMPACTION_ITEMS != 0u) {
         return compaction_item(k);
-    }
-    if (!item_live(k)) {
-        return 0u;
     }
     return input[k];
 }
@@ -256,17 +191,11 @@ fn main(
     // The phases after the smoothing's run only in an adaptation that runs.
     if (lid.x == 0u) {
         phase_runs = select(0u, 1u, range.pad == 0u || counters[C_DECISION] == ADAPT_RUNS);
-        scan_live = live_counts();
     }
     if (workgroupUniformLoad(&phase_runs) == 0u) {
         return;
     }
-    let live = workgroupUniformLoad(&scan_live);
-    live_slots = live.x;
-    live_edges = live.y;
-    let block = wid.x + wid.y * nwg.x;
-    let dead = block * SCAN_BLOCK < range.count && block_dead(block * SCAN_BLOCK, live);
-    let last = scan_blocks_run(lid.x, block, dead);
+    let last = scan_blocks_run(lid.x, wid.x + wid.y * nwg.x);
     if (last && lid.x == 0u) {
         count_phase(range.pad);
     }

@@ -14,5 +14,5 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
-    scan_blocks_run(lid.x, wid.x + wid.y * nwg.x, false);
+    scan_blocks_run(lid.x, wid.x + wid.y * nwg.x);
 }

@@ -24,10 +24,6 @@
 // read the final ticket value, acquires every total before it reads them. The last workgroup
 // resets the ticket to 0 after it has read it, so a prepared scan can run again (the next
 // launch sees the reset: launches are ordered).
-//
-// A block the caller knows to hold zeros only (`dead`, uniform over the workgroup: amr_scan's
-// parts past their live slots) reads no items and scans nothing: its outputs, its total and the
-// parts in it are 0, as the scan of its zeros would give.
 
 @group(0) @binding(0) var<storage, read> input: array<u32>;
 @group(0) @binding(1) var<storage, read_write> output: array<u32>;
@@ -98,10 +94,9 @@ fn scan_tile(lid: u32) -> u32 {
     return tile_total;
 }
 
-// Block `block` of the scan, by its workgroup's thread `lid` (`dead`: every item of the block is
-// known to be 0); true in the last workgroup, after the block offsets, the parts and the total
-// are stored and visible to the whole workgroup.
-fn scan_blocks_run(lid: u32, block: u32, dead: bool) -> bool {
+// Block `block` of the scan, by its workgroup's thread `lid`; true in the last workgroup, after
+// the block offsets, the parts and the total are stored and visible to the whole workgroup.
+fn scan_blocks_run(lid: u32, block: u32) -> bool {
     let n = range.count;
     let stride = range.color;
     // ceil(n / SCAN_BLOCK) without overflow, at least one block (n = 0 writes sums[0] = 0).
@@ -111,26 +106,23 @@ fn scan_blocks_run(lid: u32, block: u32, dead: bool) -> bool {
         return false;
     }
     let base = block * SCAN_BLOCK;
-    var block_total = 0u;
-    if (!dead) {
-        // Coalesced: thread t moves items t, t + 256, ...; the scan reads 4 consecutive ones.
-        // #unroll
-        for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-            let i = k * SCAN_THREADS + lid;
-            var v = 0u;
-            if (i < n - base) {
-                v = scan_item(base + i);
-            }
-            tile[slot(i)] = v;
+    // Coalesced: thread t moves items t, t + 256, ...; the scan reads 4 consecutive ones.
+    // #unroll
+    for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
+        let i = k * SCAN_THREADS + lid;
+        var v = 0u;
+        if (i < n - base) {
+            v = scan_item(base + i);
         }
-        workgroupBarrier();
-        block_total = scan_tile(lid);
+        tile[slot(i)] = v;
     }
+    workgroupBarrier();
+    let block_total = scan_tile(lid);
     // #unroll
     for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
         let i = k * SCAN_THREADS + lid;
         if (i < n - base) {
-            output[base + i] = select(tile[slot(i)], 0u, dead);
+            output[base + i] = tile[slot(i)];
         }
     }
     // The parts whose items k s lie in this block, a thread each, apart from the stores above:
@@ -141,7 +133,7 @@ fn scan_blocks_run(lid: u32, block: u32, dead: bool) -> bool {
         let first_item = max(base, 1u);
         let first_part = first_item / stride + select(1u, 0u, first_item % stride == 0u);
         for (var k = first_part + lid; k <= last_item / stride; k = k + SCAN_THREADS) {
-            atomicStore(&sums[k], select(tile[slot(k * stride - base)], 0u, dead));
+            atomicStore(&sums[k], tile[slot(k * stride - base)]);
         }
     }
     // Every thread's parts happen before thread 0's release below.

@@ -4,9 +4,8 @@
 // CUDA twin of shaders/amr_mark.wgsl. The smoothed flags, f_i = a_i - level_i from amr_smooth's
 // `after`, stored for the phases after it; which slots start a coarsening cluster, which refine,
 // what each cluster frees and which edges the refinement splits, for one exclusive scan over the
-// four parts (five in order) (one thread per active slot and per edge id in use, launched over
-// the larger of the capacities; the marks past them are left unwritten, and amr_scan 0 reads
-// them as zeros):
+// four parts (five in order) (one thread per slot up to the capacity NE, zeros past the active
+// slots, and per edge id up to the edge capacity: the launch runs over the larger):
 //   marks[i] = 1 where slot i holds the first child of a cluster flagged -1,
 //   marks[NE + i] = 1 where slot i is flagged +1,
 //   marks[2 NE + i] = the split edges of the cluster's parent whose halves are freed, and
@@ -164,13 +163,15 @@ extern "C" __global__ void amr_mark(
     if (i >= range.count) {
         return;
     }
-    // Past the active slots and the edge ids in use the marks are 0, which amr_scan reads
-    // without loading them: nothing to write there.
-    if (i < NE && i < counters[C_ACTIVE]) {
-        int f = smoothed_flag(i, element_tree[slots[i]], after);
-        flags[i] = f;
-        bool refined = f > 0;
-        bool vacated = f < 0;
+    if (i < NE) {
+        bool refined = false;
+        bool vacated = false;
+        if (i < counters[C_ACTIVE]) {
+            int f = smoothed_flag(i, element_tree[slots[i]], after);
+            flags[i] = f;
+            refined = f > 0;
+            vacated = f < 0;
+        }
         bool cluster = starts_cluster(i, slots, element_tree, after, counters);
         u32 mask = 0u;
         if (cluster) {
@@ -184,7 +185,7 @@ extern "C" __global__ void amr_mark(
             marks[3u * NE + i] = vacated && !cluster ? 1u : 0u;
         }
     }
-    if (i < params.edge_capacity && i < counters[C_EDGE_IDS]) {
+    if (i < params.edge_capacity) {
         u32 sides = split_sides_of(i, slots, element_tree, after, counters, edge_tree, edge_sides);
         marks[edge_part(NE, IN_ORDER) + i] = sides != 0u ? 1u : 0u;
         split_sides[i] = sides != 0u ? sides : NONE;

@@ -50,49 +50,6 @@ __device__ __forceinline__ u32 compaction_item(u32 p, const u32* slots, const u3
     return (hole || moves) ? 1u : 0u;
 }
 
-// The live items of phases 0 and 2 (as the WGSL twin): a part's slots (range.color = NE
-// slots a part) up to the live count (phase 0 the active count, phase 2 the new one) and in
-// phase 0 the edge ids in use after the parts. The items past them are 0 and not read, and a
-// block of them alone is not scanned (scan_blocks_run's `dead`). Phase 1 reads every item.
-// Words of the slot parts (the edge ids follow them in phase 0).
-__device__ __forceinline__ u32 slot_items(const ItemRange& range) {
-    return range.pad == 0u ? (3u + IN_ORDER) * range.color
-                           : (range.pad == 2u ? range.count : 0u);
-}
-
-// The live slots and edge ids of this launch's phase.
-__device__ __forceinline__ uint2 live_counts(const u32* counters, const ItemRange& range) {
-    if (range.pad == 0u) {
-        return make_uint2(counters[C_ACTIVE], counters[C_EDGE_IDS]);
-    }
-    if (range.pad == 2u) {
-        uint2 bounds =
-            compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
-        return make_uint2(bounds.x, 0u);
-    }
-    return make_uint2(0u, range.count);
-}
-
-// Whether item k is live (`live`: slots, edge ids).
-__device__ __forceinline__ bool item_live(u32 k, uint2 live, const ItemRange& range) {
-    u32 slots_end = slot_items(range);
-    if (k < slots_end) {
-        return k % range.color < live.x;
-    }
-    return k - slots_end < live.y;
-}
-
-// Whether every item of the block from `base` (< range.count) on is past the live ones: within
-// one part's dead slots, or past the edge ids in use.
-__device__ __forceinline__ bool block_dead(u32 base, uint2 live, const ItemRange& range) {
-    u32 slots_end = slot_items(range);
-    u32 last = base + min(range.count - base, SCAN_BLOCK) - 1u;
-    if (last < slots_end) {
-        return base / range.color == last / range.color && base % range.color >= live.x;
-    }
-    return base >= slots_end && base - slots_end >= live.y;
-}
-
 // Launch record r: items first .. first + count and a workgroup grid of `threads` threads.
 __device__ __forceinline__ void write_launch_threads(u32* launches, u32 r, u32 first, u32 count,
                                                      u32 threads) {
@@ -242,18 +199,12 @@ extern "C" __global__ void amr_scan(
     if (range.pad != 0u && counters[C_DECISION] != ADAPT_RUNS) {
         return;
     }
-    uint2 live = live_counts(counters, range);
     // Item k of this launch's scan (common/scan_blocks.cuh).
     auto item = [&](u32 k) -> u32 {
-        if (COMPACTION_ITEMS != 0u) {
-            return compaction_item(k, slots, counters);
-        }
-        return item_live(k, live, range) ? input[k] : 0u;
+        return COMPACTION_ITEMS != 0u ? compaction_item(k, slots, counters) : input[k];
     };
-    u32 block = blockIdx.x + blockIdx.y * gridDim.x;
-    bool dead = block * SCAN_BLOCK < range.count && block_dead(block * SCAN_BLOCK, live, range);
-    bool last =
-        scan_blocks_run(item, output, block_sums, sums, ticket, range, threadIdx.x, block, dead);
+    bool last = scan_blocks_run(item, output, block_sums, sums, ticket, range, threadIdx.x,
+                                blockIdx.x + blockIdx.y * gridDim.x);
     if (last && threadIdx.x == 0u) {
         count_phase(range.pad, sums, counters, launches, clock, params);
     }

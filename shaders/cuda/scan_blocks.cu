@@ -14,5 +14,5 @@ extern "C" __global__ void scan_blocks(
     ItemRange range) {
     await_previous_launches();
     scan_blocks_run([&](u32 k) { return input[k]; }, output, block_sums, sums, ticket, range,
-                    threadIdx.x, blockIdx.x + blockIdx.y * gridDim.x, false);
+                    threadIdx.x, blockIdx.x + blockIdx.y * gridDim.x);
 }

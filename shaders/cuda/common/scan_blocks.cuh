@@ -18,9 +18,6 @@
 // and parts are stored, then __threadfence() orders them before the ticket's atomicAdd; the
 // last block fences again and reads them with volatile loads (from L2, not a stale L1 line).
 // The last block resets the ticket to 0, so a prepared scan can run again.
-//
-// A block the caller knows to hold zeros only (`dead`, the same in all its threads) reads no
-// items and scans nothing: its outputs, its total and the parts in it are 0 (as the WGSL twin).
 
 // Threads of a scan block (the runtime launches the blocks of a kernel as wide as its WGSL
 // twin's @workgroup_size) and the items each scans.
@@ -78,9 +75,8 @@ __shared__ u32 tile[TILE_WORDS];
 __shared__ u32 thread_sums[SCAN_THREADS];
 __shared__ u32 is_last;
 
-// Block `block` of the scan, by its thread `lid` (`dead`: every item of the block is known to
-// be 0); true in the last block, after the block offsets, the parts and the total are stored
-// and visible to the whole block.
+// Block `block` of the scan, by its thread `lid`; true in the last block, after the block
+// offsets, the parts and the total are stored and visible to the whole block.
 template <typename Item>
 __device__ bool scan_blocks_run(
     Item item,
@@ -90,8 +86,7 @@ __device__ bool scan_blocks_run(
     u32* ticket,
     ItemRange range,
     u32 lid,
-    u32 block,
-    bool dead) {
+    u32 block) {
     u32 n = range.count;
     u32 stride = range.color;
     // ceil(n / SCAN_BLOCK) without overflow, at least one block (n = 0 writes sums[0] = 0).
@@ -101,20 +96,17 @@ __device__ bool scan_blocks_run(
         return false;
     }
     u32 base = block * SCAN_BLOCK;
-    u32 block_total = 0u;
-    if (!dead) {
-        // Coalesced: thread t moves items t, t + 256, ...; the scan reads 4 consecutive ones.
-        for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
-            u32 i = k * SCAN_THREADS + lid;
-            tile[slot(i)] = i < n - base ? item(base + i) : 0u;
-        }
-        __syncthreads();
-        block_total = scan_tile(tile, thread_sums, lid);
+    // Coalesced: thread t moves items t, t + 256, ...; the scan reads 4 consecutive ones.
+    for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
+        u32 i = k * SCAN_THREADS + lid;
+        tile[slot(i)] = i < n - base ? item(base + i) : 0u;
     }
+    __syncthreads();
+    u32 block_total = scan_tile(tile, thread_sums, lid);
     for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
         u32 i = k * SCAN_THREADS + lid;
         if (i < n - base) {
-            output[base + i] = dead ? 0u : tile[slot(i)];
+            output[base + i] = tile[slot(i)];
         }
     }
     // The parts whose items k s lie in this block, a thread each, apart from the stores above
@@ -124,7 +116,7 @@ __device__ bool scan_blocks_run(
         u32 first_item = max(base, 1u);
         u32 first_part = first_item / stride + (first_item % stride == 0u ? 0u : 1u);
         for (u32 k = first_part + lid; k <= last_item / stride; k = k + SCAN_THREADS) {
-            *(volatile u32*)(sums + k) = dead ? 0u : tile[slot(k * stride - base)];
+            *(volatile u32*)(sums + k) = tile[slot(k * stride - base)];
         }
     }
     // Every thread's parts before thread 0's release below.
