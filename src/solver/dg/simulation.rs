@@ -23,10 +23,9 @@
 //! the collection [`COLLECTION`]. A run times its setup, its stepping and its outputs apart
 //! ([`RunSummary`]).
 
-use super::amr::driver::{device_capacity, DeviceAdaptation};
+use super::amr::driver::{build_kernels_ahead, device_capacity, DeviceAdaptation};
 use super::amr::gpu::{
-    build_kernels_ahead, slots_needed, AdaptDecision, PhaseSeconds, Smoothed, TreeCapacity,
-    TreeWords,
+    slots_needed, AdaptDecision, PhaseSeconds, Smoothed, TreeCapacity, TreeWords,
 };
 use super::amr::locality::{self, MortonFrame};
 use super::amr::reorder::ReorderPolicy;

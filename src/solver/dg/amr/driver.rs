@@ -4,14 +4,15 @@
 //! hands its coefficients over at every adaptation.
 
 use super::gpu::{
-    GpuAdaptOptions, GpuAdaptation, PhaseSeconds, Smoothed, TreeCapacity, CLOCK_WORDS,
+    self, GpuAdaptOptions, GpuAdaptation, PhaseSeconds, Smoothed, TreeCapacity, CLOCK_WORDS,
 };
 use super::indicator::{flags, gather, indicator, jumps, scatter, IndicatorField};
 use super::projection::Projection;
-use super::reorder::{far_fraction, GpuReorder, MortonFrame, ReorderPolicy};
+use super::reorder::{self, far_fraction, GpuReorder, MortonFrame, ReorderPolicy};
 use super::tree::{AdaptCounts, AdaptiveMesh, Compaction, Face, NONE};
 use crate::error::{Error, Result};
-use crate::runtime::DeviceTimer;
+use crate::runtime::scan::PrefixSum;
+use crate::runtime::{DeviceTimer, Runtime};
 use crate::solver::dg::basis::BasisTables;
 use crate::solver::dg::gpu::{Capacity, GpuDg};
 use crate::solver::dg::mesh::{element_geometry, DgMesh, EdgeInfo};
@@ -229,6 +230,28 @@ pub fn device_capacity(n: usize) -> Capacity {
         elements,
         edges: 3 * elements,
     }
+}
+
+/// Build the kernels of the device adaptation of order `p` on a solver of `ne` element slots
+/// with `compaction`, the prefix sums' and, with `reorder`, the Morton reorder's, into `rt`'s
+/// kernel cache ([`Runtime::kernel_list`], in parallel), so that the first
+/// [`GpuAdaptation::new`] and [`GpuReorder::new`] find them there: an adaptive
+/// run builds them while it builds its solver ([`crate::solver::dg::Simulation::new`]) instead
+/// of at its first adaptation.
+pub fn build_kernels_ahead(
+    rt: &Runtime,
+    p: usize,
+    ne: usize,
+    compaction: Compaction,
+    reorder: bool,
+) -> Result<()> {
+    let np = (p + 1) * (p + 2) / 2;
+    let mut specs = gpu::kernel_specs(np, ne, compaction);
+    specs.extend(PrefixSum::kernel_specs());
+    if reorder {
+        specs.extend(reorder::kernel_specs(np, ne));
+    }
+    rt.kernel_list(&specs).map(|_| ())
 }
 
 /// What a device adaptation did.

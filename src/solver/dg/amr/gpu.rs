@@ -393,7 +393,7 @@ impl LaunchTally {
 /// The adaptation's kernels (stem and constants) for `np` modes, `ne` slots and `compaction`,
 /// in the order [`GpuAdaptation::new`] binds them: GK19's compaction's two last (none in
 /// order, so a run in order compiles nothing it does not launch).
-fn kernel_specs(np: usize, ne: usize, compaction: Compaction) -> Vec<OwnedKernelSpec> {
+pub(super) fn kernel_specs(np: usize, ne: usize, compaction: Compaction) -> Vec<OwnedKernelSpec> {
     let (np, ne) = (np as f64, ne as f64);
     let in_order = (
         "IN_ORDER",
@@ -438,28 +438,6 @@ fn kernel_specs(np: usize, ne: usize, compaction: Compaction) -> Vec<OwnedKernel
         ]);
     }
     specs
-}
-
-/// Build the kernels of the device adaptation of order `p` on a solver of `ne` element slots
-/// with `compaction`, the prefix sums' and, with `reorder`, the Morton reorder's, into `rt`'s
-/// kernel cache ([`Runtime::kernel_list`], in parallel), so that the first
-/// [`GpuAdaptation::new`] and [`super::reorder::GpuReorder::new`] find them there: an adaptive
-/// run builds them while it builds its solver ([`crate::solver::dg::Simulation::new`]) instead
-/// of at its first adaptation.
-pub fn build_kernels_ahead(
-    rt: &Runtime,
-    p: usize,
-    ne: usize,
-    compaction: Compaction,
-    reorder: bool,
-) -> Result<()> {
-    let np = (p + 1) * (p + 2) / 2;
-    let mut specs = kernel_specs(np, ne, compaction);
-    specs.extend(PrefixSum::kernel_specs());
-    if reorder {
-        specs.extend(super::reorder::kernel_specs(np, ne));
-    }
-    rt.kernel_list(&specs).map(|_| ())
 }
 
 impl GpuAdaptation {
