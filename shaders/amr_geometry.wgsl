@@ -30,12 +30,21 @@
 // there is no compaction scan: slot i < n takes the element amr_refine staged there (its id in
 // compaction_scan, its coefficients in register STAGING) and writes its own slot; n and the
 // edge ids in use are computed here from the counts of amr_scan 0 (amr_scan 2 stores them).
+// The launch then has FIELD_THREADS more threads per slot (range.count = (1 + FIELD_THREADS) NE):
+// thread (1 + f) NE + i moves field f of slot i's coefficients (its NP rows, high and low words)
+// from register STAGING, or clears its low words past n, so that the slot's own thread keeps only
+// the geometry and the face marks. At 33k elements the launch fills under half the GPU and
+// waits on each thread's chain of instructions (BENCHMARKS.md, session 28): the moves are taken
+// out of that chain.
 
 override NP: u32 = 1u;
 // 1 with the compaction in order; STAGING: the register where amr_refine staged the elements
 // in their new slots (GpuDg::STAGING_REGISTER).
 override IN_ORDER: u32 = 0u;
 override STAGING: u32 = 1u;
+// The field threads per slot with the compaction in order (the 4 conserved fields;
+// GEOMETRY_FIELD_THREADS in src/solver/dg/amr/gpu.rs).
+const FIELD_THREADS: u32 = 4u;
 
 @group(0) @binding(0) var<storage, read_write> slots: array<u32>;
 @group(0) @binding(1) var<storage, read> vertices: array<vec2<f32>>;
@@ -110,12 +119,30 @@ fn element_geometry(i: u32, id: u32, edge_ids: u32) {
     }
 }
 
+// With the compaction in order, field f of slot i: the element amr_refine staged in new slot
+// i < n moves there, its NP rows of field f, high and low words; past n the low words are
+// cleared, as the other per-slot arrays.
+fn move_field(i: u32, f: u32, new_active: u32) {
+    let staged = STAGING * 4u * NP * range.capacity;
+    // #unroll
+    for (var k = 0u; k < NP; k = k + 1u) {
+        let row = (f * NP + k) * range.capacity + i;
+        if (i < new_active) {
+            regs[row] = regs[staged + row];
+            regs_lo[row] = regs_lo[staged + row];
+        } else {
+            regs_lo[row] = 0.0;
+        }
+    }
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = linear_index(gid, nwg);
-    if (i >= range.count) {
+    let t = linear_index(gid, nwg);
+    if (t >= range.count) {
         return;
     }
+    let i = t % range.capacity;
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
     // with the kernel's first loads, not before them).
     let runs = counters[C_DECISION] == ADAPT_RUNS;
@@ -125,27 +152,28 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (!runs) {
         return;
     }
-    neighbors[i] = vec4<u32>(NONE, NONE, NONE, 0u);
-    neighbors[range.capacity + i] = vec4<u32>(NONE);
     if (IN_ORDER != 0u) {
         // amr_scan 2 settles the counts after this launch: the new count and edge ids here.
         let refines = counters[C_REFINES];
         let clusters = counters[C_CLUSTERS];
         new_active = compaction_bounds(counters[C_ACTIVE], clusters, refines).x;
+        if (t >= range.capacity) {
+            move_field(i, t / range.capacity - 1u, new_active);
+            return;
+        }
         edge_ids = settled_edge_ids(edge_ids, counters[C_SPLITS],
                                     counters[C_RINGS + 3u] + counters[C_SPLIT_FREES], refines,
                                     counters[C_RINGS + 5u] + clusters);
+    }
+    neighbors[i] = vec4<u32>(NONE, NONE, NONE, 0u);
+    neighbors[range.capacity + i] = vec4<u32>(NONE);
+    if (IN_ORDER != 0u) {
         if (i < new_active) {
-            // The element amr_refine staged in new slot i moves there.
+            // The element amr_refine staged in new slot i moves there (its coefficients by
+            // the field threads).
             let id = compaction_scan[i];
             slots[i] = id;
             element_tree[id].w = i;
-            let staged = STAGING * 4u * NP * range.capacity;
-            // #unroll
-            for (var j = 0u; j < 4u * NP; j = j + 1u) {
-                regs[j * range.capacity + i] = regs[staged + j * range.capacity + i];
-                regs_lo[j * range.capacity + i] = regs_lo[staged + j * range.capacity + i];
-            }
             element_geometry(i, id, edge_ids);
             return;
         }
@@ -168,8 +196,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
         element_geometry(to, id, edge_ids);
     }
-    for (var j = 0u; j < 4u * NP; j = j + 1u) {
-        regs_lo[j * range.capacity + i] = 0.0;
+    if (IN_ORDER == 0u) {
+        for (var j = 0u; j < 4u * NP; j = j + 1u) {
+            regs_lo[j * range.capacity + i] = 0.0;
+        }
     }
     inv_jac[i] = vec4<f32>(0.0);
     inv_det[i] = 0.0;

@@ -12,15 +12,21 @@
 // centre one) take the ring's k-th element block or new ids; C0 takes the parent's slot, C1..C3
 // holes 3k .. 3k + 2 left by coarsening, then new slots past the active ones. Child c gets c^c_k =
 // sum_m W^c_km c^P_m (exact), computed after the workgroup's refinements by all its threads, a
-// coefficient each, from the parent's coefficients copied to the scratch register. Side s of the
-// parent is split: its halves go to children s and s + 1 (in the order the parent walks it); the
+// coefficient each, from the parent's coefficients (copied to the scratch register first with
+// GK19's compaction, whose children overwrite the parent's slot). Side s of the parent is split:
+// its halves go to children s and s + 1 (in the order the parent walks it); the
 // interior edges (side s of corner child s + 2 and of the centre child) take the ring's k-th
 // interior block or new ids, with the color of parent side s.
 // With the compaction in order (IN_ORDER) the launch also places every element in its new slot,
 // which amr_geometry then moves it to: a refined element's children, and over the other slots
 // the element that stays (or the parent that coarsening put in its first child's slot), staged
 // in order, the elements from slot i at placed_at(i) onwards; amr_scan 2 then adds the freed
-// blocks to the rings' lengths (there is no amr_scan 1).
+// blocks to the rings' lengths (there is no amr_scan 1). The launch then has FIELD_THREADS more
+// threads per slot (range.count = (1 + FIELD_THREADS) NE): thread (1 + f) NE + i stages field f
+// of the element that stays in slot i (its NP rows, high and low words), so that the slot's own
+// thread keeps the refinement, or the staged id, alone (the launch fills under half the GPU and
+// waits on its threads' chains: BENCHMARKS.md, session 28). Register 0 is not written then, so
+// the projection reads the parents there, and no scratch copy is made.
 
 override NP: u32 = 3u;
 // The solver's scratch register (GpuDg::SCRATCH_REGISTER: the limiter's, free between steps),
@@ -32,6 +38,9 @@ override SCRATCH: u32 = 4u;
 // ids in `placed`.
 override IN_ORDER: u32 = 0u;
 override STAGING: u32 = 1u;
+// The field threads per slot with the compaction in order (FIELD_THREADS in
+// src/solver/dg/amr/gpu.rs).
+const FIELD_THREADS: u32 = 4u;
 
 @group(0) @binding(0) var<storage, read_write> slots: array<u32>;
 @group(0) @binding(1) var<storage, read_write> element_tree: array<vec4<u32>>;
@@ -83,16 +92,22 @@ fn vacated(i: u32) -> bool {
     return number(3u * range.capacity + i + 1u) != number(3u * range.capacity + i);
 }
 
-// With the compaction in order: the element in slot i, which stays (or is the parent that
-// coarsening put there), staged in new slot j with its coefficients.
-fn stage(i: u32, j: u32) {
-    placed[j] = slots[i];
+// With the compaction in order: field f of the element in slot i, which stays (or is the
+// parent that coarsening put there), staged in new slot j (its id by the slot's own thread).
+fn stage_field(i: u32, j: u32, f: u32) {
     let staged = STAGING * 4u * NP * range.capacity;
     // #unroll
-    for (var k = 0u; k < 4u * NP; k = k + 1u) {
-        regs[staged + k * range.capacity + j] = regs[k * range.capacity + i];
-        regs_lo[staged + k * range.capacity + j] = regs_lo[k * range.capacity + i];
+    for (var k = 0u; k < NP; k = k + 1u) {
+        let row = (f * NP + k) * range.capacity;
+        regs[staged + row + j] = regs[row + i];
+        regs_lo[staged + row + j] = regs_lo[row + i];
     }
+}
+
+// The register the projection reads the parents from: register 0 with the compaction in order
+// (this launch writes only the stage register), else the parents' copies in SCRATCH.
+fn parent_register() -> u32 {
+    return select(SCRATCH, 0u, IN_ORDER != 0u);
 }
 
 // Length of ring r with the blocks this adaptation's coarsening freed into it (the clusters'
@@ -147,7 +162,8 @@ fn halves(e: u32, side: u32) -> u32 {
 }
 
 // Refine the element in slot i (flagged +1, num_active elements): its children, their edges
-// and vertices, and its coefficients copied to the scratch register for the projection; the
+// and vertices, and with GK19's compaction its coefficients copied to the scratch register for
+// the projection; the
 // job for the projection: the parent's slot (child 0's) and the slots of children 1..3, or in
 // order the parent's slot and from job.y on the children's staged slots (written to `placed`).
 fn refine(i: u32, num_active: u32) -> vec4<u32> {
@@ -177,9 +193,11 @@ fn refine(i: u32, num_active: u32) -> vec4<u32> {
             }
         }
     }
-    // #unroll
-    for (var j = 0u; j < 4u * NP; j = j + 1u) {
-        regs[(SCRATCH * 4u * NP + j) * range.capacity + i] = regs[j * range.capacity + i];
+    if (IN_ORDER == 0u) {
+        // #unroll
+        for (var j = 0u; j < 4u * NP; j = j + 1u) {
+            regs[(SCRATCH * 4u * NP + j) * range.capacity + i] = regs[j * range.capacity + i];
+        }
     }
     let v0 = vertices[3u * id];
     let v1 = vertices[3u * id + 1u];
@@ -251,18 +269,19 @@ fn refine(i: u32, num_active: u32) -> vec4<u32> {
 }
 
 // Coefficient kk of child c of `job`: c^c_kk = sum_m W^c_{kk m} c^P_m (exact for the
-// polynomials of the parent; the sum over m in order), from the parent's copy in the scratch
-// register; its low words zero (the projection is in the high words). It goes to slot job[c],
+// polynomials of the parent; the sum over m in order), from the parent in parent_register();
+// its low words zero (the projection is in the high words). It goes to slot job[c],
 // or with the compaction in order to staged slot job.y + c.
 fn project(job: vec4<u32>, c: u32, kk: u32) {
     var u = vec4<f32>(0.0);
+    let parent_rows = parent_register() * 4u * NP;
     // #unroll
     for (var m = 0u; m < NP; m = m + 1u) {
         let parent = vec4<f32>(
-            regs[(SCRATCH * 4u * NP + 0u * NP + m) * range.capacity + job.x],
-            regs[(SCRATCH * 4u * NP + 1u * NP + m) * range.capacity + job.x],
-            regs[(SCRATCH * 4u * NP + 2u * NP + m) * range.capacity + job.x],
-            regs[(SCRATCH * 4u * NP + 3u * NP + m) * range.capacity + job.x],
+            regs[(parent_rows + 0u * NP + m) * range.capacity + job.x],
+            regs[(parent_rows + 1u * NP + m) * range.capacity + job.x],
+            regs[(parent_rows + 2u * NP + m) * range.capacity + job.x],
+            regs[(parent_rows + 3u * NP + m) * range.capacity + job.x],
         );
         u = u + weights[(c * NP + kk) * NP + m] * parent;
     }
@@ -292,19 +311,27 @@ fn main(
         atomicStore(&job_count, 0u);
     }
     workgroupBarrier();
-    let i = linear_index(gid, nwg);
+    let t = linear_index(gid, nwg);
+    let i = t % range.capacity;
+    // 0: the slot's own thread; 1 + f: its field f (in order).
+    let field = t / range.capacity;
     let num_active = counters[C_ACTIVE];
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
     // with the active count, not before it).
     let runs = counters[C_DECISION] == ADAPT_RUNS;
-    if (runs && i < min(range.count, num_active)) {
-        if (flags[i] > 0) {
-            jobs[atomicAdd(&job_count, 1u)] = refine(i, num_active);
-        } else if (IN_ORDER != 0u && !vacated(i)) {
-            stage(i, placed_at(i));
+    if (runs && t < range.count && i < num_active) {
+        if (field == 0u) {
+            if (flags[i] > 0) {
+                jobs[atomicAdd(&job_count, 1u)] = refine(i, num_active);
+            } else if (IN_ORDER != 0u && !vacated(i)) {
+                placed[placed_at(i)] = slots[i];
+            }
+        } else if (flags[i] <= 0 && !vacated(i)) {
+            stage_field(i, placed_at(i), field - 1u);
         }
     }
-    // The parents' copies in the scratch register and the jobs, seen by the whole workgroup.
+    // The jobs (and with GK19's compaction the parents' copies in the scratch register), seen
+    // by the whole workgroup.
     storageBarrier();
     workgroupBarrier();
     let items = 4u * NP * atomicLoad(&job_count);

@@ -30,6 +30,10 @@
 // there is no compaction scan: slot i < n takes the element amr_refine staged there (its id in
 // compaction_scan, its coefficients in register STAGING) and writes its own slot; n and the
 // edge ids in use are computed here from the counts of amr_scan 0 (amr_scan 2 stores them).
+// The launch then has 4 more threads per slot (range.count = 5 NE, as the WGSL twin's
+// FIELD_THREADS): thread (1 + f) NE + i moves field f of slot i's coefficients from register
+// STAGING, or clears its low words past n, so that the slot's own thread keeps only the geometry
+// and the face marks.
 //
 // The WGSL override constants are preprocessor defines here (the host passes -D values); the
 // capacity NE is the module constant of common/dispatch.cuh (WGSL: range.capacity).
@@ -117,6 +121,24 @@ __device__ void element_geometry(
     }
 }
 
+// With the compaction in order, field f of slot i (as the WGSL twin): the element amr_refine
+// staged in new slot i < n moves there, its NP rows of field f, high and low words; past n the
+// low words are cleared.
+__device__ __forceinline__ void move_field(u32 i, u32 f, u32 new_active, float* regs,
+                                           float* regs_lo) {
+    u32 staged = STAGING * 4u * NP * NE;
+#pragma unroll
+    for (u32 k = 0u; k < NP; k = k + 1u) {
+        u32 row = (f * NP + k) * NE + i;
+        if (i < new_active) {
+            regs[row] = regs[staged + row];
+            regs_lo[row] = regs_lo[staged + row];
+        } else {
+            regs_lo[row] = 0.0f;
+        }
+    }
+}
+
 extern "C" __global__ void amr_geometry(
     u32* slots,
     const float2* __restrict__ vertices,
@@ -138,10 +160,11 @@ extern "C" __global__ void amr_geometry(
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
-    u32 i = linear_index();
-    if (i >= range.count) {
+    u32 t = linear_index();
+    if (t >= range.count) {
         return;
     }
+    u32 i = t % NE;
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
     // with the kernel's first loads, not before them).
     bool runs = counters[C_DECISION] == ADAPT_RUNS;
@@ -151,27 +174,29 @@ extern "C" __global__ void amr_geometry(
     if (!runs) {
         return;
     }
-    neighbors[i] = make_uint4(NONE, NONE, NONE, 0u);
-    neighbors[NE + i] = make_uint4(NONE, NONE, NONE, NONE);
     u32 colors = 2u * params.base_colors;
     if (IN_ORDER != 0u) {
         // amr_scan 2 settles the counts after this launch: the new count and edge ids here.
         u32 refines = counters[C_REFINES];
         u32 clusters = counters[C_CLUSTERS];
         new_active = compaction_bounds(counters[C_ACTIVE], clusters, refines).x;
+        if (t >= NE) {
+            move_field(i, t / NE - 1u, new_active, regs, regs_lo);
+            return;
+        }
         edge_ids = settled_edge_ids(edge_ids, counters[C_SPLITS],
                                     counters[C_RINGS + 3u] + counters[C_SPLIT_FREES], refines,
                                     counters[C_RINGS + 5u] + clusters);
+    }
+    neighbors[i] = make_uint4(NONE, NONE, NONE, 0u);
+    neighbors[NE + i] = make_uint4(NONE, NONE, NONE, NONE);
+    if (IN_ORDER != 0u) {
         if (i < new_active) {
-            // The element amr_refine staged in new slot i moves there.
+            // The element amr_refine staged in new slot i moves there (its coefficients by
+            // the field threads).
             u32 id = compaction_scan[i];
             slots[i] = id;
             element_tree[id].w = i;
-            u32 staged = STAGING * 4u * NP * NE;
-            for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
-                regs[j * NE + i] = regs[staged + j * NE + i];
-                regs_lo[j * NE + i] = regs_lo[staged + j * NE + i];
-            }
             element_geometry(i, id, vertices, inv_jac, inv_det, heights, edge_ids, element_edges,
                              edge_tree, edge_sides, items, colors);
             return;
@@ -196,8 +221,10 @@ extern "C" __global__ void amr_geometry(
         element_geometry(to, id, vertices, inv_jac, inv_det, heights, edge_ids, element_edges,
                          edge_tree, edge_sides, items, colors);
     }
-    for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
-        regs_lo[j * NE + i] = 0.0f;
+    if (IN_ORDER == 0u) {
+        for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
+            regs_lo[j * NE + i] = 0.0f;
+        }
     }
     inv_jac[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     inv_det[i] = 0.0f;

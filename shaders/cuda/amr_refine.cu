@@ -13,15 +13,19 @@
 // one) take the ring's k-th element block or new ids; C0 takes the parent's slot, C1..C3 holes
 // 3k .. 3k + 2 left by coarsening, then new slots past the active ones. Child c gets
 // c^c_k = sum_m W^c_km c^P_m (exact), computed after the block's refinements by all its
-// threads, a coefficient each, from the parent's coefficients copied to the scratch register.
-// Side s of the parent is split: its halves go to children s and s + 1 (in the order the
+// threads, a coefficient each, from the parent's coefficients (copied to the scratch register
+// first with GK19's compaction, whose children overwrite the parent's slot). Side s of the parent is split: its halves go to children s and s + 1 (in the order the
 // parent walks it); the interior edges (side s of corner child s + 2 and of the centre child)
 // take the ring's k-th interior block or new ids, with the color of parent side s.
 // With the compaction in order (IN_ORDER) the launch also places every element in its new slot,
 // which amr_geometry then moves it to: a refined element's children, and over the other slots
 // the element that stays (or the parent that coarsening put in its first child's slot), staged
 // in order, the elements from slot i at placed_at(i) onwards; amr_scan 2 then adds the freed
-// blocks to the rings' lengths (there is no amr_scan 1).
+// blocks to the rings' lengths (there is no amr_scan 1). The launch then has 4 more threads per
+// slot (range.count = 5 NE, as the WGSL twin's FIELD_THREADS): thread (1 + f) NE + i stages
+// field f of the element that stays in slot i, so that the slot's own thread keeps the
+// refinement, or the staged id, alone. Register 0 is not written then, so the projection reads
+// the parents there, and no scratch copy is made.
 //
 // The WGSL override constants are preprocessor defines here (the host passes -D values); the
 // capacity NE is the module constant of common/dispatch.cuh (WGSL: range.capacity).
@@ -73,18 +77,21 @@ __device__ __forceinline__ bool vacated(u32 i, const u32* marks_scan, const u32*
            number(3u * NE + i, marks_scan, block_offsets);
 }
 
-// With the compaction in order: the element in slot i, which stays (or is the parent that
-// coarsening put there), staged in new slot j with its coefficients.
-__device__ __forceinline__ void stage(
-    u32 i, u32 j, const u32* slots, float* regs, float* regs_lo, u32* placed) {
-    placed[j] = slots[i];
+// With the compaction in order: field f of the element in slot i, which stays (or is the
+// parent that coarsening put there), staged in new slot j (its id by the slot's own thread).
+__device__ __forceinline__ void stage_field(u32 i, u32 j, u32 f, float* regs, float* regs_lo) {
     u32 staged = STAGING * 4u * NP * NE;
 #pragma unroll
-    for (u32 k = 0u; k < 4u * NP; k = k + 1u) {
-        regs[staged + k * NE + j] = regs[k * NE + i];
-        regs_lo[staged + k * NE + j] = regs_lo[k * NE + i];
+    for (u32 k = 0u; k < NP; k = k + 1u) {
+        u32 row = (f * NP + k) * NE;
+        regs[staged + row + j] = regs[row + i];
+        regs_lo[staged + row + j] = regs_lo[row + i];
     }
 }
+
+// The register the projection reads the parents from: register 0 with the compaction in order
+// (this launch writes only the stage register), else the parents' copies in SCRATCH.
+#define PARENT_REGISTER (IN_ORDER != 0u ? 0u : SCRATCH)
 
 // Block number k of ring r (width ids each) or a new one past `next`.
 __device__ __forceinline__ u32 block(
@@ -189,8 +196,10 @@ __device__ uint4 refine(
             }
         }
     }
-    for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
-        regs[(SCRATCH * 4u * NP + j) * NE + i] = regs[j * NE + i];
+    if (IN_ORDER == 0u) {
+        for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
+            regs[(SCRATCH * 4u * NP + j) * NE + i] = regs[j * NE + i];
+        }
     }
     float2 v0 = vertices[3u * id];
     float2 v1 = vertices[3u * id + 1u];
@@ -259,8 +268,8 @@ __device__ uint4 refine(
 }
 
 // Coefficient kk of child c of `job`: c^c_kk = sum_m W^c_{kk m} c^P_m (exact for the
-// polynomials of the parent; the sum over m in order), from the parent's copy in the scratch
-// register; its low words zero (the projection is in the high words). It goes to slot job[c],
+// polynomials of the parent; the sum over m in order), from the parent in PARENT_REGISTER;
+// its low words zero (the projection is in the high words). It goes to slot job[c],
 // or with the compaction in order to staged slot job.y + c.
 __device__ void project(
     uint4 job,
@@ -273,10 +282,10 @@ __device__ void project(
 #pragma unroll
     for (u32 m = 0u; m < NP; m = m + 1u) {
         float4 parent = make_float4(
-            regs[(SCRATCH * 4u * NP + 0u * NP + m) * NE + job.x],
-            regs[(SCRATCH * 4u * NP + 1u * NP + m) * NE + job.x],
-            regs[(SCRATCH * 4u * NP + 2u * NP + m) * NE + job.x],
-            regs[(SCRATCH * 4u * NP + 3u * NP + m) * NE + job.x]);
+            regs[(PARENT_REGISTER * 4u * NP + 0u * NP + m) * NE + job.x],
+            regs[(PARENT_REGISTER * 4u * NP + 1u * NP + m) * NE + job.x],
+            regs[(PARENT_REGISTER * 4u * NP + 2u * NP + m) * NE + job.x],
+            regs[(PARENT_REGISTER * 4u * NP + 3u * NP + m) * NE + job.x]);
         u = u + weights[(c * NP + kk) * NP + m] * parent;
     }
     u32 to = IN_ORDER != 0u ? job.y + c : at(job, c);
@@ -322,22 +331,30 @@ extern "C" __global__ void amr_refine(
         job_count = 0u;
     }
     __syncthreads();
-    u32 i = linear_index();
+    u32 t = linear_index();
+    u32 i = t % NE;
+    // 0: the slot's own thread; 1 + f: its field f (in order).
+    u32 field = t / NE;
     u32 num_active = counters[C_ACTIVE];
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
     // with the active count, not before it).
     bool runs = counters[C_DECISION] == ADAPT_RUNS;
-    if (runs && i < min(range.count, num_active)) {
-        if (flags[i] > 0) {
-            jobs[atomicAdd(&job_count, 1u)] =
-                refine(i, num_active, slots, element_tree, element_edges, vertices, edge_tree,
-                       edge_sides, marks_scan, rings, counters, holes, regs, block_offsets,
-                       split_sides, placed, params);
-        } else if (IN_ORDER != 0u && !vacated(i, marks_scan, block_offsets)) {
-            stage(i, placed_at(i, marks_scan, block_offsets), slots, regs, regs_lo, placed);
+    if (runs && t < range.count && i < num_active) {
+        if (field == 0u) {
+            if (flags[i] > 0) {
+                jobs[atomicAdd(&job_count, 1u)] =
+                    refine(i, num_active, slots, element_tree, element_edges, vertices,
+                           edge_tree, edge_sides, marks_scan, rings, counters, holes, regs,
+                           block_offsets, split_sides, placed, params);
+            } else if (IN_ORDER != 0u && !vacated(i, marks_scan, block_offsets)) {
+                placed[placed_at(i, marks_scan, block_offsets)] = slots[i];
+            }
+        } else if (flags[i] <= 0 && !vacated(i, marks_scan, block_offsets)) {
+            stage_field(i, placed_at(i, marks_scan, block_offsets), field - 1u, regs, regs_lo);
         }
     }
-    // The parents' copies in the scratch register and the jobs, seen by the whole block.
+    // The jobs (and with GK19's compaction the parents' copies in the scratch register), seen
+    // by the whole block.
     __syncthreads();
     u32 items = 4u * NP * job_count;
     for (u32 t = threadIdx.x; t < items; t = t + WORKGROUP_SIZE) {

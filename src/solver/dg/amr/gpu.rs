@@ -144,6 +144,11 @@ impl AdaptDecision {
     }
 }
 
+/// Threads per slot that `amr_refine` and `amr_geometry` add with the compaction in order, each
+/// staging or moving one conserved field's coefficients (their FIELD_THREADS): the slot's own
+/// thread keeps a shorter chain.
+const FIELD_THREADS: usize = 4;
+
 /// Most face colors the counters hold (2K for K base colors).
 const MAX_COLORS: usize = counter::SIDE_UNITS - counter::COLOR_OFFSETS - 1;
 
@@ -777,9 +782,12 @@ impl GpuAdaptation {
         ]
         .to_vec();
         refine_args.push(prm.clone());
+        // In order, the coefficients' staging and moves have threads of their own, one per
+        // field and slot, in amr_refine and amr_geometry.
+        let slot_threads = (ne * (1 + usize::from(in_order) * FIELD_THREADS)) as u32;
         adapt
             .segment("refine")
-            .launch(&refine_kernel, &refine_args, ItemRange::all(ne as u32));
+            .launch(&refine_kernel, &refine_args, ItemRange::all(slot_threads));
         tally.count("refine", &adapt);
 
         // GK19's compaction: its marks scanned (amr_scan 1 computes them as it reads them) and
@@ -832,7 +840,7 @@ impl GpuAdaptation {
         adapt.segment("connectivity").launch(
             &geometry_kernel,
             &geometry_args,
-            ItemRange::all(ne as u32),
+            ItemRange::all(slot_threads),
         );
         scan_phase(&mut adapt, 2, &face_sum, face_items)?;
         let mut faces_args = args![
