@@ -10,6 +10,12 @@
 // the other three slots become holes 3k .. 3k + 2, and the element block, the
 // interior edges and the freed split blocks join the tails of their rings in cluster order.
 // The halves of a kept side (the children's edges there) lose their elements on this side.
+// The cluster's thread does the element tree, the slots and the element and interior blocks;
+// the workgroup's threads then share out child 0's copy to the scratch register (a row each)
+// and the parent's sides (one each: freeing or keeping the halves, the freed ones' ring places
+// from the scan's third part and the freed sides before them), then the projection. At 33k
+// elements the launch fills under half the GPU and waits on its cluster threads' chains
+// (BENCHMARKS.md, session 28): these are taken out of them.
 
 override NP: u32 = 3u;
 // The solver's scratch register (GpuDg::SCRATCH_REGISTER: the limiter's, free between steps),
@@ -37,9 +43,12 @@ override SCRATCH: u32 = 4u;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
-// The workgroup's clusters (coarsen's jobs), whose parents' coefficients its threads then
-// project together, one coefficient each, as amr_refine projects its children.
+// The workgroup's clusters (coarsen's jobs): the children's slots, whose parents' coefficients
+// its threads then project together, one coefficient each, as amr_refine projects its
+// children; and per cluster its parent, element block, freed-side mask and first freed split
+// block's ring place, for the sides.
 var<workgroup> jobs: array<vec4<u32>, WORKGROUP_SIZE>;
+var<workgroup> side_jobs: array<vec4<u32>, WORKGROUP_SIZE>;
 var<workgroup> job_count: atomic<u32>;
 
 // Number i of the scan amr_scan ran: its block's prefix plus the block's offset.
@@ -51,10 +60,11 @@ fn is_cluster(i: u32) -> bool {
     return i < counters[C_ACTIVE] && marks[i] == 1u;
 }
 
-// Coarsen the cluster whose first child is in slot i: the tree work, and child 0's
-// coefficients copied to the scratch register for the projection; the job for the projection:
-// the children's slots (the parent takes child 0's).
-fn coarsen(i: u32) -> vec4<u32> {
+// Coarsen the cluster whose first child is in slot i, job `slot` of the workgroup: the
+// element tree, the slots and holes, the element and interior blocks, and its side job
+// (side_jobs[slot]); returns the job for the projection: the children's slots (the parent
+// takes child 0's).
+fn coarsen(i: u32, slot: u32) -> vec4<u32> {
     let k = number(i);
     let parent = element_tree[slots[i]].y;
     let block = element_tree[parent].z;
@@ -62,11 +72,6 @@ fn coarsen(i: u32) -> vec4<u32> {
     // #unroll
     for (var c = 0u; c < 4u; c = c + 1u) {
         pos[c] = element_tree[block + c].w;
-    }
-    // Child 0's coefficients to the scratch register: the parent takes its slot.
-    // #unroll
-    for (var j = 0u; j < 4u * NP; j = j + 1u) {
-        regs[(SCRATCH * 4u * NP + j) * range.capacity + pos[0]] = regs[j * range.capacity + pos[0]];
     }
     slots[pos[0]] = parent;
     // #unroll
@@ -86,30 +91,36 @@ fn coarsen(i: u32) -> vec4<u32> {
         edge_tree[e].x = edge_tree[e].x & ~EDGE_ALIVE;
     }
     rings[ring_index(params, 2u, counters[C_RINGS + 4u], counters[C_RINGS + 5u] + k)] = interior;
-    let mask = work[i];
-    var freed = number(2u * range.capacity + i) - number(2u * range.capacity);
-    for (var s = 0u; s < 3u; s = s + 1u) {
-        let e = element_edges[parent][s];
-        if ((mask & (1u << s)) == 0u) {
-            // Kept: the halves are sides s of children s and s + 1 (read from the children,
-            // not from edge e, whose halves a later cluster across may free in this launch).
-            var side = 0u;
-            if (edge_sides[2u * e].x != parent) {
-                side = 1u;
-            }
-            edge_sides[2u * element_edges[block + s][s] + side].x = NONE;
-            edge_sides[2u * element_edges[block + (s + 1u) % 3u][s] + side].x = NONE;
-            continue;
-        }
-        let half = edge_tree[e].z;
-        edge_tree[half].x = edge_tree[half].x & ~EDGE_ALIVE;
-        edge_tree[half + 1u].x = edge_tree[half + 1u].x & ~EDGE_ALIVE;
-        edge_tree[e].z = NONE;
-        let at = counters[C_RINGS + 3u] + freed;
-        rings[ring_index(params, 1u, counters[C_RINGS + 2u], at)] = half;
-        freed = freed + 1u;
-    }
+    let freed = number(2u * range.capacity + i) - number(2u * range.capacity);
+    side_jobs[slot] = vec4<u32>(parent, block, work[i], freed);
     return vec4<u32>(pos[0], pos[1], pos[2], pos[3]);
+}
+
+// Side s of a cluster's parent (its side job: parent, element block, freed-side mask, ring
+// place of its first freed split block): the halves of a freed side die and their block joins
+// the ring after the freed sides before it; those of a kept side lose their elements here.
+fn parent_side(job: vec4<u32>, s: u32) {
+    let parent = job.x;
+    let block = job.y;
+    let mask = job.z;
+    let e = element_edges[parent][s];
+    if ((mask & (1u << s)) == 0u) {
+        // Kept: the halves are sides s of children s and s + 1 (read from the children, not
+        // from edge e, whose halves a later cluster across may free in this launch).
+        var side = 0u;
+        if (edge_sides[2u * e].x != parent) {
+            side = 1u;
+        }
+        edge_sides[2u * element_edges[block + s][s] + side].x = NONE;
+        edge_sides[2u * element_edges[block + (s + 1u) % 3u][s] + side].x = NONE;
+        return;
+    }
+    let half = edge_tree[e].z;
+    edge_tree[half].x = edge_tree[half].x & ~EDGE_ALIVE;
+    edge_tree[half + 1u].x = edge_tree[half + 1u].x & ~EDGE_ALIVE;
+    edge_tree[e].z = NONE;
+    let at = counters[C_RINGS + 3u] + job.w + countOneBits(mask & ((1u << s) - 1u));
+    rings[ring_index(params, 1u, counters[C_RINGS + 2u], at)] = half;
 }
 
 // Coefficient m of the parent of `job`: c^P_m = 1/4 sum_c sum_k W^c_km c^c_k (over c, then k,
@@ -157,12 +168,27 @@ fn main(
     let runs = counters[C_DECISION] == ADAPT_RUNS;
     let cluster = i < range.count && is_cluster(i);
     if (runs && cluster) {
-        jobs[atomicAdd(&job_count, 1u)] = coarsen(i);
+        let slot = atomicAdd(&job_count, 1u);
+        jobs[slot] = coarsen(i, slot);
     }
-    // Child 0's copies in the scratch register and the jobs, seen by the whole workgroup.
+    // The jobs, seen by the whole workgroup.
+    workgroupBarrier();
+    let clusters = atomicLoad(&job_count);
+    // Child 0's coefficients to the scratch register (the parent takes its slot), a row a
+    // thread, and the parents' sides, a side a thread.
+    let rows = 4u * NP * clusters;
+    for (var t = lid; t < rows + 3u * clusters; t = t + WORKGROUP_SIZE) {
+        if (t < rows) {
+            let row = (t % (4u * NP)) * range.capacity + jobs[t / (4u * NP)].x;
+            regs[SCRATCH * 4u * NP * range.capacity + row] = regs[row];
+        } else {
+            parent_side(side_jobs[(t - rows) / 3u], (t - rows) % 3u);
+        }
+    }
+    // Child 0's copies in the scratch register, seen by the whole workgroup.
     storageBarrier();
     workgroupBarrier();
-    let items = NP * atomicLoad(&job_count);
+    let items = NP * clusters;
     for (var t = lid; t < items; t = t + WORKGROUP_SIZE) {
         project(jobs[t / NP], t % NP);
     }

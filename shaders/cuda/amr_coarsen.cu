@@ -10,7 +10,10 @@
 // clusters by all its threads, a coefficient each), the other three slots become holes
 // 3k .. 3k + 2, and the element block, the interior edges and the freed split
 // blocks join the tails of their rings in cluster order. The halves of a kept side (the
-// children's edges there) lose their elements on this side.
+// children's edges there) lose their elements on this side. The cluster's thread does the
+// element tree, the slots and the element and interior blocks; the block's threads then share
+// out child 0's copy to the scratch register (a row each) and the parent's sides (one each),
+// then the projection (as the WGSL twin).
 //
 // The WGSL override constants are preprocessor defines here (the host passes -D values); the
 // capacity NE is the module constant of common/dispatch.cuh (WGSL: range.capacity).
@@ -28,9 +31,9 @@ __device__ __forceinline__ bool is_cluster(u32 i, const u32* marks, const u32* c
     return i < counters[C_ACTIVE] && marks[i] == 1u;
 }
 
-// Coarsen the cluster whose first child is in slot i: the tree work, and child 0's
-// coefficients copied to the scratch register for the projection; the job for the projection:
-// the children's slots (the parent takes child 0's).
+// Coarsen the cluster whose first child is in slot i: the element tree, the slots and holes,
+// the element and interior blocks, and its side job (`side_job`); returns the job for the
+// projection: the children's slots (the parent takes child 0's).
 __device__ uint4 coarsen(
     u32 i,
     u32* slots,
@@ -44,7 +47,7 @@ __device__ uint4 coarsen(
     u32* rings,
     const u32* counters,
     u32* holes,
-    float* regs,
+    uint4* side_job,
     const AmrParams& params) {
     // Numbers of the marks' scan: the block prefix plus the block offset (amr_scan 0).
     auto number = [&](u32 j) { return marks_scan[j] + block_offsets[j / SCAN_BLOCK]; };
@@ -54,10 +57,6 @@ __device__ uint4 coarsen(
     u32 pos[4];
     for (u32 c = 0u; c < 4u; c = c + 1u) {
         pos[c] = element_tree[block + c].w;
-    }
-    // Child 0's coefficients to the scratch register: the parent takes its slot.
-    for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
-        regs[(SCRATCH * 4u * NP + j) * NE + pos[0]] = regs[j * NE + pos[0]];
     }
     slots[pos[0]] = parent;
     for (u32 c = 1u; c < 4u; c = c + 1u) {
@@ -75,27 +74,40 @@ __device__ uint4 coarsen(
         edge_tree[e].x = edge_tree[e].x & ~EDGE_ALIVE;
     }
     rings[ring_index(params, 2u, counters[C_RINGS + 4u], counters[C_RINGS + 5u] + k)] = interior;
-    u32 mask = work[i];
     u32 freed = number(2u * NE + i) - number(2u * NE);
-    for (u32 s = 0u; s < 3u; s = s + 1u) {
-        u32 e = word(element_edges, parent, s);
-        if ((mask & (1u << s)) == 0u) {
-            // Kept: the halves are sides s of children s and s + 1 (read from the children,
-            // not from edge e, whose halves a later cluster across may free in this launch).
-            u32 side = edge_sides[2u * e].x != parent ? 1u : 0u;
-            edge_sides[2u * word(element_edges, block + s, s) + side].x = NONE;
-            edge_sides[2u * word(element_edges, block + (s + 1u) % 3u, s) + side].x = NONE;
-            continue;
-        }
-        u32 half = edge_tree[e].z;
-        edge_tree[half].x = edge_tree[half].x & ~EDGE_ALIVE;
-        edge_tree[half + 1u].x = edge_tree[half + 1u].x & ~EDGE_ALIVE;
-        edge_tree[e].z = NONE;
-        u32 at = counters[C_RINGS + 3u] + freed;
-        rings[ring_index(params, 1u, counters[C_RINGS + 2u], at)] = half;
-        freed = freed + 1u;
-    }
+    *side_job = make_uint4(parent, block, work[i], freed);
     return make_uint4(pos[0], pos[1], pos[2], pos[3]);
+}
+
+// Side s of a cluster's parent (its side job: parent, element block, freed-side mask, ring
+// place of its first freed split block; as the WGSL twin).
+__device__ void parent_side(
+    uint4 job,
+    u32 s,
+    const uint4* element_edges,
+    uint4* edge_tree,
+    uint2* edge_sides,
+    u32* rings,
+    const u32* counters,
+    const AmrParams& params) {
+    u32 parent = job.x;
+    u32 block = job.y;
+    u32 mask = job.z;
+    u32 e = word(element_edges, parent, s);
+    if ((mask & (1u << s)) == 0u) {
+        // Kept: the halves are sides s of children s and s + 1 (read from the children, not
+        // from edge e, whose halves a later cluster across may free in this launch).
+        u32 side = edge_sides[2u * e].x != parent ? 1u : 0u;
+        edge_sides[2u * word(element_edges, block + s, s) + side].x = NONE;
+        edge_sides[2u * word(element_edges, block + (s + 1u) % 3u, s) + side].x = NONE;
+        return;
+    }
+    u32 half = edge_tree[e].z;
+    edge_tree[half].x = edge_tree[half].x & ~EDGE_ALIVE;
+    edge_tree[half + 1u].x = edge_tree[half + 1u].x & ~EDGE_ALIVE;
+    edge_tree[e].z = NONE;
+    u32 at = counters[C_RINGS + 3u] + job.w + __popc(mask & ((1u << s) - 1u));
+    rings[ring_index(params, 1u, counters[C_RINGS + 2u], at)] = half;
 }
 
 // Coefficient m of the parent of `job`: c^P_m = 1/4 sum_c sum_k W^c_km c^c_k (over c, then k,
@@ -126,9 +138,11 @@ __device__ void project(uint4 job, u32 m, float* regs, const float* weights, flo
     regs_lo[(3u * NP + m) * NE + job.x] = 0.0f;
 }
 
-// The block's clusters (coarsen's jobs), whose parents' coefficients its threads then project
-// together, one coefficient each, as amr_refine projects its children.
+// The block's clusters (coarsen's jobs): the children's slots, whose parents' coefficients its
+// threads then project together, one coefficient each, as amr_refine projects its children;
+// and the side jobs (parent, element block, freed-side mask, first freed block's ring place).
 __shared__ uint4 jobs[WORKGROUP_SIZE];
+__shared__ uint4 side_jobs[WORKGROUP_SIZE];
 __shared__ u32 job_count;
 
 extern "C" __global__ void amr_coarsen(
@@ -160,13 +174,29 @@ extern "C" __global__ void amr_coarsen(
     bool runs = counters[C_DECISION] == ADAPT_RUNS;
     bool cluster = i < range.count && is_cluster(i, marks, counters);
     if (runs && cluster) {
-        jobs[atomicAdd(&job_count, 1u)] =
+        u32 slot = atomicAdd(&job_count, 1u);
+        jobs[slot] =
             coarsen(i, slots, element_tree, element_edges, edge_tree, edge_sides, marks_scan,
-                    block_offsets, work, rings, counters, holes, regs, params);
+                    block_offsets, work, rings, counters, holes, &side_jobs[slot], params);
     }
-    // Child 0's copies in the scratch register and the jobs, seen by the whole block.
+    // The jobs, seen by the whole block.
     __syncthreads();
-    u32 items = NP * job_count;
+    u32 clusters = job_count;
+    // Child 0's coefficients to the scratch register (the parent takes its slot), a row a
+    // thread, and the parents' sides, a side a thread.
+    u32 rows = 4u * NP * clusters;
+    for (u32 t = threadIdx.x; t < rows + 3u * clusters; t = t + WORKGROUP_SIZE) {
+        if (t < rows) {
+            u32 row = (t % (4u * NP)) * NE + jobs[t / (4u * NP)].x;
+            regs[SCRATCH * 4u * NP * NE + row] = regs[row];
+        } else {
+            parent_side(side_jobs[(t - rows) / 3u], (t - rows) % 3u, element_edges, edge_tree,
+                        edge_sides, rings, counters, params);
+        }
+    }
+    // Child 0's copies in the scratch register, seen by the whole block.
+    __syncthreads();
+    u32 items = NP * clusters;
     for (u32 t = threadIdx.x; t < items; t = t + WORKGROUP_SIZE) {
         project(jobs[t / NP], t % NP, regs, weights, regs_lo);
     }
