@@ -42,8 +42,8 @@ override NP: u32 = 1u;
 // in their new slots (GpuDg::STAGING_REGISTER).
 override IN_ORDER: u32 = 0u;
 override STAGING: u32 = 1u;
-// The field threads per slot with the compaction in order (the 4 conserved fields;
-// GEOMETRY_FIELD_THREADS in src/solver/dg/amr/gpu.rs).
+// The field threads per slot with the compaction in order, one per conserved field
+// (FIELD_THREADS in src/solver/dg/amr/gpu.rs sizes the launch).
 const FIELD_THREADS: u32 = 4u;
 
 @group(0) @binding(0) var<storage, read_write> slots: array<u32>;
@@ -158,7 +158,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let clusters = counters[C_CLUSTERS];
         new_active = compaction_bounds(counters[C_ACTIVE], clusters, refines).x;
         if (t >= range.capacity) {
-            move_field(i, t / range.capacity - 1u, new_active);
+            let field = t / range.capacity - 1u;
+            if (field < FIELD_THREADS) {
+                move_field(i, field, new_active);
+            }
             return;
         }
         edge_ids = settled_edge_ids(edge_ids, counters[C_SPLITS],

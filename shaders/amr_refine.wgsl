@@ -38,8 +38,8 @@ override SCRATCH: u32 = 4u;
 // ids in `placed`.
 override IN_ORDER: u32 = 0u;
 override STAGING: u32 = 1u;
-// The field threads per slot with the compaction in order (FIELD_THREADS in
-// src/solver/dg/amr/gpu.rs).
+// The field threads per slot with the compaction in order, one per conserved field
+// (FIELD_THREADS in src/solver/dg/amr/gpu.rs sizes the launch).
 const FIELD_THREADS: u32 = 4u;
 
 @group(0) @binding(0) var<storage, read_write> slots: array<u32>;
@@ -163,9 +163,9 @@ fn halves(e: u32, side: u32) -> u32 {
 
 // Refine the element in slot i (flagged +1, num_active elements): its children, their edges
 // and vertices, and with GK19's compaction its coefficients copied to the scratch register for
-// the projection; the
-// job for the projection: the parent's slot (child 0's) and the slots of children 1..3, or in
-// order the parent's slot and from job.y on the children's staged slots (written to `placed`).
+// the projection; the job for the projection: the parent's slot (child 0's) and the slots of
+// children 1..3, or in order the parent's slot and from job.y on the children's staged slots
+// (written to `placed`).
 fn refine(i: u32, num_active: u32) -> vec4<u32> {
     let k = number(range.capacity + i) - number(range.capacity);
     let id = slots[i];
@@ -326,7 +326,7 @@ fn main(
             } else if (IN_ORDER != 0u && !vacated(i)) {
                 placed[placed_at(i)] = slots[i];
             }
-        } else if (flags[i] <= 0 && !vacated(i)) {
+        } else if (field <= FIELD_THREADS && flags[i] <= 0 && !vacated(i)) {
             stage_field(i, placed_at(i), field - 1u);
         }
     }

@@ -121,6 +121,10 @@ __device__ void element_geometry(
     }
 }
 
+// The field threads per slot with the compaction in order, one per conserved field (the WGSL
+// twin's FIELD_THREADS; src/solver/dg/amr/gpu.rs sizes the launch).
+#define FIELD_THREADS 4u
+
 // With the compaction in order, field f of slot i (as the WGSL twin): the element amr_refine
 // staged in new slot i < n moves there, its NP rows of field f, high and low words; past n the
 // low words are cleared.
@@ -181,7 +185,10 @@ extern "C" __global__ void amr_geometry(
         u32 clusters = counters[C_CLUSTERS];
         new_active = compaction_bounds(counters[C_ACTIVE], clusters, refines).x;
         if (t >= NE) {
-            move_field(i, t / NE - 1u, new_active, regs, regs_lo);
+            u32 field = t / NE - 1u;
+            if (field < FIELD_THREADS) {
+                move_field(i, field, new_active, regs, regs_lo);
+            }
             return;
         }
         edge_ids = settled_edge_ids(edge_ids, counters[C_SPLITS],

@@ -14,8 +14,9 @@
 // 3k .. 3k + 2 left by coarsening, then new slots past the active ones. Child c gets
 // c^c_k = sum_m W^c_km c^P_m (exact), computed after the block's refinements by all its
 // threads, a coefficient each, from the parent's coefficients (copied to the scratch register
-// first with GK19's compaction, whose children overwrite the parent's slot). Side s of the parent is split: its halves go to children s and s + 1 (in the order the
-// parent walks it); the interior edges (side s of corner child s + 2 and of the centre child)
+// first with GK19's compaction, whose children overwrite the parent's slot). Side s of the
+// parent is split: its halves go to children s and s + 1 (in the order the parent walks it);
+// the interior edges (side s of corner child s + 2 and of the centre child)
 // take the ring's k-th interior block or new ids, with the color of parent side s.
 // With the compaction in order (IN_ORDER) the launch also places every element in its new slot,
 // which amr_geometry then moves it to: a refined element's children, and over the other slots
@@ -92,6 +93,10 @@ __device__ __forceinline__ void stage_field(u32 i, u32 j, u32 f, float* regs, fl
 // The register the projection reads the parents from: register 0 with the compaction in order
 // (this launch writes only the stage register), else the parents' copies in SCRATCH.
 #define PARENT_REGISTER (IN_ORDER != 0u ? 0u : SCRATCH)
+
+// The field threads per slot with the compaction in order, one per conserved field (the WGSL
+// twin's FIELD_THREADS; src/solver/dg/amr/gpu.rs sizes the launch).
+#define FIELD_THREADS 4u
 
 // Block number k of ring r (width ids each) or a new one past `next`.
 __device__ __forceinline__ u32 block(
@@ -349,7 +354,8 @@ extern "C" __global__ void amr_refine(
             } else if (IN_ORDER != 0u && !vacated(i, marks_scan, block_offsets)) {
                 placed[placed_at(i, marks_scan, block_offsets)] = slots[i];
             }
-        } else if (flags[i] <= 0 && !vacated(i, marks_scan, block_offsets)) {
+        } else if (field <= FIELD_THREADS && flags[i] <= 0 &&
+                   !vacated(i, marks_scan, block_offsets)) {
             stage_field(i, placed_at(i, marks_scan, block_offsets), field - 1u, regs, regs_lo);
         }
     }
