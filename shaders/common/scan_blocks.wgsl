@@ -37,8 +37,7 @@
 // thread's chain of loads, workgroup memory and stores was four times as long (a one-block
 // scan on an H200: Vulkan 10.2 -> 8.5 us).
 const SCAN_THREADS: u32 = 256u;
-// The thread totals' groups (SCAN_THREADS = SCAN_GROUPS^2) and threads per group.
-const SCAN_GROUPS: u32 = 16u;
+const SCAN_THREADS_LOG2: u32 = 8u;
 const ITEMS_PER_THREAD: u32 = 4u;
 // One padding word per 32 (the banks): thread t's 4 consecutive items t*4 .. t*4+3 then fall
 // in distinct banks across a warp.
@@ -46,7 +45,6 @@ const TILE_WORDS: u32 = 1056u;
 
 var<workgroup> tile: array<u32, TILE_WORDS>;
 var<workgroup> thread_sums: array<u32, SCAN_THREADS>;
-var<workgroup> group_sums: array<u32, SCAN_GROUPS>;
 var<workgroup> is_last: u32;
 
 fn slot(i: u32) -> u32 {
@@ -54,11 +52,8 @@ fn slot(i: u32) -> u32 {
 }
 
 // Exclusive scan of the SCAN_BLOCK words of `tile` in place (sequential over each thread's 4
-// consecutive items; the 256 thread totals in 16 groups of 16: a thread per group sums its
-// group, then every thread adds the groups before its own and the threads before it in its
-// group); returns the tile's total to every thread. Two barriers between the thread totals and
-// the result, where a Hillis-Steele scan of the totals took 16 (8 levels, a load and a store
-// each). Call with the tile written and a barrier passed; ends with a barrier. A thread's
+// consecutive items, Hillis-Steele over the 256 thread totals); returns the tile's total to
+// every thread. Call with the tile written and a barrier passed; ends with a barrier. A thread's
 // items are read into registers at once and written back once, where the loop used to read,
 // overwrite and read them again in workgroup memory (a one-workgroup scan on an H200: 1 us
 // less on CUDA, 0.4 on wgpu).
@@ -77,30 +72,20 @@ fn scan_tile(lid: u32) -> u32 {
     }
     thread_sums[lid] = sum;
     workgroupBarrier();
-    if (lid < SCAN_GROUPS) {
-        // Rotated by the group, so that the 16 threads read 16 different banks at each step.
-        var total = 0u;
-        // #unroll
-        for (var j = 0u; j < SCAN_GROUPS; j = j + 1u) {
-            total = total + thread_sums[SCAN_GROUPS * lid + (j + lid) % SCAN_GROUPS];
+    // #unroll
+    for (var level = 0u; level < SCAN_THREADS_LOG2; level = level + 1u) {
+        let offset = 1u << level;
+        var add = 0u;
+        if (lid >= offset) {
+            add = thread_sums[lid - offset];
         }
-        group_sums[lid] = total;
+        workgroupBarrier();
+        thread_sums[lid] = thread_sums[lid] + add;
+        workgroupBarrier();
     }
-    workgroupBarrier();
-    let group = lid / SCAN_GROUPS;
-    let first = SCAN_GROUPS * group;
-    var before = 0u;
-    var tile_total = 0u;
-    // #unroll
-    for (var j = 0u; j < SCAN_GROUPS; j = j + 1u) {
-        let s = group_sums[j];
-        before = before + select(0u, s, j < group);
-        tile_total = tile_total + s;
-    }
-    // #unroll
-    for (var j = 0u; j < SCAN_GROUPS; j = j + 1u) {
-        before = before + select(0u, thread_sums[first + j], first + j < lid);
-    }
+    // Inclusive minus own is exclusive, also when the sums wrap.
+    let before = thread_sums[lid] - sum;
+    let tile_total = thread_sums[SCAN_THREADS - 1u];
     // #unroll
     for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
         tile[slot(lid * ITEMS_PER_THREAD + k)] = items[k] + before;

@@ -22,8 +22,7 @@
 // Threads of a scan block (the runtime launches the blocks of a kernel as wide as its WGSL
 // twin's @workgroup_size) and the items each scans.
 #define SCAN_THREADS 256u
-// The thread totals' groups (SCAN_THREADS = SCAN_GROUPS^2) and threads per group.
-#define SCAN_GROUPS 16u
+#define SCAN_THREADS_LOG2 8u
 #define ITEMS_PER_THREAD 4u
 // One padding word per 32 (the banks): thread t's 4 consecutive items fall in distinct banks.
 #define TILE_WORDS 1056u
@@ -33,11 +32,9 @@ __device__ __forceinline__ u32 slot(u32 i) {
 }
 
 // Exclusive scan of the SCAN_BLOCK words of `tile` in place; returns the tile's total to every
-// thread. The 256 thread totals in 16 groups of 16: a thread per group sums its group, then
-// every thread adds the groups before its own and the threads before it in its group (two
-// barriers, as the WGSL twin). Call with the tile written and a barrier passed; ends with a
-// barrier. A thread's items are read into registers at once and written once.
-__device__ u32 scan_tile(u32* tile, u32* thread_sums, u32* group_sums, u32 lid) {
+// thread. Call with the tile written and a barrier passed; ends with a barrier. A thread's
+// items are read into registers at once and written once (as the WGSL twin).
+__device__ u32 scan_tile(u32* tile, u32* thread_sums, u32 lid) {
     u32 items[ITEMS_PER_THREAD];
 #pragma unroll
     for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
@@ -52,30 +49,20 @@ __device__ u32 scan_tile(u32* tile, u32* thread_sums, u32* group_sums, u32 lid) 
     }
     thread_sums[lid] = sum;
     __syncthreads();
-    if (lid < SCAN_GROUPS) {
-        // Rotated by the group, so that the 16 threads read 16 different banks at each step.
-        u32 total = 0u;
 #pragma unroll
-        for (u32 j = 0u; j < SCAN_GROUPS; j = j + 1u) {
-            total = total + thread_sums[SCAN_GROUPS * lid + (j + lid) % SCAN_GROUPS];
+    for (u32 level = 0u; level < SCAN_THREADS_LOG2; level = level + 1u) {
+        u32 offset = 1u << level;
+        u32 add = 0u;
+        if (lid >= offset) {
+            add = thread_sums[lid - offset];
         }
-        group_sums[lid] = total;
+        __syncthreads();
+        thread_sums[lid] = thread_sums[lid] + add;
+        __syncthreads();
     }
-    __syncthreads();
-    u32 group = lid / SCAN_GROUPS;
-    u32 first = SCAN_GROUPS * group;
-    u32 before = 0u;
-    u32 tile_total = 0u;
-#pragma unroll
-    for (u32 j = 0u; j < SCAN_GROUPS; j = j + 1u) {
-        u32 s = group_sums[j];
-        before = before + (j < group ? s : 0u);
-        tile_total = tile_total + s;
-    }
-#pragma unroll
-    for (u32 j = 0u; j < SCAN_GROUPS; j = j + 1u) {
-        before = before + (first + j < lid ? thread_sums[first + j] : 0u);
-    }
+    // Inclusive minus own is exclusive, also when the sums wrap.
+    u32 before = thread_sums[lid] - sum;
+    u32 tile_total = thread_sums[SCAN_THREADS - 1u];
 #pragma unroll
     for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
         tile[slot(lid * ITEMS_PER_THREAD + k)] = items[k] + before;
@@ -86,7 +73,6 @@ __device__ u32 scan_tile(u32* tile, u32* thread_sums, u32* group_sums, u32 lid) 
 
 __shared__ u32 tile[TILE_WORDS];
 __shared__ u32 thread_sums[SCAN_THREADS];
-__shared__ u32 group_sums[SCAN_GROUPS];
 __shared__ u32 is_last;
 
 // Block `block` of the scan, by its thread `lid`; true in the last block, after the block
@@ -116,7 +102,7 @@ __device__ bool scan_blocks_run(
         tile[slot(i)] = i < n - base ? item(base + i) : 0u;
     }
     __syncthreads();
-    u32 block_total = scan_tile(tile, thread_sums, group_sums, lid);
+    u32 block_total = scan_tile(tile, thread_sums, lid);
     for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
         u32 i = k * SCAN_THREADS + lid;
         if (i < n - base) {
@@ -163,7 +149,7 @@ __device__ bool scan_blocks_run(
             tile[slot(k * SCAN_THREADS + lid)] = totals[k];
         }
         __syncthreads();
-        u32 tile_total = scan_tile(tile, thread_sums, group_sums, lid);
+        u32 tile_total = scan_tile(tile, thread_sums, lid);
 #pragma unroll
         for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
             totals[k] = tile[slot(k * SCAN_THREADS + lid)];
