@@ -59,9 +59,6 @@ override NP: u32 = 3u;
 var<workgroup> group_top: atomic<u32>;
 // A stage: top and the faces, read by one thread of the workgroup for all.
 var<workgroup> stage_counts: vec2<u32>;
-// Pass 0: the admissible flag of each slot of the workgroup as it came (0 past the active
-// slots).
-var<workgroup> group_flags: array<i32, WORKGROUP_SIZE>;
 
 // Flag bits `bits` of an element at `level` as the smoothing reads them: within -1..1, 0 for
 // a refinement past the maximum level or a coarsening of a root.
@@ -101,80 +98,52 @@ fn raw_flag(t: u32) -> u32 {
     return flags[t];
 }
 
-// Pass 0 for slot t, thread lid of its workgroup: slot_info, the admissible flag stored, and
-// a_t (0 past the active slots). Every thread first leaves its own admissible flag in
-// `group_flags`, so that a -1 reads the flags of its siblings in the same workgroup there (with
-// the compaction in order a cluster's four slots are consecutive) and evaluates only the others'
-// (with FLAGGED, an indicator each: three of them one after another made pass 0 the longest
-// launch of the smoothing). Called by every thread of the workgroup (a barrier).
-fn first_pass(t: u32, lid: u32) -> u32 {
-    let occupied = t < atomicLoad(&counters[C_ACTIVE]);
-    var info = vec4<u32>(0u, NONE, NONE, NONE);
-    var f = 0;
-    if (occupied) {
-        let id = slots[t];
-        let own = element_tree[id];
-        info.x = own.x;
-        if (own.y != NONE) {
-            let block = element_tree[own.y].z;
-            var k = 1u;
-            // #unroll
-            for (var c = 0u; c < 4u; c = c + 1u) {
-                if (block + c != id) {
-                    info[k] = element_tree[block + c].w;
-                    k = k + 1u;
-                }
-            }
-        }
-        slot_info[t] = info;
-        f = admissible(raw_flag(t), info.x);
-    }
-    group_flags[lid] = f;
-    workgroupBarrier();
-    if (!occupied) {
+// Pass 0 for slot t: slot_info, the admissible flag stored, and a_t (0 past the active slots).
+fn first_pass(t: u32) -> u32 {
+    if (t >= atomicLoad(&counters[C_ACTIVE])) {
         return 0u;
     }
-    let base = t - lid;
-    // A root's -1 was read as 0 above, so a slot with a -1 has siblings.
-    // #unroll
-    for (var c = 0u; c < 3u; c = c + 1u) {
-        let sibling = info[1u + c];
-        if (f < 0) {
-            if (sibling == NONE) {
-                f = 0;
-            } else if (sibling >= base && sibling < base + WORKGROUP_SIZE) {
-                f = select(f, 0, group_flags[sibling - base] >= 0);
-            } else if (admissible(raw_flag(sibling), info.x) >= 0) {
+    let id = slots[t];
+    let own = element_tree[id];
+    let level = own.x;
+    var info = vec4<u32>(level, NONE, NONE, NONE);
+    if (own.y != NONE) {
+        let block = element_tree[own.y].z;
+        var k = 1u;
+        // #unroll
+        for (var c = 0u; c < 4u; c = c + 1u) {
+            if (block + c != id) {
+                info[k] = element_tree[block + c].w;
+                k = k + 1u;
+            }
+        }
+    }
+    slot_info[t] = info;
+    var f = admissible(raw_flag(t), level);
+    if (f < 0) {
+        // A root's -1 was read as 0 above, so this slot has siblings.
+        // #unroll
+        for (var c = 0u; c < 3u; c = c + 1u) {
+            let sibling = info[1u + c];
+            if (sibling == NONE || admissible(raw_flag(sibling), level) >= 0) {
                 f = 0;
             }
         }
     }
-    let a = u32(i32(info.x) + f);
+    let a = u32(i32(level) + f);
     atomicStore(&after[t], a);
     return a;
 }
 
-// The sides (l, r) of face f and their a (after_l, after_r; 0 without a right side). Read as
-// the stage starts: a side that ends at v + 1 or more got there in a stage before, and a raise
-// of this stage seen or not leaves the face's rule as it is.
-fn face_sides(f: u32) -> vec4<u32> {
+// The 2:1 rule across face f.
+fn face_rule(f: u32) {
     let l = faces[8u * f];
     let r = faces[8u * f + 1u];
     if (r == NONE) {
-        return vec4<u32>(l, r, 0u, 0u);
-    }
-    return vec4<u32>(l, r, atomicLoad(&after[l]), atomicLoad(&after[r]));
-}
-
-// The 2:1 rule across a face with sides and their a `sides` (face_sides).
-fn face_rule(sides: vec4<u32>) {
-    let l = sides.x;
-    let r = sides.y;
-    let after_l = sides.z;
-    let after_r = sides.w;
-    if (r == NONE) {
         return;
     }
+    let after_l = atomicLoad(&after[l]);
+    let after_r = atomicLoad(&after[r]);
     if (after_l > after_r + 1u) {
         raise(r, after_l - 1u);
     } else if (after_r > after_l + 1u) {
@@ -194,7 +163,7 @@ fn main(
             atomicStore(&group_top, 0u);
         }
         workgroupBarrier();
-        atomicMax(&group_top, first_pass(t, lid));
+        atomicMax(&group_top, first_pass(t));
         workgroupBarrier();
         if (lid == 0u) {
             let top = atomicLoad(&group_top);
@@ -203,13 +172,6 @@ fn main(
             }
         }
         return;
-    }
-    // The face's sides and their a, loaded as top and the face count are (a record past the
-    // count, within the 3 NE the solver holds, is read and not used; one of the previous mesh
-    // or zeros names slots all the same).
-    var sides = vec4<u32>(NONE);
-    if (t < 3u * range.capacity) {
-        sides = face_sides(t);
     }
     if (lid == 0u) {
         stage_counts = vec2<u32>(
@@ -223,6 +185,6 @@ fn main(
         return;
     }
     if (t < range.count && t < counts.y) {
-        face_rule(sides);
+        face_rule(t);
     }
 }

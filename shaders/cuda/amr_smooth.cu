@@ -87,16 +87,10 @@ struct IndicatorInputs {
     const uint4* neighbors;
 };
 
-// Pass 0: the admissible flag of each slot of the block as it came (0 past the active slots).
-__shared__ int group_flags[WORKGROUP_SIZE];
-
-// Pass 0 for slot t, thread lid of its block: slot_info, a_t from the admissible flag stored in
-// after[t], and a_t (0 past the active slots). Every thread first leaves its own admissible
-// flag in `group_flags`, so that a -1 reads the flags of its siblings in the same block there
-// and evaluates only the others' (as the WGSL twin). Called by every thread of the block.
+// Pass 0 for slot t: slot_info, a_t from the admissible flag stored in after[t], and a_t (0
+// past the active slots).
 __device__ u32 first_pass(
     u32 t,
-    u32 lid,
     const u32* slots,
     const uint4* element_tree,
     const u32* flags,
@@ -111,72 +105,49 @@ __device__ u32 first_pass(
                                                    in.heights, in.neighbors, params)
                              : flags[s];
     };
-    bool occupied = t < *(const volatile u32*)(counters + C_ACTIVE);
-    u32 info[4] = {0u, NONE, NONE, NONE};
-    int f = 0;
-    if (occupied) {
-        u32 id = slots[t];
-        uint4 own = element_tree[id];
-        info[0] = own.x;
-        if (own.y != NONE) {
-            u32 block = element_tree[own.y].z;
-            u32 k = 1u;
-#pragma unroll
-            for (u32 c = 0u; c < 4u; c = c + 1u) {
-                if (block + c != id) {
-                    info[k] = element_tree[block + c].w;
-                    k = k + 1u;
-                }
-            }
-        }
-        slot_info[t] = make_uint4(info[0], info[1], info[2], info[3]);
-        f = admissible(raw_flag(t), info[0], params);
-    }
-    group_flags[lid] = f;
-    __syncthreads();
-    if (!occupied) {
+    if (t >= *(const volatile u32*)(counters + C_ACTIVE)) {
         return 0u;
     }
-    u32 base = t - lid;
-    // A root's -1 was read as 0 above, so a slot with a -1 has siblings.
+    u32 id = slots[t];
+    uint4 own = element_tree[id];
+    u32 level = own.x;
+    u32 info[4] = {level, NONE, NONE, NONE};
+    if (own.y != NONE) {
+        u32 block = element_tree[own.y].z;
+        u32 k = 1u;
 #pragma unroll
-    for (u32 c = 1u; c < 4u; c = c + 1u) {
-        u32 s = info[c];
-        if (f < 0) {
-            if (s == NONE) {
-                f = 0;
-            } else if (s >= base && s < base + WORKGROUP_SIZE) {
-                f = group_flags[s - base] >= 0 ? 0 : f;
-            } else if (admissible(raw_flag(s), info[0], params) >= 0) {
+        for (u32 c = 0u; c < 4u; c = c + 1u) {
+            if (block + c != id) {
+                info[k] = element_tree[block + c].w;
+                k = k + 1u;
+            }
+        }
+    }
+    slot_info[t] = make_uint4(info[0], info[1], info[2], info[3]);
+    int f = admissible(raw_flag(t), level, params);
+    if (f < 0) {
+        // A root's -1 was read as 0 above, so this slot has siblings.
+#pragma unroll
+        for (u32 c = 1u; c < 4u; c = c + 1u) {
+            if (info[c] == NONE || admissible(raw_flag(info[c]), level, params) >= 0) {
                 f = 0;
             }
         }
     }
-    u32 a = (u32)((int)info[0] + f);
+    u32 a = (u32)((int)level + f);
     after[t] = a;
     return a;
 }
 
-// The sides (l, r) of face f and their a (after_l, after_r; 0 without a right side), read as
-// the stage starts (as the WGSL twin).
-__device__ __forceinline__ uint4 face_sides(u32 f, const u32* after, const u32* faces) {
+// The 2:1 rule across face f.
+__device__ void face_rule(u32 f, const uint4* slot_info, u32* after, const u32* faces) {
     u32 l = faces[8u * f];
     u32 r = faces[8u * f + 1u];
     if (r == NONE) {
-        return make_uint4(l, r, 0u, 0u);
-    }
-    return make_uint4(l, r, load_after(after, l), load_after(after, r));
-}
-
-// The 2:1 rule across a face with sides and their a `sides` (face_sides).
-__device__ void face_rule(uint4 sides, const uint4* slot_info, u32* after) {
-    u32 l = sides.x;
-    u32 r = sides.y;
-    u32 after_l = sides.z;
-    u32 after_r = sides.w;
-    if (r == NONE) {
         return;
     }
+    u32 after_l = load_after(after, l);
+    u32 after_r = load_after(after, r);
     if (after_l > after_r + 1u) {
         raise(after, slot_info, r, after_l - 1u);
     } else if (after_r > after_l + 1u) {
@@ -212,20 +183,13 @@ extern "C" __global__ void amr_smooth(
         }
         __syncthreads();
         IndicatorInputs in = {regs, centroid_basis, inv_jac, heights, neighbors};
-        u32 a = first_pass(t, threadIdx.x, slots, element_tree, flags, counters, slot_info, after,
-                           in, params);
+        u32 a = first_pass(t, slots, element_tree, flags, counters, slot_info, after, in, params);
         atomicMax(&group_top, a);
         __syncthreads();
         if (threadIdx.x == 0u && group_top > 0u) {
             atomicMax(&counters[C_SMOOTH_TOP], group_top);
         }
         return;
-    }
-    // The face's sides and their a, loaded as top and the face count are (a record past the
-    // count, within the 3 NE the solver holds, is read and not used).
-    uint4 sides = make_uint4(NONE, NONE, NONE, NONE);
-    if (t < 3u * NE) {
-        sides = face_sides(t, after, faces);
     }
     if (threadIdx.x == 0u) {
         const volatile u32* c = counters;
@@ -238,6 +202,6 @@ extern "C" __global__ void amr_smooth(
         return;
     }
     if (t < range.count && t < stage_counts[1]) {
-        face_rule(sides, slot_info, after);
+        face_rule(t, slot_info, after, faces);
     }
 }
