@@ -3,13 +3,11 @@
 // #include "common/amr_reorder.wgsl"
 
 // The faces of the adapted mesh from the trees (AdaptiveMesh::faces and build_dg_mesh in
-// src/solver/dg/amr), after amr_geometry's marks and their scan, three threads per slot (3 i +
-// s for side s of slot i; range.count = 3 NE), each writing the face its element owns on that
-// side (those amr_geometry marked: the element is the face's left side), so that a workgroup's
-// loads and stores fall on neighbouring slots and face numbers (per edge id they scattered, and
-// most threads of the edge capacity had no face: amr_faces took 74 us at 240k elements on an
-// H200; with a thread per slot writing its faces one after another, 18 of 32 threads of a warp
-// were active on average). Face j of edge e: on each side the element at the edge's
+// src/solver/dg/amr), after amr_geometry's marks and their scan, one thread per slot writing
+// the faces its element owns (those amr_geometry marked: the element is the face's left side),
+// so that a workgroup's loads and stores fall on neighbouring slots and face numbers (per edge
+// id they scattered, and most threads of the edge capacity had no face: amr_faces took 74 us
+// at 240k elements on an H200). Face j of edge e: on each side the element at the edge's
 // level, or the parent edge's element one level coarser (with the half it covers: 1 + m on the
 // left, 2 - m on the right for child m); the finer side is the left one; normal, length and
 // midpoint from the left element's own side. Writes the DgEdge record and the face
@@ -19,7 +17,7 @@
 // (reorder::far_faces, as amr_permute counts it; amr_scan 2 cleared it), one atomic per
 // workgroup (most faces are far before a reorder: one per face would all hit one word), and so
 // the element half sides the faces cover in counters[C_SIDE_UNITS] (6 per element unless a face
-// is missing: the host checks it, since a thread per side never sees an edge no element owns);
+// is missing: the host checks it, since a thread per slot never sees an edge no element owns);
 // an edge without an element where one is needed in counters[C_ERROR].
 // Each face also goes to its place in left-element order (GpuDg::edges_by_left, dg_flux's
 // order: by left slot, then by color): the faces of every color whose left slots come before
@@ -150,31 +148,26 @@ fn main(
         atomicStore(&group_units, 0u);
     }
     workgroupBarrier();
-    let t = linear_index(gid, nwg);
-    // Three threads per slot, side s of slot i (neighbours in a warp, so that their loads of
-    // the slot's records and scans coincide).
-    let i = t / 3u;
-    let s = t % 3u;
+    let i = linear_index(gid, nwg);
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
     // with the active count, not before it).
     let runs = atomicLoad(&counters[C_DECISION]) == ADAPT_RUNS;
     let num_active = atomicLoad(&counters[C_ACTIVE]);
-    if (runs && t < range.count && i < num_active) {
+    if (runs && i < range.count && i < num_active) {
         let id = slots[i];
         let edges = element_edges[id];
         let edge_ids = atomicLoad(&counters[C_EDGE_IDS]);
-        // The colors of the faces this element owns (NONE for a side it does not own): the
-        // thread's own, and the others' for its place among them.
+        // The colors of the faces this element owns (NONE for a side it does not own).
         var colors = vec3<u32>(NONE);
-        for (var k = 0u; k < 3u; k = k + 1u) {
-            let e = edges[k];
-            let tree = edge_tree[e];
-            if (is_face_edge(e, tree, edge_ids) && owns(id, e)) {
-                colors[k] = (tree.x >> 8u) & 0xffu;
+        for (var s = 0u; s < 3u; s = s + 1u) {
+            let e = edges[s];
+            let t = edge_tree[e];
+            if (is_face_edge(e, t, edge_ids) && owns(id, e)) {
+                colors[s] = (t.x >> 8u) & 0xffu;
             }
         }
         var written = vec2<u32>(0u);
-        if (colors[s] != NONE) {
+        if (any(colors != vec3<u32>(NONE))) {
             // The faces of lower slots: each color's scan at this slot less at its first.
             var before = 0u;
             for (var c = 0u; c < 2u * params.base_colors; c = c + 1u) {
@@ -183,9 +176,13 @@ fn main(
                 before = before + (items_scan[item] + block_offsets[item / SCAN_BLOCK])
                     - (items_scan[first] + block_offsets[first / SCAN_BLOCK]);
             }
-            let lower = select(0u, 1u, colors[(s + 1u) % 3u] < colors[s])
-                + select(0u, 1u, colors[(s + 2u) % 3u] < colors[s]);
-            written = write_face(edges[s], before + lower);
+            for (var s = 0u; s < 3u; s = s + 1u) {
+                if (colors[s] != NONE) {
+                    let lower = select(0u, 1u, colors[(s + 1u) % 3u] < colors[s])
+                        + select(0u, 1u, colors[(s + 2u) % 3u] < colors[s]);
+                    written = written + write_face(edges[s], before + lower);
+                }
+            }
         }
         if (written.x != 0u) {
             atomicAdd(&group_far, written.x);

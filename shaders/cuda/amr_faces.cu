@@ -4,23 +4,21 @@
 
 // CUDA twin of shaders/amr_faces.wgsl. The faces of the adapted mesh from the trees
 // (AdaptiveMesh::faces and build_dg_mesh in src/solver/dg/amr), after amr_geometry's marks and
-// their scan, three threads per slot (3 i + s for side s of slot i; range.count = 3 NE), each
-// writing the face its element owns on that side (those amr_geometry marked: the element is
-// the face's left side), so that a block's loads and stores fall on neighbouring slots and
-// face numbers (per edge id they scattered, and most threads of the edge capacity had no face:
-// amr_faces took 74 us at 240k elements on an H200; with a thread per slot writing its faces
-// one after another, 18 of 32 threads of a warp were active on average). Face j of edge e: on
-// each side the element at the edge's level, or the parent edge's element one level coarser
-// (with the half it covers: 1 + m on the left, 2 - m on the right for child m); the finer side
-// is the left one; normal, length and midpoint from the left element's own side. Writes the
-// DgEdge record and the face neighbours: side s of the left element, and of the right one s or
-// s + 3 for its second half, setting bit s of the right element's split mask (the first
-// block's w, an atomic or).
+// their scan, one thread per slot writing the faces its element owns (those amr_geometry
+// marked: the element is the face's left side), so that a block's loads and stores fall on
+// neighbouring slots and face numbers (per edge id they scattered, and most threads of the
+// edge capacity had no face: amr_faces took 74 us at 240k elements on an H200). Face j of
+// edge e: on each side the element at the
+// edge's level, or the parent edge's element one level coarser (with the half it covers:
+// 1 + m on the left, 2 - m on the right for child m); the finer side is the left one; normal,
+// length and midpoint from the left element's own side. Writes the DgEdge record and the face
+// neighbours: side s of the left element, and of the right one s or s + 3 for its second
+// half, setting bit s of the right element's split mask (the first block's w, an atomic or).
 // A face whose slots lie more than FAR_SLOTS apart counts in counters[C_FAR_FACES]
 // (reorder::far_faces, as amr_permute counts it; amr_scan 2 cleared it), one atomic per block
 // (most faces are far before a reorder: one per face would all hit one word), and so the
 // element half sides the faces cover in counters[C_SIDE_UNITS] (6 per element unless a face
-// is missing: the host checks it, since a thread per side never sees an edge no element owns);
+// is missing: the host checks it, since a thread per slot never sees an edge no element owns);
 // an edge without an element where one is needed in counters[C_ERROR].
 // Each face also goes to its place in left-element order (GpuDg::edges_by_left, dg_flux's
 // order: by left slot, then by color): the faces of every color whose left slots come before
@@ -164,32 +162,27 @@ extern "C" __global__ void amr_faces(
         group_units = 0u;
     }
     __syncthreads();
-    u32 t = linear_index();
-    // Three threads per slot, side s of slot i (neighbours in a warp, so that their loads of
-    // the slot's records and scans coincide).
-    u32 i = t / 3u;
-    u32 s = t % 3u;
+    u32 i = linear_index();
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
     // with the active count, not before it).
     bool runs = counters[C_DECISION] == ADAPT_RUNS;
     u32 num_active = *(const volatile u32*)(counters + C_ACTIVE);
-    if (runs && t < range.count && i < num_active) {
+    if (runs && i < range.count && i < num_active) {
         u32 id = slots[i];
         uint4 edges = element_edges[id];
         u32 edge_ids = *(const volatile u32*)(counters + C_EDGE_IDS);
-        // The colors of the faces this element owns (NONE for a side it does not own): the
-        // thread's own, and the others' for its place among them.
+        // The colors of the faces this element owns (NONE for a side it does not own).
         u32 colors[3];
-#pragma unroll
-        for (u32 k = 0u; k < 3u; k = k + 1u) {
-            u32 e = k == 0u ? edges.x : (k == 1u ? edges.y : edges.z);
-            uint4 tree = edge_tree[e];
-            bool owned = is_face_edge(e, tree, edge_ids) && owns(id, e, edge_sides);
-            colors[k] = owned ? (tree.x >> 8u) & 0xffu : NONE;
+        bool owner = false;
+        for (u32 s = 0u; s < 3u; s = s + 1u) {
+            u32 e = s == 0u ? edges.x : (s == 1u ? edges.y : edges.z);
+            uint4 t = edge_tree[e];
+            bool owned = is_face_edge(e, t, edge_ids) && owns(id, e, edge_sides);
+            colors[s] = owned ? (t.x >> 8u) & 0xffu : NONE;
+            owner = owner || owned;
         }
-        u32 own_color = s == 0u ? colors[0] : (s == 1u ? colors[1] : colors[2]);
         uint2 written = make_uint2(0u, 0u);
-        if (own_color != NONE) {
+        if (owner) {
             // The faces of lower slots: each color's scan at this slot less at its first.
             u32 before = 0u;
             for (u32 c = 0u; c < 2u * params.base_colors; c = c + 1u) {
@@ -198,12 +191,17 @@ extern "C" __global__ void amr_faces(
                 before += (items_scan[item] + block_offsets[item / SCAN_BLOCK]) -
                           (items_scan[first] + block_offsets[first / SCAN_BLOCK]);
             }
-            u32 lower = (colors[0] < own_color ? 1u : 0u) + (colors[1] < own_color ? 1u : 0u) +
-                        (colors[2] < own_color ? 1u : 0u);
-            u32 e = s == 0u ? edges.x : (s == 1u ? edges.y : edges.z);
-            written = write_face(e, before + lower, element_tree, vertices, edge_tree, edge_sides,
-                                 items_scan, block_offsets, faces, faces_by_left, neighbors,
-                                 counters, slots);
+            for (u32 s = 0u; s < 3u; s = s + 1u) {
+                if (colors[s] != NONE) {
+                    u32 lower = (colors[(s + 1u) % 3u] < colors[s] ? 1u : 0u) +
+                                (colors[(s + 2u) % 3u] < colors[s] ? 1u : 0u);
+                    u32 e = s == 0u ? edges.x : (s == 1u ? edges.y : edges.z);
+                    uint2 face = write_face(e, before + lower, element_tree, vertices, edge_tree,
+                                            edge_sides, items_scan, block_offsets, faces,
+                                            faces_by_left, neighbors, counters, slots);
+                    written = make_uint2(written.x + face.x, written.y + face.y);
+                }
+            }
         }
         if (written.x != 0u) {
             atomicAdd(&group_far, written.x);

@@ -859,8 +859,7 @@ impl GpuAdaptation {
         ]
         .to_vec();
         faces_args.push(prm.clone());
-        // A thread per side of every slot (amr_faces.wgsl).
-        adapt.launch(&faces_kernel, &faces_args, ItemRange::all(3 * ne as u32));
+        adapt.launch(&faces_kernel, &faces_args, ItemRange::all(ne as u32));
         tally.count("connectivity", &adapt);
 
         Ok(GpuAdaptation {
