@@ -54,13 +54,14 @@ __device__ __forceinline__ u32 load_after(const u32* after, u32 pos) {
 }
 
 // Raise slot pos to a = wanted; when that lifts its -1, lift its siblings' -1 too (the cluster
-// rule): exactly one raise lifts a given -1, the one whose atomic max saw level - 1.
+// rule): exactly one raise lifts a given -1, the one whose atomic max saw level - 1. The slot's
+// record is loaded with the atomic max rather than after it (as the WGSL twin).
 __device__ void raise(u32* after, const uint4* slot_info, u32 pos, u32 wanted) {
+    uint4 info = slot_info[pos];
     u32 old = atomicMax(after + pos, wanted);
     if (old >= wanted) {
         return;
     }
-    uint4 info = slot_info[pos];
     if (old + 1u != info.x) {
         return;
     }
