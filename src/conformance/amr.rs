@@ -71,6 +71,12 @@ pub fn amr(report: &mut Report, b: &Runtime) {
         || Ok((device_ripple(b)?, true)),
     );
     report.check(
+        "amr device smoothing of flags mostly -1 on a mesh graded over 7 levels = reference",
+        b.kind(),
+        "flags exact, 24 flag sets",
+        || Ok((device_graded_smoothing(b)?, true)),
+    );
+    report.check(
         "amr device flags = reference indicator, 3 fields, 2 with jumps; pass 0's the same",
         b.kind(),
         "exact off 1e-4 of a limit",
@@ -523,6 +529,54 @@ pub fn device_ripple(rt: &Runtime) -> Result<String> {
     Ok(format!(
         "{} elements, {raised} raised down to level {lowest} in {stages} stages",
         start.len()
+    ))
+}
+
+/// The device's smoothing of pseudo-random flags, most of them -1 (so that raises lift whole
+/// clusters) and some +1, on [`graded_ripple`]'s mesh of seven levels, against the ordered
+/// smoothing's flags: a launch of amr_smooth runs two stages, and its second follows the slots
+/// that the first's raises and lifts bring to its level.
+pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
+    let (am, _, _) = graded_ripple(&periodic_mesh()?, [0.02, 0.5])?;
+    let faces = am.faces()?;
+    let fixture = adapt_fixture_of(rt, am, 1)?;
+    let n = fixture.am.num_active();
+    let mut seed = 7u64;
+    let (mut raised, mut lifted) = (0, 0);
+    for set in 0..24 {
+        // +1 one time in twenty, -1 seventeen times in twenty.
+        let start: Vec<i8> = (0..n)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                match (seed >> 33) % 20 {
+                    0 => 1,
+                    1..=17 => -1,
+                    _ => 0,
+                }
+            })
+            .collect();
+        let mut want = start.clone();
+        fixture.am.smooth_flags(&faces, &mut want);
+        fixture.ga.set_flags(&start)?;
+        fixture.ga.smooth(None)?;
+        let got = fixture.ga.read_flags()?;
+        ensure(got == want, || {
+            let j = (0..n).find(|&j| got[j] != want[j]).unwrap_or(0);
+            format!(
+                "flag set {set}: slot {j} (level {}) smoothed to {} on the device, {} by the \
+                 reference",
+                fixture.am.level(j),
+                got[j],
+                want[j]
+            )
+        })?;
+        raised += (0..n).filter(|&j| want[j] > 0 && start[j] <= 0).count();
+        lifted += (0..n).filter(|&j| want[j] == 0 && start[j] < 0).count();
+    }
+    Ok(format!(
+        "{n} elements, 24 flag sets: {raised} raised to refine, {lifted} kept from coarsening"
     ))
 }
 
