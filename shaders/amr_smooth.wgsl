@@ -2,7 +2,7 @@
 // #include "common/amr_tree.wgsl"
 // #include "common/amr_indicator.wgsl"
 
-// The 2:1 smoothing of the flags (GK19 Algorithm 2) in stages by level, two stages a launch
+// The 2:1 smoothing of the flags (GK19 Algorithm 2) in stages by level, each one launch
 // (AdaptiveMesh::smooth_flags_in_stages in src/solver/dg/amr/tree.rs is its CPU twin). With
 // a_i = level_i + f_i the level element i ends at, kept per slot in `after` (amr_mark turns it
 // back into the flags):
@@ -12,27 +12,19 @@
 //      as they came: read from `flags`, or with FLAGGED computed here from the indicator, the
 //      slot's own and, when it is -1, its siblings'), a_t stored in after[t], and top =
 //      max_i a_i into counters[C_SMOOTH_TOP];
-//   stage s, thread t = face t of the current mesh, while s < top: the side that would end more
-//      than one level coarser than the other is raised to one below it, a_j <- max(a_j,
-//      a_i - 1); a raise that lifts a -1 (a_j = level_j - 1) lifts its siblings' -1 too
-//      (a <- max(a, level_j)).
+//   stage s = range.color >= 1, thread t = face t of the current mesh, while s < top: the side
+//      that would end more than one level coarser than the other is raised to one below it,
+//      a_j <- max(a_j, a_i - 1); a raise that lifts a -1 (a_j = level_j - 1) lifts its
+//      siblings' -1 too (a <- max(a, level_j)).
 // Stage s works toward v = top - s: raises in it end at a <= v (a face raise at a_i - 1, a
 // lifted cluster at its level), and every a = v + 1 was reached in a stage before it, so after
 // stage s every face whose higher side ends at v + 1 or more holds and no later raise undoes
 // it. The stages s = 1 .. top - 1 thus end at the least admissible flags above the start, the
-// same as any order of the forced raises (AdaptiveMesh::smooth_flags), with no host check for
-// convergence. A raise is an atomic max on after, and a read sees a as it stands.
-// Launch p = range.color >= 1 runs stages 2p - 1 and 2p, toward v = top - 2p + 1 and v - 1: a
-// face thread applies the rule with the values it reads, which settles every face whose higher
-// side ends at v + 1 (final before the launch) and every one whose higher side was at v when
-// the launch began; a slot that a raise or a lift of the launch brings to v is the raising
-// thread's to follow: it raises the face neighbours of that slot to v - 1 (the neighbours
-// table; their lifts end at most at v - 1, which the next launch's faces settle). A launch thus ends as its two stages would, with a chain of at most
-// two raises in a thread (a launch per stage cost the smoothing a launch floor per level;
-// following every chain in one launch cost more than the stages, BENCHMARKS.md sessions 27-28).
-// A face thread reads one word per side (a_i), not the flag and the slot_info record (20
-// bytes): at 240k elements a stage is bound by the sectors its scattered loads pull in;
-// slot_info is read by a raise alone, for its level and siblings.
+// same as any order of the forced raises (AdaptiveMesh::smooth_flags), with no chains of raises
+// followed within a thread and no host check for convergence. A raise is an atomic max on
+// after, and a read sees a as it stands. A stage thread reads one word per side (a_i), not the
+// flag and the slot_info record (20 bytes): at 240k elements a stage is bound by the sectors
+// its scattered loads pull in; slot_info is read by a raise alone, for its level and siblings.
 
 @group(0) @binding(0) var<storage, read> slots: array<u32>;
 @group(0) @binding(1) var<storage, read> element_tree: array<vec4<u32>>;
@@ -47,9 +39,9 @@
 @group(0) @binding(5) var<storage, read_write> slot_info: array<vec4<u32>>;
 // Per slot: a = level + flag as the smoothing stands (pass 0 stores it, the stages raise it).
 @group(0) @binding(6) var<storage, read_write> after: array<atomic<u32>>;
-// With FLAGGED = 1, what pass 0 computes the flags from (amr_flag's inputs): register 0's high
-// words, the centroid basis, the inverse Jacobians, the heights and the face neighbours
-// (common/amr_indicator.wgsl). The stages read the face neighbours too (follow).
+// With FLAGGED = 1, what pass 0 computes the flags from (amr_flag's inputs; the stages do not
+// read them): register 0's high words, the centroid basis, the inverse Jacobians, the heights
+// and the face neighbours (common/amr_indicator.wgsl).
 @group(0) @binding(7) var<storage, read> regs: array<f32>;
 @group(0) @binding(8) var<storage, read> centroid_basis: array<vec4<f32>>;
 @group(0) @binding(9) var<storage, read> inv_jac: array<vec4<f32>>;
@@ -79,45 +71,23 @@ fn admissible(bits: u32, level: u32) -> i32 {
 }
 
 // Raise slot pos to a = wanted; when that lifts its -1, lift its siblings' -1 too (the cluster
-// rule): exactly one raise lifts a given -1, the one whose atomic max saw level - 1. Returns
-// the slots this raise brought to a = v (pos and the lifted siblings, NONE elsewhere), for the
-// caller to follow. The slot's record is loaded with the atomic max rather than after it, one
-// round trip less on the chain of a raise (on wgpu the smoothing took 1.1 us less at 33k
-// elements on an H200).
-fn raise(pos: u32, wanted: u32, v: u32) -> vec4<u32> {
-    var reached = vec4<u32>(NONE);
+// rule): exactly one raise lifts a given -1, the one whose atomic max saw level - 1. The slot's
+// record is loaded with the atomic max rather than after it, one round trip less on the chain
+// of a raise (on wgpu the smoothing took 1.1 us less at 33k elements on an H200).
+fn raise(pos: u32, wanted: u32) {
     let info = slot_info[pos];
     let old = atomicMax(&after[pos], wanted);
     if (old >= wanted) {
-        return reached;
-    }
-    if (wanted == v) {
-        reached.x = pos;
+        return;
     }
     if (old + 1u != info.x) {
-        return reached;
+        return;
     }
     // #unroll
     for (var c = 0u; c < 3u; c = c + 1u) {
         let sibling = info[1u + c];
-        if (sibling != NONE && atomicMax(&after[sibling], info.x) < info.x && info.x == v) {
-            reached[1u + c] = sibling;
-        }
-    }
-    return reached;
-}
-
-// The second stage of a launch for slot pos, which a raise of the first brought to a = v:
-// its face neighbours raised to v - 1 (dg_limit's table, sides 0..2). The split sides are
-// skipped: their two neighbours are a level finer than pos (level L), so they end at L or
-// more, and v is at most L + 1.
-fn follow(pos: u32, v: u32) {
-    let near = neighbors[pos];
-    // #unroll
-    for (var s = 0u; s < 3u; s = s + 1u) {
-        let k = near[s];
-        if (((near.w >> s) & 1u) == 0u && k != NONE && atomicLoad(&after[k]) + 1u < v) {
-            raise(k, v - 1u, NONE);
+        if (sibling != NONE) {
+            atomicMax(&after[sibling], info.x);
         }
     }
 }
@@ -167,9 +137,8 @@ fn first_pass(t: u32) -> u32 {
     return a;
 }
 
-// The 2:1 rule across face f in the launch toward v (and v - 1: face_rule's raises to v are
-// followed when v - 1 is a stage, v >= 2).
-fn face_rule(f: u32, v: u32) {
+// The 2:1 rule across face f.
+fn face_rule(f: u32) {
     let l = faces[8u * f];
     let r = faces[8u * f + 1u];
     if (r == NONE) {
@@ -177,19 +146,10 @@ fn face_rule(f: u32, v: u32) {
     }
     let after_l = atomicLoad(&after[l]);
     let after_r = atomicLoad(&after[r]);
-    var reached = vec4<u32>(NONE);
     if (after_l > after_r + 1u) {
-        reached = raise(r, after_l - 1u, v);
+        raise(r, after_l - 1u);
     } else if (after_r > after_l + 1u) {
-        reached = raise(l, after_r - 1u, v);
-    }
-    if (v >= 2u) {
-        // #unroll
-        for (var c = 0u; c < 4u; c = c + 1u) {
-            if (reached[c] != NONE) {
-                follow(reached[c], v);
-            }
-        }
+        raise(l, after_r - 1u);
     }
 }
 
@@ -222,13 +182,11 @@ fn main(
         );
     }
     let counts = workgroupUniformLoad(&stage_counts);
-    // Launch p runs stages 2p - 1 and 2p, toward v = top - 2p + 1 and v - 1; below 1 nothing is
-    // left to raise.
-    let first_stage = 2u * range.color - 1u;
-    if (first_stage >= counts.x) {
+    // Stage s raises toward top - s; below 1 nothing is left to raise.
+    if (range.color >= counts.x) {
         return;
     }
     if (t < range.count && t < counts.y) {
-        face_rule(t, counts.x - first_stage);
+        face_rule(t);
     }
 }

@@ -3,7 +3,7 @@
 // #include "common/amr_indicator.cuh"
 
 // CUDA twin of shaders/amr_smooth.wgsl. The 2:1 smoothing of the flags (GK19 Algorithm 2) in
-// stages by level, two stages a launch (AdaptiveMesh::smooth_flags_in_stages in
+// stages by level, each one launch (AdaptiveMesh::smooth_flags_in_stages in
 // src/solver/dg/amr/tree.rs is its CPU twin). With a_i = level_i + f_i the level element i ends
 // at, kept per slot in `after` (amr_mark turns it back into the flags):
 //   pass 0 (range.color = 0), thread t = slot t: its slot_info (level and siblings' slots), its
@@ -12,23 +12,20 @@
 //      as they came: read from `flags`, or with FLAGGED computed here from the indicator, the
 //      slot's own and, when it is -1, its siblings'), a_t stored in after[t], and top =
 //      max_i a_i into counters[C_SMOOTH_TOP];
-//   stage s, thread t = face t of the current mesh, while s < top: the side that would end more
-//      than one level coarser than the other is raised to one below it, a_j <- max(a_j,
-//      a_i - 1); a raise that lifts a -1 (a_j = level_j - 1) lifts its siblings' -1 too
-//      (a <- max(a, level_j)).
+//   stage s = range.color >= 1, thread t = face t of the current mesh, while s < top: the side
+//      that would end more than one level coarser than the other is raised to one below it,
+//      a_j <- max(a_j, a_i - 1); a raise that lifts a -1 (a_j = level_j - 1) lifts its
+//      siblings' -1 too (a <- max(a, level_j)).
 // Stage s works toward v = top - s: raises in it end at a <= v (a face raise at a_i - 1, a
 // lifted cluster at its level), and every a = v + 1 was reached in a stage before it, so after
 // stage s every face whose higher side ends at v + 1 or more holds and no later raise undoes
 // it. The stages s = 1 .. top - 1 thus end at the least admissible flags above the start, the
-// same as any order of the forced raises (AdaptiveMesh::smooth_flags), with no host check for
-// convergence. A raise is an atomic max on after, and a read sees a as it stands (volatile
-// loads). Launch p = range.color >= 1 runs stages 2p - 1 and 2p, toward v = top - 2p + 1 and
-// v - 1: a face thread applies the rule with the values it reads, and a slot that a raise or a
-// lift of the launch brings to v is the raising thread's to follow, its face neighbours raised
-// to v - 1 (as the WGSL twin, which says why this ends as the two stages would). A face thread
-// reads one word per side (a_i), not the flag and the slot_info record (20 bytes): at 240k
-// elements a stage is bound by the sectors its scattered loads pull in; slot_info is read by a
-// raise alone, for its level and siblings.
+// same as any order of the forced raises (AdaptiveMesh::smooth_flags), with no chains of raises
+// followed within a thread and no host check for convergence. A raise is an atomic max on
+// after, and a read sees a as it stands (volatile loads). A stage thread reads one word per side
+// (a_i), not the flag and the slot_info record (20 bytes): at 240k elements a stage is bound by
+// the sectors its scattered loads pull in; slot_info is read by a raise alone, for its level
+// and siblings.
 //
 // flags: the flags' i32 bits as they came (pass 0 reads them). slot_info: per slot, its
 // element's level and the slots of its three siblings (NONE for a root, or for a sibling that
@@ -57,50 +54,29 @@ __device__ __forceinline__ u32 load_after(const u32* after, u32 pos) {
 }
 
 // Raise slot pos to a = wanted; when that lifts its -1, lift its siblings' -1 too (the cluster
-// rule): exactly one raise lifts a given -1, the one whose atomic max saw level - 1. Returns
-// the slots this raise brought to a = v (pos and the lifted siblings, NONE elsewhere), for the
-// caller to follow. The slot's record is loaded with the atomic max rather than after it (as
-// the WGSL twin).
-__device__ uint4 raise(u32* after, const uint4* slot_info, u32 pos, u32 wanted, u32 v) {
-    u32 reached[4] = {NONE, NONE, NONE, NONE};
+// rule): exactly one raise lifts a given -1, the one whose atomic max saw level - 1. The slot's
+// record is loaded with the atomic max rather than after it (as the WGSL twin).
+__device__ void raise(u32* after, const uint4* slot_info, u32 pos, u32 wanted) {
     uint4 info = slot_info[pos];
     u32 old = atomicMax(after + pos, wanted);
-    if (old < wanted) {
-        if (wanted == v) {
-            reached[0] = pos;
-        }
-        if (old + 1u == info.x) {
-#pragma unroll
-            for (u32 c = 0u; c < 3u; c = c + 1u) {
-                u32 s = sibling(info, c);
-                if (s != NONE && atomicMax(after + s, info.x) < info.x && info.x == v) {
-                    reached[1u + c] = s;
-                }
-            }
-        }
+    if (old >= wanted) {
+        return;
     }
-    return make_uint4(reached[0], reached[1], reached[2], reached[3]);
-}
-
-// The second stage of a launch for slot pos, which a raise of the first brought to a = v: its
-// face neighbours raised to v - 1 (dg_limit's table, sides 0..2; the split sides skipped, as
-// the WGSL twin says why).
-__device__ void follow(u32* after, const uint4* slot_info, const uint4* neighbors, u32 pos,
-                       u32 v) {
-    uint4 near = neighbors[pos];
-    u32 sides[3] = {near.x, near.y, near.z};
+    if (old + 1u != info.x) {
+        return;
+    }
 #pragma unroll
-    for (u32 s = 0u; s < 3u; s = s + 1u) {
-        u32 k = sides[s];
-        if (((near.w >> s) & 1u) == 0u && k != NONE && load_after(after, k) + 1u < v) {
-            raise(after, slot_info, k, v - 1u, NONE);
+    for (u32 c = 0u; c < 3u; c = c + 1u) {
+        u32 s = sibling(info, c);
+        if (s != NONE) {
+            atomicMax(after + s, info.x);
         }
     }
 }
 
 // With FLAGGED = 1 (the WGSL pipeline constant), pass 0 computes each slot's flag from the
 // indicator (amr_flag's, a launch less before it: what a run's smoothing does) instead of
-// reading `flags`; from these, amr_flag's inputs (the stages read the face neighbours too).
+// reading `flags`; from these, amr_flag's inputs (the stages do not read them).
 #ifndef FLAGGED
 #define FLAGGED 0u
 #endif
@@ -164,10 +140,8 @@ __device__ u32 first_pass(
     return a;
 }
 
-// The 2:1 rule across face f in the launch toward v (and v - 1: face_rule's raises to v are
-// followed when v - 1 is a stage, v >= 2).
-__device__ void face_rule(u32 f, u32 v, const uint4* slot_info, u32* after, const u32* faces,
-                          const uint4* neighbors) {
+// The 2:1 rule across face f.
+__device__ void face_rule(u32 f, const uint4* slot_info, u32* after, const u32* faces) {
     u32 l = faces[8u * f];
     u32 r = faces[8u * f + 1u];
     if (r == NONE) {
@@ -175,20 +149,10 @@ __device__ void face_rule(u32 f, u32 v, const uint4* slot_info, u32* after, cons
     }
     u32 after_l = load_after(after, l);
     u32 after_r = load_after(after, r);
-    uint4 reached = make_uint4(NONE, NONE, NONE, NONE);
     if (after_l > after_r + 1u) {
-        reached = raise(after, slot_info, r, after_l - 1u, v);
+        raise(after, slot_info, r, after_l - 1u);
     } else if (after_r > after_l + 1u) {
-        reached = raise(after, slot_info, l, after_r - 1u, v);
-    }
-    if (v >= 2u) {
-        u32 slots_reached[4] = {reached.x, reached.y, reached.z, reached.w};
-#pragma unroll
-        for (u32 c = 0u; c < 4u; c = c + 1u) {
-            if (slots_reached[c] != NONE) {
-                follow(after, slot_info, neighbors, slots_reached[c], v);
-            }
-        }
+        raise(after, slot_info, l, after_r - 1u);
     }
 }
 
@@ -234,13 +198,11 @@ extern "C" __global__ void amr_smooth(
         stage_counts[1] = c[C_COLOR_OFFSETS + 2u * params.base_colors];
     }
     __syncthreads();
-    // Launch p runs stages 2p - 1 and 2p, toward v = top - 2p + 1 and v - 1; below 1 nothing is
-    // left to raise.
-    u32 first_stage = 2u * range.color - 1u;
-    if (first_stage >= stage_counts[0]) {
+    // Stage s raises toward top - s; below 1 nothing is left to raise.
+    if (range.color >= stage_counts[0]) {
         return;
     }
     if (t < range.count && t < stage_counts[1]) {
-        face_rule(t, stage_counts[0] - first_stage, slot_info, after, faces, neighbors);
+        face_rule(t, slot_info, after, faces);
     }
 }

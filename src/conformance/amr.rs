@@ -534,8 +534,8 @@ pub fn device_ripple(rt: &Runtime) -> Result<String> {
 
 /// The device's smoothing of pseudo-random flags, most of them -1 (so that raises lift whole
 /// clusters) and some +1, on [`graded_ripple`]'s mesh of seven levels, against the ordered
-/// smoothing's flags: a launch of amr_smooth runs two stages, and its second follows the slots
-/// that the first's raises and lifts bring to its level.
+/// smoothing's flags: the stages' raises and lifts at every level, where the ripple check
+/// raises along one chain and the adaptations' flags seldom flag a whole cluster -1.
 pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
     let (am, _, _) = graded_ripple(&periodic_mesh()?, [0.02, 0.5])?;
     let faces = am.faces()?;

@@ -203,13 +203,6 @@ impl TreeCapacity {
     }
 }
 
-/// The smoothing's stage launches for meshes of at most `max_level` levels: a stage per level
-/// below the maximum (the raises that can be forced run down from the top level), two stages a
-/// launch (amr_smooth.wgsl).
-fn stage_launches(max_level: u8) -> u32 {
-    u32::from(max_level.saturating_sub(1)).div_ceil(2)
-}
-
 /// Slots an adaptation of `active` elements refining `refines` of them needs before
 /// compaction: three more per refined element.
 pub fn slots_needed(active: usize, refines: usize) -> usize {
@@ -696,7 +689,7 @@ impl GpuAdaptation {
         .to_vec();
         mark_args.push(prm.clone());
         // The smoothing with its pass 0 `first` (labelled `label`): a stage per level below the
-        // maximum, two stages a launch over the faces of the current mesh, numbered 1.. in
+        // maximum, each one launch over the faces of the current mesh, numbered 1.. in
         // range.color (the stages past the top level less one return at once); then the
         // clusters and the elements to refine are numbered and their counts tell the host
         // whether the adaptation fits.
@@ -708,11 +701,11 @@ impl GpuAdaptation {
                 .bounded(&bounds.elements);
             // Sized by the solver's launch record of all the current mesh's faces: exactly on
             // wgpu; on CUDA by the solver's face bound (CountBounds).
-            for launch in 1..=stage_launches(mesh.max_level) {
+            for stage in 1..mesh.max_level.max(1) {
                 let all_faces = ItemRange {
                     first: record_word(1 + colors),
                     count: 0,
-                    color: launch,
+                    color: u32::from(stage),
                     pad: 0,
                 };
                 smooth
