@@ -299,14 +299,19 @@ pub fn smooth_state(am: &AdaptiveMesh, tables: &BasisTables) -> Vec<Vec<State>> 
 
 /// Pseudo-random flags: +1 one time in five, -1 two times in five.
 pub fn rand_flags(n: usize, seed: &mut u64) -> Vec<i8> {
+    weighted_flags(n, seed, [1, 2, 5])
+}
+
+/// Pseudo-random flags, `[plus, minus, out_of]`: +1 `plus` times in `out_of`, -1 `minus` times.
+fn weighted_flags(n: usize, seed: &mut u64, [plus, minus, out_of]: [u64; 3]) -> Vec<i8> {
     (0..n)
         .map(|_| {
             *seed = seed
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            match (*seed >> 33) % 5 {
-                0 => 1,
-                1 | 2 => -1,
+            match (*seed >> 33) % out_of {
+                r if r < plus => 1,
+                r if r < plus + minus => -1,
                 _ => 0,
             }
         })
@@ -545,18 +550,7 @@ pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
     let (mut raised, mut lifted) = (0, 0);
     for set in 0..24 {
         // +1 one time in twenty, -1 seventeen times in twenty.
-        let start: Vec<i8> = (0..n)
-            .map(|_| {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                match (seed >> 33) % 20 {
-                    0 => 1,
-                    1..=17 => -1,
-                    _ => 0,
-                }
-            })
-            .collect();
+        let start = weighted_flags(n, &mut seed, [1, 17, 20]);
         let mut want = start.clone();
         fixture.am.smooth_flags(&faces, &mut want);
         fixture.ga.set_flags(&start)?;
