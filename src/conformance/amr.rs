@@ -547,7 +547,7 @@ pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
     let fixture = adapt_fixture_of(rt, am, 1)?;
     let n = fixture.am.num_active();
     let mut seed = 7u64;
-    let (mut raised, mut lifted) = (0, 0);
+    let (mut raised, mut kept) = (0, 0);
     for set in 0..24 {
         // +1 one time in twenty, -1 seventeen times in twenty.
         let start = weighted_flags(n, &mut seed, [1, 17, 20]);
@@ -567,10 +567,10 @@ pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
             )
         })?;
         raised += (0..n).filter(|&j| want[j] > 0 && start[j] <= 0).count();
-        lifted += (0..n).filter(|&j| want[j] == 0 && start[j] < 0).count();
+        kept += (0..n).filter(|&j| want[j] == 0 && start[j] < 0).count();
     }
     Ok(format!(
-        "{n} elements, 24 flag sets: {raised} raised to refine, {lifted} kept from coarsening"
+        "{n} elements, 24 flag sets: {raised} raised to refine, {kept} kept from coarsening"
     ))
 }
 
