@@ -2,36 +2,29 @@
 // #include "common/amr_tree.wgsl"
 // #include "common/amr_indicator.wgsl"
 
-// The 2:1 smoothing of the flags (GK19 Algorithm 2) in rounds, each one launch
-// (AdaptiveMesh::smooth_flags_in_rounds in src/solver/dg/amr/tree.rs is its CPU twin). With
+// The 2:1 smoothing of the flags (GK19 Algorithm 2) in stages by level, each one launch
+// (AdaptiveMesh::smooth_flags_in_stages in src/solver/dg/amr/tree.rs is its CPU twin). With
 // a_i = level_i + f_i the level element i ends at, kept per slot in `after` (amr_mark turns it
 // back into the flags):
 //   pass 0 (range.color = 0), thread t = slot t: its slot_info (level and siblings' slots), its
 //      flag made admissible (no refinement past the maximum level, no coarsening of a root, a
 //      -1 only if all four siblings are active and flagged -1: the cluster rule, on the flags
 //      as they came: read from `flags`, or with FLAGGED computed here from the indicator, the
-//      slot's own and, when it is -1, its siblings'), a_t stored in after[t], raised[t] = 0,
-//      and top = max_i a_i into counters[C_SMOOTH_TOP];
-//   round 1 (range.color = 1), thread t = face t of the current mesh: the side that would end
-//      more than one level coarser than the other is raised to one below it,
+//      slot's own and, when it is -1, its siblings'), a_t stored in after[t], and top =
+//      max_i a_i into counters[C_SMOOTH_TOP];
+//   stage s = range.color >= 1, thread t = face t of the current mesh, while s < top: the side
+//      that would end more than one level coarser than the other is raised to one below it,
 //      a_j <- max(a_j, a_i - 1); a raise that lifts a -1 (a_j = level_j - 1) lifts its
-//      siblings' -1 too (a <- max(a, level_j));
-//   round r >= 2, thread t = slot t: only a slot raised in round r - 1 (raised[t] = r) works,
-//      the same rule across its faces (its neighbours' slots), as the higher side.
-// Every raise in round r marks its slot raised[j] = r + 1. After round r every face holds or
-// its higher side is marked r + 1: a face that fails at the end of round r either had its
-// higher side raised in round r, or failed at its start, so (round 1 reads every face) its
-// higher side was marked r and its thread raised the lower side past it. Raises in round 1 end
-// at a <= top - 1, and those of round r at most one below the slots of round r - 1, at
-// a <= top - r: so round top - 1 leaves only marks on slots at a <= 1, which raise nothing
-// (a >= 0), and the rounds 1 .. top - 1 (one launch each, those past top - 1 return at once)
-// end at the least admissible flags above the start, the same as any order of the forced
-// raises (AdaptiveMesh::smooth_flags), with no host check for convergence. Round 1 reads
-// every face; the later ones read one coalesced word per slot and work on the few slots raised
-// before them, where a round over every face was bound by the sectors of its scattered loads
-// (9.3 us at 240k elements on an H200, eight of them at 9 levels). A raise is an atomic max on
-// after, and a read sees a as it stands; a mark is an atomic store, every writer of one
-// round storing the same round. slot_info is read by a raise alone, for its level and siblings.
+//      siblings' -1 too (a <- max(a, level_j)).
+// Stage s works toward v = top - s: raises in it end at a <= v (a face raise at a_i - 1, a
+// lifted cluster at its level), and every a = v + 1 was reached in a stage before it, so after
+// stage s every face whose higher side ends at v + 1 or more holds and no later raise undoes
+// it. The stages s = 1 .. top - 1 thus end at the least admissible flags above the start, the
+// same as any order of the forced raises (AdaptiveMesh::smooth_flags), with no chains of raises
+// followed within a thread and no host check for convergence. A raise is an atomic max on
+// after, and a read sees a as it stands. A stage thread reads one word per side (a_i), not the
+// flag and the slot_info record (20 bytes): at 240k elements a stage is bound by the sectors
+// its scattered loads pull in; slot_info is read by a raise alone, for its level and siblings.
 
 @group(0) @binding(0) var<storage, read> slots: array<u32>;
 @group(0) @binding(1) var<storage, read> element_tree: array<vec4<u32>>;
@@ -44,9 +37,9 @@
 // sibling that is not active), written by pass 0 so that a raise reaches a slot's level and its
 // siblings in one load.
 @group(0) @binding(5) var<storage, read_write> slot_info: array<vec4<u32>>;
-// Per slot: a = level + flag as the smoothing stands (pass 0 stores it, the rounds raise it).
+// Per slot: a = level + flag as the smoothing stands (pass 0 stores it, the stages raise it).
 @group(0) @binding(6) var<storage, read_write> after: array<atomic<u32>>;
-// With FLAGGED = 1, what pass 0 computes the flags from (amr_flag's inputs; the rounds do not
+// With FLAGGED = 1, what pass 0 computes the flags from (amr_flag's inputs; the stages do not
 // read them): register 0's high words, the centroid basis, the inverse Jacobians, the heights
 // and the face neighbours (common/amr_indicator.wgsl).
 @group(0) @binding(7) var<storage, read> regs: array<f32>;
@@ -54,8 +47,6 @@
 @group(0) @binding(9) var<storage, read> inv_jac: array<vec4<f32>>;
 @group(0) @binding(10) var<storage, read> heights: array<f32>;
 @group(0) @binding(11) var<storage, read> neighbors: array<vec4<u32>>;
-// Per slot: the round that works on it next, set by a raise (0 from pass 0 on).
-@group(0) @binding(12) var<storage, read_write> raised: array<atomic<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 // 1: pass 0 computes each slot's flag from the indicator (amr_flag's, a launch less before
@@ -66,9 +57,8 @@ override NP: u32 = 3u;
 
 // Pass 0: the largest a_i of the workgroup (one atomic on the counters per workgroup).
 var<workgroup> group_top: atomic<u32>;
-// A round: top and the faces (round 1) or the active slots (later rounds), read by one thread
-// of the workgroup for all.
-var<workgroup> round_counts: vec2<u32>;
+// A stage: top and the faces, read by one thread of the workgroup for all.
+var<workgroup> stage_counts: vec2<u32>;
 
 // Flag bits `bits` of an element at `level` as the smoothing reads them: within -1..1, 0 for
 // a refinement past the maximum level or a coarsening of a root.
@@ -80,26 +70,24 @@ fn admissible(bits: u32, level: u32) -> i32 {
     return f;
 }
 
-// Raise slot pos to a = wanted, marking it for round `next`; when that lifts its -1, lift its
-// siblings' -1 too (the cluster rule) and mark them: exactly one raise lifts a given -1, the
-// one whose atomic max saw level - 1. The slot's record is loaded with the atomic max rather
-// than after it, one round trip less on the chain of a raise (on wgpu the smoothing took
-// 1.1 us less at 33k elements on an H200).
-fn raise(pos: u32, wanted: u32, next: u32) {
+// Raise slot pos to a = wanted; when that lifts its -1, lift its siblings' -1 too (the cluster
+// rule): exactly one raise lifts a given -1, the one whose atomic max saw level - 1. The slot's
+// record is loaded with the atomic max rather than after it, one round trip less on the chain
+// of a raise (on wgpu the smoothing took 1.1 us less at 33k elements on an H200).
+fn raise(pos: u32, wanted: u32) {
     let info = slot_info[pos];
     let old = atomicMax(&after[pos], wanted);
     if (old >= wanted) {
         return;
     }
-    atomicStore(&raised[pos], next);
     if (old + 1u != info.x) {
         return;
     }
     // #unroll
     for (var c = 0u; c < 3u; c = c + 1u) {
         let sibling = info[1u + c];
-        if (sibling != NONE && atomicMax(&after[sibling], info.x) < info.x) {
-            atomicStore(&raised[sibling], next);
+        if (sibling != NONE) {
+            atomicMax(&after[sibling], info.x);
         }
     }
 }
@@ -146,11 +134,10 @@ fn first_pass(t: u32) -> u32 {
     }
     let a = u32(i32(level) + f);
     atomicStore(&after[t], a);
-    atomicStore(&raised[t], 0u);
     return a;
 }
 
-// Round 1: the 2:1 rule across face f, its raises marked for round 2.
+// The 2:1 rule across face f.
 fn face_rule(f: u32) {
     let l = faces[8u * f];
     let r = faces[8u * f + 1u];
@@ -160,37 +147,9 @@ fn face_rule(f: u32) {
     let after_l = atomicLoad(&after[l]);
     let after_r = atomicLoad(&after[r]);
     if (after_l > after_r + 1u) {
-        raise(r, after_l - 1u, 2u);
+        raise(r, after_l - 1u);
     } else if (after_r > after_l + 1u) {
-        raise(l, after_r - 1u, 2u);
-    }
-}
-
-// The 2:1 rule from slot t, at a_t, to the neighbours `nb` (xyz; NONE past a boundary).
-fn push_to(nb: vec4<u32>, a_t: u32, next: u32) {
-    // #unroll
-    for (var s = 0u; s < 3u; s = s + 1u) {
-        let q = nb[s];
-        if (q != NONE && atomicLoad(&after[q]) + 1u < a_t) {
-            raise(q, a_t - 1u, next);
-        }
-    }
-}
-
-// Round `round` >= 2 for slot t, raised in the round before: the rule across its faces, it the
-// higher side (neighbors: one per side, the second halves of split sides at NE + t).
-fn slot_rule(t: u32, round: u32) {
-    if (atomicLoad(&raised[t]) != round) {
-        return;
-    }
-    let a_t = atomicLoad(&after[t]);
-    if (a_t < 2u) {
-        return;
-    }
-    let nb = neighbors[t];
-    push_to(nb, a_t, round + 1u);
-    if (nb.w != 0u) {
-        push_to(neighbors[range.capacity + t], a_t, round + 1u);
+        raise(l, after_r - 1u);
     }
 }
 
@@ -217,20 +176,17 @@ fn main(
         return;
     }
     if (lid == 0u) {
-        var items = atomicLoad(&counters[C_ACTIVE]);
-        if (range.color == 1u) {
-            items = atomicLoad(&counters[C_COLOR_OFFSETS + 2u * params.base_colors]);
-        }
-        round_counts = vec2<u32>(atomicLoad(&counters[C_SMOOTH_TOP]), items);
+        stage_counts = vec2<u32>(
+            atomicLoad(&counters[C_SMOOTH_TOP]),
+            atomicLoad(&counters[C_COLOR_OFFSETS + 2u * params.base_colors]),
+        );
     }
-    let counts = workgroupUniformLoad(&round_counts);
-    // Round r raises to at most top - r; below 1 nothing is left to raise.
-    if (range.color >= counts.x || t >= range.count || t >= counts.y) {
+    let counts = workgroupUniformLoad(&stage_counts);
+    // Stage s raises toward top - s; below 1 nothing is left to raise.
+    if (range.color >= counts.x) {
         return;
     }
-    if (range.color == 1u) {
+    if (t < range.count && t < counts.y) {
         face_rule(t);
-    } else {
-        slot_rule(t, range.color);
     }
 }

@@ -3,34 +3,35 @@
 // #include "common/amr_indicator.cuh"
 
 // CUDA twin of shaders/amr_smooth.wgsl. The 2:1 smoothing of the flags (GK19 Algorithm 2) in
-// rounds, each one launch (AdaptiveMesh::smooth_flags_in_rounds in src/solver/dg/amr/tree.rs
-// is its CPU twin). With a_i = level_i + f_i the level element i ends at, kept per slot in
-// `after` (amr_mark turns it back into the flags):
+// stages by level, each one launch (AdaptiveMesh::smooth_flags_in_stages in
+// src/solver/dg/amr/tree.rs is its CPU twin). With a_i = level_i + f_i the level element i ends
+// at, kept per slot in `after` (amr_mark turns it back into the flags):
 //   pass 0 (range.color = 0), thread t = slot t: its slot_info (level and siblings' slots), its
 //      flag made admissible (no refinement past the maximum level, no coarsening of a root, a
 //      -1 only if all four siblings are active and flagged -1: the cluster rule, on the flags
 //      as they came: read from `flags`, or with FLAGGED computed here from the indicator, the
-//      slot's own and, when it is -1, its siblings'), a_t stored in after[t], raised[t] = 0,
-//      and top = max_i a_i into counters[C_SMOOTH_TOP];
-//   round 1 (range.color = 1), thread t = face t of the current mesh: the side that would end
-//      more than one level coarser than the other is raised to one below it,
+//      slot's own and, when it is -1, its siblings'), a_t stored in after[t], and top =
+//      max_i a_i into counters[C_SMOOTH_TOP];
+//   stage s = range.color >= 1, thread t = face t of the current mesh, while s < top: the side
+//      that would end more than one level coarser than the other is raised to one below it,
 //      a_j <- max(a_j, a_i - 1); a raise that lifts a -1 (a_j = level_j - 1) lifts its
-//      siblings' -1 too (a <- max(a, level_j));
-//   round r >= 2, thread t = slot t: only a slot raised in round r - 1 (raised[t] = r) works,
-//      the same rule across its faces (its neighbours' slots), as the higher side.
-// Every raise in round r marks its slot raised[j] = r + 1, so after round r every face holds
-// or its higher side is marked r + 1, and raises in round r end at a <= top - r: the rounds
-// 1 .. top - 1 end at the least admissible flags above the start (the WGSL twin says why). A
-// raise is an atomic max on after, a read sees a and the marks as they stand (volatile loads),
-// and every writer of a mark in one round stores the same round.
+//      siblings' -1 too (a <- max(a, level_j)).
+// Stage s works toward v = top - s: raises in it end at a <= v (a face raise at a_i - 1, a
+// lifted cluster at its level), and every a = v + 1 was reached in a stage before it, so after
+// stage s every face whose higher side ends at v + 1 or more holds and no later raise undoes
+// it. The stages s = 1 .. top - 1 thus end at the least admissible flags above the start, the
+// same as any order of the forced raises (AdaptiveMesh::smooth_flags), with no chains of raises
+// followed within a thread and no host check for convergence. A raise is an atomic max on
+// after, and a read sees a as it stands (volatile loads). A stage thread reads one word per side
+// (a_i), not the flag and the slot_info record (20 bytes): at 240k elements a stage is bound by
+// the sectors its scattered loads pull in; slot_info is read by a raise alone, for its level
+// and siblings.
 //
 // flags: the flags' i32 bits as they came (pass 0 reads them). slot_info: per slot, its
 // element's level and the slots of its three siblings (NONE for a root, or for a sibling that
 // is not active), written by pass 0 so that a raise reaches a slot's level and its siblings in
 // one load. faces: DgEdge records (8 words: left, right, info, normal, length, midpoint).
-// after: per slot, a = level + flag as the smoothing stands. raised: per slot, the round that
-// works on it next (0 from pass 0 on). neighbors: per slot one per side (w: the split sides),
-// the second halves of split sides at NE + slot.
+// after: per slot, a = level + flag as the smoothing stands.
 
 // Flag bits `bits` of an element at `level` as the smoothing reads them: within -1..1, 0 for
 // a refinement past the maximum level or a coarsening of a root.
@@ -47,38 +48,28 @@ __device__ __forceinline__ u32 sibling(uint4 info, u32 c) {
     return c == 0u ? info.y : (c == 1u ? info.z : info.w);
 }
 
-// Word pos of a buffer other threads of the launch write (a slot's a, or its mark) as it
-// stands.
-__device__ __forceinline__ u32 load_current(const u32* words, u32 pos) {
-    return *(const volatile u32*)(words + pos);
+// Slot pos's a as it stands (raised by other threads of the launch).
+__device__ __forceinline__ u32 load_after(const u32* after, u32 pos) {
+    return *(const volatile u32*)(after + pos);
 }
 
-// What the rounds raise and read: a per slot, the slots' records, and the marks.
-struct Smoothing {
-    u32* after;
-    const uint4* slot_info;
-    u32* raised;
-};
-
-// Raise slot pos to a = wanted, marking it for round `next`; when that lifts its -1, lift its
-// siblings' -1 too (the cluster rule) and mark them: exactly one raise lifts a given -1, the
-// one whose atomic max saw level - 1. The slot's record is loaded with the atomic max rather
-// than after it (as the WGSL twin).
-__device__ void raise(const Smoothing& sm, u32 pos, u32 wanted, u32 next) {
-    uint4 info = sm.slot_info[pos];
-    u32 old = atomicMax(sm.after + pos, wanted);
+// Raise slot pos to a = wanted; when that lifts its -1, lift its siblings' -1 too (the cluster
+// rule): exactly one raise lifts a given -1, the one whose atomic max saw level - 1. The slot's
+// record is loaded with the atomic max rather than after it (as the WGSL twin).
+__device__ void raise(u32* after, const uint4* slot_info, u32 pos, u32 wanted) {
+    uint4 info = slot_info[pos];
+    u32 old = atomicMax(after + pos, wanted);
     if (old >= wanted) {
         return;
     }
-    *(volatile u32*)(sm.raised + pos) = next;
     if (old + 1u != info.x) {
         return;
     }
 #pragma unroll
     for (u32 c = 0u; c < 3u; c = c + 1u) {
         u32 s = sibling(info, c);
-        if (s != NONE && atomicMax(sm.after + s, info.x) < info.x) {
-            *(volatile u32*)(sm.raised + s) = next;
+        if (s != NONE) {
+            atomicMax(after + s, info.x);
         }
     }
 }
@@ -107,7 +98,6 @@ __device__ u32 first_pass(
     const u32* counters,
     uint4* slot_info,
     u32* after,
-    u32* raised,
     const IndicatorInputs& in,
     const AmrParams& params) {
     // The flag of a slot as it came: the indicator's (FLAGGED) or the one in `flags`.
@@ -147,59 +137,29 @@ __device__ u32 first_pass(
     }
     u32 a = (u32)((int)level + f);
     after[t] = a;
-    raised[t] = 0u;
     return a;
 }
 
-// Round 1: the 2:1 rule across face f, its raises marked for round 2.
-__device__ void face_rule(u32 f, const Smoothing& sm, const u32* faces) {
+// The 2:1 rule across face f.
+__device__ void face_rule(u32 f, const uint4* slot_info, u32* after, const u32* faces) {
     u32 l = faces[8u * f];
     u32 r = faces[8u * f + 1u];
     if (r == NONE) {
         return;
     }
-    u32 after_l = load_current(sm.after, l);
-    u32 after_r = load_current(sm.after, r);
+    u32 after_l = load_after(after, l);
+    u32 after_r = load_after(after, r);
     if (after_l > after_r + 1u) {
-        raise(sm, r, after_l - 1u, 2u);
+        raise(after, slot_info, r, after_l - 1u);
     } else if (after_r > after_l + 1u) {
-        raise(sm, l, after_r - 1u, 2u);
+        raise(after, slot_info, l, after_r - 1u);
     }
 }
 
-// The 2:1 rule from slot t, at a_t, to the neighbours `nb` (xyz; NONE past a boundary).
-__device__ void push_to(const Smoothing& sm, uint4 nb, u32 a_t, u32 next) {
-    u32 q[3] = {nb.x, nb.y, nb.z};
-#pragma unroll
-    for (u32 s = 0u; s < 3u; s = s + 1u) {
-        if (q[s] != NONE && load_current(sm.after, q[s]) + 1u < a_t) {
-            raise(sm, q[s], a_t - 1u, next);
-        }
-    }
-}
-
-// Round `round` >= 2 for slot t, raised in the round before: the rule across its faces, it the
-// higher side.
-__device__ void slot_rule(u32 t, u32 round, const Smoothing& sm, const uint4* neighbors) {
-    if (load_current(sm.raised, t) != round) {
-        return;
-    }
-    u32 a_t = load_current(sm.after, t);
-    if (a_t < 2u) {
-        return;
-    }
-    uint4 nb = neighbors[t];
-    push_to(sm, nb, a_t, round + 1u);
-    if (nb.w != 0u) {
-        push_to(sm, neighbors[NE + t], a_t, round + 1u);
-    }
-}
-
-// Pass 0: the largest a_i of the block (one atomic on the counters per block). A round: top
-// and the faces (round 1) or the active slots (later rounds), read by one thread of the block
-// for all.
+// Pass 0: the largest a_i of the block (one atomic on the counters per block). A stage: top
+// and the faces, read by one thread of the block for all.
 __shared__ u32 group_top;
-__shared__ u32 round_counts[2];
+__shared__ u32 stage_counts[2];
 
 extern "C" __global__ void amr_smooth(
     const u32* __restrict__ slots,
@@ -214,7 +174,6 @@ extern "C" __global__ void amr_smooth(
     const float4* __restrict__ inv_jac,
     const float* __restrict__ heights,
     const uint4* __restrict__ neighbors,
-    u32* raised,
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
@@ -225,8 +184,7 @@ extern "C" __global__ void amr_smooth(
         }
         __syncthreads();
         IndicatorInputs in = {regs, centroid_basis, inv_jac, heights, neighbors};
-        u32 a = first_pass(t, slots, element_tree, flags, counters, slot_info, after, raised, in,
-                           params);
+        u32 a = first_pass(t, slots, element_tree, flags, counters, slot_info, after, in, params);
         atomicMax(&group_top, a);
         __syncthreads();
         if (threadIdx.x == 0u && group_top > 0u) {
@@ -236,19 +194,15 @@ extern "C" __global__ void amr_smooth(
     }
     if (threadIdx.x == 0u) {
         const volatile u32* c = counters;
-        round_counts[0] = c[C_SMOOTH_TOP];
-        round_counts[1] =
-            range.color == 1u ? c[C_COLOR_OFFSETS + 2u * params.base_colors] : c[C_ACTIVE];
+        stage_counts[0] = c[C_SMOOTH_TOP];
+        stage_counts[1] = c[C_COLOR_OFFSETS + 2u * params.base_colors];
     }
     __syncthreads();
-    // Round r raises to at most top - r; below 1 nothing is left to raise.
-    if (range.color >= round_counts[0] || t >= range.count || t >= round_counts[1]) {
+    // Stage s raises toward top - s; below 1 nothing is left to raise.
+    if (range.color >= stage_counts[0]) {
         return;
     }
-    Smoothing sm = {after, slot_info, raised};
-    if (range.color == 1u) {
-        face_rule(t, sm, faces);
-    } else {
-        slot_rule(t, range.color, sm, neighbors);
+    if (t < range.count && t < stage_counts[1]) {
+        face_rule(t, slot_info, after, faces);
     }
 }

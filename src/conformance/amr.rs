@@ -1,6 +1,6 @@
 //! Adaptive refinement conformance: the device adaptation (`amr_*` kernels) against the f64
 //! reference [`AdaptiveMesh`], adaptation after adaptation on the same device trees: the same
-//! smoothed flags (in the rounds of the CPU twin of the smoothing in rounds), the same trees, slots
+//! smoothed flags (in the stages of the CPU twin of the staged smoothing), the same trees, slots
 //! and free rings id for id, the projected solution to f32 round-off, the same DG mesh buffers
 //! (faces by color, neighbours, geometry) and launch records, and the solver's rhs through those
 //! records against the f64 operator;
@@ -65,9 +65,9 @@ pub fn amr(report: &mut Report, b: &Runtime) {
         });
     }
     report.check(
-        "amr device smoothing of a ripple five levels down = reference, in 6 rounds",
+        "amr device smoothing of a ripple five levels down = reference, in 6 stages",
         b.kind(),
-        "flags and rounds exact",
+        "flags and stages exact",
         || Ok((device_ripple(b)?, true)),
     );
     report.check(
@@ -503,27 +503,27 @@ pub fn graded_ripple(base: &DgMesh, point: [f64; 2]) -> Result<(AdaptiveMesh, Ve
 }
 
 /// The device's smoothing of [`graded_ripple`]'s flags on the periodic mesh: a chain of raises
-/// five links long (a = 7 -> .. -> 2), a level a round, against the ordered smoothing's flags
-/// and the CPU twin's rounds.
+/// five links long (a = 7 -> .. -> 2), a level a stage, against the ordered smoothing's flags
+/// and the CPU twin's stages.
 pub fn device_ripple(rt: &Runtime) -> Result<String> {
     let (am, start, lowest) = graded_ripple(&periodic_mesh()?, [0.02, 0.5])?;
     ensure(lowest <= 1, || {
-        format!("the ripple reaches level {lowest} only, not 1: too short to test the rounds")
+        format!("the ripple reaches level {lowest} only, not 1: too short to test the stages")
     })?;
     let faces = am.faces()?;
     let mut want = start.clone();
     am.smooth_flags(&faces, &mut want);
-    let mut in_rounds = start.clone();
-    let stages = am.smooth_flags_in_rounds(&faces, &mut in_rounds);
-    ensure(in_rounds == want, || {
-        "the CPU twin's rounds give other flags".into()
+    let mut staged = start.clone();
+    let stages = am.smooth_flags_in_stages(&faces, &mut staged);
+    ensure(staged == want, || {
+        "the CPU twin's stages give other flags".into()
     })?;
     let fixture = adapt_fixture_of(rt, am, 1)?;
     fixture.ga.set_flags(&start)?;
     let smoothed = fixture.ga.smooth(None)?;
     ensure(smoothed.stages == stages, || {
         format!(
-            "{} rounds on the device, {stages} on the host",
+            "{} stages on the device, {stages} on the host",
             smoothed.stages
         )
     })?;
@@ -532,14 +532,14 @@ pub fn device_ripple(rt: &Runtime) -> Result<String> {
     })?;
     let raised = (0..start.len()).filter(|&j| want[j] > start[j]).count();
     Ok(format!(
-        "{} elements, {raised} raised down to level {lowest} in {stages} rounds",
+        "{} elements, {raised} raised down to level {lowest} in {stages} stages",
         start.len()
     ))
 }
 
 /// The device's smoothing of pseudo-random flags, most of them -1 (so that raises lift whole
 /// clusters) and some +1, on [`graded_ripple`]'s mesh of seven levels, against the ordered
-/// smoothing's flags: the rounds' raises and lifts at every level, where the ripple check
+/// smoothing's flags: the stages' raises and lifts at every level, where the ripple check
 /// raises along one chain and the adaptations' flags seldom flag a whole cluster -1.
 pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
     let (am, _, _) = graded_ripple(&periodic_mesh()?, [0.02, 0.5])?;
@@ -609,18 +609,18 @@ pub fn device_adaptation(
         };
         let mut want_flags = raw.clone();
         am.smooth_flags(&faces, &mut want_flags);
-        // The device runs the rounds of the CPU twin (the same top level, so as many), whose
+        // The device runs the stages of the CPU twin (the same top level, so as many), whose
         // flags are the ordered smoothing's.
-        let mut in_rounds = raw.clone();
-        let stages = am.smooth_flags_in_rounds(&faces, &mut in_rounds);
-        ensure(in_rounds == want_flags, || {
-            format!("round {round}: the CPU twin's smoothing in rounds gives other flags")
+        let mut staged = raw.clone();
+        let stages = am.smooth_flags_in_stages(&faces, &mut staged);
+        ensure(staged == want_flags, || {
+            format!("round {round}: the smoothing in stages gives other flags")
         })?;
         ga.set_flags(&raw)?;
         let smoothed = ga.smooth(None)?;
         ensure(smoothed.stages == stages, || {
             format!(
-                "round {round}: {} smoothing rounds on the device, {stages} on the host",
+                "round {round}: {} smoothing stages on the device, {stages} on the host",
                 smoothed.stages
             )
         })?;

@@ -104,7 +104,7 @@ pub struct AmrStats {
     pub coarsened: usize,
     /// The host's adaptations' smoothing passes (up to the first that changed nothing).
     pub smoothing_passes: usize,
-    /// The adaptations on the device, their smoothing rounds that could raise
+    /// The adaptations on the device, their smoothing stages that could raise
     /// ([`Smoothed::stages`]), and the most of one.
     pub device_adaptations: usize,
     pub device_smoothing_stages: usize,
@@ -113,8 +113,8 @@ pub struct AmrStats {
     /// solution stayed as they were, so the phases after the smoothing did not run.
     pub device_unchanged: usize,
     /// The host's adaptations (`adaptations - device_adaptations`): the most passes of one,
-    /// and the same smoothings in rounds as the device runs them
-    /// ([`AdaptiveMesh::smooth_flags_in_rounds`]), all and the most of one.
+    /// and the same smoothings in stages by level as the device runs them
+    /// ([`AdaptiveMesh::smooth_flags_in_stages`]), all and the most of one.
     pub host_smoothing_passes_max: usize,
     pub staged_smoothing_stages: usize,
     pub staged_smoothing_stages_max: usize,
@@ -408,13 +408,14 @@ impl Adaptivity {
         Ok((next, c, counts))
     }
 
-    /// Smooth `start` again in rounds, which must give `smoothed` (both are the least
-    /// admissible flags above `start`), and count the rounds.
+    /// Smooth `start` again in stages by level, which must give `smoothed` (both are the least
+    /// admissible flags above `start`), and count the stages.
     fn count_smoothing_stages(&mut self, mut start: Vec<i8>, smoothed: &[i8]) -> Result<()> {
-        let stages = self.mesh.smooth_flags_in_rounds(&self.faces, &mut start);
+        let stages = self.mesh.smooth_flags_in_stages(&self.faces, &mut start);
         if start != smoothed {
             return Err(Error::Run(
-                "adapt: the smoothing in rounds gave other flags than the ordered one".into(),
+                "adapt: the smoothing in stages by level gave other flags than the ordered one"
+                    .into(),
             ));
         }
         self.stats.staged_smoothing_stages += stages;

@@ -27,8 +27,8 @@
 //!
 //! At these sizes every phase is bound by its launches and by chains of dependent loads, so the
 //! phases are few and their loads batched: in a run, pass 0 of the smoothing computes the flags
-//! itself (amr_flag's indicator, `shaders/common/amr_indicator.wgsl`), a smoothing round (after
-//! pass 0, which records each slot's level and siblings) is one launch (GK19's
+//! itself (amr_flag's indicator, `shaders/common/amr_indicator.wgsl`), a smoothing stage (after
+//! pass 0, which records each slot's level and siblings) is one launch over all faces (GK19's
 //! Algorithm 2 launches one per color: the colors keep its plain read-modify-writes race-free, but
 //! the rules only raise flags and end at the least admissible flags whatever the order of the
 //! raises, so atomic raises need no colors; the colors stay for the surface integral, whose scatter
@@ -42,10 +42,9 @@
 //! compaction's moves (a moved element's thread writes the hole's slot), and the faces kernel (a
 //! thread per slot writing the faces its element owns) also writes the split masks and counts the
 //! far faces. Where the mesh is large enough to be bound by the sectors its scattered loads pull in
-//! (240k elements on an H200), the kernels read few and neighbouring words: the smoothing's first
-//! round reads one word per side of a face (each slot's level + flag, kept apart from its flag
-//! and tree records), the later rounds one coalesced word per slot (whether the round before
-//! raised it) and the faces of the few slots raised.
+//! (240k elements on an H200), the kernels read few and neighbouring words: a smoothing stage reads
+//! one word per side of a face (each slot's level + flag, kept apart from its flag and tree
+//! records).
 //!
 //! The launches over the current mesh (the flag, the smoothing) carry the solver's bounds of
 //! its counts ([`CountBounds`]), so CUDA, which cannot size a grid from a launch record, starts
@@ -213,8 +212,8 @@ pub fn slots_needed(active: usize, refines: usize) -> usize {
 /// What the smoothed flags ask of the next adaptation, with the counts it starts from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Smoothed {
-    /// Rounds of the smoothing that could raise a flag, the top level less one
-    /// ([`AdaptiveMesh::smooth_flags_in_rounds`]'s count; the launches past them return at
+    /// Stages of the smoothing that could raise a flag, the top level less one
+    /// ([`AdaptiveMesh::smooth_flags_in_stages`]'s count; the launches past them return at
     /// once).
     pub stages: usize,
     pub active: usize,
@@ -263,7 +262,7 @@ pub type PhaseSeconds = Vec<(&'static str, f64)>;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GpuAdaptReport {
     pub counts: AdaptCounts,
-    /// Rounds of the smoothing that could raise ([`Smoothed::stages`]).
+    /// Stages of the smoothing that could raise ([`Smoothed::stages`]).
     pub smoothing_stages: usize,
     pub num_elements: usize,
     /// Faces of the mesh the adaptation started from, and of them those whose slots lie more
@@ -313,7 +312,7 @@ pub struct GpuAdaptation {
     queue_ahead: std::cell::Cell<bool>,
     /// Flags from the indicator.
     flag_plan: Plan,
-    /// The smoothing (pass 0, the rounds), then the clusters and refinements numbered and the
+    /// The smoothing (pass 0, the stages), then the clusters and refinements numbered and the
     /// solver's clock copied after the counters.
     smooth_plan: Plan,
     /// The flags and the smoothing as one plan (one submission, one CUDA graph): pass 0
@@ -652,12 +651,10 @@ impl GpuAdaptation {
         let scan_phase = |plan: &mut PlanBuilder, phase: u32, scan: &PrefixSum, items: usize| {
             scan.record_blocks_with(plan, &scan_kernel, &scan_extra, items as u32, phase)
         };
-        // Each slot's level and siblings' slots, written by pass 0 for the rounds.
+        // Each slot's level and siblings' slots, written by pass 0 for the stages.
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
         // Each slot's level + flag as the smoothing stands (amr_mark turns them into flags).
         let after = rt.zeroed::<u32>("amr smoothed levels", ne)?;
-        // Each slot's mark: the smoothing round that works on it next (a raise sets it).
-        let raised = rt.zeroed::<u32>("amr smoothing marks", ne)?;
         // amr_flag's inputs last: pass 0 with FLAGGED computes the flags from them.
         let mut smooth_args = args![
             slots,
@@ -671,8 +668,7 @@ impl GpuAdaptation {
             centroid_basis,
             *inv_jac,
             *heights,
-            *neighbors,
-            raised
+            *neighbors
         ]
         .to_vec();
         smooth_args.push(prm.clone());
@@ -692,48 +688,35 @@ impl GpuAdaptation {
         ]
         .to_vec();
         mark_args.push(prm.clone());
-        // The smoothing with its pass 0 `first` (labelled `label`): a round per level below the
-        // maximum, numbered 1.. in range.color (the rounds past the top level less one return
-        // at once), round 1 over the faces of the current mesh and the later ones over its
-        // slots; then the clusters and the elements to refine are numbered and their counts
-        // tell the host whether the adaptation fits.
+        // The smoothing with its pass 0 `first` (labelled `label`): a stage per level below the
+        // maximum, each one launch over the faces of the current mesh, numbered 1.. in
+        // range.color (the stages past the top level less one return at once); then the
+        // clusters and the elements to refine are numbered and their counts tell the host
+        // whether the adaptation fits.
         let smoothing = |first: &Kernel, label: &'static str, tally: &mut LaunchTally| {
             let mut smooth = PlanBuilder::new();
             smooth
                 .segment(label)
                 .launch(first, &smooth_args, ItemRange::all(ne as u32))
                 .bounded(&bounds.elements);
-            // Round 1 sized by the solver's launch record of all the current mesh's faces:
-            // exactly on wgpu; on CUDA by the solver's face bound (CountBounds). The later
-            // rounds by the solver's element bound, as pass 0.
-            for round in 1..mesh.max_level.max(1) {
-                if round == 1 {
-                    let all_faces = ItemRange {
-                        first: record_word(1 + colors),
-                        count: 0,
-                        color: 1,
-                        pad: 0,
-                    };
-                    smooth
-                        .launch_device(
-                            &smooth_kernel,
-                            &smooth_args,
-                            all_faces,
-                            dg_edges as u32,
-                            launch_words,
-                        )
-                        .bounded(&bounds.faces);
-                } else {
-                    let all_slots = ItemRange {
-                        first: 0,
-                        count: ne as u32,
-                        color: u32::from(round),
-                        pad: 0,
-                    };
-                    smooth
-                        .launch(&smooth_kernel, &smooth_args, all_slots)
-                        .bounded(&bounds.elements);
-                }
+            // Sized by the solver's launch record of all the current mesh's faces: exactly on
+            // wgpu; on CUDA by the solver's face bound (CountBounds).
+            for stage in 1..mesh.max_level.max(1) {
+                let all_faces = ItemRange {
+                    first: record_word(1 + colors),
+                    count: 0,
+                    color: u32::from(stage),
+                    pad: 0,
+                };
+                smooth
+                    .launch_device(
+                        &smooth_kernel,
+                        &smooth_args,
+                        all_faces,
+                        dg_edges as u32,
+                        launch_words,
+                    )
+                    .bounded(&bounds.faces);
             }
             tally.count(label, &smooth);
             smooth.segment("determine parents").launch(
@@ -962,7 +945,7 @@ impl GpuAdaptation {
         Ok(v.into_iter().map(|f| f.clamp(-1, 1) as i8).collect())
     }
 
-    /// Smooth the flags (pass 0 and the rounds, then the clusters and refinements
+    /// Smooth the flags (pass 0 and the stages by level, then the clusters and refinements
     /// counted) and read back what they ask for. Untimed, the host records the adaptation's
     /// plan while the read-back waits, for [`Self::apply`].
     pub fn smooth(&self, phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
@@ -1230,7 +1213,7 @@ impl GpuAdaptation {
     }
 
     /// Launches of each phase of one adaptation as a run queues it, in order: "flag and smooth"
-    /// (pass 0, which computes the flags, and a round per level below the maximum), "determine
+    /// (pass 0, which computes the flags, and a stage per level below the maximum), "determine
     /// parents", then the phases of [`GpuAdaptation::apply`].
     pub fn launches(&self) -> &[(&'static str, usize)] {
         &self.launches

@@ -333,9 +333,9 @@ fn indicator_is_height_times_the_gradient() {
 
 /// The smoothing ends at the least admissible flags above the start whatever the order of the
 /// raises: the ordered passes (faces color by color, and in the opposite order within each
-/// color) and the device's rounds give the same flags, those flags are a fixed point, and
-/// lowering any raised flag by one is not (smoothing raises it back). The rounds are all
-/// needed: without the last one, some flag sets end short of the least admissible flags.
+/// color) and the device's stages by level give the same flags, those flags are a fixed point,
+/// and lowering any raised flag by one is not (smoothing raises it back). The stages are all
+/// needed: without the last one, some rounds end short of the least admissible flags.
 #[test]
 fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
     let base = wall_box();
@@ -343,7 +343,7 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
     let mut am = AdaptiveMesh::new(&base, 4).expect("tree");
     let mut coef = vec![vec![[1.0; 4]]; am.num_active()];
     let mut seed = 19;
-    let (mut raised, mut most_passes, mut last_round_needed) = (0, 0, 0);
+    let (mut raised, mut most_passes, mut last_stage_needed) = (0, 0, 0);
     for _ in 0..8 {
         let faces = am.faces().expect("faces");
         let start = rand_flags(am.num_active(), &mut seed);
@@ -352,19 +352,19 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
         let mut reversed = start.clone();
         let backwards: Vec<Face> = faces.iter().rev().copied().collect();
         am.smooth_flags(&backwards, &mut reversed);
-        let mut in_rounds = start.clone();
-        let rounds = am.smooth_flags_in_rounds(&faces, &mut in_rounds);
+        let mut staged = start.clone();
+        let stages = am.smooth_flags_in_stages(&faces, &mut staged);
         assert_eq!(ordered, reversed);
-        assert_eq!(ordered, in_rounds);
+        assert_eq!(ordered, staged);
         let mut short = start.clone();
-        am.smooth_in_rounds(&faces, &mut short, rounds.saturating_sub(1));
+        am.smooth_in_stages(&faces, &mut short, stages.saturating_sub(1));
         if short != ordered {
-            last_round_needed += 1;
+            last_stage_needed += 1;
         }
         most_passes = most_passes.max(passes);
-        let mut again = in_rounds.clone();
+        let mut again = staged.clone();
         assert_eq!(am.smooth_flags(&faces, &mut again), 1);
-        assert_eq!(again, in_rounds, "not a fixed point");
+        assert_eq!(again, staged, "not a fixed point");
         for j in 0..start.len() {
             if ordered[j] - 1 < start[j] {
                 continue;
@@ -384,28 +384,28 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
         "the rules should cascade ({most_passes} passes)"
     );
     assert!(
-        last_round_needed > 0,
-        "no flag set needed the last round: the rounds are not tested"
+        last_stage_needed > 0,
+        "no round needed its last stage: the stages are not tested"
     );
 }
 
 /// A refinement at the finest level of a graded mesh forces a chain of raises down every level
-/// (GK19's ripple: a = 7 -> 6 -> .. -> 1, six links): the six rounds settle it, a level a round,
-/// to the ordered smoothing's flags, and five rounds do not.
+/// (GK19's ripple: a = 7 -> 6 -> .. -> 1, six links): the six stages settle it, a level a stage,
+/// to the ordered smoothing's flags, and five stages do not.
 #[test]
-fn smoothing_in_rounds_carries_a_chain_down_every_level() {
+fn staged_smoothing_carries_a_chain_down_every_level() {
     let (am, start, lowest) = graded_ripple(&wall_box(), [0.33, 0.71]).expect("graded mesh");
     assert_eq!(lowest, 0, "the chain should reach level 0");
     let faces = am.faces().expect("faces");
     let mut ordered = start.clone();
     am.smooth_flags(&faces, &mut ordered);
-    let mut in_rounds = start.clone();
-    let rounds = am.smooth_flags_in_rounds(&faces, &mut in_rounds);
-    assert_eq!(rounds, 6);
-    assert_eq!(in_rounds, ordered);
+    let mut staged = start.clone();
+    let stages = am.smooth_flags_in_stages(&faces, &mut staged);
+    assert_eq!(stages, 6);
+    assert_eq!(staged, ordered);
     let mut short = start.clone();
-    am.smooth_in_rounds(&faces, &mut short, 5);
-    assert_ne!(short, ordered, "the chain should need the sixth round");
+    am.smooth_in_stages(&faces, &mut short, 5);
+    assert_ne!(short, ordered, "the chain should need the sixth stage");
 }
 
 /// The active elements by their vertices (bit for bit), each with its slot.

@@ -351,8 +351,8 @@ impl AdaptiveMesh {
     /// The result does not depend on the order of the raises: every raise is forced (any
     /// admissible flags above the start are at least as high there), and the admissible flags
     /// are closed under the elementwise minimum, so smoothing ends at the least admissible
-    /// flags above the start whatever the order. [`AdaptiveMesh::smooth_flags_in_rounds`]
-    /// reaches the same flags in rounds, as the device does.
+    /// flags above the start whatever the order. [`AdaptiveMesh::smooth_flags_in_stages`]
+    /// reaches the same flags in stages by level, as the device does.
     pub fn smooth_flags(&self, faces: &[Face], flags: &mut [i8]) -> usize {
         self.clamp_flags(flags);
         let mut by_color: Vec<&Face> = faces.iter().filter(|f| f.right != NONE).collect();
@@ -379,27 +379,26 @@ impl AdaptiveMesh {
         }
     }
 
-    /// The smoothing of [`AdaptiveMesh::smooth_flags`] in rounds, as the device runs it
-    /// (amr_smooth.wgsl), each round evaluated on the flags as it found them. With
+    /// The smoothing of [`AdaptiveMesh::smooth_flags`] in stages by level, as the device runs it
+    /// (amr_smooth.wgsl), each stage evaluated on the flags as it found them. With
     /// a_i = level_i + f_i: pass 0 makes the flags admissible and applies the cluster rule to
-    /// them as they came, top = max_i a_i; round 1 raises across every face
-    /// f_j <- max(f_j, a_i - 1 - level_j), a round r >= 2 the same across the faces of the slots
-    /// whose flags round r - 1 changed, from them; a raise that lifts a -1 lifts the -1 of its
-    /// siblings too. After round r every face holds or its higher side changed in round r, and
-    /// round r raises to a <= top - r, so the rounds 1 .. top - 1 end at the least admissible
-    /// flags above the start, the ordered smoothing's. Returns the rounds that can raise
-    /// (top - 1, at least 0).
-    pub fn smooth_flags_in_rounds(&self, faces: &[Face], flags: &mut [i8]) -> usize {
-        self.smooth_in_rounds(faces, flags, usize::MAX)
+    /// them as they came, top = max_i a_i; then stage s = 1 .. top - 1 raises across every face
+    /// f_j <- max(f_j, a_i - 1 - level_j), and a raise that lifts a -1 lifts the -1 of its
+    /// siblings too. Raises in stage s end at a <= top - s and every a = top - s + 1 was reached
+    /// before it, so each stage settles the faces whose higher side ends one level above its
+    /// own for good: the stages end at the least admissible flags above the start, the ordered
+    /// smoothing's. Returns the stages that can raise (top - 1, at least 0).
+    pub fn smooth_flags_in_stages(&self, faces: &[Face], flags: &mut [i8]) -> usize {
+        self.smooth_in_stages(faces, flags, usize::MAX)
     }
 
-    /// [`AdaptiveMesh::smooth_flags_in_rounds`] cut to its first `most_rounds` rounds (what
-    /// shows that the last rounds are needed).
-    pub(super) fn smooth_in_rounds(
+    /// [`AdaptiveMesh::smooth_flags_in_stages`] cut to its first `most_stages` stages (what
+    /// shows that the last stages are needed).
+    pub(super) fn smooth_in_stages(
         &self,
         faces: &[Face],
         flags: &mut [i8],
-        most_rounds: usize,
+        most_stages: usize,
     ) -> usize {
         self.clamp_flags(flags);
         let n = self.num_active();
@@ -408,32 +407,15 @@ impl AdaptiveMesh {
         flags.copy_from_slice(&next);
         let after = |flags: &[i8], pos: usize| i32::from(self.level(pos)) + i32::from(flags[pos]);
         let top = (0..n).map(|pos| after(flags, pos)).max().unwrap_or(0);
-        let rounds = (top - 1).max(0) as usize;
-        // The faces' slots from each slot (the device's neighbour lists).
-        let mut neighbours = vec![Vec::new(); n];
-        for f in faces.iter().filter(|f| f.right != NONE) {
-            neighbours[f.left as usize].push(f.right as usize);
-            neighbours[f.right as usize].push(f.left as usize);
-        }
-        let mut changed = vec![false; n];
-        for round in 1..=rounds.min(most_rounds) {
+        let stages = (top - 1).max(0) as usize;
+        for _ in 0..stages.min(most_stages) {
             let mut next = flags.to_vec();
-            let mut raise = |low: usize, after_high: i32| {
-                let forced = after_high - 1 - i32::from(self.level(low));
-                if forced > i32::from(next[low]) {
-                    next[low] = forced as i8;
-                }
-            };
-            if round == 1 {
-                for f in faces.iter().filter(|f| f.right != NONE) {
-                    let (l, r) = (f.left as usize, f.right as usize);
-                    raise(r, after(flags, l));
-                    raise(l, after(flags, r));
-                }
-            } else {
-                for high in (0..n).filter(|&p| changed[p]) {
-                    for &low in &neighbours[high] {
-                        raise(low, after(flags, high));
+            for f in faces.iter().filter(|f| f.right != NONE) {
+                let (l, r) = (f.left as usize, f.right as usize);
+                for (low, after_high) in [(r, after(flags, l)), (l, after(flags, r))] {
+                    let forced = after_high - 1 - i32::from(self.level(low));
+                    if forced > i32::from(next[low]) {
+                        next[low] = forced as i8;
                     }
                 }
             }
@@ -444,12 +426,9 @@ impl AdaptiveMesh {
                     }
                 }
             }
-            for (pos, c) in changed.iter_mut().enumerate() {
-                *c = next[pos] != flags[pos];
-            }
             flags.copy_from_slice(&next);
         }
-        rounds
+        stages
     }
 
     /// The slots of the active siblings of the element in slot `pos` (none for a root).
