@@ -542,13 +542,14 @@ pub fn device_ripple(rt: &Runtime) -> Result<String> {
 /// smoothing's flags: the stages' raises and lifts at every level, where the ripple check
 /// raises along one chain and the adaptations' flags seldom flag a whole cluster -1.
 pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
+    const FLAG_SETS: usize = 24;
     let (am, _, _) = graded_ripple(&periodic_mesh()?, [0.02, 0.5])?;
     let faces = am.faces()?;
     let fixture = adapt_fixture_of(rt, am, 1)?;
     let n = fixture.am.num_active();
     let mut seed = 7u64;
     let (mut raised, mut kept) = (0, 0);
-    for set in 0..24 {
+    for set in 0..FLAG_SETS {
         // +1 one time in twenty, -1 seventeen times in twenty.
         let start = weighted_flags(n, &mut seed, [1, 17, 20]);
         let mut want = start.clone();
@@ -570,7 +571,8 @@ pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
         kept += (0..n).filter(|&j| want[j] == 0 && start[j] < 0).count();
     }
     Ok(format!(
-        "{n} elements, 24 flag sets: {raised} raised to refine, {kept} kept from coarsening"
+        "{n} elements, {FLAG_SETS} flag sets: {raised} raised to refine, {kept} kept from \
+         coarsening"
     ))
 }
 
