@@ -3,9 +3,10 @@
 
 // The smoothed flags, f_i = a_i - level_i from amr_smooth's `after`, stored for the phases after
 // it; which slots start a coarsening cluster, which refine, what each cluster frees and which edges
-// the refinement splits, for one exclusive scan over the four parts (five in order) (one thread per
-// slot up to the capacity NE, zeros past the active slots, and per edge id up to the edge capacity:
-// the launch runs over the larger):
+// the refinement splits, for one exclusive scan over the four parts (five in order) (a thread per
+// slot up to the capacity NE, zeros past the active slots, and the edge ids in use at a stride
+// of the launch's threads, at most 2 NE (GpuAdaptation sizes it): most of the edge capacity is
+// room to refine, with no thread of its own):
 //   marks[i] = 1 where slot i holds the first child of a cluster flagged -1,
 //   marks[NE + i] = 1 where slot i is flagged +1,
 //   marks[2 NE + i] = the split edges of the cluster's parent whose halves are freed, and
@@ -117,9 +118,6 @@ fn children_coarsen(element: u32) -> bool {
 
 // The sides of edge e that refine when e is split, 0 when it is not (the split marks above).
 fn split_sides_of(e: u32) -> u32 {
-    if (e >= counters[C_EDGE_IDS]) {
-        return 0u;
-    }
     let t = edge_tree[e];
     if ((t.x & EDGE_ALIVE) == 0u) {
         return 0u;
@@ -164,9 +162,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             marks[3u * range.capacity + i] = select(0u, 1u, vacated && !cluster);
         }
     }
-    if (i < params.edge_capacity) {
-        let sides = split_sides_of(i);
-        marks[edge_part(range.capacity, IN_ORDER) + i] = select(0u, 1u, sides != 0u);
-        split_sides[i] = select(NONE, sides, sides != 0u);
+    // The edge ids in use at a stride of the launch's threads (range.count, at least NE); the
+    // marks past them stay 0 (amr_scan 0 skips their blocks).
+    let edge_ids = counters[C_EDGE_IDS];
+    for (var e = i; e < edge_ids; e = e + range.count) {
+        let sides = split_sides_of(e);
+        marks[edge_part(range.capacity, IN_ORDER) + e] = select(0u, 1u, sides != 0u);
+        split_sides[e] = select(NONE, sides, sides != 0u);
     }
 }

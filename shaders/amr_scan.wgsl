@@ -6,7 +6,8 @@
 // the adaptation's phases in its last workgroup (thread 0, range.pad = the phase), from the
 // scan's total and parts (sums: the total in word 0, the prefix at k NE in word k, final in
 // the last workgroup). The kernels after it add the block offsets as they read a number
-// (block_sums[i / SCAN_BLOCK]), so no launch adds them.
+// (block_sums[i / SCAN_BLOCK]), so no launch adds them. Phase 0 scans only the blocks that
+// hold marks of the slots and edge ids in use (scan_set_live_ranges).
 //   0: after amr_mark (three parts of NE, in order four, then the edge ids): the numbers of
 //      clusters, refined elements, freed split blocks and split edges, and the smoothing's top
 //      (amr_smooth) handed to C_TOP_LEVEL for the host, the solver's clock copied past the
@@ -50,6 +51,35 @@ fn compaction_item(p: u32) -> u32 {
     let hole = p < bounds.x && slot == NONE;
     let moves = p >= bounds.x && p < bounds.y && slot != NONE;
     return select(0u, 1u, hole || moves);
+}
+
+// 1 for phase 0's scan, over the live blocks only (scan_set_live_ranges); a pipeline constant,
+// so that the other phases keep the plain scan of every block.
+override LIVE_BLOCKS: u32 = 0u;
+
+// The live ranges of blocks of phase 0 (common/scan_blocks.wgsl): per part of NE slots (three,
+// in order four) the active slots' marks and the number after them (the part's count), then
+// the marks of the edge ids in use. The marks past them are 0 (amr_mark writes the slots' up to
+// NE, and no edge id past those in use has been marked since the trees went to the device:
+// the ids in use only grow) and no reader reads their numbers; most of the edge capacity is
+// room to refine.
+fn scan_set_live_ranges(blocks: u32) -> u32 {
+    let ne = params.slot_capacity;
+    let parts = 3u + IN_ORDER;
+    let num_active = counters[C_ACTIVE];
+    var count = 0u;
+    for (var j = 0u; j <= parts; j = j + 1u) {
+        let first = j * ne;
+        let last = first + select(num_active, counters[C_EDGE_IDS], j == parts);
+        let live = vec2<u32>(first / SCAN_BLOCK, min(last / SCAN_BLOCK + 1u, blocks));
+        if (count > 0u && live.x <= live_ranges[count - 1u].y) {
+            live_ranges[count - 1u].y = max(live_ranges[count - 1u].y, live.y);
+        } else {
+            live_ranges[count] = live;
+            count = count + 1u;
+        }
+    }
+    return count;
 }
 
 // Item k of this launch's scan (common/scan_blocks.wgsl).

@@ -8,6 +8,14 @@ fn scan_item(k: u32) -> u32 {
     return input[k];
 }
 
+// Every block of a plain scan is live.
+const LIVE_BLOCKS: u32 = 0u;
+
+fn scan_set_live_ranges(blocks: u32) -> u32 {
+    live_ranges[0] = vec2<u32>(0u, blocks);
+    return 1u;
+}
+
 @compute @workgroup_size(SCAN_THREADS)
 fn main(
     @builtin(local_invocation_id) lid: vec3<u32>,

@@ -62,6 +62,15 @@ fn every_cuda_twin_compiles_with_nvrtc() {
     let in_order = ["amr_mark", "amr_scan", "amr_refine", "amr_geometry"];
     let failed = failures(&in_order, &[define_u32("IN_ORDER", 1)]);
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+    // Phase 0's scan reads only its live blocks (LIVE_BLOCKS), with either compaction.
+    for in_order in [0, 1] {
+        let defines = [
+            define_u32("LIVE_BLOCKS", 1),
+            define_u32("IN_ORDER", in_order),
+        ];
+        let failed = failures(&["amr_scan"], &defines);
+        assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+    }
     // A run's smoothing computes the flags in its pass 0 (FLAGGED).
     let failed = failures(&["amr_smooth"], &[define_u32("FLAGGED", 1)]);
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));

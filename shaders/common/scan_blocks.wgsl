@@ -11,6 +11,14 @@
 // sums[0]. scan_add (or a caller's kernel) adds block_sums[i / SCAN_BLOCK] to output[i]. All
 // sums wrap modulo 2^32 like the CPU reference.
 //
+// Live blocks: the including kernel also defines LIVE_BLOCKS and, when it is not 0,
+// `fn scan_set_live_ranges(blocks: u32) -> u32`, which writes the ranges of live blocks (first,
+// end), increasing and apart, to live_ranges and returns how many. A block outside them holds
+// only items of 0 whose numbers no reader reads (past the counts of a scan sized for the
+// buffers' capacity): its workgroup returns at once, without a ticket, and the last workgroup
+// scans the live blocks' totals only, one after the other (their offsets are those of the
+// whole scan; a block outside keeps the offset it had). With LIVE_BLOCKS 0 every block is live.
+//
 // Parts: with a stride s = range.color > 0, sums[k] = sum_{i < k s} input[i] for 1 <= k <= (n -
 // 1) / s, final after this launch (so a kernel that needs the prefix at a few part boundaries
 // need not wait for the offsets to be added): the workgroup holding item k s stores its local
@@ -46,6 +54,29 @@ const TILE_WORDS: u32 = 1056u;
 var<workgroup> tile: array<u32, TILE_WORDS>;
 var<workgroup> thread_sums: array<u32, SCAN_THREADS>;
 var<workgroup> is_last: u32;
+// With LIVE_BLOCKS: the ranges of live blocks (scan_set_live_ranges, by thread 0), how many,
+// how many blocks they hold, and whether this one is live.
+const MAX_LIVE_RANGES: u32 = 8u;
+var<workgroup> live_ranges: array<vec2<u32>, MAX_LIVE_RANGES>;
+var<workgroup> live_range_count: u32;
+var<workgroup> live_block_count: u32;
+var<workgroup> block_live: u32;
+
+// Live block number q (of live_block_count, in order), with LIVE_BLOCKS; else block q.
+fn live_block(q: u32) -> u32 {
+    if (LIVE_BLOCKS == 0u) {
+        return q;
+    }
+    var rest = q;
+    for (var r = 0u; r < live_range_count; r = r + 1u) {
+        let size = live_ranges[r].y - live_ranges[r].x;
+        if (rest < size) {
+            return live_ranges[r].x + rest;
+        }
+        rest = rest - size;
+    }
+    return q;
+}
 
 fn slot(i: u32) -> u32 {
     return i + i / 32u;
@@ -105,6 +136,27 @@ fn scan_blocks_run(lid: u32, block: u32) -> bool {
     if (block >= blocks) {
         return false;
     }
+    // A block outside the live ranges returns before it reads anything.
+    if (LIVE_BLOCKS != 0u) {
+        if (lid == 0u) {
+            let count = scan_set_live_ranges(blocks);
+            var live = 0u;
+            var held = 0u;
+            for (var r = 0u; r < count; r = r + 1u) {
+                let range_blocks = live_ranges[r];
+                if (block >= range_blocks.x && block < range_blocks.y) {
+                    live = 1u;
+                }
+                held = held + range_blocks.y - range_blocks.x;
+            }
+            live_range_count = count;
+            live_block_count = held;
+            block_live = live;
+        }
+        if (workgroupUniformLoad(&block_live) == 0u) {
+            return false;
+        }
+    }
     let base = block * SCAN_BLOCK;
     // Coalesced: thread t moves items t, t + 256, ...; the scan reads 4 consecutive ones.
     // #unroll
@@ -144,15 +196,20 @@ fn scan_blocks_run(lid: u32, block: u32) -> bool {
     // Release this block's total and parts before its ticket.
     storageBarrier();
     if (lid == 0u) {
-        is_last = select(0u, 1u, atomicAdd(&ticket[0], 1u) == blocks - 1u);
+        let tickets = select(blocks, live_block_count, LIVE_BLOCKS != 0u);
+        is_last = select(0u, 1u, atomicAdd(&ticket[0], 1u) == tickets - 1u);
     }
     if (workgroupUniformLoad(&is_last) == 0u) {
         return false;
     }
-    // Acquire every block's total (all tickets were taken before ours).
+    // Acquire every live block's total (all their tickets were taken before ours).
     storageBarrier();
     var carry = 0u;
-    for (var start = 0u; start < blocks; start = start + SCAN_BLOCK) {
+    var scanned = blocks;
+    if (LIVE_BLOCKS != 0u) {
+        scanned = workgroupUniformLoad(&live_block_count);
+    }
+    for (var start = 0u; start < scanned; start = start + SCAN_BLOCK) {
         // The totals' atomic loads all first, then the tile; the scanned tile read into
         // registers before the atomic stores (a scan of 2^20 items on an H200, wgpu: 14.8 ->
         // 12.2 us with 64 threads of 16 items).
@@ -161,8 +218,8 @@ fn scan_blocks_run(lid: u32, block: u32) -> bool {
         for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
             let i = k * SCAN_THREADS + lid;
             totals[k] = 0u;
-            if (i < blocks - start) {
-                totals[k] = atomicLoad(&block_sums[start + i]);
+            if (i < scanned - start) {
+                totals[k] = atomicLoad(&block_sums[live_block(start + i)]);
             }
         }
         // #unroll
@@ -178,13 +235,14 @@ fn scan_blocks_run(lid: u32, block: u32) -> bool {
         // #unroll
         for (var k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
             let i = k * SCAN_THREADS + lid;
-            if (i < blocks - start) {
-                atomicStore(&block_sums[start + i], carry + totals[k]);
+            if (i < scanned - start) {
+                atomicStore(&block_sums[live_block(start + i)], carry + totals[k]);
             }
         }
         carry = carry + tile_total;
     }
-    // The scanned totals, stored by other threads of this workgroup, before the parts read them.
+    // The scanned totals, stored by other threads of this workgroup, before the parts read them
+    // (a part in a block outside the live ranges, which no reader reads, takes a stale offset).
     storageBarrier();
     if (stride != 0u && n != 0u) {
         for (var k = 1u + lid; k <= (n - 1u) / stride; k = k + SCAN_THREADS) {

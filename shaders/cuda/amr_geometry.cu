@@ -12,20 +12,22 @@
 //   differ), which this thread reads instead of the slot the move writes;
 // - the geometry for the DG kernels (element_geometry in src/solver/dg/mesh.rs): with
 //   x = v0 + J xi, the inverse Jacobian (xi_x, xi_y, eta_x, eta_y) = (J11, -J01, -J10, J00) /
-//   det J, 1 / det J and the smallest height det J / longest side; slots past the new active
-//   count get zeros and no neighbours, as on the host. Both neighbour blocks are cleared for
-//   amr_faces;
+//   det J, 1 / det J and the smallest height det J / longest side; the slots from the new
+//   active count n up to those in use get zeros and no neighbours, as on the host, and the
+//   launch returns at once past them (they have those already: cleared when they were last
+//   in use, or by the solver's upload). Both neighbour blocks are cleared for amr_faces;
 // - the face marks (AdaptiveMesh::faces and build_dg_mesh in src/solver/dg/amr):
 //   items[c * NE + i] = 1 when the element is the left (finer, or side 0 of an edge between
 //   equals) side of a face of color c. An element has at most one face per color, so the scan
 //   next numbers the faces by color, by left slot within a color: each color's launch is dense
 //   and reads its left elements in memory order (locality);
-// - the low words of the solver's register 0 (its double-float pairs) cleared past the new
-//   active count, as the other per-slot arrays; below it they are what coarsening (zero for a
+// - the low words of the solver's register 0 (its double-float pairs) cleared from n up to the
+//   slots in use, as the other per-slot arrays; below n they are what coarsening (zero for a
 //   parent), refinement (zero for the children) and compaction (moved with the high words)
 //   left, so an element the adaptation did not touch keeps its pairs whole.
-// The new active count is counters[C_NEW_ACTIVE] (amr_scan 2 stores it as the active count
-// after the face scan).
+// n and the slots in use come from the counts amr_scan 0 left (compaction_bounds; amr_scan 2
+// stores n as the active count after the face scan); the face marks from n up to the slots in
+// use are cleared, and past them they are 0 already.
 // With the compaction in order (IN_ORDER; Compaction::InOrder in src/solver/dg/amr/tree.rs)
 // there is no compaction scan: slot i < n takes the element amr_refine staged there (its id in
 // compaction_scan, its coefficients in register STAGING) and writes its own slot; n and the
@@ -172,18 +174,20 @@ extern "C" __global__ void amr_geometry(
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
     // with the kernel's first loads, not before them).
     bool runs = counters[C_DECISION] == ADAPT_RUNS;
-    u32 new_active = counters[C_NEW_ACTIVE];
+    u32 refines = counters[C_REFINES];
+    u32 clusters = counters[C_CLUSTERS];
+    // The new count n and the slots in use (amr_scan 2 settles the counts after this launch).
+    uint2 bounds = compaction_bounds(counters[C_ACTIVE], clusters, refines);
     u32 holes_below = counters[C_COMPACT_HOLES];
     u32 edge_ids = counters[C_EDGE_IDS];
-    if (!runs) {
+    // The slots past those in use hold what this launch writes past n already (as the WGSL
+    // twin).
+    if (!runs || i >= bounds.y) {
         return;
     }
+    u32 new_active = bounds.x;
     u32 colors = 2u * params.base_colors;
     if (IN_ORDER != 0u) {
-        // amr_scan 2 settles the counts after this launch: the new count and edge ids here.
-        u32 refines = counters[C_REFINES];
-        u32 clusters = counters[C_CLUSTERS];
-        new_active = compaction_bounds(counters[C_ACTIVE], clusters, refines).x;
         if (t >= NE) {
             u32 field = t / NE - 1u;
             if (field < FIELD_THREADS) {
@@ -217,7 +221,7 @@ extern "C" __global__ void amr_geometry(
         return;
     }
     u32 id = slots[i];
-    if (IN_ORDER == 0u && i < counters[C_SLOTS] && id != NONE) {
+    if (IN_ORDER == 0u && id != NONE) {
         u32 to = holes[compaction_number(i, compaction_scan, compaction_offsets) - holes_below];
         slots[to] = id;
         element_tree[id].w = to;

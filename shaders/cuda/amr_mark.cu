@@ -4,8 +4,9 @@
 // CUDA twin of shaders/amr_mark.wgsl. The smoothed flags, f_i = a_i - level_i from amr_smooth's
 // `after`, stored for the phases after it; which slots start a coarsening cluster, which refine,
 // what each cluster frees and which edges the refinement splits, for one exclusive scan over the
-// four parts (five in order) (one thread per slot up to the capacity NE, zeros past the active
-// slots, and per edge id up to the edge capacity: the launch runs over the larger):
+// four parts (five in order) (a thread per slot up to the capacity NE, zeros past the active
+// slots, and the edge ids in use at a stride of the launch's threads, at most 2 NE: most of the
+// edge capacity is room to refine, with no thread of its own):
 //   marks[i] = 1 where slot i holds the first child of a cluster flagged -1,
 //   marks[NE + i] = 1 where slot i is flagged +1,
 //   marks[2 NE + i] = the split edges of the cluster's parent whose halves are freed, and
@@ -124,9 +125,6 @@ __device__ u32 split_sides_of(
     const u32* counters,
     const uint4* edge_tree,
     const uint2* edge_sides) {
-    if (e >= counters[C_EDGE_IDS]) {
-        return 0u;
-    }
     uint4 t = edge_tree[e];
     if ((t.x & EDGE_ALIVE) == 0u) {
         return 0u;
@@ -185,9 +183,12 @@ extern "C" __global__ void amr_mark(
             marks[3u * NE + i] = vacated && !cluster ? 1u : 0u;
         }
     }
-    if (i < params.edge_capacity) {
-        u32 sides = split_sides_of(i, slots, element_tree, after, counters, edge_tree, edge_sides);
-        marks[edge_part(NE, IN_ORDER) + i] = sides != 0u ? 1u : 0u;
-        split_sides[i] = sides != 0u ? sides : NONE;
+    // The edge ids in use at a stride of the launch's threads (range.count, at least NE); the
+    // marks past them stay 0 (amr_scan 0 skips their blocks).
+    u32 edge_ids = counters[C_EDGE_IDS];
+    for (u32 e = i; e < edge_ids; e = e + range.count) {
+        u32 sides = split_sides_of(e, slots, element_tree, after, counters, edge_tree, edge_sides);
+        marks[edge_part(NE, IN_ORDER) + e] = sides != 0u ? 1u : 0u;
+        split_sides[e] = sides != 0u ? sides : NONE;
     }
 }

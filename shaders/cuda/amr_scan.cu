@@ -7,6 +7,8 @@
 // block (thread 0, range.pad = the phase), from the scan's total and parts (sums: the total in
 // word 0, the prefix at k NE in word k, final in the last block). The kernels after it add the
 // block offsets as they read a number (block_sums[i / SCAN_BLOCK]), so no launch adds them.
+// Phase 0 scans only the blocks that hold marks of the slots and edge ids in use (as the WGSL
+// twin's scan_set_live_ranges).
 //   0: after amr_mark (three parts of NE, in order four, then the edge ids): the numbers of
 //      clusters, refined elements, freed split blocks and split edges, and the smoothing's top
 //      (amr_smooth) handed to C_TOP_LEVEL for the host, the solver's clock copied past the
@@ -39,6 +41,9 @@
 #ifndef IN_ORDER
 #define IN_ORDER 0u
 #endif
+
+// LIVE_BLOCKS (the WGSL pipeline constant): 1 for phase 0's scan, over the live blocks only.
+// common/scan_blocks.cuh reads it and holds its default, 0.
 
 // The compaction's mark of slot p (as the WGSL twin): 1 for a hole below the new active count
 // n and for an occupied slot at or past it.
@@ -203,8 +208,29 @@ extern "C" __global__ void amr_scan(
     auto item = [&](u32 k) -> u32 {
         return COMPACTION_ITEMS != 0u ? compaction_item(k, slots, counters) : input[k];
     };
-    bool last = scan_blocks_run(item, output, block_sums, sums, ticket, range, threadIdx.x,
-                                blockIdx.x + blockIdx.y * gridDim.x);
+    // The live ranges of blocks of phase 0, with LIVE_BLOCKS (as the WGSL twin): per part of
+    // NE slots the active slots' marks and the number after them, then the marks of the edge
+    // ids in use.
+    auto set_live_ranges = [&](u32 blocks, uint2* ranges) -> u32 {
+        u32 ne = params.slot_capacity;
+        u32 parts = 3u + IN_ORDER;
+        u32 num_active = counters[C_ACTIVE];
+        u32 count = 0u;
+        for (u32 j = 0u; j <= parts; j = j + 1u) {
+            u32 first = j * ne;
+            u32 last = first + (j == parts ? counters[C_EDGE_IDS] : num_active);
+            uint2 live = make_uint2(first / SCAN_BLOCK, min(last / SCAN_BLOCK + 1u, blocks));
+            if (count > 0u && live.x <= ranges[count - 1u].y) {
+                ranges[count - 1u].y = max(ranges[count - 1u].y, live.y);
+            } else {
+                ranges[count] = live;
+                count = count + 1u;
+            }
+        }
+        return count;
+    };
+    bool last = scan_blocks_run(item, set_live_ranges, output, block_sums, sums, ticket, range,
+                                threadIdx.x, blockIdx.x + blockIdx.y * gridDim.x);
     if (last && threadIdx.x == 0u) {
         count_phase(range.pad, sums, counters, launches, clock, params);
     }

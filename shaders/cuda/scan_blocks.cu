@@ -13,6 +13,11 @@ extern "C" __global__ void scan_blocks(
     u32* ticket,
     ItemRange range) {
     await_previous_launches();
-    scan_blocks_run([&](u32 k) { return input[k]; }, output, block_sums, sums, ticket, range,
-                    threadIdx.x, blockIdx.x + blockIdx.y * gridDim.x);
+    // Every block of a plain scan is live (LIVE_BLOCKS 0).
+    auto every_block = [](u32 blocks, uint2* ranges) -> u32 {
+        ranges[0] = make_uint2(0u, blocks);
+        return 1u;
+    };
+    scan_blocks_run([&](u32 k) { return input[k]; }, every_block, output, block_sums, sums,
+                    ticket, range, threadIdx.x, blockIdx.x + blockIdx.y * gridDim.x);
 }

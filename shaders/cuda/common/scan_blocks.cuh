@@ -14,6 +14,12 @@
 // 1) / s, final after this launch: the block holding item k s stores its local prefix there,
 // the last block adds the block offset.
 //
+// Live blocks: with LIVE_BLOCKS (a define of the including kernel, 0 by default) the caller's
+// `live_ranges(blocks, ranges)` writes the ranges of live blocks (first, end), increasing and
+// apart, and returns how many. A block outside them holds only items of 0 whose numbers no
+// reader reads; it returns at once, without a ticket, and the last block scans the live blocks'
+// totals only, one after the other (as the WGSL twin).
+//
 // No block waits on another. Visibility (the threadFenceReduction pattern): a block's total
 // and parts are stored, then __threadfence() orders them before the ticket's atomicAdd; the
 // last block fences again and reads them with volatile loads (from L2, not a stale L1 line).
@@ -75,11 +81,38 @@ __shared__ u32 tile[TILE_WORDS];
 __shared__ u32 thread_sums[SCAN_THREADS];
 __shared__ u32 is_last;
 
+#ifndef LIVE_BLOCKS
+#define LIVE_BLOCKS 0u
+#endif
+// With LIVE_BLOCKS: the ranges of live blocks (the caller's, by thread 0), how many, and how
+// many blocks they hold.
+#define MAX_LIVE_RANGES 8u
+__shared__ uint2 live_ranges[MAX_LIVE_RANGES];
+__shared__ u32 live_range_count;
+__shared__ u32 live_block_count;
+
+// Live block number q (of live_block_count, in order), with LIVE_BLOCKS; else block q.
+__device__ __forceinline__ u32 live_block(u32 q) {
+    if (LIVE_BLOCKS == 0u) {
+        return q;
+    }
+    u32 rest = q;
+    for (u32 r = 0u; r < live_range_count; r = r + 1u) {
+        u32 size = live_ranges[r].y - live_ranges[r].x;
+        if (rest < size) {
+            return live_ranges[r].x + rest;
+        }
+        rest = rest - size;
+    }
+    return q;
+}
+
 // Block `block` of the scan, by its thread `lid`; true in the last block, after the block
 // offsets, the parts and the total are stored and visible to the whole block.
-template <typename Item>
+template <typename Item, typename LiveRanges>
 __device__ bool scan_blocks_run(
     Item item,
+    LiveRanges set_live_ranges,
     u32* __restrict__ output,
     u32* block_sums,
     u32* sums,
@@ -94,6 +127,26 @@ __device__ bool scan_blocks_run(
     // Blocks past the last one (a 2D grid rounds up) take no ticket.
     if (block >= blocks) {
         return false;
+    }
+    // A block outside the live ranges returns before it reads anything.
+    if (LIVE_BLOCKS != 0u) {
+        if (lid == 0u) {
+            u32 count = set_live_ranges(blocks, live_ranges);
+            u32 held = 0u;
+            for (u32 r = 0u; r < count; r = r + 1u) {
+                held = held + live_ranges[r].y - live_ranges[r].x;
+            }
+            live_range_count = count;
+            live_block_count = held;
+        }
+        __syncthreads();
+        bool live = false;
+        for (u32 r = 0u; r < live_range_count; r = r + 1u) {
+            live = live || (block >= live_ranges[r].x && block < live_ranges[r].y);
+        }
+        if (!live) {
+            return false;
+        }
     }
     u32 base = block * SCAN_BLOCK;
     // Coalesced: thread t moves items t, t + 256, ...; the scan reads 4 consecutive ones.
@@ -126,23 +179,26 @@ __device__ bool scan_blocks_run(
         *(volatile u32*)(block_sums + block) = block_total;
         // Release this block's total and parts before its ticket.
         __threadfence();
-        is_last = atomicAdd(ticket, 1u) == blocks - 1u ? 1u : 0u;
+        u32 tickets = LIVE_BLOCKS != 0u ? live_block_count : blocks;
+        is_last = atomicAdd(ticket, 1u) == tickets - 1u ? 1u : 0u;
     }
     __syncthreads();
     if (is_last == 0u) {
         return false;
     }
-    // Acquire every block's total (all tickets were taken before ours).
+    // Acquire every live block's total (all their tickets were taken before ours).
     __threadfence();
     u32 carry = 0u;
-    for (u32 start = 0u; start < blocks; start = start + SCAN_BLOCK) {
+    u32 scanned = LIVE_BLOCKS != 0u ? live_block_count : blocks;
+    for (u32 start = 0u; start < scanned; start = start + SCAN_BLOCK) {
         // The totals' loads all first, then the tile; the scanned tile read into registers
         // before the stores (as the WGSL twin).
         u32 totals[ITEMS_PER_THREAD];
 #pragma unroll
         for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
             u32 i = k * SCAN_THREADS + lid;
-            totals[k] = i < blocks - start ? *(volatile u32*)(block_sums + start + i) : 0u;
+            totals[k] =
+                i < scanned - start ? *(volatile u32*)(block_sums + live_block(start + i)) : 0u;
         }
 #pragma unroll
         for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
@@ -157,13 +213,14 @@ __device__ bool scan_blocks_run(
 #pragma unroll
         for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
             u32 i = k * SCAN_THREADS + lid;
-            if (i < blocks - start) {
-                block_sums[start + i] = carry + totals[k];
+            if (i < scanned - start) {
+                block_sums[live_block(start + i)] = carry + totals[k];
             }
         }
         carry = carry + tile_total;
     }
-    // The scanned totals, stored by other threads of this block, before the parts read them.
+    // The scanned totals, stored by other threads of this block, before the parts read them (a
+    // part in a block outside the live ranges, which no reader reads, takes a stale offset).
     __syncthreads();
     if (stride != 0u && n != 0u) {
         for (u32 k = 1u + lid; k <= (n - 1u) / stride; k = k + SCAN_THREADS) {

@@ -423,6 +423,8 @@ pub(super) fn kernel_specs(np: usize, ne: usize, compaction: Compaction) -> Vec<
     let mut specs = vec![
         ("amr_flag", with_np.clone()),
         ("amr_scan", vec![in_order]),
+        // Phase 0's, over the blocks of the marks in use only.
+        ("amr_scan", vec![in_order, ("LIVE_BLOCKS", 1.0)]),
         // Pass 0 reading the flags, and computing them itself (a run's smoothing).
         ("amr_smooth", with_np.clone()),
         (
@@ -593,6 +595,7 @@ impl GpuAdaptation {
         };
         let flag_kernel = next()?;
         let scan_kernel = next()?;
+        let marks_scan_kernel = next()?;
         let smooth_kernel = next()?;
         let flagged_smooth_kernel = next()?;
         let mark_kernel = next()?;
@@ -649,7 +652,14 @@ impl GpuAdaptation {
         let mut scan_extra = args![counters, *launch_words, *dg.clock_buffer(), slots].to_vec();
         scan_extra.push(prm.clone());
         let scan_phase = |plan: &mut PlanBuilder, phase: u32, scan: &PrefixSum, items: usize| {
-            scan.record_blocks_with(plan, &scan_kernel, &scan_extra, items as u32, phase)
+            // Phase 0's scan reads only the blocks that hold the marks of the slots and edge
+            // ids in use (amr_scan.wgsl, LIVE_BLOCKS).
+            let kernel = if phase == 0 {
+                &marks_scan_kernel
+            } else {
+                &scan_kernel
+            };
+            scan.record_blocks_with(plan, kernel, &scan_extra, items as u32, phase)
         };
         // Each slot's level and siblings' slots, written by pass 0 for the stages.
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
@@ -672,7 +682,10 @@ impl GpuAdaptation {
         ]
         .to_vec();
         smooth_args.push(prm.clone());
-        // The marks of the slots and of the edge ids (the split edges), a thread each.
+        // The marks of the slots and of the edge ids (the split edges): a thread per slot, and
+        // the edge ids in use at a stride of the launch's threads (most of the edge capacity
+        // is room to refine, with no thread of its own).
+        let mark_threads = ne.max(capacity.edges.min(2 * ne));
         let mut mark_args = args![
             slots,
             element_tree,
@@ -722,7 +735,7 @@ impl GpuAdaptation {
             smooth.segment("determine parents").launch(
                 &mark_kernel,
                 &mark_args,
-                ItemRange::all(ne.max(capacity.edges) as u32),
+                ItemRange::all(mark_threads as u32),
             );
             scan_phase(&mut smooth, 0, &marks_sum, marks_len)?;
             tally.count("determine parents", &smooth);
