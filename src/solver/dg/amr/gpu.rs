@@ -48,7 +48,11 @@
 //!
 //! The launches over the current mesh (the flag, the smoothing) carry the solver's bounds of
 //! its counts ([`CountBounds`]), so CUDA, which cannot size a grid from a launch record, starts
-//! the threads of the mesh and not of the buffers' capacity. The smoothing's read-back checks
+//! the threads of the mesh and not of the buffers' capacity. The launches sized for the buffers
+//! do the work of the slots and edge ids in use only: `amr_mark` strides the edge ids in use
+//! over at most 2 NE threads, `amr_scan` 0 (a pipeline of its own, `LIVE_BLOCKS`) skips the
+//! blocks past the active slots and the edge ids in use, and `amr_geometry` returns past the
+//! slots in use (BENCHMARKS.md, session 31). The smoothing's read-back checks
 //! what the last adaptation left against them, and that its faces cover every element side
 //! (6 half sides per element, counted by the faces kernel): a face lost from the trees is an
 //! error there, not a hole in the mesh.
