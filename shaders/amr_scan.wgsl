@@ -62,7 +62,7 @@ override LIVE_BLOCKS: u32 = 0u;
 // the marks of the edge ids in use. The marks past them are 0 (amr_mark writes the slots' up to
 // NE, and no edge id past those in use has been marked since the trees went to the device:
 // the ids in use only grow) and no reader reads their numbers; most of the edge capacity is
-// room to refine.
+// room to refine. At most five ranges (MAX_LIVE_RANGES holds eight).
 fn scan_set_live_ranges(blocks: u32) -> u32 {
     let ne = params.slot_capacity;
     let parts = 3u + IN_ORDER;

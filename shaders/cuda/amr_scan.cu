@@ -210,7 +210,7 @@ extern "C" __global__ void amr_scan(
     };
     // The live ranges of blocks of phase 0, with LIVE_BLOCKS (as the WGSL twin): per part of
     // NE slots the active slots' marks and the number after them, then the marks of the edge
-    // ids in use.
+    // ids in use; at most five ranges (MAX_LIVE_RANGES holds eight).
     auto set_live_ranges = [&](u32 blocks, uint2* ranges) -> u32 {
         u32 ne = params.slot_capacity;
         u32 parts = 3u + IN_ORDER;

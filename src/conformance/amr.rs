@@ -578,8 +578,8 @@ pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
 
 /// `rounds` adaptations by pseudo-random flags of a smooth state on `base` at order `p`, then
 /// one by flags that change nothing, one by flags that only coarsen and one more by
-/// pseudo-random flags, on the device and by the reference, both closing their holes by `compaction`, compared after each; a summary, or
-/// the first mismatch as an error.
+/// pseudo-random flags, on the device and by the reference, both closing their holes by
+/// `compaction`, compared after each; a summary, or the first mismatch as an error.
 pub fn device_adaptation(
     rt: &Runtime,
     base: &DgMesh,
