@@ -71,8 +71,11 @@ fn every_cuda_twin_compiles_with_nvrtc() {
         let failed = failures(&["amr_scan"], &defines);
         assert!(failed.is_empty(), "{}", failed.join("\n\n"));
     }
-    // A run's smoothing computes the flags in its pass 0 (FLAGGED).
+    // A run's smoothing computes the flags in its pass 0 (FLAGGED); queues of none hand every
+    // rise to the last block (QUEUE_SLOTS 0, the conformance checks' other smoothing).
     let failed = failures(&["amr_smooth"], &[define_u32("FLAGGED", 1)]);
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+    let failed = failures(&["amr_smooth"], &[define_u32("QUEUE_SLOTS", 0)]);
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 
     // The check fails where it should: a twin with a syntax error, from a kernel directory.

@@ -217,23 +217,24 @@ fn launch_total(launches: &[(&'static str, usize)]) -> usize {
     launches.iter().map(|(_, n)| n).sum()
 }
 
-/// The smoothing per adaptation: the device's stages (mean, most) or the host's passes (mean,
-/// most, and the same smoothings' stages as the device runs them).
+/// The smoothing per adaptation: the slots the device's smoothing handed to its last workgroup
+/// (mean, most) or the host's passes (mean, most, and the slots the same smoothings hand off
+/// in rounds as the device runs them).
 fn smoothing_json(stats: Option<AmrStats>, device: bool) -> Option<serde_json::Value> {
     let s = stats?;
     if device {
         let n = s.device_adaptations.max(1) as f64;
         return Some(serde_json::json!({
-            "stages_mean": s.device_smoothing_stages as f64 / n,
-            "stages_max": s.device_smoothing_stages_max,
+            "handed_off_mean": s.device_smoothing_handed_off as f64 / n,
+            "handed_off_max": s.device_smoothing_handed_off_max,
         }));
     }
     let n = s.adaptations.saturating_sub(s.device_adaptations).max(1) as f64;
     Some(serde_json::json!({
         "passes_mean": s.smoothing_passes as f64 / n,
         "passes_max": s.host_smoothing_passes_max,
-        "stages_mean": s.staged_smoothing_stages as f64 / n,
-        "stages_max": s.staged_smoothing_stages_max,
+        "handed_off_mean": s.rounds_smoothing_handed_off as f64 / n,
+        "handed_off_max": s.rounds_smoothing_handed_off_max,
     }))
 }
 
@@ -441,20 +442,21 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     if let Some(s) = stats.filter(|s| s.device_adaptations > 0) {
         let per = |n: usize| n as f64 / s.device_adaptations as f64;
         println!(
-            "device path smoothing: {:.2} stages per adaptation, at most {}",
-            per(s.device_smoothing_stages),
-            s.device_smoothing_stages_max
+            "device path smoothing: {:.2} slots per adaptation handed to the last workgroup, at \
+             most {}",
+            per(s.device_smoothing_handed_off),
+            s.device_smoothing_handed_off_max
         );
     }
     if let Some(s) = host_stats.filter(|s| s.adaptations > s.device_adaptations) {
         let per = |n: usize| n as f64 / (s.adaptations - s.device_adaptations) as f64;
         println!(
-            "host f64 path smoothing: {:.2} passes per adaptation, at most {}; in stages by \
-             level (as the device runs them) {:.2}, at most {}",
+            "host f64 path smoothing: {:.2} passes per adaptation, at most {}; in rounds (as \
+             the device runs them) {:.2} slots handed off, at most {}",
             per(s.smoothing_passes),
             s.host_smoothing_passes_max,
-            per(s.staged_smoothing_stages),
-            s.staged_smoothing_stages_max
+            per(s.rounds_smoothing_handed_off),
+            s.rounds_smoothing_handed_off_max
         );
     }
     println!();

@@ -1,6 +1,6 @@
 //! Adaptive refinement conformance: the device adaptation (`amr_*` kernels) against the f64
 //! reference [`AdaptiveMesh`], adaptation after adaptation on the same device trees: the same
-//! smoothed flags (in the stages of the CPU twin of the staged smoothing), the same trees, slots
+//! smoothed flags (in the rounds of the CPU twin of the device's smoothing), the same trees, slots
 //! and free rings id for id, the projected solution to f32 round-off, the same DG mesh buffers
 //! (faces by color, neighbours, geometry) and launch records, and the solver's rhs through those
 //! records against the f64 operator;
@@ -12,7 +12,9 @@ use crate::error::{Error, Result};
 use crate::mesh::NO_ELEMENT;
 use crate::order::Ordering;
 use crate::runtime::Runtime;
-use crate::solver::dg::amr::gpu::{slots_needed, GpuAdaptOptions, GpuAdaptation, TreeCapacity};
+use crate::solver::dg::amr::gpu::{
+    slots_needed, GpuAdaptOptions, GpuAdaptation, TreeCapacity, QUEUE_SLOTS,
+};
 use crate::solver::dg::amr::indicator::jumps;
 use crate::solver::dg::amr::tree::{FlatTree, EDGE_ALIVE_BIT, NONE as NO_SLOT};
 use crate::solver::dg::amr::{
@@ -65,15 +67,16 @@ pub fn amr(report: &mut Report, b: &Runtime) {
         });
     }
     report.check(
-        "amr device smoothing of a ripple five levels down = reference, in 6 stages",
+        "amr device smoothing of a ripple five levels down = reference, queues of 128 and of 0",
         b.kind(),
-        "flags and stages exact",
+        "flags exact",
         || Ok((device_ripple(b)?, true)),
     );
     report.check(
-        "amr device smoothing of flags mostly -1 on a mesh graded over 7 levels = reference",
+        "amr device smoothing of flags mostly -1 on a mesh graded over 7 levels = reference, \
+         queues of 128 and of 0",
         b.kind(),
-        "flags exact, 24 flag sets",
+        "flags exact, 24 flag sets each",
         || Ok((device_graded_smoothing(b)?, true)),
     );
     report.check(
@@ -117,7 +120,7 @@ fn queued_adaptations(rt: &Runtime) -> Result<(String, bool)> {
         let am = AdaptiveMesh::new(&base, 3)?;
         let dm = am.dg_mesh()?;
         let n = am.num_active();
-        let AdaptFixture { mut dg, ga, .. } = fixture_with_slots(rt, am, 1, n + room)?;
+        let AdaptFixture { mut dg, ga, .. } = fixture_with_slots(rt, am, 1, n + room, QUEUE_SLOTS)?;
         let (trees, state) = (ga.download()?.to_flat(), dg.read_state()?);
         let flags = match flag {
             2 => rand_flags(n, &mut seed),
@@ -418,14 +421,30 @@ fn adapt_fixture_with(
 
 /// [`adapt_fixture`] on the adaptive mesh `am` as it stands.
 fn adapt_fixture_of(rt: &Runtime, am: AdaptiveMesh, p: usize) -> Result<AdaptFixture> {
-    // Room for the rounds without growing (the flags refine one element in five).
-    let grown = am.num_active() * 16;
-    fixture_with_slots(rt, am, p, slots_needed(grown, grown / 4))
+    adapt_fixture_queued(rt, am, p, QUEUE_SLOTS)
 }
 
-/// [`adapt_fixture_of`] with a solver of `ne` element slots (tree ids for 16 times the
+/// [`adapt_fixture_of`] whose smoothing workgroups queue `queue_slots` slots a round.
+fn adapt_fixture_queued(
+    rt: &Runtime,
+    am: AdaptiveMesh,
+    p: usize,
+    queue_slots: usize,
+) -> Result<AdaptFixture> {
+    // Room for the rounds without growing (the flags refine one element in five).
+    let grown = am.num_active() * 16;
+    fixture_with_slots(rt, am, p, slots_needed(grown, grown / 4), queue_slots)
+}
+
+/// [`adapt_fixture_queued`] with a solver of `ne` element slots (tree ids for 16 times the
 /// elements).
-fn fixture_with_slots(rt: &Runtime, am: AdaptiveMesh, p: usize, ne: usize) -> Result<AdaptFixture> {
+fn fixture_with_slots(
+    rt: &Runtime,
+    am: AdaptiveMesh,
+    p: usize,
+    ne: usize,
+    queue_slots: usize,
+) -> Result<AdaptFixture> {
     let tables = BasisTables::new(p);
     let proj = Projection::new(p);
     let coef = smooth_state(&am, &tables);
@@ -444,6 +463,7 @@ fn fixture_with_slots(rt: &Runtime, am: AdaptiveMesh, p: usize, ne: usize) -> Re
         threshold: 1.0,
         delta: 2.0,
         jumps: false,
+        queue_slots,
     };
     let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;
     Ok(AdaptFixture {
@@ -503,76 +523,98 @@ pub fn graded_ripple(base: &DgMesh, point: [f64; 2]) -> Result<(AdaptiveMesh, Ve
 }
 
 /// The device's smoothing of [`graded_ripple`]'s flags on the periodic mesh: a chain of raises
-/// five links long (a = 7 -> .. -> 2), a level a stage, against the ordered smoothing's flags
-/// and the CPU twin's stages.
+/// five links long (a = 7 -> .. -> 2), against the ordered smoothing's flags and the CPU twin's
+/// rounds, with the workgroups' queues of [`QUEUE_SLOTS`] slots and of none (every raised slot
+/// handed to the last workgroup, whose lists then carry the ripple down).
 pub fn device_ripple(rt: &Runtime) -> Result<String> {
     let (am, start, lowest) = graded_ripple(&periodic_mesh()?, [0.02, 0.5])?;
     ensure(lowest <= 1, || {
-        format!("the ripple reaches level {lowest} only, not 1: too short to test the stages")
+        format!("the ripple reaches level {lowest} only, not 1: too short to test the rounds")
     })?;
     let faces = am.faces()?;
     let mut want = start.clone();
     am.smooth_flags(&faces, &mut want);
-    let mut staged = start.clone();
-    let stages = am.smooth_flags_in_stages(&faces, &mut staged);
-    ensure(staged == want, || {
-        "the CPU twin's stages give other flags".into()
-    })?;
-    let fixture = adapt_fixture_of(rt, am, 1)?;
-    fixture.ga.set_flags(&start)?;
-    let smoothed = fixture.ga.smooth(None)?;
-    ensure(smoothed.stages == stages, || {
-        format!(
-            "{} stages on the device, {stages} on the host",
-            smoothed.stages
-        )
-    })?;
-    ensure(fixture.ga.read_flags()? == want, || {
-        "the device's smoothed flags differ from the reference's".into()
+    let mut in_rounds = start.clone();
+    am.smooth_flags_in_rounds(&faces, &mut in_rounds, QUEUE_SLOTS);
+    ensure(in_rounds == want, || {
+        "the CPU twin's rounds give other flags".into()
     })?;
     let raised = (0..start.len()).filter(|&j| want[j] > start[j]).count();
+    let mut handed = Vec::new();
+    for queue_slots in [QUEUE_SLOTS, 0] {
+        let fixture = adapt_fixture_queued(rt, am.clone(), 1, queue_slots)?;
+        fixture.ga.set_flags(&start)?;
+        let smoothed = fixture.ga.smooth(None)?;
+        ensure(fixture.ga.read_flags()? == want, || {
+            format!(
+                "queues of {queue_slots}: the device's smoothed flags differ from the reference's"
+            )
+        })?;
+        // Queues of none hand off every slot that rises, each at least once.
+        ensure(queue_slots > 0 || smoothed.handed_off >= raised, || {
+            format!(
+                "queues of none: {} slots handed off, {raised} raised",
+                smoothed.handed_off
+            )
+        })?;
+        handed.push(smoothed.handed_off);
+    }
     Ok(format!(
-        "{} elements, {raised} raised down to level {lowest} in {stages} stages",
-        start.len()
+        "{} elements, {raised} raised down to level {lowest}; handed off: {} with queues of \
+         {QUEUE_SLOTS}, {} with none",
+        start.len(),
+        handed[0],
+        handed[1]
     ))
 }
 
 /// The device's smoothing of pseudo-random flags, most of them -1 (so that raises lift whole
 /// clusters) and some +1, on [`graded_ripple`]'s mesh of seven levels, against the ordered
-/// smoothing's flags: the stages' raises and lifts at every level, where the ripple check
-/// raises along one chain and the adaptations' flags seldom flag a whole cluster -1.
+/// smoothing's flags: raises and lifts at every level, where the ripple check raises along one
+/// chain and the adaptations' flags seldom flag a whole cluster -1; with the workgroups' queues
+/// of [`QUEUE_SLOTS`] slots and of none (the last workgroup's lists settle every rise).
 pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
     const FLAG_SETS: usize = 24;
     let (am, _, _) = graded_ripple(&periodic_mesh()?, [0.02, 0.5])?;
     let faces = am.faces()?;
-    let fixture = adapt_fixture_of(rt, am, 1)?;
-    let n = fixture.am.num_active();
-    let mut seed = 7u64;
-    let (mut raised, mut kept) = (0, 0);
-    for set in 0..FLAG_SETS {
-        // +1 one time in twenty, -1 seventeen times in twenty.
-        let start = weighted_flags(n, &mut seed, [1, 17, 20]);
-        let mut want = start.clone();
-        fixture.am.smooth_flags(&faces, &mut want);
-        fixture.ga.set_flags(&start)?;
-        fixture.ga.smooth(None)?;
-        let got = fixture.ga.read_flags()?;
-        ensure(got == want, || {
-            let j = (0..n).find(|&j| got[j] != want[j]).unwrap_or(0);
-            format!(
-                "flag set {set}: slot {j} (level {}) smoothed to {} on the device, {} by the \
-                 reference",
-                fixture.am.level(j),
-                got[j],
-                want[j]
-            )
-        })?;
-        raised += (0..n).filter(|&j| want[j] > 0 && start[j] <= 0).count();
-        kept += (0..n).filter(|&j| want[j] == 0 && start[j] < 0).count();
+    let n = am.num_active();
+    let (mut raised, mut kept, mut handed) = (0, 0, 0);
+    for queue_slots in [QUEUE_SLOTS, 0] {
+        let fixture = adapt_fixture_queued(rt, am.clone(), 1, queue_slots)?;
+        let mut seed = 7u64;
+        for set in 0..FLAG_SETS {
+            // +1 one time in twenty, -1 seventeen times in twenty.
+            let start = weighted_flags(n, &mut seed, [1, 17, 20]);
+            let mut want = start.clone();
+            am.smooth_flags(&faces, &mut want);
+            fixture.ga.set_flags(&start)?;
+            let smoothed = fixture.ga.smooth(None)?;
+            let got = fixture.ga.read_flags()?;
+            ensure(got == want, || {
+                let j = (0..n).find(|&j| got[j] != want[j]).unwrap_or(0);
+                format!(
+                    "queues of {queue_slots}, flag set {set}: slot {j} (level {}) smoothed to {} \
+                     on the device, {} by the reference",
+                    am.level(j),
+                    got[j],
+                    want[j]
+                )
+            })?;
+            if queue_slots == 0 {
+                handed += smoothed.handed_off;
+            } else {
+                raised += (0..n).filter(|&j| want[j] > 0 && start[j] <= 0).count();
+                kept += (0..n).filter(|&j| want[j] == 0 && start[j] < 0).count();
+            }
+        }
     }
+    // A flag raised to +1 from 0 or -1 rose in pass 1: with queues of none, it was handed off.
+    ensure(handed >= raised, || {
+        format!("queues of none: {handed} slots handed off, {raised} raised to refine")
+    })?;
     Ok(format!(
         "{n} elements, {FLAG_SETS} flag sets: {raised} raised to refine, {kept} kept from \
-         coarsening"
+         coarsening; {handed} slots handed off with queues of none"
     ))
 }
 
@@ -613,21 +655,14 @@ pub fn device_adaptation(
         };
         let mut want_flags = raw.clone();
         am.smooth_flags(&faces, &mut want_flags);
-        // The device runs the stages of the CPU twin (the same top level, so as many), whose
-        // flags are the ordered smoothing's.
-        let mut staged = raw.clone();
-        let stages = am.smooth_flags_in_stages(&faces, &mut staged);
-        ensure(staged == want_flags, || {
-            format!("round {round}: the smoothing in stages gives other flags")
+        // The device runs the rounds of the CPU twin, whose flags are the ordered smoothing's.
+        let mut in_rounds = raw.clone();
+        am.smooth_flags_in_rounds(&faces, &mut in_rounds, QUEUE_SLOTS);
+        ensure(in_rounds == want_flags, || {
+            format!("round {round}: the smoothing in rounds gives other flags")
         })?;
         ga.set_flags(&raw)?;
         let smoothed = ga.smooth(None)?;
-        ensure(smoothed.stages == stages, || {
-            format!(
-                "round {round}: {} smoothing stages on the device, {stages} on the host",
-                smoothed.stages
-            )
-        })?;
         ensure(ga.has_room(&smoothed), || {
             format!("round {round}: no room left")
         })?;
@@ -819,6 +854,7 @@ pub fn device_flags(rt: &Runtime) -> Result<String> {
             threshold,
             delta,
             jumps: with_jumps,
+            queue_slots: QUEUE_SLOTS,
         };
         let tree = TreeCapacity::with_room(n, am.element_ids(), am.edge_ids(), 1.0);
         let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;

@@ -5,6 +5,7 @@
 
 use super::gpu::{
     self, GpuAdaptOptions, GpuAdaptation, PhaseSeconds, Smoothed, TreeCapacity, CLOCK_WORDS,
+    QUEUE_SLOTS,
 };
 use super::indicator::{flags, gather, indicator, jumps, scatter, IndicatorField};
 use super::projection::Projection;
@@ -104,20 +105,20 @@ pub struct AmrStats {
     pub coarsened: usize,
     /// The host's adaptations' smoothing passes (up to the first that changed nothing).
     pub smoothing_passes: usize,
-    /// The adaptations on the device, their smoothing stages that could raise
-    /// ([`Smoothed::stages`]), and the most of one.
+    /// The adaptations on the device, the slots their smoothing handed to its last workgroup
+    /// ([`Smoothed::handed_off`]), and the most of one.
     pub device_adaptations: usize,
-    pub device_smoothing_stages: usize,
-    pub device_smoothing_stages_max: usize,
+    pub device_smoothing_handed_off: usize,
+    pub device_smoothing_handed_off_max: usize,
     /// Device adaptations whose smoothed flags coarsened and refined nothing: the mesh and the
     /// solution stayed as they were, so the phases after the smoothing did not run.
     pub device_unchanged: usize,
     /// The host's adaptations (`adaptations - device_adaptations`): the most passes of one,
-    /// and the same smoothings in stages by level as the device runs them
-    /// ([`AdaptiveMesh::smooth_flags_in_stages`]), all and the most of one.
+    /// and the slots the same smoothings hand off in rounds as the device runs them
+    /// ([`AdaptiveMesh::smooth_flags_in_rounds`]), all and the most of one.
     pub host_smoothing_passes_max: usize,
-    pub staged_smoothing_stages: usize,
-    pub staged_smoothing_stages_max: usize,
+    pub rounds_smoothing_handed_off: usize,
+    pub rounds_smoothing_handed_off_max: usize,
     /// Indicator and flags.
     pub indicator_seconds: f64,
     /// 2:1 smoothing of the flags.
@@ -246,7 +247,7 @@ pub fn build_kernels_ahead(
     reorder: bool,
 ) -> Result<()> {
     let np = (p + 1) * (p + 2) / 2;
-    let mut specs = gpu::kernel_specs(np, ne, compaction);
+    let mut specs = gpu::kernel_specs(np, ne, compaction, QUEUE_SLOTS);
     specs.extend(PrefixSum::kernel_specs());
     if reorder {
         specs.extend(reorder::kernel_specs(np, ne));
@@ -391,7 +392,7 @@ impl Adaptivity {
         let start = f.clone();
         let passes = self.mesh.smooth_flags(&self.faces, &mut f);
         self.stats.smoothing_seconds += lap();
-        self.count_smoothing_stages(start, &f)?;
+        self.count_hand_offs_in_rounds(start, &f)?;
         // Not the path's work: a statistic of the device's smoothing.
         let _untimed = lap();
         let counts = self.mesh.adapt(&f, &mut coef, &self.projection)?;
@@ -408,18 +409,21 @@ impl Adaptivity {
         Ok((next, c, counts))
     }
 
-    /// Smooth `start` again in stages by level, which must give `smoothed` (both are the least
-    /// admissible flags above `start`), and count the stages.
-    fn count_smoothing_stages(&mut self, mut start: Vec<i8>, smoothed: &[i8]) -> Result<()> {
-        let stages = self.mesh.smooth_flags_in_stages(&self.faces, &mut start);
+    /// Smooth `start` again in rounds as the device does, which must give `smoothed` (both are
+    /// the least admissible flags above `start`), and count the slots handed off.
+    fn count_hand_offs_in_rounds(&mut self, mut start: Vec<i8>, smoothed: &[i8]) -> Result<()> {
+        let handed = self
+            .mesh
+            .smooth_flags_in_rounds(&self.faces, &mut start, QUEUE_SLOTS)
+            .slots;
         if start != smoothed {
             return Err(Error::Run(
-                "adapt: the smoothing in stages by level gave other flags than the ordered one"
-                    .into(),
+                "adapt: the smoothing in rounds gave other flags than the ordered one".into(),
             ));
         }
-        self.stats.staged_smoothing_stages += stages;
-        self.stats.staged_smoothing_stages_max = self.stats.staged_smoothing_stages_max.max(stages);
+        self.stats.rounds_smoothing_handed_off += handed;
+        self.stats.rounds_smoothing_handed_off_max =
+            self.stats.rounds_smoothing_handed_off_max.max(handed);
         Ok(())
     }
 
@@ -488,6 +492,7 @@ impl Adaptivity {
             threshold: self.threshold,
             delta: self.options.delta,
             jumps: self.options.jumps,
+            queue_slots: QUEUE_SLOTS,
         };
         let mut device = GpuAdaptation::new(
             gpu.runtime(),
@@ -657,11 +662,11 @@ impl Adaptivity {
         self.stats.refined += report.counts.refined;
         self.stats.coarsened += report.counts.coarsened;
         self.stats.device_adaptations += 1;
-        self.stats.device_smoothing_stages += report.smoothing_stages;
-        self.stats.device_smoothing_stages_max = self
+        self.stats.device_smoothing_handed_off += report.smoothing_handed_off;
+        self.stats.device_smoothing_handed_off_max = self
             .stats
-            .device_smoothing_stages_max
-            .max(report.smoothing_stages);
+            .device_smoothing_handed_off_max
+            .max(report.smoothing_handed_off);
         self.host_stale |= changes;
         // Read the spans while the next adaptation's still fit (a wait once in many).
         if let Some(timer) = &self.timer {

@@ -27,13 +27,15 @@
 //!
 //! At these sizes every phase is bound by its launches and by chains of dependent loads, so the
 //! phases are few and their loads batched: in a run, pass 0 of the smoothing computes the flags
-//! itself (amr_flag's indicator, `shaders/common/amr_indicator.wgsl`), a smoothing stage (after
-//! pass 0, which records each slot's level and siblings) is one launch over all faces (GK19's
-//! Algorithm 2 launches one per color: the colors keep its plain read-modify-writes race-free, but
-//! the rules only raise flags and end at the least admissible flags whatever the order of the
-//! raises, so atomic raises need no colors; the colors stay for the surface integral, whose scatter
-//! they keep race-free), the coarsening's decisions (which split edges a cluster frees) and the
-//! edges the refinement splits (which the smoothed flags tell before the coarsening runs) are
+//! itself (amr_flag's indicator, `shaders/common/amr_indicator.wgsl`), the 2:1 rules are one
+//! launch after pass 0 whatever the levels (pass 1: a thread settles its slot's faces and a
+//! workgroup settles the slots that rise in rounds, until a round raises nothing; GK19's
+//! Algorithm 2 repeats a launch per color until nothing changes: the colors keep its plain
+//! read-modify-writes race-free, but the rules only raise flags and end at the least admissible
+//! flags whatever the order of the raises, so atomic raises need no colors, and a rise settled
+//! by whoever made it needs no convergence check; the colors stay for the surface integral, whose
+//! scatter they keep race-free), the coarsening's decisions (which split edges a cluster frees)
+//! and the edges the refinement splits (which the smoothed flags tell before the coarsening runs) are
 //! marked with the clusters and share their scan, every scan is one launch (amr_scan: `scan_blocks`
 //! with its parts, src/runtime/scan.rs) whose last workgroup also does the bookkeeping between
 //! phases from the scan's total and parts, the compaction's scan computes its marks as it reads
@@ -42,9 +44,9 @@
 //! compaction's moves (a moved element's thread writes the hole's slot), and the faces kernel (a
 //! thread per slot writing the faces its element owns) also writes the split masks and counts the
 //! far faces. Where the mesh is large enough to be bound by the sectors its scattered loads pull in
-//! (240k elements on an H200), the kernels read few and neighbouring words: a smoothing stage reads
-//! one word per side of a face (each slot's level + flag, kept apart from its flag and tree
-//! records).
+//! (240k elements on an H200), the kernels read few and neighbouring words: the smoothing's pass 1
+//! reads a slot's face neighbours and one word per neighbour (its level + flag, kept apart from
+//! its flag and tree records).
 //!
 //! The launches over the current mesh (the flag, the smoothing) carry the solver's bounds of
 //! its counts ([`CountBounds`]), so CUDA, which cannot size a grid from a launch record, starts
@@ -104,14 +106,23 @@ fn clock_words(c: &[u32]) -> [f32; CLOCK_WORDS] {
     std::array::from_fn(|k| f32::from_bits(c[counter::LEN + k]))
 }
 
-/// Words after the clock (C_DUE_STEPS, C_SMOOTH_TOP in shaders/common/amr_tree.wgsl): the
-/// clock steps a batch must reach for its adaptation to be due (the host's, read once by
-/// amr_scan 0), and the smoothing's top as its pass 0 gathers it.
+/// Words after the clock (C_DUE_STEPS .. C_SMOOTH_HANDED in shaders/common/amr_tree.wgsl):
+/// the clock steps a batch must reach for its adaptation to be due (the host's, read once by
+/// amr_scan 0), the smoothing's top as its pass 0 gathers it, and its pass 1's ticket, the
+/// lengths of its two hand-off lists and the slots its last workgroup settled from them.
 mod after_clock {
     pub const DUE_STEPS: usize = super::counter::LEN + super::CLOCK_WORDS;
+    pub const SMOOTH_HANDED: usize = DUE_STEPS + 5;
     /// Words of the counters buffer, the clock and these included.
-    pub const WORDS: usize = DUE_STEPS + 2;
+    pub const WORDS: usize = SMOOTH_HANDED + 1;
 }
+
+/// Slots a workgroup of the smoothing's pass 1 queues for a round before it hands the rest to
+/// the launch's last workgroup (amr_smooth.wgsl's QUEUE_SLOTS; at most [`MAX_QUEUE_SLOTS`]).
+pub const QUEUE_SLOTS: usize = 128;
+
+/// The most [`GpuAdaptOptions::queue_slots`] may be (amr_smooth.wgsl's MAX_QUEUE).
+pub const MAX_QUEUE_SLOTS: usize = 128;
 
 /// What amr_scan 0 decided of the adaptation the smoothed flags ask for (the ADAPT_* words of
 /// shaders/common/amr_tree.wgsl); the host decides the same from the counts it reads back
@@ -216,10 +227,9 @@ pub fn slots_needed(active: usize, refines: usize) -> usize {
 /// What the smoothed flags ask of the next adaptation, with the counts it starts from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Smoothed {
-    /// Stages of the smoothing that could raise a flag, the top level less one
-    /// ([`AdaptiveMesh::smooth_flags_in_stages`]'s count; the launches past them return at
-    /// once).
-    pub stages: usize,
+    /// Slots the smoothing handed to its last workgroup (0 when every round of raises fitted its
+    /// workgroup's queue; [`AdaptiveMesh::smooth_flags_in_rounds`]).
+    pub handed_off: usize,
     pub active: usize,
     pub clusters: usize,
     pub refines: usize,
@@ -257,6 +267,9 @@ pub struct GpuAdaptOptions {
     pub delta: f64,
     /// Add the largest jump of the element means across the faces to the indicator.
     pub jumps: bool,
+    /// Slots a smoothing workgroup queues for a round before it hands the rest off
+    /// ([`QUEUE_SLOTS`]; 0 hands every one to the last workgroup).
+    pub queue_slots: usize,
 }
 
 /// Seconds of named phases, in the order they ran.
@@ -266,8 +279,8 @@ pub type PhaseSeconds = Vec<(&'static str, f64)>;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GpuAdaptReport {
     pub counts: AdaptCounts,
-    /// Stages of the smoothing that could raise ([`Smoothed::stages`]).
-    pub smoothing_stages: usize,
+    /// Slots the smoothing handed off ([`Smoothed::handed_off`]).
+    pub smoothing_handed_off: usize,
     pub num_elements: usize,
     /// Faces of the mesh the adaptation started from, and of them those whose slots lie more
     /// than [`FAR_SLOTS`](super::locality::FAR_SLOTS) apart (what triggers a reorder): one
@@ -316,7 +329,7 @@ pub struct GpuAdaptation {
     queue_ahead: std::cell::Cell<bool>,
     /// Flags from the indicator.
     flag_plan: Plan,
-    /// The smoothing (pass 0, the stages), then the clusters and refinements numbered and the
+    /// The smoothing (pass 0, pass 1), then the clusters and refinements numbered and the
     /// solver's clock copied after the counters.
     smooth_plan: Plan,
     /// The flags and the smoothing as one plan (one submission, one CUDA graph): pass 0
@@ -402,7 +415,17 @@ impl LaunchTally {
 /// The adaptation's kernels (stem and constants) for `np` modes, `ne` slots and `compaction`,
 /// in the order [`GpuAdaptation::new`] binds them: GK19's compaction's two last (none in
 /// order, so a run in order compiles nothing it does not launch).
-pub(super) fn kernel_specs(np: usize, ne: usize, compaction: Compaction) -> Vec<OwnedKernelSpec> {
+pub(super) fn kernel_specs(
+    np: usize,
+    ne: usize,
+    compaction: Compaction,
+    queue_slots: usize,
+) -> Vec<OwnedKernelSpec> {
+    let smoothing = vec![
+        ("NP", np as f64),
+        (CAPACITY_CONSTANT, ne as f64),
+        ("QUEUE_SLOTS", queue_slots as f64),
+    ];
     let (np, ne) = (np as f64, ne as f64);
     let in_order = (
         "IN_ORDER",
@@ -430,11 +453,8 @@ pub(super) fn kernel_specs(np: usize, ne: usize, compaction: Compaction) -> Vec<
         // Phase 0's, over the blocks of the marks in use only.
         ("amr_scan", vec![in_order, ("LIVE_BLOCKS", 1.0)]),
         // Pass 0 reading the flags, and computing them itself (a run's smoothing).
-        ("amr_smooth", with_np.clone()),
-        (
-            "amr_smooth",
-            [with_np.clone(), vec![("FLAGGED", 1.0)]].concat(),
-        ),
+        ("amr_smooth", smoothing.clone()),
+        ("amr_smooth", [smoothing, vec![("FLAGGED", 1.0)]].concat()),
         ("amr_mark", vec![(CAPACITY_CONSTANT, ne), in_order]),
         ("amr_coarsen", projection.clone()),
         ("amr_refine", with_order(projection)),
@@ -468,6 +488,12 @@ impl GpuAdaptation {
         let active = flat.slots.len();
         let (ne, dg_edges) = (dg.capacity().elements, dg.capacity().edges);
         let colors = 2 * mesh.base_colors as usize;
+        if options.queue_slots > MAX_QUEUE_SLOTS {
+            return Err(Error::Invalid(format!(
+                "device adaptation: smoothing queues of {} slots, at most {MAX_QUEUE_SLOTS}",
+                options.queue_slots
+            )));
+        }
         if colors > MAX_COLORS || color_offsets.len() != colors + 1 {
             return Err(Error::Invalid(format!(
                 "device adaptation: {} face colors given for {colors}, at most {MAX_COLORS}",
@@ -590,7 +616,12 @@ impl GpuAdaptation {
         // at the first attach only (or ahead of it, build_kernels_ahead): the capacity is given
         // at launch, so an attach with more room compiles nothing.
         let mut kernels = rt
-            .kernel_list(&kernel_specs(projection.np, ne, compaction))?
+            .kernel_list(&kernel_specs(
+                projection.np,
+                ne,
+                compaction,
+                options.queue_slots,
+            ))?
             .into_iter();
         let mut next = || {
             kernels
@@ -665,19 +696,21 @@ impl GpuAdaptation {
             };
             scan.record_blocks_with(plan, kernel, &scan_extra, items as u32, phase)
         };
-        // Each slot's level and siblings' slots, written by pass 0 for the stages.
+        // Each slot's level and siblings' slots, written by pass 0 for pass 1's raises.
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
         // Each slot's level + flag as the smoothing stands (amr_mark turns them into flags).
         let after = rt.zeroed::<u32>("amr smoothed levels", ne)?;
+        // Pass 1's hand-off: per slot whether it waits in a list, then the two lists.
+        let handoff = rt.zeroed::<u32>("amr smoothing hand-off", 3 * ne)?;
         // amr_flag's inputs last: pass 0 with FLAGGED computes the flags from them.
         let mut smooth_args = args![
             slots,
             element_tree,
             flags,
-            *faces,
             counters,
             slot_info,
             after,
+            handoff,
             *regs,
             centroid_basis,
             *inv_jac,
@@ -705,36 +738,26 @@ impl GpuAdaptation {
         ]
         .to_vec();
         mark_args.push(prm.clone());
-        // The smoothing with its pass 0 `first` (labelled `label`): a stage per level below the
-        // maximum, each one launch over the faces of the current mesh, numbered 1.. in
-        // range.color (the stages past the top level less one return at once); then the
-        // clusters and the elements to refine are numbered and their counts tell the host
-        // whether the adaptation fits.
+        // The smoothing with its pass 0 `first` (labelled `label`) and its pass 1 (the raises in
+        // rounds, one launch whatever the levels), both a thread per slot of the current mesh;
+        // then the clusters and the elements to refine are numbered and their counts tell the
+        // host whether the adaptation fits.
         let smoothing = |first: &Kernel, label: &'static str, tally: &mut LaunchTally| {
             let mut smooth = PlanBuilder::new();
+            let slots_range = ItemRange::all(ne as u32);
             smooth
                 .segment(label)
-                .launch(first, &smooth_args, ItemRange::all(ne as u32))
+                .launch(first, &smooth_args, slots_range)
+                .bounded(&bounds.elements)
+                .launch(
+                    &smooth_kernel,
+                    &smooth_args,
+                    ItemRange {
+                        color: 1,
+                        ..slots_range
+                    },
+                )
                 .bounded(&bounds.elements);
-            // Sized by the solver's launch record of all the current mesh's faces: exactly on
-            // wgpu; on CUDA by the solver's face bound (CountBounds).
-            for stage in 1..mesh.max_level.max(1) {
-                let all_faces = ItemRange {
-                    first: record_word(1 + colors),
-                    count: 0,
-                    color: u32::from(stage),
-                    pad: 0,
-                };
-                smooth
-                    .launch_device(
-                        &smooth_kernel,
-                        &smooth_args,
-                        all_faces,
-                        dg_edges as u32,
-                        launch_words,
-                    )
-                    .bounded(&bounds.faces);
-            }
             tally.count(label, &smooth);
             smooth.segment("determine parents").launch(
                 &mark_kernel,
@@ -962,7 +985,7 @@ impl GpuAdaptation {
         Ok(v.into_iter().map(|f| f.clamp(-1, 1) as i8).collect())
     }
 
-    /// Smooth the flags (pass 0 and the stages by level, then the clusters and refinements
+    /// Smooth the flags (pass 0 and pass 1's rounds, then the clusters and refinements
     /// counted) and read back what they ask for. Untimed, the host records the adaptation's
     /// plan while the read-back waits, for [`Self::apply`].
     pub fn smooth(&self, phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
@@ -1078,7 +1101,7 @@ impl GpuAdaptation {
             )));
         }
         let mut smoothed = Smoothed {
-            stages: top.saturating_sub(1) as usize,
+            handed_off: c[after_clock::SMOOTH_HANDED] as usize,
             active: c[counter::ACTIVE] as usize,
             clusters: c[counter::CLUSTERS] as usize,
             refines: c[counter::REFINES] as usize,
@@ -1163,7 +1186,7 @@ impl GpuAdaptation {
         if smoothed.decision == AdaptDecision::Nothing {
             return Ok(GpuAdaptReport {
                 counts: AdaptCounts::default(),
-                smoothing_stages: smoothed.stages,
+                smoothing_handed_off: smoothed.handed_off,
                 num_elements: smoothed.active,
                 faces: smoothed.faces,
                 far_faces: smoothed.far_faces,
@@ -1192,7 +1215,7 @@ impl GpuAdaptation {
                 refined: smoothed.refines,
                 coarsened: smoothed.clusters,
             },
-            smoothing_stages: smoothed.stages,
+            smoothing_handed_off: smoothed.handed_off,
             num_elements: n,
             faces: smoothed.faces,
             far_faces: smoothed.far_faces,
@@ -1230,7 +1253,7 @@ impl GpuAdaptation {
     }
 
     /// Launches of each phase of one adaptation as a run queues it, in order: "flag and smooth"
-    /// (pass 0, which computes the flags, and a stage per level below the maximum), "determine
+    /// (pass 0, which computes the flags, and pass 1, the 2:1 rules in rounds), "determine
     /// parents", then the phases of [`GpuAdaptation::apply`].
     pub fn launches(&self) -> &[(&'static str, usize)] {
         &self.launches

@@ -6,6 +6,7 @@ use crate::conformance::amr::{graded_ripple, map, rand_flags, smooth_state};
 use crate::conformance::dg::periodic_mesh;
 use crate::mesh::generate;
 use crate::order::{prepare, Ordering, PrepareOptions};
+use crate::solver::dg::amr::gpu::QUEUE_SLOTS;
 use crate::solver::dg::basis::edge_point;
 use crate::solver::dg::basis::BasisTables;
 use crate::solver::dg::euler::State;
@@ -333,9 +334,10 @@ fn indicator_is_height_times_the_gradient() {
 
 /// The smoothing ends at the least admissible flags above the start whatever the order of the
 /// raises: the ordered passes (faces color by color, and in the opposite order within each
-/// color) and the device's stages by level give the same flags, those flags are a fixed point,
-/// and lowering any raised flag by one is not (smoothing raises it back). The stages are all
-/// needed: without the last one, some rounds end short of the least admissible flags.
+/// color) and the device's rounds (with queues of 128 slots a round, of one, and of none, when
+/// every rise is handed to the lists) give the same flags, those flags are a fixed point, and
+/// lowering any raised flag by one is not (smoothing raises it back). Queues of none hand
+/// slots off into more than one list, so the lists' rounds are tested.
 #[test]
 fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
     let base = wall_box();
@@ -343,7 +345,7 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
     let mut am = AdaptiveMesh::new(&base, 4).expect("tree");
     let mut coef = vec![vec![[1.0; 4]]; am.num_active()];
     let mut seed = 19;
-    let (mut raised, mut most_passes, mut last_stage_needed) = (0, 0, 0);
+    let (mut raised, mut most_passes, mut handed, mut most_lists) = (0, 0, 0, 0);
     for _ in 0..8 {
         let faces = am.faces().expect("faces");
         let start = rand_flags(am.num_active(), &mut seed);
@@ -352,19 +354,20 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
         let mut reversed = start.clone();
         let backwards: Vec<Face> = faces.iter().rev().copied().collect();
         am.smooth_flags(&backwards, &mut reversed);
-        let mut staged = start.clone();
-        let stages = am.smooth_flags_in_stages(&faces, &mut staged);
         assert_eq!(ordered, reversed);
-        assert_eq!(ordered, staged);
-        let mut short = start.clone();
-        am.smooth_in_stages(&faces, &mut short, stages.saturating_sub(1));
-        if short != ordered {
-            last_stage_needed += 1;
+        for queue_slots in [QUEUE_SLOTS, 1, 0] {
+            let mut in_rounds = start.clone();
+            let settled = am.smooth_flags_in_rounds(&faces, &mut in_rounds, queue_slots);
+            assert_eq!(ordered, in_rounds, "queues of {queue_slots}");
+            if queue_slots == 0 {
+                handed += settled.slots;
+                most_lists = most_lists.max(settled.lists);
+            }
         }
         most_passes = most_passes.max(passes);
-        let mut again = staged.clone();
+        let mut again = ordered.clone();
         assert_eq!(am.smooth_flags(&faces, &mut again), 1);
-        assert_eq!(again, staged, "not a fixed point");
+        assert_eq!(again, ordered, "not a fixed point");
         for j in 0..start.len() {
             if ordered[j] - 1 < start[j] {
                 continue;
@@ -383,29 +386,35 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
         most_passes > 2,
         "the rules should cascade ({most_passes} passes)"
     );
+    assert!(handed > 100, "only {handed} slots handed off");
     assert!(
-        last_stage_needed > 0,
-        "no round needed its last stage: the stages are not tested"
+        most_lists > 1,
+        "the hand-offs fitted one list: the lists' rounds are not tested"
     );
 }
 
 /// A refinement at the finest level of a graded mesh forces a chain of raises down every level
-/// (GK19's ripple: a = 7 -> 6 -> .. -> 1, six links): the six stages settle it, a level a stage,
-/// to the ordered smoothing's flags, and five stages do not.
+/// (GK19's ripple: a = 7 -> 6 -> .. -> 1, six links): a workgroup's rounds settle it with no
+/// hand-off, and with queues of none the lists settle it, to the ordered smoothing's flags.
 #[test]
-fn staged_smoothing_carries_a_chain_down_every_level() {
+fn smoothing_in_rounds_carries_a_ripple_down_every_level() {
     let (am, start, lowest) = graded_ripple(&wall_box(), [0.33, 0.71]).expect("graded mesh");
     assert_eq!(lowest, 0, "the chain should reach level 0");
     let faces = am.faces().expect("faces");
     let mut ordered = start.clone();
     am.smooth_flags(&faces, &mut ordered);
-    let mut staged = start.clone();
-    let stages = am.smooth_flags_in_stages(&faces, &mut staged);
-    assert_eq!(stages, 6);
-    assert_eq!(staged, ordered);
-    let mut short = start.clone();
-    am.smooth_in_stages(&faces, &mut short, 5);
-    assert_ne!(short, ordered, "the chain should need the sixth stage");
+    let mut in_rounds = start.clone();
+    let settled = am.smooth_flags_in_rounds(&faces, &mut in_rounds, QUEUE_SLOTS);
+    assert_eq!(settled.slots, 0);
+    assert_eq!(in_rounds, ordered);
+    let mut handed_off = start.clone();
+    let settled = am.smooth_flags_in_rounds(&faces, &mut handed_off, 0).slots;
+    assert_eq!(handed_off, ordered);
+    let rises = (0..start.len()).filter(|&j| ordered[j] > start[j]).count();
+    assert!(
+        settled >= rises && rises >= 6,
+        "{settled} settled from the lists, {rises} raised"
+    );
 }
 
 /// The active elements by their vertices (bit for bit), each with its slot.

@@ -351,8 +351,8 @@ impl AdaptiveMesh {
     /// The result does not depend on the order of the raises: every raise is forced (any
     /// admissible flags above the start are at least as high there), and the admissible flags
     /// are closed under the elementwise minimum, so smoothing ends at the least admissible
-    /// flags above the start whatever the order. [`AdaptiveMesh::smooth_flags_in_stages`]
-    /// reaches the same flags in stages by level, as the device does.
+    /// flags above the start whatever the order. [`AdaptiveMesh::smooth_flags_in_rounds`]
+    /// reaches the same flags as the device does.
     pub fn smooth_flags(&self, faces: &[Face], flags: &mut [i8]) -> usize {
         self.clamp_flags(flags);
         let mut by_color: Vec<&Face> = faces.iter().filter(|f| f.right != NONE).collect();
@@ -379,56 +379,72 @@ impl AdaptiveMesh {
         }
     }
 
-    /// The smoothing of [`AdaptiveMesh::smooth_flags`] in stages by level, as the device runs it
-    /// (amr_smooth.wgsl), each stage evaluated on the flags as it found them. With
-    /// a_i = level_i + f_i: pass 0 makes the flags admissible and applies the cluster rule to
-    /// them as they came, top = max_i a_i; then stage s = 1 .. top - 1 raises across every face
-    /// f_j <- max(f_j, a_i - 1 - level_j), and a raise that lifts a -1 lifts the -1 of its
-    /// siblings too. Raises in stage s end at a <= top - s and every a = top - s + 1 was reached
-    /// before it, so each stage settles the faces whose higher side ends one level above its
-    /// own for good: the stages end at the least admissible flags above the start, the ordered
-    /// smoothing's. Returns the stages that can raise (top - 1, at least 0).
-    pub fn smooth_flags_in_stages(&self, faces: &[Face], flags: &mut [i8]) -> usize {
-        self.smooth_in_stages(faces, flags, usize::MAX)
-    }
-
-    /// [`AdaptiveMesh::smooth_flags_in_stages`] cut to its first `most_stages` stages (what
-    /// shows that the last stages are needed).
-    pub(super) fn smooth_in_stages(
+    /// The smoothing of [`AdaptiveMesh::smooth_flags`] as the device runs it (amr_smooth.wgsl),
+    /// its workgroups one after the other, with a_i = level_i + f_i: pass 0 makes the flags
+    /// admissible and applies the cluster rule to them as they came; then every slot is settled
+    /// (across each of its faces the side that would end more than one level coarser is raised
+    /// to one below the other, a_j <- max(a_j, a_i - 1), and a raise that lifts a -1 lifts its
+    /// siblings' -1 too), a workgroup of [`SMOOTHING_WORKGROUP`] slots at a time, and the slots
+    /// that rise are settled in the workgroup's next round, up to `queue_slots` a round, the
+    /// rest handed to a list settled after every workgroup (by the device's last workgroup,
+    /// in workgroups of slots and their rounds, into the other list, until one stays empty).
+    /// Every raise is forced and every rise is followed by a settle that reads the neighbours
+    /// as they stand, so it ends at the least admissible flags above the start, the ordered
+    /// smoothing's. Returns the slots settled from the lists and the lists that held them (on
+    /// the device the workgroups interleave, so its counts may differ).
+    pub fn smooth_flags_in_rounds(
         &self,
         faces: &[Face],
         flags: &mut [i8],
-        most_stages: usize,
-    ) -> usize {
+        queue_slots: usize,
+    ) -> HandOffs {
         self.clamp_flags(flags);
         let n = self.num_active();
         let mut next = flags.to_vec();
         self.cluster_rule_of(flags, &mut next[..n]);
-        flags.copy_from_slice(&next);
-        let after = |flags: &[i8], pos: usize| i32::from(self.level(pos)) + i32::from(flags[pos]);
-        let top = (0..n).map(|pos| after(flags, pos)).max().unwrap_or(0);
-        let stages = (top - 1).max(0) as usize;
-        for _ in 0..stages.min(most_stages) {
-            let mut next = flags.to_vec();
-            for f in faces.iter().filter(|f| f.right != NONE) {
-                let (l, r) = (f.left as usize, f.right as usize);
-                for (low, after_high) in [(r, after(flags, l)), (l, after(flags, r))] {
-                    let forced = after_high - 1 - i32::from(self.level(low));
-                    if forced > i32::from(next[low]) {
-                        next[low] = forced as i8;
-                    }
-                }
-            }
-            for pos in 0..n {
-                if flags[pos] < 0 && next[pos] >= 0 {
-                    for sibling in self.sibling_slots(pos) {
-                        next[sibling] = next[sibling].max(0);
-                    }
-                }
-            }
-            flags.copy_from_slice(&next);
+        let level = |pos: usize| i32::from(self.level(pos));
+        let mut neighbors = vec![Vec::new(); n];
+        for f in faces.iter().filter(|f| f.right != NONE) {
+            neighbors[f.left as usize].push(f.right as usize);
+            neighbors[f.right as usize].push(f.left as usize);
         }
-        stages
+        let mut rounds = Rounds {
+            after: (0..n)
+                .map(|pos| level(pos) + i32::from(next[pos]))
+                .collect(),
+            levels: (0..n).map(level).collect(),
+            siblings: (0..n)
+                .map(|pos| self.sibling_slots(pos).collect())
+                .collect(),
+            neighbors,
+            queue_slots,
+            queue: [Vec::new(), Vec::new()],
+            queue_out: 0,
+            lists: [Vec::new(), Vec::new()],
+            waiting: vec![false; n],
+            list_out: 0,
+        };
+        let slots: Vec<usize> = (0..n).collect();
+        for group in slots.chunks(SMOOTHING_WORKGROUP) {
+            rounds.settle_in_rounds(group);
+        }
+        let mut handed = HandOffs::default();
+        let mut list = 0;
+        while !rounds.lists[list].is_empty() {
+            rounds.list_out = 1 - list;
+            let held = std::mem::take(&mut rounds.lists[list]);
+            handed.slots += held.len();
+            handed.lists += 1;
+            for group in held.chunks(SMOOTHING_WORKGROUP) {
+                group.iter().for_each(|&x| rounds.waiting[x] = false);
+                rounds.settle_in_rounds(group);
+            }
+            list = 1 - list;
+        }
+        for (pos, f) in flags.iter_mut().enumerate().take(n) {
+            *f = (rounds.after[pos] - rounds.levels[pos]) as i8;
+        }
+        handed
     }
 
     /// The slots of the active siblings of the element in slot `pos` (none for a root).
@@ -470,7 +486,7 @@ impl AdaptiveMesh {
         changed
     }
 
-    /// The cluster rule on `flags` written to `next` (pass 0 of the stages).
+    /// The cluster rule on `flags` written to `next` (pass 0 of the device's smoothing).
     fn cluster_rule_of(&self, flags: &[i8], next: &mut [i8]) {
         for (pos, f) in next.iter_mut().enumerate() {
             if flags[pos] < 0 && !self.whole_cluster(pos, flags) {
@@ -789,6 +805,100 @@ impl AdaptiveMesh {
         }
         self.slots = slots;
         *coef = moved;
+    }
+}
+
+/// Slots a workgroup of the device's smoothing settles together (amr_smooth.wgsl's
+/// WORKGROUP_SIZE), with the rounds of what they raise.
+pub const SMOOTHING_WORKGROUP: usize = 64;
+
+/// What [`AdaptiveMesh::smooth_flags_in_rounds`] handed off: the slots settled from the lists
+/// and the lists that held them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HandOffs {
+    pub slots: usize,
+    pub lists: usize,
+}
+
+/// [`AdaptiveMesh::smooth_flags_in_rounds`]'s state: per slot its a, level, active siblings
+/// and face neighbours; the workgroup's queue (this round's slots and the next's), and the two
+/// hand-off lists (a slot waits in one at most once).
+struct Rounds {
+    after: Vec<i32>,
+    levels: Vec<i32>,
+    siblings: Vec<Vec<usize>>,
+    neighbors: Vec<Vec<usize>>,
+    queue_slots: usize,
+    queue: [Vec<usize>; 2],
+    queue_out: usize,
+    lists: [Vec<usize>; 2],
+    waiting: Vec<bool>,
+    list_out: usize,
+}
+
+impl Rounds {
+    /// Slot `pos` to be settled after a rise: in the queue's next round, or when that is full
+    /// in list `list_out` unless it waits there already.
+    fn follow(&mut self, pos: usize) {
+        let out = self.queue_out;
+        if self.queue[out].len() < self.queue_slots {
+            self.queue[out].push(pos);
+        } else if !self.waiting[pos] {
+            self.waiting[pos] = true;
+            self.lists[self.list_out].push(pos);
+        }
+    }
+
+    /// Raise slot `pos` to a = `wanted`; a rise that lifts its -1 lifts its siblings' -1.
+    fn raise(&mut self, pos: usize, wanted: i32) {
+        let old = self.after[pos];
+        if old >= wanted {
+            return;
+        }
+        self.after[pos] = wanted;
+        self.follow(pos);
+        let level = self.levels[pos];
+        if old + 1 != level {
+            return;
+        }
+        for k in 0..self.siblings[pos].len() {
+            let sibling = self.siblings[pos][k];
+            if self.after[sibling] < level {
+                self.after[sibling] = level;
+                self.follow(sibling);
+            }
+        }
+    }
+
+    /// The 2:1 rule across every face of slot `x`, with its a read once before them.
+    fn settle(&mut self, x: usize) {
+        let a = self.after[x];
+        for k in 0..self.neighbors[x].len() {
+            let n = self.neighbors[x][k];
+            let b = self.after[n];
+            if a > b + 1 {
+                self.raise(n, a - 1);
+            } else if b > a + 1 {
+                self.raise(x, b - 1);
+            }
+        }
+    }
+
+    /// Settle a workgroup's `slots`, then what rises, a round at a time, until a round raises
+    /// nothing.
+    fn settle_in_rounds(&mut self, slots: &[usize]) {
+        self.queue_out = 0;
+        slots.iter().for_each(|&x| self.settle(x));
+        let mut half = 0;
+        loop {
+            let round = std::mem::take(&mut self.queue[half]);
+            if round.is_empty() {
+                return;
+            }
+            self.queue_out = 1 - half;
+            round.iter().for_each(|&x| self.settle(x));
+            half = 1 - half;
+        }
     }
 }
 
