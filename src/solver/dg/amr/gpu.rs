@@ -27,26 +27,26 @@
 //!
 //! At these sizes every phase is bound by its launches and by chains of dependent loads, so the
 //! phases are few and their loads batched: in a run, pass 0 of the smoothing computes the flags
-//! itself (amr_flag's indicator, `shaders/common/amr_indicator.wgsl`), the 2:1 rules are one
-//! launch after pass 0 whatever the levels (pass 1: a thread settles its slot's faces and a
-//! workgroup settles the slots that rise in rounds, until a round raises nothing; GK19's
-//! Algorithm 2 repeats a launch per color until nothing changes: the colors keep its plain
-//! read-modify-writes race-free, but the rules only raise flags and end at the least admissible
-//! flags whatever the order of the raises, so atomic raises need no colors, and a rise settled
-//! by whoever made it needs no convergence check; the colors stay for the surface integral, whose
-//! scatter they keep race-free), the coarsening's decisions (which split edges a cluster frees)
-//! and the edges the refinement splits (which the smoothed flags tell before the coarsening runs) are
-//! marked with the clusters and share their scan, every scan is one launch (amr_scan: `scan_blocks`
-//! with its parts, src/runtime/scan.rs) whose last workgroup also does the bookkeeping between
-//! phases from the scan's total and parts, the compaction's scan computes its marks as it reads
-//! them (a pipeline of its own), the kernels reading a scan's numbers add its block offsets
-//! themselves (no launch of their own), the geometry shares a launch with the face marks and the
-//! compaction's moves (a moved element's thread writes the hole's slot), and the faces kernel (a
-//! thread per slot writing the faces its element owns) also writes the split masks and counts the
-//! far faces. Where the mesh is large enough to be bound by the sectors its scattered loads pull in
-//! (240k elements on an H200), the kernels read few and neighbouring words: the smoothing's pass 1
-//! reads a slot's face neighbours and one word per neighbour (its level + flag, kept apart from
-//! its flag and tree records).
+//! itself (amr_flag's indicator, `shaders/common/amr_indicator.wgsl`), the 2:1 rules are one launch
+//! after pass 0 whatever the levels (pass 1: a thread settles its slot's faces and a workgroup
+//! settles the slots that rise in rounds, until a round raises nothing; GK19's Algorithm 2 repeats
+//! a launch per color until nothing changes: the colors keep its plain read-modify-writes
+//! race-free, but the rules only raise flags and end at the least admissible flags whatever the
+//! order of the raises, so atomic raises need no colors, and a rise settled by whoever made it
+//! needs no convergence check; the colors stay for the surface integral, whose scatter they keep
+//! race-free), the coarsening's decisions (which split edges a cluster frees) and the edges the
+//! refinement splits (which the smoothed flags tell before the coarsening runs) are marked with the
+//! clusters and share their scan, every scan is one launch (amr_scan: `scan_blocks` with its parts,
+//! src/runtime/scan.rs) whose last workgroup also does the bookkeeping between phases from the
+//! scan's total and parts, the compaction's scan computes its marks as it reads them (a pipeline of
+//! its own), the kernels reading a scan's numbers add its block offsets themselves (no launch of
+//! their own), the geometry shares a launch with the face marks and the compaction's moves (a moved
+//! element's thread writes the hole's slot), and the faces kernel (a thread per slot writing the
+//! faces its element owns) also writes the split masks and counts the far faces. Where the mesh is
+//! large enough to be bound by the sectors its scattered loads pull in (240k elements on an H200),
+//! the kernels read few and neighbouring words: the smoothing's pass 1 reads a slot's face
+//! neighbours and one word per neighbour (its level + flag, kept apart from its flag and tree
+//! records).
 //!
 //! The launches over the current mesh (the flag, the smoothing) carry the solver's bounds of
 //! its counts ([`CountBounds`]), so CUDA, which cannot size a grid from a launch record, starts
