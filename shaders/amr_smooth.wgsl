@@ -2,8 +2,10 @@
 // #include "common/amr_tree.wgsl"
 // #include "common/amr_indicator.wgsl"
 
-// The 2:1 smoothing of the flags (GK19 Algorithm 2) in two launches
-// (AdaptiveMesh::smooth_flags_in_rounds in src/solver/dg/amr/tree.rs is its CPU twin). With
+// The 2:1 smoothing of the flags (GK19 Algorithm 2): pass 0, then pass 1 in rounds or the
+// stages by level (AdaptiveMesh::smooth_flags_in_rounds and smooth_flags_in_stages in
+// src/solver/dg/amr/tree.rs are its CPU twins; the host picks by the levels, SmoothingPasses in
+// src/solver/dg/amr/gpu.rs). With
 // a_i = level_i + f_i the level element i ends at, kept per slot in `after` (amr_mark turns it
 // back into the flags):
 //   pass 0 (range.color = 0), thread t = slot t: its slot_info (level and siblings' slots), its
@@ -19,8 +21,16 @@
 //      rises goes to its workgroup's queue, whose threads settle it in the next round (rounds
 //      until the queue stays empty), or, past QUEUE_SLOTS in a round, to a list that the
 //      launch's last workgroup settles in rounds of its own (a slot waits in a list once:
-//      handoff[slot] is 1 meanwhile).
-// Why this ends at the least admissible flags above the start (AdaptiveMesh::smooth_flags):
+//      handoff[slot] is 1 meanwhile);
+//   or stage s = range.color - 1 >= 1, thread t = face t of the current mesh, while s < top:
+//      the same rule across the face, with no settle after a rise; stage s works toward
+//      v = top - s (its raises end at a <= v: a face raise at a_i - 1, a lifted cluster at its
+//      level; every a = v + 1 was reached in a stage before it), so after it every face whose
+//      higher side ends at v + 1 or more holds for good, and the stages s = 1 .. top - 1 end at
+//      the same flags. A launch per level below the maximum (the stages past top - 1 return
+//      at once): with few levels they cost less than pass 1's chain of loads (BENCHMARKS.md,
+//      session 32).
+// Why pass 1 ends at the least admissible flags above the start (AdaptiveMesh::smooth_flags):
 // every raise is forced, so no a passes them; the a only rise, and every rise is followed by
 // a settle of the raised slot, reading its neighbours' a as they stand (a read may be stale,
 // never too high), after the rise. Take the last rise of either side of a face: its settle
@@ -56,6 +66,8 @@
 @group(0) @binding(9) var<storage, read> inv_jac: array<vec4<f32>>;
 @group(0) @binding(10) var<storage, read> heights: array<f32>;
 @group(0) @binding(11) var<storage, read> neighbors: array<vec4<u32>>;
+// DgEdge records (8 words: left, right, info, normal, length, midpoint): the stages' faces.
+@group(0) @binding(12) var<storage, read> faces: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 
 // 1: pass 0 computes each slot's flag from the indicator (amr_flag's, a launch less before
@@ -78,6 +90,8 @@ var<workgroup> queue_length: array<atomic<u32>, 2>;
 var<workgroup> round_length: u32;
 var<workgroup> is_last: u32;
 var<workgroup> list_length: u32;
+// A stage: top and the faces, read by one thread of the workgroup for all.
+var<workgroup> stage_counts: vec2<u32>;
 // Pass 1: the queue half and the list that this thread's follows go to.
 var<private> queue_out: u32;
 var<private> list_out: u32;
@@ -122,16 +136,36 @@ fn raise(pos: u32, wanted: u32) {
     if (old >= wanted) {
         return;
     }
-    follow(pos);
+    // Pass 1 follows every rise; a stage leaves it to the next stage.
+    let rounds = range.color == 1u;
+    if (rounds) {
+        follow(pos);
+    }
     if (old + 1u != info.x) {
         return;
     }
     // #unroll
     for (var c = 0u; c < 3u; c = c + 1u) {
         let sibling = info[1u + c];
-        if (sibling != NONE && atomicMax(&after[sibling], info.x) < info.x) {
+        if (sibling != NONE && atomicMax(&after[sibling], info.x) < info.x && rounds) {
             follow(sibling);
         }
+    }
+}
+
+// A stage's rule across face f (both sides' a loaded together: one round trip on its chain).
+fn stage_face(f: u32) {
+    let l = faces[8u * f];
+    let r = faces[8u * f + 1u];
+    if (r == NONE) {
+        return;
+    }
+    let after_l = atomicLoad(&after[l]);
+    let after_r = atomicLoad(&after[r]);
+    if (after_l > after_r + 1u) {
+        raise(r, after_l - 1u);
+    } else if (after_r > after_l + 1u) {
+        raise(l, after_r - 1u);
     }
 }
 
@@ -310,6 +344,23 @@ fn main(
             if (top > 0u) {
                 atomicMax(&counters[C_SMOOTH_TOP], top);
             }
+        }
+        return;
+    }
+    if (range.color >= 2u) {
+        if (lid == 0u) {
+            stage_counts = vec2<u32>(
+                atomicLoad(&counters[C_SMOOTH_TOP]),
+                atomicLoad(&counters[C_COLOR_OFFSETS + 2u * params.base_colors]),
+            );
+        }
+        let counts = workgroupUniformLoad(&stage_counts);
+        // Stage s raises toward top - s; below 1 nothing is left to raise.
+        if (range.color - 1u >= counts.x) {
+            return;
+        }
+        if (t < range.count && t < counts.y) {
+            stage_face(t);
         }
         return;
     }

@@ -2,10 +2,11 @@
 // #include "common/amr_tree.cuh"
 // #include "common/amr_indicator.cuh"
 
-// CUDA twin of shaders/amr_smooth.wgsl. The 2:1 smoothing of the flags (GK19 Algorithm 2) in
-// two launches (AdaptiveMesh::smooth_flags_in_rounds in src/solver/dg/amr/tree.rs is its CPU
-// twin). With a_i = level_i + f_i the level element i ends at, kept per slot in `after`
-// (amr_mark turns it back into the flags):
+// CUDA twin of shaders/amr_smooth.wgsl. The 2:1 smoothing of the flags (GK19 Algorithm 2):
+// pass 0, then pass 1 in rounds or the stages by level (AdaptiveMesh::smooth_flags_in_rounds and
+// smooth_flags_in_stages in src/solver/dg/amr/tree.rs are its CPU twins; the host picks by the
+// levels, SmoothingPasses in src/solver/dg/amr/gpu.rs). With a_i = level_i + f_i the level
+// element i ends at, kept per slot in `after` (amr_mark turns it back into the flags):
 //   pass 0 (range.color = 0), thread t = slot t: its slot_info (level and siblings' slots), its
 //      flag made admissible (no refinement past the maximum level, no coarsening of a root, a
 //      -1 only if all four siblings are active and flagged -1: the cluster rule, on the flags
@@ -19,7 +20,12 @@
 //      rises goes to its block's queue, whose threads settle it in the next round (rounds
 //      until the queue stays empty), or, past QUEUE_SLOTS in a round, to a list that the
 //      launch's last block settles in rounds of its own (a slot waits in a list once:
-//      handoff[slot] is 1 meanwhile).
+//      handoff[slot] is 1 meanwhile);
+//   or stage s = range.color - 1 >= 1, thread t = face t of the current mesh, while s < top:
+//      the same rule across the face, with no settle after a rise; stage s works toward
+//      v = top - s, so after it every face whose higher side ends at v + 1 or more holds for
+//      good, and the stages s = 1 .. top - 1 end at the same flags (a launch per level below the
+//      maximum: with few levels they cost less than pass 1's chain of loads).
 // Every raise is forced and every rise is followed by a settle of the raised slot, reading its
 // neighbours' a as they stand (volatile loads: stale, never too high), so the settle after the
 // last rise of either side of a face sees the face hold or raises the other side: every face
@@ -35,7 +41,8 @@
 // one load. after: per slot, a = level + flag as the smoothing stands. handoff: 3 NE words,
 // per slot 1 while it waits in a list, then the two lists (C_SMOOTH_LISTS holds their lengths);
 // all 0 between smoothings. neighbors: [i] sides 0..2 with the mask of split sides in w,
-// [NE + i] the second halves (pass 1's faces, and the indicator's with FLAGGED).
+// [NE + i] the second halves (pass 1's faces, and the indicator's with FLAGGED). faces: DgEdge
+// records (8 words: left, right, info, normal, length, midpoint), the stages' faces.
 
 // Flag bits `bits` of an element at `level` as the smoothing reads them: within -1..1, 0 for
 // a refinement past the maximum level or a coarsening of a root.
@@ -73,6 +80,8 @@ __shared__ u32 list_length;
 
 // Pass 1's buffers, and the queue half and the list that this thread's follows go to.
 struct Rounds {
+    // Pass 1 follows every rise; a stage leaves it to the next stage.
+    bool follows;
     u32 queue_out;
     u32 list_out;
     const uint4* slot_info;
@@ -112,14 +121,16 @@ __device__ void raise(Rounds& ch, u32 pos, u32 wanted) {
     if (old >= wanted) {
         return;
     }
-    follow(ch, pos);
+    if (ch.follows) {
+        follow(ch, pos);
+    }
     if (old + 1u != info.x) {
         return;
     }
 #pragma unroll
     for (u32 c = 0u; c < 3u; c = c + 1u) {
         u32 s = sibling(info, c);
-        if (s != NONE && atomicMax(ch.after + s, info.x) < info.x) {
+        if (s != NONE && atomicMax(ch.after + s, info.x) < info.x && ch.follows) {
             follow(ch, s);
         }
     }
@@ -136,6 +147,22 @@ __device__ void face_rule(Rounds& ch, u32 x, u32 a, u32 n) {
         raise(ch, n, a - 1u);
     } else if (b > a + 1u) {
         raise(ch, x, b - 1u);
+    }
+}
+
+// A stage's rule across face f (both sides' a loaded together: one round trip on its chain).
+__device__ void stage_face(Rounds& ch, u32 f, const u32* faces) {
+    u32 l = faces[8u * f];
+    u32 r = faces[8u * f + 1u];
+    if (r == NONE) {
+        return;
+    }
+    u32 after_l = load_after(ch.after, l);
+    u32 after_r = load_after(ch.after, r);
+    if (after_l > after_r + 1u) {
+        raise(ch, r, after_l - 1u);
+    } else if (after_r > after_l + 1u) {
+        raise(ch, l, after_r - 1u);
     }
 }
 
@@ -314,6 +341,8 @@ __device__ u32 first_pass(
 // this is the launch's last block, read by one thread for all.
 __shared__ u32 group_top;
 __shared__ u32 is_last;
+// A stage: top and the faces, read by one thread of the block for all.
+__shared__ u32 stage_counts[2];
 
 extern "C" __global__ void amr_smooth(
     const u32* __restrict__ slots,
@@ -328,6 +357,7 @@ extern "C" __global__ void amr_smooth(
     const float4* __restrict__ inv_jac,
     const float* __restrict__ heights,
     const uint4* __restrict__ neighbors,
+    const u32* __restrict__ faces,
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
@@ -347,6 +377,7 @@ extern "C" __global__ void amr_smooth(
         return;
     }
     Rounds ch;
+    ch.follows = range.color == 1u;
     ch.queue_out = 0u;
     ch.list_out = 0u;
     ch.slot_info = slot_info;
@@ -354,6 +385,22 @@ extern "C" __global__ void amr_smooth(
     ch.after = after;
     ch.handoff = handoff;
     ch.counters = counters;
+    if (range.color >= 2u) {
+        if (threadIdx.x == 0u) {
+            const volatile u32* c = counters;
+            stage_counts[0] = c[C_SMOOTH_TOP];
+            stage_counts[1] = c[C_COLOR_OFFSETS + 2u * params.base_colors];
+        }
+        __syncthreads();
+        // Stage s raises toward top - s; below 1 nothing is left to raise.
+        if (range.color - 1u >= stage_counts[0]) {
+            return;
+        }
+        if (t < range.count && t < stage_counts[1]) {
+            stage_face(ch, t, faces);
+        }
+        return;
+    }
     if (threadIdx.x == 0u) {
         queue_length[0] = 0u;
         queue_length[1] = 0u;

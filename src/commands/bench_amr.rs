@@ -5,7 +5,7 @@ use crate::commands::GlobalArgs;
 use chromaflow::error::Error;
 use chromaflow::runtime::median;
 use chromaflow::solver::dg::amr::driver::DEVICE_TIMING_EVERY;
-use chromaflow::solver::dg::amr::gpu::PhaseSeconds;
+use chromaflow::solver::dg::amr::gpu::{PhaseSeconds, SmoothingPasses};
 use chromaflow::solver::dg::amr::{AmrOptions, AmrStats, Compaction, ReorderPolicy};
 use chromaflow::solver::dg::gpu::{Kernel, SurfaceLayout};
 use chromaflow::solver::dg::simulation::{group_seconds, KernelSeconds};
@@ -58,6 +58,10 @@ pub struct BenchAmrArgs {
     /// timestamp pair or event of its own, so the rows add up to more than the phases.
     #[arg(long)]
     pub per_launch: bool,
+    /// How the device's smoothing applies the 2:1 rules: auto (stages below 8 levels, rounds
+    /// from there, as `dg` runs), stages (a launch per level) or rounds (one launch).
+    #[arg(long, default_value = "auto")]
+    pub smoothing: String,
     /// Surface integral layout of the steps between adaptations: gathered (the default, as
     /// `dg` runs) or colored (a launch per face color; the steps every adaptation share of
     /// BENCHMARKS.md before session 18 were measured with).
@@ -217,14 +221,16 @@ fn launch_total(launches: &[(&'static str, usize)]) -> usize {
     launches.iter().map(|(_, n)| n).sum()
 }
 
-/// The smoothing per adaptation: the slots the device's smoothing handed to its last workgroup
-/// (mean, most) or the host's passes (mean, most, and the slots the same smoothings hand off
-/// in rounds as the device runs them).
+/// The smoothing per adaptation: the device's stages and the slots its smoothing in rounds
+/// handed to its last workgroup (mean, most) or the host's passes (mean, most, and the slots
+/// the same smoothings hand off in rounds as the device runs them).
 fn smoothing_json(stats: Option<AmrStats>, device: bool) -> Option<serde_json::Value> {
     let s = stats?;
     if device {
         let n = s.device_adaptations.max(1) as f64;
         return Some(serde_json::json!({
+            "stages_mean": s.device_smoothing_stages as f64 / n,
+            "stages_max": s.device_smoothing_stages_max,
             "handed_off_mean": s.device_smoothing_handed_off as f64 / n,
             "handed_off_max": s.device_smoothing_handed_off_max,
         }));
@@ -248,6 +254,9 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let reorder = ReorderPolicy::parse(&args.reorder)?;
     let compaction = Compaction::parse(&args.compaction)
         .map_err(|e| Error::Invalid(format!("--compaction: {e}")))?;
+    let chosen = SmoothingPasses::parse(&args.smoothing)
+        .map_err(|e| Error::Invalid(format!("--smoothing: {e}")))?;
+    let smoothing = chosen.unwrap_or_else(|| SmoothingPasses::for_levels(args.levels));
     let mut stats = None;
     let mut host_stats = None;
     let mut launches = None;
@@ -265,6 +274,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             on_host,
             reorder,
             compaction,
+            smoothing: chosen,
             ..AmrOptions::default()
         });
         let options = SimulationOptions {
@@ -339,6 +349,7 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                     "step_kernels_per_step": kernels_json,
                     "reorder": reorder.to_string(),
                     "compaction": compaction.to_string(),
+                    "smoothing": smoothing.to_string(),
                     "reorders": stats.map(|s| s.reorders),
                     "reorder_us_when_run": reorders_timed.map(|(s, _)| 1e6 * s),
                     "far_fraction": stats.map(|s| s.far_fraction),
@@ -442,8 +453,10 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     if let Some(s) = stats.filter(|s| s.device_adaptations > 0) {
         let per = |n: usize| n as f64 / s.device_adaptations as f64;
         println!(
-            "device path smoothing: {:.2} slots per adaptation handed to the last workgroup, at \
-             most {}",
+            "device path smoothing ({smoothing}): {:.2} stages per adaptation, at most {}; {:.2} \
+             slots handed to the last workgroup, at most {}",
+            per(s.device_smoothing_stages),
+            s.device_smoothing_stages_max,
             per(s.device_smoothing_handed_off),
             s.device_smoothing_handed_off_max
         );

@@ -332,10 +332,15 @@ pub fn run(args: &DgArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         }
         if let Some(a) = summary.amr {
             let ms = |s: f64| 1e3 * s / a.adaptations.max(1) as f64;
-            // Per adaptation: the slots the device's chains handed off, or the host's passes.
+            // Per adaptation: the device's stages (or in rounds, the slots its last workgroup
+            // settled), or the host's passes.
             let smoothing_rounds = if a.device_adaptations > 0 {
                 let n = a.device_adaptations as f64;
-                (a.device_smoothing_handed_off as f64 / n, "slots handed off")
+                if a.device_smoothing_stages > 0 {
+                    (a.device_smoothing_stages as f64 / n, "stages")
+                } else {
+                    (a.device_smoothing_handed_off as f64 / n, "slots handed off")
+                }
             } else {
                 let n = a.adaptations.max(1) as f64;
                 (a.smoothing_passes as f64 / n, "passes")

@@ -13,7 +13,7 @@ use crate::mesh::NO_ELEMENT;
 use crate::order::Ordering;
 use crate::runtime::Runtime;
 use crate::solver::dg::amr::gpu::{
-    slots_needed, GpuAdaptOptions, GpuAdaptation, TreeCapacity, QUEUE_SLOTS,
+    slots_needed, GpuAdaptOptions, GpuAdaptation, SmoothingPasses, TreeCapacity, QUEUE_SLOTS,
 };
 use crate::solver::dg::amr::indicator::jumps;
 use crate::solver::dg::amr::tree::{FlatTree, EDGE_ALIVE_BIT, NONE as NO_SLOT};
@@ -30,6 +30,8 @@ use crate::solver::dg::{BasisTables, DgMesh, NumericalFlux};
 /// The checks of [`crate::conformance::run_all`] on backend `b`.
 pub fn amr(report: &mut Report, b: &Runtime) {
     let (gk19, in_order) = (Compaction::Gk19, Compaction::InOrder);
+    // The smoothing by the levels (3: stages), and in rounds twice, once with queues of none.
+    let [stages, queued, handed_off] = SMOOTHINGS;
     let cases = [
         (
             "all boundary kinds",
@@ -38,11 +40,12 @@ pub fn amr(report: &mut Report, b: &Runtime) {
             5,
             5,
             gk19,
+            stages,
         ),
-        ("periodic", periodic_mesh(), 1, 4, 23, gk19),
+        ("periodic", periodic_mesh(), 1, 4, 23, gk19, handed_off),
         // p = 4: amr_refine's workgroups project 60 coefficients per refinement, several
         // rounds of their threads.
-        ("periodic", periodic_mesh(), 4, 2, 29, gk19),
+        ("periodic", periodic_mesh(), 4, 2, 29, gk19, stages),
         (
             "all boundary kinds",
             all_boundaries(Ordering::Original),
@@ -50,31 +53,33 @@ pub fn amr(report: &mut Report, b: &Runtime) {
             5,
             5,
             in_order,
+            stages,
         ),
-        ("periodic", periodic_mesh(), 1, 4, 31, in_order),
+        ("periodic", periodic_mesh(), 1, 4, 31, in_order, queued),
     ];
-    for (label, base, p, rounds, seed, compaction) in cases {
+    for (label, base, p, rounds, seed, compaction, smoothing) in cases {
         let name = format!(
-            "amr device adaptation = reference ({label}, compaction {compaction}) p={p}, \
-             {rounds} rounds"
+            "amr device adaptation = reference ({label}, compaction {compaction}, smoothing \
+             {smoothing}) p={p}, {rounds} rounds"
         );
         report.check(&name, b.kind(), "ids exact, rel 2e-5, rhs rel 5e-5", || {
             let base = base?;
             Ok((
-                device_adaptation(b, &base, p, rounds, seed, compaction)?,
+                device_adaptation(b, &base, p, rounds, seed, compaction, smoothing)?,
                 true,
             ))
         });
     }
     report.check(
-        "amr device smoothing of a ripple five levels down = reference, queues of 128 and of 0",
+        "amr device smoothing of a ripple five levels down = reference, in 6 stages and in rounds \
+         (queues of 128 and of 0)",
         b.kind(),
-        "flags exact",
+        "flags and stages exact",
         || Ok((device_ripple(b)?, true)),
     );
     report.check(
-        "amr device smoothing of flags mostly -1 on a mesh graded over 7 levels = reference, \
-         queues of 128 and of 0",
+        "amr device smoothing of flags mostly -1 on a mesh graded over 7 levels = reference, in \
+         stages and in rounds (queues of 128 and of 0)",
         b.kind(),
         "flags exact, 24 flag sets each",
         || Ok((device_graded_smoothing(b)?, true)),
@@ -120,7 +125,8 @@ fn queued_adaptations(rt: &Runtime) -> Result<(String, bool)> {
         let am = AdaptiveMesh::new(&base, 3)?;
         let dm = am.dg_mesh()?;
         let n = am.num_active();
-        let AdaptFixture { mut dg, ga, .. } = fixture_with_slots(rt, am, 1, n + room, QUEUE_SLOTS)?;
+        let AdaptFixture { mut dg, ga, .. } =
+            fixture_with_slots(rt, am, 1, n + room, SmoothingPasses::Stages)?;
         let (trees, state) = (ga.download()?.to_flat(), dg.read_state()?);
         let flags = match flag {
             2 => rand_flags(n, &mut seed),
@@ -404,7 +410,7 @@ pub(super) struct AdaptFixture {
 }
 
 pub(super) fn adapt_fixture(rt: &Runtime, base: &DgMesh, p: usize) -> Result<AdaptFixture> {
-    adapt_fixture_with(rt, base, p, Compaction::default())
+    adapt_fixture_with(rt, base, p, Compaction::default(), SmoothingPasses::Stages)
 }
 
 /// [`adapt_fixture`] whose adaptations close their holes by `compaction`.
@@ -413,37 +419,34 @@ fn adapt_fixture_with(
     base: &DgMesh,
     p: usize,
     compaction: Compaction,
+    smoothing: SmoothingPasses,
 ) -> Result<AdaptFixture> {
     let mut am = AdaptiveMesh::new(base, 3)?;
     am.compaction = compaction;
-    adapt_fixture_of(rt, am, p)
+    adapt_fixture_smoothed(rt, am, p, smoothing)
 }
 
-/// [`adapt_fixture`] on the adaptive mesh `am` as it stands.
-fn adapt_fixture_of(rt: &Runtime, am: AdaptiveMesh, p: usize) -> Result<AdaptFixture> {
-    adapt_fixture_queued(rt, am, p, QUEUE_SLOTS)
-}
-
-/// [`adapt_fixture_of`] whose smoothing workgroups queue `queue_slots` slots a round.
-fn adapt_fixture_queued(
+/// [`adapt_fixture`] on the adaptive mesh `am` as it stands, whose smoothing applies the 2:1
+/// rules by `smoothing`.
+fn adapt_fixture_smoothed(
     rt: &Runtime,
     am: AdaptiveMesh,
     p: usize,
-    queue_slots: usize,
+    smoothing: SmoothingPasses,
 ) -> Result<AdaptFixture> {
     // Room for the rounds without growing (the flags refine one element in five).
     let grown = am.num_active() * 16;
-    fixture_with_slots(rt, am, p, slots_needed(grown, grown / 4), queue_slots)
+    fixture_with_slots(rt, am, p, slots_needed(grown, grown / 4), smoothing)
 }
 
-/// [`adapt_fixture_queued`] with a solver of `ne` element slots (tree ids for 16 times the
+/// [`adapt_fixture_smoothed`] with a solver of `ne` element slots (tree ids for 16 times the
 /// elements).
 fn fixture_with_slots(
     rt: &Runtime,
     am: AdaptiveMesh,
     p: usize,
     ne: usize,
-    queue_slots: usize,
+    smoothing: SmoothingPasses,
 ) -> Result<AdaptFixture> {
     let tables = BasisTables::new(p);
     let proj = Projection::new(p);
@@ -463,7 +466,7 @@ fn fixture_with_slots(
         threshold: 1.0,
         delta: 2.0,
         jumps: false,
-        queue_slots,
+        smoothing,
     };
     let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;
     Ok(AdaptFixture {
@@ -522,46 +525,67 @@ pub fn graded_ripple(base: &DgMesh, point: [f64; 2]) -> Result<(AdaptiveMesh, Ve
     Ok((am, start, lowest))
 }
 
+/// The smoothings the device checks run: the stages by level, the rounds, and the rounds with
+/// queues of none (every rise handed to the last workgroup, whose lists then settle it).
+const SMOOTHINGS: [SmoothingPasses; 3] = [
+    SmoothingPasses::Stages,
+    SmoothingPasses::Rounds {
+        queue_slots: QUEUE_SLOTS,
+    },
+    SmoothingPasses::Rounds { queue_slots: 0 },
+];
+
 /// The device's smoothing of [`graded_ripple`]'s flags on the periodic mesh: a chain of raises
-/// five links long (a = 7 -> .. -> 2), against the ordered smoothing's flags and the CPU twin's
-/// rounds, with the workgroups' queues of [`QUEUE_SLOTS`] slots and of none (every raised slot
-/// handed to the last workgroup, whose lists then carry the ripple down).
+/// five links long (a = 7 -> .. -> 2), against the ordered smoothing's flags and the CPU twins'
+/// (stages and rounds), by every one of [`SMOOTHINGS`]: the stages a level a stage, in as many
+/// stages as the host's twin, the rounds with every raised slot handed off when the queues take
+/// none.
 pub fn device_ripple(rt: &Runtime) -> Result<String> {
     let (am, start, lowest) = graded_ripple(&periodic_mesh()?, [0.02, 0.5])?;
     ensure(lowest <= 1, || {
-        format!("the ripple reaches level {lowest} only, not 1: too short to test the rounds")
+        format!("the ripple reaches level {lowest} only, not 1: too short to test the stages")
     })?;
     let faces = am.faces()?;
     let mut want = start.clone();
     am.smooth_flags(&faces, &mut want);
+    let mut staged = start.clone();
+    let stages = am.smooth_flags_in_stages(&faces, &mut staged);
     let mut in_rounds = start.clone();
     am.smooth_flags_in_rounds(&faces, &mut in_rounds, QUEUE_SLOTS);
-    ensure(in_rounds == want, || {
-        "the CPU twin's rounds give other flags".into()
+    ensure(staged == want && in_rounds == want, || {
+        "the CPU twins' stages or rounds give other flags".into()
     })?;
     let raised = (0..start.len()).filter(|&j| want[j] > start[j]).count();
     let mut handed = Vec::new();
-    for queue_slots in [QUEUE_SLOTS, 0] {
-        let fixture = adapt_fixture_queued(rt, am.clone(), 1, queue_slots)?;
+    for smoothing in SMOOTHINGS {
+        let fixture = adapt_fixture_smoothed(rt, am.clone(), 1, smoothing)?;
         fixture.ga.set_flags(&start)?;
         let smoothed = fixture.ga.smooth(None)?;
         ensure(fixture.ga.read_flags()? == want, || {
-            format!(
-                "queues of {queue_slots}: the device's smoothed flags differ from the reference's"
-            )
+            format!("{smoothing}: the device's smoothed flags differ from the reference's")
         })?;
-        // Queues of none hand off every slot that rises, each at least once.
-        ensure(queue_slots > 0 || smoothed.handed_off >= raised, || {
-            format!(
-                "queues of none: {} slots handed off, {raised} raised",
-                smoothed.handed_off
-            )
-        })?;
-        handed.push(smoothed.handed_off);
+        match smoothing {
+            SmoothingPasses::Stages => ensure(smoothed.stages == stages, || {
+                format!(
+                    "{} stages on the device, {stages} on the host",
+                    smoothed.stages
+                )
+            })?,
+            // Queues of none hand off every slot that rises, each at least once.
+            SmoothingPasses::Rounds { queue_slots } => {
+                ensure(queue_slots > 0 || smoothed.handed_off >= raised, || {
+                    format!(
+                        "queues of none: {} slots handed off, {raised} raised",
+                        smoothed.handed_off
+                    )
+                })?;
+                handed.push(smoothed.handed_off);
+            }
+        }
     }
     Ok(format!(
-        "{} elements, {raised} raised down to level {lowest}; handed off: {} with queues of \
-         {QUEUE_SLOTS}, {} with none",
+        "{} elements, {raised} raised down to level {lowest}: in {stages} stages; in rounds, \
+         handed off {} with queues of {QUEUE_SLOTS} and {} with none",
         start.len(),
         handed[0],
         handed[1]
@@ -571,16 +595,16 @@ pub fn device_ripple(rt: &Runtime) -> Result<String> {
 /// The device's smoothing of pseudo-random flags, most of them -1 (so that raises lift whole
 /// clusters) and some +1, on [`graded_ripple`]'s mesh of seven levels, against the ordered
 /// smoothing's flags: raises and lifts at every level, where the ripple check raises along one
-/// chain and the adaptations' flags seldom flag a whole cluster -1; with the workgroups' queues
-/// of [`QUEUE_SLOTS`] slots and of none (the last workgroup's lists settle every rise).
+/// chain and the adaptations' flags seldom flag a whole cluster -1; by every one of
+/// [`SMOOTHINGS`].
 pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
     const FLAG_SETS: usize = 24;
     let (am, _, _) = graded_ripple(&periodic_mesh()?, [0.02, 0.5])?;
     let faces = am.faces()?;
     let n = am.num_active();
     let (mut raised, mut kept, mut handed) = (0, 0, 0);
-    for queue_slots in [QUEUE_SLOTS, 0] {
-        let fixture = adapt_fixture_queued(rt, am.clone(), 1, queue_slots)?;
+    for smoothing in SMOOTHINGS {
+        let fixture = adapt_fixture_smoothed(rt, am.clone(), 1, smoothing)?;
         let mut seed = 7u64;
         for set in 0..FLAG_SETS {
             // +1 one time in twenty, -1 seventeen times in twenty.
@@ -593,18 +617,20 @@ pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
             ensure(got == want, || {
                 let j = (0..n).find(|&j| got[j] != want[j]).unwrap_or(0);
                 format!(
-                    "queues of {queue_slots}, flag set {set}: slot {j} (level {}) smoothed to {} \
-                     on the device, {} by the reference",
+                    "{smoothing}, flag set {set}: slot {j} (level {}) smoothed to {} on the \
+                     device, {} by the reference",
                     am.level(j),
                     got[j],
                     want[j]
                 )
             })?;
-            if queue_slots == 0 {
-                handed += smoothed.handed_off;
-            } else {
-                raised += (0..n).filter(|&j| want[j] > 0 && start[j] <= 0).count();
-                kept += (0..n).filter(|&j| want[j] == 0 && start[j] < 0).count();
+            match smoothing {
+                SmoothingPasses::Stages => {
+                    raised += (0..n).filter(|&j| want[j] > 0 && start[j] <= 0).count();
+                    kept += (0..n).filter(|&j| want[j] == 0 && start[j] < 0).count();
+                }
+                SmoothingPasses::Rounds { queue_slots: 0 } => handed += smoothed.handed_off,
+                SmoothingPasses::Rounds { .. } => {}
             }
         }
     }
@@ -614,14 +640,15 @@ pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
     })?;
     Ok(format!(
         "{n} elements, {FLAG_SETS} flag sets: {raised} raised to refine, {kept} kept from \
-         coarsening; {handed} slots handed off with queues of none"
+         coarsening; {handed} slots handed off by the rounds with queues of none"
     ))
 }
 
 /// `rounds` adaptations by pseudo-random flags of a smooth state on `base` at order `p`, then
 /// one by flags that change nothing, one by flags that only coarsen and one more by
-/// pseudo-random flags, on the device and by the reference, both closing their holes by
-/// `compaction`, compared after each; a summary, or the first mismatch as an error.
+/// pseudo-random flags, on the device (smoothing by `smoothing`) and by the reference, both
+/// closing their holes by `compaction`, compared after each; a summary, or the first mismatch
+/// as an error.
 pub fn device_adaptation(
     rt: &Runtime,
     base: &DgMesh,
@@ -629,6 +656,7 @@ pub fn device_adaptation(
     rounds: usize,
     seed: u64,
     compaction: Compaction,
+    smoothing: SmoothingPasses,
 ) -> Result<String> {
     let AdaptFixture {
         tables,
@@ -639,7 +667,7 @@ pub fn device_adaptation(
         cfg,
         mut dg,
         ga,
-    } = adapt_fixture_with(rt, base, p, compaction)?;
+    } = adapt_fixture_with(rt, base, p, compaction, smoothing)?;
     let mut seed = seed;
     let (mut refined, mut coarsened) = (0, 0);
     for round in 0..rounds + 3 {
@@ -854,7 +882,7 @@ pub fn device_flags(rt: &Runtime) -> Result<String> {
             threshold,
             delta,
             jumps: with_jumps,
-            queue_slots: QUEUE_SLOTS,
+            smoothing: SmoothingPasses::Stages,
         };
         let tree = TreeCapacity::with_room(n, am.element_ids(), am.edge_ids(), 1.0);
         let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;

@@ -582,6 +582,7 @@ impl Case {
                             .map_err(|e| bad("amr.compaction", e.to_string()))?,
                         None => Compaction::default(),
                     },
+                    smoothing: None,
                 };
             amr.validate(case.order)
                 .map_err(|e| bad("amr", e.to_string()))?;

@@ -4,8 +4,8 @@
 //! hands its coefficients over at every adaptation.
 
 use super::gpu::{
-    self, GpuAdaptOptions, GpuAdaptation, PhaseSeconds, Smoothed, TreeCapacity, CLOCK_WORDS,
-    QUEUE_SLOTS,
+    self, GpuAdaptOptions, GpuAdaptation, PhaseSeconds, Smoothed, SmoothingPasses, TreeCapacity,
+    CLOCK_WORDS, QUEUE_SLOTS,
 };
 use super::indicator::{flags, gather, indicator, jumps, scatter, IndicatorField};
 use super::projection::Projection;
@@ -49,6 +49,9 @@ pub struct AmrOptions {
     pub reorder: ReorderPolicy,
     /// How an adaptation closes its holes, on the host and on the device ([`Compaction`]).
     pub compaction: Compaction,
+    /// How the device's smoothing applies the 2:1 rules; `None`: by the levels
+    /// ([`SmoothingPasses::for_levels`]).
+    pub smoothing: Option<SmoothingPasses>,
 }
 
 impl Default for AmrOptions {
@@ -63,6 +66,7 @@ impl Default for AmrOptions {
             on_host: false,
             reorder: ReorderPolicy::Auto,
             compaction: Compaction::default(),
+            smoothing: None,
         }
     }
 }
@@ -105,9 +109,12 @@ pub struct AmrStats {
     pub coarsened: usize,
     /// The host's adaptations' smoothing passes (up to the first that changed nothing).
     pub smoothing_passes: usize,
-    /// The adaptations on the device, the slots their smoothing handed to its last workgroup
-    /// ([`Smoothed::handed_off`]), and the most of one.
+    /// The adaptations on the device; their smoothing stages that could raise
+    /// ([`Smoothed::stages`]) and the slots their smoothing in rounds handed to its last
+    /// workgroup ([`Smoothed::handed_off`]), all and the most of one.
     pub device_adaptations: usize,
+    pub device_smoothing_stages: usize,
+    pub device_smoothing_stages_max: usize,
     pub device_smoothing_handed_off: usize,
     pub device_smoothing_handed_off_max: usize,
     /// Device adaptations whose smoothed flags coarsened and refined nothing: the mesh and the
@@ -492,7 +499,10 @@ impl Adaptivity {
             threshold: self.threshold,
             delta: self.options.delta,
             jumps: self.options.jumps,
-            queue_slots: QUEUE_SLOTS,
+            smoothing: self
+                .options
+                .smoothing
+                .unwrap_or_else(|| SmoothingPasses::for_levels(self.mesh.max_level)),
         };
         let mut device = GpuAdaptation::new(
             gpu.runtime(),
@@ -662,6 +672,11 @@ impl Adaptivity {
         self.stats.refined += report.counts.refined;
         self.stats.coarsened += report.counts.coarsened;
         self.stats.device_adaptations += 1;
+        self.stats.device_smoothing_stages += report.smoothing_stages;
+        self.stats.device_smoothing_stages_max = self
+            .stats
+            .device_smoothing_stages_max
+            .max(report.smoothing_stages);
         self.stats.device_smoothing_handed_off += report.smoothing_handed_off;
         self.stats.device_smoothing_handed_off_max = self
             .stats

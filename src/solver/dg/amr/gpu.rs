@@ -121,8 +121,71 @@ mod after_clock {
 /// the launch's last workgroup (amr_smooth.wgsl's QUEUE_SLOTS; at most [`MAX_QUEUE_SLOTS`]).
 pub const QUEUE_SLOTS: usize = 128;
 
-/// The most [`GpuAdaptOptions::queue_slots`] may be (amr_smooth.wgsl's MAX_QUEUE).
+/// The most [`SmoothingPasses::Rounds`]' queue may take (amr_smooth.wgsl's MAX_QUEUE).
 pub const MAX_QUEUE_SLOTS: usize = 128;
+
+/// Levels from which the smoothing runs in rounds ([`SmoothingPasses::for_levels`]): below
+/// them the stages by level cost less (BENCHMARKS.md, session 32: 6 and 7 levels on an H200).
+pub const ROUNDS_FROM_LEVELS: u8 = 8;
+
+/// How the smoothing applies the 2:1 rules after its pass 0 (amr_smooth.wgsl): both end at the
+/// least admissible flags above the start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmoothingPasses {
+    /// A launch per level below the maximum, each over all faces (the stages past the top level
+    /// less one return at once): cheap launches, as many as the levels.
+    Stages,
+    /// One launch: a thread settles its slot's faces and its workgroup the slots that rise, in
+    /// rounds, queueing `queue_slots` a round before it hands the rest to the last workgroup
+    /// (0 hands off every rise): as long as the longest chain of raises, whatever the levels.
+    Rounds { queue_slots: usize },
+}
+
+impl std::fmt::Display for SmoothingPasses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SmoothingPasses::Stages => write!(f, "stages"),
+            SmoothingPasses::Rounds { queue_slots } => {
+                write!(f, "rounds, queues of {queue_slots}")
+            }
+        }
+    }
+}
+
+impl SmoothingPasses {
+    /// Stages below [`ROUNDS_FROM_LEVELS`] levels, rounds from there.
+    pub fn for_levels(max_level: u8) -> SmoothingPasses {
+        if max_level >= ROUNDS_FROM_LEVELS {
+            SmoothingPasses::Rounds {
+                queue_slots: QUEUE_SLOTS,
+            }
+        } else {
+            SmoothingPasses::Stages
+        }
+    }
+
+    /// `auto` (None: by the levels), `stages` or `rounds` (queues of [`QUEUE_SLOTS`]).
+    pub fn parse(name: &str) -> Result<Option<SmoothingPasses>> {
+        match name {
+            "auto" => Ok(None),
+            "stages" => Ok(Some(SmoothingPasses::Stages)),
+            "rounds" => Ok(Some(SmoothingPasses::Rounds {
+                queue_slots: QUEUE_SLOTS,
+            })),
+            other => Err(Error::Invalid(format!(
+                "smoothing '{other}': expected auto, stages or rounds"
+            ))),
+        }
+    }
+
+    /// The queue that amr_smooth compiles with (the default for the stages, which have none).
+    pub fn queue_slots(self) -> usize {
+        match self {
+            SmoothingPasses::Stages => QUEUE_SLOTS,
+            SmoothingPasses::Rounds { queue_slots } => queue_slots,
+        }
+    }
+}
 
 /// What amr_scan 0 decided of the adaptation the smoothed flags ask for (the ADAPT_* words of
 /// shaders/common/amr_tree.wgsl); the host decides the same from the counts it reads back
@@ -227,8 +290,12 @@ pub fn slots_needed(active: usize, refines: usize) -> usize {
 /// What the smoothed flags ask of the next adaptation, with the counts it starts from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Smoothed {
-    /// Slots the smoothing handed to its last workgroup (0 when every round of raises fitted its
-    /// workgroup's queue; [`AdaptiveMesh::smooth_flags_in_rounds`]).
+    /// Stages of the smoothing that could raise a flag, the top level less one, with
+    /// [`SmoothingPasses::Stages`] ([`AdaptiveMesh::smooth_flags_in_stages`]'s count; the
+    /// launches past them return at once); 0 in rounds.
+    pub stages: usize,
+    /// Slots the smoothing in rounds handed to its last workgroup (0 when every round of raises
+    /// fitted its workgroup's queue; [`AdaptiveMesh::smooth_flags_in_rounds`]).
     pub handed_off: usize,
     pub active: usize,
     pub clusters: usize,
@@ -267,9 +334,8 @@ pub struct GpuAdaptOptions {
     pub delta: f64,
     /// Add the largest jump of the element means across the faces to the indicator.
     pub jumps: bool,
-    /// Slots a smoothing workgroup queues for a round before it hands the rest off
-    /// ([`QUEUE_SLOTS`]; 0 hands every one to the last workgroup).
-    pub queue_slots: usize,
+    /// How the smoothing applies the 2:1 rules ([`SmoothingPasses::for_levels`]).
+    pub smoothing: SmoothingPasses,
 }
 
 /// Seconds of named phases, in the order they ran.
@@ -279,7 +345,9 @@ pub type PhaseSeconds = Vec<(&'static str, f64)>;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GpuAdaptReport {
     pub counts: AdaptCounts,
-    /// Slots the smoothing handed off ([`Smoothed::handed_off`]).
+    /// Stages of the smoothing that could raise ([`Smoothed::stages`]) and the slots it
+    /// handed off ([`Smoothed::handed_off`]).
+    pub smoothing_stages: usize,
     pub smoothing_handed_off: usize,
     pub num_elements: usize,
     /// Faces of the mesh the adaptation started from, and of them those whose slots lie more
@@ -309,6 +377,8 @@ pub struct GpuAdaptation {
     base_colors: u8,
     /// How the adaptation closes its holes (the mesh's when the trees went up).
     compaction: Compaction,
+    /// How the smoothing applies the 2:1 rules.
+    smoothing: SmoothingPasses,
     element_tree: Buffer,
     element_edges: Buffer,
     vertices: Buffer,
@@ -488,10 +558,10 @@ impl GpuAdaptation {
         let active = flat.slots.len();
         let (ne, dg_edges) = (dg.capacity().elements, dg.capacity().edges);
         let colors = 2 * mesh.base_colors as usize;
-        if options.queue_slots > MAX_QUEUE_SLOTS {
+        if options.smoothing.queue_slots() > MAX_QUEUE_SLOTS {
             return Err(Error::Invalid(format!(
                 "device adaptation: smoothing queues of {} slots, at most {MAX_QUEUE_SLOTS}",
-                options.queue_slots
+                options.smoothing.queue_slots()
             )));
         }
         if colors > MAX_COLORS || color_offsets.len() != colors + 1 {
@@ -620,7 +690,7 @@ impl GpuAdaptation {
                 projection.np,
                 ne,
                 compaction,
-                options.queue_slots,
+                options.smoothing.queue_slots(),
             ))?
             .into_iter();
         let mut next = || {
@@ -715,7 +785,8 @@ impl GpuAdaptation {
             centroid_basis,
             *inv_jac,
             *heights,
-            *neighbors
+            *neighbors,
+            *faces
         ]
         .to_vec();
         smooth_args.push(prm.clone());
@@ -748,16 +819,39 @@ impl GpuAdaptation {
             smooth
                 .segment(label)
                 .launch(first, &smooth_args, slots_range)
-                .bounded(&bounds.elements)
-                .launch(
-                    &smooth_kernel,
-                    &smooth_args,
-                    ItemRange {
+                .bounded(&bounds.elements);
+            match options.smoothing {
+                SmoothingPasses::Rounds { .. } => {
+                    let pass_1 = ItemRange {
                         color: 1,
                         ..slots_range
-                    },
-                )
-                .bounded(&bounds.elements);
+                    };
+                    smooth
+                        .launch(&smooth_kernel, &smooth_args, pass_1)
+                        .bounded(&bounds.elements);
+                }
+                // Stage s (range.color s + 1) sized by the solver's launch record of all the
+                // current mesh's faces: exactly on wgpu; on CUDA by the solver's face bound.
+                SmoothingPasses::Stages => {
+                    for stage in 1..u32::from(mesh.max_level.max(1)) {
+                        let all_faces = ItemRange {
+                            first: record_word(1 + colors),
+                            count: 0,
+                            color: stage + 1,
+                            pad: 0,
+                        };
+                        smooth
+                            .launch_device(
+                                &smooth_kernel,
+                                &smooth_args,
+                                all_faces,
+                                dg_edges as u32,
+                                launch_words,
+                            )
+                            .bounded(&bounds.faces);
+                    }
+                }
+            }
             tally.count(label, &smooth);
             smooth.segment("determine parents").launch(
                 &mark_kernel,
@@ -909,6 +1003,7 @@ impl GpuAdaptation {
             max_level: mesh.max_level,
             base_colors: mesh.base_colors,
             compaction,
+            smoothing: options.smoothing,
             flag_plan: rt.prepare(&flag)?,
             smooth_plan: rt.prepare(&smooth)?,
             flag_smooth_plan: rt.prepare(&flag_smooth)?,
@@ -1101,6 +1196,10 @@ impl GpuAdaptation {
             )));
         }
         let mut smoothed = Smoothed {
+            stages: match self.smoothing {
+                SmoothingPasses::Stages => top.saturating_sub(1) as usize,
+                SmoothingPasses::Rounds { .. } => 0,
+            },
             handed_off: c[after_clock::SMOOTH_HANDED] as usize,
             active: c[counter::ACTIVE] as usize,
             clusters: c[counter::CLUSTERS] as usize,
@@ -1186,6 +1285,7 @@ impl GpuAdaptation {
         if smoothed.decision == AdaptDecision::Nothing {
             return Ok(GpuAdaptReport {
                 counts: AdaptCounts::default(),
+                smoothing_stages: smoothed.stages,
                 smoothing_handed_off: smoothed.handed_off,
                 num_elements: smoothed.active,
                 faces: smoothed.faces,
@@ -1215,6 +1315,7 @@ impl GpuAdaptation {
                 refined: smoothed.refines,
                 coarsened: smoothed.clusters,
             },
+            smoothing_stages: smoothed.stages,
             smoothing_handed_off: smoothed.handed_off,
             num_elements: n,
             faces: smoothed.faces,

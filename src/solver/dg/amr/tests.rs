@@ -334,10 +334,12 @@ fn indicator_is_height_times_the_gradient() {
 
 /// The smoothing ends at the least admissible flags above the start whatever the order of the
 /// raises: the ordered passes (faces color by color, and in the opposite order within each
-/// color) and the device's rounds (with queues of 128 slots a round, of one, and of none, when
-/// every rise is handed to the lists) give the same flags, those flags are a fixed point, and
-/// lowering any raised flag by one is not (smoothing raises it back). Queues of none hand
-/// slots off into more than one list, so the lists' rounds are tested.
+/// color), the device's stages by level and its rounds (with queues of 128 slots a round, of
+/// one, and of none, when every rise is handed to the lists) give the same flags, those flags
+/// are a fixed point, and lowering any raised flag by one is not (smoothing raises it back).
+/// The stages are all needed: without the last one, some rounds end short of the least
+/// admissible flags. Queues of none hand slots off into more than one list, so the lists'
+/// rounds are tested.
 #[test]
 fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
     let base = wall_box();
@@ -346,6 +348,7 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
     let mut coef = vec![vec![[1.0; 4]]; am.num_active()];
     let mut seed = 19;
     let (mut raised, mut most_passes, mut handed, mut most_lists) = (0, 0, 0, 0);
+    let mut last_stage_needed = 0;
     for _ in 0..8 {
         let faces = am.faces().expect("faces");
         let start = rand_flags(am.num_active(), &mut seed);
@@ -355,6 +358,14 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
         let backwards: Vec<Face> = faces.iter().rev().copied().collect();
         am.smooth_flags(&backwards, &mut reversed);
         assert_eq!(ordered, reversed);
+        let mut staged = start.clone();
+        let stages = am.smooth_flags_in_stages(&faces, &mut staged);
+        assert_eq!(ordered, staged);
+        let mut short = start.clone();
+        am.smooth_in_stages(&faces, &mut short, stages.saturating_sub(1));
+        if short != ordered {
+            last_stage_needed += 1;
+        }
         for queue_slots in [QUEUE_SLOTS, 1, 0] {
             let mut in_rounds = start.clone();
             let settled = am.smooth_flags_in_rounds(&faces, &mut in_rounds, queue_slots);
@@ -386,6 +397,10 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
         most_passes > 2,
         "the rules should cascade ({most_passes} passes)"
     );
+    assert!(
+        last_stage_needed > 0,
+        "no round needed its last stage: the stages are not tested"
+    );
     assert!(handed > 100, "only {handed} slots handed off");
     assert!(
         most_lists > 1,
@@ -394,7 +409,25 @@ fn smoothing_reaches_the_least_admissible_flags_in_any_order() {
 }
 
 /// A refinement at the finest level of a graded mesh forces a chain of raises down every level
-/// (GK19's ripple: a = 7 -> 6 -> .. -> 1, six links): a workgroup's rounds settle it with no
+/// (GK19's ripple: a = 7 -> 6 -> .. -> 1, six links): the six stages settle it, a level a stage,
+/// to the ordered smoothing's flags, and five stages do not.
+#[test]
+fn staged_smoothing_carries_a_chain_down_every_level() {
+    let (am, start, lowest) = graded_ripple(&wall_box(), [0.33, 0.71]).expect("graded mesh");
+    assert_eq!(lowest, 0, "the chain should reach level 0");
+    let faces = am.faces().expect("faces");
+    let mut ordered = start.clone();
+    am.smooth_flags(&faces, &mut ordered);
+    let mut staged = start.clone();
+    let stages = am.smooth_flags_in_stages(&faces, &mut staged);
+    assert_eq!(stages, 6);
+    assert_eq!(staged, ordered);
+    let mut short = start.clone();
+    am.smooth_in_stages(&faces, &mut short, 5);
+    assert_ne!(short, ordered, "the chain should need the sixth stage");
+}
+
+/// The same ripple (six links down every level): a workgroup's rounds settle it with no
 /// hand-off, and with queues of none the lists settle it, to the ordered smoothing's flags.
 #[test]
 fn smoothing_in_rounds_carries_a_ripple_down_every_level() {

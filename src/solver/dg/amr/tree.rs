@@ -351,8 +351,8 @@ impl AdaptiveMesh {
     /// The result does not depend on the order of the raises: every raise is forced (any
     /// admissible flags above the start are at least as high there), and the admissible flags
     /// are closed under the elementwise minimum, so smoothing ends at the least admissible
-    /// flags above the start whatever the order. [`AdaptiveMesh::smooth_flags_in_rounds`]
-    /// reaches the same flags as the device does.
+    /// flags above the start whatever the order. [`AdaptiveMesh::smooth_flags_in_stages`] and
+    /// [`AdaptiveMesh::smooth_flags_in_rounds`] reach the same flags as the device does.
     pub fn smooth_flags(&self, faces: &[Face], flags: &mut [i8]) -> usize {
         self.clamp_flags(flags);
         let mut by_color: Vec<&Face> = faces.iter().filter(|f| f.right != NONE).collect();
@@ -377,6 +377,58 @@ impl AdaptiveMesh {
                 return passes;
             }
         }
+    }
+
+    /// The smoothing of [`AdaptiveMesh::smooth_flags`] in stages by level, as the device runs it
+    /// (amr_smooth.wgsl), each stage evaluated on the flags as it found them. With
+    /// a_i = level_i + f_i: pass 0 makes the flags admissible and applies the cluster rule to
+    /// them as they came, top = max_i a_i; then stage s = 1 .. top - 1 raises across every face
+    /// f_j <- max(f_j, a_i - 1 - level_j), and a raise that lifts a -1 lifts the -1 of its
+    /// siblings too. Raises in stage s end at a <= top - s and every a = top - s + 1 was reached
+    /// before it, so each stage settles the faces whose higher side ends one level above its
+    /// own for good: the stages end at the least admissible flags above the start, the ordered
+    /// smoothing's. Returns the stages that can raise (top - 1, at least 0).
+    pub fn smooth_flags_in_stages(&self, faces: &[Face], flags: &mut [i8]) -> usize {
+        self.smooth_in_stages(faces, flags, usize::MAX)
+    }
+
+    /// [`AdaptiveMesh::smooth_flags_in_stages`] cut to its first `most_stages` stages (what
+    /// shows that the last stages are needed).
+    pub(super) fn smooth_in_stages(
+        &self,
+        faces: &[Face],
+        flags: &mut [i8],
+        most_stages: usize,
+    ) -> usize {
+        self.clamp_flags(flags);
+        let n = self.num_active();
+        let mut next = flags.to_vec();
+        self.cluster_rule_of(flags, &mut next[..n]);
+        flags.copy_from_slice(&next);
+        let after = |flags: &[i8], pos: usize| i32::from(self.level(pos)) + i32::from(flags[pos]);
+        let top = (0..n).map(|pos| after(flags, pos)).max().unwrap_or(0);
+        let stages = (top - 1).max(0) as usize;
+        for _ in 0..stages.min(most_stages) {
+            let mut next = flags.to_vec();
+            for f in faces.iter().filter(|f| f.right != NONE) {
+                let (l, r) = (f.left as usize, f.right as usize);
+                for (low, after_high) in [(r, after(flags, l)), (l, after(flags, r))] {
+                    let forced = after_high - 1 - i32::from(self.level(low));
+                    if forced > i32::from(next[low]) {
+                        next[low] = forced as i8;
+                    }
+                }
+            }
+            for pos in 0..n {
+                if flags[pos] < 0 && next[pos] >= 0 {
+                    for sibling in self.sibling_slots(pos) {
+                        next[sibling] = next[sibling].max(0);
+                    }
+                }
+            }
+            flags.copy_from_slice(&next);
+        }
+        stages
     }
 
     /// The smoothing of [`AdaptiveMesh::smooth_flags`] as the device runs it (amr_smooth.wgsl),
