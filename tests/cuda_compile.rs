@@ -72,10 +72,10 @@ fn every_cuda_twin_compiles_with_nvrtc() {
         assert!(failed.is_empty(), "{}", failed.join("\n\n"));
     }
     // A run's smoothing computes the flags in its pass 0 (FLAGGED); queues of none hand every
-    // rise to the last block (QUEUE_SLOTS 0, the conformance checks' other smoothing).
+    // rise in amr_settle to the last block (QUEUE_SLOTS 0, a smoothing the conformance checks).
     let failed = failures(&["amr_smooth"], &[define_u32("FLAGGED", 1)]);
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
-    let failed = failures(&["amr_smooth"], &[define_u32("QUEUE_SLOTS", 0)]);
+    let failed = failures(&["amr_settle"], &[define_u32("QUEUE_SLOTS", 0)]);
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 
     // The check fails where it should: a twin with a syntax error, from a kernel directory.

@@ -53,7 +53,7 @@ const CLOCK_WORDS: u32 = 8u;
 // pass 0 gathers it (amr_smooth; 0 between adaptations).
 const C_DUE_STEPS: u32 = 72u;
 const C_SMOOTH_TOP: u32 = 73u;
-// The smoothing's pass 1 (amr_smooth): the ticket that finds its last workgroup, the lengths of
+// The smoothing's rounds (amr_settle): the ticket that finds its last workgroup, the lengths of
 // its two hand-off lists (the slots whose chains did not fit their threads; the last workgroup
 // settles them in rounds and leaves both at 0), and how many it settled (0 when every chain
 // fitted).

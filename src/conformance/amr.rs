@@ -634,7 +634,7 @@ pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
             }
         }
     }
-    // A flag raised to +1 from 0 or -1 rose in pass 1: with queues of none, it was handed off.
+    // A flag raised to +1 from 0 or -1 rose in amr_settle: with queues of none, it was handed off.
     ensure(handed >= raised, || {
         format!("queues of none: {handed} slots handed off, {raised} raised to refine")
     })?;

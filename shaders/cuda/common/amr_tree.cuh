@@ -58,7 +58,7 @@
 // pass 0 gathers it (amr_smooth; 0 between adaptations).
 #define C_DUE_STEPS 72u
 #define C_SMOOTH_TOP 73u
-// The smoothing's pass 1 (amr_smooth): the ticket that finds its last block, the lengths of its
+// The smoothing's rounds (amr_settle): the ticket that finds its last block, the lengths of its
 // two hand-off lists (the slots whose chains did not fit their threads; the last block settles
 // them in rounds and leaves both at 0), and how many it settled (0 when every chain fitted).
 #define C_SMOOTH_TICKET 74u

@@ -27,26 +27,27 @@
 //!
 //! At these sizes every phase is bound by its launches and by chains of dependent loads, so the
 //! phases are few and their loads batched: in a run, pass 0 of the smoothing computes the flags
-//! itself (amr_flag's indicator, `shaders/common/amr_indicator.wgsl`), the 2:1 rules are one launch
-//! after pass 0 whatever the levels (pass 1: a thread settles its slot's faces and a workgroup
-//! settles the slots that rise in rounds, until a round raises nothing; GK19's Algorithm 2 repeats
-//! a launch per color until nothing changes: the colors keep its plain read-modify-writes
-//! race-free, but the rules only raise flags and end at the least admissible flags whatever the
-//! order of the raises, so atomic raises need no colors, and a rise settled by whoever made it
-//! needs no convergence check; the colors stay for the surface integral, whose scatter they keep
-//! race-free), the coarsening's decisions (which split edges a cluster frees) and the edges the
-//! refinement splits (which the smoothed flags tell before the coarsening runs) are marked with the
-//! clusters and share their scan, every scan is one launch (amr_scan: `scan_blocks` with its parts,
-//! src/runtime/scan.rs) whose last workgroup also does the bookkeeping between phases from the
-//! scan's total and parts, the compaction's scan computes its marks as it reads them (a pipeline of
-//! its own), the kernels reading a scan's numbers add its block offsets themselves (no launch of
-//! their own), the geometry shares a launch with the face marks and the compaction's moves (a moved
-//! element's thread writes the hole's slot), and the faces kernel (a thread per slot writing the
-//! faces its element owns) also writes the split masks and counts the far faces. Where the mesh is
-//! large enough to be bound by the sectors its scattered loads pull in (240k elements on an H200),
-//! the kernels read few and neighbouring words: the smoothing's pass 1 reads a slot's face
-//! neighbours and one word per neighbour (its level + flag, kept apart from its flag and tree
-//! records).
+//! itself (amr_flag's indicator, `shaders/common/amr_indicator.wgsl`), the 2:1 rules after pass 0
+//! are a launch per level below 8 levels (the stages, each over all faces, each settling a level
+//! for good) and one launch from there whatever the levels (amr_settle: a thread settles its slot's
+//! faces and a workgroup settles the slots that rise in rounds, until a round raises nothing;
+//! [`SmoothingPasses`]); GK19's Algorithm 2 repeats a launch per color until nothing changes: the
+//! colors keep its plain read-modify-writes race-free, but the rules only raise flags and end at
+//! the least admissible flags whatever the order of the raises, so atomic raises need no colors,
+//! and neither the stages nor a rise settled by whoever made it need a convergence check (the
+//! colors stay for the surface integral, whose scatter they keep race-free); the coarsening's
+//! decisions (which split edges a cluster frees) and the edges the refinement splits (which the
+//! smoothed flags tell before the coarsening runs) are marked with the clusters and share their
+//! scan, every scan is one launch (amr_scan: `scan_blocks` with its parts, src/runtime/scan.rs)
+//! whose last workgroup also does the bookkeeping between phases from the scan's total and parts,
+//! the compaction's scan computes its marks as it reads them (a pipeline of its own), the kernels
+//! reading a scan's numbers add its block offsets themselves (no launch of their own), the geometry
+//! shares a launch with the face marks and the compaction's moves (a moved element's thread writes
+//! the hole's slot), and the faces kernel (a thread per slot writing the faces its element owns)
+//! also writes the split masks and counts the far faces. Where the mesh is large enough to be bound
+//! by the sectors its scattered loads pull in (240k elements on an H200), the kernels read few and
+//! neighbouring words: a smoothing stage reads one word per side of a face and amr_settle one per
+//! face neighbour (each slot's level + flag, kept apart from its flag and tree records).
 //!
 //! The launches over the current mesh (the flag, the smoothing) carry the solver's bounds of
 //! its counts ([`CountBounds`]), so CUDA, which cannot size a grid from a launch record, starts
@@ -108,7 +109,7 @@ fn clock_words(c: &[u32]) -> [f32; CLOCK_WORDS] {
 
 /// Words after the clock (C_DUE_STEPS .. C_SMOOTH_HANDED in shaders/common/amr_tree.wgsl):
 /// the clock steps a batch must reach for its adaptation to be due (the host's, read once by
-/// amr_scan 0), the smoothing's top as its pass 0 gathers it, and its pass 1's ticket, the
+/// amr_scan 0), the smoothing's top as its pass 0 gathers it, and amr_settle's ticket, the
 /// lengths of its two hand-off lists and the slots its last workgroup settled from them.
 mod after_clock {
     pub const DUE_STEPS: usize = super::counter::LEN + super::CLOCK_WORDS;
@@ -117,15 +118,15 @@ mod after_clock {
     pub const WORDS: usize = SMOOTH_HANDED + 1;
 }
 
-/// Slots a workgroup of the smoothing's pass 1 queues for a round before it hands the rest to
-/// the launch's last workgroup (amr_smooth.wgsl's QUEUE_SLOTS; at most [`MAX_QUEUE_SLOTS`]).
+/// Slots a workgroup of amr_settle queues for a round before it hands the rest to the launch's
+/// last workgroup (amr_settle.wgsl's QUEUE_SLOTS; at most [`MAX_QUEUE_SLOTS`]).
 pub const QUEUE_SLOTS: usize = 128;
 
-/// The most [`SmoothingPasses::Rounds`]' queue may take (amr_smooth.wgsl's MAX_QUEUE).
+/// The most [`SmoothingPasses::Rounds`]' queue may take (amr_settle.wgsl's MAX_QUEUE).
 pub const MAX_QUEUE_SLOTS: usize = 128;
 
 /// Levels from which the smoothing runs in rounds ([`SmoothingPasses::for_levels`]): below
-/// them the stages by level cost less (BENCHMARKS.md, session 32: 6 and 7 levels on an H200).
+/// them the stages by level cost as little or less (BENCHMARKS.md, session 32, on an H200).
 pub const ROUNDS_FROM_LEVELS: u8 = 8;
 
 /// How the smoothing applies the 2:1 rules after its pass 0 (amr_smooth.wgsl): both end at the
@@ -135,7 +136,8 @@ pub enum SmoothingPasses {
     /// A launch per level below the maximum, each over all faces (the stages past the top level
     /// less one return at once): cheap launches, as many as the levels.
     Stages,
-    /// One launch: a thread settles its slot's faces and its workgroup the slots that rise, in
+    /// One launch (amr_settle): a thread settles its slot's faces and its workgroup the slots
+    /// that rise, in
     /// rounds, queueing `queue_slots` a round before it hands the rest to the last workgroup
     /// (0 hands off every rise): as long as the longest chain of raises, whatever the levels.
     Rounds { queue_slots: usize },
@@ -399,8 +401,8 @@ pub struct GpuAdaptation {
     queue_ahead: std::cell::Cell<bool>,
     /// Flags from the indicator.
     flag_plan: Plan,
-    /// The smoothing (pass 0, pass 1), then the clusters and refinements numbered and the
-    /// solver's clock copied after the counters.
+    /// The smoothing (pass 0, the stages or amr_settle), then the clusters and refinements
+    /// numbered and the solver's clock copied after the counters.
     smooth_plan: Plan,
     /// The flags and the smoothing as one plan (one submission, one CUDA graph): pass 0
     /// computes the flags itself (amr_smooth with FLAGGED), a launch less than `flag_plan`
@@ -491,8 +493,7 @@ pub(super) fn kernel_specs(
     compaction: Compaction,
     queue_slots: usize,
 ) -> Vec<OwnedKernelSpec> {
-    let smoothing = vec![
-        ("NP", np as f64),
+    let settle = vec![
         (CAPACITY_CONSTANT, ne as f64),
         ("QUEUE_SLOTS", queue_slots as f64),
     ];
@@ -523,8 +524,13 @@ pub(super) fn kernel_specs(
         // Phase 0's, over the blocks of the marks in use only.
         ("amr_scan", vec![in_order, ("LIVE_BLOCKS", 1.0)]),
         // Pass 0 reading the flags, and computing them itself (a run's smoothing).
-        ("amr_smooth", smoothing.clone()),
-        ("amr_smooth", [smoothing, vec![("FLAGGED", 1.0)]].concat()),
+        ("amr_smooth", with_np.clone()),
+        (
+            "amr_smooth",
+            [with_np.clone(), vec![("FLAGGED", 1.0)]].concat(),
+        ),
+        // The 2:1 rules in rounds (from 8 levels).
+        ("amr_settle", settle),
         ("amr_mark", vec![(CAPACITY_CONSTANT, ne), in_order]),
         ("amr_coarsen", projection.clone()),
         ("amr_refine", with_order(projection)),
@@ -703,6 +709,7 @@ impl GpuAdaptation {
         let marks_scan_kernel = next()?;
         let smooth_kernel = next()?;
         let flagged_smooth_kernel = next()?;
+        let settle_kernel = next()?;
         let mark_kernel = next()?;
         let coarsen_kernel = next()?;
         let refine_kernel = next()?;
@@ -766,30 +773,30 @@ impl GpuAdaptation {
             };
             scan.record_blocks_with(plan, kernel, &scan_extra, items as u32, phase)
         };
-        // Each slot's level and siblings' slots, written by pass 0 for pass 1's raises.
+        // Each slot's level and siblings' slots, written by pass 0 for the raises.
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
         // Each slot's level + flag as the smoothing stands (amr_mark turns them into flags).
         let after = rt.zeroed::<u32>("amr smoothed levels", ne)?;
-        // Pass 1's hand-off: per slot whether it waits in a list, then the two lists.
+        // amr_settle's hand-off: per slot whether it waits in a list, then the two lists.
         let handoff = rt.zeroed::<u32>("amr smoothing hand-off", 3 * ne)?;
         // amr_flag's inputs last: pass 0 with FLAGGED computes the flags from them.
         let mut smooth_args = args![
             slots,
             element_tree,
             flags,
+            *faces,
             counters,
             slot_info,
             after,
-            handoff,
             *regs,
             centroid_basis,
             *inv_jac,
             *heights,
-            *neighbors,
-            *faces
+            *neighbors
         ]
         .to_vec();
         smooth_args.push(prm.clone());
+        let settle_args = args![counters, slot_info, after, handoff, *neighbors].to_vec();
         // The marks of the slots and of the edge ids (the split edges): a thread per slot, and
         // the edge ids in use at a stride of the launch's threads (most of the edge capacity
         // is room to refine, with no thread of its own).
@@ -809,8 +816,8 @@ impl GpuAdaptation {
         ]
         .to_vec();
         mark_args.push(prm.clone());
-        // The smoothing with its pass 0 `first` (labelled `label`) and its pass 1 (the raises in
-        // rounds, one launch whatever the levels), both a thread per slot of the current mesh;
+        // The smoothing with its pass 0 `first` (labelled `label`), then the stages or
+        // amr_settle (a thread per slot of the current mesh, one launch whatever the levels);
         // then the clusters and the elements to refine are numbered and their counts tell the
         // host whether the adaptation fits.
         let smoothing = |first: &Kernel, label: &'static str, tally: &mut LaunchTally| {
@@ -822,22 +829,18 @@ impl GpuAdaptation {
                 .bounded(&bounds.elements);
             match options.smoothing {
                 SmoothingPasses::Rounds { .. } => {
-                    let pass_1 = ItemRange {
-                        color: 1,
-                        ..slots_range
-                    };
                     smooth
-                        .launch(&smooth_kernel, &smooth_args, pass_1)
+                        .launch(&settle_kernel, &settle_args, slots_range)
                         .bounded(&bounds.elements);
                 }
-                // Stage s (range.color s + 1) sized by the solver's launch record of all the
+                // Stage s (range.color s) sized by the solver's launch record of all the
                 // current mesh's faces: exactly on wgpu; on CUDA by the solver's face bound.
                 SmoothingPasses::Stages => {
                     for stage in 1..u32::from(mesh.max_level.max(1)) {
                         let all_faces = ItemRange {
                             first: record_word(1 + colors),
                             count: 0,
-                            color: stage + 1,
+                            color: stage,
                             pad: 0,
                         };
                         smooth
@@ -1080,8 +1083,8 @@ impl GpuAdaptation {
         Ok(v.into_iter().map(|f| f.clamp(-1, 1) as i8).collect())
     }
 
-    /// Smooth the flags (pass 0 and pass 1's rounds, then the clusters and refinements
-    /// counted) and read back what they ask for. Untimed, the host records the adaptation's
+    /// Smooth the flags (pass 0, then the stages or amr_settle's rounds, then the clusters and
+    /// refinements counted) and read back what they ask for. Untimed, the host records the adaptation's
     /// plan while the read-back waits, for [`Self::apply`].
     pub fn smooth(&self, phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
         self.smooth_by(&self.smooth_plan, phases)
@@ -1354,7 +1357,8 @@ impl GpuAdaptation {
     }
 
     /// Launches of each phase of one adaptation as a run queues it, in order: "flag and smooth"
-    /// (pass 0, which computes the flags, and pass 1, the 2:1 rules in rounds), "determine
+    /// (pass 0, which computes the flags, then a stage per level below the maximum or
+    /// amr_settle), "determine
     /// parents", then the phases of [`GpuAdaptation::apply`].
     pub fn launches(&self) -> &[(&'static str, usize)] {
         &self.launches

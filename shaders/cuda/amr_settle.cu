@@ -1,0 +1,233 @@
+// #include "common/dispatch.cuh"
+// #include "common/amr_tree.cuh"
+// #include "common/amr_raise.cuh"
+
+// CUDA twin of shaders/amr_settle.wgsl. The 2:1 rules of the smoothing in one launch after
+// amr_smooth's pass 0, whatever the levels (AdaptiveMesh::smooth_flags_in_rounds in
+// src/solver/dg/amr/tree.rs is its CPU twin). With a_i = level_i + f_i in `after`, thread t =
+// slot t settles slot t: across each of its faces (its face neighbours) the side that would end
+// more than one level coarser than the other is raised to one below it, a_j <- max(a_j,
+// a_i - 1), and a raise that lifts a -1 lifts its siblings' -1 too. Every slot that rises goes
+// to its block's queue, whose threads settle it in the next round (rounds until the queue
+// stays empty), or, past QUEUE_SLOTS in a round, to a list that the launch's last block settles
+// in rounds of its own (a slot waits in a list once: handoff[slot] is 1 meanwhile). Every raise
+// is forced and every rise is followed by a settle of the raised slot, reading its neighbours'
+// a as they stand (volatile loads: stale, never too high), so the settle after the last rise
+// of either side of a face sees the face hold or raises the other side: every face and cluster
+// holds at the end, at the least admissible flags above the start (AdaptiveMesh::smooth_flags).
+// The hand-offs are stored, then __threadfence() orders them before the ticket's atomicAdd;
+// the last block fences again and reads them with volatile loads (as common/scan_blocks).
+//
+// slot_info: per slot, its element's level and the slots of its three siblings (amr_smooth's
+// pass 0). after: per slot, a = level + flag as the smoothing stands. handoff: 3 NE words, per
+// slot 1 while it waits in a list, then the two lists (C_SMOOTH_LISTS holds their lengths); all
+// 0 between smoothings. neighbors: [i] sides 0..2 with the mask of split sides in w, [NE + i]
+// the second halves.
+
+#ifndef QUEUE_SLOTS
+#define QUEUE_SLOTS 128u
+#endif
+// Slots a block's queue takes in a round before it hands the rest off (at most MAX_QUEUE; 0
+// hands every raised slot to the last block's lists, which tests that path).
+#define MAX_QUEUE 128u
+
+// The block's queue, two halves (the round's slots and the next round's) with their lengths; a
+// round's length and a list's length, read by one thread for all.
+__shared__ u32 queue[2u * MAX_QUEUE];
+__shared__ u32 queue_length[2];
+__shared__ u32 round_length;
+__shared__ u32 list_length;
+__shared__ u32 is_last;
+
+// The launch's buffers, and the queue half and the list that this thread's follows go to.
+struct Rounds {
+    u32 queue_out;
+    u32 list_out;
+    const uint4* slot_info;
+    const uint4* neighbors;
+    u32* after;
+    u32* handoff;
+    u32* counters;
+};
+
+// Slot pos to be settled after a rise: in the queue's next round, or when that is full handed to
+// list list_out, unless it waits there already (its settle then reads the a it ends at).
+__device__ void follow(Rounds& ch, u32 pos) {
+    u32 q = atomicAdd(&queue_length[ch.queue_out], 1u);
+    if (q < min(QUEUE_SLOTS, MAX_QUEUE)) {
+        queue[ch.queue_out * MAX_QUEUE + q] = pos;
+        return;
+    }
+    if (atomicExch(ch.handoff + pos, 1u) != 0u) {
+        return;
+    }
+    // A slot waits in a list once, so a list holds at most the active slots.
+    u32 k = atomicAdd(ch.counters + C_SMOOTH_LISTS + ch.list_out, 1u);
+    if (k >= NE) {
+        atomicExch(ch.counters + C_ERROR, 1u);
+        return;
+    }
+    *(volatile u32*)(ch.handoff + (1u + ch.list_out) * NE + k) = pos;
+}
+
+// The 2:1 rule across the face of slot x (at a) and its neighbour n: the lower side raised to
+// one below the higher.
+__device__ void face_rule(Rounds& ch, u32 x, u32 a, u32 n) {
+    if (n == NONE) {
+        return;
+    }
+    u32 b = load_after(ch.after, n);
+    if (a > b + 1u) {
+        raise(ch.after, ch.slot_info, n, a - 1u, [&](u32 pos) { follow(ch, pos); });
+    } else if (b > a + 1u) {
+        raise(ch.after, ch.slot_info, x, b - 1u, [&](u32 pos) { follow(ch, pos); });
+    }
+}
+
+// Settle slot x: the rule across each of its faces, its a read after its neighbours' records
+// (a raise of x during it follows x again).
+__device__ void settle(Rounds& ch, u32 x) {
+    uint4 sides = ch.neighbors[x];
+    uint4 halves = make_uint4(NONE, NONE, NONE, NONE);
+    if (sides.w != 0u) {
+        halves = ch.neighbors[NE + x];
+    }
+    u32 a = load_after(ch.after, x);
+    face_rule(ch, x, a, sides.x);
+    if ((sides.w & 1u) != 0u) {
+        face_rule(ch, x, a, halves.x);
+    }
+    face_rule(ch, x, a, sides.y);
+    if ((sides.w & 2u) != 0u) {
+        face_rule(ch, x, a, halves.y);
+    }
+    face_rule(ch, x, a, sides.z);
+    if ((sides.w & 4u) != 0u) {
+        face_rule(ch, x, a, halves.z);
+    }
+}
+
+// Settle `item` (NONE: nothing) in this thread, then, with the whole block, the slots that rise
+// in rounds until a round raises nothing: a round's slots spread over the threads, its rises
+// queued for the next one. Called by every thread of the block with both queue halves empty,
+// and leaves them so.
+__device__ void settle_in_rounds(Rounds& ch, u32 item, u32 lid) {
+    ch.queue_out = 0u;
+    if (item != NONE) {
+        settle(ch, item);
+    }
+    u32 half = 0u;
+    while (true) {
+        __syncthreads();
+        if (lid == 0u) {
+            round_length = min(queue_length[half], min(QUEUE_SLOTS, MAX_QUEUE));
+        }
+        __syncthreads();
+        u32 n = round_length;
+        if (n == 0u) {
+            break;
+        }
+        ch.queue_out = 1u - half;
+        for (u32 k = lid; k < n; k = k + WORKGROUP_SIZE) {
+            settle(ch, queue[half * MAX_QUEUE + k]);
+        }
+        // Every thread done with the round's half before it is emptied for the next round.
+        __syncthreads();
+        if (lid == 0u) {
+            queue_length[half] = 0u;
+        }
+        half = 1u - half;
+    }
+    // With QUEUE_SLOTS 0 the half's length counted hand-offs: emptied before the next call's
+    // follows.
+    if (lid == 0u) {
+        queue_length[half] = 0u;
+    }
+    __syncthreads();
+}
+
+// The launch's last block: the handed-off slots settled, list 0 first, a slot per thread with the
+// block's rounds after it, each list's hand-offs into the other list, until a list stays empty
+// (every hand-off is a rise, and a slot rises at most max_level + 1 times, so this ends). Leaves
+// the lists empty, the ticket at 0 and the slots it settled in C_SMOOTH_HANDED.
+__device__ void settle_handed_off(Rounds& ch, u32 lid) {
+    u32 list = 0u;
+    u32 handed = 0u;
+    while (true) {
+        // The last list's entries and lengths before they are read.
+        __threadfence();
+        __syncthreads();
+        if (lid == 0u) {
+            list_length = *(volatile u32*)(ch.counters + C_SMOOTH_LISTS + list);
+        }
+        __syncthreads();
+        u32 n = list_length;
+        if (n == 0u) {
+            break;
+        }
+        handed = handed + n;
+        ch.list_out = 1u - list;
+        for (u32 base = 0u; base < n; base = base + WORKGROUP_SIZE) {
+            u32 item = NONE;
+            if (base + lid < n) {
+                item = *(volatile u32*)(ch.handoff + (1u + list) * NE + base + lid);
+                atomicExch(ch.handoff + item, 0u);
+            }
+            settle_in_rounds(ch, item, lid);
+        }
+        // Every thread done with the list before it is emptied for the next one's hand-offs.
+        __threadfence();
+        __syncthreads();
+        if (lid == 0u) {
+            *(volatile u32*)(ch.counters + C_SMOOTH_LISTS + list) = 0u;
+        }
+        list = 1u - list;
+    }
+    if (lid == 0u) {
+        *(volatile u32*)(ch.counters + C_SMOOTH_HANDED) = handed;
+        *(volatile u32*)(ch.counters + C_SMOOTH_TICKET) = 0u;
+    }
+}
+
+extern "C" __global__ void amr_settle(
+    u32* counters,
+    const uint4* __restrict__ slot_info,
+    u32* after,
+    u32* handoff,
+    const uint4* __restrict__ neighbors,
+    ItemRange range) {
+    await_previous_launches();
+    u32 t = linear_index();
+    Rounds ch;
+    ch.queue_out = 0u;
+    ch.list_out = 0u;
+    ch.slot_info = slot_info;
+    ch.neighbors = neighbors;
+    ch.after = after;
+    ch.handoff = handoff;
+    ch.counters = counters;
+    if (threadIdx.x == 0u) {
+        queue_length[0] = 0u;
+        queue_length[1] = 0u;
+    }
+    u32 item = NONE;
+    if (t < range.count && t < *(const volatile u32*)(counters + C_ACTIVE)) {
+        item = t;
+    }
+    __syncthreads();
+    settle_in_rounds(ch, item, threadIdx.x);
+    // Release this block's hand-offs before its ticket; every block takes one.
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0u) {
+        u32 blocks = gridDim.x * gridDim.y;
+        is_last = atomicAdd(counters + C_SMOOTH_TICKET, 1u) == blocks - 1u ? 1u : 0u;
+    }
+    __syncthreads();
+    if (is_last == 0u) {
+        return;
+    }
+    // Acquire every block's hand-offs (their tickets came before ours).
+    __threadfence();
+    settle_handed_off(ch, threadIdx.x);
+}
