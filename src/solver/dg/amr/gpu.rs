@@ -1084,8 +1084,8 @@ impl GpuAdaptation {
     }
 
     /// Smooth the flags (pass 0, then the stages or amr_settle's rounds, then the clusters and
-    /// refinements counted) and read back what they ask for. Untimed, the host records the adaptation's
-    /// plan while the read-back waits, for [`Self::apply`].
+    /// refinements counted) and read back what they ask for. Untimed, the host records the
+    /// adaptation's plan while the read-back waits, for [`Self::apply`].
     pub fn smooth(&self, phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
         self.smooth_by(&self.smooth_plan, phases)
     }
