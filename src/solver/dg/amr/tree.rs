@@ -400,11 +400,8 @@ impl AdaptiveMesh {
         flags: &mut [i8],
         most_stages: usize,
     ) -> usize {
-        self.clamp_flags(flags);
+        self.first_pass(flags);
         let n = self.num_active();
-        let mut next = flags.to_vec();
-        self.cluster_rule_of(flags, &mut next[..n]);
-        flags.copy_from_slice(&next);
         let after = |flags: &[i8], pos: usize| i32::from(self.level(pos)) + i32::from(flags[pos]);
         let top = (0..n).map(|pos| after(flags, pos)).max().unwrap_or(0);
         let stages = (top - 1).max(0) as usize;
@@ -450,10 +447,8 @@ impl AdaptiveMesh {
         flags: &mut [i8],
         queue_slots: usize,
     ) -> HandOffs {
-        self.clamp_flags(flags);
+        self.first_pass(flags);
         let n = self.num_active();
-        let mut next = flags.to_vec();
-        self.cluster_rule_of(flags, &mut next[..n]);
         let level = |pos: usize| i32::from(self.level(pos));
         let mut neighbors = vec![Vec::new(); n];
         for f in faces.iter().filter(|f| f.right != NONE) {
@@ -462,7 +457,7 @@ impl AdaptiveMesh {
         }
         let mut rounds = Rounds {
             after: (0..n)
-                .map(|pos| level(pos) + i32::from(next[pos]))
+                .map(|pos| level(pos) + i32::from(flags[pos]))
                 .collect(),
             levels: (0..n).map(level).collect(),
             siblings: (0..n)
@@ -497,6 +492,16 @@ impl AdaptiveMesh {
             *f = (rounds.after[pos] - rounds.levels[pos]) as i8;
         }
         handed
+    }
+
+    /// Pass 0 of the device's smoothing: the flags made admissible and the cluster rule applied
+    /// to them as they came.
+    fn first_pass(&self, flags: &mut [i8]) {
+        self.clamp_flags(flags);
+        let n = self.num_active();
+        let mut next = flags.to_vec();
+        self.cluster_rule_of(flags, &mut next[..n]);
+        flags.copy_from_slice(&next);
     }
 
     /// The slots of the active siblings of the element in slot `pos` (none for a root).
