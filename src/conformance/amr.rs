@@ -537,7 +537,7 @@ const SMOOTHINGS: [SmoothingPasses; 3] = [
 
 /// The device's smoothing of [`graded_ripple`]'s flags on the periodic mesh: a chain of raises
 /// five links long (a = 7 -> .. -> 2), against the ordered smoothing's flags and the CPU twins'
-/// (stages and rounds), by every one of [`SMOOTHINGS`]: the stages a level a stage, in as many
+/// (stages and rounds), by every one of `SMOOTHINGS`: the stages a level a stage, in as many
 /// stages as the host's twin, the rounds with every raised slot handed off when the queues take
 /// none.
 pub fn device_ripple(rt: &Runtime) -> Result<String> {
@@ -596,7 +596,7 @@ pub fn device_ripple(rt: &Runtime) -> Result<String> {
 /// clusters) and some +1, on [`graded_ripple`]'s mesh of seven levels, against the ordered
 /// smoothing's flags: raises and lifts at every level, where the ripple check raises along one
 /// chain and the adaptations' flags seldom flag a whole cluster -1; by every one of
-/// [`SMOOTHINGS`].
+/// `SMOOTHINGS`.
 pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
     const FLAG_SETS: usize = 24;
     let (am, _, _) = graded_ripple(&periodic_mesh()?, [0.02, 0.5])?;
