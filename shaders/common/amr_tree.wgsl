@@ -54,9 +54,9 @@ const CLOCK_WORDS: u32 = 8u;
 const C_DUE_STEPS: u32 = 72u;
 const C_SMOOTH_TOP: u32 = 73u;
 // The smoothing's rounds (amr_settle): the ticket that finds its last workgroup, the lengths of
-// its two hand-off lists (the slots whose chains did not fit their threads; the last workgroup
-// settles them in rounds and leaves both at 0), and how many it settled (0 when every chain
-// fitted).
+// its two hand-off lists (the slots that did not fit their workgroup's queue; the last
+// workgroup settles them and leaves both at 0), and how many it settled (0 when every round
+// fitted its queue).
 const C_SMOOTH_TICKET: u32 = 74u;
 const C_SMOOTH_LISTS: u32 = 75u;
 const C_SMOOTH_HANDED: u32 = 77u;

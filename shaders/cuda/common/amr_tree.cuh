@@ -59,8 +59,8 @@
 #define C_DUE_STEPS 72u
 #define C_SMOOTH_TOP 73u
 // The smoothing's rounds (amr_settle): the ticket that finds its last block, the lengths of its
-// two hand-off lists (the slots whose chains did not fit their threads; the last block settles
-// them in rounds and leaves both at 0), and how many it settled (0 when every chain fitted).
+// two hand-off lists (the slots that did not fit their block's queue; the last block settles
+// them and leaves both at 0), and how many it settled (0 when every round fitted its queue).
 #define C_SMOOTH_TICKET 74u
 #define C_SMOOTH_LISTS 75u
 #define C_SMOOTH_HANDED 77u
