@@ -7,6 +7,7 @@
 
 use chromaflow::runtime::Runtime;
 use chromaflow::solver::dg::amr::driver::{DEVICE_TIMING_EVERY, DEVICE_TIMING_WARMUP};
+use chromaflow::solver::dg::amr::gpu::{SmoothingPasses, QUEUE_SLOTS};
 use chromaflow::solver::dg::amr::{AmrOptions, Compaction, IndicatorField, ReorderPolicy};
 use chromaflow::solver::dg::{BoundaryKind, Case, Simulation, SimulationOptions, SnapshotOptions};
 use chromaflow::solver::RunControl;
@@ -139,6 +140,47 @@ fn device_adaptations_add_no_read_back_and_keep_two_to_one() {
 /// reorder, every span inside the run's wall time (a plan queued untimed, the adaptation's or
 /// a reorder, shows as a missing span). By default one adaptation in DEVICE_TIMING_EVERY after
 /// the DEVICE_TIMING_WARMUP that follow the trees' attach (one here).
+/// A run compiles the smoothing it launches and no other, ahead of its first adaptation: on one
+/// runtime, a run in stages and then one in rounds; the second compiles one kernel more than
+/// the first had (amr_settle), so the stages never built it, and neither run's adaptations
+/// compile anything.
+#[test]
+fn a_run_builds_amr_settle_only_for_the_rounds_and_ahead() {
+    let rt = rt();
+    let mut compiled = Vec::new();
+    for smoothing in [
+        SmoothingPasses::Stages,
+        SmoothingPasses::Rounds {
+            queue_slots: QUEUE_SLOTS,
+        },
+    ] {
+        let mut case = Case::double_mach(100);
+        case.order = 1;
+        case.amr = Some(AmrOptions {
+            smoothing: Some(smoothing),
+            ..amr(2)
+        });
+        let before = rt.kernels_compiled();
+        let mut sim =
+            Simulation::new(&case, &rt, &SimulationOptions::default()).expect("simulation");
+        let built = rt.kernels_compiled();
+        sim.time_adaptation_walls(4, 2).expect("adaptations");
+        assert_eq!(
+            rt.kernels_compiled(),
+            built,
+            "{smoothing}: the adaptations compiled kernels the run had not built ahead"
+        );
+        assert!(sim.amr_stats().expect("stats").device_adaptations >= 2);
+        compiled.push(built - before);
+    }
+    assert_eq!(
+        compiled[1], 1,
+        "the run in rounds after one in stages compiled {} kernels, not amr_settle alone \
+         (the stages' run compiled {})",
+        compiled[1], compiled[0]
+    );
+}
+
 #[test]
 fn a_run_times_its_device_adaptations() {
     let rt = rt();

@@ -348,7 +348,8 @@ impl Simulation {
             let adaptation = device_amr.map(|o| {
                 scope.spawn(move || {
                     let reorder = o.reorder != ReorderPolicy::Never;
-                    build_kernels_ahead(rt, case.order, capacity.elements, o.compaction, reorder)
+                    let (ne, smoothing) = (capacity.elements, o.device_smoothing());
+                    build_kernels_ahead(rt, case.order, ne, o.compaction, smoothing, reorder)
                 })
             });
             let gpu = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity);

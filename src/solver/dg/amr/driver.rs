@@ -72,6 +72,12 @@ impl Default for AmrOptions {
 }
 
 impl AmrOptions {
+    /// The device smoothing's passes: the chosen ones, or those for the levels.
+    pub fn device_smoothing(&self) -> SmoothingPasses {
+        self.smoothing
+            .unwrap_or_else(|| SmoothingPasses::for_levels(self.max_level))
+    }
+
     /// Steps between adaptations at order `p`.
     pub fn steps_between(&self, p: usize) -> usize {
         self.every.unwrap_or(4 * p + 4).max(1)
@@ -241,7 +247,8 @@ pub fn device_capacity(n: usize) -> Capacity {
 }
 
 /// Build the kernels of the device adaptation of order `p` on a solver of `ne` element slots
-/// with `compaction`, the prefix sums' and, with `reorder`, the Morton reorder's, into `rt`'s
+/// with `compaction` and `smoothing`, the prefix sums' and, with `reorder`, the Morton
+/// reorder's, into `rt`'s
 /// kernel cache ([`Runtime::kernel_list`], in parallel), so that the first
 /// [`GpuAdaptation::new`] and [`GpuReorder::new`] find them there: an adaptive
 /// run builds them while it builds its solver ([`crate::solver::dg::Simulation::new`]) instead
@@ -251,10 +258,11 @@ pub fn build_kernels_ahead(
     p: usize,
     ne: usize,
     compaction: Compaction,
+    smoothing: SmoothingPasses,
     reorder: bool,
 ) -> Result<()> {
     let np = (p + 1) * (p + 2) / 2;
-    let mut specs = gpu::kernel_specs(np, ne, compaction, QUEUE_SLOTS);
+    let mut specs = gpu::kernel_specs(np, ne, compaction, smoothing);
     specs.extend(PrefixSum::kernel_specs());
     if reorder {
         specs.extend(reorder::kernel_specs(np, ne));
@@ -499,10 +507,7 @@ impl Adaptivity {
             threshold: self.threshold,
             delta: self.options.delta,
             jumps: self.options.jumps,
-            smoothing: self
-                .options
-                .smoothing
-                .unwrap_or_else(|| SmoothingPasses::for_levels(self.mesh.max_level)),
+            smoothing: self.options.device_smoothing(),
         };
         let mut device = GpuAdaptation::new(
             gpu.runtime(),

@@ -179,14 +179,6 @@ impl SmoothingPasses {
             ))),
         }
     }
-
-    /// The queue that amr_smooth compiles with (the default for the stages, which have none).
-    pub fn queue_slots(self) -> usize {
-        match self {
-            SmoothingPasses::Stages => QUEUE_SLOTS,
-            SmoothingPasses::Rounds { queue_slots } => queue_slots,
-        }
-    }
 }
 
 /// What amr_scan 0 decided of the adaptation the smoothed flags ask for (the ADAPT_* words of
@@ -484,19 +476,16 @@ impl LaunchTally {
     }
 }
 
-/// The adaptation's kernels (stem and constants) for `np` modes, `ne` slots and `compaction`,
-/// in the order [`GpuAdaptation::new`] binds them: GK19's compaction's two last (none in
-/// order, so a run in order compiles nothing it does not launch).
+/// The adaptation's kernels (stem and constants) for `np` modes, `ne` slots, `compaction` and
+/// `smoothing`, in the order [`GpuAdaptation::new`] binds them: amr_settle (the rounds only)
+/// and GK19's compaction's two last, so that a run compiles nothing it does not launch.
 pub(super) fn kernel_specs(
     np: usize,
     ne: usize,
     compaction: Compaction,
-    queue_slots: usize,
+    smoothing: SmoothingPasses,
 ) -> Vec<OwnedKernelSpec> {
-    let settle = vec![
-        (CAPACITY_CONSTANT, ne as f64),
-        ("QUEUE_SLOTS", queue_slots as f64),
-    ];
+    let capacity = (CAPACITY_CONSTANT, ne as f64);
     let (np, ne) = (np as f64, ne as f64);
     let in_order = (
         "IN_ORDER",
@@ -529,14 +518,17 @@ pub(super) fn kernel_specs(
             "amr_smooth",
             [with_np.clone(), vec![("FLAGGED", 1.0)]].concat(),
         ),
-        // The 2:1 rules in rounds (from 8 levels).
-        ("amr_settle", settle),
         ("amr_mark", vec![(CAPACITY_CONSTANT, ne), in_order]),
         ("amr_coarsen", projection.clone()),
         ("amr_refine", with_order(projection)),
         ("amr_geometry", with_order(with_np)),
         ("amr_faces", with_ne),
     ];
+    if let SmoothingPasses::Rounds { queue_slots } = smoothing {
+        // The 2:1 rules in rounds (from 8 levels).
+        let queue = ("QUEUE_SLOTS", queue_slots as f64);
+        specs.push(("amr_settle", vec![capacity, queue]));
+    }
     if compaction == Compaction::Gk19 {
         // The compaction's scan, which computes its marks as it reads them, and its holes.
         specs.extend([
@@ -564,11 +556,13 @@ impl GpuAdaptation {
         let active = flat.slots.len();
         let (ne, dg_edges) = (dg.capacity().elements, dg.capacity().edges);
         let colors = 2 * mesh.base_colors as usize;
-        if options.smoothing.queue_slots() > MAX_QUEUE_SLOTS {
-            return Err(Error::Invalid(format!(
-                "device adaptation: smoothing queues of {} slots, at most {MAX_QUEUE_SLOTS}",
-                options.smoothing.queue_slots()
-            )));
+        if let SmoothingPasses::Rounds { queue_slots } = options.smoothing {
+            if queue_slots > MAX_QUEUE_SLOTS {
+                return Err(Error::Invalid(format!(
+                    "device adaptation: smoothing queues of {queue_slots} slots, at most \
+                     {MAX_QUEUE_SLOTS}"
+                )));
+            }
         }
         if colors > MAX_COLORS || color_offsets.len() != colors + 1 {
             return Err(Error::Invalid(format!(
@@ -696,7 +690,7 @@ impl GpuAdaptation {
                 projection.np,
                 ne,
                 compaction,
-                options.smoothing.queue_slots(),
+                options.smoothing,
             ))?
             .into_iter();
         let mut next = || {
@@ -709,12 +703,16 @@ impl GpuAdaptation {
         let marks_scan_kernel = next()?;
         let smooth_kernel = next()?;
         let flagged_smooth_kernel = next()?;
-        let settle_kernel = next()?;
         let mark_kernel = next()?;
         let coarsen_kernel = next()?;
         let refine_kernel = next()?;
         let geometry_kernel = next()?;
         let faces_kernel = next()?;
+        // The rounds' amr_settle.
+        let settle_kernel = match options.smoothing {
+            SmoothingPasses::Rounds { .. } => Some(next()?),
+            SmoothingPasses::Stages => None,
+        };
         // GK19's compaction: its scan and amr_compact.
         let compaction_kernels = match compaction {
             Compaction::Gk19 => Some((next()?, next()?)),
@@ -777,8 +775,6 @@ impl GpuAdaptation {
         let slot_info = rt.zeroed::<[u32; 4]>("amr slot levels and siblings", ne)?;
         // Each slot's level + flag as the smoothing stands (amr_mark turns them into flags).
         let after = rt.zeroed::<u32>("amr smoothed levels", ne)?;
-        // amr_settle's hand-off: per slot whether it waits in a list, then the two lists.
-        let handoff = rt.zeroed::<u32>("amr smoothing hand-off", 3 * ne)?;
         // amr_flag's inputs last: pass 0 with FLAGGED computes the flags from them.
         let mut smooth_args = args![
             slots,
@@ -796,7 +792,16 @@ impl GpuAdaptation {
         ]
         .to_vec();
         smooth_args.push(prm.clone());
-        let settle_args = args![counters, slot_info, after, handoff, *neighbors].to_vec();
+        // The rounds' amr_settle, with its hand-off: per slot whether it waits in a list, then
+        // the two lists.
+        let settle = match settle_kernel {
+            Some(kernel) => {
+                let handoff = rt.zeroed::<u32>("amr smoothing hand-off", 3 * ne)?;
+                let args = args![counters, slot_info, after, handoff, *neighbors].to_vec();
+                Some((kernel, args))
+            }
+            None => None,
+        };
         // The marks of the slots and of the edge ids (the split edges): a thread per slot, and
         // the edge ids in use at a stride of the launch's threads (most of the edge capacity
         // is room to refine, with no thread of its own).
@@ -827,15 +832,15 @@ impl GpuAdaptation {
                 .segment(label)
                 .launch(first, &smooth_args, slots_range)
                 .bounded(&bounds.elements);
-            match options.smoothing {
-                SmoothingPasses::Rounds { .. } => {
+            match &settle {
+                Some((settle_kernel, settle_args)) => {
                     smooth
-                        .launch(&settle_kernel, &settle_args, slots_range)
+                        .launch(settle_kernel, settle_args, slots_range)
                         .bounded(&bounds.elements);
                 }
                 // Stage s (range.color s) sized by the solver's launch record of all the
                 // current mesh's faces: exactly on wgpu; on CUDA by the solver's face bound.
-                SmoothingPasses::Stages => {
+                None => {
                     for stage in 1..u32::from(mesh.max_level.max(1)) {
                         let all_faces = ItemRange {
                             first: record_word(1 + colors),
