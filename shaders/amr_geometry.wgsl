@@ -72,19 +72,16 @@ const FIELD_THREADS: u32 = 4u;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
-// Color of the face that element `id` owns on local side s (it is the face's left side: its
-// edge there is a live leaf with the element on side 0, or on side 1 with side 0 coarser);
-// NONE when the side has no face of its own (a split side, or the right side of a face).
-fn left_face_color(id: u32, s: u32, edge_ids: u32) -> u32 {
-    let e = element_edges[id][s];
-    if (!is_face_edge(e, edge_tree[e], edge_ids)) {
-        return NONE;
-    }
+// Color of the face that element `id` owns on its side over edge e (it is the face's left
+// side: e is a live leaf with the element on side 0, or on side 1 with side 0 coarser); NONE
+// when the side has no face of its own (a split side, or the right side of a face). Both
+// sides are loaded at once, with the edge's node.
+fn left_face_color(id: u32, e: u32, edge_ids: u32) -> u32 {
+    let t = edge_tree[e];
     let side0 = edge_sides[2u * e].x;
-    if (side0 == id || (side0 == NONE && edge_sides[2u * e + 1u].x == id)) {
-        return (edge_tree[e].x >> 8u) & 0xffu;
-    }
-    return NONE;
+    let side1 = edge_sides[2u * e + 1u].x;
+    let owns = side0 == id || (side0 == NONE && side1 == id);
+    return select(NONE, (t.x >> 8u) & 0xffu, is_face_edge(e, t, edge_ids) && owns);
 }
 
 // Slot p's number in the compaction scan.
@@ -102,11 +99,17 @@ fn is_hole(p: u32, holes_below: u32) -> bool {
     return next != compaction_number(p);
 }
 
-// The geometry and face marks of element `id` in slot i.
+// The geometry and face marks of element `id` in slot i: every load first (the vertices and
+// the edges, then the edges' nodes and sides), the stores after, so a thread waits on one
+// chain of dependent loads.
 fn element_geometry(i: u32, id: u32, edge_ids: u32) {
     let v0 = vertices[3u * id];
     let v1 = vertices[3u * id + 1u];
     let v2 = vertices[3u * id + 2u];
+    let edges = element_edges[id];
+    let owned = vec3<u32>(left_face_color(id, edges.x, edge_ids),
+                          left_face_color(id, edges.y, edge_ids),
+                          left_face_color(id, edges.z, edge_ids));
     let a = v1 - v0;
     let b = v2 - v0;
     let d = a.x * b.y - b.x * a.y;
@@ -114,8 +117,6 @@ fn element_geometry(i: u32, id: u32, edge_ids: u32) {
     inv_det[i] = 1.0 / d;
     let longest = max(length(a), max(length(b), length(v2 - v1)));
     heights[i] = d / longest;
-    let owned = vec3<u32>(left_face_color(id, 0u, edge_ids), left_face_color(id, 1u, edge_ids),
-                          left_face_color(id, 2u, edge_ids));
     for (var c = 0u; c < 2u * params.base_colors; c = c + 1u) {
         items[c * range.capacity + i] = select(0u, 1u, any(owned == vec3<u32>(c)));
     }

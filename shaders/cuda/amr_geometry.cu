@@ -52,26 +52,17 @@
 #define STAGING 1u
 #endif
 
-// Color of the face that element `id` owns on local side s (it is the face's left side: its
-// edge there is a live leaf with the element on side 0, or on side 1 with side 0 coarser);
-// NONE when the side has no face of its own (a split side, or the right side of a face).
+// Color of the face that element `id` owns on its side over edge e (it is the face's left
+// side: e is a live leaf with the element on side 0, or on side 1 with side 0 coarser); NONE
+// when the side has no face of its own (a split side, or the right side of a face). Both
+// sides are loaded at once, with the edge's node.
 __device__ u32 left_face_color(
-    u32 id,
-    u32 s,
-    const uint4* element_edges,
-    const uint4* edge_tree,
-    const uint2* edge_sides,
-    u32 edge_ids) {
-    uint4 edges = element_edges[id];
-    u32 e = s == 0u ? edges.x : (s == 1u ? edges.y : edges.z);
-    if (!is_face_edge(e, edge_tree[e], edge_ids)) {
-        return NONE;
-    }
+    u32 id, u32 e, const uint4* edge_tree, const uint2* edge_sides, u32 edge_ids) {
+    uint4 t = edge_tree[e];
     u32 side0 = edge_sides[2u * e].x;
-    if (side0 == id || (side0 == NONE && edge_sides[2u * e + 1u].x == id)) {
-        return (edge_tree[e].x >> 8u) & 0xffu;
-    }
-    return NONE;
+    u32 side1 = edge_sides[2u * e + 1u].x;
+    bool owns = side0 == id || (side0 == NONE && side1 == id);
+    return is_face_edge(e, t, edge_ids) && owns ? (t.x >> 8u) & 0xffu : NONE;
 }
 
 // Slot p's number in the compaction scan.
@@ -89,7 +80,9 @@ __device__ __forceinline__ bool is_hole(
     return next != compaction_number(p, compaction_scan, compaction_offsets);
 }
 
-// The geometry and face marks of element `id` in slot i.
+// The geometry and face marks of element `id` in slot i: every load first (the vertices and
+// the edges, then the edges' nodes and sides), the stores after, so a thread waits on one
+// chain of dependent loads.
 __device__ void element_geometry(
     u32 i,
     u32 id,
@@ -106,6 +99,10 @@ __device__ void element_geometry(
     float2 v0 = vertices[3u * id];
     float2 v1 = vertices[3u * id + 1u];
     float2 v2 = vertices[3u * id + 2u];
+    uint4 edges = element_edges[id];
+    u32 owned[3] = {left_face_color(id, edges.x, edge_tree, edge_sides, edge_ids),
+                    left_face_color(id, edges.y, edge_tree, edge_sides, edge_ids),
+                    left_face_color(id, edges.z, edge_tree, edge_sides, edge_ids)};
     float2 a = v1 - v0;
     float2 b = v2 - v0;
     float d = a.x * b.y - b.x * a.y;
@@ -113,10 +110,6 @@ __device__ void element_geometry(
     inv_det[i] = 1.0f / d;
     float longest = fmaxf(length(a), fmaxf(length(b), length(v2 - v1)));
     heights[i] = d / longest;
-    u32 owned[3];
-    for (u32 s = 0u; s < 3u; s = s + 1u) {
-        owned[s] = left_face_color(id, s, element_edges, edge_tree, edge_sides, edge_ids);
-    }
     for (u32 c = 0u; c < colors; c = c + 1u) {
         bool mine = owned[0] == c || owned[1] == c || owned[2] == c;
         items[c * NE + i] = mine ? 1u : 0u;
