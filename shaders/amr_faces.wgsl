@@ -46,13 +46,12 @@
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
-// (slot, local side, half) of side s of edge e; slot NONE when there is none.
-fn side_of(e: u32, s: u32) -> vec3<u32> {
-    let here = edge_sides[2u * e + s];
+// (slot, local side, half) of side s of edge e, whose side s holds `here` (element id, local
+// side) and whose parent is `parent`; slot NONE when there is none.
+fn side_of(e: u32, s: u32, here: vec2<u32>, parent: u32) -> vec3<u32> {
     if (here.x != NONE) {
         return vec3<u32>(element_tree[here.x].w, here.y, 0u);
     }
-    let parent = edge_tree[e].y;
     if (parent == NONE) {
         return vec3<u32>(NONE, 0u, 0u);
     }
@@ -68,43 +67,43 @@ fn side_of(e: u32, s: u32) -> vec3<u32> {
     return vec3<u32>(element_tree[up.x].w, up.y, half);
 }
 
-// Face of edge e written, in color order and at `by_left` in left-element order: (1 when its
-// slots lie far apart else 0, the element half sides it covers: 2 for the left side, whole,
-// and 2 or 1 for the right, whole or half); zeros when there is no face to write.
-fn write_face(e: u32, by_left: u32) -> vec2<u32> {
+// Corner k of a triangle with corners v0, v1, v2.
+fn corner(v0: vec2<f32>, v1: vec2<f32>, v2: vec2<f32>, k: u32) -> vec2<f32> {
+    return select(select(v2, v1, k == 1u), v0, k == 0u);
+}
+
+// Face of edge e that the element in slot i owns on its side s, from corner a to corner b,
+// written in color order and at `by_left` in left-element order: (1 when its slots lie far
+// apart else 0, the element half sides it covers: 2 for the left side, whole, and 2 or 1 for
+// the right, whole or half); zeros when there is no face to write. The owner is the left
+// side, whole (on side 0, or on side 1 with side 0 coarser): (i, s, 0), so only the right
+// side is looked up in the trees, and the owner's corners were loaded with its edges.
+fn write_face(e: u32, i: u32, s: u32, a: vec2<f32>, b: vec2<f32>, by_left: u32) -> vec2<u32> {
     let t = edge_tree[e];
     let kind = t.w & 0xfu;
     let state = t.w >> 4u;
     let interior = kind == EDGE_INTERIOR;
-    var l = side_of(e, 0u);
+    let here0 = edge_sides[2u * e];
+    let here1 = edge_sides[2u * e + 1u];
+    // The owner's side of the edge: 0 when an element holds side 0 (the owner), else 1.
+    let own = select(1u, 0u, here0.x != NONE);
+    let own_here = select(here0, here1, own == 1u);
     var r = vec3<u32>(NONE, 0u, 0u);
     if (interior) {
-        r = side_of(e, 1u);
+        r = side_of(e, 1u - own, select(here1, here0, own == 1u), t.y);
     }
-    if (l.x == NONE || (interior && r.x == NONE) || (!interior && l.z != 0u)) {
+    if ((interior && r.x == NONE) || (!interior && own == 1u) || own_here.y != s) {
         atomicStore(&counters[C_ERROR], 1u);
         return vec2<u32>(0u);
     }
-    if (l.z != 0u) {
-        if (r.z != 0u) {
-            atomicStore(&counters[C_ERROR], 1u);
-            return vec2<u32>(0u);
-        }
-        let swap = l;
-        l = r;
-        r = swap;
-    }
     let color = (t.x >> 8u) & 0xffu;
-    let item = color * range.capacity + l.x;
+    let item = color * range.capacity + i;
     let j = items_scan[item] + block_offsets[item / SCAN_BLOCK];
-    let id = slots[l.x];
-    let a = vertices[3u * id + l.y];
-    let b = vertices[3u * id + (l.y + 1u) % 3u];
     let d = b - a;
     let len = length(d);
-    let info = l.y | (r.y << 2u) | (kind << 4u) | (r.z << 7u) | (state << 9u);
+    let info = s | (r.y << 2u) | (kind << 4u) | (r.z << 7u) | (state << 9u);
     let mid = 0.5 * (a + b);
-    let head = vec4<u32>(l.x, r.x, info, bitcast<u32>(d.y / len));
+    let head = vec4<u32>(i, r.x, info, bitcast<u32>(d.y / len));
     let tail = vec4<u32>(bitcast<u32>(-d.x / len), bitcast<u32>(len), bitcast<u32>(mid.x),
                          bitcast<u32>(mid.y));
     faces[2u * j] = head;
@@ -114,14 +113,14 @@ fn write_face(e: u32, by_left: u32) -> vec2<u32> {
     if (r.x == NONE) {
         return vec2<u32>(0u, 2u);
     }
-    atomicStore(&neighbors[4u * l.x + l.y], r.x);
+    atomicStore(&neighbors[4u * i + s], r.x);
     if (r.z == 2u) {
-        atomicStore(&neighbors[4u * (range.capacity + r.x) + r.y], l.x);
+        atomicStore(&neighbors[4u * (range.capacity + r.x) + r.y], i);
         atomicOr(&neighbors[4u * r.x + 3u], 1u << r.y);
     } else {
-        atomicStore(&neighbors[4u * r.x + r.y], l.x);
+        atomicStore(&neighbors[4u * r.x + r.y], i);
     }
-    let far = select(0u, 1u, max(l.x, r.x) - min(l.x, r.x) > FAR_SLOTS);
+    let far = select(0u, 1u, max(i, r.x) - min(i, r.x) > FAR_SLOTS);
     return vec2<u32>(far, select(3u, 4u, r.z == 0u));
 }
 
@@ -156,6 +155,9 @@ fn main(
     if (runs && i < range.count && i < num_active) {
         let id = slots[i];
         let edges = element_edges[id];
+        let v0 = vertices[3u * id];
+        let v1 = vertices[3u * id + 1u];
+        let v2 = vertices[3u * id + 2u];
         let edge_ids = atomicLoad(&counters[C_EDGE_IDS]);
         // The colors of the faces this element owns (NONE for a side it does not own).
         var colors = vec3<u32>(NONE);
@@ -180,7 +182,9 @@ fn main(
                 if (colors[s] != NONE) {
                     let lower = select(0u, 1u, colors[(s + 1u) % 3u] < colors[s])
                         + select(0u, 1u, colors[(s + 2u) % 3u] < colors[s]);
-                    written = written + write_face(edges[s], before + lower);
+                    let a = corner(v0, v1, v2, s);
+                    let b = corner(v0, v1, v2, (s + 1u) % 3u);
+                    written = written + write_face(edges[s], i, s, a, b, before + lower);
                 }
             }
         }

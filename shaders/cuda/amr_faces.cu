@@ -32,18 +32,19 @@
 //
 // NE, the capacity, is the module constant of common/dispatch.cuh (WGSL: range.capacity).
 
-// (slot, local side, half) of side s of edge e; slot NONE when there is none.
+// (slot, local side, half) of side s of edge e, whose side s holds `here` (element id, local
+// side) and whose parent is `parent`; slot NONE when there is none.
 __device__ uint3 side_of(
     u32 e,
     u32 s,
+    uint2 here,
+    u32 parent,
     const uint4* element_tree,
     const uint4* edge_tree,
     const uint2* edge_sides) {
-    uint2 here = edge_sides[2u * e + s];
     if (here.x != NONE) {
         return make_uint3(element_tree[here.x].w, here.y, 0u);
     }
-    u32 parent = edge_tree[e].y;
     if (parent == NONE) {
         return make_uint3(NONE, 0u, 0u);
     }
@@ -59,14 +60,22 @@ __device__ uint3 side_of(
     return make_uint3(element_tree[up.x].w, up.y, half);
 }
 
-// Face of edge e written, in color order and at `by_left` in left-element order: (1 when its
-// slots lie far apart else 0, the element half sides it covers: 2 for the left side, whole,
-// and 2 or 1 for the right, whole or half); zeros when there is no face to write.
+// Corner k of a triangle with corners v0, v1, v2.
+__device__ __forceinline__ float2 corner(float2 v0, float2 v1, float2 v2, u32 k) {
+    return k == 0u ? v0 : (k == 1u ? v1 : v2);
+}
+
+// Face of edge e that the element in slot i owns on its side s, from corner a to corner b, as
+// the WGSL twin: the owner is the left side, whole, (i, s, 0), so only the right side is looked
+// up in the trees.
 __device__ uint2 write_face(
     u32 e,
+    u32 i,
+    u32 s,
+    float2 a,
+    float2 b,
     u32 by_left,
     const uint4* element_tree,
-    const float2* vertices,
     const uint4* edge_tree,
     const uint2* edge_sides,
     const u32* items_scan,
@@ -74,41 +83,33 @@ __device__ uint2 write_face(
     uint4* faces,
     uint4* faces_by_left,
     u32* neighbors,
-    u32* counters,
-    const u32* slots) {
+    u32* counters) {
     uint4 t = edge_tree[e];
     u32 kind = t.w & 0xfu;
     u32 state = t.w >> 4u;
     bool interior = kind == EDGE_INTERIOR;
-    uint3 l = side_of(e, 0u, element_tree, edge_tree, edge_sides);
+    uint2 here0 = edge_sides[2u * e];
+    uint2 here1 = edge_sides[2u * e + 1u];
+    // The owner's side of the edge: 0 when an element holds side 0 (the owner), else 1.
+    u32 own = here0.x != NONE ? 0u : 1u;
+    uint2 own_here = own == 1u ? here1 : here0;
     uint3 r = make_uint3(NONE, 0u, 0u);
     if (interior) {
-        r = side_of(e, 1u, element_tree, edge_tree, edge_sides);
+        r = side_of(e, 1u - own, own == 1u ? here0 : here1, t.y, element_tree, edge_tree,
+                    edge_sides);
     }
-    if (l.x == NONE || (interior && r.x == NONE) || (!interior && l.z != 0u)) {
+    if ((interior && r.x == NONE) || (!interior && own == 1u) || own_here.y != s) {
         counters[C_ERROR] = 1u;
         return make_uint2(0u, 0u);
     }
-    if (l.z != 0u) {
-        if (r.z != 0u) {
-            counters[C_ERROR] = 1u;
-            return make_uint2(0u, 0u);
-        }
-        uint3 swap = l;
-        l = r;
-        r = swap;
-    }
     u32 color = (t.x >> 8u) & 0xffu;
-    u32 item = color * NE + l.x;
+    u32 item = color * NE + i;
     u32 j = items_scan[item] + block_offsets[item / SCAN_BLOCK];
-    u32 id = slots[l.x];
-    float2 a = vertices[3u * id + l.y];
-    float2 b = vertices[3u * id + (l.y + 1u) % 3u];
     float2 d = b - a;
     float len = length(d);
-    u32 info = l.y | (r.y << 2u) | (kind << 4u) | (r.z << 7u) | (state << 9u);
+    u32 info = s | (r.y << 2u) | (kind << 4u) | (r.z << 7u) | (state << 9u);
     float2 mid = 0.5f * (a + b);
-    uint4 head = make_uint4(l.x, r.x, info, __float_as_uint(d.y / len));
+    uint4 head = make_uint4(i, r.x, info, __float_as_uint(d.y / len));
     uint4 tail = make_uint4(__float_as_uint(-d.x / len), __float_as_uint(len),
                             __float_as_uint(mid.x), __float_as_uint(mid.y));
     faces[2u * j] = head;
@@ -118,19 +119,17 @@ __device__ uint2 write_face(
     if (r.x == NONE) {
         return make_uint2(0u, 2u);
     }
-    neighbors[4u * l.x + l.y] = r.x;
+    neighbors[4u * i + s] = r.x;
     if (r.z == 2u) {
-        neighbors[4u * (NE + r.x) + r.y] = l.x;
+        neighbors[4u * (NE + r.x) + r.y] = i;
         atomicOr(&neighbors[4u * r.x + 3u], 1u << r.y);
     } else {
-        neighbors[4u * r.x + r.y] = l.x;
+        neighbors[4u * r.x + r.y] = i;
     }
-    u32 far = max(l.x, r.x) - min(l.x, r.x) > FAR_SLOTS ? 1u : 0u;
+    u32 far = max(i, r.x) - min(i, r.x) > FAR_SLOTS ? 1u : 0u;
     return make_uint2(far, r.z == 0u ? 4u : 3u);
 }
 
-// Whether element `id` owns face edge e: it is on side 0, or on side 1 with side 0 coarser (as
-// amr_geometry's left_face_color marks it).
 __device__ __forceinline__ bool owns(u32 id, u32 e, const uint2* edge_sides) {
     u32 side0 = edge_sides[2u * e].x;
     return side0 == id || (side0 == NONE && edge_sides[2u * e + 1u].x == id);
@@ -170,6 +169,9 @@ extern "C" __global__ void amr_faces(
     if (runs && i < range.count && i < num_active) {
         u32 id = slots[i];
         uint4 edges = element_edges[id];
+        float2 v0 = vertices[3u * id];
+        float2 v1 = vertices[3u * id + 1u];
+        float2 v2 = vertices[3u * id + 2u];
         u32 edge_ids = *(const volatile u32*)(counters + C_EDGE_IDS);
         // The colors of the faces this element owns (NONE for a side it does not own).
         u32 colors[3];
@@ -196,9 +198,11 @@ extern "C" __global__ void amr_faces(
                     u32 lower = (colors[(s + 1u) % 3u] < colors[s] ? 1u : 0u) +
                                 (colors[(s + 2u) % 3u] < colors[s] ? 1u : 0u);
                     u32 e = s == 0u ? edges.x : (s == 1u ? edges.y : edges.z);
-                    uint2 face = write_face(e, before + lower, element_tree, vertices, edge_tree,
-                                            edge_sides, items_scan, block_offsets, faces,
-                                            faces_by_left, neighbors, counters, slots);
+                    uint2 face = write_face(e, i, s, corner(v0, v1, v2, s),
+                                            corner(v0, v1, v2, (s + 1u) % 3u), before + lower,
+                                            element_tree, edge_tree, edge_sides, items_scan,
+                                            block_offsets, faces, faces_by_left, neighbors,
+                                            counters);
                     written = make_uint2(written.x + face.x, written.y + face.y);
                 }
             }
