@@ -76,13 +76,20 @@ fn follow(pos: u32) {
     atomicStore(&handoff[(1u + list_out) * range.capacity + k], pos);
 }
 
-// The 2:1 rule across the face of slot x (at a) and its neighbour n: the lower side raised to
-// one below the higher.
-fn face_rule(x: u32, a: u32, n: u32) {
+// Slot n's a as it stands, 0 for no slot (n NONE: no rule to apply).
+fn after_of(n: u32) -> u32 {
+    if (n == NONE) {
+        return 0u;
+    }
+    return atomicLoad(&after[n]);
+}
+
+// The 2:1 rule across the face of slot x (at a) and its neighbour n (at b): the lower side raised
+// to one below the higher.
+fn face_rule(x: u32, a: u32, n: u32, b: u32) {
     if (n == NONE) {
         return;
     }
-    let b = atomicLoad(&after[n]);
     if (a > b + 1u) {
         raise(n, a - 1u);
     } else if (b > a + 1u) {
@@ -90,21 +97,23 @@ fn face_rule(x: u32, a: u32, n: u32) {
     }
 }
 
-// Settle slot x: the rule across each of its faces, its a read after its neighbours' records
-// (a raise of x during it follows x again).
+// Settle slot x: the rule across each of its faces. Its a and all its neighbours' are read
+// before the first rule, so a settle waits on one round trip rather than one per face (the
+// loads would otherwise wait on the raises before them): a read may be stale, never too high,
+// and it comes after the rise that this settle follows (above); a raise of x during it follows
+// x again.
 fn settle(x: u32) {
     let sides = neighbors[x];
-    var halves = vec4<u32>(NONE);
-    if (sides.w != 0u) {
-        halves = neighbors[range.capacity + x];
-    }
+    // The second halves, read where a side is split (bit s of sides.w).
+    let halves = select(vec3<u32>(NONE), neighbors[range.capacity + x].xyz,
+                        (vec3<u32>(sides.w) & vec3<u32>(1u, 2u, 4u)) != vec3<u32>(0u));
     let a = atomicLoad(&after[x]);
+    let whole = vec3<u32>(after_of(sides.x), after_of(sides.y), after_of(sides.z));
+    let second = vec3<u32>(after_of(halves.x), after_of(halves.y), after_of(halves.z));
     // #unroll
     for (var s = 0u; s < 3u; s = s + 1u) {
-        face_rule(x, a, sides[s]);
-        if (((sides.w >> s) & 1u) != 0u) {
-            face_rule(x, a, halves[s]);
-        }
+        face_rule(x, a, sides[s], whole[s]);
+        face_rule(x, a, halves[s], second[s]);
     }
 }
 

@@ -70,13 +70,17 @@ __device__ void follow(Rounds& ch, u32 pos) {
     *(volatile u32*)(ch.handoff + (1u + ch.list_out) * NE + k) = pos;
 }
 
-// The 2:1 rule across the face of slot x (at a) and its neighbour n: the lower side raised to
-// one below the higher.
-__device__ void face_rule(Rounds& ch, u32 x, u32 a, u32 n) {
+// Slot n's a as it stands, 0 for no slot (n NONE: no rule to apply).
+__device__ __forceinline__ u32 after_of(const Rounds& ch, u32 n) {
+    return n == NONE ? 0u : load_after(ch.after, n);
+}
+
+// The 2:1 rule across the face of slot x (at a) and its neighbour n (at b): the lower side raised
+// to one below the higher.
+__device__ void face_rule(Rounds& ch, u32 x, u32 a, u32 n, u32 b) {
     if (n == NONE) {
         return;
     }
-    u32 b = load_after(ch.after, n);
     if (a > b + 1u) {
         raise(ch.after, ch.slot_info, n, a - 1u, [&](u32 pos) { follow(ch, pos); });
     } else if (b > a + 1u) {
@@ -84,27 +88,25 @@ __device__ void face_rule(Rounds& ch, u32 x, u32 a, u32 n) {
     }
 }
 
-// Settle slot x: the rule across each of its faces, its a read after its neighbours' records
-// (a raise of x during it follows x again).
+// Settle slot x: the rule across each of its faces, its a and all its neighbours' read before
+// the first rule (as the WGSL twin: one round trip rather than one per face).
 __device__ void settle(Rounds& ch, u32 x) {
     uint4 sides = ch.neighbors[x];
-    uint4 halves = make_uint4(NONE, NONE, NONE, NONE);
-    if (sides.w != 0u) {
-        halves = ch.neighbors[NE + x];
-    }
+    // The second halves, read where a side is split (bit s of sides.w).
+    uint4 split = ch.neighbors[NE + x];
+    uint3 halves = make_uint3((sides.w & 1u) != 0u ? split.x : NONE,
+                              (sides.w & 2u) != 0u ? split.y : NONE,
+                              (sides.w & 4u) != 0u ? split.z : NONE);
     u32 a = load_after(ch.after, x);
-    face_rule(ch, x, a, sides.x);
-    if ((sides.w & 1u) != 0u) {
-        face_rule(ch, x, a, halves.x);
-    }
-    face_rule(ch, x, a, sides.y);
-    if ((sides.w & 2u) != 0u) {
-        face_rule(ch, x, a, halves.y);
-    }
-    face_rule(ch, x, a, sides.z);
-    if ((sides.w & 4u) != 0u) {
-        face_rule(ch, x, a, halves.z);
-    }
+    uint3 whole = make_uint3(after_of(ch, sides.x), after_of(ch, sides.y), after_of(ch, sides.z));
+    uint3 second =
+        make_uint3(after_of(ch, halves.x), after_of(ch, halves.y), after_of(ch, halves.z));
+    face_rule(ch, x, a, sides.x, whole.x);
+    face_rule(ch, x, a, halves.x, second.x);
+    face_rule(ch, x, a, sides.y, whole.y);
+    face_rule(ch, x, a, halves.y, second.y);
+    face_rule(ch, x, a, sides.z, whole.z);
+    face_rule(ch, x, a, halves.z, second.z);
 }
 
 // Settle `item` (NONE: nothing) in this thread, then, with the whole block, the slots that rise
