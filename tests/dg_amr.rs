@@ -2,8 +2,8 @@
 //! refinement follows the double Mach shock and GK19's vortex, a periodic vortex keeps its mass
 //! through many adaptations, the adapted run stays close to the exact vortex with fewer
 //! elements than the uniform finest mesh, the GPU solver moved onto adapted meshes matches
-//! the f64 operator, a run's adaptations compile no kernel (built with the solver's), and a run
-//! times its adaptations' device work.
+//! the f64 operator, a run's adaptations compile no kernel (built with the solver's, amr_settle
+//! only for a smoothing in rounds), and a run times its adaptations' device work.
 
 use chromaflow::runtime::Runtime;
 use chromaflow::solver::dg::amr::driver::{DEVICE_TIMING_EVERY, DEVICE_TIMING_WARMUP};
@@ -134,12 +134,6 @@ fn device_adaptations_add_no_read_back_and_keep_two_to_one() {
     assert!(totals.iter().all(|v| v.is_finite()));
 }
 
-/// A run's device adaptations are timed on the device (lavapipe has timestamps). Timing every
-/// adaptation: at least one span per adaptation for its flags and smoothing, one more for each
-/// that changed the mesh (its coarsening, refinement, compaction and connectivity) and one per
-/// reorder, every span inside the run's wall time (a plan queued untimed, the adaptation's or
-/// a reorder, shows as a missing span). By default one adaptation in DEVICE_TIMING_EVERY after
-/// the DEVICE_TIMING_WARMUP that follow the trees' attach (one here).
 /// A run compiles the smoothing it launches and no other, ahead of its first adaptation: on one
 /// runtime, a run in stages and then one in rounds; the second compiles one kernel more than
 /// the first had (amr_settle), so the stages never built it, and neither run's adaptations
@@ -181,6 +175,12 @@ fn a_run_builds_amr_settle_only_for_the_rounds_and_ahead() {
     );
 }
 
+/// A run's device adaptations are timed on the device (lavapipe has timestamps). Timing every
+/// adaptation: at least one span per adaptation for its flags and smoothing, one more for each
+/// that changed the mesh (its coarsening, refinement, compaction and connectivity) and one per
+/// reorder, every span inside the run's wall time (a plan queued untimed, the adaptation's or
+/// a reorder, shows as a missing span). By default one adaptation in DEVICE_TIMING_EVERY after
+/// the DEVICE_TIMING_WARMUP that follow the trees' attach (one here).
 #[test]
 fn a_run_times_its_device_adaptations() {
     let rt = rt();

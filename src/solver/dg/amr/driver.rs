@@ -248,11 +248,10 @@ pub fn device_capacity(n: usize) -> Capacity {
 
 /// Build the kernels of the device adaptation of order `p` on a solver of `ne` element slots
 /// with `compaction` and `smoothing`, the prefix sums' and, with `reorder`, the Morton
-/// reorder's, into `rt`'s
-/// kernel cache ([`Runtime::kernel_list`], in parallel), so that the first
-/// [`GpuAdaptation::new`] and [`GpuReorder::new`] find them there: an adaptive
-/// run builds them while it builds its solver ([`crate::solver::dg::Simulation::new`]) instead
-/// of at its first adaptation.
+/// reorder's, into `rt`'s kernel cache ([`Runtime::kernel_list`], in parallel), so that the
+/// first [`GpuAdaptation::new`] and [`GpuReorder::new`] find them there: an adaptive run builds
+/// them while it builds its solver ([`crate::solver::dg::Simulation::new`]) instead of at its
+/// first adaptation.
 pub fn build_kernels_ahead(
     rt: &Runtime,
     p: usize,
