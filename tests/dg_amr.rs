@@ -2,8 +2,8 @@
 //! refinement follows the double Mach shock and GK19's vortex, a periodic vortex keeps its mass
 //! through many adaptations, the adapted run stays close to the exact vortex with fewer
 //! elements than the uniform finest mesh, the GPU solver moved onto adapted meshes matches
-//! the f64 operator, a run's adaptations compile no kernel (built with the solver's, amr_settle
-//! only for a smoothing in rounds), and a run times its adaptations' device work.
+//! the f64 operator, a run's adaptations compile no kernel (built with the solver's, and only
+//! its own smoothing's), and a run times its adaptations' device work.
 
 use chromaflow::runtime::Runtime;
 use chromaflow::solver::dg::amr::driver::{DEVICE_TIMING_EVERY, DEVICE_TIMING_WARMUP};
@@ -134,45 +134,47 @@ fn device_adaptations_add_no_read_back_and_keep_two_to_one() {
     assert!(totals.iter().all(|v| v.is_finite()));
 }
 
-/// A run compiles the smoothing it launches and no other, ahead of its first adaptation: on one
-/// runtime, a run in stages and then one in rounds; the second compiles one kernel more than
-/// the first had (amr_settle), so the stages never built it, and neither run's adaptations
+/// A run compiles the smoothing it launches and no other, ahead of its first adaptation: on a
+/// fresh runtime, a run in stages and then one in rounds, and the other way round; the second
+/// run compiles exactly one kernel the first did not need (amr_settle for the rounds, amr_smooth
+/// reading the flags for the stages), so the first never built it, and no run's adaptations
 /// compile anything.
 #[test]
-fn a_run_builds_amr_settle_only_for_the_rounds_and_ahead() {
-    let rt = rt();
-    let mut compiled = Vec::new();
-    for smoothing in [
-        SmoothingPasses::Stages,
-        SmoothingPasses::Rounds {
-            queue_slots: QUEUE_SLOTS,
-        },
-    ] {
-        let mut case = Case::double_mach(100);
-        case.order = 1;
-        case.amr = Some(AmrOptions {
-            smoothing: Some(smoothing),
-            ..amr(2)
-        });
-        let before = rt.kernels_compiled();
-        let mut sim =
-            Simulation::new(&case, &rt, &SimulationOptions::default()).expect("simulation");
-        let built = rt.kernels_compiled();
-        sim.time_adaptation_walls(4, 2).expect("adaptations");
+fn a_run_builds_only_its_own_smoothing_and_ahead() {
+    let stages = SmoothingPasses::Stages;
+    let rounds = SmoothingPasses::Rounds {
+        queue_slots: QUEUE_SLOTS,
+    };
+    for order in [[stages, rounds], [rounds, stages]] {
+        let rt = rt();
+        let mut compiled = Vec::new();
+        for smoothing in order {
+            let mut case = Case::double_mach(100);
+            case.order = 1;
+            case.amr = Some(AmrOptions {
+                smoothing: Some(smoothing),
+                ..amr(2)
+            });
+            let before = rt.kernels_compiled();
+            let mut sim =
+                Simulation::new(&case, &rt, &SimulationOptions::default()).expect("simulation");
+            let built = rt.kernels_compiled();
+            sim.time_adaptation_walls(4, 2).expect("adaptations");
+            assert_eq!(
+                rt.kernels_compiled(),
+                built,
+                "{smoothing}: the adaptations compiled kernels the run had not built ahead"
+            );
+            assert!(sim.amr_stats().expect("stats").device_adaptations >= 2);
+            compiled.push(built - before);
+        }
         assert_eq!(
-            rt.kernels_compiled(),
-            built,
-            "{smoothing}: the adaptations compiled kernels the run had not built ahead"
+            compiled[1], 1,
+            "a run in {} after one in {} compiled {} kernels, not its own smoothing's alone \
+             (the first run compiled {})",
+            order[1], order[0], compiled[1], compiled[0]
         );
-        assert!(sim.amr_stats().expect("stats").device_adaptations >= 2);
-        compiled.push(built - before);
     }
-    assert_eq!(
-        compiled[1], 1,
-        "the run in rounds after one in stages compiled {} kernels, not amr_settle alone \
-         (the stages' run compiled {})",
-        compiled[1], compiled[0]
-    );
 }
 
 /// A run's device adaptations are timed on the device (lavapipe has timestamps). Timing every

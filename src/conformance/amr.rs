@@ -467,6 +467,7 @@ fn fixture_with_slots(
         delta: 2.0,
         jumps: false,
         smoothing,
+        host_flags: true,
     };
     let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;
     Ok(AdaptFixture {
@@ -883,6 +884,7 @@ pub fn device_flags(rt: &Runtime) -> Result<String> {
             delta,
             jumps: with_jumps,
             smoothing: SmoothingPasses::Stages,
+            host_flags: true,
         };
         let tree = TreeCapacity::with_room(n, am.element_ids(), am.edge_ids(), 1.0);
         let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;

@@ -261,7 +261,7 @@ pub fn build_kernels_ahead(
     reorder: bool,
 ) -> Result<()> {
     let np = (p + 1) * (p + 2) / 2;
-    let mut specs = gpu::kernel_specs(np, ne, compaction, smoothing);
+    let mut specs = gpu::kernel_specs(np, ne, compaction, smoothing, false);
     specs.extend(PrefixSum::kernel_specs());
     if reorder {
         specs.extend(reorder::kernel_specs(np, ne));
@@ -507,6 +507,7 @@ impl Adaptivity {
             delta: self.options.delta,
             jumps: self.options.jumps,
             smoothing: self.options.device_smoothing(),
+            host_flags: false,
         };
         let mut device = GpuAdaptation::new(
             gpu.runtime(),

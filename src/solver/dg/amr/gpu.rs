@@ -330,6 +330,12 @@ pub struct GpuAdaptOptions {
     pub jumps: bool,
     /// How the smoothing applies the 2:1 rules ([`SmoothingPasses::for_levels`]).
     pub smoothing: SmoothingPasses,
+    /// Also build the plans that start from flags the host sets or amr_flag computes
+    /// ([`GpuAdaptation::set_flags`] with [`GpuAdaptation::smooth`],
+    /// [`GpuAdaptation::compute_flags`]): the checks' way in. A run computes the flags in
+    /// the smoothing's pass 0 and compiles neither amr_flag nor, in rounds, the pass 0 that
+    /// reads them.
+    pub host_flags: bool,
 }
 
 /// Seconds of named phases, in the order they ran.
@@ -391,11 +397,12 @@ pub struct GpuAdaptation {
     /// Whether [`GpuAdaptation::smooth_with_clock`] queues the adaptation behind the smoothing:
     /// after an adaptation that changed the mesh (and at first).
     queue_ahead: std::cell::Cell<bool>,
-    /// Flags from the indicator.
-    flag_plan: Plan,
-    /// The smoothing (pass 0, the stages or amr_settle), then the clusters and refinements
-    /// numbered and the solver's clock copied after the counters.
-    smooth_plan: Plan,
+    /// Flags from the indicator (with [`GpuAdaptOptions::host_flags`]).
+    flag_plan: Option<Plan>,
+    /// The smoothing of the flags as they are (pass 0, the stages or amr_settle), then the
+    /// clusters and refinements numbered and the solver's clock copied after the counters
+    /// (with [`GpuAdaptOptions::host_flags`]).
+    smooth_plan: Option<Plan>,
     /// The flags and the smoothing as one plan (one submission, one CUDA graph): pass 0
     /// computes the flags itself (amr_smooth with FLAGGED), a launch less than `flag_plan`
     /// then `smooth_plan`.
@@ -476,14 +483,19 @@ impl LaunchTally {
     }
 }
 
-/// The adaptation's kernels (stem and constants) for `np` modes, `ne` slots, `compaction` and
-/// `smoothing`, in the order [`GpuAdaptation::new`] binds them: amr_settle (the rounds only)
-/// and GK19's compaction's two last, so that a run compiles nothing it does not launch.
+/// The adaptation's kernels (stem and constants) for `np` modes, `ne` slots, `compaction`,
+/// `smoothing` and `host_flags` ([`GpuAdaptOptions::host_flags`]), in the order
+/// [`GpuAdaptation::new`] binds them, so that a run compiles nothing it does not launch:
+/// - amr_flag, with the host's flags only;
+/// - amr_smooth reading the flags, for the stages or the host's flags;
+/// - amr_settle, for the rounds only;
+/// - GK19's compaction's two, last.
 pub(super) fn kernel_specs(
     np: usize,
     ne: usize,
     compaction: Compaction,
     smoothing: SmoothingPasses,
+    host_flags: bool,
 ) -> Vec<OwnedKernelSpec> {
     let capacity = (CAPACITY_CONSTANT, ne as f64);
     let (np, ne) = (np as f64, ne as f64);
@@ -507,13 +519,19 @@ pub(super) fn kernel_specs(
         constants.extend([in_order, staging]);
         constants
     };
-    let mut specs = vec![
-        ("amr_flag", with_np.clone()),
+    let mut specs = Vec::new();
+    if host_flags {
+        specs.push(("amr_flag", with_np.clone()));
+    }
+    if host_flags || smoothing == SmoothingPasses::Stages {
+        // Pass 0 reading the flags, and the stages.
+        specs.push(("amr_smooth", with_np.clone()));
+    }
+    specs.extend([
         ("amr_scan", vec![in_order]),
         // Phase 0's, over the blocks of the marks in use only.
         ("amr_scan", vec![in_order, ("LIVE_BLOCKS", 1.0)]),
-        // Pass 0 reading the flags, and computing them itself (a run's smoothing).
-        ("amr_smooth", with_np.clone()),
+        // Pass 0 computing the flags itself (a run's smoothing).
         (
             "amr_smooth",
             [with_np.clone(), vec![("FLAGGED", 1.0)]].concat(),
@@ -523,7 +541,7 @@ pub(super) fn kernel_specs(
         ("amr_refine", with_order(projection)),
         ("amr_geometry", with_order(with_np)),
         ("amr_faces", with_ne),
-    ];
+    ]);
     if let SmoothingPasses::Rounds { queue_slots } = smoothing {
         // The 2:1 rules in rounds (from 8 levels).
         let queue = ("QUEUE_SLOTS", queue_slots as f64);
@@ -691,6 +709,7 @@ impl GpuAdaptation {
                 ne,
                 compaction,
                 options.smoothing,
+                options.host_flags,
             ))?
             .into_iter();
         let mut next = || {
@@ -698,10 +717,11 @@ impl GpuAdaptation {
                 .next()
                 .ok_or_else(|| Error::Gpu("device adaptation: a kernel is missing".into()))
         };
-        let flag_kernel = next()?;
+        let flag_kernel = options.host_flags.then(&mut next).transpose()?;
+        let reads_flags = options.host_flags || options.smoothing == SmoothingPasses::Stages;
+        let smooth_kernel = reads_flags.then(&mut next).transpose()?;
         let scan_kernel = next()?;
         let marks_scan_kernel = next()?;
-        let smooth_kernel = next()?;
         let flagged_smooth_kernel = next()?;
         let mark_kernel = next()?;
         let coarsen_kernel = next()?;
@@ -721,7 +741,6 @@ impl GpuAdaptation {
         let (regs, [inv_jac, inv_det, heights, neighbors, faces]) = dg.device_buffers();
         let prm = Arg::params(&params);
 
-        let mut flag = PlanBuilder::new();
         let mut flag_args = args![
             *regs,
             centroid_basis,
@@ -736,15 +755,21 @@ impl GpuAdaptation {
         // Sized by the solver's element record (on CUDA its element bound), as the smoothing
         // below.
         let bounds = dg.count_bounds().clone();
-        flag.segment("flag")
-            .launch_device(
-                &flag_kernel,
-                &flag_args,
-                ItemRange::new(record_word(0), 0),
-                ne as u32,
-                dg.launch_words(),
-            )
-            .bounded(&bounds.elements);
+        let flag_plan = flag_kernel
+            .map(|kernel| {
+                let mut flag = PlanBuilder::new();
+                flag.segment("flag")
+                    .launch_device(
+                        &kernel,
+                        &flag_args,
+                        ItemRange::new(record_word(0), 0),
+                        ne as u32,
+                        dg.launch_words(),
+                    )
+                    .bounded(&bounds.elements);
+                rt.prepare(&flag)
+            })
+            .transpose()?;
 
         let mut tally = LaunchTally::default();
 
@@ -841,6 +866,9 @@ impl GpuAdaptation {
                 // Stage s (range.color s) sized by the solver's launch record of all the
                 // current mesh's faces: exactly on wgpu; on CUDA by the solver's face bound.
                 None => {
+                    let stage_kernel = smooth_kernel.as_ref().ok_or_else(|| {
+                        Error::Gpu("device adaptation: the stages' kernel is missing".into())
+                    })?;
                     for stage in 1..u32::from(mesh.max_level.max(1)) {
                         let all_faces = ItemRange {
                             first: record_word(1 + colors),
@@ -850,7 +878,7 @@ impl GpuAdaptation {
                         };
                         smooth
                             .launch_device(
-                                &smooth_kernel,
+                                stage_kernel,
                                 &smooth_args,
                                 all_faces,
                                 dg_edges as u32,
@@ -871,9 +899,16 @@ impl GpuAdaptation {
             tally.next_plan();
             Ok::<PlanBuilder, Error>(smooth)
         };
-        // Pass 0 reading the flags (a host's, or amr_flag's), and in a run's plan pass 0
-        // computing them itself (a launch less): the launches counted are the run's.
-        let smooth = smoothing(&smooth_kernel, "smooth", &mut LaunchTally::default())?;
+        // Pass 0 reading the flags (a host's, or amr_flag's; with host_flags), and in a run's
+        // plan pass 0 computing them itself (a launch less): the launches counted are the
+        // run's.
+        let smooth_plan = match (&smooth_kernel, options.host_flags) {
+            (Some(kernel), true) => {
+                let plan = smoothing(kernel, "smooth", &mut LaunchTally::default())?;
+                Some(rt.prepare(&plan)?)
+            }
+            _ => None,
+        };
         let flag_smooth = smoothing(&flagged_smooth_kernel, "flag and smooth", &mut tally)?;
         let mut adapt = PlanBuilder::new();
 
@@ -1012,8 +1047,8 @@ impl GpuAdaptation {
             base_colors: mesh.base_colors,
             compaction,
             smoothing: options.smoothing,
-            flag_plan: rt.prepare(&flag)?,
-            smooth_plan: rt.prepare(&smooth)?,
+            flag_plan,
+            smooth_plan,
             flag_smooth_plan: rt.prepare(&flag_smooth)?,
             adapt_plan: rt.prepare(&adapt)?,
             adapt_ahead: std::cell::RefCell::new(None),
@@ -1072,7 +1107,16 @@ impl GpuAdaptation {
     /// Flags from the indicator of the solution in the solver's register 0 (queued: the
     /// smoothing's read-back waits for it).
     pub fn compute_flags(&self, phases: Option<&mut PhaseSeconds>) -> Result<()> {
-        self.run(&self.flag_plan, phases)
+        self.run(Self::host_plan(&self.flag_plan, "compute_flags")?, phases)
+    }
+
+    /// A plan built only with [`GpuAdaptOptions::host_flags`], for `caller`.
+    fn host_plan<'a>(plan: &'a Option<Plan>, caller: &str) -> Result<&'a Plan> {
+        plan.as_ref().ok_or_else(|| {
+            Error::Invalid(format!(
+                "device adaptation: {caller} needs the plans of GpuAdaptOptions::host_flags"
+            ))
+        })
     }
 
     /// Set the flags (per active slot) instead of computing them.
@@ -1092,7 +1136,7 @@ impl GpuAdaptation {
     /// refinements counted) and read back what they ask for. Untimed, the host records the
     /// adaptation's plan while the read-back waits, for [`Self::apply`].
     pub fn smooth(&self, phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
-        self.smooth_by(&self.smooth_plan, phases)
+        self.smooth_by(Self::host_plan(&self.smooth_plan, "smooth")?, phases)
     }
 
     /// The flags from the indicator and their smoothing as a run queues them (one plan, pass 0
@@ -1143,7 +1187,8 @@ impl GpuAdaptation {
     /// [`GpuAdaptation::smooth_with_clock`] of the flags as set ([`GpuAdaptation::set_flags`])
     /// instead of the indicator's.
     pub fn smooth_flags_ahead(&self, due_steps: u32) -> Result<([f32; CLOCK_WORDS], Smoothed)> {
-        self.smooth_ahead(&self.smooth_plan, due_steps)
+        let plan = Self::host_plan(&self.smooth_plan, "smooth_flags_ahead")?;
+        self.smooth_ahead(plan, due_steps)
     }
 
     /// `smoothing` (a plan that ends with the smoothing), the read-back of the counters and

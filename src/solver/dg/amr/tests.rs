@@ -566,3 +566,47 @@ fn refining_and_coarsening_in_order_gives_back_the_slots() {
         }
     }
 }
+
+/// A device adaptation compiles the kernels it launches and no other: amr_flag only with the
+/// host's flags, amr_smooth reading the flags only for the stages or the host's flags,
+/// amr_settle only for the rounds, GK19's compaction kernels only for it.
+#[test]
+fn the_adaptation_kernels_are_those_it_launches() {
+    use super::gpu::{kernel_specs, SmoothingPasses};
+    let rounds = SmoothingPasses::Rounds {
+        queue_slots: QUEUE_SLOTS,
+    };
+    let count = |smoothing, host_flags, compaction, stem: &str, flagged: bool| {
+        kernel_specs(3, 64, compaction, smoothing, host_flags)
+            .iter()
+            .filter(|(s, c)| *s == stem && c.iter().any(|(k, _)| *k == "FLAGGED") == flagged)
+            .count()
+    };
+    let in_order = Compaction::InOrder;
+    for (smoothing, host_flags, flag, reading, settle) in [
+        (SmoothingPasses::Stages, false, 0, 1, 0),
+        (SmoothingPasses::Stages, true, 1, 1, 0),
+        (rounds, false, 0, 0, 1),
+        (rounds, true, 1, 1, 1),
+    ] {
+        let case = format!("{smoothing}, host flags {host_flags}");
+        assert_eq!(
+            count(smoothing, host_flags, in_order, "amr_flag", false),
+            flag,
+            "{case}"
+        );
+        let reads = count(smoothing, host_flags, in_order, "amr_smooth", false);
+        assert_eq!(reads, reading, "{case}: amr_smooth reading the flags");
+        let computes = count(smoothing, host_flags, in_order, "amr_smooth", true);
+        assert_eq!(computes, 1, "{case}: amr_smooth computing the flags");
+        assert_eq!(
+            count(smoothing, host_flags, in_order, "amr_settle", false),
+            settle,
+            "{case}"
+        );
+    }
+    for (compaction, compacts) in [(Compaction::InOrder, 0), (Compaction::Gk19, 1)] {
+        let n = count(rounds, false, compaction, "amr_compact", false);
+        assert_eq!(n, compacts, "{compaction:?}: amr_compact");
+    }
+}
