@@ -927,12 +927,15 @@ impl Rounds {
         }
     }
 
-    /// The 2:1 rule across every face of slot `x`, with its a read once before them.
+    /// The 2:1 rule across every face of slot `x`, with its a and its neighbours' read once
+    /// before them (as amr_settle loads them).
     fn settle(&mut self, x: usize) {
         let a = self.after[x];
-        for k in 0..self.neighbors[x].len() {
-            let n = self.neighbors[x][k];
-            let b = self.after[n];
+        let faces: Vec<(usize, i32)> = self.neighbors[x]
+            .iter()
+            .map(|&n| (n, self.after[n]))
+            .collect();
+        for (n, b) in faces {
             if a > b + 1 {
                 self.raise(n, a - 1);
             } else if b > a + 1 {
