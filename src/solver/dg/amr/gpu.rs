@@ -483,6 +483,12 @@ impl LaunchTally {
     }
 }
 
+/// Whether the adaptation builds amr_smooth's pass 0 that reads the flags: for the host's
+/// flags, and for the stages, which launch that kernel.
+fn builds_flag_reading_pass(smoothing: SmoothingPasses, host_flags: bool) -> bool {
+    host_flags || smoothing == SmoothingPasses::Stages
+}
+
 /// The adaptation's kernels (stem and constants) for `np` modes, `ne` slots, `compaction`,
 /// `smoothing` and `host_flags` ([`GpuAdaptOptions::host_flags`]), in the order
 /// [`GpuAdaptation::new`] binds them, so that a run compiles nothing it does not launch:
@@ -523,7 +529,7 @@ pub(super) fn kernel_specs(
     if host_flags {
         specs.push(("amr_flag", with_np.clone()));
     }
-    if host_flags || smoothing == SmoothingPasses::Stages {
+    if builds_flag_reading_pass(smoothing, host_flags) {
         // Pass 0 reading the flags, and the stages.
         specs.push(("amr_smooth", with_np.clone()));
     }
@@ -718,8 +724,9 @@ impl GpuAdaptation {
                 .ok_or_else(|| Error::Gpu("device adaptation: a kernel is missing".into()))
         };
         let flag_kernel = options.host_flags.then(&mut next).transpose()?;
-        let reads_flags = options.host_flags || options.smoothing == SmoothingPasses::Stages;
-        let smooth_kernel = reads_flags.then(&mut next).transpose()?;
+        let smooth_kernel = builds_flag_reading_pass(options.smoothing, options.host_flags)
+            .then(&mut next)
+            .transpose()?;
         let scan_kernel = next()?;
         let marks_scan_kernel = next()?;
         let flagged_smooth_kernel = next()?;

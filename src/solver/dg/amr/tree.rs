@@ -470,6 +470,7 @@ impl AdaptiveMesh {
             lists: [Vec::new(), Vec::new()],
             waiting: vec![false; n],
             list_out: 0,
+            read: Vec::new(),
         };
         let slots: Vec<usize> = (0..n).collect();
         for group in slots.chunks(SMOOTHING_WORKGROUP) {
@@ -891,6 +892,8 @@ struct Rounds {
     lists: [Vec<usize>; 2],
     waiting: Vec<bool>,
     list_out: usize,
+    /// A settle's neighbours with their a as read before its rules (kept to reuse its room).
+    read: Vec<(usize, i32)>,
 }
 
 impl Rounds {
@@ -931,17 +934,17 @@ impl Rounds {
     /// before them (as amr_settle loads them).
     fn settle(&mut self, x: usize) {
         let a = self.after[x];
-        let faces: Vec<(usize, i32)> = self.neighbors[x]
-            .iter()
-            .map(|&n| (n, self.after[n]))
-            .collect();
-        for (n, b) in faces {
+        let mut read = std::mem::take(&mut self.read);
+        read.clear();
+        read.extend(self.neighbors[x].iter().map(|&n| (n, self.after[n])));
+        for &(n, b) in &read {
             if a > b + 1 {
                 self.raise(n, a - 1);
             } else if b > a + 1 {
                 self.raise(x, b - 1);
             }
         }
+        self.read = read;
     }
 
     /// Settle a workgroup's `slots`, then what rises, a round at a time, until a round raises
