@@ -60,6 +60,8 @@ override NP: u32 = 3u;
 
 // Pass 0: the largest a_i of the workgroup (one atomic on the counters per workgroup).
 var<workgroup> group_top: atomic<u32>;
+// Pass 0: the flags as they came of the workgroup's slots (raw_flag), for their siblings.
+var<workgroup> group_flags: array<u32, WORKGROUP_SIZE>;
 // A stage: top and the faces, read by one thread of the workgroup for all.
 var<workgroup> stage_counts: vec2<u32>;
 
@@ -84,35 +86,61 @@ fn raw_flag(t: u32) -> u32 {
     return flags[t];
 }
 
-// Pass 0 for slot t: slot_info, the admissible flag stored, and a_t (0 past the active slots).
-fn first_pass(t: u32) -> u32 {
+// Pass 0, first half, for slot t, thread lid of its workgroup: its slot_info stored and
+// returned, and its flag as it came kept in group_flags for its siblings (0 past the active
+// slots).
+fn slot_record(t: u32, lid: u32) -> vec4<u32> {
+    var info = vec4<u32>(0u, NONE, NONE, NONE);
+    var raw = 0u;
+    if (t < atomicLoad(&counters[C_ACTIVE])) {
+        let id = slots[t];
+        let own = element_tree[id];
+        info.x = own.x;
+        if (own.y != NONE) {
+            let block = element_tree[own.y].z;
+            var k = 1u;
+            // #unroll
+            for (var c = 0u; c < 4u; c = c + 1u) {
+                if (block + c != id) {
+                    info[k] = element_tree[block + c].w;
+                    k = k + 1u;
+                }
+            }
+        }
+        slot_info[t] = info;
+        raw = raw_flag(t);
+    }
+    group_flags[lid] = raw;
+    return info;
+}
+
+// Pass 0, second half (after a barrier), for slot t of the workgroup whose first slot is
+// `base`: its admissible flag, a_t stored in after[t] and returned (0 past the active slots). A sibling's flag comes from group_flags when its slot is
+// in this workgroup (with the in-order compaction siblings mostly are: a refinement puts its
+// children in consecutive slots), else from raw_flag.
+fn first_pass(t: u32, info: vec4<u32>, base: u32) -> u32 {
     if (t >= atomicLoad(&counters[C_ACTIVE])) {
         return 0u;
     }
-    let id = slots[t];
-    let own = element_tree[id];
-    let level = own.x;
-    var info = vec4<u32>(level, NONE, NONE, NONE);
-    if (own.y != NONE) {
-        let block = element_tree[own.y].z;
-        var k = 1u;
-        // #unroll
-        for (var c = 0u; c < 4u; c = c + 1u) {
-            if (block + c != id) {
-                info[k] = element_tree[block + c].w;
-                k = k + 1u;
-            }
-        }
-    }
-    slot_info[t] = info;
-    var f = admissible(raw_flag(t), level);
+    let level = info.x;
+    var f = admissible(group_flags[t - base], level);
     if (f < 0) {
         // A root's -1 was read as 0 above, so this slot has siblings.
         // #unroll
         for (var c = 0u; c < 3u; c = c + 1u) {
             let sibling = info[1u + c];
-            if (sibling == NONE || admissible(raw_flag(sibling), level) >= 0) {
+            if (sibling == NONE) {
                 f = 0;
+            } else {
+                var bits = 0u;
+                if (sibling >= base && sibling - base < WORKGROUP_SIZE) {
+                    bits = group_flags[sibling - base];
+                } else {
+                    bits = raw_flag(sibling);
+                }
+                if (admissible(bits, level) >= 0) {
+                    f = 0;
+                }
             }
         }
     }
@@ -148,8 +176,9 @@ fn main(
         if (lid == 0u) {
             atomicStore(&group_top, 0u);
         }
+        let info = slot_record(t, lid);
         workgroupBarrier();
-        atomicMax(&group_top, first_pass(t));
+        atomicMax(&group_top, first_pass(t, info, t - lid));
         workgroupBarrier();
         if (lid == 0u) {
             let top = atomicLoad(&group_top);

@@ -59,50 +59,90 @@ struct IndicatorInputs {
     const uint4* neighbors;
 };
 
-// Pass 0 for slot t: slot_info, a_t from the admissible flag stored in after[t], and a_t (0
-// past the active slots).
-__device__ u32 first_pass(
+// The flag of slot s as it came: the indicator's (FLAGGED) or the one in `flags`.
+__device__ __forceinline__ u32 raw_flag(
+    u32 s,
+    const u32* flags,
+    const IndicatorInputs& in,
+    const AmrParams& params) {
+    return FLAGGED != 0u ? (u32)indicator_flag(s, in.regs, in.centroid_basis, in.inv_jac,
+                                               in.heights, in.neighbors, params)
+                         : flags[s];
+}
+
+// Pass 0: the flags as they came of the block's slots (raw_flag), for their siblings.
+__shared__ u32 group_flags[WORKGROUP_SIZE];
+
+// Pass 0, first half, for slot t, thread lid of its block: its slot_info stored and returned,
+// and its flag as it came kept in group_flags for its siblings (0 past the active slots).
+__device__ uint4 slot_record(
     u32 t,
+    u32 lid,
     const u32* slots,
     const uint4* element_tree,
     const u32* flags,
     const u32* counters,
     uint4* slot_info,
+    const IndicatorInputs& in,
+    const AmrParams& params) {
+    u32 info[4] = {0u, NONE, NONE, NONE};
+    u32 raw = 0u;
+    if (t < *(const volatile u32*)(counters + C_ACTIVE)) {
+        u32 id = slots[t];
+        uint4 own = element_tree[id];
+        info[0] = own.x;
+        if (own.y != NONE) {
+            u32 block = element_tree[own.y].z;
+            u32 k = 1u;
+#pragma unroll
+            for (u32 c = 0u; c < 4u; c = c + 1u) {
+                if (block + c != id) {
+                    info[k] = element_tree[block + c].w;
+                    k = k + 1u;
+                }
+            }
+        }
+        slot_info[t] = make_uint4(info[0], info[1], info[2], info[3]);
+        raw = raw_flag(t, flags, in, params);
+    }
+    group_flags[lid] = raw;
+    return make_uint4(info[0], info[1], info[2], info[3]);
+}
+
+// Pass 0, second half (after a barrier), for slot t of the block whose first slot is `base`:
+// its admissible flag, a_t stored in after[t] and returned (0 past the active slots). A
+// sibling's flag comes from group_flags when its slot is in this block (with the in-order
+// compaction siblings mostly are: a refinement puts its children in consecutive slots), else
+// from raw_flag.
+__device__ u32 first_pass(
+    u32 t,
+    uint4 info,
+    u32 base,
+    const u32* flags,
+    const u32* counters,
     u32* after,
     const IndicatorInputs& in,
     const AmrParams& params) {
-    // The flag of a slot as it came: the indicator's (FLAGGED) or the one in `flags`.
-    auto raw_flag = [&](u32 s) -> u32 {
-        return FLAGGED != 0u ? (u32)indicator_flag(s, in.regs, in.centroid_basis, in.inv_jac,
-                                                   in.heights, in.neighbors, params)
-                             : flags[s];
-    };
     if (t >= *(const volatile u32*)(counters + C_ACTIVE)) {
         return 0u;
     }
-    u32 id = slots[t];
-    uint4 own = element_tree[id];
-    u32 level = own.x;
-    u32 info[4] = {level, NONE, NONE, NONE};
-    if (own.y != NONE) {
-        u32 block = element_tree[own.y].z;
-        u32 k = 1u;
-#pragma unroll
-        for (u32 c = 0u; c < 4u; c = c + 1u) {
-            if (block + c != id) {
-                info[k] = element_tree[block + c].w;
-                k = k + 1u;
-            }
-        }
-    }
-    slot_info[t] = make_uint4(info[0], info[1], info[2], info[3]);
-    int f = admissible(raw_flag(t), level, params);
+    u32 level = info.x;
+    int f = admissible(group_flags[t - base], level, params);
     if (f < 0) {
         // A root's -1 was read as 0 above, so this slot has siblings.
+        u32 siblings[3] = {info.y, info.z, info.w};
 #pragma unroll
-        for (u32 c = 1u; c < 4u; c = c + 1u) {
-            if (info[c] == NONE || admissible(raw_flag(info[c]), level, params) >= 0) {
+        for (u32 c = 0u; c < 3u; c = c + 1u) {
+            u32 sibling = siblings[c];
+            if (sibling == NONE) {
                 f = 0;
+            } else {
+                u32 bits = sibling >= base && sibling - base < WORKGROUP_SIZE
+                               ? group_flags[sibling - base]
+                               : raw_flag(sibling, flags, in, params);
+                if (admissible(bits, level, params) >= 0) {
+                    f = 0;
+                }
             }
         }
     }
@@ -153,9 +193,11 @@ extern "C" __global__ void amr_smooth(
         if (threadIdx.x == 0u) {
             group_top = 0u;
         }
-        __syncthreads();
         IndicatorInputs in = {regs, centroid_basis, inv_jac, heights, neighbors};
-        u32 a = first_pass(t, slots, element_tree, flags, counters, slot_info, after, in, params);
+        uint4 info = slot_record(t, threadIdx.x, slots, element_tree, flags, counters, slot_info,
+                                 in, params);
+        __syncthreads();
+        u32 a = first_pass(t, info, t - threadIdx.x, flags, counters, after, in, params);
         atomicMax(&group_top, a);
         __syncthreads();
         if (threadIdx.x == 0u && group_top > 0u) {
