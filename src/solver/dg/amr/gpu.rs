@@ -483,17 +483,11 @@ impl LaunchTally {
     }
 }
 
-/// Whether the adaptation builds amr_smooth's pass 0 that reads the flags: for the host's
-/// flags, and for the stages, which launch that kernel.
-fn builds_flag_reading_pass(smoothing: SmoothingPasses, host_flags: bool) -> bool {
-    host_flags || smoothing == SmoothingPasses::Stages
-}
-
 /// The adaptation's kernels (stem and constants) for `np` modes, `ne` slots, `compaction`,
 /// `smoothing` and `host_flags` ([`GpuAdaptOptions::host_flags`]), in the order
 /// [`GpuAdaptation::new`] binds them, so that a run compiles nothing it does not launch:
-/// - amr_flag, with the host's flags only;
-/// - amr_smooth reading the flags, for the stages or the host's flags;
+/// - amr_flag and amr_smooth reading the flags, with the host's flags only (a run's pass 0
+///   computes the flags, and its stages launch that kernel);
 /// - amr_settle, for the rounds only;
 /// - GK19's compaction's two, last.
 pub(super) fn kernel_specs(
@@ -527,11 +521,11 @@ pub(super) fn kernel_specs(
     };
     let mut specs = Vec::new();
     if host_flags {
-        specs.push(("amr_flag", with_np.clone()));
-    }
-    if builds_flag_reading_pass(smoothing, host_flags) {
-        // Pass 0 reading the flags, and the stages.
-        specs.push(("amr_smooth", with_np.clone()));
+        // The flags, and pass 0 reading them (with its stages).
+        specs.extend([
+            ("amr_flag", with_np.clone()),
+            ("amr_smooth", with_np.clone()),
+        ]);
     }
     specs.extend([
         ("amr_scan", vec![in_order]),
@@ -724,9 +718,7 @@ impl GpuAdaptation {
                 .ok_or_else(|| Error::Gpu("device adaptation: a kernel is missing".into()))
         };
         let flag_kernel = options.host_flags.then(&mut next).transpose()?;
-        let smooth_kernel = builds_flag_reading_pass(options.smoothing, options.host_flags)
-            .then(&mut next)
-            .transpose()?;
+        let smooth_kernel = options.host_flags.then(&mut next).transpose()?;
         let scan_kernel = next()?;
         let marks_scan_kernel = next()?;
         let flagged_smooth_kernel = next()?;
@@ -872,10 +864,8 @@ impl GpuAdaptation {
                 }
                 // Stage s (range.color s) sized by the solver's launch record of all the
                 // current mesh's faces: exactly on wgpu; on CUDA by the solver's face bound.
+                // The stages launch pass 0's kernel (FLAGGED or not; their code is the same).
                 None => {
-                    let stage_kernel = smooth_kernel.as_ref().ok_or_else(|| {
-                        Error::Gpu("device adaptation: the stages' kernel is missing".into())
-                    })?;
                     for stage in 1..u32::from(mesh.max_level.max(1)) {
                         let all_faces = ItemRange {
                             first: record_word(1 + colors),
@@ -885,7 +875,7 @@ impl GpuAdaptation {
                         };
                         smooth
                             .launch_device(
-                                stage_kernel,
+                                first,
                                 &smooth_args,
                                 all_faces,
                                 dg_edges as u32,
@@ -909,12 +899,12 @@ impl GpuAdaptation {
         // Pass 0 reading the flags (a host's, or amr_flag's; with host_flags), and in a run's
         // plan pass 0 computing them itself (a launch less): the launches counted are the
         // run's.
-        let smooth_plan = match (&smooth_kernel, options.host_flags) {
-            (Some(kernel), true) => {
+        let smooth_plan = match &smooth_kernel {
+            Some(kernel) => {
                 let plan = smoothing(kernel, "smooth", &mut LaunchTally::default())?;
                 Some(rt.prepare(&plan)?)
             }
-            _ => None,
+            None => None,
         };
         let flag_smooth = smoothing(&flagged_smooth_kernel, "flag and smooth", &mut tally)?;
         let mut adapt = PlanBuilder::new();
