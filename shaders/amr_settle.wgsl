@@ -3,7 +3,7 @@
 // #include "common/amr_raise.wgsl"
 
 // The 2:1 rules of the smoothing in one launch after amr_smooth's pass 0, whatever the levels
-// (from 8 levels: SmoothingPasses::Rounds in src/solver/dg/amr/gpu.rs;
+// (from 8 levels on CUDA, 5 on wgpu: SmoothingPasses::for_levels in src/solver/dg/amr/gpu.rs;
 // AdaptiveMesh::smooth_flags_in_rounds in src/solver/dg/amr/tree.rs is its CPU twin). With
 // a_i = level_i + f_i in `after` as pass 0 left it, thread t = slot t settles slot t: across
 // each of its faces (its face neighbours) the side that would end more than one level coarser

@@ -4,7 +4,8 @@
 // #include "common/amr_raise.wgsl"
 
 // The 2:1 smoothing of the flags (GK19 Algorithm 2): pass 0, then either stages by level, each
-// one launch (below 8 levels: SmoothingPasses::Stages in src/solver/dg/amr/gpu.rs), or
+// one launch (below 8 levels on CUDA, 5 on wgpu: SmoothingPasses::for_levels in
+// src/solver/dg/amr/gpu.rs), or
 // amr_settle's rounds in one launch (AdaptiveMesh::smooth_flags_in_stages in
 // src/solver/dg/amr/tree.rs is the stages' CPU twin). With
 // a_i = level_i + f_i the level element i ends at, kept per slot in `after` (amr_mark turns it
@@ -115,9 +116,10 @@ fn slot_record(t: u32, lid: u32) -> vec4<u32> {
 }
 
 // Pass 0, second half (after a barrier), for slot t of the workgroup whose first slot is
-// `base`: its admissible flag, a_t stored in after[t] and returned (0 past the active slots). A sibling's flag comes from group_flags when its slot is
-// in this workgroup (with the in-order compaction siblings mostly are: a refinement puts its
-// children in consecutive slots), else from raw_flag.
+// `base`: its admissible flag, a_t stored in after[t] and returned (0 past the active slots).
+// A sibling's flag comes from group_flags when its slot is in this workgroup (with the in-order
+// compaction siblings mostly are: a refinement puts its children in consecutive slots), else
+// from raw_flag.
 fn first_pass(t: u32, info: vec4<u32>, base: u32) -> u32 {
     if (t >= atomicLoad(&counters[C_ACTIVE])) {
         return 0u;

@@ -4,10 +4,10 @@
 // #include "common/amr_raise.cuh"
 
 // CUDA twin of shaders/amr_smooth.wgsl. The 2:1 smoothing of the flags (GK19 Algorithm 2):
-// pass 0, then either stages by level, each one launch (below 8 levels), or amr_settle's rounds
-// in one launch (AdaptiveMesh::smooth_flags_in_stages in src/solver/dg/amr/tree.rs is the
-// stages' CPU twin). With a_i = level_i + f_i the level element i ends
-// at, kept per slot in `after` (amr_mark turns it back into the flags):
+// pass 0, then either stages by level, each one launch (below 8 levels on CUDA, 5 on wgpu), or
+// amr_settle's rounds in one launch (AdaptiveMesh::smooth_flags_in_stages in
+// src/solver/dg/amr/tree.rs is the stages' CPU twin). With a_i = level_i + f_i the level element
+// i ends at, kept per slot in `after` (amr_mark turns it back into the flags):
 //   pass 0 (range.color = 0), thread t = slot t: its slot_info (level and siblings' slots), its
 //      flag made admissible (no refinement past the maximum level, no coarsening of a root, a
 //      -1 only if all four siblings are active and flagged -1: the cluster rule, on the flags

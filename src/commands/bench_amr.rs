@@ -58,8 +58,9 @@ pub struct BenchAmrArgs {
     /// timestamp pair or event of its own, so the rows add up to more than the phases.
     #[arg(long)]
     pub per_launch: bool,
-    /// How the device's smoothing applies the 2:1 rules: auto (stages below 8 levels, rounds
-    /// from there, as `dg` runs), stages (a launch per level) or rounds (one launch).
+    /// How the device's smoothing applies the 2:1 rules: auto (stages below 8 levels on CUDA
+    /// and 5 on wgpu, rounds from there, as `dg` runs), stages (a launch per level) or rounds
+    /// (one launch).
     #[arg(long, default_value = "auto")]
     pub smoothing: String,
     /// Surface integral layout of the steps between adaptations: gathered (the default, as
@@ -256,7 +257,8 @@ pub fn run(args: &BenchAmrArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         .map_err(|e| Error::Invalid(format!("--compaction: {e}")))?;
     let chosen = SmoothingPasses::parse(&args.smoothing)
         .map_err(|e| Error::Invalid(format!("--smoothing: {e}")))?;
-    let smoothing = chosen.unwrap_or_else(|| SmoothingPasses::for_levels(args.levels));
+    let smoothing = chosen
+        .unwrap_or_else(|| SmoothingPasses::for_levels(args.levels, rt.cheap_dependent_launches()));
     let mut stats = None;
     let mut host_stats = None;
     let mut launches = None;

@@ -1022,6 +1022,15 @@ impl Runtime {
             .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Whether a launch that depends on the one before it costs about a microsecond of device
+    /// time: CUDA, whose graphs order their kernels for about 1 µs (their launches overlapping
+    /// the kernel before on sm_90). wgpu puts a pipeline barrier between two dispatches that
+    /// share a storage buffer, about 2.4 µs on NVIDIA's Vulkan driver (BENCHMARKS.md, session
+    /// 18), so a solver that can trade launches for work in one launch trades them sooner there.
+    pub fn cheap_dependent_launches(&self) -> bool {
+        self.kind() != BackendKind::Wgpu
+    }
+
     /// Whether kernels are timed on the device (timestamps, events) rather than by wall clock.
     pub fn has_timestamps(&self) -> bool {
         on_device!(self, d => d.has_timestamps())

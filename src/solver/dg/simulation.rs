@@ -348,7 +348,7 @@ impl Simulation {
             let adaptation = device_amr.map(|o| {
                 scope.spawn(move || {
                     let reorder = o.reorder != ReorderPolicy::Never;
-                    let (ne, smoothing) = (capacity.elements, o.device_smoothing());
+                    let (ne, smoothing) = (capacity.elements, o.device_smoothing(rt));
                     build_kernels_ahead(rt, case.order, ne, o.compaction, smoothing, reorder)
                 })
             });

@@ -49,8 +49,8 @@ pub struct AmrOptions {
     pub reorder: ReorderPolicy,
     /// How an adaptation closes its holes, on the host and on the device ([`Compaction`]).
     pub compaction: Compaction,
-    /// How the device's smoothing applies the 2:1 rules; `None`: by the levels
-    /// ([`SmoothingPasses::for_levels`]).
+    /// How the device's smoothing applies the 2:1 rules; `None`: by the levels and the
+    /// backend ([`SmoothingPasses::for_levels`]).
     pub smoothing: Option<SmoothingPasses>,
 }
 
@@ -72,10 +72,12 @@ impl Default for AmrOptions {
 }
 
 impl AmrOptions {
-    /// The device smoothing's passes: the chosen ones, or those for the levels.
-    pub fn device_smoothing(&self) -> SmoothingPasses {
-        self.smoothing
-            .unwrap_or_else(|| SmoothingPasses::for_levels(self.max_level))
+    /// The device smoothing's passes on `rt`: the chosen ones, or those for the levels and
+    /// the cost of its dependent launches ([`SmoothingPasses::for_levels`]).
+    pub fn device_smoothing(&self, rt: &Runtime) -> SmoothingPasses {
+        self.smoothing.unwrap_or_else(|| {
+            SmoothingPasses::for_levels(self.max_level, rt.cheap_dependent_launches())
+        })
     }
 
     /// Steps between adaptations at order `p`.
@@ -506,7 +508,7 @@ impl Adaptivity {
             threshold: self.threshold,
             delta: self.options.delta,
             jumps: self.options.jumps,
-            smoothing: self.options.device_smoothing(),
+            smoothing: self.options.device_smoothing(gpu.runtime()),
             host_flags: false,
         };
         let mut device = GpuAdaptation::new(

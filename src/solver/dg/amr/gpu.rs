@@ -28,26 +28,28 @@
 //! At these sizes every phase is bound by its launches and by chains of dependent loads, so the
 //! phases are few and their loads batched: in a run, pass 0 of the smoothing computes the flags
 //! itself (amr_flag's indicator, `shaders/common/amr_indicator.wgsl`), the 2:1 rules after pass 0
-//! are a launch per level below 8 levels (the stages, each over all faces, each settling a level
-//! for good) and one launch from there whatever the levels (amr_settle: a thread settles its slot's
-//! faces and a workgroup settles the slots that rise in rounds, until a round raises nothing;
-//! [`SmoothingPasses`]); GK19's Algorithm 2 repeats a launch per color until nothing changes: the
-//! colors keep its plain read-modify-writes race-free, but the rules only raise flags and end at
-//! the least admissible flags whatever the order of the raises, so atomic raises need no colors,
-//! and neither the stages nor a rise settled by whoever made it need a convergence check (the
-//! colors stay for the surface integral, whose scatter they keep race-free); the coarsening's
-//! decisions (which split edges a cluster frees) and the edges the refinement splits (which the
-//! smoothed flags tell before the coarsening runs) are marked with the clusters and share their
-//! scan, every scan is one launch (amr_scan: `scan_blocks` with its parts, src/runtime/scan.rs)
-//! whose last workgroup also does the bookkeeping between phases from the scan's total and parts,
-//! the compaction's scan computes its marks as it reads them (a pipeline of its own), the kernels
-//! reading a scan's numbers add its block offsets themselves (no launch of their own), the geometry
-//! shares a launch with the face marks and the compaction's moves (a moved element's thread writes
-//! the hole's slot), and the faces kernel (a thread per slot writing the faces its element owns)
-//! also writes the split masks and counts the far faces. Where the mesh is large enough to be bound
-//! by the sectors its scattered loads pull in (240k elements on an H200), the kernels read few and
-//! neighbouring words: a smoothing stage reads one word per side of a face and amr_settle one per
-//! face neighbour (each slot's level + flag, kept apart from its flag and tree records).
+//! are a launch per level below 8 levels on CUDA and 5 on wgpu, whose dependent launches each pay a
+//! barrier (the stages, each over all faces, each settling a level for good;
+//! [`SmoothingPasses::for_levels`]) and one launch from there whatever the levels (amr_settle: a
+//! thread settles its slot's faces and a workgroup settles the slots that rise in rounds, until a
+//! round raises nothing; [`SmoothingPasses`]); GK19's Algorithm 2 repeats a launch per color until
+//! nothing changes: the colors keep its plain read-modify-writes race-free, but the rules only
+//! raise flags and end at the least admissible flags whatever the order of the raises, so atomic
+//! raises need no colors, and neither the stages nor a rise settled by whoever made it need a
+//! convergence check (the colors stay for the surface integral, whose scatter they keep race-free);
+//! the coarsening's decisions (which split edges a cluster frees) and the edges the refinement
+//! splits (which the smoothed flags tell before the coarsening runs) are marked with the clusters
+//! and share their scan, every scan is one launch (amr_scan: `scan_blocks` with its parts,
+//! src/runtime/scan.rs) whose last workgroup also does the bookkeeping between phases from the
+//! scan's total and parts, the compaction's scan computes its marks as it reads them (a pipeline of
+//! its own), the kernels reading a scan's numbers add its block offsets themselves (no launch of
+//! their own), the geometry shares a launch with the face marks and the compaction's moves (a moved
+//! element's thread writes the hole's slot), and the faces kernel (a thread per slot writing the
+//! faces its element owns) also writes the split masks and counts the far faces. Where the mesh is
+//! large enough to be bound by the sectors its scattered loads pull in (240k elements on an H200),
+//! the kernels read few and neighbouring words: a smoothing stage reads one word per side of a face
+//! and amr_settle one per face neighbour (each slot's level + flag, kept apart from its flag and
+//! tree records).
 //!
 //! The launches over the current mesh (the flag, the smoothing) carry the solver's bounds of
 //! its counts ([`CountBounds`]), so CUDA, which cannot size a grid from a launch record, starts
@@ -125,9 +127,15 @@ pub const QUEUE_SLOTS: usize = 128;
 /// The most [`SmoothingPasses::Rounds`]' queue may take (amr_settle.wgsl's MAX_QUEUE).
 pub const MAX_QUEUE_SLOTS: usize = 128;
 
-/// Levels from which the smoothing runs in rounds ([`SmoothingPasses::for_levels`]): below
-/// them the stages by level cost as little or less (BENCHMARKS.md, session 32, on an H200).
+/// Levels from which the smoothing runs in rounds ([`SmoothingPasses::for_levels`]) where
+/// dependent launches are cheap ([`Runtime::cheap_dependent_launches`]: CUDA): below them the
+/// stages by level cost as little or less (BENCHMARKS.md, sessions 32 and 34, on an H200).
 pub const ROUNDS_FROM_LEVELS: u8 = 8;
+
+/// The same where each dependent launch pays a pipeline barrier (wgpu): from 5 levels the
+/// rounds cost as little as the stages or less, on GK19's DMR, Kelvin-Helmholtz and vortex
+/// (BENCHMARKS.md, session 34, on an H200).
+pub const ROUNDS_FROM_LEVELS_BEHIND_BARRIERS: u8 = 5;
 
 /// How the smoothing applies the 2:1 rules after its pass 0 (amr_smooth.wgsl): both end at the
 /// least admissible flags above the start.
@@ -155,9 +163,16 @@ impl std::fmt::Display for SmoothingPasses {
 }
 
 impl SmoothingPasses {
-    /// Stages below [`ROUNDS_FROM_LEVELS`] levels, rounds from there.
-    pub fn for_levels(max_level: u8) -> SmoothingPasses {
-        if max_level >= ROUNDS_FROM_LEVELS {
+    /// Stages below [`ROUNDS_FROM_LEVELS`] levels where dependent launches are cheap
+    /// (`cheap_launches`: [`Runtime::cheap_dependent_launches`]), else below
+    /// [`ROUNDS_FROM_LEVELS_BEHIND_BARRIERS`]; rounds from there.
+    pub fn for_levels(max_level: u8, cheap_launches: bool) -> SmoothingPasses {
+        let from = if cheap_launches {
+            ROUNDS_FROM_LEVELS
+        } else {
+            ROUNDS_FROM_LEVELS_BEHIND_BARRIERS
+        };
+        if max_level >= from {
             SmoothingPasses::Rounds {
                 queue_slots: QUEUE_SLOTS,
             }
@@ -543,7 +558,7 @@ pub(super) fn kernel_specs(
         ("amr_faces", with_ne),
     ]);
     if let SmoothingPasses::Rounds { queue_slots } = smoothing {
-        // The 2:1 rules in rounds (from 8 levels).
+        // The 2:1 rules in rounds (from 8 levels on CUDA, 5 on wgpu).
         let queue = ("QUEUE_SLOTS", queue_slots as f64);
         specs.push(("amr_settle", vec![capacity, queue]));
     }

@@ -567,6 +567,30 @@ fn refining_and_coarsening_in_order_gives_back_the_slots() {
     }
 }
 
+/// The smoothing by the levels: in stages below 8 levels where dependent launches are cheap
+/// (CUDA), below 5 where each pays a barrier (wgpu), in rounds from there.
+#[test]
+fn the_smoothing_takes_rounds_sooner_behind_barriers() {
+    use super::gpu::SmoothingPasses;
+    let rounds = SmoothingPasses::Rounds {
+        queue_slots: QUEUE_SLOTS,
+    };
+    for (levels, cheap, expected) in [
+        (4, false, SmoothingPasses::Stages),
+        (5, false, rounds),
+        (7, true, SmoothingPasses::Stages),
+        (8, true, rounds),
+        (12, false, rounds),
+        (1, true, SmoothingPasses::Stages),
+    ] {
+        assert_eq!(
+            SmoothingPasses::for_levels(levels, cheap),
+            expected,
+            "{levels} levels, cheap dependent launches {cheap}"
+        );
+    }
+}
+
 /// A device adaptation compiles the kernels it launches and no other: amr_flag and amr_smooth
 /// reading the flags only with the host's flags (a run's stages launch the pass 0 that computes
 /// them), amr_settle only for the rounds, GK19's compaction kernels only for it.
