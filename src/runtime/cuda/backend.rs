@@ -80,7 +80,7 @@ impl Drop for PendingCopy {
 
 /// Spans of device time around queued work ([`crate::runtime::DeviceTimer`] on CUDA): a timing
 /// event recorded on the stream before the work and one after it, each completing once the work
-/// queued before it is done; read all at once ([`CudaDevice::drain_spans`]).
+/// queued before it is done; read all at once (`CudaDevice::drain_spans`).
 pub struct SpanEvents {
     pairs: Vec<(CudaEvent, CudaEvent)>,
     capacity: usize,
