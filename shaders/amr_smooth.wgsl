@@ -5,17 +5,17 @@
 
 // The 2:1 smoothing of the flags (GK19 Algorithm 2): pass 0, then either stages by level, each
 // one launch (below 8 levels on CUDA, 5 on wgpu: SmoothingPasses::for_levels in
-// src/solver/dg/amr/gpu.rs), or
-// amr_settle's rounds in one launch (AdaptiveMesh::smooth_flags_in_stages in
-// src/solver/dg/amr/tree.rs is the stages' CPU twin). With
-// a_i = level_i + f_i the level element i ends at, kept per slot in `after` (amr_mark turns it
-// back into the flags):
+// src/solver/dg/amr/gpu.rs), or amr_settle's rounds in one launch
+// (AdaptiveMesh::smooth_flags_in_stages in src/solver/dg/amr/tree.rs is the stages' CPU twin).
+// With a_i = level_i + f_i the level element i ends at, kept per slot in `after` (amr_mark
+// turns it back into the flags):
 //   pass 0 (range.color = 0), thread t = slot t: its slot_info (level and siblings' slots), its
 //      flag made admissible (no refinement past the maximum level, no coarsening of a root, a
 //      -1 only if all four siblings are active and flagged -1: the cluster rule, on the flags
 //      as they came: read from `flags`, or with FLAGGED computed here from the indicator, the
-//      slot's own and, when it is -1, its siblings'), a_t stored in after[t], and top =
-//      max_i a_i into counters[C_SMOOTH_TOP];
+//      slot's own and, when it is -1, its siblings': from the flags the workgroup's threads
+//      shared, or computed again for a sibling whose slot is not in the workgroup), a_t
+//      stored in after[t], and top = max_i a_i into counters[C_SMOOTH_TOP];
 //   stage s = range.color >= 1, thread t = face t of the current mesh, while s < top: the side
 //      that would end more than one level coarser than the other is raised to one below it,
 //      a_j <- max(a_j, a_i - 1); a raise that lifts a -1 (a_j = level_j - 1) lifts its

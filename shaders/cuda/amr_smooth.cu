@@ -12,8 +12,9 @@
 //      flag made admissible (no refinement past the maximum level, no coarsening of a root, a
 //      -1 only if all four siblings are active and flagged -1: the cluster rule, on the flags
 //      as they came: read from `flags`, or with FLAGGED computed here from the indicator, the
-//      slot's own and, when it is -1, its siblings'), a_t stored in after[t], and top =
-//      max_i a_i into counters[C_SMOOTH_TOP];
+//      slot's own and, when it is -1, its siblings': from the flags the workgroup's threads
+//      shared, or computed again for a sibling whose slot is not in the workgroup), a_t
+//      stored in after[t], and top = max_i a_i into counters[C_SMOOTH_TOP];
 //   stage s = range.color >= 1, thread t = face t of the current mesh, while s < top: the side
 //      that would end more than one level coarser than the other is raised to one below it,
 //      a_j <- max(a_j, a_i - 1); a raise that lifts a -1 (a_j = level_j - 1) lifts its

@@ -133,8 +133,8 @@ pub const MAX_QUEUE_SLOTS: usize = 128;
 pub const ROUNDS_FROM_LEVELS: u8 = 8;
 
 /// The same where each dependent launch pays a pipeline barrier (wgpu): from 5 levels the
-/// rounds cost as little as the stages or less, on GK19's DMR, Kelvin-Helmholtz and vortex
-/// (BENCHMARKS.md, session 34, on an H200).
+/// rounds cost less than the stages, or within a µs of them, on GK19's DMR, Kelvin-Helmholtz
+/// and vortex (BENCHMARKS.md, session 34, on an H200).
 pub const ROUNDS_FROM_LEVELS_BEHIND_BARRIERS: u8 = 5;
 
 /// How the smoothing applies the 2:1 rules after its pass 0 (amr_smooth.wgsl): both end at the
