@@ -1,5 +1,6 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
+// #include "common/amr_face_owner.wgsl"
 // #include "common/amr_reorder.wgsl"
 
 // The faces of the adapted mesh from the trees (AdaptiveMesh::faces and build_dg_mesh in
@@ -124,13 +125,6 @@ fn write_face(e: u32, i: u32, s: u32, a: vec2<f32>, b: vec2<f32>, by_left: u32) 
     return vec2<u32>(far, select(3u, 4u, r.z == 0u));
 }
 
-// Whether element `id` owns face edge e: it is on side 0, or on side 1 with side 0 coarser (as
-// amr_geometry's left_face_color marks it).
-fn owns(id: u32, e: u32) -> bool {
-    let side0 = edge_sides[2u * e].x;
-    return side0 == id || (side0 == NONE && edge_sides[2u * e + 1u].x == id);
-}
-
 // The workgroup's far faces and covered half sides, added to counters[C_FAR_FACES] and
 // counters[C_SIDE_UNITS] by one thread.
 var<workgroup> group_far: atomic<u32>;
@@ -160,14 +154,9 @@ fn main(
         let v2 = vertices[3u * id + 2u];
         let edge_ids = atomicLoad(&counters[C_EDGE_IDS]);
         // The colors of the faces this element owns (NONE for a side it does not own).
-        var colors = vec3<u32>(NONE);
-        for (var s = 0u; s < 3u; s = s + 1u) {
-            let e = edges[s];
-            let t = edge_tree[e];
-            if (is_face_edge(e, t, edge_ids) && owns(id, e)) {
-                colors[s] = (t.x >> 8u) & 0xffu;
-            }
-        }
+        let colors = vec3<u32>(owned_face_color(id, edges.x, edge_ids),
+                               owned_face_color(id, edges.y, edge_ids),
+                               owned_face_color(id, edges.z, edge_ids));
         var written = vec2<u32>(0u);
         if (any(colors != vec3<u32>(NONE))) {
             // The faces of lower slots: each color's scan at this slot less at its first.

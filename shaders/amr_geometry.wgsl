@@ -1,5 +1,6 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
+// #include "common/amr_face_owner.wgsl"
 
 // The adapted mesh per slot, one thread per slot up to the capacity, after amr_compact listed
 // the holes:
@@ -72,18 +73,6 @@ const FIELD_THREADS: u32 = 4u;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
-// Color of the face that element `id` owns on its side over edge e (it is the face's left
-// side: e is a live leaf with the element on side 0, or on side 1 with side 0 coarser); NONE
-// when the side has no face of its own (a split side, or the right side of a face). Both
-// sides are loaded at once, with the edge's node.
-fn left_face_color(id: u32, e: u32, edge_ids: u32) -> u32 {
-    let t = edge_tree[e];
-    let side0 = edge_sides[2u * e].x;
-    let side1 = edge_sides[2u * e + 1u].x;
-    let owns = side0 == id || (side0 == NONE && side1 == id);
-    return select(NONE, (t.x >> 8u) & 0xffu, is_face_edge(e, t, edge_ids) && owns);
-}
-
 // Slot p's number in the compaction scan.
 fn compaction_number(p: u32) -> u32 {
     return compaction_scan[p] + compaction_offsets[p / SCAN_BLOCK];
@@ -107,9 +96,9 @@ fn element_geometry(i: u32, id: u32, edge_ids: u32) {
     let v1 = vertices[3u * id + 1u];
     let v2 = vertices[3u * id + 2u];
     let edges = element_edges[id];
-    let owned = vec3<u32>(left_face_color(id, edges.x, edge_ids),
-                          left_face_color(id, edges.y, edge_ids),
-                          left_face_color(id, edges.z, edge_ids));
+    let owned = vec3<u32>(owned_face_color(id, edges.x, edge_ids),
+                          owned_face_color(id, edges.y, edge_ids),
+                          owned_face_color(id, edges.z, edge_ids));
     let a = v1 - v0;
     let b = v2 - v0;
     let d = a.x * b.y - b.x * a.y;

@@ -1,5 +1,6 @@
 // #include "common/dispatch.cuh"
 // #include "common/amr_tree.cuh"
+// #include "common/amr_face_owner.cuh"
 // #include "common/amr_reorder.cuh"
 
 // CUDA twin of shaders/amr_faces.wgsl. The faces of the adapted mesh from the trees
@@ -130,11 +131,6 @@ __device__ uint2 write_face(
     return make_uint2(far, r.z == 0u ? 4u : 3u);
 }
 
-__device__ __forceinline__ bool owns(u32 id, u32 e, const uint2* edge_sides) {
-    u32 side0 = edge_sides[2u * e].x;
-    return side0 == id || (side0 == NONE && edge_sides[2u * e + 1u].x == id);
-}
-
 // The block's far faces and covered half sides, added to counters[C_FAR_FACES] and
 // counters[C_SIDE_UNITS] by one thread.
 __shared__ u32 group_far;
@@ -174,15 +170,10 @@ extern "C" __global__ void amr_faces(
         float2 v2 = vertices[3u * id + 2u];
         u32 edge_ids = *(const volatile u32*)(counters + C_EDGE_IDS);
         // The colors of the faces this element owns (NONE for a side it does not own).
-        u32 colors[3];
-        bool owner = false;
-        for (u32 s = 0u; s < 3u; s = s + 1u) {
-            u32 e = s == 0u ? edges.x : (s == 1u ? edges.y : edges.z);
-            uint4 t = edge_tree[e];
-            bool owned = is_face_edge(e, t, edge_ids) && owns(id, e, edge_sides);
-            colors[s] = owned ? (t.x >> 8u) & 0xffu : NONE;
-            owner = owner || owned;
-        }
+        u32 colors[3] = {owned_face_color(id, edges.x, edge_tree, edge_sides, edge_ids),
+                         owned_face_color(id, edges.y, edge_tree, edge_sides, edge_ids),
+                         owned_face_color(id, edges.z, edge_tree, edge_sides, edge_ids)};
+        bool owner = colors[0] != NONE || colors[1] != NONE || colors[2] != NONE;
         uint2 written = make_uint2(0u, 0u);
         if (owner) {
             // The faces of lower slots: each color's scan at this slot less at its first.

@@ -1,5 +1,6 @@
 // #include "common/dispatch.cuh"
 // #include "common/amr_tree.cuh"
+// #include "common/amr_face_owner.cuh"
 
 // CUDA twin of shaders/amr_geometry.wgsl. The adapted mesh per slot, one thread per slot up to
 // the capacity, after amr_compact listed the holes:
@@ -52,19 +53,6 @@
 #define STAGING 1u
 #endif
 
-// Color of the face that element `id` owns on its side over edge e (it is the face's left
-// side: e is a live leaf with the element on side 0, or on side 1 with side 0 coarser); NONE
-// when the side has no face of its own (a split side, or the right side of a face). Both
-// sides are loaded at once, with the edge's node.
-__device__ u32 left_face_color(
-    u32 id, u32 e, const uint4* edge_tree, const uint2* edge_sides, u32 edge_ids) {
-    uint4 t = edge_tree[e];
-    u32 side0 = edge_sides[2u * e].x;
-    u32 side1 = edge_sides[2u * e + 1u].x;
-    bool owns = side0 == id || (side0 == NONE && side1 == id);
-    return is_face_edge(e, t, edge_ids) && owns ? (t.x >> 8u) & 0xffu : NONE;
-}
-
 // Slot p's number in the compaction scan.
 __device__ __forceinline__ u32 compaction_number(
     u32 p, const u32* compaction_scan, const u32* compaction_offsets) {
@@ -100,9 +88,9 @@ __device__ void element_geometry(
     float2 v1 = vertices[3u * id + 1u];
     float2 v2 = vertices[3u * id + 2u];
     uint4 edges = element_edges[id];
-    u32 owned[3] = {left_face_color(id, edges.x, edge_tree, edge_sides, edge_ids),
-                    left_face_color(id, edges.y, edge_tree, edge_sides, edge_ids),
-                    left_face_color(id, edges.z, edge_tree, edge_sides, edge_ids)};
+    u32 owned[3] = {owned_face_color(id, edges.x, edge_tree, edge_sides, edge_ids),
+                    owned_face_color(id, edges.y, edge_tree, edge_sides, edge_ids),
+                    owned_face_color(id, edges.z, edge_tree, edge_sides, edge_ids)};
     float2 a = v1 - v0;
     float2 b = v2 - v0;
     float d = a.x * b.y - b.x * a.y;

@@ -99,6 +99,7 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("stream_copy.wgsl"),
     shader!("common/amr_tree.wgsl"),
     shader!("common/amr_indicator.wgsl"),
+    shader!("common/amr_face_owner.wgsl"),
     shader!("common/amr_raise.wgsl"),
     shader!("amr_flag.wgsl"),
     shader!("amr_smooth.wgsl"),
