@@ -348,9 +348,19 @@ pub struct GpuAdaptOptions {
     /// Also build the plans that start from flags the host sets or amr_flag computes
     /// ([`GpuAdaptation::set_flags`] with [`GpuAdaptation::smooth`],
     /// [`GpuAdaptation::compute_flags`]): the checks' way in. A run computes the flags in
-    /// the smoothing's pass 0 and compiles neither amr_flag nor, in rounds, the pass 0 that
-    /// reads them.
+    /// the smoothing's pass 0 (its stages launch that kernel too) and compiles neither
+    /// amr_flag nor the pass 0 that reads the flags.
     pub host_flags: bool,
+}
+
+/// The plans that start from flags the host sets or amr_flag computes
+/// ([`GpuAdaptOptions::host_flags`]).
+struct HostFlagPlans {
+    /// Flags from the indicator.
+    flag: Plan,
+    /// The smoothing of the flags as they are (pass 0, the stages or amr_settle), then the
+    /// clusters and refinements numbered and the solver's clock copied after the counters.
+    smooth: Plan,
 }
 
 /// Seconds of named phases, in the order they ran.
@@ -412,15 +422,11 @@ pub struct GpuAdaptation {
     /// Whether [`GpuAdaptation::smooth_with_clock`] queues the adaptation behind the smoothing:
     /// after an adaptation that changed the mesh (and at first).
     queue_ahead: std::cell::Cell<bool>,
-    /// Flags from the indicator (with [`GpuAdaptOptions::host_flags`]).
-    flag_plan: Option<Plan>,
-    /// The smoothing of the flags as they are (pass 0, the stages or amr_settle), then the
-    /// clusters and refinements numbered and the solver's clock copied after the counters
-    /// (with [`GpuAdaptOptions::host_flags`]).
-    smooth_plan: Option<Plan>,
+    /// With [`GpuAdaptOptions::host_flags`].
+    host_plans: Option<HostFlagPlans>,
     /// The flags and the smoothing as one plan (one submission, one CUDA graph): pass 0
-    /// computes the flags itself (amr_smooth with FLAGGED), a launch less than `flag_plan`
-    /// then `smooth_plan`.
+    /// computes the flags itself (amr_smooth with FLAGGED), a launch less than the host
+    /// plans' flags then smoothing.
     flag_smooth_plan: Plan,
     /// Everything after smoothing, a timing segment per phase.
     adapt_plan: Plan,
@@ -732,8 +738,12 @@ impl GpuAdaptation {
                 .next()
                 .ok_or_else(|| Error::Gpu("device adaptation: a kernel is missing".into()))
         };
-        let flag_kernel = options.host_flags.then(&mut next).transpose()?;
-        let smooth_kernel = options.host_flags.then(&mut next).transpose()?;
+        // amr_flag and the pass 0 that reads the flags.
+        let host_kernels = if options.host_flags {
+            Some((next()?, next()?))
+        } else {
+            None
+        };
         let scan_kernel = next()?;
         let marks_scan_kernel = next()?;
         let flagged_smooth_kernel = next()?;
@@ -769,21 +779,6 @@ impl GpuAdaptation {
         // Sized by the solver's element record (on CUDA its element bound), as the smoothing
         // below.
         let bounds = dg.count_bounds().clone();
-        let flag_plan = flag_kernel
-            .map(|kernel| {
-                let mut flag = PlanBuilder::new();
-                flag.segment("flag")
-                    .launch_device(
-                        &kernel,
-                        &flag_args,
-                        ItemRange::new(record_word(0), 0),
-                        ne as u32,
-                        dg.launch_words(),
-                    )
-                    .bounded(&bounds.elements);
-                rt.prepare(&flag)
-            })
-            .transpose()?;
 
         let mut tally = LaunchTally::default();
 
@@ -911,13 +906,26 @@ impl GpuAdaptation {
             tally.next_plan();
             Ok::<PlanBuilder, Error>(smooth)
         };
-        // Pass 0 reading the flags (a host's, or amr_flag's; with host_flags), and in a run's
-        // plan pass 0 computing them itself (a launch less): the launches counted are the
+        // With host_flags the flags, and pass 0 reading them (a host's, or amr_flag's); in a
+        // run's plan pass 0 computes them itself (a launch less): the launches counted are the
         // run's.
-        let smooth_plan = match &smooth_kernel {
-            Some(kernel) => {
-                let plan = smoothing(kernel, "smooth", &mut LaunchTally::default())?;
-                Some(rt.prepare(&plan)?)
+        let host_plans = match &host_kernels {
+            Some((flag_kernel, smooth_kernel)) => {
+                let mut flag = PlanBuilder::new();
+                flag.segment("flag")
+                    .launch_device(
+                        flag_kernel,
+                        &flag_args,
+                        ItemRange::new(record_word(0), 0),
+                        ne as u32,
+                        dg.launch_words(),
+                    )
+                    .bounded(&bounds.elements);
+                let smooth = smoothing(smooth_kernel, "smooth", &mut LaunchTally::default())?;
+                Some(HostFlagPlans {
+                    flag: rt.prepare(&flag)?,
+                    smooth: rt.prepare(&smooth)?,
+                })
             }
             None => None,
         };
@@ -1059,8 +1067,7 @@ impl GpuAdaptation {
             base_colors: mesh.base_colors,
             compaction,
             smoothing: options.smoothing,
-            flag_plan,
-            smooth_plan,
+            host_plans,
             flag_smooth_plan: rt.prepare(&flag_smooth)?,
             adapt_plan: rt.prepare(&adapt)?,
             adapt_ahead: std::cell::RefCell::new(None),
@@ -1119,12 +1126,12 @@ impl GpuAdaptation {
     /// Flags from the indicator of the solution in the solver's register 0 (queued: the
     /// smoothing's read-back waits for it).
     pub fn compute_flags(&self, phases: Option<&mut PhaseSeconds>) -> Result<()> {
-        self.run(Self::host_plan(&self.flag_plan, "compute_flags")?, phases)
+        self.run(&self.host_plans("compute_flags")?.flag, phases)
     }
 
-    /// A plan built only with [`GpuAdaptOptions::host_flags`], for `caller`.
-    fn host_plan<'a>(plan: &'a Option<Plan>, caller: &str) -> Result<&'a Plan> {
-        plan.as_ref().ok_or_else(|| {
+    /// The plans built only with [`GpuAdaptOptions::host_flags`], for `caller`.
+    fn host_plans(&self, caller: &str) -> Result<&HostFlagPlans> {
+        self.host_plans.as_ref().ok_or_else(|| {
             Error::Invalid(format!(
                 "device adaptation: {caller} needs the plans of GpuAdaptOptions::host_flags"
             ))
@@ -1148,7 +1155,7 @@ impl GpuAdaptation {
     /// refinements counted) and read back what they ask for. Untimed, the host records the
     /// adaptation's plan while the read-back waits, for [`Self::apply`].
     pub fn smooth(&self, phases: Option<&mut PhaseSeconds>) -> Result<Smoothed> {
-        self.smooth_by(Self::host_plan(&self.smooth_plan, "smooth")?, phases)
+        self.smooth_by(&self.host_plans("smooth")?.smooth, phases)
     }
 
     /// The flags from the indicator and their smoothing as a run queues them (one plan, pass 0
@@ -1199,8 +1206,7 @@ impl GpuAdaptation {
     /// [`GpuAdaptation::smooth_with_clock`] of the flags as set ([`GpuAdaptation::set_flags`])
     /// instead of the indicator's.
     pub fn smooth_flags_ahead(&self, due_steps: u32) -> Result<([f32; CLOCK_WORDS], Smoothed)> {
-        let plan = Self::host_plan(&self.smooth_plan, "smooth_flags_ahead")?;
-        self.smooth_ahead(plan, due_steps)
+        self.smooth_ahead(&self.host_plans("smooth_flags_ahead")?.smooth, due_steps)
     }
 
     /// `smoothing` (a plan that ends with the smoothing), the read-back of the counters and
