@@ -24,7 +24,13 @@
 // order: by left slot, then by color): the faces of every color whose left slots come before
 // the thread's, from the face scan at each color's plane less its value at the plane's start
 // (the color's offset; with the offsets read from the counters, atomic loads, this kernel took
-// 1.4x its time at 240k elements on an H200), then its own faces of smaller colors.
+// 1.4x its time at 240k elements on an H200), then its own faces of smaller colors. Without
+// COLOR_ORDER (the gathered layout, whose solver reads the faces in left-element order only)
+// the faces are written in that order alone, numbered by the scan of amr_geometry's one plane
+// of face counts per slot: half the stores, and the scan a sixth as long.
+
+// 1: the faces in color order and in left-element order; 0: in left-element order only.
+override COLOR_ORDER: u32 = 1u;
 
 @group(0) @binding(0) var<storage, read> element_tree: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> vertices: array<vec2<f32>>;
@@ -97,9 +103,6 @@ fn write_face(e: u32, i: u32, s: u32, a: vec2<f32>, b: vec2<f32>, by_left: u32) 
         atomicStore(&counters[C_ERROR], 1u);
         return vec2<u32>(0u);
     }
-    let color = (t.x >> 8u) & 0xffu;
-    let item = color * range.capacity + i;
-    let j = items_scan[item] + block_offsets[item / SCAN_BLOCK];
     let d = b - a;
     let len = length(d);
     let info = s | (r.y << 2u) | (kind << 4u) | (r.z << 7u) | (state << 9u);
@@ -107,8 +110,13 @@ fn write_face(e: u32, i: u32, s: u32, a: vec2<f32>, b: vec2<f32>, by_left: u32) 
     let head = vec4<u32>(i, r.x, info, bitcast<u32>(d.y / len));
     let tail = vec4<u32>(bitcast<u32>(-d.x / len), bitcast<u32>(len), bitcast<u32>(mid.x),
                          bitcast<u32>(mid.y));
-    faces[2u * j] = head;
-    faces[2u * j + 1u] = tail;
+    if (COLOR_ORDER != 0u) {
+        let color = (t.x >> 8u) & 0xffu;
+        let item = color * range.capacity + i;
+        let j = items_scan[item] + block_offsets[item / SCAN_BLOCK];
+        faces[2u * j] = head;
+        faces[2u * j + 1u] = tail;
+    }
     faces_by_left[2u * by_left] = head;
     faces_by_left[2u * by_left + 1u] = tail;
     if (r.x == NONE) {
@@ -159,9 +167,14 @@ fn main(
                                owned_face_color(id, edges.z, edge_ids));
         var written = vec2<u32>(0u);
         if (any(colors != vec3<u32>(NONE))) {
-            // The faces of lower slots: each color's scan at this slot less at its first.
+            // The faces of lower slots: each color's scan at this slot less at its first
+            // (without COLOR_ORDER the one plane's scan at this slot).
             var before = 0u;
-            for (var c = 0u; c < 2u * params.base_colors; c = c + 1u) {
+            if (COLOR_ORDER == 0u) {
+                before = items_scan[i] + block_offsets[i / SCAN_BLOCK];
+            }
+            let planes = select(0u, 2u * params.base_colors, COLOR_ORDER != 0u);
+            for (var c = 0u; c < planes; c = c + 1u) {
                 let first = c * range.capacity;
                 let item = first + i;
                 before = before + (items_scan[item] + block_offsets[item / SCAN_BLOCK])

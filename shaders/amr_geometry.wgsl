@@ -21,7 +21,10 @@
 //   items[c * NE + i] = 1 when the element is the left (finer, or side 0 of an edge between
 //   equals) side of a face of color c. An element has at most one face per color, so the scan
 //   next numbers the faces by color, by left slot within a color: each color's launch is dense
-//   and reads its left elements in memory order (locality);
+//   and reads its left elements in memory order (locality). Without COLOR_ORDER (the gathered
+//   layout, which reads the faces in left-element order only) one plane instead:
+//   items[i] = the number of faces the element owns, 0 to 3, and the scan numbers them by
+//   left slot;
 // - the low words of the solver's register 0 (its double-float pairs) cleared from n up to the
 //   slots in use, as the other per-slot arrays; below n they are what coarsening (zero for a
 //   parent), refinement (zero for the children) and compaction (moved with the high words)
@@ -45,6 +48,9 @@ override NP: u32 = 1u;
 // in their new slots (GpuDg::STAGING_REGISTER).
 override IN_ORDER: u32 = 0u;
 override STAGING: u32 = 1u;
+// 1: the face marks per color (amr_faces writes the faces in color order and in left-element
+// order); 0: one plane of face counts (left-element order only; COLOR_ORDER in amr_faces).
+override COLOR_ORDER: u32 = 1u;
 // The field threads per slot with the compaction in order, one per conserved field
 // (FIELD_THREADS in src/solver/dg/amr/gpu.rs sizes the launch).
 const FIELD_THREADS: u32 = 4u;
@@ -106,6 +112,11 @@ fn element_geometry(i: u32, id: u32, edge_ids: u32) {
     inv_det[i] = 1.0 / d;
     let longest = max(length(a), max(length(b), length(v2 - v1)));
     heights[i] = d / longest;
+    if (COLOR_ORDER == 0u) {
+        items[i] = dot(select(vec3<u32>(1u), vec3<u32>(0u), owned == vec3<u32>(NONE)),
+                       vec3<u32>(1u));
+        return;
+    }
     for (var c = 0u; c < 2u * params.base_colors; c = c + 1u) {
         items[c * range.capacity + i] = select(0u, 1u, any(owned == vec3<u32>(c)));
     }
@@ -202,7 +213,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     inv_jac[i] = vec4<f32>(0.0);
     inv_det[i] = 0.0;
     heights[i] = 0.0;
-    for (var c = 0u; c < 2u * params.base_colors; c = c + 1u) {
+    let planes = select(1u, 2u * params.base_colors, COLOR_ORDER != 0u);
+    for (var c = 0u; c < planes; c = c + 1u) {
         items[c * range.capacity + i] = 0u;
     }
 }

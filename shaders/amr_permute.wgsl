@@ -12,9 +12,12 @@
 //   1: per slot up to the capacity: the face marks are cleared (and by thread 0 the far-face
 //      count); below n the scratch comes back, neighbour slots (not the split mask in w)
 //      renamed by new_of;
-//   2: per face f: left and right renamed into a scratch record, which marks
-//      marks[c NE + new left] for its color c (an element has one face per color); the
-//      exclusive scan over the marks then numbers the faces by color, by left slot within it;
+//   2: per face f in left-element order (faces_by_left: the solver's faces in every layout;
+//      the color order is not kept under the gathered one): left and right renamed into a
+//      scratch record, which marks marks[c NE + new left] for its color c (an element has one
+//      face per color; the color of the left element's edge on the face's side, from the
+//      trees); the exclusive scan over the marks then numbers the faces by color, by left slot
+//      within it;
 //   3: per face f: the record goes to its number (the scan's block prefix plus its block
 //      offset), and to its place in left-element order (GpuDg::edges_by_left: the faces of
 //      lower left slots, every color's scan at its left slot less at the color's first slot,
@@ -22,8 +25,9 @@
 //      slots differ by more than FAR_SLOTS counts in counters[C_FAR_FACES]
 //      (reorder::far_faces, as amr_faces counts after an adaptation), read with the next
 //      adaptation's counters.
-// The color offsets and counts do not change. Scratch words: 8 NP NE of the solution, 6 NE of
-// geometry, 8 NE of neighbours, NE slots, NE new_of, then 8 face_capacity of faces.
+// The faces are written in color order too, read or not. Scratch words: 8 NP NE of the
+// solution, 6 NE of geometry, 8 NE of neighbours, NE slots, NE new_of, then 8 face_capacity of
+// faces.
 
 override NP: u32 = 3u;
 
@@ -47,6 +51,9 @@ override NP: u32 = 3u;
 @group(0) @binding(14) var<storage, read_write> regs_lo: array<f32>;
 // The faces again in left-element order (DgEdge records as in `faces`).
 @group(0) @binding(15) var<storage, read_write> faces_by_left: array<u32>;
+// The trees' element edges and edge nodes, for the faces' colors.
+@group(0) @binding(16) var<storage, read> element_edges: array<vec4<u32>>;
+@group(0) @binding(17) var<storage, read> edge_tree: array<vec4<u32>>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: ReorderParams;
 
@@ -92,13 +99,11 @@ fn by_left_place(color: u32, left: u32) -> u32 {
     return place;
 }
 
-// Color of face f: the color whose offsets hold it.
-fn face_color(f: u32) -> u32 {
-    var c = 0u;
-    while (c + 1u < params.colors && f >= atomicLoad(&counters[C_COLOR_OFFSETS + c + 1u])) {
-        c = c + 1u;
-    }
-    return c;
+// Color of the face whose left element is in (new) slot `left`, on its side info & 3: the
+// color of that element's edge there (slots hold the new order from phase 1 on).
+fn face_color(left: u32, info: u32) -> u32 {
+    let e = element_edges[slots[left]][info & 3u];
+    return (edge_tree[e].x >> 8u) & 0xffu;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -168,16 +173,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     } else if (i < num_faces) {
         let at = faces_at() + 8u * i;
         if (range.pad == 2u) {
-            let left = scratch[new_of_at() + faces[8u * i]];
+            let left = scratch[new_of_at() + faces_by_left[8u * i]];
             scratch[at] = left;
-            scratch[at + 1u] = renamed(faces[8u * i + 1u]);
+            scratch[at + 1u] = renamed(faces_by_left[8u * i + 1u]);
             for (var w = 2u; w < 8u; w = w + 1u) {
-                scratch[at + w] = faces[8u * i + w];
+                scratch[at + w] = faces_by_left[8u * i + w];
             }
-            marks[face_color(i) * range.capacity + left] = 1u;
+            marks[face_color(left, scratch[at + 2u]) * range.capacity + left] = 1u;
         } else {
-            let color = face_color(i);
             let left = scratch[at];
+            let color = face_color(left, scratch[at + 2u]);
             let mark = color * range.capacity + left;
             let to = 8u * (marks_scan[mark] + block_offsets[mark / SCAN_BLOCK]);
             let by_left = 8u * by_left_place(color, left);

@@ -24,7 +24,9 @@
 //   2: after amr_geometry (NE marks per color): the new active count, the face offsets of the
 //      2K colors, the DG solver's launch records (dispatch.wgsl): 0 the elements, 1 + c the
 //      faces of color c, 1 + 2K all faces, 2 + 2K all faces with a thread per face node
-//      (dg_flux's grid); and the far faces cleared for amr_faces to count.
+//      (dg_flux's grid); and the far faces cleared for amr_faces to count. Without
+//      COLOR_ORDER (one plane of face counts per slot, the faces in left-element order only)
+//      every color's range is empty at 0: the faces have no color order to launch.
 
 @group(0) @binding(5) var<storage, read_write> counters: array<u32>;
 // The DG solver's launch records (GpuDg::launch_words), LAUNCH_WORDS words each.
@@ -41,6 +43,8 @@ override COMPACTION_ITEMS: u32 = 0u;
 // 1 with the compaction in order (Compaction::InOrder): phase 0's marks have a fourth part of
 // slots (amr_mark), and phase 1 does not run, so phase 2 settles its counts first.
 override IN_ORDER: u32 = 0u;
+// 0 for phase 2 over one plane of face counts (amr_geometry's COLOR_ORDER = 0).
+override COLOR_ORDER: u32 = 1u;
 
 // The compaction's mark of slot p (GK19 Algorithm 4; amr_compact): 1 for a hole below the new
 // active count n and for an occupied slot at or past it (the two sets are equally large; the
@@ -192,9 +196,12 @@ fn count_phase(phase: u32) {
             // back the offsets just stored cost the launch 0.3 us on Vulkan on an H200).
             var first = 0u;
             for (var c = 0u; c < colors; c = c + 1u) {
-                var next = total;
-                if (c + 1u < colors) {
-                    next = atomicLoad(&sums[c + 1u]);
+                var next = first;
+                if (COLOR_ORDER != 0u) {
+                    next = total;
+                    if (c + 1u < colors) {
+                        next = atomicLoad(&sums[c + 1u]);
+                    }
                 }
                 counters[C_COLOR_OFFSETS + c] = first;
                 write_launch(1u + c, first, next - first);

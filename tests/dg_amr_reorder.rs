@@ -14,7 +14,7 @@ use chromaflow::solver::dg::amr::reorder::{
     far_faces, far_fraction, reorder_reference, MortonFrame,
 };
 use chromaflow::solver::dg::amr::{AdaptiveMesh, AmrOptions, AmrStats, ReorderPolicy};
-use chromaflow::solver::dg::gpu::mesh_launch_records;
+use chromaflow::solver::dg::gpu::adapted_launch_records;
 use chromaflow::solver::dg::{BoundaryKind, Case, Simulation, SimulationOptions};
 use std::collections::HashMap;
 
@@ -26,11 +26,14 @@ fn rt() -> Runtime {
 fn device_reorder_equals_the_exact_reference_and_later_adaptations_follow() {
     let rt = rt();
     let walls = all_boundaries(Ordering::Original).expect("mesh");
-    let summary = device_reorder(&rt, &walls, 2, 4, 5).unwrap_or_else(|e| panic!("{e}"));
+    let summary = device_reorder(&rt, &walls, 2, 4, 5, true).unwrap_or_else(|e| panic!("{e}"));
     eprintln!("all boundary kinds: {summary}");
     let periodic = periodic_mesh().expect("mesh");
-    let summary = device_reorder(&rt, &periodic, 1, 4, 23).unwrap_or_else(|e| panic!("{e}"));
+    let summary = device_reorder(&rt, &periodic, 1, 4, 23, true).unwrap_or_else(|e| panic!("{e}"));
     eprintln!("periodic: {summary}");
+    // A run's gathered layout: the adaptations write the faces in left-element order only.
+    let summary = device_reorder(&rt, &periodic, 1, 3, 43, false).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("periodic, faces in left-element order only: {summary}");
 }
 
 /// A periodic vortex adapting every 2 steps under `policy`: its solution by element (the
@@ -217,8 +220,8 @@ fn max_rel(a: &[f64], b: &[f64]) -> f64 {
 
 /// A double Mach reflection adapting on the device with a reorder after every adaptation
 /// (`--amr-reorder every:1`): the reorder permutes the slots and faces after amr_scan 3 wrote
-/// the solver's launch records, and they stay right (the same element count and faces per
-/// color), so the rhs through them on the reordered mesh equals the f64 operator's; each
+/// the solver's launch records, and they stay right (the same element count and faces), so
+/// the rhs through them on the reordered mesh equals the f64 operator's; each
 /// adaptation without a setup still reads back once (the reorder reads nothing: the far faces
 /// ride one adaptation late on the smoothing's counters).
 #[test]
@@ -253,9 +256,10 @@ fn reordering_after_every_adaptation_keeps_the_launch_records_and_one_read_back(
             counted += 1;
         }
         let dm = sim.mesh().clone();
+        // The run's gathered layout: the adaptation wrote the faces in left-element order only.
         assert_eq!(
             sim.launch_records().expect("records"),
-            mesh_launch_records(dm.num_elements, &dm.color_offsets, sim.tables().nqe()),
+            adapted_launch_records(&dm, sim.tables().nqe(), false),
             "adaptation {k}: launch records after the reorder"
         );
         let c = sim.solution().expect("solution").to_vec();

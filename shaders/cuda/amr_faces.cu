@@ -25,13 +25,22 @@
 // order: by left slot, then by color): the faces of every color whose left slots come before
 // the thread's, from the face scan at each color's plane less its value at the plane's start
 // (the color's offset; from the counters, volatile loads, this kernel took 1.4x its time at
-// 240k elements on an H200), then its own faces of smaller colors.
+// 240k elements on an H200), then its own faces of smaller colors. Without COLOR_ORDER (the
+// gathered layout, whose solver reads the faces in left-element order only) the faces are
+// written in that order alone, numbered by the scan of amr_geometry's one plane of face counts
+// per slot: half the stores, and the scan a sixth as long.
 //
 // faces: DgEdge records (left, right, info, nx, ny, length, mx, my), two uint4 stores each.
 // neighbors: 4 words per slot, NE blocks of (side 0, 1, 2, split mask), then NE of the second
 // halves.
 //
 // NE, the capacity, is the module constant of common/dispatch.cuh (WGSL: range.capacity).
+
+// 1: the faces in color order and in left-element order; 0: in left-element order only (the
+// WGSL pipeline constant).
+#ifndef COLOR_ORDER
+#define COLOR_ORDER 1u
+#endif
 
 // (slot, local side, half) of side s of edge e, whose side s holds `here` (element id, local
 // side) and whose parent is `parent`; slot NONE when there is none.
@@ -103,9 +112,6 @@ __device__ uint2 write_face(
         counters[C_ERROR] = 1u;
         return make_uint2(0u, 0u);
     }
-    u32 color = (t.x >> 8u) & 0xffu;
-    u32 item = color * NE + i;
-    u32 j = items_scan[item] + block_offsets[item / SCAN_BLOCK];
     float2 d = b - a;
     float len = length(d);
     u32 info = s | (r.y << 2u) | (kind << 4u) | (r.z << 7u) | (state << 9u);
@@ -113,8 +119,13 @@ __device__ uint2 write_face(
     uint4 head = make_uint4(i, r.x, info, __float_as_uint(d.y / len));
     uint4 tail = make_uint4(__float_as_uint(-d.x / len), __float_as_uint(len),
                             __float_as_uint(mid.x), __float_as_uint(mid.y));
-    faces[2u * j] = head;
-    faces[2u * j + 1u] = tail;
+    if (COLOR_ORDER != 0u) {
+        u32 color = (t.x >> 8u) & 0xffu;
+        u32 item = color * NE + i;
+        u32 j = items_scan[item] + block_offsets[item / SCAN_BLOCK];
+        faces[2u * j] = head;
+        faces[2u * j + 1u] = tail;
+    }
     faces_by_left[2u * by_left] = head;
     faces_by_left[2u * by_left + 1u] = tail;
     if (r.x == NONE) {
@@ -176,9 +187,11 @@ extern "C" __global__ void amr_faces(
         bool owner = colors[0] != NONE || colors[1] != NONE || colors[2] != NONE;
         uint2 written = make_uint2(0u, 0u);
         if (owner) {
-            // The faces of lower slots: each color's scan at this slot less at its first.
-            u32 before = 0u;
-            for (u32 c = 0u; c < 2u * params.base_colors; c = c + 1u) {
+            // The faces of lower slots: each color's scan at this slot less at its first
+            // (without COLOR_ORDER the one plane's scan at this slot).
+            u32 before = COLOR_ORDER != 0u ? 0u : items_scan[i] + block_offsets[i / SCAN_BLOCK];
+            u32 planes = COLOR_ORDER != 0u ? 2u * params.base_colors : 0u;
+            for (u32 c = 0u; c < planes; c = c + 1u) {
                 u32 first = c * NE;
                 u32 item = first + i;
                 before += (items_scan[item] + block_offsets[item / SCAN_BLOCK]) -

@@ -21,7 +21,10 @@
 //   items[c * NE + i] = 1 when the element is the left (finer, or side 0 of an edge between
 //   equals) side of a face of color c. An element has at most one face per color, so the scan
 //   next numbers the faces by color, by left slot within a color: each color's launch is dense
-//   and reads its left elements in memory order (locality);
+//   and reads its left elements in memory order (locality). Without COLOR_ORDER (the gathered
+//   layout, which reads the faces in left-element order only) one plane instead:
+//   items[i] = the number of faces the element owns, 0 to 3, and the scan numbers them by
+//   left slot;
 // - the low words of the solver's register 0 (its double-float pairs) cleared from n up to the
 //   slots in use, as the other per-slot arrays; below n they are what coarsening (zero for a
 //   parent), refinement (zero for the children) and compaction (moved with the high words)
@@ -51,6 +54,11 @@
 #endif
 #ifndef STAGING
 #define STAGING 1u
+#endif
+// 1: the face marks per color (amr_faces writes the faces in color order and in left-element
+// order); 0: one plane of face counts (left-element order only; COLOR_ORDER in amr_faces).
+#ifndef COLOR_ORDER
+#define COLOR_ORDER 1u
 #endif
 
 // Slot p's number in the compaction scan.
@@ -98,6 +106,11 @@ __device__ void element_geometry(
     inv_det[i] = 1.0f / d;
     float longest = fmaxf(length(a), fmaxf(length(b), length(v2 - v1)));
     heights[i] = d / longest;
+    if (COLOR_ORDER == 0u) {
+        items[i] = (owned[0] != NONE ? 1u : 0u) + (owned[1] != NONE ? 1u : 0u)
+            + (owned[2] != NONE ? 1u : 0u);
+        return;
+    }
     for (u32 c = 0u; c < colors; c = c + 1u) {
         bool mine = owned[0] == c || owned[1] == c || owned[2] == c;
         items[c * NE + i] = mine ? 1u : 0u;
@@ -221,7 +234,8 @@ extern "C" __global__ void amr_geometry(
     inv_jac[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     inv_det[i] = 0.0f;
     heights[i] = 0.0f;
-    for (u32 c = 0u; c < colors; c = c + 1u) {
+    u32 planes = COLOR_ORDER != 0u ? colors : 1u;
+    for (u32 c = 0u; c < planes; c = c + 1u) {
         items[c * NE + i] = 0u;
     }
 }

@@ -13,9 +13,12 @@
 //   1: per slot up to the capacity: the face marks are cleared (and by thread 0 the far-face
 //      count); below n the scratch comes back, neighbour slots (not the split mask in w)
 //      renamed by new_of;
-//   2: per face f: left and right renamed into a scratch record, which marks
-//      marks[c NE + new left] for its color c (an element has one face per color); the
-//      exclusive scan over the marks then numbers the faces by color, by left slot within it;
+//   2: per face f in left-element order (faces_by_left: the solver's faces in every layout;
+//      the color order is not kept under the gathered one): left and right renamed into a
+//      scratch record, which marks marks[c NE + new left] for its color c (an element has one
+//      face per color; the color of the left element's edge on the face's side, from the
+//      trees); the exclusive scan over the marks then numbers the faces by color, by left slot
+//      within it;
 //   3: per face f: the record goes to its number (the scan's block prefix plus its block
 //      offset), and to its place in left-element order (GpuDg::edges_by_left: the faces of
 //      lower left slots, every color's scan at its left slot less at the color's first slot,
@@ -23,8 +26,9 @@
 //      slots differ by more than FAR_SLOTS counts in counters[C_FAR_FACES]
 //      (reorder::far_faces, as amr_faces counts after an adaptation), read with the next
 //      adaptation's counters.
-// The color offsets and counts do not change. Scratch words: 8 NP NE of the solution, 6 NE of
-// geometry, 8 NE of neighbours, NE slots, NE new_of, then 8 face_capacity of faces.
+// The faces are written in color order too, read or not. Scratch words: 8 NP NE of the
+// solution, 6 NE of geometry, 8 NE of neighbours, NE slots, NE new_of, then 8 face_capacity of
+// faces.
 //
 // The WGSL override constants are preprocessor defines here (the host passes -D values); the
 // capacity NE is the module constant of common/dispatch.cuh (WGSL: range.capacity).
@@ -43,7 +47,6 @@ __device__ __forceinline__ u32 renamed(u32 slot, const u32* scratch) {
     return slot == NONE ? NONE : scratch[NEW_OF_AT + slot];
 }
 
-// Color of face f: the color whose offsets hold it.
 // Place of the face of color `color` and left slot `left` in left-element order (phase 3).
 __device__ __forceinline__ u32 by_left_place(u32 color, u32 left, const u32* marks,
                                              const u32* marks_scan, const u32* block_offsets,
@@ -61,12 +64,14 @@ __device__ __forceinline__ u32 by_left_place(u32 color, u32 left, const u32* mar
     return place;
 }
 
-__device__ __forceinline__ u32 face_color(u32 f, const u32* counters, u32 colors) {
-    u32 c = 0u;
-    while (c + 1u < colors && f >= counters[C_COLOR_OFFSETS + c + 1u]) {
-        c = c + 1u;
-    }
-    return c;
+// Color of the face whose left element is in (new) slot `left`, on its side info & 3: the
+// color of that element's edge there (slots hold the new order from phase 1 on).
+__device__ __forceinline__ u32 face_color(u32 left, u32 info, const u32* slots,
+                                          const uint4* element_edges, const uint4* edge_tree) {
+    uint4 edges = element_edges[slots[left]];
+    u32 side = info & 3u;
+    u32 e = side == 0u ? edges.x : (side == 1u ? edges.y : edges.z);
+    return (edge_tree[e].x >> 8u) & 0xffu;
 }
 
 extern "C" __global__ void amr_permute(
@@ -86,6 +91,8 @@ extern "C" __global__ void amr_permute(
     const u32* __restrict__ block_offsets,
     float* regs_lo,
     u32* faces_by_left,
+    const uint4* __restrict__ element_edges,
+    const uint4* __restrict__ edge_tree,
     ReorderParams params,
     ItemRange range) {
     await_previous_launches();
@@ -155,16 +162,17 @@ extern "C" __global__ void amr_permute(
     } else if (i < num_faces) {
         u32 at = FACES_AT + 8u * i;
         if (range.pad == 2u) {
-            u32 left = scratch[NEW_OF_AT + faces[8u * i]];
+            u32 left = scratch[NEW_OF_AT + faces_by_left[8u * i]];
             scratch[at] = left;
-            scratch[at + 1u] = renamed(faces[8u * i + 1u], scratch);
+            scratch[at + 1u] = renamed(faces_by_left[8u * i + 1u], scratch);
             for (u32 w = 2u; w < 8u; w = w + 1u) {
-                scratch[at + w] = faces[8u * i + w];
+                scratch[at + w] = faces_by_left[8u * i + w];
             }
-            marks[face_color(i, counters, params.colors) * NE + left] = 1u;
+            u32 color = face_color(left, scratch[at + 2u], slots, element_edges, edge_tree);
+            marks[color * NE + left] = 1u;
         } else {
-            u32 color = face_color(i, counters, params.colors);
             u32 left = scratch[at];
+            u32 color = face_color(left, scratch[at + 2u], slots, element_edges, edge_tree);
             u32 mark = color * NE + left;
             u32 to = 8u * (marks_scan[mark] + block_offsets[mark / SCAN_BLOCK]);
             u32 by_left =

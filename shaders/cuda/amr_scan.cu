@@ -25,7 +25,9 @@
 //   2: after amr_geometry (NE marks per color): the new active count, the face offsets of the
 //      2K colors, the DG solver's launch records (dispatch.cuh): 0 the elements, 1 + c the
 //      faces of color c, 1 + 2K all faces, 2 + 2K all faces with a thread per face node
-//      (dg_flux's grid); and the far faces cleared for amr_faces to count.
+//      (dg_flux's grid); and the far faces cleared for amr_faces to count. Without
+//      COLOR_ORDER (one plane of face counts per slot, the faces in left-element order only)
+//      every color's range is empty at 0: the faces have no color order to launch.
 //
 // launches: the DG solver's launch records (GpuDg::launch_words), LAUNCH_WORDS words each.
 // slots: the slots (the compaction's marks).
@@ -40,6 +42,12 @@
 // part of slots, and phase 1 does not run, so phase 2 settles its counts first.
 #ifndef IN_ORDER
 #define IN_ORDER 0u
+#endif
+
+// 0 for phase 2 over one plane of face counts (amr_geometry's COLOR_ORDER = 0; the WGSL
+// pipeline constant).
+#ifndef COLOR_ORDER
+#define COLOR_ORDER 1u
 #endif
 
 // LIVE_BLOCKS (the WGSL pipeline constant): 1 for phase 0's scan, over the live blocks only.
@@ -171,7 +179,7 @@ __device__ void count_phase(
             // twin).
             u32 first = 0u;
             for (u32 c = 0u; c < colors; c = c + 1u) {
-                u32 next = c + 1u < colors ? s[c + 1u] : total;
+                u32 next = COLOR_ORDER == 0u ? first : c + 1u < colors ? s[c + 1u] : total;
                 counters[C_COLOR_OFFSETS + c] = first;
                 write_launch(launches, 1u + c, first, next - first);
                 first = next;

@@ -22,7 +22,7 @@ use crate::solver::dg::amr::{
 };
 use crate::solver::dg::euler::State;
 use crate::solver::dg::gpu::{
-    edges_by_left, mesh_launch_records, Capacity, GpuConfig, GpuDg, SurfaceLayout,
+    adapted_launch_records, edges_by_left, Capacity, GpuConfig, GpuDg, SurfaceLayout,
 };
 use crate::solver::dg::mesh::{DgEdge, EDGE_INTERIOR};
 use crate::solver::dg::{BasisTables, DgMesh, NumericalFlux};
@@ -32,6 +32,8 @@ pub fn amr(report: &mut Report, b: &Runtime) {
     let (gk19, in_order) = (Compaction::Gk19, Compaction::InOrder);
     // The smoothing by the levels (3: stages), and in rounds twice, once with queues of none.
     let [stages, queued, handed_off] = SMOOTHINGS;
+    // The faces in color order too (the colored layout), or in left-element order only (the
+    // gathered layout, a run's): once with the stages, which read them, and once in rounds.
     let cases = [
         (
             "all boundary kinds",
@@ -41,11 +43,21 @@ pub fn amr(report: &mut Report, b: &Runtime) {
             5,
             gk19,
             stages,
+            true,
         ),
-        ("periodic", periodic_mesh(), 1, 4, 23, gk19, handed_off),
+        (
+            "periodic",
+            periodic_mesh(),
+            1,
+            4,
+            23,
+            gk19,
+            handed_off,
+            true,
+        ),
         // p = 4: amr_refine's workgroups project 60 coefficients per refinement, several
         // rounds of their threads.
-        ("periodic", periodic_mesh(), 4, 2, 29, gk19, stages),
+        ("periodic", periodic_mesh(), 4, 2, 29, gk19, stages, true),
         (
             "all boundary kinds",
             all_boundaries(Ordering::Original),
@@ -54,20 +66,57 @@ pub fn amr(report: &mut Report, b: &Runtime) {
             5,
             in_order,
             stages,
+            true,
         ),
-        ("periodic", periodic_mesh(), 1, 4, 31, in_order, queued),
+        (
+            "periodic",
+            periodic_mesh(),
+            1,
+            4,
+            31,
+            in_order,
+            queued,
+            true,
+        ),
+        (
+            "all boundary kinds",
+            all_boundaries(Ordering::Original),
+            2,
+            4,
+            7,
+            in_order,
+            stages,
+            false,
+        ),
+        (
+            "periodic",
+            periodic_mesh(),
+            1,
+            4,
+            37,
+            in_order,
+            queued,
+            false,
+        ),
     ];
-    for (label, base, p, rounds, seed, compaction, smoothing) in cases {
+    for (label, base, p, rounds, seed, compaction, smoothing, color_order) in cases {
+        let faces = if color_order {
+            "color and left-element order"
+        } else {
+            "left-element order only, gathered"
+        };
         let name = format!(
             "amr device adaptation = reference ({label}, compaction {compaction}, smoothing \
-             {smoothing}) p={p}, {rounds} rounds"
+             {smoothing}, faces in {faces}) p={p}, {rounds} rounds"
         );
         report.check(&name, b.kind(), "ids exact, rel 2e-5, rhs rel 5e-5", || {
             let base = base?;
-            Ok((
-                device_adaptation(b, &base, p, rounds, seed, compaction, smoothing)?,
-                true,
-            ))
+            let setup = AdaptSetup {
+                compaction,
+                smoothing,
+                color_order,
+            };
+            Ok((device_adaptation(b, &base, p, rounds, seed, setup)?, true))
         });
     }
     report.check(
@@ -126,7 +175,7 @@ fn queued_adaptations(rt: &Runtime) -> Result<(String, bool)> {
         let dm = am.dg_mesh()?;
         let n = am.num_active();
         let AdaptFixture { mut dg, ga, .. } =
-            fixture_with_slots(rt, am, 1, n + room, SmoothingPasses::Stages)?;
+            fixture_with_slots(rt, am, 1, n + room, SmoothingPasses::Stages, true)?;
         let (trees, state) = (ga.download()?.to_flat(), dg.read_state()?);
         let flags = match flag {
             2 => rand_flags(n, &mut seed),
@@ -327,16 +376,13 @@ fn weighted_flags(n: usize, seed: &mut u64, [plus, minus, out_of]: [u64; 3]) -> 
         .collect()
 }
 
-/// The device's mesh buffers against those the host builds from the reference's DG mesh.
-pub fn check_mesh_buffers(rt: &Runtime, dg: &GpuDg, dm: &DgMesh) -> Result<()> {
-    let (_, [inv_jac, inv_det, heights, neighbors, edges]) = dg.device_buffers();
-    let ne = dm.num_elements;
-    let cap = dg.capacity().elements;
-    let got: Vec<DgEdge> = rt.read(edges, 0, dm.edges.len())?;
-    for (j, (g, w)) in got.iter().zip(dm.gpu_edges()).enumerate() {
+/// The device's faces `got` against the reference's `want` in the same order (`order` names
+/// it): nodes and sides exact, geometry to 1e-5.
+fn check_faces(got: &[DgEdge], want: &[DgEdge], order: &str) -> Result<()> {
+    for (j, (g, w)) in got.iter().zip(want).enumerate() {
         ensure(
             (g.left, g.right, g.info) == (w.left, w.right, w.info),
-            || format!("face {j}: device {g:?}, reference {w:?}"),
+            || format!("face {j} in {order}: device {g:?}, reference {w:?}"),
         )?;
         close(
             &[g.nx, g.ny, g.length, g.mx, g.my].map(f64::from),
@@ -345,15 +391,35 @@ pub fn check_mesh_buffers(rt: &Runtime, dg: &GpuDg, dm: &DgMesh) -> Result<()> {
             "face geometry",
         )?;
     }
-    // dg_flux's copy: the same records, bit for bit, in left-element order.
+    Ok(())
+}
+
+/// The device's mesh buffers against those the host builds from the reference's DG mesh: the
+/// faces in color order where the solver keeps it ([`GpuDg::color_order`]), and in
+/// left-element order always.
+pub fn check_mesh_buffers(rt: &Runtime, dg: &GpuDg, dm: &DgMesh) -> Result<()> {
+    let (_, [inv_jac, inv_det, heights, neighbors, edges]) = dg.device_buffers();
+    let ne = dm.num_elements;
+    let cap = dg.capacity().elements;
     let by_left: Vec<DgEdge> = rt.read(dg.edges_by_left(), 0, dm.edges.len())?;
-    let want = edges_by_left(&got);
-    let bits = |e: &DgEdge| bytemuck::bytes_of(e).to_vec();
-    if let Some(j) = (0..want.len()).find(|&j| bits(&by_left[j]) != bits(&want[j])) {
-        return Err(Error::Run(format!(
-            "face {j} in left-element order: device {:?}, the device's faces sorted {:?}",
-            by_left[j], want[j]
-        )));
+    if dg.color_order() {
+        let got: Vec<DgEdge> = rt.read(edges, 0, dm.edges.len())?;
+        check_faces(&got, &dm.gpu_edges(), "color order")?;
+        // dg_flux's copy: the same records, bit for bit, in left-element order.
+        let want = edges_by_left(&got);
+        let bits = |e: &DgEdge| bytemuck::bytes_of(e).to_vec();
+        if let Some(j) = (0..want.len()).find(|&j| bits(&by_left[j]) != bits(&want[j])) {
+            return Err(Error::Run(format!(
+                "face {j} in left-element order: device {:?}, the device's faces sorted {:?}",
+                by_left[j], want[j]
+            )));
+        }
+    } else {
+        check_faces(
+            &by_left,
+            &edges_by_left(&dm.gpu_edges()),
+            "left-element order",
+        )?;
     }
     let jac: Vec<[f32; 4]> = rt.read(inv_jac, 0, ne)?;
     let idet: Vec<f32> = rt.read(inv_det, 0, ne)?;
@@ -410,20 +476,43 @@ pub(super) struct AdaptFixture {
 }
 
 pub(super) fn adapt_fixture(rt: &Runtime, base: &DgMesh, p: usize) -> Result<AdaptFixture> {
-    adapt_fixture_with(rt, base, p, Compaction::default(), SmoothingPasses::Stages)
+    adapt_fixture_with(rt, base, p, AdaptSetup::default())
 }
 
-/// [`adapt_fixture`] whose adaptations close their holes by `compaction`.
-fn adapt_fixture_with(
+/// How a check's device adaptation is set up.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct AdaptSetup {
+    /// How it closes its holes.
+    pub compaction: Compaction,
+    /// How its smoothing applies the 2:1 rules.
+    pub smoothing: SmoothingPasses,
+    /// Whether it writes the faces in color order too; without, the solver is in the gathered
+    /// layout ([`GpuAdaptOptions::color_order`]).
+    pub color_order: bool,
+}
+
+impl Default for AdaptSetup {
+    fn default() -> AdaptSetup {
+        AdaptSetup {
+            compaction: Compaction::default(),
+            smoothing: SmoothingPasses::Stages,
+            color_order: true,
+        }
+    }
+}
+
+/// [`adapt_fixture`] set up by `setup`.
+pub(super) fn adapt_fixture_with(
     rt: &Runtime,
     base: &DgMesh,
     p: usize,
-    compaction: Compaction,
-    smoothing: SmoothingPasses,
+    setup: AdaptSetup,
 ) -> Result<AdaptFixture> {
     let mut am = AdaptiveMesh::new(base, 3)?;
-    am.compaction = compaction;
-    adapt_fixture_smoothed(rt, am, p, smoothing)
+    am.compaction = setup.compaction;
+    let grown = am.num_active() * 16;
+    let ne = slots_needed(grown, grown / 4);
+    fixture_with_slots(rt, am, p, ne, setup.smoothing, setup.color_order)
 }
 
 /// [`adapt_fixture`] on the adaptive mesh `am` as it stands, whose smoothing applies the 2:1
@@ -436,17 +525,18 @@ fn adapt_fixture_smoothed(
 ) -> Result<AdaptFixture> {
     // Room for the rounds without growing (the flags refine one element in five).
     let grown = am.num_active() * 16;
-    fixture_with_slots(rt, am, p, slots_needed(grown, grown / 4), smoothing)
+    fixture_with_slots(rt, am, p, slots_needed(grown, grown / 4), smoothing, true)
 }
 
 /// [`adapt_fixture_smoothed`] with a solver of `ne` element slots (tree ids for 16 times the
-/// elements).
+/// elements), in the gathered layout without the color order unless `color_order`.
 fn fixture_with_slots(
     rt: &Runtime,
     am: AdaptiveMesh,
     p: usize,
     ne: usize,
     smoothing: SmoothingPasses,
+    color_order: bool,
 ) -> Result<AdaptFixture> {
     let tables = BasisTables::new(p);
     let proj = Projection::new(p);
@@ -458,7 +548,10 @@ fn fixture_with_slots(
         elements: ne,
         edges: 3 * ne,
     };
-    let dg = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
+    let mut dg = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity)?;
+    if !color_order {
+        dg.set_surface(SurfaceLayout::Gathered)?;
+    }
     dg.set_solution(&scatter(&coef, tables.np))?;
     let tree = TreeCapacity::with_room(grown, am.element_ids(), am.edge_ids(), 2.0);
     let options = GpuAdaptOptions {
@@ -468,6 +561,7 @@ fn fixture_with_slots(
         jumps: false,
         smoothing,
         host_flags: true,
+        color_order,
     };
     let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;
     Ok(AdaptFixture {
@@ -647,18 +741,18 @@ pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
 
 /// `rounds` adaptations by pseudo-random flags of a smooth state on `base` at order `p`, then
 /// one by flags that change nothing, one by flags that only coarsen and one more by
-/// pseudo-random flags, on the device (smoothing by `smoothing`) and by the reference, both
-/// closing their holes by `compaction`, compared after each; a summary, or the first mismatch
-/// as an error.
-pub fn device_adaptation(
+/// pseudo-random flags, on the device (set up by `setup`) and by the reference, both closing
+/// their holes by its compaction, compared after each; a summary, or the first mismatch as an
+/// error.
+pub(super) fn device_adaptation(
     rt: &Runtime,
     base: &DgMesh,
     p: usize,
     rounds: usize,
     seed: u64,
-    compaction: Compaction,
-    smoothing: SmoothingPasses,
+    setup: AdaptSetup,
 ) -> Result<String> {
+    let color_order = setup.color_order;
     let AdaptFixture {
         tables,
         proj,
@@ -668,7 +762,7 @@ pub fn device_adaptation(
         cfg,
         mut dg,
         ga,
-    } = adapt_fixture_with(rt, base, p, compaction, smoothing)?;
+    } = adapt_fixture_with(rt, base, p, setup)?;
     let mut seed = seed;
     let (mut refined, mut coarsened) = (0, 0);
     for round in 0..rounds + 3 {
@@ -760,10 +854,10 @@ pub fn device_adaptation(
         // The solver's launches follow the device's records: they equal the reference mesh's,
         // and the rhs through them equals the f64 operator's on it.
         let records: Vec<u32> = rt.read_all(dg.launch_words())?;
-        ensure(
-            records == mesh_launch_records(dm.num_elements, &dm.color_offsets, dg.nodes_per_face()),
-            || format!("round {round}: launch records {records:?}"),
-        )?;
+        let want = adapted_launch_records(&dm, dg.nodes_per_face(), color_order);
+        ensure(records == want, || {
+            format!("round {round}: launch records {records:?}")
+        })?;
         let op = operator(&dm, &tables, &cfg);
         let mut cpu = vec![0.0; op.ndof()];
         op.rhs(&state, 0.25, &mut cpu);
@@ -771,14 +865,19 @@ pub fn device_adaptation(
         ensure(err < 5e-5, || {
             format!("round {round}: rhs through the device's launch records off by rel {err:e}")
         })?;
-        // The gathered layout on the same records: the faces in the order the device wrote
-        // them, the halves of split sides lifted.
-        dg.set_surface(SurfaceLayout::Gathered)?;
-        let err = max_rel(&dg.eval_rhs(&state, 0.25)?, &cpu);
-        dg.set_surface(SurfaceLayout::Colored)?;
-        ensure(err < 5e-5, || {
-            format!("round {round}: gathered rhs through the device's records off by rel {err:e}")
-        })?;
+        // The gathered layout on the same records (where the rhs above was the colored
+        // one's): the faces in the order the device wrote them, the halves of split sides
+        // lifted.
+        if color_order {
+            dg.set_surface(SurfaceLayout::Gathered)?;
+            let err = max_rel(&dg.eval_rhs(&state, 0.25)?, &cpu);
+            dg.set_surface(SurfaceLayout::Colored)?;
+            ensure(err < 5e-5, || {
+                format!(
+                    "round {round}: gathered rhs through the device's records off by rel {err:e}"
+                )
+            })?;
+        }
     }
     ensure(refined > 0 && coarsened > 0, || {
         format!("{refined} refined and {coarsened} coarsened: the rounds should do both")
@@ -885,6 +984,7 @@ pub fn device_flags(rt: &Runtime) -> Result<String> {
             jumps: with_jumps,
             smoothing: SmoothingPasses::Stages,
             host_flags: true,
+            color_order: true,
         };
         let tree = TreeCapacity::with_room(n, am.element_ids(), am.edge_ids(), 1.0);
         let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;

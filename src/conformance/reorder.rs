@@ -2,7 +2,7 @@
 //! ([`crate::solver::dg::amr::reorder`]), interleaved with device adaptations that go on
 //! matching the f64 reference on the reordered layout.
 
-use super::amr::{adapt_fixture, check_mesh_buffers, rand_flags, AdaptFixture};
+use super::amr::{adapt_fixture_with, check_mesh_buffers, rand_flags, AdaptFixture, AdaptSetup};
 use super::dg::{max_rel, operator};
 use super::Report;
 use crate::error::{Error, Result};
@@ -12,7 +12,7 @@ use crate::solver::dg::amr::reorder::{
     far_faces, morton_keys, permute_tree, radix_order, GpuReorder, MortonFrame,
 };
 use crate::solver::dg::amr::{scatter, AdaptiveMesh};
-use crate::solver::dg::gpu::{mesh_launch_records, GpuDg};
+use crate::solver::dg::gpu::{adapted_launch_records, edges_by_left, GpuDg};
 use crate::solver::dg::mesh::DgEdge;
 use crate::solver::dg::DgMesh;
 
@@ -32,9 +32,21 @@ pub fn reorder(report: &mut Report, b: &Runtime) {
         let name = format!("amr device reorder = exact reference ({label}) p={p}, {rounds} rounds");
         report.check(&name, b.kind(), "bit for bit", || {
             let base = base?;
-            Ok((device_reorder(b, &base, p, rounds, seed)?, true))
+            Ok((device_reorder(b, &base, p, rounds, seed, true)?, true))
         });
     }
+    // A run's: the gathered layout, whose adaptations write the faces in left-element order
+    // only, which the reorder then reads.
+    report.check(
+        "amr device reorder = exact reference (periodic, faces in left-element order only) p=1, \
+         3 rounds",
+        b.kind(),
+        "bit for bit",
+        || {
+            let base = super::dg::periodic_mesh()?;
+            Ok((device_reorder(b, &base, 1, 3, 43, false)?, true))
+        },
+    );
 }
 
 fn ensure(ok: bool, what: impl FnOnce() -> String) -> Result<()> {
@@ -94,7 +106,8 @@ fn renamed(s: u32, new_of: &[u32]) -> u32 {
 }
 
 /// What the device's buffers must hold after a reorder by `order`, from what they held before:
-/// per-slot words gathered, stored slots renamed, faces by color and left slot.
+/// per-slot words gathered, stored slots renamed, faces by color and left slot (where the
+/// solver keeps the color order), and by left slot.
 fn check_permuted_buffers(
     rt: &Runtime,
     dg: &GpuDg,
@@ -102,7 +115,7 @@ fn check_permuted_buffers(
     order: &[u32],
     color_offsets: &[usize],
 ) -> Result<()> {
-    let after = Snapshot::take(rt, dg, before.faces.len())?;
+    let after = Snapshot::take(rt, dg, before.by_left.len())?;
     let n = order.len();
     let mut new_of = vec![NO_ELEMENT; n];
     for (i, &o) in order.iter().enumerate() {
@@ -134,22 +147,34 @@ fn check_permuted_buffers(
             })?;
         }
     }
-    for c in 0..color_offsets.len() - 1 {
-        let range = color_offsets[c]..color_offsets[c + 1];
-        let mut want: Vec<DgEdge> = before.faces[range.clone()]
+    let rename = |faces: &[DgEdge]| -> Vec<DgEdge> {
+        faces
             .iter()
             .map(|e| DgEdge {
                 left: renamed(e.left, &new_of),
                 right: renamed(e.right, &new_of),
                 ..*e
             })
-            .collect();
-        want.sort_by_key(|e| e.left);
-        for (k, (g, w)) in after.faces[range].iter().zip(&want).enumerate() {
-            ensure(bytemuck::bytes_of(g) == bytemuck::bytes_of(w), || {
-                format!("color {c} face {k}: {g:?}, want {w:?}")
-            })?;
+            .collect()
+    };
+    let same = |g: &DgEdge, w: &DgEdge| bytemuck::bytes_of(g) == bytemuck::bytes_of(w);
+    if let (Some(faces_before), Some(faces_after)) = (&before.faces, &after.faces) {
+        for c in 0..color_offsets.len() - 1 {
+            let range = color_offsets[c]..color_offsets[c + 1];
+            let want = edges_by_left(&rename(&faces_before[range.clone()]));
+            for (k, (g, w)) in faces_after[range].iter().zip(&want).enumerate() {
+                ensure(same(g, w), || {
+                    format!("color {c} face {k}: {g:?}, want {w:?}")
+                })?;
+            }
         }
+    }
+    // A left slot's faces are consecutive (in color order), and keep their order renamed.
+    let want = edges_by_left(&rename(&before.by_left));
+    for (k, (g, w)) in after.by_left.iter().zip(&want).enumerate() {
+        ensure(same(g, w), || {
+            format!("face {k} in left-element order: {g:?}, want {w:?}")
+        })?;
     }
     Ok(())
 }
@@ -159,7 +184,9 @@ struct Snapshot {
     state: Vec<f64>,
     geometry: Vec<[u32; 6]>,
     neighbors: Vec<[u32; 4]>,
-    faces: Vec<DgEdge>,
+    /// In color order, where the solver keeps it ([`GpuDg::color_order`]).
+    faces: Option<Vec<DgEdge>>,
+    by_left: Vec<DgEdge>,
 }
 
 impl Snapshot {
@@ -178,7 +205,11 @@ impl Snapshot {
                 })
                 .collect(),
             neighbors: rt.read(neighbors, 0, 2 * dg.capacity().elements)?,
-            faces: rt.read(edges, 0, faces)?,
+            faces: match dg.color_order() {
+                true => Some(rt.read(edges, 0, faces)?),
+                false => None,
+            },
+            by_left: rt.read(dg.edges_by_left(), 0, faces)?,
         })
     }
 }
@@ -187,13 +218,16 @@ impl Snapshot {
 /// each followed by a device reorder: the keys, the order, the trees and every solver buffer
 /// equal the exact CPU reference bit for bit; the reordered mesh keeps its invariants and its
 /// mass; and the f64 reference, reordered the same way, goes on matching the device through
-/// the next adaptation (trees id for id, coefficients to f32 round-off, mesh buffers).
+/// the next adaptation (trees id for id, coefficients to f32 round-off, mesh buffers). The
+/// adaptations write the faces in color order too, or (`color_order` false, the solver in the
+/// gathered layout) in left-element order only.
 pub fn device_reorder(
     rt: &Runtime,
     base: &DgMesh,
     p: usize,
     rounds: usize,
     seed: u64,
+    color_order: bool,
 ) -> Result<String> {
     let AdaptFixture {
         tables,
@@ -204,7 +238,15 @@ pub fn device_reorder(
         cfg,
         mut dg,
         ga,
-    } = adapt_fixture(rt, base, p)?;
+    } = adapt_fixture_with(
+        rt,
+        base,
+        p,
+        AdaptSetup {
+            color_order,
+            ..AdaptSetup::default()
+        },
+    )?;
     let frame = MortonFrame::of(&am);
     let reorder = GpuReorder::new(rt, &ga, &dg, p, &frame)?;
     let mut seed = seed;
@@ -298,10 +340,10 @@ pub fn device_reorder(
         // the element count and each color's faces (sorted within their color), and the rhs
         // through them on the reordered buffers equals the f64 operator's.
         let records: Vec<u32> = rt.read_all(dg.launch_words())?;
-        ensure(
-            records == mesh_launch_records(dm.num_elements, &dm.color_offsets, dg.nodes_per_face()),
-            || format!("round {round}: launch records {records:?} after the reorder"),
-        )?;
+        let want = adapted_launch_records(&dm, dg.nodes_per_face(), color_order);
+        ensure(records == want, || {
+            format!("round {round}: launch records {records:?} after the reorder")
+        })?;
         let state = dg.read_state()?;
         let op = operator(&dm, &tables, &cfg);
         let mut cpu = vec![0.0; op.ndof()];

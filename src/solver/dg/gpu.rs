@@ -361,6 +361,20 @@ pub fn mesh_launch_records(ne: usize, color_offsets: &[usize], nqe: usize) -> Ve
         .collect()
 }
 
+/// The launch records a device adaptation leaves for its mesh `dm` (`nqe` nodes per face): the
+/// mesh's ([`mesh_launch_records`]), with every color's range empty at 0 when it wrote the faces
+/// in left-element order only (`color_order` false: amr_scan's phase 2 without COLOR_ORDER).
+pub fn adapted_launch_records(dm: &DgMesh, nqe: usize, color_order: bool) -> Vec<u32> {
+    let mut records = mesh_launch_records(dm.num_elements, &dm.color_offsets, nqe);
+    if !color_order {
+        for c in 0..dm.num_colors() {
+            let first = record_word(1 + c) as usize;
+            records[first..first + LAUNCH_WORDS as usize].copy_from_slice(&launch_record(0, 0));
+        }
+    }
+    records
+}
+
 /// The launch record of every face with a thread per face node, among `colors` face colors
 /// ([`mesh_launch_records`]).
 pub fn face_nodes_record(colors: usize) -> usize {
@@ -924,6 +938,10 @@ pub struct GpuDg {
     /// layout), so that a warp's left sides are neighbouring slots. Written by the host for a
     /// mesh it writes and by `amr_faces` and `amr_permute` on the device.
     edges_by_left: Buffer,
+    /// Whether the edges buffer (the last of `mesh_buffers`) holds the mesh's faces in color
+    /// order, as the colored and atomic layouts read them: false after an adaptation that
+    /// wrote the left-element order only ([`GpuDg::adopt`]), until the host writes a mesh.
+    color_order: bool,
     /// The basis tables and the case data.
     data_buffers: [Buffer; 3],
     launches: Launches,
@@ -1051,6 +1069,7 @@ impl GpuDg {
             clock,
             mesh_buffers: [inv_jac, inv_det, heights, neighbors, edges],
             edges_by_left,
+            color_order: true,
             data_buffers: [table_buf, case_buf, stage_buf],
             launches,
             surface: SurfaceKernels::Colored,
@@ -1078,6 +1097,7 @@ impl GpuDg {
         self.rt.write(heights, 0, &inputs.heights)?;
         self.rt.write(neighbors, 0, &inputs.neighbors)?;
         self.rt.write(edges, 0, &inputs.edges)?;
+        self.color_order = true;
         self.launches.inputs = inputs;
         self.launches.num_elements = mesh.num_elements as u32;
         self.launches.device_counts = false;
@@ -1114,8 +1134,21 @@ impl GpuDg {
     /// records; after that nothing is recorded and nothing is read back. The adaptation left
     /// register 0's low words ([`GpuDg::low_words`]) zero for the elements it made and whole,
     /// moved with their high words, for the others. `faces_at_most` bounds its faces (the
-    /// launches over them start no more threads, [`CountBounds`]).
-    pub fn adopt(&mut self, num_elements: usize, faces_at_most: usize) -> Result<()> {
+    /// launches over them start no more threads, [`CountBounds`]). `color_order`: whether
+    /// it wrote the faces in color order too, which only the gathered layout can do without.
+    pub fn adopt(
+        &mut self,
+        num_elements: usize,
+        faces_at_most: usize,
+        color_order: bool,
+    ) -> Result<()> {
+        if !color_order && self.surface.layout() != SurfaceLayout::Gathered {
+            return Err(Error::Invalid(format!(
+                "an adapted mesh whose faces are in left-element order only, for the {} \
+                 surface layout, which reads them per color",
+                self.surface.layout().name()
+            )));
+        }
         if num_elements == 0 || num_elements > self.capacity.elements {
             return Err(Error::Invalid(format!(
                 "an adapted mesh of {num_elements} elements does not fit buffers for {} \
@@ -1124,6 +1157,7 @@ impl GpuDg {
             )));
         }
         self.launches.inputs.conforming = false;
+        self.color_order = color_order;
         self.launches.num_elements = num_elements as u32;
         self.launches.bounds.set(num_elements, faces_at_most);
         self.num_elements = num_elements;
@@ -1188,12 +1222,18 @@ impl GpuDg {
         &self.edges_by_left
     }
 
+    /// Whether the edges buffer holds the mesh's faces in color order (false after an
+    /// adaptation that wrote the left-element order only, [`GpuDg::adopt`]).
+    pub fn color_order(&self) -> bool {
+        self.color_order
+    }
+
     /// Where the words of the mesh buffers in use lie, as (buffer, first word, words): the
     /// inverse Jacobians, 1 / det J and heights of the elements, both neighbour blocks, then the
-    /// first `faces` edges.
+    /// first `faces` edges in left-element order (the copy every layout keeps current).
     fn mesh_parts(&self, faces: usize) -> [(&Buffer, usize, usize); 6] {
         let (n, cap) = (self.num_elements, self.capacity.elements);
-        let [inv_jac, inv_det, heights, neighbors, edges] = &self.mesh_buffers;
+        let [inv_jac, inv_det, heights, neighbors, _] = &self.mesh_buffers;
         let edge_words = std::mem::size_of::<DgEdge>() / 4;
         [
             (inv_jac, 0, 4 * n),
@@ -1201,7 +1241,7 @@ impl GpuDg {
             (heights, 0, n),
             (neighbors, 0, 4 * n),
             (neighbors, 4 * cap, 4 * n),
-            (edges, 0, edge_words * faces),
+            (&self.edges_by_left, 0, edge_words * faces),
         ]
     }
 
@@ -1217,31 +1257,56 @@ impl GpuDg {
         Ok(words)
     }
 
-    /// Write [`GpuDg::mesh_words`] back (`faces` as they were read, the solver on a mesh of as
-    /// many elements), and under the gathered layout its copy of the edges by left element.
-    pub fn set_mesh_words(&self, faces: usize, words: &[u32]) -> Result<()> {
+    /// Write [`GpuDg::mesh_words`] back (`faces` as they were read, the solver on the same mesh
+    /// from the host: [`GpuDg::reserve`]). The faces may come in any order (checkpoints before
+    /// 2026-11-30 hold the color order): each goes to its place in left-element order, and in
+    /// color order to the place of the host's face with the same left element and side, so
+    /// that every layout reads the device's records.
+    pub fn set_mesh_words(&mut self, faces: usize, words: &[u32]) -> Result<()> {
         let parts = self.mesh_parts(faces);
         let expected: usize = parts.iter().map(|p| p.2).sum();
-        if words.len() != expected || faces > self.capacity.edges {
+        let host_faces = self.launches.inputs.edges.get(..faces);
+        let Some(host_faces) = host_faces.filter(|_| words.len() == expected) else {
             return Err(Error::Invalid(format!(
                 "mesh words: {} given, {expected} for {} elements and {faces} faces",
                 words.len(),
                 self.num_elements
             )));
-        }
+        };
         let mut at = 0;
-        for (buffer, first, count) in parts {
+        for &(buffer, first, count) in &parts[..parts.len() - 1] {
             if count > 0 {
                 self.rt.write(buffer, first, &words[at..at + count])?;
             }
             at += count;
         }
-        // dg_flux's copy of the edges by left element, from these words (the device's records,
-        // which the host's own need not equal to the bit): the last part.
-        let edge_words = parts[parts.len() - 1].2;
-        let faces: Vec<DgEdge> = bytemuck::pod_collect_to_vec(&words[words.len() - edge_words..]);
-        self.rt
-            .write(&self.edges_by_left, 0, &edges_by_left(&faces))?;
+        let faces: Vec<DgEdge> = bytemuck::pod_collect_to_vec(&words[at..]);
+        let by_left = edges_by_left(&faces);
+        // The faces by (left element, its side): one face each.
+        let key = |e: &DgEdge| (e.left, e.info & 3);
+        let mut by_key: Vec<((u32, u32), usize)> =
+            faces.iter().enumerate().map(|(j, e)| (key(e), j)).collect();
+        by_key.sort_unstable();
+        if let Some(w) = by_key.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(Error::Invalid(format!(
+                "mesh words: two faces on side {} of element {}",
+                w[0].0 .1, w[0].0 .0
+            )));
+        }
+        let color_order = host_faces
+            .iter()
+            .map(|h| match by_key.binary_search_by_key(&key(h), |k| k.0) {
+                Ok(j) => Ok(faces[by_key[j].1]),
+                Err(_) => Err(Error::Invalid(format!(
+                    "mesh words: no face on side {} of element {}, which the mesh has",
+                    h.info & 3,
+                    h.left
+                ))),
+            })
+            .collect::<Result<Vec<DgEdge>>>()?;
+        self.rt.write(&self.mesh_buffers[4], 0, &color_order)?;
+        self.rt.write(&self.edges_by_left, 0, &by_left)?;
+        self.color_order = true;
         Ok(())
     }
 
@@ -1450,6 +1515,13 @@ impl GpuDg {
     pub fn set_surface(&mut self, layout: SurfaceLayout) -> Result<()> {
         if layout == self.surface.layout() {
             return Ok(());
+        }
+        if layout != SurfaceLayout::Gathered && !self.color_order {
+            return Err(Error::Invalid(format!(
+                "the {} surface layout reads the faces per color, but the adaptation wrote \
+                 them in left-element order only",
+                layout.name()
+            )));
         }
         let surface = match layout {
             SurfaceLayout::Colored => SurfaceKernels::Colored,

@@ -25,7 +25,7 @@
 
 use super::amr::driver::{build_kernels_ahead, device_capacity, DeviceAdaptation};
 use super::amr::gpu::{
-    slots_needed, AdaptDecision, PhaseSeconds, Smoothed, TreeCapacity, TreeWords,
+    slots_needed, AdaptDecision, GpuAdaptOptions, PhaseSeconds, Smoothed, TreeCapacity, TreeWords,
 };
 use super::amr::locality::{self, MortonFrame};
 use super::amr::reorder::ReorderPolicy;
@@ -349,7 +349,16 @@ impl Simulation {
                 scope.spawn(move || {
                     let reorder = o.reorder != ReorderPolicy::Never;
                     let (ne, smoothing) = (capacity.elements, o.device_smoothing(rt));
-                    build_kernels_ahead(rt, case.order, ne, o.compaction, smoothing, reorder)
+                    let color_order = GpuAdaptOptions::color_order_for(layout);
+                    build_kernels_ahead(
+                        rt,
+                        case.order,
+                        ne,
+                        o.compaction,
+                        smoothing,
+                        color_order,
+                        reorder,
+                    )
                 })
             });
             let gpu = GpuDg::with_capacity(rt, &dm, &tables, &cfg, capacity);

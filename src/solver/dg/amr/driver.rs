@@ -249,7 +249,8 @@ pub fn device_capacity(n: usize) -> Capacity {
 }
 
 /// Build the kernels of the device adaptation of order `p` on a solver of `ne` element slots
-/// with `compaction` and `smoothing`, the prefix sums' and, with `reorder`, the Morton
+/// with `compaction`, `smoothing` and the faces in color order or not (`color_order`,
+/// [`GpuAdaptOptions::color_order`]), the prefix sums' and, with `reorder`, the Morton
 /// reorder's, into `rt`'s kernel cache ([`Runtime::kernel_list`], in parallel), so that the
 /// first [`GpuAdaptation::new`] and [`GpuReorder::new`] find them there: an adaptive run builds
 /// them while it builds its solver ([`crate::solver::dg::Simulation::new`]) instead of at its
@@ -260,10 +261,11 @@ pub fn build_kernels_ahead(
     ne: usize,
     compaction: Compaction,
     smoothing: SmoothingPasses,
+    color_order: bool,
     reorder: bool,
 ) -> Result<()> {
     let np = (p + 1) * (p + 2) / 2;
-    let mut specs = gpu::kernel_specs(np, ne, compaction, smoothing, false);
+    let mut specs = gpu::kernel_specs(np, ne, compaction, smoothing, false, color_order);
     specs.extend(PrefixSum::kernel_specs());
     if reorder {
         specs.extend(reorder::kernel_specs(np, ne));
@@ -510,6 +512,7 @@ impl Adaptivity {
             jumps: self.options.jumps,
             smoothing: self.options.device_smoothing(gpu.runtime()),
             host_flags: false,
+            color_order: GpuAdaptOptions::color_order_for(gpu.surface_layout()),
         };
         let mut device = GpuAdaptation::new(
             gpu.runtime(),

@@ -74,7 +74,7 @@ use crate::runtime::{
 };
 use crate::solver::dg::basis::{dubiner, dubiner_gradient, mode_indices};
 use crate::solver::dg::euler::GAMMA;
-use crate::solver::dg::gpu::{record_word, CountBounds, GpuDg};
+use crate::solver::dg::gpu::{record_word, CountBounds, GpuDg, SurfaceLayout};
 
 /// Counter words (the C_* constants of shaders/common/amr_tree.wgsl).
 mod counter {
@@ -351,6 +351,20 @@ pub struct GpuAdaptOptions {
     /// the smoothing's pass 0 (its stages launch that kernel too) and compiles neither
     /// amr_flag nor the pass 0 that reads the flags.
     pub host_flags: bool,
+    /// Write the faces in color order as well as in left-element order: the colored and
+    /// atomic surface layouts launch per color. The gathered layout reads the left-element
+    /// order only; without the color order amr_faces stores each face once, and the face scan
+    /// runs over one count per slot instead of a mark per color and slot (the solver's color
+    /// order then goes stale, [`GpuDg::adopt`]).
+    pub color_order: bool,
+}
+
+impl GpuAdaptOptions {
+    /// Whether an adaptation of a solver in `layout` writes the faces in color order
+    /// ([`GpuAdaptOptions::color_order`]).
+    pub fn color_order_for(layout: SurfaceLayout) -> bool {
+        layout != SurfaceLayout::Gathered
+    }
 }
 
 /// The plans that start from flags the host sets or amr_flag computes
@@ -391,6 +405,9 @@ pub struct SlotBuffers<'a> {
     pub element_tree: &'a Buffer,
     pub vertices: &'a Buffer,
     pub counters: &'a Buffer,
+    /// Each element's edges and the edge nodes: a face's color.
+    pub element_edges: &'a Buffer,
+    pub edge_tree: &'a Buffer,
 }
 
 /// The trees on the device and the prepared phases.
@@ -404,6 +421,8 @@ pub struct GpuAdaptation {
     compaction: Compaction,
     /// How the smoothing applies the 2:1 rules.
     smoothing: SmoothingPasses,
+    /// Whether the faces are written in color order too ([`GpuAdaptOptions::color_order`]).
+    color_order: bool,
     element_tree: Buffer,
     element_edges: Buffer,
     vertices: Buffer,
@@ -517,6 +536,7 @@ pub(super) fn kernel_specs(
     compaction: Compaction,
     smoothing: SmoothingPasses,
     host_flags: bool,
+    color_order: bool,
 ) -> Vec<OwnedKernelSpec> {
     let capacity = (CAPACITY_CONSTANT, ne as f64);
     let (np, ne) = (np as f64, ne as f64);
@@ -528,7 +548,10 @@ pub(super) fn kernel_specs(
     // them from it (the compaction in order).
     let staging = ("STAGING", f64::from(GpuDg::STAGING_REGISTER));
     let with_np = vec![("NP", np), (CAPACITY_CONSTANT, ne)];
-    let with_ne = vec![(CAPACITY_CONSTANT, ne)];
+    // The faces in color order too (GpuAdaptOptions::color_order): amr_geometry's marks, the
+    // face scan's bookkeeping (phase 2) and amr_faces.
+    let color_order = ("COLOR_ORDER", f64::from(u8::from(color_order)));
+    let faces = vec![(CAPACITY_CONSTANT, ne), color_order];
     // amr_coarsen and amr_refine copy the coefficients their projections read to the
     // solver's scratch register, for their workgroups' threads to project together.
     let projection = vec![
@@ -549,7 +572,7 @@ pub(super) fn kernel_specs(
         ]);
     }
     specs.extend([
-        ("amr_scan", vec![in_order]),
+        ("amr_scan", vec![in_order, color_order]),
         // Phase 0's, over the blocks of the marks in use only.
         ("amr_scan", vec![in_order, ("LIVE_BLOCKS", 1.0)]),
         // Pass 0 computing the flags itself (a run's smoothing).
@@ -560,8 +583,11 @@ pub(super) fn kernel_specs(
         ("amr_mark", vec![(CAPACITY_CONSTANT, ne), in_order]),
         ("amr_coarsen", projection.clone()),
         ("amr_refine", with_order(projection)),
-        ("amr_geometry", with_order(with_np)),
-        ("amr_faces", with_ne),
+        (
+            "amr_geometry",
+            [with_order(with_np), vec![color_order]].concat(),
+        ),
+        ("amr_faces", faces),
     ]);
     if let SmoothingPasses::Rounds { queue_slots } = smoothing {
         // The 2:1 rules in rounds (from 8 levels on CUDA, 5 on wgpu).
@@ -607,6 +633,13 @@ impl GpuAdaptation {
             return Err(Error::Invalid(format!(
                 "device adaptation: {} face colors given for {colors}, at most {MAX_COLORS}",
                 color_offsets.len().saturating_sub(1)
+            )));
+        }
+        if !options.color_order && dg.surface_layout() != SurfaceLayout::Gathered {
+            return Err(Error::Invalid(format!(
+                "device adaptation: faces in left-element order only for a solver in the {} \
+                 surface layout, which launches them per color",
+                dg.surface_layout().name()
             )));
         }
         if ne < active || dg_edges < 3 * ne {
@@ -701,8 +734,9 @@ impl GpuAdaptation {
         let marks = rt.zeroed::<u32>("amr cluster, refine, free and split marks", marks_len)?;
         let marks_scan =
             rt.zeroed::<u32>("amr cluster, refine, free and split numbers", marks_len)?;
-        // Faces are numbered by (color, left slot): NE marks per color.
-        let face_items = colors * ne;
+        // Faces are numbered by (color, left slot), NE marks per color; without the color
+        // order by left slot, a count per slot.
+        let face_items = if options.color_order { colors * ne } else { ne };
         let items_len = face_items.max(ne);
         let items = rt.zeroed::<u32>("amr phase marks", items_len)?;
         // Per edge, which sides of a split edge refine (amr_mark for amr_refine).
@@ -731,6 +765,7 @@ impl GpuAdaptation {
                 compaction,
                 options.smoothing,
                 options.host_flags,
+                options.color_order,
             ))?
             .into_iter();
         let mut next = || {
@@ -788,8 +823,11 @@ impl GpuAdaptation {
         let marks_sum =
             PrefixSum::with_parts(rt, &marks, &marks_scan, marks_len as u32, ne as u32)?;
         let slot_sum = PrefixSum::new(rt, &items, &items_scan, ne as u32)?;
-        let face_sum =
-            PrefixSum::with_parts(rt, &items, &items_scan, face_items as u32, ne as u32)?;
+        let face_sum = if options.color_order {
+            PrefixSum::with_parts(rt, &items, &items_scan, face_items as u32, ne as u32)?
+        } else {
+            PrefixSum::new(rt, &items, &items_scan, face_items as u32)?
+        };
         let launch_words = dg.launch_words();
         // The scan of `scan` over its first `items` with the bookkeeping of `phase` in its last
         // workgroup (amr_scan).
@@ -810,11 +848,12 @@ impl GpuAdaptation {
         // Each slot's level + flag as the smoothing stands (amr_mark turns them into flags).
         let after = rt.zeroed::<u32>("amr smoothed levels", ne)?;
         // amr_flag's inputs last: pass 0 with FLAGGED computes the flags from them.
+        // The stages read the faces in left-element order: the copy every layout keeps.
         let mut smooth_args = args![
             slots,
             element_tree,
             flags,
-            *faces,
+            *dg.edges_by_left(),
             counters,
             slot_info,
             after,
@@ -1067,6 +1106,7 @@ impl GpuAdaptation {
             base_colors: mesh.base_colors,
             compaction,
             smoothing: options.smoothing,
+            color_order: options.color_order,
             host_plans,
             flag_smooth_plan: rt.prepare(&flag_smooth)?,
             adapt_plan: rt.prepare(&adapt)?,
@@ -1377,7 +1417,7 @@ impl GpuAdaptation {
         let n = smoothed.active + 3 * smoothed.refines - 3 * smoothed.clusters;
         // A refinement adds at most 6 faces (3 inside, one more on each side), a cluster
         // coarsened none; the next smoothing checks the count (`smoothed`).
-        dg.adopt(n, smoothed.faces + 6 * smoothed.refines)?;
+        dg.adopt(n, smoothed.faces + 6 * smoothed.refines, self.color_order)?;
         if let Some(phases) = phases {
             phases.push(("plans", clock.elapsed().as_secs_f64()));
         }
@@ -1421,6 +1461,8 @@ impl GpuAdaptation {
             element_tree: &self.element_tree,
             vertices: &self.vertices,
             counters: &self.counters,
+            element_edges: &self.element_edges,
+            edge_tree: &self.edge_tree,
         }
     }
 

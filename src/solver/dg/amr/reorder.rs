@@ -355,7 +355,9 @@ impl GpuReorder {
             scratch,
             *face_sum.block_offsets(),
             *dg.low_words(),
-            *dg.edges_by_left()
+            *dg.edges_by_left(),
+            *tree.element_edges,
+            *tree.edge_tree
         ]
         .to_vec();
         permute_args.push(prm);

@@ -601,7 +601,7 @@ fn the_adaptation_kernels_are_those_it_launches() {
         queue_slots: QUEUE_SLOTS,
     };
     let count = |smoothing, host_flags, compaction, stem: &str, flagged: bool| {
-        kernel_specs(3, 64, compaction, smoothing, host_flags)
+        kernel_specs(3, 64, compaction, smoothing, host_flags, true)
             .iter()
             .filter(|(s, c)| *s == stem && c.iter().any(|(k, _)| *k == "FLAGGED") == flagged)
             .count()
