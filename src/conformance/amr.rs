@@ -878,15 +878,73 @@ pub(super) fn device_adaptation(
                 )
             })?;
         }
+        // Last, as a restart would: the solver moved onto the mesh from the host, then the
+        // device's words put back (it leaves the solver on the host's records).
+        if round == rounds + 2 {
+            check_restored_faces(rt, &mut dg, &dm, &state)
+                .map_err(|e| Error::Run(format!("round {round}: {e}")))?;
+        }
     }
     ensure(refined > 0 && coarsened > 0, || {
         format!("{refined} refined and {coarsened} coarsened: the rounds should do both")
     })?;
     Ok(format!(
         "{rounds} random rounds, one of no change, one of coarsening only and a random one \
-         equal ({refined} refined, {coarsened} coarsened, {} elements)",
+         equal ({refined} refined, {coarsened} coarsened, {} elements); mesh words restored \
+         from faces reversed",
         am.num_active()
     ))
+}
+
+/// A checkpoint's restore of the device's mesh words ([`GpuDg::mesh_words`]) with the faces in
+/// another order (reversed; checkpoints before 2026-11-30 hold the color order), on the
+/// solver `dg` moved onto the reference's mesh `dm` with solution `state` as a restart does:
+/// the faces in left-element order come back bit for bit, and in color order each device
+/// record takes the place of the reference's face with the same left element and side. A
+/// solver whose adaptation wrote the left-element order only refuses the colored layout before
+/// and takes it after.
+fn check_restored_faces(rt: &Runtime, dg: &mut GpuDg, dm: &DgMesh, state: &[f64]) -> Result<()> {
+    let faces = dm.edges.len();
+    if !dg.color_order() {
+        ensure(dg.set_surface(SurfaceLayout::Colored).is_err(), || {
+            "the colored layout was taken on faces in left-element order only".into()
+        })?;
+    }
+    let mut words = dg.mesh_words(faces)?;
+    let by_left: Vec<DgEdge> = rt.read(dg.edges_by_left(), 0, faces)?;
+    let at = words.len() - faces * std::mem::size_of::<DgEdge>() / 4;
+    let reversed: Vec<u32> = words[at..]
+        .chunks(std::mem::size_of::<DgEdge>() / 4)
+        .rev()
+        .flatten()
+        .copied()
+        .collect();
+    words[at..].copy_from_slice(&reversed);
+    dg.remesh(dm, state)?;
+    dg.set_mesh_words(faces, &words)?;
+    let bits = |e: &DgEdge| bytemuck::bytes_of(e).to_vec();
+    let restored: Vec<DgEdge> = rt.read(dg.edges_by_left(), 0, faces)?;
+    if let Some(j) = (0..faces).find(|&j| bits(&restored[j]) != bits(&by_left[j])) {
+        return Err(Error::Run(format!(
+            "restored face {j} in left-element order: {:?}, the device's {:?}",
+            restored[j], by_left[j]
+        )));
+    }
+    let (_, [.., edges]) = dg.device_buffers();
+    let colored: Vec<DgEdge> = rt.read(edges, 0, faces)?;
+    let key = |e: &DgEdge| (e.left, e.info & 3);
+    for (j, (g, w)) in colored.iter().zip(dm.gpu_edges()).enumerate() {
+        let device = by_left.iter().find(|d| key(d) == key(&w));
+        ensure(device.is_some_and(|d| bits(d) == bits(g)), || {
+            format!("restored face {j} in color order: {g:?}, the device's {device:?}")
+        })?;
+    }
+    ensure(dg.color_order(), || {
+        "the color order is not current after the restore".into()
+    })?;
+    let layout = dg.surface_layout();
+    dg.set_surface(SurfaceLayout::Colored)?;
+    dg.set_surface(layout)
 }
 
 /// Register 0's low words after an adaptation (`after`: the reference's trees and the device's

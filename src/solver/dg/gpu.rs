@@ -1259,9 +1259,10 @@ impl GpuDg {
 
     /// Write [`GpuDg::mesh_words`] back (`faces` as they were read, the solver on the same mesh
     /// from the host: [`GpuDg::reserve`]). The faces may come in any order (checkpoints before
-    /// 2026-11-30 hold the color order): each goes to its place in left-element order, and in
-    /// color order to the place of the host's face with the same left element and side, so
-    /// that every layout reads the device's records.
+    /// 2026-11-30 hold the color order): each takes the place of the host's face with the same
+    /// left element and side in color order, and its place in left-element order follows from
+    /// that ([`edges_by_left`]), so that every layout reads the device's records in the order
+    /// an adaptation writes them.
     pub fn set_mesh_words(&mut self, faces: usize, words: &[u32]) -> Result<()> {
         let parts = self.mesh_parts(faces);
         let expected: usize = parts.iter().map(|p| p.2).sum();
@@ -1281,7 +1282,6 @@ impl GpuDg {
             at += count;
         }
         let faces: Vec<DgEdge> = bytemuck::pod_collect_to_vec(&words[at..]);
-        let by_left = edges_by_left(&faces);
         // The faces by (left element, its side): one face each.
         let key = |e: &DgEdge| (e.left, e.info & 3);
         let mut by_key: Vec<((u32, u32), usize)> =
@@ -1305,7 +1305,9 @@ impl GpuDg {
             })
             .collect::<Result<Vec<DgEdge>>>()?;
         self.rt.write(&self.mesh_buffers[4], 0, &color_order)?;
-        self.rt.write(&self.edges_by_left, 0, &by_left)?;
+        // By left element, then by color within one: the order the adaptation writes.
+        self.rt
+            .write(&self.edges_by_left, 0, &edges_by_left(&color_order))?;
         self.color_order = true;
         Ok(())
     }
