@@ -172,13 +172,14 @@ __device__ bool scan_blocks_run(
             *(volatile u32*)(sums + k) = tile[slot(k * stride - base)];
         }
     }
-    // Every thread's parts before thread 0's release below.
+    if (lid == 0u) {
+        *(volatile u32*)(block_sums + block) = block_total;
+    }
+    // Release this block's total and every thread's parts before thread 0's ticket (one fence
+    // for both, as the WGSL twin).
     __threadfence();
     __syncthreads();
     if (lid == 0u) {
-        *(volatile u32*)(block_sums + block) = block_total;
-        // Release this block's total and parts before its ticket.
-        __threadfence();
         u32 tickets = LIVE_BLOCKS != 0u ? live_block_count : blocks;
         is_last = atomicAdd(ticket, 1u) == tickets - 1u ? 1u : 0u;
     }
