@@ -30,6 +30,8 @@
 #define SCAN_THREADS 256u
 #define SCAN_THREADS_LOG2 8u
 #define ITEMS_PER_THREAD 4u
+// The half of thread_sums that the last Hillis-Steele level of scan_tile wrote.
+#define FINAL_HALF (1u - (SCAN_THREADS_LOG2 - 1u) % 2u)
 // One padding word per 32 (the banks): thread t's 4 consecutive items fall in distinct banks.
 #define TILE_WORDS 1056u
 
@@ -53,22 +55,24 @@ __device__ u32 scan_tile(u32* tile, u32* thread_sums, u32 lid) {
         items[k] = sum;
         sum = sum + v;
     }
-    thread_sums[lid] = sum;
+    u32 inclusive = sum;
+    thread_sums[lid] = inclusive;
     __syncthreads();
+    // The levels alternate between the two halves of thread_sums, one barrier a level (as the
+    // WGSL twin).
 #pragma unroll
     for (u32 level = 0u; level < SCAN_THREADS_LOG2; level = level + 1u) {
         u32 offset = 1u << level;
-        u32 add = 0u;
+        u32 read_half = (level % 2u) * SCAN_THREADS;
         if (lid >= offset) {
-            add = thread_sums[lid - offset];
+            inclusive = inclusive + thread_sums[read_half + lid - offset];
         }
-        __syncthreads();
-        thread_sums[lid] = thread_sums[lid] + add;
+        thread_sums[SCAN_THREADS - read_half + lid] = inclusive;
         __syncthreads();
     }
     // Inclusive minus own is exclusive, also when the sums wrap.
-    u32 before = thread_sums[lid] - sum;
-    u32 tile_total = thread_sums[SCAN_THREADS - 1u];
+    u32 before = inclusive - sum;
+    u32 tile_total = thread_sums[FINAL_HALF * SCAN_THREADS + SCAN_THREADS - 1u];
 #pragma unroll
     for (u32 k = 0u; k < ITEMS_PER_THREAD; k = k + 1u) {
         tile[slot(lid * ITEMS_PER_THREAD + k)] = items[k] + before;
@@ -78,7 +82,8 @@ __device__ u32 scan_tile(u32* tile, u32* thread_sums, u32 lid) {
 }
 
 __shared__ u32 tile[TILE_WORDS];
-__shared__ u32 thread_sums[SCAN_THREADS];
+// Two halves for the thread totals' Hillis-Steele levels (the WGSL twin's THREAD_SUMS_WORDS).
+__shared__ u32 thread_sums[2u * SCAN_THREADS];
 __shared__ u32 is_last;
 
 #ifndef LIVE_BLOCKS
