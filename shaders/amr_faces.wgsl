@@ -27,7 +27,7 @@
 // 1.4x its time at 240k elements on an H200), then its own faces of smaller colors. Without
 // COLOR_ORDER (the gathered layout, whose solver reads the faces in left-element order only)
 // the faces are written in that order alone, numbered by the scan of amr_geometry's one plane
-// of face counts per slot: half the stores, and the scan a sixth as long.
+// of face counts per slot: half the stores, and one scan plane instead of 2K.
 
 // 1: the faces in color order and in left-element order; 0: in left-element order only.
 override COLOR_ORDER: u32 = 1u;

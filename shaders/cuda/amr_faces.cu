@@ -28,7 +28,7 @@
 // 240k elements on an H200), then its own faces of smaller colors. Without COLOR_ORDER (the
 // gathered layout, whose solver reads the faces in left-element order only) the faces are
 // written in that order alone, numbered by the scan of amr_geometry's one plane of face counts
-// per slot: half the stores, and the scan a sixth as long.
+// per slot: half the stores, and one scan plane instead of 2K.
 //
 // faces: DgEdge records (left, right, info, nx, ny, length, mx, my), two uint4 stores each.
 // neighbors: 4 words per slot, NE blocks of (side 0, 1, 2, split mask), then NE of the second
