@@ -486,8 +486,8 @@ pub(super) struct AdaptSetup {
     pub compaction: Compaction,
     /// How its smoothing applies the 2:1 rules.
     pub smoothing: SmoothingPasses,
-    /// Whether it writes the faces in color order too; without, the solver is in the gathered
-    /// layout ([`GpuAdaptOptions::color_order`]).
+    /// Whether it writes the faces in color order too: the solver in the colored layout, else in
+    /// the gathered one ([`crate::solver::dg::amr::gpu::writes_color_order`]).
     pub color_order: bool,
 }
 
@@ -561,7 +561,6 @@ fn fixture_with_slots(
         jumps: false,
         smoothing,
         host_flags: true,
-        color_order,
     };
     let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;
     Ok(AdaptFixture {
@@ -1042,7 +1041,6 @@ pub fn device_flags(rt: &Runtime) -> Result<String> {
             jumps: with_jumps,
             smoothing: SmoothingPasses::Stages,
             host_flags: true,
-            color_order: true,
         };
         let tree = TreeCapacity::with_room(n, am.element_ids(), am.edge_ids(), 1.0);
         let ga = GpuAdaptation::new(rt, &am, &dg, &dm.color_offsets, p, options, tree)?;

@@ -25,7 +25,8 @@
 
 use super::amr::driver::{build_kernels_ahead, device_capacity, DeviceAdaptation};
 use super::amr::gpu::{
-    slots_needed, AdaptDecision, GpuAdaptOptions, PhaseSeconds, Smoothed, TreeCapacity, TreeWords,
+    slots_needed, writes_color_order, AdaptDecision, PhaseSeconds, Smoothed, TreeCapacity,
+    TreeWords,
 };
 use super::amr::locality::{self, MortonFrame};
 use super::amr::reorder::ReorderPolicy;
@@ -349,7 +350,7 @@ impl Simulation {
                 scope.spawn(move || {
                     let reorder = o.reorder != ReorderPolicy::Never;
                     let (ne, smoothing) = (capacity.elements, o.device_smoothing(rt));
-                    let color_order = GpuAdaptOptions::color_order_for(layout);
+                    let color_order = writes_color_order(layout);
                     build_kernels_ahead(
                         rt,
                         case.order,

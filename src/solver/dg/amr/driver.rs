@@ -250,7 +250,7 @@ pub fn device_capacity(n: usize) -> Capacity {
 
 /// Build the kernels of the device adaptation of order `p` on a solver of `ne` element slots
 /// with `compaction`, `smoothing` and the faces in color order or not (`color_order`,
-/// [`GpuAdaptOptions::color_order`]), the prefix sums' and, with `reorder`, the Morton
+/// [`gpu::writes_color_order`] of its layout), the prefix sums' and, with `reorder`, the Morton
 /// reorder's, into `rt`'s kernel cache ([`Runtime::kernel_list`], in parallel), so that the
 /// first [`GpuAdaptation::new`] and [`GpuReorder::new`] find them there: an adaptive run builds
 /// them while it builds its solver ([`crate::solver::dg::Simulation::new`]) instead of at its
@@ -512,7 +512,6 @@ impl Adaptivity {
             jumps: self.options.jumps,
             smoothing: self.options.device_smoothing(gpu.runtime()),
             host_flags: false,
-            color_order: GpuAdaptOptions::color_order_for(gpu.surface_layout()),
         };
         let mut device = GpuAdaptation::new(
             gpu.runtime(),

@@ -351,20 +351,15 @@ pub struct GpuAdaptOptions {
     /// the smoothing's pass 0 (its stages launch that kernel too) and compiles neither
     /// amr_flag nor the pass 0 that reads the flags.
     pub host_flags: bool,
-    /// Write the faces in color order as well as in left-element order: the colored and
-    /// atomic surface layouts launch per color. The gathered layout reads the left-element
-    /// order only; without the color order amr_faces stores each face once, and the face scan
-    /// runs over one count per slot instead of a mark per color and slot (the solver's color
-    /// order then goes stale, [`GpuDg::adopt`]).
-    pub color_order: bool,
 }
 
-impl GpuAdaptOptions {
-    /// Whether an adaptation of a solver in `layout` writes the faces in color order
-    /// ([`GpuAdaptOptions::color_order`]).
-    pub fn color_order_for(layout: SurfaceLayout) -> bool {
-        layout != SurfaceLayout::Gathered
-    }
+/// Whether the adaptation of a solver in `layout` writes the faces in color order as well as
+/// in left-element order: the colored and atomic layouts launch per color. The gathered layout
+/// reads the left-element order only; without the color order amr_faces stores each face once,
+/// and the face scan runs over one count per slot instead of a mark per color and slot (the
+/// solver's color order then goes stale, [`GpuDg::adopt`]).
+pub fn writes_color_order(layout: SurfaceLayout) -> bool {
+    layout != SurfaceLayout::Gathered
 }
 
 /// The plans that start from flags the host sets or amr_flag computes
@@ -421,7 +416,8 @@ pub struct GpuAdaptation {
     compaction: Compaction,
     /// How the smoothing applies the 2:1 rules.
     smoothing: SmoothingPasses,
-    /// Whether the faces are written in color order too ([`GpuAdaptOptions::color_order`]).
+    /// Whether the faces are written in color order too ([`writes_color_order`] of the
+    /// solver's layout when the trees went up).
     color_order: bool,
     element_tree: Buffer,
     element_edges: Buffer,
@@ -548,7 +544,7 @@ pub(super) fn kernel_specs(
     // them from it (the compaction in order).
     let staging = ("STAGING", f64::from(GpuDg::STAGING_REGISTER));
     let with_np = vec![("NP", np), (CAPACITY_CONSTANT, ne)];
-    // The faces in color order too (GpuAdaptOptions::color_order): amr_geometry's marks, the
+    // The faces in color order too (writes_color_order): amr_geometry's marks, the
     // face scan's bookkeeping (phase 2) and amr_faces.
     let color_order = ("COLOR_ORDER", f64::from(u8::from(color_order)));
     let faces = vec![(CAPACITY_CONSTANT, ne), color_order];
@@ -607,7 +603,8 @@ pub(super) fn kernel_specs(
 impl GpuAdaptation {
     /// Upload `mesh` (whose active elements are `dg`'s mesh, with faces at `color_offsets`) and
     /// prepare the phases on `dg`'s buffers. `dg` needs [`slots_needed`] element slots and three
-    /// faces per slot.
+    /// faces per slot; its surface layout decides whether the faces are written in color order
+    /// too ([`writes_color_order`]).
     pub fn new(
         rt: &Runtime,
         mesh: &AdaptiveMesh,
@@ -635,13 +632,7 @@ impl GpuAdaptation {
                 color_offsets.len().saturating_sub(1)
             )));
         }
-        if !options.color_order && dg.surface_layout() != SurfaceLayout::Gathered {
-            return Err(Error::Invalid(format!(
-                "device adaptation: faces in left-element order only for a solver in the {} \
-                 surface layout, which launches them per color",
-                dg.surface_layout().name()
-            )));
-        }
+        let color_order = writes_color_order(dg.surface_layout());
         if ne < active || dg_edges < 3 * ne {
             return Err(Error::Invalid(format!(
                 "device adaptation: {active} elements in a solver for {ne} elements and \
@@ -736,7 +727,7 @@ impl GpuAdaptation {
             rt.zeroed::<u32>("amr cluster, refine, free and split numbers", marks_len)?;
         // Faces are numbered by (color, left slot), NE marks per color; without the color
         // order by left slot, a count per slot.
-        let face_items = if options.color_order { colors * ne } else { ne };
+        let face_items = if color_order { colors * ne } else { ne };
         let items_len = face_items.max(ne);
         let items = rt.zeroed::<u32>("amr phase marks", items_len)?;
         // Per edge, which sides of a split edge refine (amr_mark for amr_refine).
@@ -765,7 +756,7 @@ impl GpuAdaptation {
                 compaction,
                 options.smoothing,
                 options.host_flags,
-                options.color_order,
+                color_order,
             ))?
             .into_iter();
         let mut next = || {
@@ -823,7 +814,7 @@ impl GpuAdaptation {
         let marks_sum =
             PrefixSum::with_parts(rt, &marks, &marks_scan, marks_len as u32, ne as u32)?;
         let slot_sum = PrefixSum::new(rt, &items, &items_scan, ne as u32)?;
-        let face_sum = if options.color_order {
+        let face_sum = if color_order {
             PrefixSum::with_parts(rt, &items, &items_scan, face_items as u32, ne as u32)?
         } else {
             PrefixSum::new(rt, &items, &items_scan, face_items as u32)?
@@ -1106,7 +1097,7 @@ impl GpuAdaptation {
             base_colors: mesh.base_colors,
             compaction,
             smoothing: options.smoothing,
-            color_order: options.color_order,
+            color_order,
             host_plans,
             flag_smooth_plan: rt.prepare(&flag_smooth)?,
             adapt_plan: rt.prepare(&adapt)?,
