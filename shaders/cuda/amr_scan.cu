@@ -90,19 +90,16 @@ __device__ __forceinline__ u32 take(u32 r, u32 wanted, u32* counters, const AmrP
 }
 
 // What the adaptation after this smoothing does, as the host decides it from the same counts
-// (as the WGSL twin): not due, no room, nothing to change, or it runs.
-__device__ __forceinline__ u32 decision(
-    u32 clusters,
-    u32 refines,
-    const u32* counters,
-    const u32* clock,
-    const AmrParams& params) {
-    if ((u32)__uint_as_float(clock[5]) < counters[C_DUE_STEPS]) {
+// (as the WGSL twin): not due, no room, nothing to change, or it runs; the counts come loaded
+// (`ids`: the active slots, the element and the edge ids in use).
+__device__ __forceinline__ u32 decision(u32 clusters, u32 refines, u32 steps, u32 due, uint3 ids,
+                                        const AmrParams& params) {
+    if (steps < due) {
         return ADAPT_NOT_DUE;
     }
-    bool room = counters[C_ACTIVE] + 3u * refines <= params.slot_capacity &&
-                counters[C_ELEMENT_IDS] + 4u * refines <= params.element_capacity &&
-                counters[C_EDGE_IDS] + 9u * refines <= params.edge_capacity;
+    bool room = ids.x + 3u * refines <= params.slot_capacity &&
+                ids.y + 4u * refines <= params.element_capacity &&
+                ids.z + 9u * refines <= params.edge_capacity;
     if (!room) {
         return ADAPT_NO_ROOM;
     }
@@ -143,20 +140,33 @@ __device__ void count_phase(
     u32 total = s[0];
     switch (phase) {
         case 0u: {
+            // Every count and clock word loaded before the first store (as the WGSL twin).
             u32 clusters = s[1];
             u32 marked = s[2];
             u32 frees_marked = s[3];
+            // In order, the vacated slots (the fourth part) come before the edges.
+            u32 edges_from = s[3u + IN_ORDER];
+            u32 top = counters[C_SMOOTH_TOP];
+            u32 due = counters[C_DUE_STEPS];
+            uint3 ids =
+                make_uint3(counters[C_ACTIVE], counters[C_ELEMENT_IDS], counters[C_EDGE_IDS]);
+            u32 clock_words[CLOCK_WORDS];
+#pragma unroll
+            for (u32 k = 0u; k < CLOCK_WORDS; k = k + 1u) {
+                clock_words[k] = clock[k];
+            }
             counters[C_CLUSTERS] = clusters;
             counters[C_REFINES] = marked - clusters;
             counters[C_SPLIT_FREES] = frees_marked - marked;
-            // In order, the vacated slots (the fourth part) come before the edges.
-            counters[C_SPLITS] = total - s[3u + IN_ORDER];
-            counters[C_TOP_LEVEL] = counters[C_SMOOTH_TOP];
+            counters[C_SPLITS] = total - edges_from;
+            counters[C_TOP_LEVEL] = top;
             counters[C_SMOOTH_TOP] = 0u;
+#pragma unroll
             for (u32 k = 0u; k < CLOCK_WORDS; k = k + 1u) {
-                counters[C_CLOCK + k] = clock[k];
+                counters[C_CLOCK + k] = clock_words[k];
             }
-            counters[C_DECISION] = decision(clusters, marked - clusters, counters, clock, params);
+            u32 steps = (u32)__uint_as_float(clock_words[5]);
+            counters[C_DECISION] = decision(clusters, marked - clusters, steps, due, ids, params);
             // Read once: a smoothing the host queues without writing it is due at once.
             counters[C_DUE_STEPS] = 0u;
             break;
