@@ -15,8 +15,10 @@
 // a as they stand (volatile loads: stale, never too high), so the settle after the last rise
 // of either side of a face sees the face hold or raises the other side: every face and cluster
 // holds at the end, at the least admissible flags above the start (AdaptiveMesh::smooth_flags).
-// The hand-offs are stored, then __threadfence() orders them before the ticket's atomicAdd;
-// the last block fences again and reads them with volatile loads (as common/scan_blocks).
+// A block that handed slots off stores them, orders them before its ticket's atomicAdd with
+// __threadfence() (as common/scan_blocks) and sets the ticket's flag (TICKET_HANDED); the last
+// block fences again and reads the lists with volatile loads only when the flag is set (as the
+// WGSL twin).
 //
 // slot_info: per slot, its element's level and the slots of its three siblings (amr_smooth's
 // pass 0). after: per slot, a = level + flag as the smoothing stands. handoff: 3 NE words, per
@@ -30,14 +32,20 @@
 // Slots a block's queue takes in a round before it hands the rest off (at most MAX_QUEUE; 0
 // hands every raised slot to the last block's lists, which tests that path).
 #define MAX_QUEUE 128u
+// The ticket's flag that a block handed slots off (its low bits count the tickets).
+#define TICKET_HANDED 0x80000000u
 
 // The block's queue, two halves (the round's slots and the next round's) with their lengths; a
-// round's length and a list's length, read by one thread for all.
+// round's length, whether this is the launch's last block (0: no; 1: yes, and no block handed a
+// slot off; 2: yes, with hand-offs) and a list's length, read by one thread for all.
 __shared__ u32 queue[2u * MAX_QUEUE];
 __shared__ u32 queue_length[2];
 __shared__ u32 round_length;
 __shared__ u32 list_length;
 __shared__ u32 is_last;
+// Whether a thread of this block handed a slot off: only then has it entries to release before
+// its ticket.
+__shared__ u32 handed_any;
 
 // The launch's buffers, and the queue half and the list that this thread's follows go to.
 struct Rounds {
@@ -61,6 +69,7 @@ __device__ void follow(Rounds& ch, u32 pos) {
     if (atomicExch(ch.handoff + pos, 1u) != 0u) {
         return;
     }
+    handed_any = 1u;
     // A slot waits in a list once, so a list holds at most the active slots.
     u32 k = atomicAdd(ch.counters + C_SMOOTH_LISTS + ch.list_out, 1u);
     if (k >= NE) {
@@ -211,6 +220,7 @@ extern "C" __global__ void amr_settle(
     if (threadIdx.x == 0u) {
         queue_length[0] = 0u;
         queue_length[1] = 0u;
+        handed_any = 0u;
     }
     u32 item = NONE;
     if (t < range.count && t < *(const volatile u32*)(counters + C_ACTIVE)) {
@@ -218,15 +228,32 @@ extern "C" __global__ void amr_settle(
     }
     __syncthreads();
     settle_in_rounds(ch, item, threadIdx.x);
-    // Release this block's hand-offs before its ticket; every block takes one.
-    __threadfence();
+    // Release this block's hand-offs, if it made any, before its ticket; every block takes one,
+    // and one that handed slots off sets the ticket's flag first.
     __syncthreads();
+    u32 handed = handed_any;
+    if (handed != 0u) {
+        __threadfence();
+        __syncthreads();
+    }
     if (threadIdx.x == 0u) {
-        u32 blocks = gridDim.x * gridDim.y;
-        is_last = atomicAdd(counters + C_SMOOTH_TICKET, 1u) == blocks - 1u ? 1u : 0u;
+        if (handed != 0u) {
+            atomicOr(counters + C_SMOOTH_TICKET, TICKET_HANDED);
+        }
+        u32 all = atomicAdd(counters + C_SMOOTH_TICKET, 1u) + 1u;
+        bool last = (all & ~TICKET_HANDED) == gridDim.x * gridDim.y;
+        is_last = last ? ((all & TICKET_HANDED) != 0u ? 2u : 1u) : 0u;
     }
     __syncthreads();
     if (is_last == 0u) {
+        return;
+    }
+    if (is_last == 1u) {
+        // No block handed a slot off: the lists are empty.
+        if (threadIdx.x == 0u) {
+            *(volatile u32*)(counters + C_SMOOTH_HANDED) = 0u;
+            *(volatile u32*)(counters + C_SMOOTH_TICKET) = 0u;
+        }
         return;
     }
     // Acquire every block's hand-offs (their tickets came before ours).
