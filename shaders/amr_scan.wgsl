@@ -4,8 +4,8 @@
 
 // The first launch of a phase's scan (common/scan_blocks.wgsl) with the bookkeeping between
 // the adaptation's phases in its last workgroup (thread 0, range.pad = the phase), from the
-// scan's total and parts (sums: the total in word 0, the prefix at k NE in word k, final in
-// the last workgroup). The kernels after it add the block offsets as they read a number
+// scan's total and parts (the total in word 0, the prefix at k NE in word k: book_parts, the
+// last workgroup's copy of sums). The kernels after it add the block offsets as they read a number
 // (block_sums[i / SCAN_BLOCK]), so no launch adds them. Phase 0 scans only the blocks that
 // hold marks of the slots and edge ids in use (scan_set_live_ranges).
 //   0: after amr_mark (three parts of NE, in order four, then the edge ids): the numbers of
@@ -160,17 +160,17 @@ fn settle(holes: u32) {
 }
 
 fn count_phase(phase: u32) {
-    let total = atomicLoad(&sums[0]);
+    let total = book_parts[0];
     switch phase {
         case 0u: {
             // Every count and clock word loaded before the first store: a load after a store
             // to the same buffer waits for it (phase 0's scan about 1 us a launch faster on
             // Vulkan on an H200, at 33k-240k elements).
-            let clusters = atomicLoad(&sums[1]);
-            let marked = atomicLoad(&sums[2]);
-            let frees_marked = atomicLoad(&sums[3]);
+            let clusters = book_parts[1];
+            let marked = book_parts[2];
+            let frees_marked = book_parts[3];
             // In order, the vacated slots (the fourth part) come before the edges.
-            let edges_from = atomicLoad(&sums[3u + IN_ORDER]);
+            let edges_from = book_parts[3u + IN_ORDER];
             let top = counters[C_SMOOTH_TOP];
             let due = counters[C_DUE_STEPS];
             let ids = vec3<u32>(counters[C_ACTIVE], counters[C_ELEMENT_IDS], counters[C_EDGE_IDS]);
@@ -215,7 +215,7 @@ fn count_phase(phase: u32) {
                 if (COLOR_ORDER != 0u) {
                     next = total;
                     if (c + 1u < colors) {
-                        next = atomicLoad(&sums[c + 1u]);
+                        next = book_parts[c + 1u];
                     }
                 }
                 counters[C_COLOR_OFFSETS + c] = first;
@@ -230,6 +230,10 @@ fn count_phase(phase: u32) {
         }
     }
 }
+
+// book_parts (common/scan_blocks.wgsl) holds every part that phase 2 reads in color order: at
+// most 2K - 1 <= MAX_COLORS - 1 (src/solver/dg/amr/gpu.rs), the color offsets' words less one.
+const_assert BOOK_PARTS >= C_SIDE_UNITS - C_COLOR_OFFSETS - 1u;
 
 // Whether this launch's phase runs (C_DECISION), read by one thread for the workgroup.
 var<workgroup> phase_runs: u32;

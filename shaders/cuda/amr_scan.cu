@@ -4,11 +4,11 @@
 
 // CUDA twin of shaders/amr_scan.wgsl. The first launch of a phase's scan
 // (common/scan_blocks.cuh) with the bookkeeping between the adaptation's phases in its last
-// block (thread 0, range.pad = the phase), from the scan's total and parts (sums: the total in
-// word 0, the prefix at k NE in word k, final in the last block). The kernels after it add the
-// block offsets as they read a number (block_sums[i / SCAN_BLOCK]), so no launch adds them.
-// Phase 0 scans only the blocks that hold marks of the slots and edge ids in use (as the WGSL
-// twin's scan_set_live_ranges).
+// block (thread 0, range.pad = the phase), from the scan's total and parts (the total in word
+// 0, the prefix at k NE in word k: book_parts, the last block's copy of sums). The kernels
+// after it add the block offsets as they read a number (block_sums[i / SCAN_BLOCK]), so no
+// launch adds them. Phase 0 scans only the blocks that hold marks of the slots and edge ids in
+// use (as the WGSL twin's scan_set_live_ranges).
 //   0: after amr_mark (three parts of NE, in order four, then the edge ids): the numbers of
 //      clusters, refined elements, freed split blocks and split edges, and the smoothing's top
 //      (amr_smooth) handed to C_TOP_LEVEL for the host, the solver's clock copied past the
@@ -128,15 +128,18 @@ __device__ __forceinline__ void settle(u32 holes, u32* counters, const AmrParams
     counters[C_COMPACT_HOLES] = holes;
 }
 
+// book_parts (common/scan_blocks.cuh) holds every part that phase 2 reads in color order (as
+// the WGSL twin).
+static_assert(BOOK_PARTS >= C_SIDE_UNITS - C_COLOR_OFFSETS - 1u, "book_parts holds the colors");
+
 __device__ void count_phase(
     u32 phase,
-    const u32* sums,
     u32* counters,
     u32* launches,
     const u32* clock,
     const AmrParams& params) {
-    // The sums were stored by other threads of this block: read them past the L1.
-    const volatile u32* s = sums;
+    // The total and the parts, from the scan's shared memory (book_parts).
+    const u32* s = book_parts;
     u32 total = s[0];
     switch (phase) {
         case 0u: {
@@ -250,6 +253,6 @@ extern "C" __global__ void amr_scan(
     bool last = scan_blocks_run(item, set_live_ranges, output, block_sums, sums, ticket, range,
                                 threadIdx.x, blockIdx.x + blockIdx.y * gridDim.x);
     if (last && threadIdx.x == 0u) {
-        count_phase(range.pad, sums, counters, launches, clock, params);
+        count_phase(range.pad, counters, launches, clock, params);
     }
 }

@@ -85,6 +85,10 @@ __shared__ u32 tile[TILE_WORDS];
 // Two halves for the thread totals' Hillis-Steele levels (the WGSL twin's THREAD_SUMS_WORDS).
 __shared__ u32 thread_sums[2u * SCAN_THREADS];
 __shared__ u32 is_last;
+// The last block's total (word 0) and parts 1 .. BOOK_PARTS - 1 for its caller's bookkeeping,
+// in shared memory (as the WGSL twin).
+#define BOOK_PARTS 64u
+__shared__ u32 book_parts[BOOK_PARTS];
 
 #ifndef LIVE_BLOCKS
 #define LIVE_BLOCKS 0u
@@ -231,16 +235,20 @@ __device__ bool scan_blocks_run(
     if (stride != 0u && n != 0u) {
         for (u32 k = 1u + lid; k <= (n - 1u) / stride; k = k + SCAN_THREADS) {
             u32 offset = *(volatile u32*)(block_sums + k * stride / SCAN_BLOCK);
-            sums[k] = *(volatile u32*)(sums + k) + offset;
+            u32 part = *(volatile u32*)(sums + k) + offset;
+            sums[k] = part;
+            if (k < BOOK_PARTS) {
+                book_parts[k] = part;
+            }
         }
     }
     if (lid == 0u) {
         sums[0] = carry;
         *ticket = 0u;
+        book_parts[0] = carry;
     }
-    // The total and the parts, stored by other threads of this block, before the caller's
-    // bookkeeping reads them.
-    __threadfence();
+    // The total and the parts, from other threads of this block, before the caller's
+    // bookkeeping reads them (book_parts).
     __syncthreads();
     return true;
 }
