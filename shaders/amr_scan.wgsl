@@ -5,9 +5,9 @@
 // The first launch of a phase's scan (common/scan_blocks.wgsl) with the bookkeeping between
 // the adaptation's phases in its last workgroup (thread 0, range.pad = the phase), from the
 // scan's total and parts (the total in word 0, the prefix at k NE in word k: book_parts, the
-// last workgroup's copy of sums). The kernels after it add the block offsets as they read a number
-// (block_sums[i / SCAN_BLOCK]), so no launch adds them. Phase 0 scans only the blocks that
-// hold marks of the slots and edge ids in use (scan_set_live_ranges).
+// last workgroup's copy of sums). The kernels after it add the block offsets as they read a
+// number (block_sums[i / SCAN_BLOCK]), so no launch adds them. Phase 0 scans only the blocks
+// that hold marks of the slots and edge ids in use (scan_set_live_ranges).
 //   0: after amr_mark (three parts of NE, in order four, then the edge ids): the numbers of
 //      clusters, refined elements, freed split blocks and split edges, and the smoothing's top
 //      (amr_smooth) handed to C_TOP_LEVEL for the host, the solver's clock copied past the
