@@ -983,9 +983,19 @@ fn check_restored_faces(rt: &Runtime, dg: &mut GpuDg, dm: &DgMesh, state: &[f64]
     }
     let (_, [.., edges]) = dg.device_buffers();
     let colored: Vec<DgEdge> = rt.read(edges, 0, faces)?;
+    // A face is its left element's local side (the finer side is the left one, so the two
+    // halves of a split side have distinct left elements).
     let key = |e: &DgEdge| (e.left, e.info & 3);
+    let device_faces: std::collections::HashMap<_, _> =
+        by_left.iter().map(|d| (key(d), d)).collect();
+    ensure(device_faces.len() == faces, || {
+        format!(
+            "{} of the device's {faces} faces share a left element and side",
+            faces - device_faces.len()
+        )
+    })?;
     for (j, (g, w)) in colored.iter().zip(dm.gpu_edges()).enumerate() {
-        let device = by_left.iter().find(|d| key(d) == key(&w));
+        let device = device_faces.get(&key(&w));
         ensure(device.is_some_and(|d| bits(d) == bits(g)), || {
             format!("restored face {j} in color order: {g:?}, the device's {device:?}")
         })?;
