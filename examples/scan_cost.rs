@@ -1,13 +1,16 @@
 //! What one launch of the prefix sum's first kernel (`scan_blocks`, the kernel under every
-//! adaptation scan) costs on the device, by size, next to a copy of 30,000 items before and
-//! after it: every launch timed on its own (`Runtime::set_time_each_launch`; on CUDA in one
-//! graph), medians of 50 plans. The scan is launched twice in a row, so a second launch shows
-//! whether the first paid for the change of kernel.
+//! adaptation scan) costs on the device, by size, next to a copy of up to 30,000 items (or of
+//! up to the second argument's count) before and after it: every launch timed on its own
+//! (`Runtime::set_time_each_launch`; on CUDA in one graph), medians of 50 plans. The scan is
+//! launched twice in a row, so a second launch shows whether the first paid for the change of
+//! kernel; a larger copy before it shows whether a launch's time takes in what the launch
+//! before it wrote.
 //!
-//! `cargo run --release --example scan_cost -- [wgpu|cuda]` (CUDA needs `--features cuda`).
+//! `cargo run --release --example scan_cost -- [wgpu|cuda] [copy items]` (CUDA needs
+//! `--features cuda`).
 
 use chromaflow::args;
-use chromaflow::error::Result;
+use chromaflow::error::{Error, Result};
 use chromaflow::runtime::scan::PrefixSum;
 use chromaflow::runtime::{median, BackendKind, GpuOptions, ItemRange, PlanBuilder, Runtime};
 
@@ -15,6 +18,12 @@ fn main() -> Result<()> {
     let kind = match std::env::args().nth(1).as_deref() {
         Some("cuda") => BackendKind::Cuda,
         _ => BackendKind::Wgpu,
+    };
+    let copy_items: u32 = match std::env::args().nth(2) {
+        Some(arg) => arg
+            .parse()
+            .map_err(|_| Error::Invalid(format!("copy items '{arg}': expected a count")))?,
+        None => 30_000,
     };
     let rt = Runtime::new(kind, &GpuOptions::default())?;
     rt.set_time_each_launch(true);
@@ -29,7 +38,7 @@ fn main() -> Result<()> {
         let values: Vec<u32> = (0..n).map(|i| i % 3).collect();
         let input = rt.upload("scan cost input", &values)?;
         let output = rt.zeroed::<u32>("scan cost output", n as usize)?;
-        let copied = n.min(30_000);
+        let copied = n.min(copy_items);
         let a = rt.zeroed::<[f32; 4]>("scan cost a", copied as usize)?;
         let b = rt.zeroed::<[f32; 4]>("scan cost b", copied as usize)?;
         let scan = PrefixSum::new(&rt, &input, &output, n)?;
