@@ -391,11 +391,14 @@ fn geometry_tol(extent: f64, length: f64) -> f64 {
     GEOMETRY_ROUNDINGS * f64::from(f32::EPSILON) * (1.0 + extent) / length
 }
 
-/// |a - b| <= tol, elementwise.
-fn within(a: &[f64], b: &[f64], tol: f64, what: &str) -> Result<()> {
+/// |a - b| <= tol, elementwise (`what` names the values in the error).
+fn within(a: &[f64], b: &[f64], tol: f64, what: impl Fn() -> String) -> Result<()> {
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
         ensure((x - y).abs() <= tol, || {
-            format!("{what}[{i}]: device {x}, reference {y}, tolerance {tol:.3e}")
+            format!(
+                "{}[{i}]: device {x}, reference {y}, tolerance {tol:.3e}",
+                what()
+            )
         })?;
     }
     Ok(())
@@ -412,18 +415,17 @@ fn check_faces(got: &[DgEdge], want: &[DgEdge], order: &str) -> Result<()> {
         )?;
         let length = f64::from(w.length);
         let extent = f64::from(w.mx.abs().max(w.my.abs())) + 0.5 * length;
-        let what = format!("face {j} in {order}");
         within(
             &[g.length, g.mx, g.my].map(f64::from),
             &[w.length, w.mx, w.my].map(f64::from),
             geometry_tol(extent, 1.0),
-            &format!("{what}: length and midpoint"),
+            || format!("face {j} in {order}: length and midpoint"),
         )?;
         within(
             &[g.nx, g.ny].map(f64::from),
             &[w.nx, w.ny].map(f64::from),
             geometry_tol(extent, length),
-            &format!("{what}: normal"),
+            || format!("face {j} in {order}: normal"),
         )?;
     }
     Ok(())
@@ -475,20 +477,20 @@ pub fn check_mesh_buffers(rt: &Runtime, dg: &GpuDg, dm: &DgMesh) -> Result<()> {
             &jac[i].map(f64::from),
             &dm.inv_jacobian[i],
             relative * scale,
-            &format!("element {i}: inverse Jacobian"),
+            || format!("element {i}: inverse Jacobian"),
         )?;
         let inv_det = 1.0 / dm.det[i];
         within(
             &[f64::from(idet[i])],
             &[inv_det],
             relative * inv_det.abs(),
-            &format!("element {i}: 1/det J"),
+            || format!("element {i}: 1/det J"),
         )?;
         within(
             &[f64::from(h[i])],
             &[height],
             geometry_tol(extent, 1.0),
-            &format!("element {i}: height"),
+            || format!("element {i}: height"),
         )?;
     }
     let nb: Vec<[u32; 4]> = rt.read(neighbors, 0, 2 * cap)?;
