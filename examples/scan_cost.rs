@@ -4,7 +4,10 @@
 //! (`Runtime::set_time_each_launch`; on CUDA in one graph), medians of 50 plans. The scan is
 //! launched twice in a row, so a second launch shows whether the first paid for the change of
 //! kernel; a larger copy before it shows whether a launch's time takes in what the launch
-//! before it wrote.
+//! before it wrote. The last column times the four launches as one plan, as a run issues them
+//! (no timestamps between them). It does not compare the backends launch for launch: on wgpu
+//! the first copy and the scan share no buffer, so no barrier orders them and they may
+//! overlap, where a CUDA graph captured from one stream orders every launch.
 //!
 //! `cargo run --release --example scan_cost -- [wgpu|cuda] [copy items]` (CUDA needs
 //! `--features cuda`).
@@ -33,7 +36,10 @@ fn main() -> Result<()> {
         rt.name(),
         rt.kind().name()
     );
-    println!("| items scanned | copy | scan | scan again | copy |\n|---:|---:|---:|---:|---:|");
+    println!(
+        "| items scanned | copy | scan | scan again | copy | the four as one plan |\n\
+         |---:|---:|---:|---:|---:|---:|"
+    );
     for n in [1024u32, 8192, 32768, 131072, 1 << 20] {
         let values: Vec<u32> = (0..n).map(|i| i % 3).collect();
         let input = rt.upload("scan cost input", &values)?;
@@ -43,20 +49,31 @@ fn main() -> Result<()> {
         let b = rt.zeroed::<[f32; 4]>("scan cost b", copied as usize)?;
         let scan = PrefixSum::new(&rt, &input, &output, n)?;
         let mut plan = PlanBuilder::new();
+        plan.segment("scan cost");
         plan.launch(&copy, &args![a, b], ItemRange::all(copied));
         scan.record_blocks(&mut plan, n)?;
         scan.record_blocks(&mut plan, n)?;
         plan.launch(&copy, &args![b, a], ItemRange::all(copied));
-        let plan = rt.prepare(&plan)?;
-        rt.run(&plan, 1)?;
-        let mut launches: Vec<Vec<f64>> = vec![Vec::new(); plan.len()];
+        let timed = rt.prepare(&plan)?;
+        rt.run(&timed, 1)?;
+        let mut launches: Vec<Vec<f64>> = vec![Vec::new(); timed.len()];
         for _ in 0..50 {
-            for (k, (_, s)) in rt.time(&plan, 1)?.entries().enumerate() {
+            for (k, (_, s)) in rt.time(&timed, 1)?.entries().enumerate() {
                 launches[k].push(1e6 * s);
             }
         }
+        // The same four launches timed as a run issues them, with no timestamps between.
+        rt.set_time_each_launch(false);
+        let whole = rt.prepare(&plan)?;
+        rt.run(&whole, 1)?;
+        let mut plans = Vec::new();
+        for _ in 0..50 {
+            plans.push(1e6 * rt.time(&whole, 1)?.sum());
+        }
+        rt.set_time_each_launch(true);
         let us: Vec<String> = launches
             .iter()
+            .chain([&plans])
             .map(|v| format!("{:.2}", median(v)))
             .collect();
         println!("| {n} | {} |", us.join(" | "));
