@@ -463,16 +463,12 @@ pub fn check_mesh_buffers(rt: &Runtime, dg: &GpuDg, dm: &DgMesh) -> Result<()> {
     let h: Vec<f32> = rt.read(heights, 0, ne)?;
     // Each element's geometry to geometry_tol of its vertices: the height absolute, the inverse
     // Jacobian (relative to its largest entry) and 1/det J over the height.
+    let max_abs = |v: &[f64]| v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     for i in 0..ne {
-        let extent = dm.vertices[i]
-            .iter()
-            .flatten()
-            .fold(0.0f64, |m, x| m.max(x.abs()));
+        let extent = max_abs(dm.vertices[i].as_flattened());
         let height = dm.min_height[i];
         let relative = geometry_tol(extent, height);
-        let scale = dm.inv_jacobian[i]
-            .iter()
-            .fold(0.0f64, |m, v| m.max(v.abs()));
+        let scale = max_abs(&dm.inv_jacobian[i]);
         within(
             &jac[i].map(f64::from),
             &dm.inv_jacobian[i],
