@@ -1,7 +1,8 @@
 // #include "common/dispatch.cuh"
 
 // CUDA twin of shaders/stream_copy.wgsl. Streaming copy dst[i] = src[i] of float4, one thread
-// per element: the yardstick the benchmarks' effective bandwidths are compared with.
+// per element: the yardstick the benchmarks' effective bandwidths are compared with, and the
+// copy of a small read-back queued ahead into mapped host memory (CudaDevice::read_ahead).
 
 extern "C" __global__ void stream_copy(
     const float4* __restrict__ src,

@@ -1116,11 +1116,19 @@ impl Runtime {
                 bytes,
             )?)),
             #[cfg(feature = "cuda")]
-            Device::Cuda(d) => Some(PendingCopy::Cuda(d.read_ahead(
-                &buffer.inner,
-                offset,
-                bytes,
-            )?)),
+            Device::Cuda(d) => {
+                // A small read-back is copied by a kernel, which holds the stream less than
+                // the copy engine (self::cuda::reads_ahead_by_kernel).
+                let copier = self::cuda::reads_ahead_by_kernel(offset, bytes)
+                    .then(|| self.kernel("stream_copy", &[]))
+                    .transpose()?;
+                Some(PendingCopy::Cuda(d.read_ahead(
+                    &buffer.inner,
+                    offset,
+                    bytes,
+                    copier.as_ref(),
+                )?))
+            }
         };
         self.readbacks
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -6,13 +6,40 @@ use super::{driver_err, kernel_source, CudaDevice};
 use crate::error::{Error, Result};
 use crate::runtime::interface::{cuda_parameters, BindingKind, KernelInterface, ScalarType};
 use crate::runtime::{
-    Arg, BufferInner, CapacityArg, ItemRange, KernelInner, Launch, Plan, PlanBuilder, PlanInner,
-    TexelPrecision, TextureInner, ThreadBound,
+    Arg, BufferInner, CapacityArg, ItemRange, Kernel, KernelInner, Launch, Plan, PlanBuilder,
+    PlanInner, TexelPrecision, TextureInner, ThreadBound,
 };
 use cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaFunction, CudaStream};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
+
+/// Bytes of one item of `stream_copy` (a float4), which copies a small read-back queued ahead.
+const COPY_ITEM_BYTES: u64 = 16;
+
+/// The largest read-back queued ahead that `stream_copy` writes into mapped page-locked memory;
+/// larger ones, and those at an offset that is not a whole float4, go to the copy engine. A
+/// copy-engine copy between two launches held the stream about 9 µs on an H200 and a copy
+/// kernel about 2 (BENCHMARKS.md, session 38); past a few pages the engine's bandwidth wins.
+const KERNEL_READ_MAX_BYTES: u64 = 64 * 1024;
+
+/// Programmatic stream serialization: a launch may begin as the kernel before it drains (each
+/// kernel waits for it in await_previous_launches, dispatch.cuh).
+fn overlap_attribute() -> sys::CUlaunchAttribute {
+    // SAFETY: a union of plain integers; the field this attribute reads is set below.
+    let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+    value.programmaticStreamSerializationAllowed = 1;
+    sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value,
+    }
+}
+
+/// Whether [`CudaDevice::read_ahead`] copies `bytes` bytes at byte `offset` with a kernel.
+pub(crate) fn reads_ahead_by_kernel(offset: u64, bytes: u64) -> bool {
+    offset % COPY_ITEM_BYTES == 0 && bytes <= KERNEL_READ_MAX_BYTES
+}
 
 /// A device allocation on the device's stream, freed (in stream order) on drop.
 pub struct DeviceMemory {
@@ -39,10 +66,13 @@ unsafe impl Send for DeviceMemory {}
 unsafe impl Sync for DeviceMemory {}
 
 /// Page-locked host memory that a read-back queued ahead copies into (a copy into pageable
-/// memory would wait for the stream before returning), freed on drop.
+/// memory would wait for the stream before returning), mapped into the device's address space
+/// so a kernel may write it; freed on drop.
 pub struct PinnedBlock {
     ctx: Arc<CudaContext>,
     ptr: *mut c_void,
+    /// The block's address on the device.
+    device_ptr: sys::CUdeviceptr,
     bytes: usize,
 }
 
@@ -244,8 +274,11 @@ impl CudaDevice {
     fn alloc(&self, bytes: u64) -> Result<DeviceMemory> {
         self.bind()?;
         let stream = self.stream().clone();
-        // SAFETY: a plain allocation of at least 4 bytes on this stream.
-        let ptr = unsafe { result::malloc_async(stream.cu_stream(), bytes.max(4) as usize) }
+        // Whole float4s, so a read-back's copy kernel (`read_ahead`) may round a word range up
+        // to them and stay in the allocation.
+        let allocated = bytes.max(4).next_multiple_of(COPY_ITEM_BYTES);
+        // SAFETY: a plain allocation of at least 16 bytes on this stream.
+        let ptr = unsafe { result::malloc_async(stream.cu_stream(), allocated as usize) }
             .map_err(driver_err("allocate"))?;
         Ok(DeviceMemory {
             ctx: self.context().clone(),
@@ -376,16 +409,46 @@ impl CudaDevice {
     }
 
     /// Queue a copy of `bytes` bytes at byte `offset` of `buffer` into page-locked memory
-    /// behind the work queued so far, and an event after it.
+    /// behind the work queued so far, and an event after it: by `copier` (`stream_copy`, given
+    /// where [`reads_ahead_by_kernel`]) into the block's device mapping, else by the copy
+    /// engine.
     pub(crate) fn read_ahead(
         &self,
         buffer: &BufferInner,
         offset: u64,
         bytes: u64,
+        copier: Option<&Kernel>,
     ) -> Result<PendingCopy> {
         let m = memory(buffer)?;
         self.bind()?;
-        let bytes = bytes as usize;
+        let items = bytes.div_ceil(COPY_ITEM_BYTES).max(1);
+        let block = self.pinned_block((items * COPY_ITEM_BYTES) as usize)?;
+        match copier {
+            Some(copier) if reads_ahead_by_kernel(offset, bytes) => {
+                self.launch_copy(copier, m.ptr + offset, block.device_ptr, items as u32)?
+            }
+            // SAFETY: the block holds at least `bytes` bytes and stays alive (in the
+            // PendingCopy) until the event after the copy has completed; the runtime checked
+            // the range against the buffer's size.
+            _ => unsafe {
+                let host = std::slice::from_raw_parts_mut(block.ptr.cast::<u8>(), bytes as usize);
+                result::memcpy_dtoh_async(host, m.ptr + offset, m.stream.cu_stream())
+                    .map_err(driver_err("read back ahead"))?
+            },
+        }
+        let done = m
+            .stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+            .map_err(driver_err("record a read-back event"))?;
+        Ok(PendingCopy {
+            block: Some(block),
+            bytes: bytes as usize,
+            done,
+        })
+    }
+
+    /// A free page-locked block of at least `bytes` bytes, else a new one.
+    fn pinned_block(&self, bytes: usize) -> Result<PinnedBlock> {
         let reused = {
             let mut free = self
                 .pinned
@@ -395,33 +458,79 @@ impl CudaDevice {
                 .position(|b| b.bytes >= bytes)
                 .map(|k| free.swap_remove(k))
         };
-        let block = match reused {
-            Some(block) => block,
-            None => PinnedBlock {
-                ctx: self.context().clone(),
-                // SAFETY: a plain page-locked allocation of at least 4 bytes.
-                ptr: unsafe { result::malloc_host(bytes.max(4), 0) }
-                    .map_err(driver_err("allocate page-locked memory"))?,
-                bytes: bytes.max(4),
-            },
-        };
-        // SAFETY: the block holds at least `bytes` bytes and stays alive (in the PendingCopy)
-        // until the event after the copy has completed; the runtime checked the range against
-        // the buffer's size.
-        unsafe {
-            let host = std::slice::from_raw_parts_mut(block.ptr.cast::<u8>(), bytes);
-            result::memcpy_dtoh_async(host, m.ptr + offset, m.stream.cu_stream())
+        if let Some(block) = reused {
+            return Ok(block);
         }
-        .map_err(driver_err("read back ahead"))?;
-        let done = m
-            .stream
-            .record_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
-            .map_err(driver_err("record a read-back event"))?;
-        Ok(PendingCopy {
-            block: Some(block),
+        let mut block = PinnedBlock {
+            ctx: self.context().clone(),
+            // SAFETY: a plain page-locked allocation, mapped into the device's address space.
+            ptr: unsafe { result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_DEVICEMAP) }
+                .map_err(driver_err("allocate page-locked memory"))?,
+            device_ptr: 0,
             bytes,
-            done,
-        })
+        };
+        // SAFETY: the pointer was returned by cuMemHostAlloc with DEVICEMAP in this context
+        // (bound); the block frees it on drop should this fail.
+        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut block.device_ptr, block.ptr, 0) }
+            .result()
+            .map_err(driver_err("map page-locked memory into the device"))?;
+        Ok(block)
+    }
+
+    /// Queue `copier` (`stream_copy`: `dst[i] = src[i]` of `items` float4s) from device address
+    /// `src` to `dst`, behind the work queued so far.
+    fn launch_copy(
+        &self,
+        copier: &Kernel,
+        src: sys::CUdeviceptr,
+        dst: sys::CUdeviceptr,
+        items: u32,
+    ) -> Result<()> {
+        let KernelInner::Cuda(function) = &copier.inner else {
+            return Err(Error::Gpu(
+                "a wgpu kernel passed to the CUDA backend".into(),
+            ));
+        };
+        let block_threads = copier.workgroup_size();
+        let (mut src, mut dst) = (src, dst);
+        let mut range = ItemRange {
+            first: 0,
+            count: items,
+            color: 0,
+            pad: 0,
+        };
+        let mut params: [*mut c_void; 3] = [
+            (&mut src as *mut sys::CUdeviceptr).cast(),
+            (&mut dst as *mut sys::CUdeviceptr).cast(),
+            (&mut range as *mut ItemRange).cast(),
+        ];
+        let mut overlap = overlap_attribute();
+        let config = sys::CUlaunchConfig {
+            gridDimX: items.div_ceil(block_threads),
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: block_threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: 0,
+            hStream: self.stream().cu_stream(),
+            attrs: &mut overlap,
+            numAttrs: u32::from(self.overlaps_launches()),
+        };
+        // SAFETY: stream_copy takes (const float4*, float4*, ItemRange) and starts with
+        // await_previous_launches; `src` holds `items` float4s (allocations are whole float4s
+        // and the offset is one), `dst` is a mapped block of at least as many; the values
+        // pointed at live through the call, which copies them.
+        unsafe {
+            sys::cuLaunchKernelEx(
+                &config,
+                function.function.cu_function(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()
+        .map_err(driver_err("launch a read-back copy"))
     }
 
     /// Wait for a read-back queued ahead (not for the work queued after it).
@@ -670,16 +779,7 @@ impl CudaDevice {
         mut nodes: Option<&mut Vec<(usize, sys::CUgraphNode, AtomicU32)>>,
     ) -> Result<()> {
         let mut ptrs: Vec<*mut c_void> = Vec::with_capacity(16);
-        // Programmatic stream serialization: the launch may begin as the kernel before it
-        // drains (each kernel waits for it in await_previous_launches, dispatch.cuh).
-        // SAFETY: a union of plain integers; the field this attribute reads is set below.
-        let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
-        value.programmaticStreamSerializationAllowed = 1;
-        let mut overlap = sys::CUlaunchAttribute {
-            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
-            pad: [0; 4],
-            value,
-        };
+        let mut overlap = overlap_attribute();
         for (i, l) in plan.launches[range.clone()].iter().enumerate() {
             l.parameter_pointers(&mut ptrs);
             let blocks = l.blocks();

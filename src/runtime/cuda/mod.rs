@@ -14,6 +14,7 @@
 
 mod backend;
 
+pub(crate) use backend::reads_ahead_by_kernel;
 use backend::PinnedBlock;
 pub use backend::{CudaKernel, CudaPlan, CudaTexture, DeviceMemory, PendingCopy, SpanEvents};
 
