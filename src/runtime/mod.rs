@@ -1090,6 +1090,14 @@ impl Runtime {
         if bytes == 0 {
             return Ok(Vec::new());
         }
+        #[cfg(feature = "cuda")]
+        if matches!(&*self.device, Device::Cuda(_))
+            && self::cuda::reads_ahead_by_kernel(offset, bytes)
+        {
+            // A small read by the copy kernel too: the stream's wait is shorter.
+            let pending = self.read_ahead::<T>(buffer, first, count)?;
+            return self.finish_read(pending);
+        }
         self.readbacks
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // Straight into a Vec<T>: one host copy of the read-back, not two.
