@@ -205,7 +205,9 @@ pub fn coloring(report: &mut Report, b: &Runtime) {
 /// and a plain read then the last values. Each round reads three ways, for CUDA's two paths: the
 /// whole buffer and its words but the last (at offset 0, a copy kernel, the second rounding its
 /// words up to whole float4s), and its words from the second on (an offset that is no whole
-/// float4: the copy engine).
+/// float4: the copy engine). The second round queues its plan and first read together
+/// (`queue_then_read_ahead`, on wgpu one submission), the plan a span of a device timer, which
+/// must then hold one positive span.
 fn read_ahead_copies(b: &Runtime) -> Result<(String, bool)> {
     const ITEMS: u32 = 300;
     const WORDS: usize = 4 * ITEMS as usize;
@@ -219,13 +221,19 @@ fn read_ahead_copies(b: &Runtime) -> Result<(String, bool)> {
         (0..ITEMS).map(|i| [(1000 * round + i) as f32; 4]).collect()
     };
     let words = |round: u32| -> Vec<u32> { bytemuck::cast_vec(values(round)) };
+    let timer = b.device_timer(1);
     let mut pending = Vec::new();
     for round in 1..=2 {
         b.write(&src, 0, &values(round))?;
-        b.queue(&plan, 1)?;
+        let items = if round == 1 {
+            b.queue(&plan, 1)?;
+            b.read_ahead::<[f32; 4]>(&dst, 0, ITEMS as usize)?
+        } else {
+            b.queue_then_read_ahead::<[f32; 4]>(&plan, timer.as_ref(), &dst, 0, ITEMS as usize)?
+        };
         pending.push((
             round,
-            b.read_ahead::<[f32; 4]>(&dst, 0, ITEMS as usize)?,
+            items,
             b.read_ahead::<u32>(&dst, 0, WORDS - 1)?,
             b.read_ahead::<u32>(&dst, 1, WORDS - 1)?,
         ));
@@ -240,7 +248,15 @@ fn read_ahead_copies(b: &Runtime) -> Result<(String, bool)> {
     }
     let last: Vec<[f32; 4]> = b.read(&dst, 0, ITEMS as usize)?;
     right += usize::from(last == values(3));
-    Ok((format!("{right} of 7 exact"), right == 7))
+    let spans = match &timer {
+        Some(timer) => b.drain_timer(timer)?,
+        None => vec![1.0],
+    };
+    let timed = spans.len() == 1 && spans[0] > 0.0;
+    Ok((
+        format!("{right} of 7 exact; the timed plan's span {spans:?} s"),
+        right == 7 && timed,
+    ))
 }
 
 /// Spans of a device timer around a plan of one copy and one of 64 copies (each moving 1 MiB),

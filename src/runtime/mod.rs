@@ -1146,6 +1146,45 @@ impl Runtime {
         })
     }
 
+    /// [`Runtime::queue_timed`] of one run of `plan`, then [`Runtime::read_ahead`] behind it;
+    /// on wgpu the copy goes in the submission of the plan's last command buffer, a submission
+    /// less (each costs the host about 17 µs).
+    pub fn queue_then_read_ahead<T: bytemuck::Pod>(
+        &self,
+        plan: &Plan,
+        timer: Option<&DeviceTimer>,
+        buffer: &Buffer,
+        first: usize,
+        count: usize,
+    ) -> Result<PendingRead<T>> {
+        let (offset, bytes) = read_range::<T>(buffer, first, count)?;
+        let d = match &*self.device {
+            Device::Wgpu(d) if bytes > 0 && !plan.is_empty() => d,
+            _ => {
+                self.queue_timed(plan, 1, timer)?;
+                return self.read_ahead(buffer, first, count);
+            }
+        };
+        let mut spans = timer.map(|t| t.lock()).transpose()?;
+        let spans = match spans.as_deref_mut() {
+            None => None,
+            Some(TimerSpans::Wgpu(t)) => Some(t),
+            #[cfg(feature = "cuda")]
+            Some(_) => {
+                return Err(Error::Invalid(
+                    "queue_then_read_ahead: the timer is of another backend".into(),
+                ))
+            }
+        };
+        let copy = d.queue_then_read_ahead(plan, spans, &buffer.inner, offset, bytes)?;
+        self.readbacks
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(PendingRead {
+            copy: Some(PendingCopy::Wgpu(copy)),
+            _words: std::marker::PhantomData,
+        })
+    }
+
     /// The words of a read-back queued by [`Runtime::read_ahead`] (waits for the work queued
     /// before it, not after).
     pub fn finish_read<T: bytemuck::Pod>(&self, pending: PendingRead<T>) -> Result<Vec<T>> {

@@ -330,6 +330,44 @@ impl WgpuDevice {
         self.readback()?.start(&self.ctx, b, offset, bytes)
     }
 
+    /// Queue `plan` once (a span of `timer` when given) and a read-back behind it, the copy in
+    /// the submission of the plan's last command buffer ([`Readback::start_after`]). Where a
+    /// timed plan cannot write its own timestamps, the two are queued apart.
+    pub(crate) fn queue_then_read_ahead(
+        &self,
+        plan: &super::Plan,
+        timer: Option<&mut SpanTimer>,
+        buffer: &BufferInner,
+        offset: u64,
+        bytes: u64,
+    ) -> Result<PendingCopy> {
+        let inside = self
+            .ctx
+            .features
+            .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
+        let stamps = match timer {
+            Some(timer) if !inside => {
+                self.queue_timed(plan, 1, timer)?;
+                return self.read_ahead(buffer, offset, bytes);
+            }
+            Some(timer) => timer
+                .next_indices()
+                .map(|(before, after)| (&*timer, before, after)),
+            None => None,
+        };
+        // Every command buffer but the last goes as soon as it is recorded, so the device
+        // starts on a long plan while the host records the rest (SUBMIT_LAUNCHES).
+        let mut last = None;
+        self.encode_stamped(plan, 1, stamps, |buffer| {
+            if let Some(previous) = last.replace(buffer) {
+                self.ctx.queue.submit([previous]);
+            }
+        })?;
+        let b = wgpu_buffer(buffer)?;
+        self.readback()?
+            .start_after(&self.ctx, last.into_iter().collect(), b, offset, bytes)
+    }
+
     /// Wait for a read-back queued ahead (not for the work queued after it; the staging
     /// buffers stay free for other read-backs meanwhile).
     pub(crate) fn finish_read<T: bytemuck::Pod>(&self, pending: PendingCopy) -> Result<Vec<T>> {

@@ -1249,10 +1249,13 @@ impl GpuAdaptation {
     ) -> Result<([f32; CLOCK_WORDS], Smoothed)> {
         self.rt
             .write(&self.counters, after_clock::DUE_STEPS, &[due_steps])?;
-        self.queue(smoothing)?;
-        let counts = self
-            .rt
-            .read_ahead::<u32>(&self.counters, 0, after_clock::WORDS)?;
+        let counts = self.rt.queue_then_read_ahead::<u32>(
+            smoothing,
+            self.timer.active(),
+            &self.counters,
+            0,
+            after_clock::WORDS,
+        )?;
         self.queue(&self.adapt_plan)?;
         self.adapt_ahead.take();
         let c = self.rt.finish_read(counts)?;
