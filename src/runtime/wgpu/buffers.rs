@@ -91,6 +91,8 @@ impl Readback {
     ) -> Result<PendingCopy> {
         let copy_bytes = staged_bytes(bytes);
         if offset + copy_bytes > src.size() {
+            // The work runs whatever becomes of its read-back.
+            ctx.queue.submit(work);
             return Err(Error::Gpu(format!(
                 "read-back of {copy_bytes} bytes at offset {offset} exceeds buffer size {}",
                 src.size()

@@ -341,6 +341,7 @@ impl WgpuDevice {
         offset: u64,
         bytes: u64,
     ) -> Result<PendingCopy> {
+        let b = wgpu_buffer(buffer)?;
         let inside = self
             .ctx
             .features
@@ -357,15 +358,14 @@ impl WgpuDevice {
         };
         // Every command buffer but the last goes as soon as it is recorded, so the device
         // starts on a long plan while the host records the rest (SUBMIT_LAUNCHES).
+        let mut readback = self.readback()?;
         let mut last = None;
         self.encode_stamped(plan, 1, stamps, |buffer| {
             if let Some(previous) = last.replace(buffer) {
                 self.ctx.queue.submit([previous]);
             }
         })?;
-        let b = wgpu_buffer(buffer)?;
-        self.readback()?
-            .start_after(&self.ctx, last.into_iter().collect(), b, offset, bytes)
+        readback.start_after(&self.ctx, last.into_iter().collect(), b, offset, bytes)
     }
 
     /// Wait for a read-back queued ahead (not for the work queued after it; the staging
