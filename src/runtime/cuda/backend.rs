@@ -486,7 +486,7 @@ impl CudaDevice {
         dst: sys::CUdeviceptr,
         items: u32,
     ) -> Result<()> {
-        let KernelInner::Cuda(function) = &copier.inner else {
+        let KernelInner::Cuda(kernel) = &copier.inner else {
             return Err(Error::Gpu(
                 "a wgpu kernel passed to the CUDA backend".into(),
             ));
@@ -524,7 +524,7 @@ impl CudaDevice {
         unsafe {
             sys::cuLaunchKernelEx(
                 &config,
-                function.function.cu_function(),
+                kernel.function.cu_function(),
                 params.as_mut_ptr(),
                 std::ptr::null_mut(),
             )
