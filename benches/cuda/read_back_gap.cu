@@ -44,30 +44,28 @@ __global__ void copy_words(const unsigned* src, unsigned* host, unsigned n) {
     __threadfence_system();
 }
 
-static void launch_copy(cudaStream_t s, const unsigned* src, unsigned* host, unsigned n) {
+// `kernel` on `blocks` x `threads` with programmatic stream serialization.
+template <typename... Params, typename... Args>
+static void launch_overlapped(cudaStream_t s, unsigned blocks, unsigned threads,
+                              void (*kernel)(Params...), Args... args) {
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(1);
-    cfg.blockDim = dim3(64);
+    cfg.gridDim = dim3(blocks);
+    cfg.blockDim = dim3(threads);
     cfg.stream = s;
     cudaLaunchAttribute at[1];
     at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     at[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = at;
     cfg.numAttrs = 1;
-    CK(cudaLaunchKernelEx(&cfg, copy_words, src, host, n));
+    CK(cudaLaunchKernelEx(&cfg, kernel, args...));
+}
+
+static void launch_copy(cudaStream_t s, const unsigned* src, unsigned* host, unsigned n) {
+    launch_overlapped(s, 1, 64, copy_words, src, host, n);
 }
 
 static void launch(cudaStream_t s, unsigned* a, const unsigned* idx, unsigned n, unsigned salt) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((n + 255) / 256);
-    cfg.blockDim = dim3(256);
-    cfg.stream = s;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    CK(cudaLaunchKernelEx(&cfg, tiny, a, idx, n, salt));
+    launch_overlapped(s, (n + 255) / 256, 256, tiny, a, idx, n, salt);
 }
 
 int main(int argc, char** argv) {
@@ -139,64 +137,51 @@ int main(int argc, char** argv) {
             CK(cudaEventRecord(t0, s));
             for (int it = 0; it < iters; it++) {
                 CK(cudaGraphLaunch(batch, s));
+                // Two graphs with `between` queued between them, the host waiting after it.
+                auto split = [&](auto between) {
+                    CK(cudaGraphLaunch(g8, s));
+                    between();
+                    CK(cudaEventRecord(copied, s));
+                    CK(cudaGraphLaunch(g5, s));
+                    CK(cudaEventSynchronize(copied));
+                };
+                // One graph, the host waiting on the event node after its eighth kernel.
+                auto one = [&](cudaGraphExec_t g) {
+                    CK(cudaGraphLaunch(g, s));
+                    CK(cudaEventSynchronize(copied));
+                };
                 switch (v) {
                     case 0: break;
                     case 1:
-                        CK(cudaGraphLaunch(g8, s));
-                        CK(cudaMemcpyAsync(pinned, a, 256, cudaMemcpyDeviceToHost, s));
-                        CK(cudaEventRecord(copied, s));
-                        CK(cudaGraphLaunch(g5, s));
-                        CK(cudaEventSynchronize(copied));
+                        split([&] {
+                            CK(cudaMemcpyAsync(pinned, a, 256, cudaMemcpyDeviceToHost, s));
+                        });
                         break;
-                    case 2:
-                        CK(cudaGraphLaunch(g13b, s));
-                        CK(cudaEventSynchronize(copied));
-                        break;
-                    case 3:
-                        CK(cudaGraphLaunch(g8, s));
-                        CK(cudaEventRecord(copied, s));
-                        CK(cudaGraphLaunch(g5, s));
-                        CK(cudaEventSynchronize(copied));
-                        break;
-                    case 4:
-                        CK(cudaGraphLaunch(g13m, s));
-                        CK(cudaEventSynchronize(copied));
-                        break;
+                    case 2: one(g13b); break;
+                    case 3: split([] {}); break;
+                    case 4: one(g13m); break;
                     case 5:
-                        CK(cudaGraphLaunch(g8, s));
-                        launch_copy(s, a, mapped_dev, 64);
-                        CK(cudaEventRecord(copied, s));
-                        CK(cudaGraphLaunch(g5, s));
-                        CK(cudaEventSynchronize(copied));
+                        split([&] { launch_copy(s, a, mapped_dev, 64); });
+                        check += mapped[3];
+                        break;
+                    case 6:
+                        one(g13k);
                         check += mapped[3];
                         break;
                     case 7:
-                        CK(cudaGraphLaunch(g8, s));
-                        CK(cudaMemcpyAsync(a + 5, &word, 4, cudaMemcpyHostToDevice, s));
-                        CK(cudaEventRecord(copied, s));
-                        CK(cudaGraphLaunch(g5, s));
-                        CK(cudaEventSynchronize(copied));
+                        split([&] {
+                            CK(cudaMemcpyAsync(a + 5, &word, 4, cudaMemcpyHostToDevice, s));
+                        });
                         break;
                     case 8:
                         pinned[0] = word;
-                        CK(cudaGraphLaunch(g8, s));
-                        CK(cudaMemcpyAsync(a + 5, pinned, 4, cudaMemcpyHostToDevice, s));
-                        CK(cudaEventRecord(copied, s));
-                        CK(cudaGraphLaunch(g5, s));
-                        CK(cudaEventSynchronize(copied));
+                        split([&] {
+                            CK(cudaMemcpyAsync(a + 5, pinned, 4, cudaMemcpyHostToDevice, s));
+                        });
                         break;
                     case 9:
                         mapped[0] = word;
-                        CK(cudaGraphLaunch(g8, s));
-                        launch_copy(s, mapped_dev, a + 4, 1);
-                        CK(cudaEventRecord(copied, s));
-                        CK(cudaGraphLaunch(g5, s));
-                        CK(cudaEventSynchronize(copied));
-                        break;
-                    case 6:
-                        CK(cudaGraphLaunch(g13k, s));
-                        CK(cudaEventSynchronize(copied));
-                        check += mapped[3];
+                        split([&] { launch_copy(s, mapped_dev, a + 4, 1); });
                         break;
                 }
             }
