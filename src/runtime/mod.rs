@@ -271,6 +271,10 @@ pub struct Runtime {
     kernels: Arc<std::sync::Mutex<std::collections::HashMap<KernelKey, Kernel>>>,
     /// Whether [`Runtime::time`] times every launch on its own ([`Runtime::set_time_each_launch`]).
     time_each_launch: Arc<std::sync::atomic::AtomicBool>,
+    /// CUDA: `stream_copy`, which copies a small read-back, once built
+    /// ([`Runtime::read_copier`]): no kernel lookup per read.
+    #[cfg(feature = "cuda")]
+    read_copier: Arc<std::sync::OnceLock<Kernel>>,
 }
 
 /// A kernel's stem, CUDA entry point, compiled constants (values by their bits), whether wgpu
@@ -981,6 +985,8 @@ impl Runtime {
             readbacks: Arc::default(),
             kernels: Arc::default(),
             time_each_launch: Arc::default(),
+            #[cfg(feature = "cuda")]
+            read_copier: Arc::default(),
         })
     }
 
@@ -1128,22 +1134,37 @@ impl Runtime {
                 // A small read-back is copied by a kernel, which holds the stream less than
                 // the copy engine (self::cuda::reads_ahead_by_kernel).
                 let copier = self::cuda::reads_ahead_by_kernel(offset, bytes)
-                    .then(|| self.kernel("stream_copy", &[]))
+                    .then(|| self.read_copier())
                     .transpose()?;
                 Some(PendingCopy::Cuda(d.read_ahead(
                     &buffer.inner,
                     offset,
                     bytes,
-                    copier.as_ref(),
+                    copier,
                 )?))
             }
         };
+        Ok(self.pending_read(copy))
+    }
+
+    /// A read-back queued (`copy`, None for no words), counted in [`Runtime::readbacks`].
+    fn pending_read<T>(&self, copy: Option<PendingCopy>) -> PendingRead<T> {
         self.readbacks
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(PendingRead {
+        PendingRead {
             copy,
             _words: std::marker::PhantomData,
-        })
+        }
+    }
+
+    /// `stream_copy` for CUDA's small read-backs, built at the first.
+    #[cfg(feature = "cuda")]
+    fn read_copier(&self) -> Result<&Kernel> {
+        if let Some(kernel) = self.read_copier.get() {
+            return Ok(kernel);
+        }
+        let kernel = self.kernel("stream_copy", &[])?;
+        Ok(self.read_copier.get_or_init(|| kernel))
     }
 
     /// [`Runtime::queue_timed`] of one run of `plan`, then [`Runtime::read_ahead`] behind it;
@@ -1177,12 +1198,7 @@ impl Runtime {
             }
         };
         let copy = d.queue_then_read_ahead(plan, spans, &buffer.inner, offset, bytes)?;
-        self.readbacks
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(PendingRead {
-            copy: Some(PendingCopy::Wgpu(copy)),
-            _words: std::marker::PhantomData,
-        })
+        Ok(self.pending_read(Some(PendingCopy::Wgpu(copy))))
     }
 
     /// The words of a read-back queued by [`Runtime::read_ahead`] (waits for the work queued
