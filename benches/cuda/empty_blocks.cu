@@ -16,7 +16,8 @@
 #include <vector>
 #include <algorithm>
 #include <cuda_runtime.h>
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1);} } while (0)
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { \
+    printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1);} } while (0)
 
 __global__ void chain(const unsigned* count, const unsigned* perm, const float* in, float* out) {
   unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -26,7 +27,8 @@ __global__ void chain(const unsigned* count, const unsigned* perm, const float* 
   unsigned b = perm[a];
   out[t] = in[b] * 2.0f + 1.0f;
 }
-__global__ void chain_stride(const unsigned* count, const unsigned* perm, const float* in, float* out) {
+__global__ void chain_stride(const unsigned* count, const unsigned* perm, const float* in,
+                             float* out) {
   unsigned n = *count;
   for (unsigned t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) {
     unsigned a = perm[t];
@@ -63,21 +65,26 @@ int main(int argc, char** argv) {
   unsigned cap = argc > 2 ? atoi(argv[2]) : 302000;
   int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   unsigned *count, *perm; float *in, *out;
-  CK(cudaMalloc(&count, 4)); CK(cudaMalloc(&perm, 4ull * cap)); CK(cudaMalloc(&in, 4ull * cap)); CK(cudaMalloc(&out, 4ull * cap));
-  std::vector<unsigned> p(cap); for (unsigned i = 0; i < cap; i++) p[i] = (unsigned)((i * 2654435761ull) % cap);
-  CK(cudaMemcpy(perm, p.data(), 4ull * cap, cudaMemcpyHostToDevice)); CK(cudaMemset(in, 0, 4ull * cap));
+  CK(cudaMalloc(&count, 4)); CK(cudaMalloc(&perm, 4ull * cap));
+  CK(cudaMalloc(&in, 4ull * cap)); CK(cudaMalloc(&out, 4ull * cap));
+  std::vector<unsigned> p(cap);
+  for (unsigned i = 0; i < cap; i++) p[i] = (unsigned)((i * 2654435761ull) % cap);
+  CK(cudaMemcpy(perm, p.data(), 4ull * cap, cudaMemcpyHostToDevice));
+  CK(cudaMemset(in, 0, 4ull * cap));
   CK(cudaMemcpy(count, &n, 4, cudaMemcpyHostToDevice));
   cudaStream_t s; CK(cudaStreamCreate(&s));
   printf("n %u capacity %u sms %d: us per launch, median of 100 graphs of 20\n", n, cap, sms);
   for (unsigned threads : {64u, 256u}) {
     unsigned exact = (n + threads - 1) / threads, full = (cap + threads - 1) / threads;
-    printf("threads %3u  grid for n (%6u blocks) %6.2f  grid for capacity (%6u) %6.2f  x5 capacity (%6u) %6.2f",
+    printf("threads %3u  grid for n (%6u blocks) %6.2f  grid for capacity (%6u) %6.2f  "
+           "x5 capacity (%6u) %6.2f",
            threads, exact, time_graph(s, 0, exact, threads, count, perm, in, out),
            full, time_graph(s, 0, full, threads, count, perm, in, out),
            5 * full, time_graph(s, 0, 5 * full, threads, count, perm, in, out));
     for (unsigned per_sm : {8u, 16u, 32u}) {
       unsigned g = sms * per_sm * 64 / threads;
-      printf("  stride %u/sm (%u) %6.2f", per_sm * 64 / threads, g, time_graph(s, 1, g, threads, count, perm, in, out));
+      printf("  stride %u/sm (%u) %6.2f", per_sm * 64 / threads, g,
+             time_graph(s, 1, g, threads, count, perm, in, out));
     }
     printf("\n");
   }
