@@ -2,6 +2,7 @@
 // #include "common/amr_tree.wgsl"
 // #include "common/amr_face_owner.wgsl"
 // #include "common/amr_reorder.wgsl"
+// #include "common/group_scan.wgsl"
 
 // The faces of the adapted mesh from the trees (AdaptiveMesh::faces and build_dg_mesh in
 // src/solver/dg/amr), after amr_geometry's marks and their scan, one thread per slot writing
@@ -29,8 +30,30 @@
 // the faces are written in that order alone, numbered by the scan of amr_geometry's one plane
 // of face counts per slot: half the stores, and one scan plane instead of 2K.
 
+// With the compaction in order (IN_ORDER) amr_geometry numbered the faces by workgroups of 256
+// slots instead of a scan: face_numbers holds, from word 1, the first number of each plane,
+// and from FACE_GROUP_WORDS the first number of each workgroup in each plane (FACE_GROUP_WORDS
+// + g P + c; P planes, the 2K colors or one without COLOR_ORDER), and each workgroup here
+// numbers its slots' faces within those by a scan of the same packed marks (face_mark_word).
+// The launch then also has FIELD_THREADS threads per slot past the slots' workgroups (the
+// capacity rounded up to whole workgroups): thread S + f NE + i moves field f of slot i's
+// coefficients (its NP rows, high and low words) from register STAGING, where amr_refine
+// staged the element of new slot i < n, or clears its low words from n up to the slots in use
+// (amr_geometry, whose last workgroup settles the counts, cannot: every workgroup there takes
+// a ticket, and these would be four times as many).
+
 // 1: the faces in color order and in left-element order; 0: in left-element order only.
 override COLOR_ORDER: u32 = 1u;
+override IN_ORDER: u32 = 0u;
+override NP: u32 = 1u;
+// The register where amr_refine staged the elements in their new slots
+// (GpuDg::STAGING_REGISTER).
+override STAGING: u32 = 1u;
+// The field threads per slot with the compaction in order, one per conserved field
+// (FIELD_THREADS in src/solver/dg/amr/gpu.rs sizes the launch).
+const FIELD_THREADS: u32 = 4u;
+// face_numbers' words before the workgroups' first numbers (amr_geometry).
+const FACE_GROUP_WORDS: u32 = 64u;
 
 @group(0) @binding(0) var<storage, read> element_tree: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> vertices: array<vec2<f32>>;
@@ -45,11 +68,15 @@ override COLOR_ORDER: u32 = 1u;
 @group(0) @binding(6) var<storage, read_write> neighbors: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>>;
 @group(0) @binding(8) var<storage, read> slots: array<u32>;
-// The face scan's block offsets (amr_scan leaves them for the reader to add).
-@group(0) @binding(9) var<storage, read> block_offsets: array<u32>;
+// The face scan's block offsets (amr_scan leaves them for the reader to add); in order,
+// amr_geometry's numbers of the planes and workgroups (above).
+@group(0) @binding(9) var<storage, read> face_numbers: array<u32>;
 @group(0) @binding(10) var<storage, read> element_edges: array<vec4<u32>>;
 // The same DgEdge records in left-element order.
 @group(0) @binding(11) var<storage, read_write> faces_by_left: array<vec4<u32>>;
+// The solver's registers (high words) and register 0's low words: 4 NP rows of NE each.
+@group(0) @binding(12) var<storage, read_write> regs: array<f32>;
+@group(0) @binding(13) var<storage, read_write> regs_lo: array<f32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -80,12 +107,14 @@ fn corner(v0: vec2<f32>, v1: vec2<f32>, v2: vec2<f32>, k: u32) -> vec2<f32> {
 }
 
 // Face of edge e that the element in slot i owns on its side s, from corner a to corner b,
-// written in color order and at `by_left` in left-element order: (1 when its slots lie far
-// apart else 0, the element half sides it covers: 2 for the left side, whole, and 2 or 1 for
-// the right, whole or half); zeros when there is no face to write. The owner is the left
-// side, whole (on side 0, or on side 1 with side 0 coarser): (i, s, 0), so only the right
-// side is looked up in the trees, and the owner's corners were loaded with its edges.
-fn write_face(e: u32, i: u32, s: u32, a: vec2<f32>, b: vec2<f32>, by_left: u32) -> vec2<u32> {
+// written at `by_color` in color order (with COLOR_ORDER) and at `by_left` in left-element
+// order: (1 when its slots lie far apart else 0, the element half sides it covers: 2 for the
+// left side, whole, and 2 or 1 for the right, whole or half); zeros when there is no face to
+// write. The owner is the left side, whole (on side 0, or on side 1 with side 0 coarser):
+// (i, s, 0), so only the right side is looked up in the trees, and the owner's corners were
+// loaded with its edges.
+fn write_face(e: u32, i: u32, s: u32, a: vec2<f32>, b: vec2<f32>, by_color: u32,
+              by_left: u32) -> vec2<u32> {
     let t = edge_tree[e];
     let kind = t.w & 0xfu;
     let state = t.w >> 4u;
@@ -111,11 +140,8 @@ fn write_face(e: u32, i: u32, s: u32, a: vec2<f32>, b: vec2<f32>, by_left: u32) 
     let tail = vec4<u32>(bitcast<u32>(-d.x / len), bitcast<u32>(len), bitcast<u32>(mid.x),
                          bitcast<u32>(mid.y));
     if (COLOR_ORDER != 0u) {
-        let color = (t.x >> 8u) & 0xffu;
-        let item = color * range.capacity + i;
-        let j = items_scan[item] + block_offsets[item / SCAN_BLOCK];
-        faces[2u * j] = head;
-        faces[2u * j + 1u] = tail;
+        faces[2u * by_color] = head;
+        faces[2u * by_color + 1u] = tail;
     }
     faces_by_left[2u * by_left] = head;
     faces_by_left[2u * by_left + 1u] = tail;
@@ -138,64 +164,163 @@ fn write_face(e: u32, i: u32, s: u32, a: vec2<f32>, b: vec2<f32>, by_left: u32) 
 var<workgroup> group_far: atomic<u32>;
 var<workgroup> group_units: atomic<u32>;
 
-@compute @workgroup_size(WORKGROUP_SIZE)
+// The face planes: the 2K colors, or one plane of face counts without COLOR_ORDER.
+fn face_planes() -> u32 {
+    return select(1u, 2u * params.base_colors, COLOR_ORDER != 0u);
+}
+
+// The numbers of slot i's faces from the face scan (GK19's compaction): per side, its number
+// in color order (with COLOR_ORDER, for the sides in `colors`), and in w the faces of lower
+// slots (each color's scan at slot i less at its first; without COLOR_ORDER the one plane's
+// scan at slot i).
+fn scanned_numbers(i: u32, colors: vec3<u32>) -> vec4<u32> {
+    var numbers = vec4<u32>(0u);
+    if (COLOR_ORDER == 0u) {
+        numbers.w = items_scan[i] + face_numbers[i / SCAN_BLOCK];
+        return numbers;
+    }
+    for (var c = 0u; c < face_planes(); c = c + 1u) {
+        let first = c * range.capacity;
+        let item = first + i;
+        let number = items_scan[item] + face_numbers[item / SCAN_BLOCK];
+        numbers.w = numbers.w + number - (items_scan[first] + face_numbers[first / SCAN_BLOCK]);
+        // #unroll
+        for (var s = 0u; s < 3u; s = s + 1u) {
+            if (colors[s] == c) {
+                numbers[s] = number;
+            }
+        }
+    }
+    return numbers;
+}
+
+// The same numbers with the compaction in order: the workgroup's first numbers (amr_geometry)
+// plus the scan of the packed marks over the workgroup's slots (`colors` NONE for a slot
+// with no faces, or past n). Called by every thread of a workgroup of slots.
+fn grouped_numbers(lid: u32, group: u32, colors: vec3<u32>) -> vec4<u32> {
+    let planes = face_planes();
+    var numbers = vec4<u32>(0u);
+    for (var w = 0u; w < (planes + 2u) / 3u; w = w + 4u) {
+        var marks = vec4<u32>(0u);
+        // #unroll
+        for (var k = 0u; k < 4u; k = k + 1u) {
+            marks[k] = face_mark_word(colors, w + k, COLOR_ORDER != 0u);
+        }
+        let before = group_scan(lid, marks).before;
+        // #unroll
+        for (var k = 0u; k < 4u; k = k + 1u) {
+            // #unroll
+            for (var lane = 0u; lane < 3u; lane = lane + 1u) {
+                let plane = 3u * (w + k) + lane;
+                if (plane < planes) {
+                    let within = mark_lane(before[k], lane);
+                    let first = face_numbers[FACE_GROUP_WORDS + group * planes + plane];
+                    numbers.w = numbers.w + first + within;
+                    // #unroll
+                    for (var s = 0u; s < 3u; s = s + 1u) {
+                        if (colors[s] == plane) {
+                            numbers[s] = face_numbers[1u + plane] + first + within;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return numbers;
+}
+
+// With the compaction in order, field f of slot i: the element amr_refine staged in new slot
+// i < n moves there, its NP rows of field f, high and low words; from n up to the slots in use
+// the low words are cleared, as the other per-slot arrays.
+fn move_field(i: u32, f: u32) {
+    let runs = atomicLoad(&counters[C_DECISION]) == ADAPT_RUNS;
+    let new_active = atomicLoad(&counters[C_ACTIVE]);
+    if (!runs || f >= FIELD_THREADS || i >= atomicLoad(&counters[C_SLOTS])) {
+        return;
+    }
+    let staged = STAGING * 4u * NP * range.capacity;
+    // #unroll
+    for (var k = 0u; k < NP; k = k + 1u) {
+        let row = (f * NP + k) * range.capacity + i;
+        if (i < new_active) {
+            regs[row] = regs[staged + row];
+            regs_lo[row] = regs_lo[staged + row];
+        } else {
+            regs_lo[row] = 0.0;
+        }
+    }
+}
+
+@compute @workgroup_size(WIDE_WORKGROUP_SIZE)
 fn main(
     @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
+    let t = wide_linear_index(gid, nwg);
+    let group = wid.x + wid.y * nwg.x;
+    let slot_groups = (range.capacity + WIDE_WORKGROUP_SIZE - 1u) / WIDE_WORKGROUP_SIZE;
+    if (IN_ORDER != 0u && group >= slot_groups) {
+        let u = t - slot_groups * WIDE_WORKGROUP_SIZE;
+        if (t < range.count) {
+            move_field(u % range.capacity, u / range.capacity);
+        }
+        return;
+    }
     if (lid == 0u) {
         atomicStore(&group_far, 0u);
         atomicStore(&group_units, 0u);
     }
     workgroupBarrier();
-    let i = linear_index(gid, nwg);
+    let i = t;
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
     // with the active count, not before it).
     let runs = atomicLoad(&counters[C_DECISION]) == ADAPT_RUNS;
     let num_active = atomicLoad(&counters[C_ACTIVE]);
-    if (runs && i < range.count && i < num_active) {
+    let live = runs && i < range.count && i < range.capacity && i < num_active;
+    var edges = vec4<u32>(0u);
+    var v0 = vec2<f32>(0.0);
+    var v1 = vec2<f32>(0.0);
+    var v2 = vec2<f32>(0.0);
+    // The colors of the faces this element owns (NONE for a side it does not own).
+    var colors = vec3<u32>(NONE);
+    if (live) {
         let id = slots[i];
-        let edges = element_edges[id];
-        let v0 = vertices[3u * id];
-        let v1 = vertices[3u * id + 1u];
-        let v2 = vertices[3u * id + 2u];
+        edges = element_edges[id];
+        v0 = vertices[3u * id];
+        v1 = vertices[3u * id + 1u];
+        v2 = vertices[3u * id + 2u];
         let edge_ids = atomicLoad(&counters[C_EDGE_IDS]);
-        // The colors of the faces this element owns (NONE for a side it does not own).
-        let colors = vec3<u32>(owned_face_color(id, edges.x, edge_ids),
-                               owned_face_color(id, edges.y, edge_ids),
-                               owned_face_color(id, edges.z, edge_ids));
-        var written = vec2<u32>(0u);
-        if (any(colors != vec3<u32>(NONE))) {
-            // The faces of lower slots: each color's scan at this slot less at its first
-            // (without COLOR_ORDER the one plane's scan at this slot).
-            var before = 0u;
-            if (COLOR_ORDER == 0u) {
-                before = items_scan[i] + block_offsets[i / SCAN_BLOCK];
-            }
-            let planes = select(0u, 2u * params.base_colors, COLOR_ORDER != 0u);
-            for (var c = 0u; c < planes; c = c + 1u) {
-                let first = c * range.capacity;
-                let item = first + i;
-                before = before + (items_scan[item] + block_offsets[item / SCAN_BLOCK])
-                    - (items_scan[first] + block_offsets[first / SCAN_BLOCK]);
-            }
-            for (var s = 0u; s < 3u; s = s + 1u) {
-                if (colors[s] != NONE) {
-                    let lower = select(0u, 1u, colors[(s + 1u) % 3u] < colors[s])
-                        + select(0u, 1u, colors[(s + 2u) % 3u] < colors[s]);
-                    let a = corner(v0, v1, v2, s);
-                    let b = corner(v0, v1, v2, (s + 1u) % 3u);
-                    written = written + write_face(edges[s], i, s, a, b, before + lower);
-                }
+        colors = vec3<u32>(owned_face_color(id, edges.x, edge_ids),
+                           owned_face_color(id, edges.y, edge_ids),
+                           owned_face_color(id, edges.z, edge_ids));
+    }
+    var numbers = vec4<u32>(0u);
+    if (IN_ORDER != 0u) {
+        numbers = grouped_numbers(lid, group, colors);
+    }
+    var written = vec2<u32>(0u);
+    if (any(colors != vec3<u32>(NONE))) {
+        if (IN_ORDER == 0u) {
+            numbers = scanned_numbers(i, colors);
+        }
+        for (var s = 0u; s < 3u; s = s + 1u) {
+            if (colors[s] != NONE) {
+                let lower = select(0u, 1u, colors[(s + 1u) % 3u] < colors[s])
+                    + select(0u, 1u, colors[(s + 2u) % 3u] < colors[s]);
+                let a = corner(v0, v1, v2, s);
+                let b = corner(v0, v1, v2, (s + 1u) % 3u);
+                written = written
+                    + write_face(edges[s], i, s, a, b, numbers[s], numbers.w + lower);
             }
         }
-        if (written.x != 0u) {
-            atomicAdd(&group_far, written.x);
-        }
-        if (written.y != 0u) {
-            atomicAdd(&group_units, written.y);
-        }
+    }
+    if (written.x != 0u) {
+        atomicAdd(&group_far, written.x);
+    }
+    if (written.y != 0u) {
+        atomicAdd(&group_units, written.y);
     }
     workgroupBarrier();
     if (lid == 0u) {

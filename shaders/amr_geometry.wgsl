@@ -1,6 +1,8 @@
 // #include "common/dispatch.wgsl"
 // #include "common/amr_tree.wgsl"
 // #include "common/amr_face_owner.wgsl"
+// #include "common/amr_book.wgsl"
+// #include "common/group_scan.wgsl"
 
 // The adapted mesh per slot, one thread per slot up to the capacity, after amr_compact listed
 // the holes:
@@ -34,26 +36,28 @@
 // use are cleared, and past them they are 0 already.
 // With the compaction in order (IN_ORDER; Compaction::InOrder in src/solver/dg/amr/tree.rs)
 // there is no compaction scan: slot i < n takes the element amr_refine staged there (its id in
-// compaction_scan, its coefficients in register STAGING) and writes its own slot; n and the
-// edge ids in use are computed here from the counts of amr_scan 0 (amr_scan 2 stores them).
-// The launch then has FIELD_THREADS more threads per slot (range.count = (1 + FIELD_THREADS) NE):
-// thread (1 + f) NE + i moves field f of slot i's coefficients (its NP rows, high and low words)
-// from register STAGING, or clears its low words past n, so that the slot's own thread keeps only
-// the geometry and the face marks. At 33k elements the launch fills under half the GPU and
-// waits on each thread's chain of instructions (BENCHMARKS.md, session 28): the moves are taken
-// out of that chain.
+// compaction_scan) and writes its own slot; its coefficients move from register STAGING in
+// amr_faces' field threads. n and the edge ids in use are computed here from the counts of
+// amr_scan 0. Since each thread then marks its own slot, the launch numbers the faces itself
+// instead of a scan launch after it (one dependent launch fewer an adaptation): its
+// workgroups of 256 slots add their packed marks (face_mark_word) in workgroup memory and
+// store the workgroup's count per plane in face_groups, and the last workgroup to finish (a
+// ticket, as common/scan_blocks.wgsl's last workgroup: no workgroup waits on another) turns
+// them into each workgroup's first number per plane and the planes' first numbers, then does
+// the bookkeeping of amr_scan's phase 2 (common/amr_book.wgsl). amr_faces numbers the faces
+// within each workgroup by the same packed marks. The launch has a thread per slot up to the
+// capacity rounded up to whole workgroups; with the bookkeeping in its last workgroup, every
+// workgroup takes a ticket (the bookkeeping rewrites counts the others read).
+// face_groups: word 0 the ticket, 1 + c the first number of plane c, FACE_GROUP_WORDS + g P + c
+// workgroup g's count in plane c (then its first number within the plane), P planes (2K, or 1
+// without COLOR_ORDER).
 
 override NP: u32 = 1u;
-// 1 with the compaction in order; STAGING: the register where amr_refine staged the elements
-// in their new slots (GpuDg::STAGING_REGISTER).
+// 1 with the compaction in order (amr_faces moves the coefficients amr_refine staged).
 override IN_ORDER: u32 = 0u;
-override STAGING: u32 = 1u;
 // 1: the face marks per color (amr_faces writes the faces in color order and in left-element
 // order); 0: one plane of face counts (left-element order only; COLOR_ORDER in amr_faces).
 override COLOR_ORDER: u32 = 1u;
-// The field threads per slot with the compaction in order, one per conserved field
-// (FIELD_THREADS in src/solver/dg/amr/gpu.rs sizes the launch).
-const FIELD_THREADS: u32 = 4u;
 
 @group(0) @binding(0) var<storage, read_write> slots: array<u32>;
 @group(0) @binding(1) var<storage, read> vertices: array<vec2<f32>>;
@@ -61,7 +65,8 @@ const FIELD_THREADS: u32 = 4u;
 @group(0) @binding(3) var<storage, read_write> inv_det: array<f32>;
 @group(0) @binding(4) var<storage, read_write> heights: array<f32>;
 @group(0) @binding(5) var<storage, read_write> neighbors: array<vec4<u32>>;
-@group(0) @binding(6) var<storage, read> counters: array<u32>;
+// Read only, except by the last workgroup's bookkeeping in order.
+@group(0) @binding(6) var<storage, read_write> counters: array<u32>;
 @group(0) @binding(7) var<storage, read> element_edges: array<vec4<u32>>;
 @group(0) @binding(8) var<storage, read> edge_tree: array<vec4<u32>>;
 @group(0) @binding(9) var<storage, read> edge_sides: array<vec2<u32>>;
@@ -76,8 +81,15 @@ const FIELD_THREADS: u32 = 4u;
 @group(0) @binding(14) var<storage, read> compaction_scan: array<u32>;
 @group(0) @binding(15) var<storage, read> compaction_offsets: array<u32>;
 @group(0) @binding(16) var<storage, read> holes: array<u32>;
+// In order: the ticket, the planes' first numbers and the workgroups' counts (above).
+@group(0) @binding(17) var<storage, read_write> face_groups: array<atomic<u32>>;
+// The DG solver's launch records (GpuDg::launch_words), for the bookkeeping in order.
+@group(0) @binding(18) var<storage, read_write> launches: array<u32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
+
+// face_groups' words before the workgroups' counts: the ticket and a first number per plane.
+const FACE_GROUP_WORDS: u32 = 64u;
 
 // Slot p's number in the compaction scan.
 fn compaction_number(p: u32) -> u32 {
@@ -94,10 +106,16 @@ fn is_hole(p: u32, holes_below: u32) -> bool {
     return next != compaction_number(p);
 }
 
-// The geometry and face marks of element `id` in slot i: every load first (the vertices and
-// the edges, then the edges' nodes and sides), the stores after, so a thread waits on one
-// chain of dependent loads.
-fn element_geometry(i: u32, id: u32, edge_ids: u32) {
+// The face planes: the 2K colors, or one plane of face counts without COLOR_ORDER.
+fn face_planes() -> u32 {
+    return select(1u, 2u * params.base_colors, COLOR_ORDER != 0u);
+}
+
+// The geometry of element `id` in slot i, and the colors of the faces it owns (NONE where it
+// owns none), also as face marks in `items` with GK19's compaction: every load first (the
+// vertices and the edges, then the edges' nodes and sides), the stores after, so a thread
+// waits on one chain of dependent loads.
+fn element_geometry(i: u32, id: u32, edge_ids: u32) -> vec3<u32> {
     let v0 = vertices[3u * id];
     let v1 = vertices[3u * id + 1u];
     let v2 = vertices[3u * id + 2u];
@@ -112,46 +130,33 @@ fn element_geometry(i: u32, id: u32, edge_ids: u32) {
     inv_det[i] = 1.0 / d;
     let longest = max(length(a), max(length(b), length(v2 - v1)));
     heights[i] = d / longest;
+    if (IN_ORDER != 0u) {
+        return owned;
+    }
     if (COLOR_ORDER == 0u) {
         items[i] = dot(select(vec3<u32>(1u), vec3<u32>(0u), owned == vec3<u32>(NONE)),
                        vec3<u32>(1u));
-        return;
+        return owned;
     }
     for (var c = 0u; c < 2u * params.base_colors; c = c + 1u) {
         items[c * range.capacity + i] = select(0u, 1u, any(owned == vec3<u32>(c)));
     }
+    return owned;
 }
 
-// With the compaction in order, field f of slot i: the element amr_refine staged in new slot
-// i < n moves there, its NP rows of field f, high and low words; past n the low words are
-// cleared, as the other per-slot arrays.
-fn move_field(i: u32, f: u32, new_active: u32) {
-    let staged = STAGING * 4u * NP * range.capacity;
-    // #unroll
-    for (var k = 0u; k < NP; k = k + 1u) {
-        let row = (f * NP + k) * range.capacity + i;
-        if (i < new_active) {
-            regs[row] = regs[staged + row];
-            regs_lo[row] = regs_lo[staged + row];
-        } else {
-            regs_lo[row] = 0.0;
-        }
+// Slot i's thread: its moves, geometry and marks as above; in order, returns the colors of the
+// faces the element now in slot i owns (NONE for each side past n or past the launch).
+fn slot_thread(i: u32) -> vec3<u32> {
+    let none = vec3<u32>(NONE);
+    if (i >= range.count || i >= range.capacity) {
+        return none;
     }
-}
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = linear_index(gid, nwg);
-    if (t >= range.count) {
-        return;
-    }
-    let i = t % range.capacity;
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
     // with the kernel's first loads, not before them).
     let runs = counters[C_DECISION] == ADAPT_RUNS;
     let refines = counters[C_REFINES];
     let clusters = counters[C_CLUSTERS];
-    // The new count n and the slots in use (amr_scan 2 settles the counts after this launch).
+    // The new count n and the slots in use (the bookkeeping settles the counts after this).
     let bounds = compaction_bounds(counters[C_ACTIVE], clusters, refines);
     let holes_below = counters[C_COMPACT_HOLES];
     var edge_ids = counters[C_EDGE_IDS];
@@ -159,17 +164,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     // adaptation cleared them when they were last in use (before that, the solver's upload
     // and the face marks' zeroed buffer).
     if (!runs || i >= bounds.y) {
-        return;
+        return none;
     }
     let new_active = bounds.x;
     if (IN_ORDER != 0u) {
-        if (t >= range.capacity) {
-            let field = t / range.capacity - 1u;
-            if (field < FIELD_THREADS) {
-                move_field(i, field, new_active);
-            }
-            return;
-        }
         edge_ids = settled_edge_ids(edge_ids, counters[C_SPLITS],
                                     counters[C_RINGS + 3u] + counters[C_SPLIT_FREES], refines,
                                     counters[C_RINGS + 5u] + clusters);
@@ -179,19 +177,18 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (IN_ORDER != 0u) {
         if (i < new_active) {
             // The element amr_refine staged in new slot i moves there (its coefficients by
-            // the field threads).
+            // amr_faces' field threads).
             let id = compaction_scan[i];
             slots[i] = id;
             element_tree[id].w = i;
-            element_geometry(i, id, edge_ids);
-            return;
+            return element_geometry(i, id, edge_ids);
         }
     } else if (i < new_active) {
         // A hole's element moves into it, and that element's thread writes the slot.
         if (!is_hole(i, holes_below)) {
-            element_geometry(i, slots[i], edge_ids);
+            _ = element_geometry(i, slots[i], edge_ids);
         }
-        return;
+        return none;
     }
     let id = slots[i];
     if (IN_ORDER == 0u && id != NONE) {
@@ -203,18 +200,144 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             regs[j * range.capacity + to] = regs[j * range.capacity + i];
             regs_lo[j * range.capacity + to] = regs_lo[j * range.capacity + i];
         }
-        element_geometry(to, id, edge_ids);
-    }
-    if (IN_ORDER == 0u) {
-        for (var j = 0u; j < 4u * NP; j = j + 1u) {
-            regs_lo[j * range.capacity + i] = 0.0;
-        }
+        _ = element_geometry(to, id, edge_ids);
     }
     inv_jac[i] = vec4<f32>(0.0);
     inv_det[i] = 0.0;
     heights[i] = 0.0;
-    let planes = select(1u, 2u * params.base_colors, COLOR_ORDER != 0u);
-    for (var c = 0u; c < planes; c = c + 1u) {
-        items[c * range.capacity + i] = 0u;
+    if (IN_ORDER == 0u) {
+        for (var j = 0u; j < 4u * NP; j = j + 1u) {
+            regs_lo[j * range.capacity + i] = 0.0;
+        }
+        let planes = face_planes();
+        for (var c = 0u; c < planes; c = c + 1u) {
+            items[c * range.capacity + i] = 0u;
+        }
     }
+    return none;
+}
+
+// Whether the adaptation runs, then whether this is the last workgroup (one thread's load or
+// ticket for the workgroup); the workgroup's packed marks; the planes' first numbers (the last
+// workgroup's, for the bookkeeping).
+var<workgroup> group_flag: u32;
+var<workgroup> group_marks: array<atomic<u32>, MARK_WORDS>;
+var<workgroup> plane_starts: array<u32, FACE_GROUP_WORDS>;
+
+// The first face number of color c (common/amr_book.wgsl), from the last workgroup.
+fn face_color_start(c: u32) -> u32 {
+    return plane_starts[c];
+}
+
+// Counts c .. c + 3 of workgroup g (0 past the planes).
+fn group_counts(g: u32, c: u32, planes: u32) -> vec4<u32> {
+    var counts = vec4<u32>(0u);
+    // #unroll
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        if (c + k < planes) {
+            counts[k] = atomicLoad(&face_groups[FACE_GROUP_WORDS + g * planes + c + k]);
+        }
+    }
+    return counts;
+}
+
+// The last workgroup, once every workgroup's counts are stored: the first number of each
+// workgroup holding slots below n in each plane (a run of those workgroups a thread, summed,
+// scanned across the threads four planes at a time, then stored over the counts), the planes'
+// first numbers, and the bookkeeping.
+fn number_groups(lid: u32, planes: u32) {
+    let n = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]).x;
+    let live = (n + WIDE_WORKGROUP_SIZE - 1u) / WIDE_WORKGROUP_SIZE;
+    let run = (live + WIDE_WORKGROUP_SIZE - 1u) / WIDE_WORKGROUP_SIZE;
+    let first = min(lid * run, live);
+    let end = min(first + run, live);
+    var start = 0u;
+    for (var c = 0u; c < planes; c = c + 4u) {
+        var sum = vec4<u32>(0u);
+        for (var g = first; g < end; g = g + 1u) {
+            sum = sum + group_counts(g, c, planes);
+        }
+        let scan = group_scan(lid, sum);
+        var number = scan.before;
+        for (var g = first; g < end; g = g + 1u) {
+            let counts = group_counts(g, c, planes);
+            // #unroll
+            for (var k = 0u; k < 4u; k = k + 1u) {
+                if (c + k < planes) {
+                    atomicStore(&face_groups[FACE_GROUP_WORDS + g * planes + c + k], number[k]);
+                }
+            }
+            number = number + counts;
+        }
+        // #unroll
+        for (var k = 0u; k < 4u; k = k + 1u) {
+            if (c + k < planes) {
+                if (lid == 0u) {
+                    plane_starts[c + k] = start;
+                }
+                start = start + scan.total[k];
+            }
+        }
+    }
+    if (lid == 0u) {
+        for (var c = 0u; c < planes; c = c + 1u) {
+            atomicStore(&face_groups[1u + c], plane_starts[c]);
+        }
+        book_faces(start);
+        atomicStore(&face_groups[0], 0u);
+    }
+}
+
+@compute @workgroup_size(WIDE_WORKGROUP_SIZE)
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let i = wide_linear_index(gid, nwg);
+    if (IN_ORDER == 0u) {
+        _ = slot_thread(i);
+        return;
+    }
+    let group = wid.x + wid.y * nwg.x;
+    let groups = (range.count + WIDE_WORKGROUP_SIZE - 1u) / WIDE_WORKGROUP_SIZE;
+    // Workgroups past the last (a 2D grid rounds up) take no ticket.
+    if (group >= groups) {
+        return;
+    }
+    if (lid < MARK_WORDS) {
+        atomicStore(&group_marks[lid], 0u);
+    }
+    if (lid == 0u) {
+        group_flag = select(0u, 1u, counters[C_DECISION] == ADAPT_RUNS);
+    }
+    if (workgroupUniformLoad(&group_flag) == 0u) {
+        return;
+    }
+    let owned = slot_thread(i);
+    let words = (face_planes() + 2u) / 3u;
+    for (var w = 0u; w < words; w = w + 1u) {
+        let word = face_mark_word(owned, w, COLOR_ORDER != 0u);
+        if (word != 0u) {
+            atomicAdd(&group_marks[w], word);
+        }
+    }
+    workgroupBarrier();
+    let planes = face_planes();
+    if (lid < planes) {
+        let count = mark_lane(atomicLoad(&group_marks[lid / 3u]), lid % 3u);
+        atomicStore(&face_groups[FACE_GROUP_WORDS + group * planes + lid], count);
+    }
+    // Release this workgroup's counts (and its thread's stores of the slot) before the ticket.
+    storageBarrier();
+    if (lid == 0u) {
+        group_flag = select(0u, 1u, atomicAdd(&face_groups[0], 1u) == groups - 1u);
+    }
+    if (workgroupUniformLoad(&group_flag) == 0u) {
+        return;
+    }
+    // Acquire every workgroup's counts (all their tickets were taken before ours).
+    storageBarrier();
+    number_groups(lid, planes);
 }

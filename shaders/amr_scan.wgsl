@@ -1,6 +1,7 @@
 // #include "common/dispatch.wgsl"
 // #include "common/scan_blocks.wgsl"
 // #include "common/amr_tree.wgsl"
+// #include "common/amr_book.wgsl"
 
 // The first launch of a phase's scan (common/scan_blocks.wgsl) with the bookkeeping between
 // the adaptation's phases in its last workgroup (thread 0, range.pad = the phase), from the
@@ -94,31 +95,6 @@ fn scan_item(k: u32) -> u32 {
     return input[k];
 }
 
-// Launch record r: items first .. first + count and a workgroup grid of `threads` threads.
-fn write_launch_threads(r: u32, first: u32, count: u32, threads: u32) {
-    let w = r * LAUNCH_WORDS;
-    let grid = launch_grid(threads);
-    launches[w] = first;
-    launches[w + 1u] = count;
-    launches[w + 2u] = grid.x;
-    launches[w + 3u] = grid.y;
-    launches[w + 4u] = grid.z;
-}
-
-// Launch record r: items first .. first + count, a thread each.
-fn write_launch(r: u32, first: u32, count: u32) {
-    write_launch_threads(r, first, count, count);
-}
-
-// Take `wanted` blocks of ring r, oldest first: returns how many must be new ids instead.
-fn take(r: u32, wanted: u32) -> u32 {
-    let len = counters[C_RINGS + 2u * r + 1u];
-    let taken = min(wanted, len);
-    counters[C_RINGS + 2u * r] = (counters[C_RINGS + 2u * r] + taken) % ring_size(params, r);
-    counters[C_RINGS + 2u * r + 1u] = len - taken;
-    return wanted - taken;
-}
-
 // What the adaptation after this smoothing does, as the host decides it from the same counts
 // (GpuAdaptation::smoothed): not due when the clock's steps (an f32) fell short of the host's
 // due steps (C_DUE_STEPS), else no room when the slots (3 more per refinement) or the tree ids
@@ -141,22 +117,9 @@ fn decision(clusters: u32, refines: u32, steps: u32, due: u32, ids: vec3<u32>) -
     return ADAPT_RUNS;
 }
 
-// After coarsening and refining (phase 1; in order, phase 2 first): the coarsening's frees
-// join their rings (amr_coarsen placed them past the lengths; a smoothing alone leaves the
-// rings as they were), then the takes, the new slots and count, and the compaction's holes.
-fn settle(holes: u32) {
-    let clusters = counters[C_CLUSTERS];
-    counters[C_RINGS + 1u] = counters[C_RINGS + 1u] + clusters;
-    counters[C_RINGS + 3u] = counters[C_RINGS + 3u] + counters[C_SPLIT_FREES];
-    counters[C_RINGS + 5u] = counters[C_RINGS + 5u] + clusters;
-    counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 2u * take(1u, counters[C_SPLITS]);
-    let refines = counters[C_REFINES];
-    counters[C_ELEMENT_IDS] = counters[C_ELEMENT_IDS] + 4u * take(0u, refines);
-    counters[C_EDGE_IDS] = counters[C_EDGE_IDS] + 3u * take(2u, refines);
-    let bounds = compaction_bounds(counters[C_ACTIVE], clusters, refines);
-    counters[C_SLOTS] = bounds.y;
-    counters[C_NEW_ACTIVE] = bounds.x;
-    counters[C_COMPACT_HOLES] = holes;
+// The first face number of color c (common/amr_book.wgsl): the face scan's part at c NE.
+fn face_color_start(c: u32) -> u32 {
+    return book_parts[c];
 }
 
 fn count_phase(phase: u32) {
@@ -198,33 +161,7 @@ fn count_phase(phase: u32) {
             settle(total / 2u);
         }
         case 2u: {
-            if (IN_ORDER != 0u) {
-                settle(0u);
-            }
-            let new_active = counters[C_NEW_ACTIVE];
-            counters[C_ACTIVE] = new_active;
-            counters[C_FAR_FACES] = 0u;
-            counters[C_SIDE_UNITS] = 0u;
-            let colors = 2u * params.base_colors;
-            write_launch(0u, 0u, new_active);
-            // Color c's faces are first .. next, the offsets carried in registers (reading
-            // back the offsets just stored cost the launch 0.3 us on Vulkan on an H200).
-            var first = 0u;
-            for (var c = 0u; c < colors; c = c + 1u) {
-                var next = first;
-                if (COLOR_ORDER != 0u) {
-                    next = total;
-                    if (c + 1u < colors) {
-                        next = book_parts[c + 1u];
-                    }
-                }
-                counters[C_COLOR_OFFSETS + c] = first;
-                write_launch(1u + c, first, next - first);
-                first = next;
-            }
-            counters[C_COLOR_OFFSETS + colors] = total;
-            write_launch(1u + colors, 0u, total);
-            write_launch_threads(2u + colors, 0u, total, total * params.face_nodes);
+            book_faces(total);
         }
         default: {
         }

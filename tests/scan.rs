@@ -439,7 +439,8 @@ fn a_scan_of_nothing_with_parts_stores_no_part() {
 /// entry points declare it, the runtime reads it from them (so a launch of blocks x
 /// SCAN_THREADS threads is one workgroup per block, and CUDA's blocks are as wide), the CUDA
 /// twin defines the same width, and threads x items per thread is the block in both. The
-/// adaptation's near-empty per-item kernels run WIDE_WORKGROUP_SIZE, every other kernel
+/// adaptation's near-empty per-item kernels and the two that number the faces by workgroups of
+/// slots (amr_geometry, amr_faces) run WIDE_WORKGROUP_SIZE, every other kernel
 /// WORKGROUP_SIZE (or one thread). A device-sized launch of a scan is an
 /// error: the device's launch records are gridded for WORKGROUP_SIZE.
 #[test]
@@ -452,7 +453,7 @@ fn scan_kernels_run_workgroups_of_the_runtimes_scan_threads() {
         let size = reflect_kernel(stem).expect(stem).workgroup_size;
         let want: &[u32] = match stem {
             "scan_blocks" | "amr_scan" => &[SCAN_THREADS],
-            "amr_mark" | "amr_compact" => &[WIDE_WORKGROUP_SIZE],
+            "amr_mark" | "amr_compact" | "amr_geometry" | "amr_faces" => &[WIDE_WORKGROUP_SIZE],
             _ => &[WORKGROUP_SIZE, 1],
         };
         assert!(

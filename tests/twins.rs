@@ -223,5 +223,8 @@ fn every_kernel_indexes_its_threads_by_its_own_workgroup_width() {
             wide_kernels += 1;
         }
     }
-    assert_eq!(wide_kernels, 2, "amr_mark and amr_compact are wide");
+    assert_eq!(
+        wide_kernels, 4,
+        "amr_mark, amr_compact, amr_geometry and amr_faces are wide"
+    );
 }

@@ -2,6 +2,7 @@
 // #include "common/amr_tree.cuh"
 // #include "common/amr_face_owner.cuh"
 // #include "common/amr_reorder.cuh"
+// #include "common/group_scan.cuh"
 
 // CUDA twin of shaders/amr_faces.wgsl. The faces of the adapted mesh from the trees
 // (AdaptiveMesh::faces and build_dg_mesh in src/solver/dg/amr), after amr_geometry's marks and
@@ -30,6 +31,13 @@
 // written in that order alone, numbered by the scan of amr_geometry's one plane of face counts
 // per slot: half the stores, and one scan plane instead of 2K.
 //
+// With the compaction in order (IN_ORDER) amr_geometry numbered the faces by blocks of 256
+// slots instead of a scan (face_numbers: from word 1 the planes' first numbers, from
+// FACE_GROUP_WORDS each block's first number per plane), and each block here numbers its
+// slots' faces within those by a scan of the same packed marks; the launch also has
+// FIELD_THREADS threads per slot past the slots' blocks, which move the coefficients amr_refine
+// staged (as the WGSL twin).
+//
 // faces: DgEdge records (left, right, info, nx, ny, length, mx, my), two uint4 stores each.
 // neighbors: 4 words per slot, NE blocks of (side 0, 1, 2, split mask), then NE of the second
 // halves.
@@ -41,6 +49,20 @@
 #ifndef COLOR_ORDER
 #define COLOR_ORDER 1u
 #endif
+#ifndef IN_ORDER
+#define IN_ORDER 0u
+#endif
+#ifndef NP
+#define NP 1u
+#endif
+// The register where amr_refine staged the elements in their new slots.
+#ifndef STAGING
+#define STAGING 1u
+#endif
+// The field threads per slot with the compaction in order (the WGSL twin's FIELD_THREADS).
+#define FIELD_THREADS 4u
+// face_numbers' words before the blocks' first numbers (amr_geometry).
+#define FACE_GROUP_WORDS 64u
 
 // (slot, local side, half) of side s of edge e, whose side s holds `here` (element id, local
 // side) and whose parent is `parent`; slot NONE when there is none.
@@ -75,21 +97,21 @@ __device__ __forceinline__ float2 corner(float2 v0, float2 v1, float2 v2, u32 k)
     return k == 0u ? v0 : (k == 1u ? v1 : v2);
 }
 
-// Face of edge e that the element in slot i owns on its side s, from corner a to corner b, as
-// the WGSL twin: the owner is the left side, whole, (i, s, 0), so only the right side is looked
-// up in the trees.
+// Face of edge e that the element in slot i owns on its side s, from corner a to corner b,
+// written at `by_color` in color order (with COLOR_ORDER) and at `by_left` in left-element
+// order, as the WGSL twin: the owner is the left side, whole, (i, s, 0), so only the right side
+// is looked up in the trees.
 __device__ uint2 write_face(
     u32 e,
     u32 i,
     u32 s,
     float2 a,
     float2 b,
+    u32 by_color,
     u32 by_left,
     const uint4* element_tree,
     const uint4* edge_tree,
     const uint2* edge_sides,
-    const u32* items_scan,
-    const u32* block_offsets,
     uint4* faces,
     uint4* faces_by_left,
     u32* neighbors,
@@ -120,11 +142,8 @@ __device__ uint2 write_face(
     uint4 tail = make_uint4(__float_as_uint(-d.x / len), __float_as_uint(len),
                             __float_as_uint(mid.x), __float_as_uint(mid.y));
     if (COLOR_ORDER != 0u) {
-        u32 color = (t.x >> 8u) & 0xffu;
-        u32 item = color * NE + i;
-        u32 j = items_scan[item] + block_offsets[item / SCAN_BLOCK];
-        faces[2u * j] = head;
-        faces[2u * j + 1u] = tail;
+        faces[2u * by_color] = head;
+        faces[2u * by_color + 1u] = tail;
     }
     faces_by_left[2u * by_left] = head;
     faces_by_left[2u * by_left + 1u] = tail;
@@ -147,6 +166,89 @@ __device__ uint2 write_face(
 __shared__ u32 group_far;
 __shared__ u32 group_units;
 
+// The face planes: the 2K colors, or one plane of face counts without COLOR_ORDER.
+__device__ __forceinline__ u32 face_planes(const AmrParams& params) {
+    return COLOR_ORDER != 0u ? 2u * params.base_colors : 1u;
+}
+
+// The numbers of slot i's faces from the face scan (GK19's compaction; as the WGSL twin): per
+// side its number in color order, and in w the faces of lower slots.
+__device__ uint4 scanned_numbers(u32 i, const u32 colors[3], const u32* items_scan,
+                                 const u32* face_numbers, const AmrParams& params) {
+    uint4 numbers = make_uint4(0u, 0u, 0u, 0u);
+    if (COLOR_ORDER == 0u) {
+        numbers.w = items_scan[i] + face_numbers[i / SCAN_BLOCK];
+        return numbers;
+    }
+    u32 planes = face_planes(params);
+    for (u32 c = 0u; c < planes; c = c + 1u) {
+        u32 first = c * NE;
+        u32 item = first + i;
+        u32 number = items_scan[item] + face_numbers[item / SCAN_BLOCK];
+        numbers.w += number - (items_scan[first] + face_numbers[first / SCAN_BLOCK]);
+        numbers.x = colors[0] == c ? number : numbers.x;
+        numbers.y = colors[1] == c ? number : numbers.y;
+        numbers.z = colors[2] == c ? number : numbers.z;
+    }
+    return numbers;
+}
+
+// The same numbers with the compaction in order (as the WGSL twin's grouped_numbers): the
+// block's first numbers plus the scan of the packed marks over the block's slots. Called by
+// every thread of a block of slots.
+__device__ uint4 grouped_numbers(u32 lid, u32 group, const u32 colors[3],
+                                 const u32* face_numbers, const AmrParams& params) {
+    u32 planes = face_planes(params);
+    uint4 numbers = make_uint4(0u, 0u, 0u, 0u);
+    for (u32 w = 0u; w < (planes + 2u) / 3u; w = w + 4u) {
+        uint4 marks = make_uint4(face_mark_word(colors, w, COLOR_ORDER != 0u),
+                                 face_mark_word(colors, w + 1u, COLOR_ORDER != 0u),
+                                 face_mark_word(colors, w + 2u, COLOR_ORDER != 0u),
+                                 face_mark_word(colors, w + 3u, COLOR_ORDER != 0u));
+        uint4 before = group_scan(lid, marks).before;
+#pragma unroll
+        for (u32 k = 0u; k < 4u; k = k + 1u) {
+#pragma unroll
+            for (u32 lane = 0u; lane < 3u; lane = lane + 1u) {
+                u32 plane = 3u * (w + k) + lane;
+                if (plane < planes) {
+                    u32 within = mark_lane(lane4(before, k), lane);
+                    u32 first = face_numbers[FACE_GROUP_WORDS + group * planes + plane];
+                    numbers.w += first + within;
+                    u32 number = face_numbers[1u + plane] + first + within;
+                    numbers.x = colors[0] == plane ? number : numbers.x;
+                    numbers.y = colors[1] == plane ? number : numbers.y;
+                    numbers.z = colors[2] == plane ? number : numbers.z;
+                }
+            }
+        }
+    }
+    return numbers;
+}
+
+// With the compaction in order, field f of slot i (as the WGSL twin): the element amr_refine
+// staged in new slot i < n moves there, its NP rows of field f, high and low words; from n up
+// to the slots in use the low words are cleared.
+__device__ __forceinline__ void move_field(u32 i, u32 f, const u32* counters, float* regs,
+                                           float* regs_lo) {
+    bool runs = counters[C_DECISION] == ADAPT_RUNS;
+    u32 new_active = counters[C_ACTIVE];
+    if (!runs || f >= FIELD_THREADS || i >= counters[C_SLOTS]) {
+        return;
+    }
+    u32 staged = STAGING * 4u * NP * NE;
+#pragma unroll
+    for (u32 k = 0u; k < NP; k = k + 1u) {
+        u32 row = (f * NP + k) * NE + i;
+        if (i < new_active) {
+            regs[row] = regs[staged + row];
+            regs_lo[row] = regs_lo[staged + row];
+        } else {
+            regs_lo[row] = 0.0f;
+        }
+    }
+}
+
 extern "C" __global__ void amr_faces(
     const uint4* __restrict__ element_tree,
     const float2* __restrict__ vertices,
@@ -157,66 +259,80 @@ extern "C" __global__ void amr_faces(
     u32* neighbors,
     u32* counters,
     const u32* __restrict__ slots,
-    const u32* __restrict__ block_offsets,
+    const u32* __restrict__ face_numbers,
     const uint4* __restrict__ element_edges,
     uint4* faces_by_left,
+    float* regs,
+    float* regs_lo,
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
+    u32 t = wide_linear_index();
+    u32 group = blockIdx.x + blockIdx.y * gridDim.x;
+    u32 slot_groups = (NE + WIDE_WORKGROUP_SIZE - 1u) / WIDE_WORKGROUP_SIZE;
+    if (IN_ORDER != 0u && group >= slot_groups) {
+        u32 u = t - slot_groups * WIDE_WORKGROUP_SIZE;
+        if (t < range.count) {
+            move_field(u % NE, u / NE, counters, regs, regs_lo);
+        }
+        return;
+    }
     if (threadIdx.x == 0u) {
         group_far = 0u;
         group_units = 0u;
     }
     __syncthreads();
-    u32 i = linear_index();
+    u32 i = t;
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
     // with the active count, not before it).
     bool runs = counters[C_DECISION] == ADAPT_RUNS;
     u32 num_active = *(const volatile u32*)(counters + C_ACTIVE);
-    if (runs && i < range.count && i < num_active) {
+    bool live = runs && i < range.count && i < NE && i < num_active;
+    uint4 edges = make_uint4(0u, 0u, 0u, 0u);
+    float2 v0 = make_float2(0.0f, 0.0f);
+    float2 v1 = v0;
+    float2 v2 = v0;
+    // The colors of the faces this element owns (NONE for a side it does not own).
+    u32 colors[3] = {NONE, NONE, NONE};
+    if (live) {
         u32 id = slots[i];
-        uint4 edges = element_edges[id];
-        float2 v0 = vertices[3u * id];
-        float2 v1 = vertices[3u * id + 1u];
-        float2 v2 = vertices[3u * id + 2u];
+        edges = element_edges[id];
+        v0 = vertices[3u * id];
+        v1 = vertices[3u * id + 1u];
+        v2 = vertices[3u * id + 2u];
         u32 edge_ids = *(const volatile u32*)(counters + C_EDGE_IDS);
-        // The colors of the faces this element owns (NONE for a side it does not own).
-        u32 colors[3] = {owned_face_color(id, edges.x, edge_tree, edge_sides, edge_ids),
-                         owned_face_color(id, edges.y, edge_tree, edge_sides, edge_ids),
-                         owned_face_color(id, edges.z, edge_tree, edge_sides, edge_ids)};
-        bool owner = colors[0] != NONE || colors[1] != NONE || colors[2] != NONE;
-        uint2 written = make_uint2(0u, 0u);
-        if (owner) {
-            // The faces of lower slots: each color's scan at this slot less at its first
-            // (without COLOR_ORDER the one plane's scan at this slot).
-            u32 before = COLOR_ORDER != 0u ? 0u : items_scan[i] + block_offsets[i / SCAN_BLOCK];
-            u32 planes = COLOR_ORDER != 0u ? 2u * params.base_colors : 0u;
-            for (u32 c = 0u; c < planes; c = c + 1u) {
-                u32 first = c * NE;
-                u32 item = first + i;
-                before += (items_scan[item] + block_offsets[item / SCAN_BLOCK]) -
-                          (items_scan[first] + block_offsets[first / SCAN_BLOCK]);
-            }
-            for (u32 s = 0u; s < 3u; s = s + 1u) {
-                if (colors[s] != NONE) {
-                    u32 lower = (colors[(s + 1u) % 3u] < colors[s] ? 1u : 0u) +
-                                (colors[(s + 2u) % 3u] < colors[s] ? 1u : 0u);
-                    u32 e = s == 0u ? edges.x : (s == 1u ? edges.y : edges.z);
-                    uint2 face = write_face(e, i, s, corner(v0, v1, v2, s),
-                                            corner(v0, v1, v2, (s + 1u) % 3u), before + lower,
-                                            element_tree, edge_tree, edge_sides, items_scan,
-                                            block_offsets, faces, faces_by_left, neighbors,
-                                            counters);
-                    written = make_uint2(written.x + face.x, written.y + face.y);
-                }
+        colors[0] = owned_face_color(id, edges.x, edge_tree, edge_sides, edge_ids);
+        colors[1] = owned_face_color(id, edges.y, edge_tree, edge_sides, edge_ids);
+        colors[2] = owned_face_color(id, edges.z, edge_tree, edge_sides, edge_ids);
+    }
+    uint4 numbers = make_uint4(0u, 0u, 0u, 0u);
+    if (IN_ORDER != 0u) {
+        numbers = grouped_numbers(threadIdx.x, group, colors, face_numbers, params);
+    }
+    uint2 written = make_uint2(0u, 0u);
+    if (colors[0] != NONE || colors[1] != NONE || colors[2] != NONE) {
+        if (IN_ORDER == 0u) {
+            numbers = scanned_numbers(i, colors, items_scan, face_numbers, params);
+        }
+        for (u32 s = 0u; s < 3u; s = s + 1u) {
+            if (colors[s] != NONE) {
+                u32 lower = (colors[(s + 1u) % 3u] < colors[s] ? 1u : 0u) +
+                            (colors[(s + 2u) % 3u] < colors[s] ? 1u : 0u);
+                u32 e = s == 0u ? edges.x : (s == 1u ? edges.y : edges.z);
+                u32 by_color = s == 0u ? numbers.x : (s == 1u ? numbers.y : numbers.z);
+                uint2 face = write_face(e, i, s, corner(v0, v1, v2, s),
+                                        corner(v0, v1, v2, (s + 1u) % 3u), by_color,
+                                        numbers.w + lower, element_tree, edge_tree, edge_sides,
+                                        faces, faces_by_left, neighbors, counters);
+                written = make_uint2(written.x + face.x, written.y + face.y);
             }
         }
-        if (written.x != 0u) {
-            atomicAdd(&group_far, written.x);
-        }
-        if (written.y != 0u) {
-            atomicAdd(&group_units, written.y);
-        }
+    }
+    if (written.x != 0u) {
+        atomicAdd(&group_far, written.x);
+    }
+    if (written.y != 0u) {
+        atomicAdd(&group_units, written.y);
     }
     __syncthreads();
     if (threadIdx.x == 0u) {

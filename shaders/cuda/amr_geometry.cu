@@ -1,6 +1,8 @@
 // #include "common/dispatch.cuh"
 // #include "common/amr_tree.cuh"
 // #include "common/amr_face_owner.cuh"
+// #include "common/amr_book.cuh"
+// #include "common/group_scan.cuh"
 
 // CUDA twin of shaders/amr_geometry.wgsl. The adapted mesh per slot, one thread per slot up to
 // the capacity, after amr_compact listed the holes:
@@ -34,12 +36,12 @@
 // use are cleared, and past them they are 0 already.
 // With the compaction in order (IN_ORDER; Compaction::InOrder in src/solver/dg/amr/tree.rs)
 // there is no compaction scan: slot i < n takes the element amr_refine staged there (its id in
-// compaction_scan, its coefficients in register STAGING) and writes its own slot; n and the
-// edge ids in use are computed here from the counts of amr_scan 0 (amr_scan 2 stores them).
-// The launch then has 4 more threads per slot (range.count = 5 NE, as the WGSL twin's
-// FIELD_THREADS): thread (1 + f) NE + i moves field f of slot i's coefficients from register
-// STAGING, or clears its low words past n, so that the slot's own thread keeps only the geometry
-// and the face marks.
+// compaction_scan) and writes its own slot; its coefficients move in amr_faces' field threads.
+// Each thread then marks its own slot, so the launch numbers the faces itself, as the WGSL
+// twin: its blocks of 256 slots add their packed marks in shared memory and store their counts
+// per plane in face_groups, and the last block to finish (a ticket) turns them into each
+// block's first number per plane and the planes' first numbers, then does the bookkeeping of
+// amr_scan's phase 2 (common/amr_book.cuh). Every block takes a ticket.
 //
 // The WGSL override constants are preprocessor defines here (the host passes -D values); the
 // capacity NE is the module constant of common/dispatch.cuh (WGSL: range.capacity).
@@ -47,13 +49,10 @@
 #ifndef NP
 #define NP 1u
 #endif
-// 1 with the compaction in order (the WGSL pipeline constant); STAGING: the register where
-// amr_refine staged the elements in their new slots.
+// 1 with the compaction in order (the WGSL pipeline constant; amr_faces moves the
+// coefficients amr_refine staged).
 #ifndef IN_ORDER
 #define IN_ORDER 0u
-#endif
-#ifndef STAGING
-#define STAGING 1u
 #endif
 // 1: the face marks per color (amr_faces writes the faces in color order and in left-element
 // order); 0: one plane of face counts (left-element order only; COLOR_ORDER in amr_faces).
@@ -76,9 +75,12 @@ __device__ __forceinline__ bool is_hole(
     return next != compaction_number(p, compaction_scan, compaction_offsets);
 }
 
-// The geometry and face marks of element `id` in slot i: every load first (the vertices and
-// the edges, then the edges' nodes and sides), the stores after, so a thread waits on one
-// chain of dependent loads.
+// face_groups' words before the blocks' counts: the ticket and a first number per plane.
+#define FACE_GROUP_WORDS 64u
+
+// The geometry of element `id` in slot i, and the colors of the faces it owns in `owned` (NONE
+// where it owns none), also as face marks in `items` with GK19's compaction (as the WGSL
+// twin): every load first, the stores after.
 __device__ void element_geometry(
     u32 i,
     u32 id,
@@ -91,14 +93,15 @@ __device__ void element_geometry(
     const uint4* edge_tree,
     const uint2* edge_sides,
     u32* items,
-    u32 colors) {
+    u32 colors,
+    u32 owned[3]) {
     float2 v0 = vertices[3u * id];
     float2 v1 = vertices[3u * id + 1u];
     float2 v2 = vertices[3u * id + 2u];
     uint4 edges = element_edges[id];
-    u32 owned[3] = {owned_face_color(id, edges.x, edge_tree, edge_sides, edge_ids),
-                    owned_face_color(id, edges.y, edge_tree, edge_sides, edge_ids),
-                    owned_face_color(id, edges.z, edge_tree, edge_sides, edge_ids)};
+    owned[0] = owned_face_color(id, edges.x, edge_tree, edge_sides, edge_ids);
+    owned[1] = owned_face_color(id, edges.y, edge_tree, edge_sides, edge_ids);
+    owned[2] = owned_face_color(id, edges.z, edge_tree, edge_sides, edge_ids);
     float2 a = v1 - v0;
     float2 b = v2 - v0;
     float d = a.x * b.y - b.x * a.y;
@@ -106,6 +109,9 @@ __device__ void element_geometry(
     inv_det[i] = 1.0f / d;
     float longest = fmaxf(length(a), fmaxf(length(b), length(v2 - v1)));
     heights[i] = d / longest;
+    if (IN_ORDER != 0u) {
+        return;
+    }
     if (COLOR_ORDER == 0u) {
         items[i] = (owned[0] != NONE ? 1u : 0u) + (owned[1] != NONE ? 1u : 0u)
             + (owned[2] != NONE ? 1u : 0u);
@@ -117,60 +123,48 @@ __device__ void element_geometry(
     }
 }
 
-// The field threads per slot with the compaction in order, one per conserved field (the WGSL
-// twin's FIELD_THREADS; src/solver/dg/amr/gpu.rs sizes the launch).
-#define FIELD_THREADS 4u
-
-// With the compaction in order, field f of slot i (as the WGSL twin): the element amr_refine
-// staged in new slot i < n moves there, its NP rows of field f, high and low words; past n the
-// low words are cleared.
-__device__ __forceinline__ void move_field(u32 i, u32 f, u32 new_active, float* regs,
-                                           float* regs_lo) {
-    u32 staged = STAGING * 4u * NP * NE;
-#pragma unroll
-    for (u32 k = 0u; k < NP; k = k + 1u) {
-        u32 row = (f * NP + k) * NE + i;
-        if (i < new_active) {
-            regs[row] = regs[staged + row];
-            regs_lo[row] = regs_lo[staged + row];
-        } else {
-            regs_lo[row] = 0.0f;
-        }
-    }
+// The face planes: the 2K colors, or one plane of face counts without COLOR_ORDER.
+__device__ __forceinline__ u32 face_planes(const AmrParams& params) {
+    return COLOR_ORDER != 0u ? 2u * params.base_colors : 1u;
 }
 
-extern "C" __global__ void amr_geometry(
+// Slot i's thread (as the WGSL twin's slot_thread): its moves, geometry and marks; in order,
+// the colors of the faces the element now in slot i owns in `owned` (NONE past n or past the
+// launch).
+__device__ void slot_thread(
+    u32 i,
+    u32 owned[3],
     u32* slots,
-    const float2* __restrict__ vertices,
+    const float2* vertices,
     float4* inv_jac,
     float* inv_det,
     float* heights,
     uint4* neighbors,
-    const u32* __restrict__ counters,
-    const uint4* __restrict__ element_edges,
-    const uint4* __restrict__ edge_tree,
-    const uint2* __restrict__ edge_sides,
+    const u32* counters,
+    const uint4* element_edges,
+    const uint4* edge_tree,
+    const uint2* edge_sides,
     u32* items,
     float* regs_lo,
     uint4* element_tree,
     float* regs,
-    const u32* __restrict__ compaction_scan,
-    const u32* __restrict__ compaction_offsets,
-    const u32* __restrict__ holes,
-    AmrParams params,
-    ItemRange range) {
-    await_previous_launches();
-    u32 t = linear_index();
-    if (t >= range.count) {
+    const u32* compaction_scan,
+    const u32* compaction_offsets,
+    const u32* holes,
+    const AmrParams& params,
+    const ItemRange& range) {
+    owned[0] = NONE;
+    owned[1] = NONE;
+    owned[2] = NONE;
+    if (i >= range.count || i >= NE) {
         return;
     }
-    u32 i = t % NE;
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
     // with the kernel's first loads, not before them).
     bool runs = counters[C_DECISION] == ADAPT_RUNS;
     u32 refines = counters[C_REFINES];
     u32 clusters = counters[C_CLUSTERS];
-    // The new count n and the slots in use (amr_scan 2 settles the counts after this launch).
+    // The new count n and the slots in use (the bookkeeping settles the counts after this).
     uint2 bounds = compaction_bounds(counters[C_ACTIVE], clusters, refines);
     u32 holes_below = counters[C_COMPACT_HOLES];
     u32 edge_ids = counters[C_EDGE_IDS];
@@ -182,35 +176,29 @@ extern "C" __global__ void amr_geometry(
     u32 new_active = bounds.x;
     u32 colors = 2u * params.base_colors;
     if (IN_ORDER != 0u) {
-        if (t >= NE) {
-            u32 field = t / NE - 1u;
-            if (field < FIELD_THREADS) {
-                move_field(i, field, new_active, regs, regs_lo);
-            }
-            return;
-        }
         edge_ids = settled_edge_ids(edge_ids, counters[C_SPLITS],
                                     counters[C_RINGS + 3u] + counters[C_SPLIT_FREES], refines,
                                     counters[C_RINGS + 5u] + clusters);
     }
     neighbors[i] = make_uint4(NONE, NONE, NONE, 0u);
     neighbors[NE + i] = make_uint4(NONE, NONE, NONE, NONE);
+    u32 unused[3];
     if (IN_ORDER != 0u) {
         if (i < new_active) {
             // The element amr_refine staged in new slot i moves there (its coefficients by
-            // the field threads).
+            // amr_faces' field threads).
             u32 id = compaction_scan[i];
             slots[i] = id;
             element_tree[id].w = i;
             element_geometry(i, id, vertices, inv_jac, inv_det, heights, edge_ids, element_edges,
-                             edge_tree, edge_sides, items, colors);
+                             edge_tree, edge_sides, items, colors, owned);
             return;
         }
     } else if (i < new_active) {
         // A hole's element moves into it, and that element's thread writes the slot.
         if (!is_hole(i, holes_below, compaction_scan, compaction_offsets)) {
             element_geometry(i, slots[i], vertices, inv_jac, inv_det, heights, edge_ids,
-                             element_edges, edge_tree, edge_sides, items, colors);
+                             element_edges, edge_tree, edge_sides, items, colors, unused);
         }
         return;
     }
@@ -224,18 +212,158 @@ extern "C" __global__ void amr_geometry(
             regs_lo[j * NE + to] = regs_lo[j * NE + i];
         }
         element_geometry(to, id, vertices, inv_jac, inv_det, heights, edge_ids, element_edges,
-                         edge_tree, edge_sides, items, colors);
-    }
-    if (IN_ORDER == 0u) {
-        for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
-            regs_lo[j * NE + i] = 0.0f;
-        }
+                         edge_tree, edge_sides, items, colors, unused);
     }
     inv_jac[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     inv_det[i] = 0.0f;
     heights[i] = 0.0f;
-    u32 planes = COLOR_ORDER != 0u ? colors : 1u;
-    for (u32 c = 0u; c < planes; c = c + 1u) {
-        items[c * NE + i] = 0u;
+    if (IN_ORDER == 0u) {
+        for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
+            regs_lo[j * NE + i] = 0.0f;
+        }
+        u32 planes = face_planes(params);
+        for (u32 c = 0u; c < planes; c = c + 1u) {
+            items[c * NE + i] = 0u;
+        }
     }
+}
+
+// Whether the adaptation runs, then whether this is the last block; the block's packed marks;
+// the planes' first numbers (the last block's, for the bookkeeping).
+__shared__ u32 group_flag;
+__shared__ u32 group_marks[MARK_WORDS];
+__shared__ u32 plane_starts[FACE_GROUP_WORDS];
+
+// Counts c .. c + 3 of block g (0 past the planes), from L2.
+__device__ __forceinline__ uint4 group_counts(const u32* face_groups, u32 g, u32 c, u32 planes) {
+    const volatile u32* w = face_groups + FACE_GROUP_WORDS + g * planes + c;
+    return make_uint4(c < planes ? w[0] : 0u, c + 1u < planes ? w[1] : 0u,
+                      c + 2u < planes ? w[2] : 0u, c + 3u < planes ? w[3] : 0u);
+}
+
+// The last block, once every block's counts are stored (as the WGSL twin's number_groups):
+// the first number of each block holding slots below n in each plane, the planes' first
+// numbers, and the bookkeeping.
+__device__ void number_groups(u32 lid, u32 planes, u32* counters, u32* face_groups,
+                              u32* launches, const AmrParams& params) {
+    u32 n = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]).x;
+    u32 live = (n + WIDE_WORKGROUP_SIZE - 1u) / WIDE_WORKGROUP_SIZE;
+    u32 run = (live + WIDE_WORKGROUP_SIZE - 1u) / WIDE_WORKGROUP_SIZE;
+    u32 first = min(lid * run, live);
+    u32 end = min(first + run, live);
+    u32 start = 0u;
+    for (u32 c = 0u; c < planes; c = c + 4u) {
+        uint4 sum = make_uint4(0u, 0u, 0u, 0u);
+        for (u32 g = first; g < end; g = g + 1u) {
+            sum = add4(sum, group_counts(face_groups, g, c, planes));
+        }
+        GroupScan scan = group_scan(lid, sum);
+        uint4 number = scan.before;
+        for (u32 g = first; g < end; g = g + 1u) {
+            uint4 counts = group_counts(face_groups, g, c, planes);
+            volatile u32* w = face_groups + FACE_GROUP_WORDS + g * planes + c;
+#pragma unroll
+            for (u32 k = 0u; k < 4u; k = k + 1u) {
+                if (c + k < planes) {
+                    w[k] = lane4(number, k);
+                }
+            }
+            number = add4(number, counts);
+        }
+#pragma unroll
+        for (u32 k = 0u; k < 4u; k = k + 1u) {
+            if (c + k < planes) {
+                if (lid == 0u) {
+                    plane_starts[c + k] = start;
+                }
+                start = start + lane4(scan.total, k);
+            }
+        }
+    }
+    if (lid == 0u) {
+        for (u32 c = 0u; c < planes; c = c + 1u) {
+            face_groups[1u + c] = plane_starts[c];
+        }
+        book_faces(start, counters, launches, plane_starts, params);
+        *(volatile u32*)face_groups = 0u;
+    }
+}
+
+extern "C" __global__ void amr_geometry(
+    u32* slots,
+    const float2* __restrict__ vertices,
+    float4* inv_jac,
+    float* inv_det,
+    float* heights,
+    uint4* neighbors,
+    u32* counters,
+    const uint4* __restrict__ element_edges,
+    const uint4* __restrict__ edge_tree,
+    const uint2* __restrict__ edge_sides,
+    u32* items,
+    float* regs_lo,
+    uint4* element_tree,
+    float* regs,
+    const u32* __restrict__ compaction_scan,
+    const u32* __restrict__ compaction_offsets,
+    const u32* __restrict__ holes,
+    u32* face_groups,
+    u32* launches,
+    AmrParams params,
+    ItemRange range) {
+    await_previous_launches();
+    u32 i = wide_linear_index();
+    u32 owned[3];
+    if (IN_ORDER == 0u) {
+        slot_thread(i, owned, slots, vertices, inv_jac, inv_det, heights, neighbors, counters,
+                    element_edges, edge_tree, edge_sides, items, regs_lo, element_tree, regs,
+                    compaction_scan, compaction_offsets, holes, params, range);
+        return;
+    }
+    u32 lid = threadIdx.x;
+    u32 group = blockIdx.x + blockIdx.y * gridDim.x;
+    u32 groups = (range.count + WIDE_WORKGROUP_SIZE - 1u) / WIDE_WORKGROUP_SIZE;
+    // Blocks past the last (a 2D grid rounds up) take no ticket.
+    if (group >= groups) {
+        return;
+    }
+    if (lid < MARK_WORDS) {
+        group_marks[lid] = 0u;
+    }
+    if (lid == 0u) {
+        group_flag = counters[C_DECISION] == ADAPT_RUNS ? 1u : 0u;
+    }
+    __syncthreads();
+    if (group_flag == 0u) {
+        return;
+    }
+    slot_thread(i, owned, slots, vertices, inv_jac, inv_det, heights, neighbors, counters,
+                element_edges, edge_tree, edge_sides, items, regs_lo, element_tree, regs,
+                compaction_scan, compaction_offsets, holes, params, range);
+    u32 planes = face_planes(params);
+    u32 words = (planes + 2u) / 3u;
+    for (u32 w = 0u; w < words; w = w + 1u) {
+        u32 word = face_mark_word(owned, w, COLOR_ORDER != 0u);
+        if (word != 0u) {
+            atomicAdd(&group_marks[w], word);
+        }
+    }
+    __syncthreads();
+    if (lid < planes) {
+        u32 count = mark_lane(group_marks[lid / 3u], lid % 3u);
+        *(volatile u32*)(face_groups + FACE_GROUP_WORDS + group * planes + lid) = count;
+    }
+    // Release this block's counts (and its threads' stores of the slots) before the ticket.
+    __threadfence();
+    __syncthreads();
+    if (lid == 0u) {
+        group_flag = atomicAdd(face_groups, 1u) == groups - 1u ? 1u : 0u;
+    }
+    __syncthreads();
+    if (group_flag == 0u) {
+        return;
+    }
+    // Acquire every block's counts (all their tickets were taken before ours).
+    __threadfence();
+    number_groups(lid, planes, counters, face_groups, launches, params);
 }

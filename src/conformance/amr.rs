@@ -6,12 +6,14 @@
 //! records against the f64 operator;
 //! and the device's flags against the reference indicator (with and without the jump term).
 
-use super::dg::{all_boundaries, config, max_rel, operator, periodic_mesh, vortex};
+use super::dg::{
+    all_boundaries, all_boundaries_of, config, max_rel, operator, periodic_mesh, vortex,
+};
 use super::Report;
 use crate::error::{Error, Result};
 use crate::mesh::NO_ELEMENT;
 use crate::order::Ordering;
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, WIDE_WORKGROUP_SIZE};
 use crate::solver::dg::amr::gpu::{
     slots_needed, GpuAdaptOptions, GpuAdaptation, SmoothingPasses, TreeCapacity, QUEUE_SLOTS,
 };
@@ -98,8 +100,24 @@ pub fn amr(report: &mut Report, b: &Runtime) {
             queued,
             false,
         ),
+        // Past 256 workgroups of 256 slots (about 77,000 elements after the first round):
+        // amr_geometry's last workgroup numbers several workgroups a thread.
+        (
+            "all boundary kinds, 48,000 elements",
+            all_boundaries_of(48_000, Ordering::Original),
+            1,
+            1,
+            41,
+            in_order,
+            stages,
+            true,
+        ),
     ];
     for (label, base, p, rounds, seed, compaction, smoothing, color_order) in cases {
+        // The large mesh's solver has room for 3 times its elements (16 would pass lavapipe's
+        // 128 MiB a buffer).
+        let large = label.contains("48,000");
+        let room = if large { 3 } else { 16 };
         let faces = if color_order {
             "color and left-element order"
         } else {
@@ -115,8 +133,14 @@ pub fn amr(report: &mut Report, b: &Runtime) {
                 compaction,
                 smoothing,
                 color_order,
+                room,
             };
-            Ok((device_adaptation(b, &base, p, rounds, seed, setup)?, true))
+            let (summary, most) = device_adaptation(b, &base, p, rounds, seed, setup)?;
+            let slots_numbered_alone = WIDE_WORKGROUP_SIZE * WIDE_WORKGROUP_SIZE;
+            ensure(!large || most > slots_numbered_alone as usize, || {
+                format!("at most {most} elements: not past {slots_numbered_alone}")
+            })?;
+            Ok((summary, true))
         });
     }
     report.check(
@@ -175,7 +199,7 @@ fn queued_adaptations(rt: &Runtime) -> Result<(String, bool)> {
         let dm = am.dg_mesh()?;
         let n = am.num_active();
         let AdaptFixture { mut dg, ga, .. } =
-            fixture_with_slots(rt, am, 1, n + room, SmoothingPasses::Stages, true)?;
+            fixture_with_slots(rt, am, 1, n + room, 16, SmoothingPasses::Stages, true)?;
         let (trees, state) = (ga.download()?.to_flat(), dg.read_state()?);
         let flags = match flag {
             2 => rand_flags(n, &mut seed),
@@ -539,6 +563,8 @@ pub(super) struct AdaptSetup {
     /// Whether it writes the faces in color order too: the solver in the colored layout, else in
     /// the gathered one ([`crate::solver::dg::amr::gpu::writes_color_order`]).
     pub color_order: bool,
+    /// Room for this many times the elements (slots and tree ids) without growing.
+    pub room: usize,
 }
 
 impl Default for AdaptSetup {
@@ -547,6 +573,7 @@ impl Default for AdaptSetup {
             compaction: Compaction::default(),
             smoothing: SmoothingPasses::Stages,
             color_order: true,
+            room: 16,
         }
     }
 }
@@ -560,9 +587,17 @@ pub(super) fn adapt_fixture_with(
 ) -> Result<AdaptFixture> {
     let mut am = AdaptiveMesh::new(base, 3)?;
     am.compaction = setup.compaction;
-    let grown = am.num_active() * 16;
+    let grown = am.num_active() * setup.room;
     let ne = slots_needed(grown, grown / 4);
-    fixture_with_slots(rt, am, p, ne, setup.smoothing, setup.color_order)
+    fixture_with_slots(
+        rt,
+        am,
+        p,
+        ne,
+        setup.room,
+        setup.smoothing,
+        setup.color_order,
+    )
 }
 
 /// [`adapt_fixture`] on the adaptive mesh `am` as it stands, whose smoothing applies the 2:1
@@ -575,23 +610,32 @@ fn adapt_fixture_smoothed(
 ) -> Result<AdaptFixture> {
     // Room for the rounds without growing (the flags refine one element in five).
     let grown = am.num_active() * 16;
-    fixture_with_slots(rt, am, p, slots_needed(grown, grown / 4), smoothing, true)
+    fixture_with_slots(
+        rt,
+        am,
+        p,
+        slots_needed(grown, grown / 4),
+        16,
+        smoothing,
+        true,
+    )
 }
 
-/// [`adapt_fixture_smoothed`] with a solver of `ne` element slots (tree ids for 16 times the
-/// elements), in the gathered layout without the color order unless `color_order`.
+/// [`adapt_fixture_smoothed`] with a solver of `ne` element slots (tree ids for `room` times
+/// the elements), in the gathered layout without the color order unless `color_order`.
 fn fixture_with_slots(
     rt: &Runtime,
     am: AdaptiveMesh,
     p: usize,
     ne: usize,
+    room: usize,
     smoothing: SmoothingPasses,
     color_order: bool,
 ) -> Result<AdaptFixture> {
     let tables = BasisTables::new(p);
     let proj = Projection::new(p);
     let coef = smooth_state(&am, &tables);
-    let grown = am.num_active() * 16;
+    let grown = am.num_active() * room;
     let dm = am.dg_mesh()?;
     let cfg = config(NumericalFlux::Hllc, true, vortex());
     let capacity = Capacity {
@@ -791,8 +835,8 @@ pub fn device_graded_smoothing(rt: &Runtime) -> Result<String> {
 /// `rounds` adaptations by pseudo-random flags of a smooth state on `base` at order `p`, then
 /// one by flags that change nothing, one by flags that only coarsen and one more by
 /// pseudo-random flags, on the device (set up by `setup`) and by the reference, both closing
-/// their holes by its compaction, compared after each; a summary, or the first mismatch as an
-/// error.
+/// their holes by its compaction, compared after each; a summary and the most elements an
+/// adaptation left, or the first mismatch as an error.
 pub(super) fn device_adaptation(
     rt: &Runtime,
     base: &DgMesh,
@@ -800,7 +844,7 @@ pub(super) fn device_adaptation(
     rounds: usize,
     seed: u64,
     setup: AdaptSetup,
-) -> Result<String> {
+) -> Result<(String, usize)> {
     let color_order = setup.color_order;
     let AdaptFixture {
         tables,
@@ -813,7 +857,7 @@ pub(super) fn device_adaptation(
         ga,
     } = adapt_fixture_with(rt, base, p, setup)?;
     let mut seed = seed;
-    let (mut refined, mut coarsened) = (0, 0);
+    let (mut refined, mut coarsened, mut most) = (0, 0, 0);
     for round in 0..rounds + 3 {
         let faces = am.faces()?;
         // The random rounds, then one whose flags change nothing (the device stops after its
@@ -855,6 +899,7 @@ pub(super) fn device_adaptation(
         }
         refined += counts.refined;
         coarsened += counts.coarsened;
+        most = most.max(am.num_active());
         let report = ga.apply(&mut dg, &smoothed, None)?;
         ensure(
             report.counts == counts && report.num_elements == am.num_active(),
@@ -937,12 +982,13 @@ pub(super) fn device_adaptation(
     ensure(refined > 0 && coarsened > 0, || {
         format!("{refined} refined and {coarsened} coarsened: the rounds should do both")
     })?;
-    Ok(format!(
+    let summary = format!(
         "{rounds} random rounds, one of no change, one of coarsening only and a random one \
-         equal ({refined} refined, {coarsened} coarsened, {} elements); mesh words restored \
-         from faces reversed",
+         equal ({refined} refined, {coarsened} coarsened, {} elements, at most {most}); mesh \
+         words restored from faces reversed",
         am.num_active()
-    ))
+    );
+    Ok((summary, most))
 }
 
 /// A checkpoint's restore of the device's mesh words ([`GpuDg::mesh_words`]) with the faces in

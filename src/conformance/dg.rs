@@ -32,7 +32,12 @@ pub(super) fn max_rel(a: &[f64], b: &[f64]) -> f64 {
 /// The test mesh with every boundary kind: the unit square, 160 cells, one boundary tag each
 /// of wall, outflow, inflow (state 0) and exact.
 pub fn all_boundaries(ordering: Ordering) -> Result<DgMesh> {
-    let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, 160, 3)?;
+    all_boundaries_of(160, ordering)
+}
+
+/// [`all_boundaries`] with about `cells` cells.
+pub fn all_boundaries_of(cells: usize, ordering: Ordering) -> Result<DgMesh> {
+    let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, cells, 3)?;
     let om = prepare(&mesh, &PrepareOptions::new(ordering, 2))?;
     DgMesh::build(&om, &mixed_boundaries)
 }

@@ -100,6 +100,8 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
     shader!("common/amr_tree.wgsl"),
     shader!("common/amr_indicator.wgsl"),
     shader!("common/amr_face_owner.wgsl"),
+    shader!("common/amr_book.wgsl"),
+    shader!("common/group_scan.wgsl"),
     shader!("common/amr_raise.wgsl"),
     shader!("amr_flag.wgsl"),
     shader!("amr_smooth.wgsl"),

@@ -40,6 +40,8 @@ pub const CUDA_FILES: &[(&str, &str)] = &[
     cuda_source!("common/amr_tree.cuh"),
     cuda_source!("common/amr_indicator.cuh"),
     cuda_source!("common/amr_face_owner.cuh"),
+    cuda_source!("common/amr_book.cuh"),
+    cuda_source!("common/group_scan.cuh"),
     cuda_source!("common/amr_raise.cuh"),
     cuda_source!("common/scan_blocks.cuh"),
     cuda_source!("common/dg_edge.cuh"),

@@ -70,7 +70,7 @@ use crate::error::{Error, Result};
 use crate::runtime::scan::PrefixSum;
 use crate::runtime::{
     Arg, Buffer, DeviceTimer, ItemRange, Kernel, OwnedKernelSpec, Plan, PlanBuilder, Recorded,
-    Runtime, CAPACITY_CONSTANT,
+    Runtime, CAPACITY_CONSTANT, WIDE_WORKGROUP_SIZE,
 };
 use crate::solver::dg::basis::{dubiner, dubiner_gradient, mode_indices};
 use crate::solver::dg::euler::GAMMA;
@@ -231,10 +231,14 @@ impl AdaptDecision {
     }
 }
 
-/// Threads per slot that `amr_refine` and `amr_geometry` add with the compaction in order, each
+/// Threads per slot that `amr_refine` and `amr_faces` add with the compaction in order, each
 /// staging or moving one conserved field's coefficients (their FIELD_THREADS): the slot's own
 /// thread keeps a shorter chain.
 const FIELD_THREADS: usize = 4;
+
+/// Words of amr_geometry's face numbers by workgroup before the workgroups' (FACE_GROUP_WORDS
+/// in shaders/amr_geometry.wgsl): the ticket and a first number per plane.
+const FACE_GROUP_WORDS: usize = 64;
 
 /// Most face colors the counters hold (2K for K base colors).
 const MAX_COLORS: usize = counter::SIDE_UNITS - counter::COLOR_OFFSETS - 1;
@@ -547,7 +551,14 @@ pub(super) fn kernel_specs(
     // The faces in color order too (writes_color_order): amr_geometry's marks, the
     // face scan's bookkeeping (phase 2) and amr_faces.
     let color_order = ("COLOR_ORDER", f64::from(u8::from(color_order)));
-    let faces = vec![(CAPACITY_CONSTANT, ne), color_order];
+    // In order, amr_faces also moves the coefficients amr_refine staged.
+    let faces = vec![
+        ("NP", np),
+        (CAPACITY_CONSTANT, ne),
+        color_order,
+        in_order,
+        staging,
+    ];
     // amr_coarsen and amr_refine copy the coefficients their projections read to the
     // solver's scratch register, for their workgroups' threads to project together.
     let projection = vec![
@@ -581,7 +592,7 @@ pub(super) fn kernel_specs(
         ("amr_refine", with_order(projection)),
         (
             "amr_geometry",
-            [with_order(with_np), vec![color_order]].concat(),
+            [with_np, vec![in_order, color_order]].concat(),
         ),
         ("amr_faces", faces),
     ]);
@@ -733,6 +744,13 @@ impl GpuAdaptation {
         // Per edge, which sides of a split edge refine (amr_mark for amr_refine).
         let split_sides = rt.zeroed::<u32>("amr split edge sides", capacity.edges)?;
         let items_scan = rt.zeroed::<u32>("amr phase numbers", items_len)?;
+        // In order, amr_geometry numbers the faces by workgroups of slots itself: a ticket, the
+        // planes' first numbers, then a count (and first number) per workgroup and plane.
+        let face_planes = if color_order { colors } else { 1 };
+        let face_groups = rt.zeroed::<u32>(
+            "amr face numbers by workgroup",
+            FACE_GROUP_WORDS + ne.div_ceil(WIDE_WORKGROUP_SIZE as usize) * face_planes,
+        )?;
         let projection = Projection::new(p);
         let weights: Vec<f32> = projection.weights.iter().map(|&w| w as f32).collect();
         let weights = rt.upload("amr projection weights", &weights)?;
@@ -814,10 +832,17 @@ impl GpuAdaptation {
         let marks_sum =
             PrefixSum::with_parts(rt, &marks, &marks_scan, marks_len as u32, ne as u32)?;
         let slot_sum = PrefixSum::new(rt, &items, &items_scan, ne as u32)?;
-        let face_sum = if color_order {
-            PrefixSum::with_parts(rt, &items, &items_scan, face_items as u32, ne as u32)?
-        } else {
-            PrefixSum::new(rt, &items, &items_scan, face_items as u32)?
+        // GK19's compaction's face scan (in order amr_geometry numbers the faces).
+        let face_sum = match (in_order, color_order) {
+            (true, _) => None,
+            (false, true) => Some(PrefixSum::with_parts(
+                rt,
+                &items,
+                &items_scan,
+                face_items as u32,
+                ne as u32,
+            )?),
+            (false, false) => Some(PrefixSum::new(rt, &items, &items_scan, face_items as u32)?),
         };
         let launch_words = dg.launch_words();
         // The scan of `scan` over its first `items` with the bookkeeping of `phase` in its last
@@ -1060,16 +1085,28 @@ impl GpuAdaptation {
             *regs,
             items_scan,
             *slot_sum.block_offsets(),
-            holes
+            holes,
+            face_groups,
+            *launch_words
         ]
         .to_vec();
         geometry_args.push(prm.clone());
+        // In order a thread per slot up to the capacity in whole workgroups, which number
+        // the faces; else a scan numbers them after.
+        let slot_span = ne.next_multiple_of(WIDE_WORKGROUP_SIZE as usize);
+        let geometry_threads = if in_order { slot_span } else { ne };
         adapt.segment("connectivity").launch(
             &geometry_kernel,
             &geometry_args,
-            ItemRange::all(slot_threads),
+            ItemRange::all(geometry_threads as u32),
         );
-        scan_phase(&mut adapt, 2, &face_sum, face_items)?;
+        if let Some(face_sum) = &face_sum {
+            scan_phase(&mut adapt, 2, face_sum, face_items)?;
+        }
+        let face_numbers = match &face_sum {
+            Some(face_sum) => face_sum.block_offsets(),
+            None => &face_groups,
+        };
         let mut faces_args = args![
             element_tree,
             vertices,
@@ -1080,13 +1117,25 @@ impl GpuAdaptation {
             *neighbors,
             counters,
             slots,
-            *face_sum.block_offsets(),
+            *face_numbers,
             element_edges,
-            *dg.edges_by_left()
+            *dg.edges_by_left(),
+            *regs,
+            *dg.low_words()
         ]
         .to_vec();
         faces_args.push(prm.clone());
-        adapt.launch(&faces_kernel, &faces_args, ItemRange::all(ne as u32));
+        // In order, the field threads past the slots' workgroups move the staged coefficients.
+        let faces_threads = if in_order {
+            slot_span + FIELD_THREADS * ne
+        } else {
+            ne
+        };
+        adapt.launch(
+            &faces_kernel,
+            &faces_args,
+            ItemRange::all(faces_threads as u32),
+        );
         tally.count("connectivity", &adapt);
 
         Ok(GpuAdaptation {
