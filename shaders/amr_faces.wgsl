@@ -35,23 +35,13 @@
 // and from FACE_GROUP_WORDS the first number of each workgroup in each plane (FACE_GROUP_WORDS
 // + g P + c; P planes, the 2K colors or one without COLOR_ORDER), and each workgroup here
 // numbers its slots' faces within those by a scan of the same packed marks (face_mark_word).
-// The launch then also has FIELD_THREADS threads per slot past the slots' workgroups (the
-// capacity rounded up to whole workgroups): thread S + f NE + i moves field f of slot i's
-// coefficients (its NP rows, high and low words) from register STAGING, where amr_refine
-// staged the element of new slot i < n, or clears its low words from n up to the slots in use
-// (amr_geometry, whose last workgroup settles the counts, cannot: every workgroup there takes
-// a ticket, and these would be four times as many).
+// The new active count comes from counters[C_NEW_ACTIVE], and the first thread stores it as the
+// active count (in order amr_geometry's launch reads the count it started from to its end).
 
 // 1: the faces in color order and in left-element order; 0: in left-element order only.
 override COLOR_ORDER: u32 = 1u;
+// 1 with the compaction in order: the faces numbered by workgroups of slots (amr_geometry).
 override IN_ORDER: u32 = 0u;
-override NP: u32 = 1u;
-// The register where amr_refine staged the elements in their new slots
-// (GpuDg::STAGING_REGISTER).
-override STAGING: u32 = 1u;
-// The field threads per slot with the compaction in order, one per conserved field
-// (FIELD_THREADS in src/solver/dg/amr/gpu.rs sizes the launch).
-const FIELD_THREADS: u32 = 4u;
 // face_numbers' words before the workgroups' first numbers (amr_geometry).
 const FACE_GROUP_WORDS: u32 = 64u;
 
@@ -74,9 +64,6 @@ const FACE_GROUP_WORDS: u32 = 64u;
 @group(0) @binding(10) var<storage, read> element_edges: array<vec4<u32>>;
 // The same DgEdge records in left-element order.
 @group(0) @binding(11) var<storage, read_write> faces_by_left: array<vec4<u32>>;
-// The solver's registers (high words) and register 0's low words: 4 NP rows of NE each.
-@group(0) @binding(12) var<storage, read_write> regs: array<f32>;
-@group(0) @binding(13) var<storage, read_write> regs_lo: array<f32>;
 @group(1) @binding(0) var<uniform> range: ItemRange;
 @group(2) @binding(0) var<uniform> params: AmrParams;
 
@@ -229,28 +216,6 @@ fn grouped_numbers(lid: u32, group: u32, colors: vec3<u32>) -> vec4<u32> {
     return numbers;
 }
 
-// With the compaction in order, field f of slot i: the element amr_refine staged in new slot
-// i < n moves there, its NP rows of field f, high and low words; from n up to the slots in use
-// the low words are cleared, as the other per-slot arrays.
-fn move_field(i: u32, f: u32) {
-    let runs = atomicLoad(&counters[C_DECISION]) == ADAPT_RUNS;
-    let new_active = atomicLoad(&counters[C_ACTIVE]);
-    if (!runs || f >= FIELD_THREADS || i >= atomicLoad(&counters[C_SLOTS])) {
-        return;
-    }
-    let staged = STAGING * 4u * NP * range.capacity;
-    // #unroll
-    for (var k = 0u; k < NP; k = k + 1u) {
-        let row = (f * NP + k) * range.capacity + i;
-        if (i < new_active) {
-            regs[row] = regs[staged + row];
-            regs_lo[row] = regs_lo[staged + row];
-        } else {
-            regs_lo[row] = 0.0;
-        }
-    }
-}
-
 @compute @workgroup_size(WIDE_WORKGROUP_SIZE)
 fn main(
     @builtin(global_invocation_id) gid: vec3<u32>,
@@ -258,27 +223,21 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let t = wide_linear_index(gid, nwg);
+    let i = wide_linear_index(gid, nwg);
     let group = wid.x + wid.y * nwg.x;
-    let slot_groups = (range.capacity + WIDE_WORKGROUP_SIZE - 1u) / WIDE_WORKGROUP_SIZE;
-    if (IN_ORDER != 0u && group >= slot_groups) {
-        let u = t - slot_groups * WIDE_WORKGROUP_SIZE;
-        if (t < range.count) {
-            move_field(u % range.capacity, u / range.capacity);
-        }
-        return;
-    }
     if (lid == 0u) {
         atomicStore(&group_far, 0u);
         atomicStore(&group_units, 0u);
     }
     workgroupBarrier();
-    let i = t;
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
-    // with the active count, not before it).
+    // with the new count, not before it).
     let runs = atomicLoad(&counters[C_DECISION]) == ADAPT_RUNS;
-    let num_active = atomicLoad(&counters[C_ACTIVE]);
-    let live = runs && i < range.count && i < range.capacity && i < num_active;
+    let num_active = atomicLoad(&counters[C_NEW_ACTIVE]);
+    if (runs && i == 0u) {
+        atomicStore(&counters[C_ACTIVE], num_active);
+    }
+    let live = runs && i < range.count && i < num_active;
     var edges = vec4<u32>(0u);
     var v0 = vec2<f32>(0.0);
     var v1 = vec2<f32>(0.0);

@@ -36,25 +36,32 @@
 // use are cleared, and past them they are 0 already.
 // With the compaction in order (IN_ORDER; Compaction::InOrder in src/solver/dg/amr/tree.rs)
 // there is no compaction scan: slot i < n takes the element amr_refine staged there (its id in
-// compaction_scan) and writes its own slot; its coefficients move from register STAGING in
-// amr_faces' field threads. n and the edge ids in use are computed here from the counts of
-// amr_scan 0. Since each thread then marks its own slot, the launch numbers the faces itself
-// instead of a scan launch after it (one dependent launch fewer an adaptation): its
-// workgroups of 256 slots add their packed marks (face_mark_word) in workgroup memory and
-// store the workgroup's count per plane in face_groups, and the last workgroup to finish (a
-// ticket, as common/scan_blocks.wgsl's last workgroup: no workgroup waits on another) turns
-// them into each workgroup's first number per plane and the planes' first numbers, then does
-// the bookkeeping of amr_scan's phase 2 (common/amr_book.wgsl). amr_faces numbers the faces
-// within each workgroup by the same packed marks. The launch has a thread per slot up to the
-// capacity rounded up to whole workgroups; with the bookkeeping in its last workgroup, every
-// workgroup takes a ticket (the bookkeeping rewrites counts the others read).
+// compaction_scan, its coefficients in register STAGING) and writes its own slot. n and the
+// edge ids in use are computed here from the counts of amr_scan 0. Since each thread then marks
+// its own slot, the launch numbers the faces itself instead of a scan launch after it (one
+// dependent launch fewer an adaptation): its workgroups of 256 slots add their packed marks
+// (face_mark_word) in workgroup memory and store the workgroup's count per plane in
+// face_groups, and the last workgroup to finish (a ticket, as common/scan_blocks.wgsl's last
+// workgroup: no workgroup waits on another) turns them into each workgroup's first number per
+// plane and the planes' first numbers, then settles the counts and writes the solver's launch
+// records (common/amr_book.wgsl). amr_faces numbers the faces within each workgroup by the
+// same packed marks, and stores the new active count (the field threads below read the count
+// this launch starts from). The slots' threads run up to the capacity rounded up to whole
+// workgroups, S, and every such workgroup takes a ticket (the bookkeeping rewrites counts they
+// read). Then come FIELD_THREADS threads per slot: thread S + f NE + i moves field f of slot
+// i's coefficients (its NP rows, high and low words) from register STAGING, or clears its low
+// words past n, so that the slot's own thread keeps only the geometry and the face marks. At
+// 33k elements the launch fills under half the GPU and waits on each thread's chain of
+// instructions (BENCHMARKS.md, session 28): the moves are taken out of that chain.
 // face_groups: word 0 the ticket, 1 + c the first number of plane c, FACE_GROUP_WORDS + g P + c
 // workgroup g's count in plane c (then its first number within the plane), P planes (2K, or 1
 // without COLOR_ORDER).
 
 override NP: u32 = 1u;
-// 1 with the compaction in order (amr_faces moves the coefficients amr_refine staged).
+// 1 with the compaction in order; STAGING: the register where amr_refine staged the elements
+// in their new slots (GpuDg::STAGING_REGISTER).
 override IN_ORDER: u32 = 0u;
+override STAGING: u32 = 1u;
 // 1: the face marks per color (amr_faces writes the faces in color order and in left-element
 // order); 0: one plane of face counts (left-element order only; COLOR_ORDER in amr_faces).
 override COLOR_ORDER: u32 = 1u;
@@ -90,6 +97,9 @@ override COLOR_ORDER: u32 = 1u;
 
 // face_groups' words before the workgroups' counts: the ticket and a first number per plane.
 const FACE_GROUP_WORDS: u32 = 64u;
+// The field threads per slot with the compaction in order, one per conserved field
+// (FIELD_THREADS in src/solver/dg/amr/gpu.rs sizes the launch).
+const FIELD_THREADS: u32 = 4u;
 
 // Slot p's number in the compaction scan.
 fn compaction_number(p: u32) -> u32 {
@@ -144,11 +154,33 @@ fn element_geometry(i: u32, id: u32, edge_ids: u32) -> vec3<u32> {
     return owned;
 }
 
+// With the compaction in order, field f of slot i: the element amr_refine staged in new slot
+// i < n moves there, its NP rows of field f, high and low words; from n up to the slots in use
+// the low words are cleared, as the other per-slot arrays.
+fn move_field(i: u32, f: u32) {
+    let runs = counters[C_DECISION] == ADAPT_RUNS;
+    let bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
+    if (!runs || f >= FIELD_THREADS || i >= bounds.y) {
+        return;
+    }
+    let staged = STAGING * 4u * NP * range.capacity;
+    // #unroll
+    for (var k = 0u; k < NP; k = k + 1u) {
+        let row = (f * NP + k) * range.capacity + i;
+        if (i < bounds.x) {
+            regs[row] = regs[staged + row];
+            regs_lo[row] = regs_lo[staged + row];
+        } else {
+            regs_lo[row] = 0.0;
+        }
+    }
+}
+
 // Slot i's thread: its moves, geometry and marks as above; in order, returns the colors of the
 // faces the element now in slot i owns (NONE for each side past n or past the launch).
 fn slot_thread(i: u32) -> vec3<u32> {
     let none = vec3<u32>(NONE);
-    if (i >= range.count || i >= range.capacity) {
+    if (i >= range.capacity) {
         return none;
     }
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
@@ -177,7 +209,7 @@ fn slot_thread(i: u32) -> vec3<u32> {
     if (IN_ORDER != 0u) {
         if (i < new_active) {
             // The element amr_refine staged in new slot i moves there (its coefficients by
-            // amr_faces' field threads).
+            // the field threads).
             let id = compaction_scan[i];
             slots[i] = id;
             element_tree[id].w = i;
@@ -283,7 +315,7 @@ fn number_groups(lid: u32, planes: u32) {
         for (var c = 0u; c < planes; c = c + 1u) {
             atomicStore(&face_groups[1u + c], plane_starts[c]);
         }
-        book_faces(start);
+        book_faces(start, settle(0u));
         atomicStore(&face_groups[0], 0u);
     }
 }
@@ -301,9 +333,13 @@ fn main(
         return;
     }
     let group = wid.x + wid.y * nwg.x;
-    let groups = (range.count + WIDE_WORKGROUP_SIZE - 1u) / WIDE_WORKGROUP_SIZE;
-    // Workgroups past the last (a 2D grid rounds up) take no ticket.
+    let groups = (range.capacity + WIDE_WORKGROUP_SIZE - 1u) / WIDE_WORKGROUP_SIZE;
+    // The field threads take no ticket: they read only counts the bookkeeping keeps.
     if (group >= groups) {
+        let u = i - groups * WIDE_WORKGROUP_SIZE;
+        if (i < range.count) {
+            move_field(u % range.capacity, u / range.capacity);
+        }
         return;
     }
     if (lid < MARK_WORDS) {

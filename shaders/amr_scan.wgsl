@@ -20,12 +20,13 @@
 //      counted them in), split blocks are taken from the ring first, then new ids (amr_refine
 //      counted the new ones for its interior edges already), element and interior blocks
 //      likewise, new slots, the new count, and the holes below it (half the compaction's
-//      marks); with the compaction in order (IN_ORDER) there is no phase 1 and phase 2
-//      settles these counts first (amr_geometry computes what it needs of them);
-//   2: after amr_geometry (NE marks per color): the new active count, the face offsets of the
-//      2K colors, the DG solver's launch records (dispatch.wgsl): 0 the elements, 1 + c the
-//      faces of color c, 1 + 2K all faces, 2 + 2K all faces with a thread per face node
-//      (dg_flux's grid); and the far faces cleared for amr_faces to count. Without
+//      marks); with the compaction in order (IN_ORDER) there is no phase 1 nor 2:
+//      amr_geometry's last workgroup settles these counts and numbers the faces itself;
+//   2: after amr_geometry (NE marks per color; GK19's compaction): the new active count,
+//      the face offsets of the 2K colors, the DG solver's launch records (dispatch.wgsl): 0 the
+//      elements, 1 + c the faces of color c, 1 + 2K all faces, 2 + 2K all faces with a
+//      thread per face node (dg_flux's grid); and the far faces cleared for amr_faces to
+//      count (common/amr_book). Without
 //      COLOR_ORDER (one plane of face counts per slot, the faces in left-element order only)
 //      every color's range is empty at 0: the faces have no color order to launch.
 
@@ -42,7 +43,7 @@
 // less. A pipeline constant, so that the other phases keep a plain read of their input.
 override COMPACTION_ITEMS: u32 = 0u;
 // 1 with the compaction in order (Compaction::InOrder): phase 0's marks have a fourth part of
-// slots (amr_mark), and phase 1 does not run, so phase 2 settles its counts first.
+// slots (amr_mark); phases 1 and 2 do not run (amr_geometry does their bookkeeping).
 override IN_ORDER: u32 = 0u;
 // 0 for phase 2 over one plane of face counts (amr_geometry's COLOR_ORDER = 0).
 override COLOR_ORDER: u32 = 1u;
@@ -158,10 +159,12 @@ fn count_phase(phase: u32) {
             counters[C_DUE_STEPS] = 0u;
         }
         case 1u: {
-            settle(total / 2u);
+            _ = settle(total / 2u);
         }
         case 2u: {
-            book_faces(total);
+            let new_active = counters[C_NEW_ACTIVE];
+            counters[C_ACTIVE] = new_active;
+            book_faces(total, new_active);
         }
         default: {
         }

@@ -34,9 +34,8 @@
 // With the compaction in order (IN_ORDER) amr_geometry numbered the faces by blocks of 256
 // slots instead of a scan (face_numbers: from word 1 the planes' first numbers, from
 // FACE_GROUP_WORDS each block's first number per plane), and each block here numbers its
-// slots' faces within those by a scan of the same packed marks; the launch also has
-// FIELD_THREADS threads per slot past the slots' blocks, which move the coefficients amr_refine
-// staged (as the WGSL twin).
+// slots' faces within those by a scan of the same packed marks. The new active count comes from
+// counters[C_NEW_ACTIVE], and the first thread stores it as the active count (as the WGSL twin).
 //
 // faces: DgEdge records (left, right, info, nx, ny, length, mx, my), two uint4 stores each.
 // neighbors: 4 words per slot, NE blocks of (side 0, 1, 2, split mask), then NE of the second
@@ -49,18 +48,10 @@
 #ifndef COLOR_ORDER
 #define COLOR_ORDER 1u
 #endif
+// 1 with the compaction in order: the faces numbered by blocks of slots (amr_geometry).
 #ifndef IN_ORDER
 #define IN_ORDER 0u
 #endif
-#ifndef NP
-#define NP 1u
-#endif
-// The register where amr_refine staged the elements in their new slots.
-#ifndef STAGING
-#define STAGING 1u
-#endif
-// The field threads per slot with the compaction in order (the WGSL twin's FIELD_THREADS).
-#define FIELD_THREADS 4u
 // face_numbers' words before the blocks' first numbers (amr_geometry).
 #define FACE_GROUP_WORDS 64u
 
@@ -226,29 +217,6 @@ __device__ uint4 grouped_numbers(u32 lid, u32 group, const u32 colors[3],
     return numbers;
 }
 
-// With the compaction in order, field f of slot i (as the WGSL twin): the element amr_refine
-// staged in new slot i < n moves there, its NP rows of field f, high and low words; from n up
-// to the slots in use the low words are cleared.
-__device__ __forceinline__ void move_field(u32 i, u32 f, const u32* counters, float* regs,
-                                           float* regs_lo) {
-    bool runs = counters[C_DECISION] == ADAPT_RUNS;
-    u32 new_active = counters[C_ACTIVE];
-    if (!runs || f >= FIELD_THREADS || i >= counters[C_SLOTS]) {
-        return;
-    }
-    u32 staged = STAGING * 4u * NP * NE;
-#pragma unroll
-    for (u32 k = 0u; k < NP; k = k + 1u) {
-        u32 row = (f * NP + k) * NE + i;
-        if (i < new_active) {
-            regs[row] = regs[staged + row];
-            regs_lo[row] = regs_lo[staged + row];
-        } else {
-            regs_lo[row] = 0.0f;
-        }
-    }
-}
-
 extern "C" __global__ void amr_faces(
     const uint4* __restrict__ element_tree,
     const float2* __restrict__ vertices,
@@ -262,32 +230,24 @@ extern "C" __global__ void amr_faces(
     const u32* __restrict__ face_numbers,
     const uint4* __restrict__ element_edges,
     uint4* faces_by_left,
-    float* regs,
-    float* regs_lo,
     AmrParams params,
     ItemRange range) {
     await_previous_launches();
-    u32 t = wide_linear_index();
+    u32 i = wide_linear_index();
     u32 group = blockIdx.x + blockIdx.y * gridDim.x;
-    u32 slot_groups = (NE + WIDE_WORKGROUP_SIZE - 1u) / WIDE_WORKGROUP_SIZE;
-    if (IN_ORDER != 0u && group >= slot_groups) {
-        u32 u = t - slot_groups * WIDE_WORKGROUP_SIZE;
-        if (t < range.count) {
-            move_field(u % NE, u / NE, counters, regs, regs_lo);
-        }
-        return;
-    }
     if (threadIdx.x == 0u) {
         group_far = 0u;
         group_units = 0u;
     }
     __syncthreads();
-    u32 i = t;
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
-    // with the active count, not before it).
+    // with the new count, not before it).
     bool runs = counters[C_DECISION] == ADAPT_RUNS;
-    u32 num_active = *(const volatile u32*)(counters + C_ACTIVE);
-    bool live = runs && i < range.count && i < NE && i < num_active;
+    u32 num_active = *(const volatile u32*)(counters + C_NEW_ACTIVE);
+    if (runs && i == 0u) {
+        counters[C_ACTIVE] = num_active;
+    }
+    bool live = runs && i < range.count && i < num_active;
     uint4 edges = make_uint4(0u, 0u, 0u, 0u);
     float2 v0 = make_float2(0.0f, 0.0f);
     float2 v1 = v0;

@@ -36,12 +36,15 @@
 // use are cleared, and past them they are 0 already.
 // With the compaction in order (IN_ORDER; Compaction::InOrder in src/solver/dg/amr/tree.rs)
 // there is no compaction scan: slot i < n takes the element amr_refine staged there (its id in
-// compaction_scan) and writes its own slot; its coefficients move in amr_faces' field threads.
-// Each thread then marks its own slot, so the launch numbers the faces itself, as the WGSL
-// twin: its blocks of 256 slots add their packed marks in shared memory and store their counts
-// per plane in face_groups, and the last block to finish (a ticket) turns them into each
-// block's first number per plane and the planes' first numbers, then does the bookkeeping of
-// amr_scan's phase 2 (common/amr_book.cuh). Every block takes a ticket.
+// compaction_scan, its coefficients in register STAGING) and writes its own slot. Each thread
+// then marks its own slot, so the launch numbers the faces itself, as the WGSL twin: its blocks
+// of 256 slots add their packed marks in shared memory and store their counts per plane in
+// face_groups, and the last of those blocks to finish (a ticket) turns them into each block's
+// first number per plane and the planes' first numbers, then settles the counts and writes the
+// solver's launch records (common/amr_book.cuh; amr_faces stores the new active count). Then
+// come 4 threads per slot (as the WGSL twin's FIELD_THREADS), past the slots' blocks: thread
+// S + f NE + i moves field f of slot i's coefficients from register STAGING, or clears its low
+// words past n, so that the slot's own thread keeps only the geometry and the face marks.
 //
 // The WGSL override constants are preprocessor defines here (the host passes -D values); the
 // capacity NE is the module constant of common/dispatch.cuh (WGSL: range.capacity).
@@ -49,10 +52,13 @@
 #ifndef NP
 #define NP 1u
 #endif
-// 1 with the compaction in order (the WGSL pipeline constant; amr_faces moves the
-// coefficients amr_refine staged).
+// 1 with the compaction in order (the WGSL pipeline constant); STAGING: the register where
+// amr_refine staged the elements in their new slots.
 #ifndef IN_ORDER
 #define IN_ORDER 0u
+#endif
+#ifndef STAGING
+#define STAGING 1u
 #endif
 // 1: the face marks per color (amr_faces writes the faces in color order and in left-element
 // order); 0: one plane of face counts (left-element order only; COLOR_ORDER in amr_faces).
@@ -77,6 +83,32 @@ __device__ __forceinline__ bool is_hole(
 
 // face_groups' words before the blocks' counts: the ticket and a first number per plane.
 #define FACE_GROUP_WORDS 64u
+// The field threads per slot with the compaction in order, one per conserved field (the WGSL
+// twin's FIELD_THREADS; src/solver/dg/amr/gpu.rs sizes the launch).
+#define FIELD_THREADS 4u
+
+// With the compaction in order, field f of slot i (as the WGSL twin): the element amr_refine
+// staged in new slot i < n moves there, its NP rows of field f, high and low words; from n up
+// to the slots in use the low words are cleared.
+__device__ __forceinline__ void move_field(u32 i, u32 f, const u32* counters, float* regs,
+                                           float* regs_lo) {
+    bool runs = counters[C_DECISION] == ADAPT_RUNS;
+    uint2 bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
+    if (!runs || f >= FIELD_THREADS || i >= bounds.y) {
+        return;
+    }
+    u32 staged = STAGING * 4u * NP * NE;
+#pragma unroll
+    for (u32 k = 0u; k < NP; k = k + 1u) {
+        u32 row = (f * NP + k) * NE + i;
+        if (i < bounds.x) {
+            regs[row] = regs[staged + row];
+            regs_lo[row] = regs_lo[staged + row];
+        } else {
+            regs_lo[row] = 0.0f;
+        }
+    }
+}
 
 // The geometry of element `id` in slot i, and the colors of the faces it owns in `owned` (NONE
 // where it owns none), also as face marks in `items` with GK19's compaction (as the WGSL
@@ -156,7 +188,7 @@ __device__ void slot_thread(
     owned[0] = NONE;
     owned[1] = NONE;
     owned[2] = NONE;
-    if (i >= range.count || i >= NE) {
+    if (i >= NE) {
         return;
     }
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
@@ -186,7 +218,7 @@ __device__ void slot_thread(
     if (IN_ORDER != 0u) {
         if (i < new_active) {
             // The element amr_refine staged in new slot i moves there (its coefficients by
-            // amr_faces' field threads).
+            // the field threads).
             u32 id = compaction_scan[i];
             slots[i] = id;
             element_tree[id].w = i;
@@ -284,7 +316,8 @@ __device__ void number_groups(u32 lid, u32 planes, u32* counters, u32* face_grou
         for (u32 c = 0u; c < planes; c = c + 1u) {
             face_groups[1u + c] = plane_starts[c];
         }
-        book_faces(start, counters, launches, plane_starts, params);
+        u32 new_active = settle(0u, counters, params);
+        book_faces(start, new_active, counters, launches, plane_starts, params);
         *(volatile u32*)face_groups = 0u;
     }
 }
@@ -322,9 +355,13 @@ extern "C" __global__ void amr_geometry(
     }
     u32 lid = threadIdx.x;
     u32 group = blockIdx.x + blockIdx.y * gridDim.x;
-    u32 groups = (range.count + WIDE_WORKGROUP_SIZE - 1u) / WIDE_WORKGROUP_SIZE;
-    // Blocks past the last (a 2D grid rounds up) take no ticket.
+    u32 groups = (NE + WIDE_WORKGROUP_SIZE - 1u) / WIDE_WORKGROUP_SIZE;
+    // The field threads take no ticket: they read only counts the bookkeeping keeps.
     if (group >= groups) {
+        u32 u = i - groups * WIDE_WORKGROUP_SIZE;
+        if (i < range.count) {
+            move_field(u % NE, u / NE, counters, regs, regs_lo);
+        }
         return;
     }
     if (lid < MARK_WORDS) {

@@ -21,12 +21,13 @@
 //      counted them in), split blocks are taken from the ring first, then new ids (amr_refine
 //      counted the new ones for its interior edges already), element and interior blocks
 //      likewise, new slots, the new count, and the holes below it (half the compaction's
-//      marks); with the compaction in order (IN_ORDER) there is no phase 1 and phase 2
-//      settles these counts first (amr_geometry computes what it needs of them);
-//   2: after amr_geometry (NE marks per color): the new active count, the face offsets of the
-//      2K colors, the DG solver's launch records (dispatch.cuh): 0 the elements, 1 + c the
-//      faces of color c, 1 + 2K all faces, 2 + 2K all faces with a thread per face node
-//      (dg_flux's grid); and the far faces cleared for amr_faces to count. Without
+//      marks); with the compaction in order (IN_ORDER) there is no phase 1 nor 2:
+//      amr_geometry's last workgroup settles these counts and numbers the faces itself;
+//   2: after amr_geometry (NE marks per color; GK19's compaction): the new active count,
+//      the face offsets of the 2K colors, the DG solver's launch records (dispatch.cuh): 0 the
+//      elements, 1 + c the faces of color c, 1 + 2K all faces, 2 + 2K all faces with a
+//      thread per face node (dg_flux's grid); and the far faces cleared for amr_faces to
+//      count (common/amr_book). Without
 //      COLOR_ORDER (one plane of face counts per slot, the faces in left-element order only)
 //      every color's range is empty at 0: the faces have no color order to launch.
 //
@@ -40,7 +41,7 @@
 #endif
 
 // 1 with the compaction in order (the WGSL pipeline constant): phase 0's marks have a fourth
-// part of slots, and phase 1 does not run, so phase 2 settles its counts first.
+// part of slots; phases 1 and 2 do not run (amr_geometry does their bookkeeping).
 #ifndef IN_ORDER
 #define IN_ORDER 0u
 #endif
@@ -135,7 +136,9 @@ __device__ void count_phase(
             break;
         }
         case 2u: {
-            book_faces(total, counters, launches, s, params);
+            u32 new_active = counters[C_NEW_ACTIVE];
+            counters[C_ACTIVE] = new_active;
+            book_faces(total, new_active, counters, launches, s, params);
             break;
         }
         default: {

@@ -231,7 +231,7 @@ impl AdaptDecision {
     }
 }
 
-/// Threads per slot that `amr_refine` and `amr_faces` add with the compaction in order, each
+/// Threads per slot that `amr_refine` and `amr_geometry` add with the compaction in order, each
 /// staging or moving one conserved field's coefficients (their FIELD_THREADS): the slot's own
 /// thread keeps a shorter chain.
 const FIELD_THREADS: usize = 4;
@@ -551,14 +551,8 @@ pub(super) fn kernel_specs(
     // The faces in color order too (writes_color_order): amr_geometry's marks, the
     // face scan's bookkeeping (phase 2) and amr_faces.
     let color_order = ("COLOR_ORDER", f64::from(u8::from(color_order)));
-    // In order, amr_faces also moves the coefficients amr_refine staged.
-    let faces = vec![
-        ("NP", np),
-        (CAPACITY_CONSTANT, ne),
-        color_order,
-        in_order,
-        staging,
-    ];
+    // In order, amr_faces numbers the faces within workgroups of slots.
+    let faces = vec![(CAPACITY_CONSTANT, ne), color_order, in_order];
     // amr_coarsen and amr_refine copy the coefficients their projections read to the
     // solver's scratch register, for their workgroups' threads to project together.
     let projection = vec![
@@ -592,7 +586,7 @@ pub(super) fn kernel_specs(
         ("amr_refine", with_order(projection)),
         (
             "amr_geometry",
-            [with_np, vec![in_order, color_order]].concat(),
+            [with_order(with_np), vec![color_order]].concat(),
         ),
         ("amr_faces", faces),
     ]);
@@ -1092,9 +1086,12 @@ impl GpuAdaptation {
         .to_vec();
         geometry_args.push(prm.clone());
         // In order a thread per slot up to the capacity in whole workgroups, which number
-        // the faces; else a scan numbers them after.
-        let slot_span = ne.next_multiple_of(WIDE_WORKGROUP_SIZE as usize);
-        let geometry_threads = if in_order { slot_span } else { ne };
+        // the faces, then the field threads; else a scan numbers the faces after.
+        let geometry_threads = if in_order {
+            ne.next_multiple_of(WIDE_WORKGROUP_SIZE as usize) + FIELD_THREADS * ne
+        } else {
+            ne
+        };
         adapt.segment("connectivity").launch(
             &geometry_kernel,
             &geometry_args,
@@ -1119,23 +1116,11 @@ impl GpuAdaptation {
             slots,
             *face_numbers,
             element_edges,
-            *dg.edges_by_left(),
-            *regs,
-            *dg.low_words()
+            *dg.edges_by_left()
         ]
         .to_vec();
         faces_args.push(prm.clone());
-        // In order, the field threads past the slots' workgroups move the staged coefficients.
-        let faces_threads = if in_order {
-            slot_span + FIELD_THREADS * ne
-        } else {
-            ne
-        };
-        adapt.launch(
-            &faces_kernel,
-            &faces_args,
-            ItemRange::all(faces_threads as u32),
-        );
+        adapt.launch(&faces_kernel, &faces_args, ItemRange::all(ne as u32));
         tally.count("connectivity", &adapt);
 
         Ok(GpuAdaptation {
