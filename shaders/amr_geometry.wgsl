@@ -285,14 +285,23 @@ fn number_groups(lid: u32, planes: u32) {
     let end = min(first + run, live);
     var start = 0u;
     for (var c = 0u; c < planes; c = c + 4u) {
+        // The first workgroup's counts kept (most threads number one workgroup or none).
         var sum = vec4<u32>(0u);
+        var first_counts = sum;
         for (var g = first; g < end; g = g + 1u) {
-            sum = sum + group_counts(g, c, planes);
+            let counts = group_counts(g, c, planes);
+            if (g == first) {
+                first_counts = counts;
+            }
+            sum = sum + counts;
         }
         let scan = group_scan(lid, sum);
         var number = scan.before;
         for (var g = first; g < end; g = g + 1u) {
-            let counts = group_counts(g, c, planes);
+            var counts = first_counts;
+            if (g != first) {
+                counts = group_counts(g, c, planes);
+            }
             // #unroll
             for (var k = 0u; k < 4u; k = k + 1u) {
                 if (c + k < planes) {

@@ -285,14 +285,20 @@ __device__ void number_groups(u32 lid, u32 planes, u32* counters, u32* face_grou
     u32 end = min(first + run, live);
     u32 start = 0u;
     for (u32 c = 0u; c < planes; c = c + 4u) {
+        // The first block's counts kept (most threads number one block or none).
         uint4 sum = make_uint4(0u, 0u, 0u, 0u);
+        uint4 first_counts = sum;
         for (u32 g = first; g < end; g = g + 1u) {
-            sum = add4(sum, group_counts(face_groups, g, c, planes));
+            uint4 counts = group_counts(face_groups, g, c, planes);
+            if (g == first) {
+                first_counts = counts;
+            }
+            sum = add4(sum, counts);
         }
         GroupScan scan = group_scan(lid, sum);
         uint4 number = scan.before;
         for (u32 g = first; g < end; g = g + 1u) {
-            uint4 counts = group_counts(face_groups, g, c, planes);
+            uint4 counts = g == first ? first_counts : group_counts(face_groups, g, c, planes);
             volatile u32* w = face_groups + FACE_GROUP_WORDS + g * planes + c;
 #pragma unroll
             for (u32 k = 0u; k < 4u; k = k + 1u) {
@@ -390,8 +396,11 @@ extern "C" __global__ void amr_geometry(
         u32 count = mark_lane(group_marks[lid / 3u], lid % 3u);
         *(volatile u32*)(face_groups + FACE_GROUP_WORDS + group * planes + lid) = count;
     }
-    // Release this block's counts (and its threads' stores of the slots) before the ticket.
-    __threadfence();
+    // Release this block's counts before the ticket (only they: amr_faces, a later launch,
+    // reads the slots' stores).
+    if (lid < planes) {
+        __threadfence();
+    }
     __syncthreads();
     if (lid == 0u) {
         group_flag = atomicAdd(face_groups, 1u) == groups - 1u ? 1u : 0u;

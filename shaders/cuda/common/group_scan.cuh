@@ -1,12 +1,14 @@
 // CUDA twin of shaders/common/group_scan.wgsl: the exclusive prefix sum of one uint4 per thread
 // over a block of WIDE_WORKGROUP_SIZE = 256 threads (common/dispatch.cuh), four independent
-// sums at once, and the block's total: Hillis-Steele in two halves of group_sums, one barrier a
-// level, as the WGSL twin. Call from every thread of the block; it ends with a barrier.
+// sums at once, and the block's total. The same sums as the WGSL twin's Hillis-Steele, by warp
+// shuffles here: each warp scans its 32 values in registers, the 8 warp totals go through
+// shared memory, and each thread adds those of the warps before its own (two barriers where
+// the WGSL twin, without shuffles, needs one a level). Call from every thread of the block; it
+// ends with a barrier.
 
-#define GROUP_SCAN_LOG2 8u
-#define GROUP_SCAN_FINAL_HALF (1u - (GROUP_SCAN_LOG2 - 1u) % 2u)
+#define GROUP_SCAN_WARPS (WIDE_WORKGROUP_SIZE / 32u)
 
-__shared__ uint4 group_sums[2u * WIDE_WORKGROUP_SIZE];
+__shared__ uint4 group_sums[GROUP_SCAN_WARPS];
 
 struct GroupScan {
     uint4 before;
@@ -22,25 +24,37 @@ __device__ __forceinline__ uint4 sub4(uint4 a, uint4 b) {
 }
 
 __device__ GroupScan group_scan(u32 lid, uint4 value) {
+    u32 lane = lid % 32u;
+    u32 warp = lid / 32u;
     uint4 inclusive = value;
-    group_sums[lid] = inclusive;
-    __syncthreads();
 #pragma unroll
-    for (u32 level = 0u; level < GROUP_SCAN_LOG2; level = level + 1u) {
-        u32 offset = 1u << level;
-        u32 read_half = (level % 2u) * WIDE_WORKGROUP_SIZE;
-        if (lid >= offset) {
-            inclusive = add4(inclusive, group_sums[read_half + lid - offset]);
+    for (u32 offset = 1u; offset < 32u; offset = offset * 2u) {
+        uint4 up = make_uint4(__shfl_up_sync(0xffffffffu, inclusive.x, offset),
+                              __shfl_up_sync(0xffffffffu, inclusive.y, offset),
+                              __shfl_up_sync(0xffffffffu, inclusive.z, offset),
+                              __shfl_up_sync(0xffffffffu, inclusive.w, offset));
+        if (lane >= offset) {
+            inclusive = add4(inclusive, up);
         }
-        group_sums[WIDE_WORKGROUP_SIZE - read_half + lid] = inclusive;
-        __syncthreads();
     }
-    uint4 total =
-        group_sums[GROUP_SCAN_FINAL_HALF * WIDE_WORKGROUP_SIZE + WIDE_WORKGROUP_SIZE - 1u];
-    // Every thread has read the total before a next call writes group_sums again.
+    if (lane == 31u) {
+        group_sums[warp] = inclusive;
+    }
+    __syncthreads();
+    uint4 warps_before = make_uint4(0u, 0u, 0u, 0u);
+    uint4 total = make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+    for (u32 w = 0u; w < GROUP_SCAN_WARPS; w = w + 1u) {
+        uint4 sum = group_sums[w];
+        if (w < warp) {
+            warps_before = add4(warps_before, sum);
+        }
+        total = add4(total, sum);
+    }
+    // Every thread has read the warp totals before a next call writes them again.
     __syncthreads();
     GroupScan scan;
-    scan.before = sub4(inclusive, value);
+    scan.before = add4(warps_before, sub4(inclusive, value));
     scan.total = total;
     return scan;
 }
