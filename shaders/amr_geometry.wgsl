@@ -121,11 +121,17 @@ fn face_planes() -> u32 {
     return select(1u, 2u * params.base_colors, COLOR_ORDER != 0u);
 }
 
-// The geometry of element `id` in slot i, and the colors of the faces it owns (NONE where it
-// owns none), also as face marks in `items` with GK19's compaction: every load first (the
-// vertices and the edges, then the edges' nodes and sides), the stores after, so a thread
+// The geometry of element `id` and the colors of the faces it owns (NONE where it owns none):
+// every load first (the vertices and the edges, then the edges' nodes and sides), so a thread
 // waits on one chain of dependent loads.
-fn element_geometry(i: u32, id: u32, edge_ids: u32) -> vec3<u32> {
+struct ElementGeometry {
+    inv_jac: vec4<f32>,
+    inv_det: f32,
+    height: f32,
+    owned: vec3<u32>,
+}
+
+fn element_geometry(id: u32, edge_ids: u32) -> ElementGeometry {
     let v0 = vertices[3u * id];
     let v1 = vertices[3u * id + 1u];
     let v2 = vertices[3u * id + 2u];
@@ -136,22 +142,26 @@ fn element_geometry(i: u32, id: u32, edge_ids: u32) -> vec3<u32> {
     let a = v1 - v0;
     let b = v2 - v0;
     let d = a.x * b.y - b.x * a.y;
-    inv_jac[i] = vec4<f32>(b.y, -b.x, -a.y, a.x) / d;
-    inv_det[i] = 1.0 / d;
     let longest = max(length(a), max(length(b), length(v2 - v1)));
-    heights[i] = d / longest;
+    return ElementGeometry(vec4<f32>(b.y, -b.x, -a.y, a.x) / d, 1.0 / d, d / longest, owned);
+}
+
+// Slot i's geometry and, with GK19's compaction, its face marks in `items`.
+fn store_geometry(i: u32, g: ElementGeometry) {
+    inv_jac[i] = g.inv_jac;
+    inv_det[i] = g.inv_det;
+    heights[i] = g.height;
     if (IN_ORDER != 0u) {
-        return owned;
+        return;
     }
     if (COLOR_ORDER == 0u) {
-        items[i] = dot(select(vec3<u32>(1u), vec3<u32>(0u), owned == vec3<u32>(NONE)),
+        items[i] = dot(select(vec3<u32>(1u), vec3<u32>(0u), g.owned == vec3<u32>(NONE)),
                        vec3<u32>(1u));
-        return owned;
+        return;
     }
     for (var c = 0u; c < 2u * params.base_colors; c = c + 1u) {
-        items[c * range.capacity + i] = select(0u, 1u, any(owned == vec3<u32>(c)));
+        items[c * range.capacity + i] = select(0u, 1u, any(g.owned == vec3<u32>(c)));
     }
-    return owned;
 }
 
 // With the compaction in order, field f of slot i: the element amr_refine staged in new slot
@@ -176,54 +186,35 @@ fn move_field(i: u32, f: u32) {
     }
 }
 
-// Slot i's thread: its moves, geometry and marks as above; in order, returns the colors of the
-// faces the element now in slot i owns (NONE for each side past n or past the launch).
-fn slot_thread(i: u32) -> vec3<u32> {
-    let none = vec3<u32>(NONE);
+// With GK19's compaction, slot i's thread: its moves, geometry and marks as above.
+fn gk19_slot(i: u32) {
     if (i >= range.capacity) {
-        return none;
+        return;
     }
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
     // with the kernel's first loads, not before them).
     let runs = counters[C_DECISION] == ADAPT_RUNS;
-    let refines = counters[C_REFINES];
-    let clusters = counters[C_CLUSTERS];
-    // The new count n and the slots in use (the bookkeeping settles the counts after this).
-    let bounds = compaction_bounds(counters[C_ACTIVE], clusters, refines);
+    // The new count n and the slots in use (amr_scan 2 settles the counts after this launch).
+    let bounds = compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
     let holes_below = counters[C_COMPACT_HOLES];
-    var edge_ids = counters[C_EDGE_IDS];
+    let edge_ids = counters[C_EDGE_IDS];
     // The slots past those in use hold what this launch writes past n already: an earlier
     // adaptation cleared them when they were last in use (before that, the solver's upload
     // and the face marks' zeroed buffer).
     if (!runs || i >= bounds.y) {
-        return none;
-    }
-    let new_active = bounds.x;
-    if (IN_ORDER != 0u) {
-        edge_ids = settled_edge_ids(edge_ids, counters[C_SPLITS],
-                                    counters[C_RINGS + 3u] + counters[C_SPLIT_FREES], refines,
-                                    counters[C_RINGS + 5u] + clusters);
+        return;
     }
     neighbors[i] = vec4<u32>(NONE, NONE, NONE, 0u);
     neighbors[range.capacity + i] = vec4<u32>(NONE);
-    if (IN_ORDER != 0u) {
-        if (i < new_active) {
-            // The element amr_refine staged in new slot i moves there (its coefficients by
-            // the field threads).
-            let id = compaction_scan[i];
-            slots[i] = id;
-            element_tree[id].w = i;
-            return element_geometry(i, id, edge_ids);
-        }
-    } else if (i < new_active) {
+    if (i < bounds.x) {
         // A hole's element moves into it, and that element's thread writes the slot.
         if (!is_hole(i, holes_below)) {
-            _ = element_geometry(i, slots[i], edge_ids);
+            store_geometry(i, element_geometry(slots[i], edge_ids));
         }
-        return none;
+        return;
     }
     let id = slots[i];
-    if (IN_ORDER == 0u && id != NONE) {
+    if (id != NONE) {
         let to = holes[compaction_number(i) - holes_below];
         slots[to] = id;
         element_tree[id].w = to;
@@ -232,21 +223,66 @@ fn slot_thread(i: u32) -> vec3<u32> {
             regs[j * range.capacity + to] = regs[j * range.capacity + i];
             regs_lo[j * range.capacity + to] = regs_lo[j * range.capacity + i];
         }
-        _ = element_geometry(to, id, edge_ids);
+        store_geometry(to, element_geometry(id, edge_ids));
+    }
+    for (var j = 0u; j < 4u * NP; j = j + 1u) {
+        regs_lo[j * range.capacity + i] = 0.0;
     }
     inv_jac[i] = vec4<f32>(0.0);
     inv_det[i] = 0.0;
     heights[i] = 0.0;
-    if (IN_ORDER == 0u) {
-        for (var j = 0u; j < 4u * NP; j = j + 1u) {
-            regs_lo[j * range.capacity + i] = 0.0;
-        }
-        let planes = face_planes();
-        for (var c = 0u; c < planes; c = c + 1u) {
-            items[c * range.capacity + i] = 0u;
-        }
+    let planes = face_planes();
+    for (var c = 0u; c < planes; c = c + 1u) {
+        items[c * range.capacity + i] = 0u;
     }
-    return none;
+}
+
+// With the compaction in order, what slot i's thread stores: nothing (state 0: past the slots
+// in use, or no adaptation), the element amr_refine staged there (1, below n) with its
+// geometry, or zeros and no neighbours (2, from n up to the slots in use). Loaded and computed
+// before the workgroup's ticket, stored after it: the storage barrier before the ticket waits
+// for a thread's earlier stores.
+struct InOrderSlot {
+    state: u32,
+    id: u32,
+    geometry: ElementGeometry,
+}
+
+fn in_order_slot(i: u32) -> InOrderSlot {
+    var slot = InOrderSlot(0u, NONE, ElementGeometry(vec4<f32>(0.0), 0.0, 0.0, vec3<u32>(NONE)));
+    if (i >= range.capacity) {
+        return slot;
+    }
+    let runs = counters[C_DECISION] == ADAPT_RUNS;
+    let refines = counters[C_REFINES];
+    let clusters = counters[C_CLUSTERS];
+    let bounds = compaction_bounds(counters[C_ACTIVE], clusters, refines);
+    let edge_ids = settled_edge_ids(counters[C_EDGE_IDS], counters[C_SPLITS],
+                                    counters[C_RINGS + 3u] + counters[C_SPLIT_FREES], refines,
+                                    counters[C_RINGS + 5u] + clusters);
+    if (!runs || i >= bounds.y) {
+        return slot;
+    }
+    slot.state = 2u;
+    if (i < bounds.x) {
+        slot.state = 1u;
+        slot.id = compaction_scan[i];
+        slot.geometry = element_geometry(slot.id, edge_ids);
+    }
+    return slot;
+}
+
+fn store_in_order_slot(i: u32, slot: InOrderSlot) {
+    if (slot.state == 0u) {
+        return;
+    }
+    neighbors[i] = vec4<u32>(NONE, NONE, NONE, 0u);
+    neighbors[range.capacity + i] = vec4<u32>(NONE);
+    store_geometry(i, slot.geometry);
+    if (slot.state == 1u) {
+        slots[i] = slot.id;
+        element_tree[slot.id].w = i;
+    }
 }
 
 // Whether the adaptation runs, then whether this is the last workgroup (one thread's load or
@@ -338,7 +374,7 @@ fn main(
 ) {
     let i = wide_linear_index(gid, nwg);
     if (IN_ORDER == 0u) {
-        _ = slot_thread(i);
+        gk19_slot(i);
         return;
     }
     let group = wid.x + wid.y * nwg.x;
@@ -360,10 +396,10 @@ fn main(
     if (workgroupUniformLoad(&group_flag) == 0u) {
         return;
     }
-    let owned = slot_thread(i);
+    let slot = in_order_slot(i);
     let words = (face_planes() + 2u) / 3u;
     for (var w = 0u; w < words; w = w + 1u) {
-        let word = face_mark_word(owned, w, COLOR_ORDER != 0u);
+        let word = face_mark_word(slot.geometry.owned, w, COLOR_ORDER != 0u);
         if (word != 0u) {
             atomicAdd(&group_marks[w], word);
         }
@@ -374,15 +410,15 @@ fn main(
         let count = mark_lane(atomicLoad(&group_marks[lid / 3u]), lid % 3u);
         atomicStore(&face_groups[FACE_GROUP_WORDS + group * planes + lid], count);
     }
-    // Release this workgroup's counts (and its thread's stores of the slot) before the ticket.
+    // Release this workgroup's counts before the ticket.
     storageBarrier();
     if (lid == 0u) {
         group_flag = select(0u, 1u, atomicAdd(&face_groups[0], 1u) == groups - 1u);
     }
-    if (workgroupUniformLoad(&group_flag) == 0u) {
-        return;
+    if (workgroupUniformLoad(&group_flag) != 0u) {
+        // Acquire every workgroup's counts (all their tickets were taken before ours).
+        storageBarrier();
+        number_groups(lid, planes);
     }
-    // Acquire every workgroup's counts (all their tickets were taken before ours).
-    storageBarrier();
-    number_groups(lid, planes);
+    store_in_order_slot(i, slot);
 }

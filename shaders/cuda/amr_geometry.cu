@@ -110,47 +110,56 @@ __device__ __forceinline__ void move_field(u32 i, u32 f, const u32* counters, fl
     }
 }
 
-// The geometry of element `id` in slot i, and the colors of the faces it owns in `owned` (NONE
-// where it owns none), also as face marks in `items` with GK19's compaction (as the WGSL
-// twin): every load first, the stores after.
-__device__ void element_geometry(
-    u32 i,
+// The geometry of element `id` and the colors of the faces it owns (NONE where it owns none), as
+// the WGSL twin: every load first.
+struct ElementGeometry {
+    float4 inv_jac;
+    float inv_det;
+    float height;
+    u32 owned[3];
+};
+
+__device__ __forceinline__ ElementGeometry element_geometry(
     u32 id,
-    const float2* vertices,
-    float4* inv_jac,
-    float* inv_det,
-    float* heights,
     u32 edge_ids,
+    const float2* vertices,
     const uint4* element_edges,
     const uint4* edge_tree,
-    const uint2* edge_sides,
-    u32* items,
-    u32 colors,
-    u32 owned[3]) {
+    const uint2* edge_sides) {
     float2 v0 = vertices[3u * id];
     float2 v1 = vertices[3u * id + 1u];
     float2 v2 = vertices[3u * id + 2u];
     uint4 edges = element_edges[id];
-    owned[0] = owned_face_color(id, edges.x, edge_tree, edge_sides, edge_ids);
-    owned[1] = owned_face_color(id, edges.y, edge_tree, edge_sides, edge_ids);
-    owned[2] = owned_face_color(id, edges.z, edge_tree, edge_sides, edge_ids);
+    ElementGeometry g;
+    g.owned[0] = owned_face_color(id, edges.x, edge_tree, edge_sides, edge_ids);
+    g.owned[1] = owned_face_color(id, edges.y, edge_tree, edge_sides, edge_ids);
+    g.owned[2] = owned_face_color(id, edges.z, edge_tree, edge_sides, edge_ids);
     float2 a = v1 - v0;
     float2 b = v2 - v0;
     float d = a.x * b.y - b.x * a.y;
-    inv_jac[i] = make_float4(b.y, -b.x, -a.y, a.x) / d;
-    inv_det[i] = 1.0f / d;
-    float longest = fmaxf(length(a), fmaxf(length(b), length(v2 - v1)));
-    heights[i] = d / longest;
+    g.inv_jac = make_float4(b.y, -b.x, -a.y, a.x) / d;
+    g.inv_det = 1.0f / d;
+    g.height = d / fmaxf(length(a), fmaxf(length(b), length(v2 - v1)));
+    return g;
+}
+
+// Slot i's geometry and, with GK19's compaction, its face marks in `items`.
+__device__ __forceinline__ void store_geometry(u32 i, const ElementGeometry& g, float4* inv_jac,
+                                               float* inv_det, float* heights, u32* items,
+                                               u32 colors) {
+    inv_jac[i] = g.inv_jac;
+    inv_det[i] = g.inv_det;
+    heights[i] = g.height;
     if (IN_ORDER != 0u) {
         return;
     }
     if (COLOR_ORDER == 0u) {
-        items[i] = (owned[0] != NONE ? 1u : 0u) + (owned[1] != NONE ? 1u : 0u)
-            + (owned[2] != NONE ? 1u : 0u);
+        items[i] = (g.owned[0] != NONE ? 1u : 0u) + (g.owned[1] != NONE ? 1u : 0u)
+            + (g.owned[2] != NONE ? 1u : 0u);
         return;
     }
     for (u32 c = 0u; c < colors; c = c + 1u) {
-        bool mine = owned[0] == c || owned[1] == c || owned[2] == c;
+        bool mine = g.owned[0] == c || g.owned[1] == c || g.owned[2] == c;
         items[c * NE + i] = mine ? 1u : 0u;
     }
 }
@@ -160,12 +169,10 @@ __device__ __forceinline__ u32 face_planes(const AmrParams& params) {
     return COLOR_ORDER != 0u ? 2u * params.base_colors : 1u;
 }
 
-// Slot i's thread (as the WGSL twin's slot_thread): its moves, geometry and marks; in order,
-// the colors of the faces the element now in slot i owns in `owned` (NONE past n or past the
-// launch).
-__device__ void slot_thread(
+// With GK19's compaction, slot i's thread (as the WGSL twin's gk19_slot): its moves, geometry
+// and marks.
+__device__ void gk19_slot(
     u32 i,
-    u32 owned[3],
     u32* slots,
     const float2* vertices,
     float4* inv_jac,
@@ -183,21 +190,16 @@ __device__ void slot_thread(
     const u32* compaction_scan,
     const u32* compaction_offsets,
     const u32* holes,
-    const AmrParams& params,
-    const ItemRange& range) {
-    owned[0] = NONE;
-    owned[1] = NONE;
-    owned[2] = NONE;
+    const AmrParams& params) {
     if (i >= NE) {
         return;
     }
     // Nothing when amr_scan 0 decided that the adaptation does not run (the decision loaded
     // with the kernel's first loads, not before them).
     bool runs = counters[C_DECISION] == ADAPT_RUNS;
-    u32 refines = counters[C_REFINES];
-    u32 clusters = counters[C_CLUSTERS];
-    // The new count n and the slots in use (the bookkeeping settles the counts after this).
-    uint2 bounds = compaction_bounds(counters[C_ACTIVE], clusters, refines);
+    // The new count n and the slots in use (amr_scan 2 settles the counts after this launch).
+    uint2 bounds =
+        compaction_bounds(counters[C_ACTIVE], counters[C_CLUSTERS], counters[C_REFINES]);
     u32 holes_below = counters[C_COMPACT_HOLES];
     u32 edge_ids = counters[C_EDGE_IDS];
     // The slots past those in use hold what this launch writes past n already (as the WGSL
@@ -205,37 +207,20 @@ __device__ void slot_thread(
     if (!runs || i >= bounds.y) {
         return;
     }
-    u32 new_active = bounds.x;
     u32 colors = 2u * params.base_colors;
-    if (IN_ORDER != 0u) {
-        edge_ids = settled_edge_ids(edge_ids, counters[C_SPLITS],
-                                    counters[C_RINGS + 3u] + counters[C_SPLIT_FREES], refines,
-                                    counters[C_RINGS + 5u] + clusters);
-    }
     neighbors[i] = make_uint4(NONE, NONE, NONE, 0u);
     neighbors[NE + i] = make_uint4(NONE, NONE, NONE, NONE);
-    u32 unused[3];
-    if (IN_ORDER != 0u) {
-        if (i < new_active) {
-            // The element amr_refine staged in new slot i moves there (its coefficients by
-            // the field threads).
-            u32 id = compaction_scan[i];
-            slots[i] = id;
-            element_tree[id].w = i;
-            element_geometry(i, id, vertices, inv_jac, inv_det, heights, edge_ids, element_edges,
-                             edge_tree, edge_sides, items, colors, owned);
-            return;
-        }
-    } else if (i < new_active) {
+    if (i < bounds.x) {
         // A hole's element moves into it, and that element's thread writes the slot.
         if (!is_hole(i, holes_below, compaction_scan, compaction_offsets)) {
-            element_geometry(i, slots[i], vertices, inv_jac, inv_det, heights, edge_ids,
-                             element_edges, edge_tree, edge_sides, items, colors, unused);
+            ElementGeometry g = element_geometry(slots[i], edge_ids, vertices, element_edges,
+                                                 edge_tree, edge_sides);
+            store_geometry(i, g, inv_jac, inv_det, heights, items, colors);
         }
         return;
     }
     u32 id = slots[i];
-    if (IN_ORDER == 0u && id != NONE) {
+    if (id != NONE) {
         u32 to = holes[compaction_number(i, compaction_scan, compaction_offsets) - holes_below];
         slots[to] = id;
         element_tree[id].w = to;
@@ -243,20 +228,89 @@ __device__ void slot_thread(
             regs[j * NE + to] = regs[j * NE + i];
             regs_lo[j * NE + to] = regs_lo[j * NE + i];
         }
-        element_geometry(to, id, vertices, inv_jac, inv_det, heights, edge_ids, element_edges,
-                         edge_tree, edge_sides, items, colors, unused);
+        ElementGeometry g =
+            element_geometry(id, edge_ids, vertices, element_edges, edge_tree, edge_sides);
+        store_geometry(to, g, inv_jac, inv_det, heights, items, colors);
+    }
+    for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
+        regs_lo[j * NE + i] = 0.0f;
     }
     inv_jac[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     inv_det[i] = 0.0f;
     heights[i] = 0.0f;
-    if (IN_ORDER == 0u) {
-        for (u32 j = 0u; j < 4u * NP; j = j + 1u) {
-            regs_lo[j * NE + i] = 0.0f;
-        }
-        u32 planes = face_planes(params);
-        for (u32 c = 0u; c < planes; c = c + 1u) {
-            items[c * NE + i] = 0u;
-        }
+    u32 planes = face_planes(params);
+    for (u32 c = 0u; c < planes; c = c + 1u) {
+        items[c * NE + i] = 0u;
+    }
+}
+
+// With the compaction in order, what slot i's thread stores (as the WGSL twin): nothing (state
+// 0), the element amr_refine staged there with its geometry (1, below n), or zeros and no
+// neighbours (2, from n up to the slots in use); loaded before the block's ticket, stored after.
+struct InOrderSlot {
+    u32 state;
+    u32 id;
+    ElementGeometry geometry;
+};
+
+__device__ __forceinline__ InOrderSlot in_order_slot(
+    u32 i,
+    const u32* counters,
+    const float2* vertices,
+    const uint4* element_edges,
+    const uint4* edge_tree,
+    const uint2* edge_sides,
+    const u32* compaction_scan) {
+    InOrderSlot slot;
+    slot.state = 0u;
+    slot.id = NONE;
+    slot.geometry.inv_jac = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    slot.geometry.inv_det = 0.0f;
+    slot.geometry.height = 0.0f;
+    slot.geometry.owned[0] = NONE;
+    slot.geometry.owned[1] = NONE;
+    slot.geometry.owned[2] = NONE;
+    if (i >= NE) {
+        return slot;
+    }
+    bool runs = counters[C_DECISION] == ADAPT_RUNS;
+    u32 refines = counters[C_REFINES];
+    u32 clusters = counters[C_CLUSTERS];
+    uint2 bounds = compaction_bounds(counters[C_ACTIVE], clusters, refines);
+    u32 edge_ids = settled_edge_ids(counters[C_EDGE_IDS], counters[C_SPLITS],
+                                    counters[C_RINGS + 3u] + counters[C_SPLIT_FREES], refines,
+                                    counters[C_RINGS + 5u] + clusters);
+    if (!runs || i >= bounds.y) {
+        return slot;
+    }
+    slot.state = 2u;
+    if (i < bounds.x) {
+        slot.state = 1u;
+        slot.id = compaction_scan[i];
+        slot.geometry =
+            element_geometry(slot.id, edge_ids, vertices, element_edges, edge_tree, edge_sides);
+    }
+    return slot;
+}
+
+__device__ __forceinline__ void store_in_order_slot(
+    u32 i,
+    const InOrderSlot& slot,
+    u32* slots,
+    float4* inv_jac,
+    float* inv_det,
+    float* heights,
+    uint4* neighbors,
+    uint4* element_tree) {
+    if (slot.state == 0u) {
+        return;
+    }
+    neighbors[i] = make_uint4(NONE, NONE, NONE, 0u);
+    neighbors[NE + i] = make_uint4(NONE, NONE, NONE, NONE);
+    store_geometry(i, slot.geometry, inv_jac, inv_det, heights, nullptr, 0u);
+    if (slot.state == 1u) {
+        slots[i] = slot.id;
+        element_tree[slot.id].w = i;
     }
 }
 
@@ -352,11 +406,10 @@ extern "C" __global__ void amr_geometry(
     ItemRange range) {
     await_previous_launches();
     u32 i = wide_linear_index();
-    u32 owned[3];
     if (IN_ORDER == 0u) {
-        slot_thread(i, owned, slots, vertices, inv_jac, inv_det, heights, neighbors, counters,
-                    element_edges, edge_tree, edge_sides, items, regs_lo, element_tree, regs,
-                    compaction_scan, compaction_offsets, holes, params, range);
+        gk19_slot(i, slots, vertices, inv_jac, inv_det, heights, neighbors, counters,
+                  element_edges, edge_tree, edge_sides, items, regs_lo, element_tree, regs,
+                  compaction_scan, compaction_offsets, holes, params);
         return;
     }
     u32 lid = threadIdx.x;
@@ -380,13 +433,12 @@ extern "C" __global__ void amr_geometry(
     if (group_flag == 0u) {
         return;
     }
-    slot_thread(i, owned, slots, vertices, inv_jac, inv_det, heights, neighbors, counters,
-                element_edges, edge_tree, edge_sides, items, regs_lo, element_tree, regs,
-                compaction_scan, compaction_offsets, holes, params, range);
+    InOrderSlot slot = in_order_slot(i, counters, vertices, element_edges, edge_tree, edge_sides,
+                                     compaction_scan);
     u32 planes = face_planes(params);
     u32 words = (planes + 2u) / 3u;
     for (u32 w = 0u; w < words; w = w + 1u) {
-        u32 word = face_mark_word(owned, w, COLOR_ORDER != 0u);
+        u32 word = face_mark_word(slot.geometry.owned, w, COLOR_ORDER != 0u);
         if (word != 0u) {
             atomicAdd(&group_marks[w], word);
         }
@@ -395,10 +447,7 @@ extern "C" __global__ void amr_geometry(
     if (lid < planes) {
         u32 count = mark_lane(group_marks[lid / 3u], lid % 3u);
         *(volatile u32*)(face_groups + FACE_GROUP_WORDS + group * planes + lid) = count;
-    }
-    // Release this block's counts before the ticket (only they: amr_faces, a later launch,
-    // reads the slots' stores).
-    if (lid < planes) {
+        // Release this block's counts before the ticket.
         __threadfence();
     }
     __syncthreads();
@@ -406,10 +455,10 @@ extern "C" __global__ void amr_geometry(
         group_flag = atomicAdd(face_groups, 1u) == groups - 1u ? 1u : 0u;
     }
     __syncthreads();
-    if (group_flag == 0u) {
-        return;
+    if (group_flag != 0u) {
+        // Acquire every block's counts (all their tickets were taken before ours).
+        __threadfence();
+        number_groups(lid, planes, counters, face_groups, launches, params);
     }
-    // Acquire every block's counts (all their tickets were taken before ours).
-    __threadfence();
-    number_groups(lid, planes, counters, face_groups, launches, params);
+    store_in_order_slot(i, slot, slots, inv_jac, inv_det, heights, neighbors, element_tree);
 }
