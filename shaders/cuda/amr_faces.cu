@@ -17,10 +17,10 @@
 // neighbours: side s of the left element, and of the right one s or s + 3 for its second
 // half, setting bit s of the right element's split mask (the first block's w, an atomic or).
 // A face whose slots lie more than FAR_SLOTS apart counts in counters[C_FAR_FACES]
-// (reorder::far_faces, as amr_permute counts it; amr_scan 2 cleared it), one atomic per block
-// (most faces are far before a reorder: one per face would all hit one word), and so the
-// element half sides the faces cover in counters[C_SIDE_UNITS] (6 per element unless a face
-// is missing: the host checks it, since a thread per slot never sees an edge no element owns);
+// (reorder::far_faces, as amr_permute counts it; the bookkeeping before cleared it), one atomic per
+// block (most faces are far before a reorder: one per face would all hit one word), and so the
+// element half sides the faces cover in counters[C_SIDE_UNITS] (6 per element unless a face is
+// missing: the host checks it, since a thread per slot never sees an edge no element owns);
 // an edge without an element where one is needed in counters[C_ERROR].
 // Each face also goes to its place in left-element order (GpuDg::edges_by_left, dg_flux's
 // order: by left slot, then by color): the faces of every color whose left slots come before

@@ -19,21 +19,21 @@
 //   active count n up to those in use get zeros and no neighbours, as on the host, and the
 //   launch returns at once past them (they have those already: cleared when they were last
 //   in use, or by the solver's upload). Both neighbour blocks are cleared for amr_faces;
-// - the face marks (AdaptiveMesh::faces and build_dg_mesh in src/solver/dg/amr):
-//   items[c * NE + i] = 1 when the element is the left (finer, or side 0 of an edge between
-//   equals) side of a face of color c. An element has at most one face per color, so the scan
-//   next numbers the faces by color, by left slot within a color: each color's launch is dense
-//   and reads its left elements in memory order (locality). Without COLOR_ORDER (the gathered
-//   layout, which reads the faces in left-element order only) one plane instead:
-//   items[i] = the number of faces the element owns, 0 to 3, and the scan numbers them by
-//   left slot;
+// - the face marks (AdaptiveMesh::faces and build_dg_mesh in src/solver/dg/amr), with GK19's
+//   compaction in `items` (in order, numbered here; below): items[c * NE + i] = 1 when the element
+//   is the left (finer, or side 0 of an edge between equals) side of a face of color c. An element
+//   has at most one face per color, so the scan next numbers the faces by color, by left slot
+//   within a color: each color's launch is dense and reads its left elements in memory order
+//   (locality). Without COLOR_ORDER (the gathered layout, which reads the faces in left-element
+//   order only) one plane instead: items[i] = the number of faces the element owns, 0 to 3, and the
+//   scan numbers them by left slot;
 // - the low words of the solver's register 0 (its double-float pairs) cleared from n up to the
 //   slots in use, as the other per-slot arrays; below n they are what coarsening (zero for a
 //   parent), refinement (zero for the children) and compaction (moved with the high words)
 //   left, so an element the adaptation did not touch keeps its pairs whole.
-// n and the slots in use come from the counts amr_scan 0 left (compaction_bounds; amr_scan 2
-// stores n as the active count after the face scan); the face marks from n up to the slots in
-// use are cleared, and past them they are 0 already.
+// n and the slots in use come from the counts amr_scan 0 left (compaction_bounds; amr_scan 2,
+// or in order amr_faces, stores n as the active count); the face marks from n up to the slots
+// in use are cleared, and past them they are 0 already.
 // With the compaction in order (IN_ORDER; Compaction::InOrder in src/solver/dg/amr/tree.rs)
 // there is no compaction scan: slot i < n takes the element amr_refine staged there (its id in
 // compaction_scan, its coefficients in register STAGING) and writes its own slot. Each thread

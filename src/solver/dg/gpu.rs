@@ -363,7 +363,7 @@ pub fn mesh_launch_records(ne: usize, color_offsets: &[usize], nqe: usize) -> Ve
 
 /// The launch records a device adaptation leaves for its mesh `dm` (`nqe` nodes per face): the
 /// mesh's ([`mesh_launch_records`]), with every color's range empty at 0 when it wrote the faces
-/// in left-element order only (`color_order` false: amr_scan's phase 2 without COLOR_ORDER).
+/// in left-element order only (`color_order` false: the bookkeeping without COLOR_ORDER).
 pub fn adapted_launch_records(dm: &DgMesh, nqe: usize, color_order: bool) -> Vec<u32> {
     let mut records = mesh_launch_records(dm.num_elements, &dm.color_offsets, nqe);
     if !color_order {

@@ -742,7 +742,7 @@ impl Simulation {
     }
 
     /// The right-hand side of `c` at time `t` through the solver's plans (on an adapted mesh,
-    /// the launch records amr_scan 2 wrote), for comparison with [`Simulation::operator`]'s.
+    /// the launch records the adaptation wrote), for comparison with [`Simulation::operator`]'s.
     /// A test's probe, not a step: replaces the solution on the device with `c` and sets the
     /// device clock to `t`.
     pub fn eval_rhs(&mut self, c: &[f64], t: f64) -> Result<Vec<f64>> {

@@ -21,9 +21,14 @@
 //! `amr_refine` stages each element there (a refined element's children, else the element in
 //! slot p, a coarsened parent included) in the solver's stage register
 //! ([`GpuDg::STAGING_REGISTER`]), with its id, and `amr_geometry` moves it into its slot: no
-//! compaction scan and no `amr_compact`, and `amr_scan` 2 does the counts the compaction's scan
-//! did. GK19's Algorithm 4 scans the holes and the slots past the new count and moves the
-//! latter into the former (`amr_compact`, then `amr_geometry`).
+//! compaction scan and no `amr_compact`. Since each slot's thread then marks its own slot's
+//! faces, `amr_geometry` numbers them too, without a face scan: its workgroups of 256 slots
+//! count their faces per color in workgroup memory, its last workgroup (a ticket) turns the
+//! counts into each workgroup's first numbers and does the bookkeeping `amr_scan` 2 does after
+//! GK19's compaction (shaders/common/amr_book.wgsl), and `amr_faces` numbers the faces within
+//! each workgroup by a scan in workgroup memory (shaders/common/group_scan.wgsl). GK19's
+//! Algorithm 4 scans the holes and the slots past the new count and moves the latter into the
+//! former (`amr_compact`, then `amr_geometry`), whose face marks `amr_scan` 2 then scans.
 //!
 //! At these sizes every phase is bound by its launches and by chains of dependent loads, so the
 //! phases are few and their loads batched: in a run, pass 0 of the smoothing computes the flags
@@ -264,8 +269,8 @@ pub struct AmrParams {
     jumps: u32,
     /// Element slots NE of the solver's buffers (amr_scan 0's room check).
     slot_capacity: u32,
-    /// Quadrature nodes per face: the grid of the solver's face-node launch record (amr_scan 2,
-    /// [`crate::solver::dg::gpu::face_nodes_record`]).
+    /// Quadrature nodes per face: the grid of the solver's face-node launch record (the
+    /// bookkeeping after the face numbers, [`crate::solver::dg::gpu::face_nodes_record`]).
     face_nodes: u32,
     pad: u32,
 }
@@ -360,7 +365,7 @@ pub struct GpuAdaptOptions {
 /// Whether the adaptation of a solver in `layout` writes the faces in color order as well as
 /// in left-element order: the colored and atomic layouts launch per color. The gathered layout
 /// reads the left-element order only; without the color order amr_faces stores each face once,
-/// and the face scan runs over one count per slot instead of a mark per color and slot (the
+/// and the faces are numbered by one count per slot instead of a mark per color and slot (the
 /// solver's color order then goes stale, [`GpuDg::adopt`]).
 pub fn writes_color_order(layout: SurfaceLayout) -> bool {
     layout != SurfaceLayout::Gathered
@@ -548,8 +553,8 @@ pub(super) fn kernel_specs(
     // them from it (the compaction in order).
     let staging = ("STAGING", f64::from(GpuDg::STAGING_REGISTER));
     let with_np = vec![("NP", np), (CAPACITY_CONSTANT, ne)];
-    // The faces in color order too (writes_color_order): amr_geometry's marks, the
-    // face scan's bookkeeping (phase 2) and amr_faces.
+    // The faces in color order too (writes_color_order): amr_geometry's marks and numbers,
+    // the face scan's bookkeeping (phase 2, GK19's compaction) and amr_faces.
     let color_order = ("COLOR_ORDER", f64::from(u8::from(color_order)));
     // In order, amr_faces numbers the faces within workgroups of slots.
     let faces = vec![(CAPACITY_CONSTANT, ne), color_order, in_order];
@@ -1060,8 +1065,9 @@ impl GpuAdaptation {
             tally.count("compact", &adapt);
         }
 
-        // The compaction's moves, geometry and face marks per slot, the face scan, then the
-        // faces with their neighbours, split masks and far-face count per edge.
+        // The compaction's moves, geometry and face marks per slot (in order also the face
+        // numbers), the face scan (GK19's compaction), then the faces with their neighbours,
+        // split masks and far-face count per edge.
         let mut geometry_args = args![
             slots,
             vertices,
