@@ -250,7 +250,7 @@ const MAX_COLORS: usize = counter::SIDE_UNITS - counter::COLOR_OFFSETS - 1;
 
 // amr_geometry's face numbers hold a first number per color after the ticket, and its packed
 // marks 3 colors a word in MARK_WORDS = 14 words (shaders/common/amr_face_owner.wgsl).
-const _: () = assert!(1 + MAX_COLORS <= FACE_GROUP_WORDS && MAX_COLORS <= 3 * 14);
+const _: () = assert!(MAX_COLORS < FACE_GROUP_WORDS && MAX_COLORS <= 3 * 14);
 
 /// The adaptation's uniform parameters; mirrors `AmrParams` in shaders/common/amr_tree.wgsl
 /// (and its CUDA twin).
