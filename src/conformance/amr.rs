@@ -7,7 +7,8 @@
 //! and the device's flags against the reference indicator (with and without the jump term).
 
 use super::dg::{
-    all_boundaries, all_boundaries_of, config, max_rel, operator, periodic_mesh, vortex,
+    all_boundaries, all_boundaries_colored, all_boundaries_of, config, max_rel, operator,
+    periodic_mesh, vortex,
 };
 use super::Report;
 use crate::error::{Error, Result};
@@ -99,6 +100,18 @@ pub fn amr(report: &mut Report, b: &Runtime) {
             in_order,
             queued,
             false,
+        ),
+        // Faces in 7 base colors, 14 planes: amr_faces scans the workgroup's marks in two
+        // passes of 4 words and amr_geometry's last workgroup its counts in four of 4 planes.
+        (
+            "all boundary kinds, 7 base colors",
+            all_boundaries_colored(400, 7),
+            1,
+            3,
+            43,
+            in_order,
+            stages,
+            true,
         ),
         // Past 256 workgroups of 256 slots (about 77,000 elements after the first round):
         // amr_geometry's last workgroup numbers several workgroups a thread.

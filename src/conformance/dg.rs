@@ -2,9 +2,9 @@
 
 use super::{ready, Report};
 use crate::color::{color_faces, nonconforming, FaceColoringOptions};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::mesh::{generate, Topology};
-use crate::order::{prepare, Ordering, PrepareOptions};
+use crate::order::{apply_ordering, prepare, Ordering, PrepareOptions};
 use crate::runtime::Runtime;
 use crate::solver::dg::amr::{AdaptiveMesh, Projection};
 use crate::solver::dg::cpu::run;
@@ -33,6 +33,26 @@ pub(super) fn max_rel(a: &[f64], b: &[f64]) -> f64 {
 /// of wall, outflow, inflow (state 0) and exact.
 pub fn all_boundaries(ordering: Ordering) -> Result<DgMesh> {
     all_boundaries_of(160, ordering)
+}
+
+/// [`all_boundaries`] of about `cells` cells with its faces in `colors` colors instead of the
+/// fewest (3): the adaptation's numbers then span 2 `colors` planes.
+pub fn all_boundaries_colored(cells: usize, colors: usize) -> Result<DgMesh> {
+    let mesh = generate::rectangle(0.0, 1.0, 0.0, 1.0, cells, 3)?;
+    let topo = Topology::build(&mesh)?;
+    let options = FaceColoringOptions {
+        num_colors: Some(colors),
+        ..FaceColoringOptions::with_seed(2)
+    };
+    let coloring = color_faces(&mesh, &topo, &options)?;
+    if coloring.num_colors != colors || coloring.counts.contains(&0) {
+        return Err(Error::Run(format!(
+            "the test mesh's faces took {} colors ({:?} faces each), {colors} wanted",
+            coloring.num_colors, coloring.counts
+        )));
+    }
+    let om = apply_ordering(&mesh, &topo, &coloring, Ordering::Original)?;
+    DgMesh::build(&om, &mixed_boundaries)
 }
 
 /// [`all_boundaries`] with about `cells` cells.
